@@ -1,0 +1,17 @@
+"""Nebius mk8s with DRA-enabled GPU node groups: config in, one component, outputs out."""
+
+from pathlib import Path
+
+import pulumi
+
+from components.config import parse_stack_config, read_raw_config
+from components.platform import DraPlatform, DraPlatformArgs
+
+raw_config = read_raw_config(pulumi.Config(), Path(__file__).with_name("Pulumi.yaml"))
+config = parse_stack_config(raw_config, pulumi.get_stack())
+platform = DraPlatform(f"dra-{pulumi.get_stack()}", DraPlatformArgs(config=config))
+
+pulumi.export("clusterId", platform.cluster.cluster_id)
+pulumi.export("clusterEndpoint", platform.cluster.endpoint)
+pulumi.export("kubeconfig", platform.access.kubeconfig)
+pulumi.export("gpuNodeGroupIds", {name: group.node_group.id for name, group in platform.gpu_node_groups.items()})

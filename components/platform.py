@@ -1,0 +1,102 @@
+"""The whole stack as one component: cluster, node groups, fabric, access, and what runs on it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import pulumi
+
+from components.cluster import Mk8sCluster, Mk8sClusterArgs
+from components.cluster_access import ClusterAccess, ClusterAccessArgs
+from components.config import StackConfig
+from components.gpu_fabric import InfinibandFabric, InfinibandFabricArgs
+from components.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
+from components.system_node_group import SystemNodeGroup, SystemNodeGroupArgs
+
+
+@dataclass
+class DraPlatformArgs:
+    config: StackConfig
+
+
+class DraPlatform(pulumi.ComponentResource):
+    cluster: Mk8sCluster
+    system_nodes: SystemNodeGroup
+    fabric: Optional[InfinibandFabric]
+    gpu_node_groups: dict[str, GpuNodeGroup]
+    access: ClusterAccess
+
+    def __init__(self, name: str, args: DraPlatformArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+        super().__init__("nebius-dra:index:DraPlatform", name, None, opts)
+        config = args.config
+        child = pulumi.ResourceOptions(parent=self)
+        self.cluster = Mk8sCluster(
+            f"{name}-mk8s",
+            Mk8sClusterArgs(
+                cluster_name=config.cluster.name,
+                parent_id=config.cluster.parent_id,
+                subnet_id=config.cluster.subnet_id,
+                kubernetes_version=config.cluster.kubernetes_version,
+                etcd_cluster_size=config.cluster.etcd_cluster_size,
+                public_endpoint=config.cluster.public_endpoint,
+                protect=config.protect,
+            ),
+            child,
+        )
+        self.system_nodes = SystemNodeGroup(
+            f"{name}-system",
+            SystemNodeGroupArgs(
+                cluster_id=self.cluster.cluster_id,
+                cluster_name=config.cluster.name,
+                settings=config.system_nodes,
+                service_account_id=config.node_service_account_id,
+            ),
+            child,
+        )
+        self.fabric = (
+            InfinibandFabric(
+                f"{name}-fabric",
+                InfinibandFabricArgs(
+                    parent_id=config.cluster.parent_id,
+                    cluster_name=config.cluster.name,
+                    fabric=config.infiniband_fabric,
+                    protect=config.protect,
+                ),
+                child,
+            )
+            if config.infiniband_groups and config.infiniband_fabric
+            else None
+        )
+        self.gpu_node_groups = {
+            group.name: GpuNodeGroup(
+                f"{name}-gpu-{group.name}",
+                GpuNodeGroupArgs(
+                    cluster_id=self.cluster.cluster_id,
+                    cluster_name=config.cluster.name,
+                    group=group,
+                    gpu_cluster_id=self.fabric.gpu_cluster.id if group.infiniband and self.fabric else None,
+                    service_account_id=config.node_service_account_id,
+                    protect=config.protect,
+                ),
+                child,
+            )
+            for group in config.gpu_node_groups
+        }
+        self.access = ClusterAccess(
+            f"{name}-access",
+            ClusterAccessArgs(
+                cluster_name=config.cluster.name,
+                cluster_id=self.cluster.cluster_id,
+                endpoint=self.cluster.endpoint,
+                ca_certificate=self.cluster.ca_certificate,
+                nebius_profile=config.cluster.nebius_profile,
+            ),
+            child,
+        )
+        self.register_outputs(
+            {
+                "cluster_id": self.cluster.cluster_id,
+                "kubeconfig": self.access.kubeconfig,
+            }
+        )

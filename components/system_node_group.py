@@ -1,0 +1,49 @@
+"""The CPU node group where controllers run: DRA controller, operators, CoreDNS.
+
+Helm releases wait for this group, not for the GPU groups, so `pulumi up` does not
+serialise GPU node provisioning behind chart installs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import pulumi
+import pulumi_nebius as nebius
+
+from components.config import SystemNodeGroupConfig
+from components.node_template import node_template
+
+SYSTEM_ROLE_LABEL = "nebius-dra/role"
+
+
+@dataclass
+class SystemNodeGroupArgs:
+    cluster_id: pulumi.Input[str]
+    cluster_name: str
+    settings: SystemNodeGroupConfig
+    service_account_id: Optional[str]
+
+
+class SystemNodeGroup(pulumi.ComponentResource):
+    node_group: nebius.Mk8sV1NodeGroup
+
+    def __init__(self, name: str, args: SystemNodeGroupArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+        super().__init__("nebius-dra:nodes:SystemNodeGroup", name, None, opts)
+        settings = args.settings
+        self.node_group = nebius.Mk8sV1NodeGroup(
+            f"{name}-nodes",
+            name=f"{args.cluster_name}-system",
+            parent_id=args.cluster_id,
+            fixed_node_count=settings.node_count,
+            template=node_template(
+                settings.platform,
+                settings.preset,
+                settings.boot_disk_gib,
+                {SYSTEM_ROLE_LABEL: "system"},
+                args.service_account_id,
+            ),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        self.register_outputs({"node_group_id": self.node_group.id})

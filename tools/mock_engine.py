@@ -1,0 +1,179 @@
+"""Runs the real Pulumi program in-process under the SDK's mock engine.
+
+This is what `make plan`, the tests and the benchmark share: the stack's real
+`Pulumi.<stack>.yaml`, merged over `Pulumi.yaml` defaults the way the Pulumi CLI merges
+them, fed to the unmodified `__main__.py`. Nothing reaches a cloud, and no Pulumi CLI or
+provider plugin is needed. Every registration is recorded with its parent, dependencies,
+provider and options, so callers can reason about the graph `pulumi up` would walk.
+"""
+
+from __future__ import annotations
+
+import json
+import runpy
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping, Optional
+
+import pulumi
+import yaml
+from pulumi.runtime import mocks, rpc, settings
+from pulumi.runtime.config import set_all_config
+from pulumi.runtime.stack import run_in_stack
+from pulumi.runtime.sync_await import _sync_await
+
+PROJECT_DIR = Path(__file__).resolve().parent.parent
+STACK_TYPE = "pulumi:pulumi:Stack"
+MOCK_CA_PEM = "-----BEGIN CERTIFICATE-----\nTU9DSy1DQQ==\n-----END CERTIFICATE-----\n"
+
+
+@dataclass
+class RegisteredResource:
+    """One resource as the engine saw it: engine (camelCase) property names, URNs for links."""
+
+    urn: str
+    type: str
+    name: str
+    custom: bool
+    inputs: dict[str, Any]
+    parent: str
+    dependencies: list[str]
+    property_dependencies: dict[str, list[str]]
+    provider: str
+    protect: bool
+    outputs: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ProgramRun:
+    stack: str
+    config: dict[str, str]
+    resources: list[RegisteredResource]
+    outputs: dict[str, Any]
+    secret_outputs: set[str]
+    error: Optional[BaseException]
+
+    def of_type(self, type_token: str) -> list[RegisteredResource]:
+        return [r for r in self.resources if r.type == type_token]
+
+    def by_urn(self) -> dict[str, RegisteredResource]:
+        return {r.urn: r for r in self.resources}
+
+
+def load_stack_config(stack: str, project_dir: Path = PROJECT_DIR) -> dict[str, str]:
+    """Project defaults overlaid with the stack file, as strings: the form a program receives."""
+    project = yaml.safe_load((project_dir / "Pulumi.yaml").read_text())
+    stack_file = project_dir / f"Pulumi.{stack}.yaml"
+    if not stack_file.exists():
+        raise FileNotFoundError(f"no stack file {stack_file.name} in {project_dir}")
+    values = {key: spec["default"] for key, spec in project.get("config", {}).items() if "default" in spec}
+    values.update((yaml.safe_load(stack_file.read_text()) or {}).get("config", {}) or {})
+    return {key: _as_config_string(value) for key, value in values.items()}
+
+
+def _as_config_string(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return str(value)
+    return json.dumps(value)
+
+
+def _mock_outputs(type_token: str, name: str, inputs: dict[str, Any]) -> dict[str, Any]:
+    """What the providers would report back that the program reads."""
+    if type_token == "nebius:index/mk8sV1Cluster:Mk8sV1Cluster":
+        public = "publicEndpoint" in ((inputs.get("controlPlane") or {}).get("endpoints") or {})
+        endpoints = {"publicEndpoint": f"https://{name}.mk8s.example"} if public else {"privateEndpoint": f"https://{name}.internal"}
+        return {"status": {"controlPlane": {"endpoints": endpoints, "auth": {"clusterCaCertificate": MOCK_CA_PEM}}}}
+    if type_token == "kubernetes:helm.sh/v3:Release":
+        return {"status": {"name": inputs.get("name", name), "namespace": inputs.get("namespace", ""), "status": "deployed"}}
+    return {}
+
+
+class _RecordingMocks(pulumi.runtime.Mocks):
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[Optional[str], dict]:
+        return f"{args.name}-id", {**args.inputs, **_mock_outputs(args.typ, args.name, args.inputs)}
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict, Optional[list[tuple[str, str]]]]:
+        return {}, None
+
+
+class _RecordingMonitor(mocks.MockMonitor):
+    def __init__(self) -> None:
+        super().__init__(_RecordingMocks())
+        self.registered: list[RegisteredResource] = []
+        self.stack_outputs: dict[str, Any] = {}
+        self.secret_outputs: set[str] = set()
+
+    def RegisterResource(self, request):  # noqa: N802 (gRPC method name)
+        response = super().RegisterResource(request)
+        if request.type != STACK_TYPE:
+            self.registered.append(
+                RegisteredResource(
+                    urn=response.urn,
+                    type=request.type,
+                    name=request.name,
+                    custom=request.custom,
+                    inputs=rpc.deserialize_properties(request.object, keep_internal=False),
+                    parent=request.parent,
+                    dependencies=list(request.dependencies),
+                    property_dependencies={key: list(deps.urns) for key, deps in request.propertyDependencies.items()},
+                    provider=request.provider,
+                    protect=request.protect,
+                )
+            )
+        return response
+
+    def RegisterResourceOutputs(self, request):  # noqa: N802 (gRPC method name)
+        if request.urn.endswith(f"::{STACK_TYPE}::{settings.get_project()}-{settings.get_stack()}"):
+            raw = rpc.deserialize_properties(request.outputs)
+            for key, value in raw.items():
+                if rpc.is_rpc_secret(value):
+                    self.secret_outputs.add(key)
+                    value = rpc.unwrap_rpc_secret(value)
+                self.stack_outputs[key] = value
+        return super().RegisterResourceOutputs(request)
+
+
+def run_program(
+    stack: str,
+    config: Optional[Mapping[str, str]] = None,
+    project_dir: Path = PROJECT_DIR,
+    project: str = "nebius-dra",
+    preview: bool = False,
+    entry: Optional[Callable[[], None]] = None,
+) -> ProgramRun:
+    """Runs `__main__.py` (or `entry`) for `stack`; `config` replaces the stack file's values when given."""
+    values = dict(load_stack_config(stack, project_dir) if config is None else config)
+    monitor = _RecordingMonitor()
+    settings.reset_options(project=project, stack=stack, preview=preview)
+    pulumi.runtime.set_mocks(_RecordingMocks(), project=project, stack=stack, preview=preview, monitor=monitor)
+    settings.ROOT.set(None)
+    set_all_config(values, [])
+    program = entry or (lambda: runpy.run_path(str(project_dir / "__main__.py"), run_name="__main__"))
+    error: Optional[BaseException] = None
+    added_path = str(project_dir) not in sys.path
+    if added_path:
+        sys.path.insert(0, str(project_dir))
+    try:
+        _sync_await(run_in_stack(program))
+    except Exception as exc:  # noqa: BLE001 - reported to the caller, who decides how to show it
+        error = exc
+    finally:
+        if added_path:
+            sys.path.remove(str(project_dir))
+    registered = {r.urn: r for r in monitor.registered}
+    for urn, registration in monitor.resources.items():
+        if urn in registered:
+            registered[urn].outputs = dict(registration.state or {})
+    return ProgramRun(
+        stack=stack,
+        config=values,
+        resources=monitor.registered,
+        outputs=monitor.stack_outputs,
+        secret_outputs=monitor.secret_outputs,
+        error=error,
+    )
