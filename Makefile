@@ -1,0 +1,37 @@
+# Every target runs inside ./venv, built from the pinned requirements on first use.
+PYTHON ?= python3.11
+VENV := venv
+PY := $(VENV)/bin/python
+STACK ?= dev
+
+.PHONY: setup plan test bench verify up preview lint clean
+
+$(VENV)/.installed: requirements.txt requirements-dev.txt policies/requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements-dev.txt
+	touch $@
+
+setup: $(VENV)/.installed
+
+plan: setup  ## Offline plan of STACK (default dev): no cloud account, no Pulumi CLI.
+	$(PY) -m tools.plan --stack $(STACK)
+
+test: setup  ## The whole test suite.
+	$(PY) -m pytest -q
+
+bench: setup  ## Benchmark: import floor, dev/prod plans and generated fleets.
+	$(PY) -m tools.bench
+
+verify: setup  ## Checks a live cluster after `pulumi up` (needs kubectl access and the nebius CLI).
+	$(PY) -m tools.verify --stack $(STACK)
+
+preview: setup  ## Real `pulumi preview` with the policy pack (needs the Pulumi CLI and Nebius credentials).
+	pulumi preview --stack $(STACK) --policy-pack policies
+
+up: setup  ## Real `pulumi up` (needs the Pulumi CLI and Nebius credentials); the local file backend is the default.
+	@pulumi whoami >/dev/null 2>&1 || pulumi login --local
+	pulumi up --stack $(STACK) --policy-pack policies
+
+clean:
+	rm -rf build .pytest_cache

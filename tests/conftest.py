@@ -1,0 +1,33 @@
+"""Shared fixtures: the real program run under the mock engine, once per stack and session."""
+
+from __future__ import annotations
+
+import pytest
+
+from tools.mock_engine import ProgramRun, load_stack_config, run_program
+
+STACKS = ("dev", "prod")
+
+
+@pytest.fixture(scope="session")
+def stack_runs() -> dict[str, ProgramRun]:
+    runs = {stack: run_program(stack) for stack in STACKS}
+    for stack, run in runs.items():
+        assert run.error is None, f"{stack}: {run.error}"
+    return runs
+
+
+@pytest.fixture(scope="session")
+def dev_run(stack_runs) -> ProgramRun:
+    return stack_runs["dev"]
+
+
+@pytest.fixture(scope="session")
+def prod_run(stack_runs) -> ProgramRun:
+    return stack_runs["prod"]
+
+
+@pytest.fixture
+def stack_config():
+    """A copy of a stack's merged config, to mutate in a test: `stack_config("dev")`."""
+    return lambda stack: dict(load_stack_config(stack))
