@@ -1,0 +1,105 @@
+"""Every invalid configuration stops the real program with a clear message and registers nothing."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from components.config_errors import ConfigError
+from tools.mock_engine import run_program
+
+GROUPS_KEY = "nebius-dra:gpuNodeGroups"
+
+
+def with_groups(config: dict[str, str], groups: list[dict]) -> dict[str, str]:
+    return {**config, GROUPS_KEY: json.dumps(groups)}
+
+
+def dev_group(**changes) -> dict:
+    group = {"name": "h200", "platform": "gpu-h200-sxm", "preset": "1gpu-16vcpu-200gb", "driversPreset": "cuda13.0", "fixedNodeCount": 1}
+    group.update(changes)
+    return {key: value for key, value in group.items() if value is not None}
+
+
+def refused(config: dict[str, str]) -> str:
+    run = run_program("dev", config=config)
+    assert isinstance(run.error, ConfigError), run.error
+    assert run.resources == [], [r.name for r in run.resources]
+    return str(run.error)
+
+
+@pytest.mark.parametrize(
+    ("version", "expected"),
+    [
+        ("1.33", 'got "1.33": DRA\'s resource.k8s.io/v1 API is GA from Kubernetes 1.34'),
+        ("1.34.1", 'got "1.34.1": Nebius mk8s takes no patch version; write "1.34"'),
+        ("1.3", "quote the version"),
+        ("v1.34", 'got "v1.34"; allowed: MAJOR.MINOR'),
+    ],
+)
+def test_bad_kubernetes_version(stack_config, version, expected):
+    message = refused({**stack_config("dev"), "nebius-dra:kubernetesVersion": version})
+    assert "nebius-dra:kubernetesVersion" in message
+    assert expected in message
+
+
+@pytest.mark.parametrize("version", ["1.34", "1.35", "1.34-nebius-node.2", "2.0"])
+def test_good_kubernetes_versions_run(stack_config, version):
+    run = run_program("dev", config={**stack_config("dev"), "nebius-dra:kubernetesVersion": version})
+    assert run.error is None
+
+
+@pytest.mark.parametrize(
+    ("changes", "expected"),
+    [
+        ({"autoscaling": {"min": 1, "max": 2}}, "set exactly one of fixedNodeCount or autoscaling: {min, max}; got both"),
+        ({"fixedNodeCount": None}, "got neither"),
+        ({"fixedNodeCount": None, "autoscaling": {"min": 3, "max": 2}}, "autoscaling.min (3) is greater than autoscaling.max (2)"),
+        ({"fixedNodeCount": None, "autoscaling": {"min": 0, "max": 2}}, "cannot scale a group whose pods claim DRA devices up from zero nodes"),
+        ({"platform": "cpu-d3"}, 'platform got "cpu-d3"; gpuNodeGroups takes GPU platforms only'),
+        ({"infiniband": True}, "infiniband is true but nebius-dra:infinibandFabric is not set"),
+        ({"labels": {"bad key!": "x"}}, 'label key "bad key!" is malformed'),
+        ({"labels": {"team": "no spaces"}}, 'label team got "no spaces"'),
+        ({"labels": {"nvidia.com/gpu.present": "false"}}, "is set by the stack"),
+        ({"taints": [{"key": "gpu", "value": "x", "effect": "Sometimes"}]}, 'taints[0].effect got "Sometimes"; allowed: NoSchedule, PreferNoSchedule, NoExecute'),
+        ({"taints": [{"key": "-gpu", "effect": "NoSchedule"}]}, 'taints[0].key "-gpu" is malformed'),
+        ({"taints": "gpu=true:NoSchedule"}, "taints got"),
+        ({"driversPreset": "latest"}, 'driversPreset got "latest"'),
+        ({"fixedNodeCount": 0}, "fixedNodeCount got 0; expected a whole number >= 1"),
+        ({"preset": "16vcpu-64gb"}, 'preset got "16vcpu-64gb"'),
+        ({"fixedNodecount": 1}, "unknown field(s) fixedNodecount"),
+    ],
+)
+def test_bad_gpu_group(stack_config, changes, expected):
+    message = refused(with_groups(stack_config("dev"), [dev_group(**changes)]))
+    assert "nebius-dra:gpuNodeGroups entry h200" in message
+    assert expected in message
+
+
+def test_duplicate_group_names(stack_config):
+    message = refused(with_groups(stack_config("dev"), [dev_group(), dev_group()]))
+    assert 'nebius-dra:gpuNodeGroups: name "h200" is used by more than one group' in message
+
+
+def test_every_problem_is_reported_at_once(stack_config):
+    config = with_groups({**stack_config("dev"), "nebius-dra:kubernetesVersion": "1.33"}, [dev_group(platform="cpu-d3")])
+    message = refused(config)
+    assert "2 problems" in message
+    assert "kubernetesVersion" in message and "platform" in message
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "expected"),
+    [
+        ("nebius-dra:parentId", "", "nebius-dra:parentId: is required"),
+        ("nebius-dra:etcdClusterSize", "2", "nebius-dra:etcdClusterSize: got 2; allowed: 1, 3, 5"),
+        ("nebius-dra:systemNodeCount", "many", 'nebius-dra:systemNodeCount: got "many"; expected a whole number >= 1'),
+        ("nebius-dra:publicEndpoint", "yes", 'nebius-dra:publicEndpoint: got "yes"; expected true or false'),
+        ("nebius-dra:systemNodePlatform", "gpu-h100-sxm", "needs a CPU platform"),
+        (GROUPS_KEY, "[]", "expected a non-empty list of GPU node groups"),
+        (GROUPS_KEY, "not yaml: [", "is not structured YAML/JSON"),
+    ],
+)
+def test_bad_scalar_keys(stack_config, key, value, expected):
+    assert expected in refused({**stack_config("dev"), key: value})
