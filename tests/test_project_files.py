@@ -1,0 +1,93 @@
+"""The project's own files agree with each other: Pulumi.yaml, the stack files, the README, requirements."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import yaml
+from hypothesis import given
+from hypothesis import strategies as st
+
+from components.config import project_config_keys
+from components.kubeconfig import build_kubeconfig
+from components.labels import Taint, tolerations_for, valid_label_key, valid_label_value
+
+ROOT = Path(__file__).resolve().parent.parent
+SIMPLE_TYPES = {"string", "integer", "boolean", "array"}
+
+
+def project() -> dict:
+    return yaml.safe_load((ROOT / "Pulumi.yaml").read_text())
+
+
+def test_project_runs_python_in_the_venv_the_makefile_builds():
+    runtime = project()["runtime"]
+    assert runtime["name"] == "python"
+    assert runtime["options"]["virtualenv"] == "venv"
+    assert "VENV := venv" in (ROOT / "Makefile").read_text()
+
+
+def test_every_project_key_is_namespaced_described_and_typed():
+    for key, spec in project()["config"].items():
+        assert key.startswith("nebius-dra:"), key
+        assert spec.get("description"), f"{key} has no description"
+        assert "type" not in spec or spec["type"] in SIMPLE_TYPES, f"{key}: {spec.get('type')}"
+        assert "type" in spec or "default" in spec, f"{key} needs a type or a default"
+
+
+def test_stack_files_set_only_declared_keys():
+    declared = set(project()["config"])
+    for stack in ("dev", "prod"):
+        values = yaml.safe_load((ROOT / f"Pulumi.{stack}.yaml").read_text())["config"]
+        assert set(values) <= declared, set(values) - declared
+
+
+def test_readme_documents_every_key():
+    readme = (ROOT / "README.md").read_text()
+    for key in project_config_keys(ROOT / "Pulumi.yaml"):
+        assert re.search(rf"^\| `{re.escape(key)}` \|", readme, re.MULTILINE), f"README has no row for {key}"
+
+
+def test_readme_starts_with_the_two_commands_ci_runs():
+    readme = (ROOT / "README.md").read_text()
+    first_block = re.search(r"```bash\n(.*?)```", readme, re.DOTALL).group(1)
+    assert first_block.splitlines()[0].startswith("make plan")
+    assert first_block.splitlines()[1].startswith("make test")
+    assert "make test" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_requirements_are_pinned():
+    for name in ("requirements.txt", "requirements-dev.txt", "policies/requirements.txt"):
+        for line in (ROOT / name).read_text().splitlines():
+            line = line.strip()
+            if line and not line.startswith(("#", "-r")):
+                assert re.match(r"^[A-Za-z0-9_.-]+==[0-9][^ ]*$", line), f"{name}: {line}"
+
+
+def test_kubeconfig_profile_goes_to_the_exec_plugin():
+    config = yaml.safe_load(build_kubeconfig("c", "1.2.3.4", "PEM", profile="ci"))
+    assert config["clusters"][0]["cluster"]["server"] == "https://1.2.3.4"
+    assert config["users"][0]["user"]["exec"]["args"][-2:] == ["--profile", "ci"]
+    assert "--profile" not in yaml.safe_load(build_kubeconfig("c", "https://x", "PEM"))["users"][0]["user"]["exec"]["args"]
+
+
+names = st.from_regex(r"[a-z0-9]([a-z0-9-]{0,20}[a-z0-9])?", fullmatch=True)
+
+
+@given(prefix=st.one_of(st.just(""), names.map(lambda n: f"{n}.example.com/")), name=names)
+def test_well_formed_label_keys_are_accepted(prefix, name):
+    assert valid_label_key(prefix + name)
+
+
+@given(st.text(min_size=64, max_size=80, alphabet="abc"))
+def test_overlong_label_values_are_refused(value):
+    assert not valid_label_value(value)
+
+
+@given(st.lists(st.builds(Taint, key=names, value=st.one_of(st.just(""), names), effect=st.sampled_from(["NoSchedule", "NoExecute"]))))
+def test_tolerations_cover_every_taint_once(taints):
+    tolerations = tolerations_for(taints + taints)
+    assert len(tolerations) == len(set(taints))
+    for taint in taints:
+        assert any(t["key"] == taint.key and t["effect"] == taint.effect and t.get("value", "") == taint.value for t in tolerations)
