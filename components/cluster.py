@@ -8,15 +8,12 @@ from typing import Optional
 import pulumi
 import pulumi_nebius as nebius
 
+from components.config import ClusterConfig
+
 
 @dataclass
 class Mk8sClusterArgs:
-    cluster_name: str
-    parent_id: str
-    subnet_id: str
-    kubernetes_version: str
-    etcd_cluster_size: int
-    public_endpoint: bool
+    settings: ClusterConfig
     protect: bool
 
 
@@ -28,17 +25,18 @@ class Mk8sCluster(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: Mk8sClusterArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("nebius-dra:cluster:Mk8sCluster", name, None, opts)
+        settings = args.settings
         endpoints = nebius.Mk8sV1ClusterControlPlaneEndpointsArgs(
-            public_endpoint=nebius.Mk8sV1ClusterControlPlaneEndpointsPublicEndpointArgs() if args.public_endpoint else None,
+            public_endpoint=nebius.Mk8sV1ClusterControlPlaneEndpointsPublicEndpointArgs() if settings.public_endpoint else None,
         )
         self.cluster = nebius.Mk8sV1Cluster(
             f"{name}-cluster",
-            name=args.cluster_name,
-            parent_id=args.parent_id,
+            name=settings.name,
+            parent_id=settings.parent_id,
             control_plane=nebius.Mk8sV1ClusterControlPlaneArgs(
-                subnet_id=args.subnet_id,
-                version=args.kubernetes_version,
-                etcd_cluster_size=args.etcd_cluster_size,
+                subnet_id=settings.subnet_id,
+                version=settings.kubernetes_version,
+                etcd_cluster_size=settings.etcd_cluster_size,
                 endpoints=endpoints,
             ),
             opts=pulumi.ResourceOptions(parent=self, protect=args.protect),

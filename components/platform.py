@@ -33,15 +33,7 @@ class DraPlatform(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         self.cluster = Mk8sCluster(
             f"{name}-mk8s",
-            Mk8sClusterArgs(
-                cluster_name=config.cluster.name,
-                parent_id=config.cluster.parent_id,
-                subnet_id=config.cluster.subnet_id,
-                kubernetes_version=config.cluster.kubernetes_version,
-                etcd_cluster_size=config.cluster.etcd_cluster_size,
-                public_endpoint=config.cluster.public_endpoint,
-                protect=config.protect,
-            ),
+            Mk8sClusterArgs(settings=config.cluster, protect=config.protect),
             child,
         )
         self.system_nodes = SystemNodeGroup(
