@@ -1,0 +1,529 @@
+"""DRA guardrails: the failure modes that break GPU and NIC allocation, as rules over planned resources.
+
+Each rule reads resources with the engine's (camelCase) property names and returns messages
+that say what is wrong, on which resource, and how to fix it. The same rule objects serve
+`pulumi preview --policy-pack policies` (through `__main__.py`), the offline plan
+(`check_resources`) and the tests, so a verdict never depends on where it was computed.
+
+This module imports nothing from the program: the Pulumi CLI runs the pack from inside
+`policies/`, where the project's packages are not importable.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Optional, Sequence, Union
+
+from pulumi_policy import (
+    EnforcementLevel,
+    PolicyConfigSchema,
+    PolicyCustomTimeouts,
+    PolicyResource,
+    PolicyResourceOptions,
+    ReportViolation,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+    StackValidationArgs,
+    StackValidationPolicy,
+)
+from pulumi_policy.deserialize import deserialize_properties
+from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
+
+CLUSTER_TYPE = "nebius:index/mk8sV1Cluster:Mk8sV1Cluster"
+NODE_GROUP_TYPE = "nebius:index/mk8sV1NodeGroup:Mk8sV1NodeGroup"
+HELM_RELEASE_TYPES = ("kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v4:Chart")
+POD_TYPE = "kubernetes:core/v1:Pod"
+DRA_DRIVER_CHARTS = ("nvidia-dra-driver-gpu", "dra-driver-nvidia-gpu")
+GPU_OPERATOR_CHART = "gpu-operator"
+DRA_API_VERSION = "v1"
+RDMA_DEVICE_CLASS = "rdma.networking.nebius.ai"
+IB_DEVICE_CLASS = "ib.networking.nebius.ai"
+NETWORK_DEVICE_CLASSES = (RDMA_DEVICE_CLASS, IB_DEVICE_CLASS)
+DEFAULT_MINIMUM_VERSION = "1.34"
+
+_DRA_OBJECT_TYPE = re.compile(
+    r"^kubernetes:resource\.k8s\.io/(?P<version>[^:]+):(?P<kind>ResourceClaimTemplate|ResourceClaim|DeviceClass)(?:Patch)?$"
+)
+_CLUSTER_VERSION = re.compile(r"^(?P<major>\d+)\.(?P<minor>\d+)(?:-nebius-node\.\d+)?$")
+_MINIMUM_VERSION = re.compile(r"^\d+\.\d+$")
+_EXACT_CHART_VERSION = re.compile(r"^v?\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.+-]+)?$")
+_IMAGE_DIGEST = re.compile(r"@sha256:[0-9a-f]{64}$")
+_POD_CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
+
+
+@dataclass(frozen=True)
+class PlannedResource:
+    """A resource as the engine sees it; `props` uses engine (camelCase) property names."""
+
+    urn: str
+    type: str
+    name: str
+    props: dict
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One violation; `urn` is None when the stack as a whole is at fault."""
+
+    policy: str
+    mandatory: bool
+    urn: Optional[str]
+    message: str
+
+
+ResourceCheck = Callable[[PlannedResource, Mapping[str, Any]], list[str]]
+StackCheck = Callable[[Sequence[PlannedResource], Mapping[str, Any]], list[tuple[Optional[str], str]]]
+
+
+def _field(value: Any, *path: str) -> Any:
+    """The value at `path`, or None where a level is missing or is not an object."""
+    for key in path:
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(key)
+    return value
+
+
+def _has_key(mapping: Any, key: str) -> bool:
+    """Presence without reading the value, which may still be unknown during a preview."""
+    return isinstance(mapping, Mapping) and any(existing == key for existing in mapping)
+
+
+def _items(value: Any) -> list:
+    if isinstance(value, Sequence) and not isinstance(value, str):
+        return list(value)
+    return []
+
+
+def _kind(resource: PlannedResource) -> str:
+    return resource.type.rsplit(":", 1)[-1]
+
+
+def _named(resource: PlannedResource) -> str:
+    return f'{_kind(resource)} "{resource.name}"'
+
+
+def is_gpu_node_group(resource: PlannedResource) -> bool:
+    platform = _field(resource.props, "template", "resources", "platform")
+    return resource.type == NODE_GROUP_TYPE and isinstance(platform, str) and platform.startswith("gpu-")
+
+
+def is_dra_gpu_node_group(resource: PlannedResource) -> bool:
+    return is_gpu_node_group(resource) and _field(resource.props, "template", "gpuSettings", "dra") is True
+
+
+def is_infiniband_dra_node_group(resource: PlannedResource) -> bool:
+    return is_dra_gpu_node_group(resource) and _has_key(_field(resource.props, "template"), "gpuCluster")
+
+
+def chart_name(props: Mapping[str, Any]) -> str:
+    """The chart's own name, whether given bare, as `repo/chart` or as an OCI reference."""
+    chart = _field(props, "chart")
+    return chart.rstrip("/").rsplit("/", 1)[-1] if isinstance(chart, str) else ""
+
+
+def _is_release_of(resource: PlannedResource, charts: Sequence[str]) -> bool:
+    return resource.type in HELM_RELEASE_TYPES and chart_name(resource.props) in charts
+
+
+def is_dra_driver_release(resource: PlannedResource) -> bool:
+    return _is_release_of(resource, DRA_DRIVER_CHARTS)
+
+
+def is_gpu_operator_release(resource: PlannedResource) -> bool:
+    return _is_release_of(resource, (GPU_OPERATOR_CHART,))
+
+
+def _dra_object(resource: PlannedResource) -> Optional[re.Match]:
+    return _DRA_OBJECT_TYPE.match(resource.type)
+
+
+def claim_requests(resource: PlannedResource) -> list:
+    """The device requests of a ResourceClaimTemplate or ResourceClaim, of any API version."""
+    match = _dra_object(resource)
+    if match is None or match["kind"] == "DeviceClass":
+        return []
+    claim_spec = _field(resource.props, "spec", "spec") if match["kind"] == "ResourceClaimTemplate" else _field(resource.props, "spec")
+    return _items(_field(claim_spec, "devices", "requests"))
+
+
+def _exact_device_class(request: Any) -> Optional[str]:
+    """The class a request allocates from: `exactly` in v1, flat on the request in v1beta1."""
+    return _field(request, "exactly", "deviceClassName") or _field(request, "deviceClassName")
+
+
+def requested_device_classes(resource: PlannedResource) -> set[str]:
+    """Every class a claim may allocate from, including each alternative of a `firstAvailable` list."""
+    classes = set()
+    for request in claim_requests(resource):
+        classes.add(_exact_device_class(request))
+        classes.update(_field(sub, "deviceClassName") for sub in _items(_field(request, "firstAvailable")))
+    return {device_class for device_class in classes if isinstance(device_class, str)}
+
+
+def _minor_version(text: str) -> tuple[int, int]:
+    major, minor = text.split(".")[:2]
+    return int(major), int(minor.split("-")[0])
+
+
+def check_cluster_version(resource: PlannedResource, config: Mapping[str, Any]) -> list[str]:
+    if resource.type != CLUSTER_TYPE:
+        return []
+    minimum = config.get("minimumVersion", DEFAULT_MINIMUM_VERSION)
+    if not isinstance(minimum, str) or not _MINIMUM_VERSION.match(minimum):
+        raise ValueError(f'policy config minimumVersion must be "MAJOR.MINOR", got {minimum!r}')
+    version = _field(resource.props, "controlPlane", "version")
+    fix = f'Set controlPlane.version to "{minimum}" or later (in this project: nebius-dra:kubernetesVersion).'
+    if not version:
+        return [f"{_named(resource)} sets no controlPlane.version, so Nebius picks its default, which may be older than {minimum}. {fix}"]
+    if not isinstance(version, str) or not _CLUSTER_VERSION.match(version):
+        return [f'{_named(resource)} has controlPlane.version "{version}", which is neither MAJOR.MINOR nor MAJOR.MINOR-nebius-node.N. {fix}']
+    if _minor_version(version) < _minor_version(minimum):
+        return [
+            f"{_named(resource)} runs Kubernetes {version}, below the required {minimum}: resource.k8s.io/v1, "
+            f"the DRA API the claim templates and the driver use, is served from 1.34 on. {fix}"
+        ]
+    return []
+
+
+def check_gpu_node_group_dra(resource: PlannedResource, config: Mapping[str, Any]) -> list[str]:
+    if not is_gpu_node_group(resource) or is_dra_gpu_node_group(resource):
+        return []
+    platform = _field(resource.props, "template", "resources", "platform")
+    return [
+        f"{_named(resource)} (platform {platform}) does not set template.gpuSettings.dra = true: its GPUs stay "
+        "with the legacy device plugin, the DRA driver publishes none of them, and network claims fail with "
+        '"cannot allocate all claims". Set template.gpuSettings.dra = true (changing it recreates the group\'s nodes).'
+    ]
+
+
+def check_dra_driver_release(resource: PlannedResource, config: Mapping[str, Any]) -> list[str]:
+    if not is_dra_driver_release(resource):
+        return []
+    problems = []
+    if _field(resource.props, "values", "gpuResourcesEnabledOverride") is not True:
+        problems.append(
+            f"{_named(resource)} (chart {chart_name(resource.props)}) does not set values.gpuResourcesEnabledOverride: true, "
+            "so the chart refuses to serve GPUs through DRA. Set it to true in the release's values: on DRA node groups "
+            "Nebius turns the legacy device plugin off, so the driver is the only one managing the GPUs."
+        )
+    version = _field(resource.props, "version")
+    if not isinstance(version, str) or not _EXACT_CHART_VERSION.match(version):
+        shown = f'version "{version}"' if version else "no chart version"
+        problems.append(
+            f"{_named(resource)} has {shown}, so each `pulumi up` may install a different driver release, and 0.4.x "
+            "cannot be downgraded. Pin an exact chart version (for example 25.12.0 or 0.4.1) in the release's version."
+        )
+    namespace = _field(resource.props, "namespace")
+    if not namespace or namespace == "default":
+        shown = 'namespace "default"' if namespace else "no namespace, which puts it in the provider's default namespace"
+        problems.append(
+            f"{_named(resource)} is installed with {shown}; the chart refuses the default namespace. "
+            "Install it into its own namespace, for example nvidia-dra-driver-gpu."
+        )
+    return problems
+
+
+def check_dra_api_version(resource: PlannedResource, config: Mapping[str, Any]) -> list[str]:
+    match = _dra_object(resource)
+    if match is None:
+        return []
+    if match["version"] != DRA_API_VERSION:
+        return [
+            f"{_named(resource)} uses resource.k8s.io/{match['version']}; the stack's clusters serve DRA as "
+            f"resource.k8s.io/{DRA_API_VERSION}, and the beta and alpha versions are deprecated or switched off. "
+            f"Declare it with the resource.k8s.io/{DRA_API_VERSION} type (pulumi_kubernetes.resource.v1.{match['kind']})."
+        ]
+    flat = [_field(request, "name") for request in claim_requests(resource) if _field(request, "deviceClassName")]
+    if flat:
+        return [
+            f"{_named(resource)} writes deviceClassName directly on request(s) {', '.join(map(str, flat))}, the "
+            f"v1beta1 shape, which resource.k8s.io/{DRA_API_VERSION} rejects. Move each request's fields under "
+            "`exactly` (or list alternatives under `firstAvailable`)."
+        ]
+    return []
+
+
+def check_network_device_requested_once(resource: PlannedResource, config: Mapping[str, Any]) -> list[str]:
+    by_class: dict[str, list[str]] = {}
+    for request in claim_requests(resource):
+        device_class = _exact_device_class(request)
+        if device_class in NETWORK_DEVICE_CLASSES:
+            by_class.setdefault(device_class, []).append(str(_field(request, "name")))
+    if len(by_class) < len(NETWORK_DEVICE_CLASSES):
+        return []
+    return [
+        f"{_named(resource)} requests both {RDMA_DEVICE_CLASS} (request {', '.join(by_class[RDMA_DEVICE_CLASS])}) and "
+        f"{IB_DEVICE_CLASS} (request {', '.join(by_class[IB_DEVICE_CLASS])}): Kubernetes allocates two separate NICs. "
+        f"An InfiniBand interface is already RDMA-capable: keep only {IB_DEVICE_CLASS} for InfiniBand, only "
+        f"{RDMA_DEVICE_CLASS} for any RDMA NIC, or one request with firstAvailable to accept either. "
+        "Keep both only when the workload really needs two NICs."
+    ]
+
+
+def check_dra_autoscaling_minimum(resource: PlannedResource, config: Mapping[str, Any]) -> list[str]:
+    autoscaling = _field(resource.props, "autoscaling")
+    if not is_dra_gpu_node_group(resource) or not isinstance(autoscaling, Mapping):
+        return []
+    minimum = _field(autoscaling, "minNodeCount") or 0
+    if minimum >= 1:
+        return []
+    return [
+        f"{_named(resource)} autoscales from autoscaling.minNodeCount {minimum:g}: the cluster autoscaler cannot scale "
+        "a DRA group up from zero nodes, so pods that claim its GPUs stay Pending for ever. Set autoscaling.minNodeCount "
+        "to at least 1 (in this project: autoscaling.min of the gpuNodeGroups entry)."
+    ]
+
+
+def image_is_pinned(image: str) -> bool:
+    """A digest, or a tag other than `latest`: a reference without a tag means `latest`."""
+    if _IMAGE_DIGEST.search(image):
+        return True
+    _, separator, tag = image.rpartition(":")
+    return bool(separator) and "/" not in tag and tag != "latest"
+
+
+def check_workload_images_pinned(resource: PlannedResource, config: Mapping[str, Any]) -> list[str]:
+    if resource.type != POD_TYPE:
+        return []
+    unpinned = [
+        f'{_field(container, "name")} ({_field(container, "image") or "no image"})'
+        for list_name in _POD_CONTAINER_LISTS
+        for container in _items(_field(resource.props, "spec", list_name))
+        if not image_is_pinned(str(_field(container, "image") or ""))
+    ]
+    if not unpinned:
+        return []
+    return [
+        f"{_named(resource)} runs unpinned images in container(s) {', '.join(unpinned)}: `latest` or no tag means a "
+        "different image on each pull, so a sample that passed yesterday can fail today. Pin a tag such as "
+        "nvidia/cuda:13.1.1-runtime-ubuntu24.04, or a digest."
+    ]
+
+
+def check_single_dra_driver_release(resources: Sequence[PlannedResource], config: Mapping[str, Any]) -> list[tuple[Optional[str], str]]:
+    dra_groups = [r.name for r in resources if is_dra_gpu_node_group(r)]
+    releases = [r for r in resources if is_dra_driver_release(r)]
+    if not dra_groups or len(releases) == 1:
+        return []
+    if not releases:
+        return [(
+            None,
+            f"The stack has DRA GPU node groups ({', '.join(dra_groups)}) but no NVIDIA DRA driver release "
+            f"(chart {' or '.join(DRA_DRIVER_CHARTS)}): Nebius does not install it, so no GPU is published to "
+            "DRA and every GPU claim stays unallocated. Add one helm.v3.Release of the driver.",
+        )]
+    names = ", ".join(_named(r) for r in releases)
+    return [(
+        release.urn,
+        f"{_named(release)} is one of {len(releases)} NVIDIA DRA driver releases ({names}): two drivers publish and "
+        "prepare the same GPUs under one driver name. Keep exactly one release (and do not also let the GPU "
+        "Operator install the driver).",
+    ) for release in releases]
+
+
+def check_network_claims_need_infiniband(resources: Sequence[PlannedResource], config: Mapping[str, Any]) -> list[tuple[Optional[str], str]]:
+    if any(is_infiniband_dra_node_group(r) for r in resources):
+        return []
+    violations = []
+    for resource in resources:
+        network_classes = sorted(requested_device_classes(resource) & set(NETWORK_DEVICE_CLASSES))
+        if network_classes:
+            violations.append((
+                resource.urn,
+                f"{_named(resource)} requests {', '.join(network_classes)}, but no DRA GPU node group joins an "
+                "InfiniBand GPU cluster (template.gpuCluster), so DRANet publishes no NIC and the claim never "
+                "allocates. Add an InfiniBand DRA node group (in this project: infiniband: true on a gpuNodeGroups "
+                "entry, with nebius-dra:infinibandFabric) or drop the network claim.",
+            ))
+    return violations
+
+
+def check_gpu_operator_device_plugin(resources: Sequence[PlannedResource], config: Mapping[str, Any]) -> list[tuple[Optional[str], str]]:
+    if not any(is_dra_gpu_node_group(r) for r in resources):
+        return []
+    return [(
+        release.urn,
+        f"{_named(release)} (GPU Operator) does not set values.devicePlugin.enabled: false on a stack with DRA GPU "
+        f"node groups; the Operator's default starts the legacy device plugin, which then manages the same GPUs as "
+        "the DRA driver. Set devicePlugin.enabled to false (and cdi.enabled to true) in the release's values.",
+    ) for release in resources if is_gpu_operator_release(release) and _field(release.props, "values", "devicePlugin", "enabled") is not False]
+
+
+@dataclass(frozen=True)
+class ResourceRule:
+    name: str
+    description: str
+    level: EnforcementLevel
+    check: ResourceCheck
+    config_schema: Optional[PolicyConfigSchema] = None
+
+    def policy(self) -> ResourceValidationPolicy:
+        def validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
+            resource = PlannedResource(args.urn, args.resource_type, args.name, args.props)
+            for message in self.check(resource, _with_defaults(self.config_schema, args.get_config())):
+                report_violation(message, None)
+
+        return ResourceValidationPolicy(
+            name=self.name, description=self.description, validate=validate,
+            enforcement_level=self.level, config_schema=self.config_schema,
+        )
+
+
+@dataclass(frozen=True)
+class StackRule:
+    name: str
+    description: str
+    level: EnforcementLevel
+    check: StackCheck
+    config_schema: Optional[PolicyConfigSchema] = None
+
+    def policy(self) -> StackValidationPolicy:
+        def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
+            resources = [PlannedResource(r.urn, r.resource_type, r.name, r.props) for r in args.resources]
+            for urn, message in self.check(resources, _with_defaults(self.config_schema, args.get_config())):
+                report_violation(message, urn)
+
+        return StackValidationPolicy(
+            name=self.name, description=self.description, validate=validate,
+            enforcement_level=self.level, config_schema=self.config_schema,
+        )
+
+
+def _with_defaults(schema: Optional[PolicyConfigSchema], given: Mapping[str, Any]) -> dict[str, Any]:
+    """Schema defaults under the given config: the CLI may or may not have filled them in."""
+    defaults = {key: spec["default"] for key, spec in (schema.properties if schema else {}).items() if "default" in spec}
+    return {**defaults, **given}
+
+
+MANDATORY = EnforcementLevel.MANDATORY
+ADVISORY = EnforcementLevel.ADVISORY
+
+RULES: tuple[Union[ResourceRule, StackRule], ...] = (
+    ResourceRule(
+        "mk8s-cluster-version",
+        "The mk8s cluster runs a Kubernetes version that serves DRA as resource.k8s.io/v1 (1.34 or later).",
+        MANDATORY,
+        check_cluster_version,
+        PolicyConfigSchema(properties={
+            "minimumVersion": {
+                "type": "string",
+                "pattern": _MINIMUM_VERSION.pattern,
+                "default": DEFAULT_MINIMUM_VERSION,
+                "description": "Lowest accepted MAJOR.MINOR of controlPlane.version.",
+            },
+        }),
+    ),
+    ResourceRule(
+        "gpu-node-group-dra-enabled",
+        "Every GPU node group sets gpuSettings.dra = true.",
+        MANDATORY,
+        check_gpu_node_group_dra,
+    ),
+    ResourceRule(
+        "dra-driver-release-settings",
+        "The NVIDIA DRA driver release sets gpuResourcesEnabledOverride, pins its chart version and stays out of the default namespace.",
+        MANDATORY,
+        check_dra_driver_release,
+    ),
+    ResourceRule(
+        "dra-api-version-v1",
+        "ResourceClaimTemplates, ResourceClaims and DeviceClasses use resource.k8s.io/v1 and its request shape.",
+        MANDATORY,
+        check_dra_api_version,
+    ),
+    ResourceRule(
+        "network-device-requested-once",
+        f"A claim does not request both {RDMA_DEVICE_CLASS} and {IB_DEVICE_CLASS} for what is one NIC.",
+        ADVISORY,
+        check_network_device_requested_once,
+    ),
+    ResourceRule(
+        "dra-autoscaling-min-nodes",
+        "Autoscaled DRA GPU node groups keep minNodeCount >= 1.",
+        MANDATORY,
+        check_dra_autoscaling_minimum,
+    ),
+    ResourceRule(
+        "workload-images-pinned",
+        "Sample workload images are pinned to a tag other than latest, or a digest.",
+        ADVISORY,
+        check_workload_images_pinned,
+    ),
+    StackRule(
+        "single-dra-driver-release",
+        "A stack with DRA GPU node groups has exactly one NVIDIA DRA driver release.",
+        MANDATORY,
+        check_single_dra_driver_release,
+    ),
+    StackRule(
+        "network-claims-need-infiniband",
+        "Claims for RDMA or InfiniBand NICs exist only on a stack with an InfiniBand DRA node group.",
+        MANDATORY,
+        check_network_claims_need_infiniband,
+    ),
+    StackRule(
+        "gpu-operator-device-plugin-disabled",
+        "A GPU Operator release on a stack with DRA GPU node groups sets devicePlugin.enabled = false.",
+        MANDATORY,
+        check_gpu_operator_device_plugin,
+    ),
+)
+
+POLICIES = [rule.policy() for rule in RULES]
+
+_LEVELS = {level.value: level for level in EnforcementLevel}
+_NO_OPTIONS = PolicyResourceOptions(False, [], None, [], PolicyCustomTimeouts(0, 0, 0), [])
+
+
+def sdk_props(props: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Properties as the policy SDK hands them to a rule: secrets unwrapped, unknowns guarded."""
+    return unknown_checking_proxy(deserialize_properties(dict(props)))
+
+
+def _level_and_properties(name: str, level: EnforcementLevel, config: Mapping[str, Any]) -> tuple[EnforcementLevel, dict]:
+    """Reads one policy's entry of a `--policy-pack-config` document: a level, or an object with one."""
+    entry = config.get(name, {})
+    if isinstance(entry, str):
+        return _LEVELS[entry], {}
+    properties = dict(entry)
+    configured = properties.pop("enforcementLevel", None)
+    return (_LEVELS[configured] if configured else level), properties
+
+
+def _reported(policy: Any, args: Any, subject: Optional[str]) -> list[tuple[Optional[str], str, bool]]:
+    """(urn, message, checked) for each violation; an unknown value is reported as unchecked, as the SDK does."""
+    reported: list[tuple[Optional[str], str, bool]] = []
+    try:
+        policy.validate(args, lambda message, urn=None: reported.append((urn or subject, message, True)))
+    except UnknownValueError as unknown:
+        reported.append((subject, f"cannot be checked before the update: {unknown.message}", False))
+    return reported
+
+
+def check_resources(resources: Sequence[PlannedResource], config: Optional[Mapping[str, Any]] = None) -> list[Finding]:
+    """Every rule over `resources`, through the same validate entry points `pulumi preview --policy-pack` calls.
+
+    `config` has the shape of a `--policy-pack-config` file: policy name to a level
+    ("advisory", "mandatory", "disabled") or to an object of settings and `enforcementLevel`.
+    """
+    findings: list[Finding] = []
+    for rule, policy in zip(RULES, POLICIES):
+        level, properties = _level_and_properties(rule.name, rule.level, config or {})
+        if level == EnforcementLevel.DISABLED:
+            continue
+        if isinstance(policy, ResourceValidationPolicy):
+            reported = [
+                violation
+                for r in resources
+                for violation in _reported(
+                    policy, ResourceValidationArgs(r.type, sdk_props(r.props), r.urn, r.name, _NO_OPTIONS, None, properties), r.urn
+                )
+            ]
+        else:
+            stack = [PolicyResource(r.type, sdk_props(r.props), r.urn, r.name, _NO_OPTIONS, None, None, [], {}) for r in resources]
+            reported = _reported(policy, StackValidationArgs(stack, properties), None)
+        mandatory = level in (EnforcementLevel.MANDATORY, EnforcementLevel.REMEDIATE)
+        findings.extend(Finding(rule.name, mandatory and checked, urn, message) for urn, message, checked in reported)
+    return findings

@@ -1,0 +1,412 @@
+"""Each policy, through the policy SDK's own validate entry points, with engine-style properties.
+
+Properties travel the way `pulumi preview` sends them: a protobuf Struct, turned back into
+a dict by `MessageToDict` and wrapped in the SDK's unknown-checking proxy.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import pytest
+from google.protobuf import json_format, struct_pb2
+from pulumi_policy import (
+    EnforcementLevel,
+    PolicyCustomTimeouts,
+    PolicyResource,
+    PolicyResourceOptions,
+    ResourceValidationArgs,
+    StackValidationArgs,
+)
+from pulumi_policy.deserialize import deserialize_properties
+from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, unknown_checking_proxy
+
+from policies.dra_rules import (
+    CLUSTER_TYPE,
+    NODE_GROUP_TYPE,
+    POD_TYPE,
+    POLICIES,
+    PlannedResource,
+    check_resources,
+    image_is_pinned,
+)
+
+POLICY = {policy.name: policy for policy in POLICIES}
+OPTIONS = PolicyResourceOptions(False, [], None, [], PolicyCustomTimeouts(0, 0, 0), [], None)
+RELEASE_TYPE = "kubernetes:helm.sh/v3:Release"
+TEMPLATE_TYPE = "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate"
+CLAIM_TYPE = "kubernetes:resource.k8s.io/v1:ResourceClaim"
+GPU_CLASS, RDMA, IB = "gpu.nvidia.com", "rdma.networking.nebius.ai", "ib.networking.nebius.ai"
+
+
+def as_engine_sends(props: dict) -> Any:
+    struct = struct_pb2.Struct()
+    struct.update(props)
+    return unknown_checking_proxy(deserialize_properties(json_format.MessageToDict(struct)))
+
+
+def urn_of(type_token: str, name: str) -> str:
+    return f"urn:pulumi:test::nebius-dra::{type_token}::{name}"
+
+
+def resource_violations(policy: str, type_token: str, props: dict, name: str = "subject", config: Optional[dict] = None) -> list[str]:
+    reported: list[str] = []
+    args = ResourceValidationArgs(type_token, as_engine_sends(props), urn_of(type_token, name), name, OPTIONS, None, config)
+    POLICY[policy].validate(args, lambda message, urn=None: reported.append(message))
+    return reported
+
+
+def stack_violations(policy: str, *resources: tuple[str, str, dict]) -> list[tuple[Optional[str], str]]:
+    reported: list[tuple[Optional[str], str]] = []
+    stack = [
+        PolicyResource(type_token, as_engine_sends(props), urn_of(type_token, name), name, OPTIONS, None, None, [], {})
+        for type_token, name, props in resources
+    ]
+    POLICY[policy].validate(StackValidationArgs(stack), lambda message, urn=None: reported.append((urn, message)))
+    return reported
+
+
+def node_group(platform: str = "gpu-h200-sxm", dra: Optional[bool] = True, fixed: Optional[float] = 1.0,
+               autoscaling: Optional[dict] = None, gpu_cluster: bool = False) -> dict:
+    template: dict = {"resources": {"platform": platform, "preset": "8gpu-128vcpu-1600gb"}}
+    if dra is not None:
+        template["gpuSettings"] = {"dra": dra, "driversPreset": "cuda13.0"}
+    if gpu_cluster:
+        template["gpuCluster"] = {"id": "computegpucluster-e00abc"}
+    props: dict = {"template": template}
+    if autoscaling is not None:
+        props["autoscaling"] = autoscaling
+    elif fixed is not None:
+        props["fixedNodeCount"] = fixed
+    return props
+
+
+def release(chart: str = "nvidia-dra-driver-gpu", version: Optional[str] = "25.12.0",
+            namespace: Optional[str] = "nvidia-dra-driver-gpu", values: Optional[dict] = None) -> dict:
+    props: dict = {"chart": chart, "values": {"gpuResourcesEnabledOverride": True} if values is None else values}
+    if version is not None:
+        props["version"] = version
+    if namespace is not None:
+        props["namespace"] = namespace
+    return props
+
+
+def exactly(name: str, device_class: str) -> dict:
+    return {"name": name, "exactly": {"deviceClassName": device_class, "count": 1}}
+
+
+def template(*requests: dict) -> dict:
+    return {"metadata": {"name": "t"}, "spec": {"spec": {"devices": {"requests": list(requests)}}}}
+
+
+def claim(*requests: dict) -> dict:
+    return {"metadata": {"name": "c"}, "spec": {"devices": {"requests": list(requests)}}}
+
+
+def pod(*images: str, init_images: tuple[str, ...] = ()) -> dict:
+    containers = [{"name": f"c{i}", "image": image} for i, image in enumerate(images)]
+    init = [{"name": f"init{i}", "image": image} for i, image in enumerate(init_images)]
+    return {"spec": {"containers": containers, "initContainers": init}}
+
+
+def test_levels_follow_the_issue():
+    advisory = {"network-device-requested-once", "workload-images-pinned"}
+    assert {p.name for p in POLICIES if p.enforcement_level == EnforcementLevel.ADVISORY} == advisory
+    assert all(p.enforcement_level == EnforcementLevel.MANDATORY for p in POLICIES if p.name not in advisory)
+
+
+# mk8s-cluster-version
+
+
+@pytest.mark.parametrize("version", ["1.34", "1.35", "1.34-nebius-node.2", "2.0"])
+def test_cluster_version_at_least_minimum_passes(version):
+    assert resource_violations("mk8s-cluster-version", CLUSTER_TYPE, {"controlPlane": {"version": version}}) == []
+
+
+@pytest.mark.parametrize("version", ["1.33", "1.33-nebius-node.7", "1.9"])
+def test_cluster_version_below_minimum_fails(version):
+    [message] = resource_violations("mk8s-cluster-version", CLUSTER_TYPE, {"controlPlane": {"version": version}}, name="dra-dev-mk8s-cluster")
+    assert f"Kubernetes {version}, below the required 1.34" in message
+    assert 'Mk8sV1Cluster "dra-dev-mk8s-cluster"' in message and "nebius-dra:kubernetesVersion" in message
+
+
+@pytest.mark.parametrize(("props", "expected"), [
+    ({"controlPlane": {}}, "sets no controlPlane.version"),
+    ({"controlPlane": {"version": "1.34.1"}}, "neither MAJOR.MINOR nor MAJOR.MINOR-nebius-node.N"),
+])
+def test_cluster_version_missing_or_malformed_fails(props, expected):
+    [message] = resource_violations("mk8s-cluster-version", CLUSTER_TYPE, props)
+    assert expected in message
+
+
+def test_cluster_minimum_version_comes_from_policy_config():
+    props = {"controlPlane": {"version": "1.34"}}
+    [message] = resource_violations("mk8s-cluster-version", CLUSTER_TYPE, props, config={"minimumVersion": "1.35"})
+    assert "below the required 1.35" in message
+    assert resource_violations("mk8s-cluster-version", CLUSTER_TYPE, props, config={"minimumVersion": "1.33"}) == []
+
+
+def test_cluster_version_ignores_other_types():
+    assert resource_violations("mk8s-cluster-version", NODE_GROUP_TYPE, {"controlPlane": {"version": "1.20"}}) == []
+
+
+# gpu-node-group-dra-enabled
+
+
+def test_dra_gpu_group_passes_and_cpu_group_is_not_a_gpu_group():
+    assert resource_violations("gpu-node-group-dra-enabled", NODE_GROUP_TYPE, node_group()) == []
+    assert resource_violations("gpu-node-group-dra-enabled", NODE_GROUP_TYPE, node_group(platform="cpu-d3", dra=None)) == []
+
+
+@pytest.mark.parametrize("dra", [False, None])
+def test_gpu_group_without_dra_fails(dra):
+    [message] = resource_violations("gpu-node-group-dra-enabled", NODE_GROUP_TYPE, node_group(dra=dra), name="dra-prod-gpu-h200-nodes")
+    assert 'Mk8sV1NodeGroup "dra-prod-gpu-h200-nodes" (platform gpu-h200-sxm)' in message
+    assert "Set template.gpuSettings.dra = true" in message
+
+
+# dra-driver-release-settings
+
+
+@pytest.mark.parametrize("chart", [
+    "nvidia-dra-driver-gpu", "nvidia/nvidia-dra-driver-gpu", "dra-driver-nvidia-gpu",
+    "oci://registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu",
+])
+def test_well_configured_driver_release_passes(chart):
+    assert resource_violations("dra-driver-release-settings", RELEASE_TYPE, release(chart=chart, version="0.4.1")) == []
+
+
+@pytest.mark.parametrize("values", [{"gpuResourcesEnabledOverride": False}, {}, {"gpuResourcesEnabledOverride": "true"}])
+def test_driver_release_without_override_fails(values):
+    [message] = resource_violations("dra-driver-release-settings", RELEASE_TYPE, release(values=values), name="dra-driver")
+    assert 'Release "dra-driver" (chart nvidia-dra-driver-gpu) does not set values.gpuResourcesEnabledOverride: true' in message
+
+
+@pytest.mark.parametrize("version", [None, "", "^0.4.0", "0.4.x", ">=25.0.0", "latest"])
+def test_driver_release_with_unpinned_version_fails(version):
+    [message] = resource_violations("dra-driver-release-settings", RELEASE_TYPE, release(version=version))
+    assert "Pin an exact chart version" in message
+
+
+@pytest.mark.parametrize("namespace", [None, "", "default"])
+def test_driver_release_in_default_namespace_fails(namespace):
+    [message] = resource_violations("dra-driver-release-settings", RELEASE_TYPE, release(namespace=namespace))
+    assert "the chart refuses the default namespace" in message and "nvidia-dra-driver-gpu" in message
+
+
+def test_driver_release_reports_each_problem_and_covers_helm_v4_charts():
+    bad = release(version=None, namespace="default", values={})
+    assert len(resource_violations("dra-driver-release-settings", RELEASE_TYPE, bad)) == 3
+    assert len(resource_violations("dra-driver-release-settings", "kubernetes:helm.sh/v4:Chart", bad)) == 3
+
+
+def test_other_charts_are_not_the_driver():
+    assert resource_violations("dra-driver-release-settings", RELEASE_TYPE, release(chart="nvidia/gpu-operator", version=None, values={})) == []
+
+
+# dra-api-version-v1
+
+
+@pytest.mark.parametrize(("type_token", "props"), [
+    (TEMPLATE_TYPE, template(exactly("gpu", GPU_CLASS))),
+    (CLAIM_TYPE, claim(exactly("gpu", GPU_CLASS))),
+    ("kubernetes:resource.k8s.io/v1:DeviceClass", {"spec": {"selectors": []}}),
+    ("kubernetes:resource.k8s.io/v1:ResourceClaimTemplatePatch", template(exactly("gpu", GPU_CLASS))),
+])
+def test_v1_dra_objects_pass(type_token, props):
+    assert resource_violations("dra-api-version-v1", type_token, props) == []
+
+
+@pytest.mark.parametrize("type_token", [
+    "kubernetes:resource.k8s.io/v1beta1:ResourceClaimTemplate",
+    "kubernetes:resource.k8s.io/v1beta2:ResourceClaim",
+    "kubernetes:resource.k8s.io/v1alpha3:DeviceClass",
+    "kubernetes:resource.k8s.io/v1beta1:ResourceClaimPatch",
+])
+def test_older_dra_api_versions_fail(type_token):
+    [message] = resource_violations("dra-api-version-v1", type_token, {}, name="gpu")
+    version, kind = type_token.split("/")[1].split(":")
+    assert f'"gpu" uses resource.k8s.io/{version}' in message
+    assert f"pulumi_kubernetes.resource.v1.{kind.removesuffix('Patch')}" in message
+
+
+def test_v1beta1_request_shape_under_v1_fails():
+    flat = template({"name": "gpu", "deviceClassName": GPU_CLASS, "count": 1})
+    [message] = resource_violations("dra-api-version-v1", TEMPLATE_TYPE, flat)
+    assert "request(s) gpu" in message and "under `exactly`" in message
+
+
+def test_dra_api_version_ignores_other_kinds():
+    assert resource_violations("dra-api-version-v1", "kubernetes:resource.k8s.io/v1beta1:ResourceSlice", {}) == []
+
+
+# network-device-requested-once (advisory)
+
+
+@pytest.mark.parametrize("props", [
+    template(exactly("ib", IB)),
+    template(exactly("nic0", IB), exactly("nic1", IB)),
+    template(exactly("gpu", GPU_CLASS), exactly("nic", IB)),
+    template({"name": "nic", "firstAvailable": [{"name": "ib", "deviceClassName": IB}, {"name": "rdma", "deviceClassName": RDMA}]}),
+])
+def test_one_network_class_per_claim_passes(props):
+    assert resource_violations("network-device-requested-once", TEMPLATE_TYPE, props) == []
+
+
+@pytest.mark.parametrize(("type_token", "props"), [
+    (TEMPLATE_TYPE, template(exactly("rdma", RDMA), exactly("ib", IB))),
+    (CLAIM_TYPE, claim(exactly("rdma", RDMA), exactly("ib", IB))),
+])
+def test_rdma_and_ib_in_one_claim_fails(type_token, props):
+    [message] = resource_violations("network-device-requested-once", type_token, props, name="nics")
+    assert '"nics" requests both rdma.networking.nebius.ai (request rdma) and ib.networking.nebius.ai (request ib)' in message
+    assert "two separate NICs" in message
+
+
+# dra-autoscaling-min-nodes
+
+
+@pytest.mark.parametrize("props", [
+    node_group(autoscaling={"minNodeCount": 1.0, "maxNodeCount": 8.0}),
+    node_group(fixed=4.0),
+    node_group(dra=False, autoscaling={"minNodeCount": 0.0, "maxNodeCount": 8.0}),
+    node_group(platform="cpu-d3", dra=None, autoscaling={"minNodeCount": 0.0, "maxNodeCount": 3.0}),
+])
+def test_autoscaling_minimum_passes(props):
+    assert resource_violations("dra-autoscaling-min-nodes", NODE_GROUP_TYPE, props) == []
+
+
+@pytest.mark.parametrize("autoscaling", [{"minNodeCount": 0.0, "maxNodeCount": 8.0}, {"maxNodeCount": 8.0}])
+def test_dra_group_autoscaling_from_zero_fails(autoscaling):
+    [message] = resource_violations("dra-autoscaling-min-nodes", NODE_GROUP_TYPE, node_group(autoscaling=autoscaling), name="burst")
+    assert 'Mk8sV1NodeGroup "burst" autoscales from autoscaling.minNodeCount 0' in message
+    assert "autoscaling.min of the gpuNodeGroups entry" in message
+
+
+# workload-images-pinned (advisory)
+
+
+@pytest.mark.parametrize(("image", "pinned"), [
+    ("nvidia/cuda:13.1.1-runtime-ubuntu24.04", True),
+    ("registry.example:5000/tools/rdma:1.2", True),
+    ("nvidia/cuda@sha256:" + "a" * 64, True),
+    ("nvidia/cuda", False),
+    ("nvidia/cuda:latest", False),
+    ("registry.example:5000/tools/rdma", False),
+    ("", False),
+])
+def test_image_is_pinned(image, pinned):
+    assert image_is_pinned(image) is pinned
+
+
+def test_pod_images_rule():
+    assert resource_violations("workload-images-pinned", POD_TYPE, pod("nvidia/cuda:13.1.1-runtime-ubuntu24.04")) == []
+    [message] = resource_violations(
+        "workload-images-pinned", POD_TYPE, pod("nvidia/cuda:13.1.1-runtime-ubuntu24.04", init_images=("busybox",)), name="gpu-workload"
+    )
+    assert 'Pod "gpu-workload" runs unpinned images in container(s) init0 (busybox)' in message
+
+
+# single-dra-driver-release (stack)
+
+DRA_GROUP = (NODE_GROUP_TYPE, "gpu", node_group())
+DRIVER = (RELEASE_TYPE, "dra-driver", release())
+
+
+def test_one_driver_release_with_dra_groups_passes():
+    assert stack_violations("single-dra-driver-release", DRA_GROUP, DRIVER) == []
+    assert stack_violations("single-dra-driver-release", (NODE_GROUP_TYPE, "gpu", node_group(dra=False))) == []
+
+
+def test_missing_driver_release_fails_for_the_stack():
+    [(urn, message)] = stack_violations("single-dra-driver-release", DRA_GROUP)
+    assert urn is None and "DRA GPU node groups (gpu) but no NVIDIA DRA driver release" in message
+
+
+def test_two_driver_releases_fail_on_each():
+    second = (RELEASE_TYPE, "dra-driver-new", release(chart="dra-driver-nvidia-gpu", version="0.4.1"))
+    reported = stack_violations("single-dra-driver-release", DRA_GROUP, DRIVER, second)
+    assert [urn for urn, _ in reported] == [urn_of(RELEASE_TYPE, "dra-driver"), urn_of(RELEASE_TYPE, "dra-driver-new")]
+    assert all("one of 2 NVIDIA DRA driver releases" in message for _, message in reported)
+
+
+# network-claims-need-infiniband (stack)
+
+IB_TEMPLATE = (TEMPLATE_TYPE, "ib-network", template(exactly("ib", IB)))
+
+
+def test_network_claims_with_infiniband_group_pass_even_with_unknown_gpu_cluster_id():
+    ib_group = node_group(gpu_cluster=True)
+    assert stack_violations("network-claims-need-infiniband", (NODE_GROUP_TYPE, "gpu", ib_group), IB_TEMPLATE) == []
+    ib_group["template"]["gpuCluster"]["id"] = UNKNOWN_STRING_VALUE
+    assert stack_violations("network-claims-need-infiniband", (NODE_GROUP_TYPE, "gpu", ib_group), IB_TEMPLATE) == []
+
+
+@pytest.mark.parametrize("group", [node_group(), node_group(dra=False, gpu_cluster=True)])
+def test_network_claims_without_infiniband_dra_group_fail(group):
+    alternatives = (CLAIM_TYPE, "either", claim({"name": "nic", "firstAvailable": [{"name": "a", "deviceClassName": RDMA}]}))
+    gpu_only = (TEMPLATE_TYPE, "gpu", template(exactly("gpu", GPU_CLASS)))
+    reported = stack_violations("network-claims-need-infiniband", (NODE_GROUP_TYPE, "gpu", group), IB_TEMPLATE, alternatives, gpu_only)
+    assert [urn for urn, _ in reported] == [urn_of(*IB_TEMPLATE[:2]), urn_of(*alternatives[:2])]
+    assert 'ResourceClaimTemplate "ib-network" requests ib.networking.nebius.ai, but no DRA GPU node group joins' in reported[0][1]
+
+
+# gpu-operator-device-plugin-disabled (stack)
+
+
+def operator(values: dict) -> tuple[str, str, dict]:
+    return RELEASE_TYPE, "gpu-operator", release(chart="nvidia/gpu-operator", version="v25.10.0", namespace="gpu-operator", values=values)
+
+
+def test_operator_without_device_plugin_passes():
+    assert stack_violations("gpu-operator-device-plugin-disabled", DRA_GROUP, operator({"devicePlugin": {"enabled": False}})) == []
+    no_dra = (NODE_GROUP_TYPE, "gpu", node_group(dra=False))
+    assert stack_violations("gpu-operator-device-plugin-disabled", no_dra, operator({})) == []
+
+
+@pytest.mark.parametrize("values", [{"devicePlugin": {"enabled": True}}, {}, {"devicePlugin": {}}])
+def test_operator_with_device_plugin_on_dra_stack_fails(values):
+    [(urn, message)] = stack_violations("gpu-operator-device-plugin-disabled", DRA_GROUP, operator(values))
+    assert urn == urn_of(RELEASE_TYPE, "gpu-operator")
+    assert 'Release "gpu-operator" (GPU Operator) does not set values.devicePlugin.enabled: false' in message
+
+
+# check_resources: the entry point the offline plan uses
+
+
+def planned(type_token: str, name: str, props: dict) -> PlannedResource:
+    return PlannedResource(urn_of(type_token, name), type_token, name, props)
+
+
+OLD_CLUSTER = planned(CLUSTER_TYPE, "cluster", {"controlPlane": {"version": "1.33"}})
+LATEST_POD = planned(POD_TYPE, "sample", pod("busybox:latest"))
+
+
+def test_check_resources_reports_levels_and_urns():
+    findings = check_resources([OLD_CLUSTER, LATEST_POD])
+    assert [(f.policy, f.mandatory, f.urn) for f in findings] == [
+        ("mk8s-cluster-version", True, OLD_CLUSTER.urn),
+        ("workload-images-pinned", False, LATEST_POD.urn),
+    ]
+
+
+def test_check_resources_reads_policy_pack_config():
+    config = {
+        "mk8s-cluster-version": {"enforcementLevel": "advisory", "minimumVersion": "1.33"},
+        "workload-images-pinned": "mandatory",
+    }
+    assert [(f.policy, f.mandatory) for f in check_resources([OLD_CLUSTER, LATEST_POD], config)] == [("workload-images-pinned", True)]
+    config = {"mk8s-cluster-version": {"minimumVersion": "1.32"}, "workload-images-pinned": "disabled"}
+    assert check_resources([OLD_CLUSTER, LATEST_POD], config) == []
+
+
+def test_check_resources_rejects_malformed_minimum_version():
+    with pytest.raises(ValueError, match="minimumVersion"):
+        check_resources([OLD_CLUSTER], {"mk8s-cluster-version": {"minimumVersion": "1.34.0"}})
+
+
+def test_unknown_value_is_reported_as_unchecked_not_mandatory():
+    cluster = planned(CLUSTER_TYPE, "cluster", {"controlPlane": {"version": UNKNOWN_STRING_VALUE}})
+    [finding] = check_resources([cluster])
+    assert finding.policy == "mk8s-cluster-version" and not finding.mandatory
+    assert "cannot be checked before the update" in finding.message
