@@ -17,7 +17,9 @@ from typing import Any, Mapping, Optional
 import pulumi
 import yaml
 
+from components.claims_config import NO_CLAIMS, ClaimsConfig, parse_claims_config
 from components.config_errors import NAMESPACE, ConfigProblems, config_key, shown
+from components.driver_config import DraDriverConfig, parse_driver_config
 from components.labels import (
     LABEL_KEY_RULE,
     LABEL_VALUE_RULE,
@@ -98,6 +100,8 @@ class StackConfig:
     infiniband_fabric: Optional[str]
     protect: bool
     node_service_account_id: Optional[str]
+    driver: DraDriverConfig
+    claims: ClaimsConfig = NO_CLAIMS
 
     @property
     def infiniband_groups(self) -> tuple[GpuNodeGroupConfig, ...]:
@@ -333,6 +337,8 @@ def parse_stack_config(raw: Mapping[str, str], stack: str) -> StackConfig:
         infiniband_fabric=fabric,
         protect=read.boolean("protect"),
         node_service_account_id=read.text("nodeServiceAccountId"),
+        driver=parse_driver_config(read, gpu_groups, problems),
+        claims=parse_claims_config(read, gpu_groups, problems),
     )
     problems.raise_if_any()
     return config

@@ -10,6 +10,7 @@ import pulumi
 from components.cluster import Mk8sCluster, Mk8sClusterArgs
 from components.cluster_access import ClusterAccess, ClusterAccessArgs
 from components.config import StackConfig
+from components.dra_workloads import DraWorkloads, DraWorkloadsArgs
 from components.gpu_fabric import InfinibandFabric, InfinibandFabricArgs
 from components.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
 from components.system_node_group import SystemNodeGroup, SystemNodeGroupArgs
@@ -26,6 +27,7 @@ class DraPlatform(pulumi.ComponentResource):
     fabric: Optional[InfinibandFabric]
     gpu_node_groups: dict[str, GpuNodeGroup]
     access: ClusterAccess
+    workloads: DraWorkloads
 
     def __init__(self, name: str, args: DraPlatformArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("nebius-dra:index:DraPlatform", name, None, opts)
@@ -83,6 +85,16 @@ class DraPlatform(pulumi.ComponentResource):
                 endpoint=self.cluster.endpoint,
                 ca_certificate=self.cluster.ca_certificate,
                 nebius_profile=config.cluster.nebius_profile,
+            ),
+            child,
+        )
+        self.workloads = DraWorkloads(
+            f"{name}-workloads",
+            DraWorkloadsArgs(
+                provider=self.access.provider,
+                claims=config.claims,
+                gpu_groups=config.gpu_node_groups,
+                depends_on=list(self.gpu_node_groups.values()),
             ),
             child,
         )

@@ -1,0 +1,145 @@
+"""The claim templates and sample Pods, in their own namespace, created through the cluster's provider.
+
+Templates need nothing but the API server: a ResourceClaimTemplate is only a recipe until a
+Pod uses it. The sample Pods need the DRA driver's DeviceClasses to be scheduled, so they
+wait for whatever `depends_on` names (the driver's release).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Optional, Sequence
+
+import pulumi
+import pulumi_kubernetes as k8s
+from pulumi_kubernetes.core import v1 as core
+from pulumi_kubernetes.meta import v1 as meta
+from pulumi_kubernetes.resource import v1 as dra
+
+from components.claim_specs import claim_template_specs
+from components.claims_config import ClaimsConfig
+from components.config import GpuNodeGroupConfig
+from components.sample_workloads import sample_pod_specs
+
+MANAGED_LABELS = {"app.kubernetes.io/managed-by": "pulumi", "app.kubernetes.io/part-of": "nebius-dra"}
+
+
+@dataclass
+class DraWorkloadsArgs:
+    provider: k8s.Provider
+    claims: ClaimsConfig
+    gpu_groups: Sequence[GpuNodeGroupConfig]
+    depends_on: Sequence[pulumi.Resource] = field(default_factory=list)
+
+
+def _request_args(request: Mapping[str, Any]) -> dra.DeviceRequestArgs:
+    exactly = request["exactly"]
+    selectors = [dra.DeviceSelectorArgs(cel=dra.CELDeviceSelectorArgs(expression=s["cel"]["expression"])) for s in exactly.get("selectors", [])]
+    return dra.DeviceRequestArgs(
+        name=request["name"],
+        exactly=dra.ExactDeviceRequestArgs(
+            device_class_name=exactly["deviceClassName"],
+            allocation_mode=exactly.get("allocationMode"),
+            count=exactly.get("count"),
+            selectors=selectors or None,
+        ),
+    )
+
+
+def template_spec_args(spec: Mapping[str, Any]) -> dra.ResourceClaimTemplateSpecArgs:
+    """The typed form of a `claim_specs` spec, so a misspelt field fails here rather than in the cluster."""
+    devices = spec["spec"]["devices"]
+    constraints = [dra.DeviceConstraintArgs(match_attribute=c["matchAttribute"], requests=c.get("requests")) for c in devices.get("constraints", [])]
+    config = [
+        dra.DeviceClaimConfigurationArgs(
+            opaque=dra.OpaqueDeviceConfigurationArgs(driver=c["opaque"]["driver"], parameters=c["opaque"]["parameters"]),
+            requests=c.get("requests"),
+        )
+        for c in devices.get("config", [])
+    ]
+    return dra.ResourceClaimTemplateSpecArgs(
+        spec=dra.ResourceClaimSpecArgs(
+            devices=dra.DeviceClaimArgs(
+                requests=[_request_args(request) for request in devices["requests"]],
+                constraints=constraints or None,
+                config=config or None,
+            )
+        )
+    )
+
+
+def pod_spec_args(spec: Mapping[str, Any]) -> core.PodSpecArgs:
+    """The typed form of a `sample_workloads` Pod spec."""
+    return core.PodSpecArgs(
+        restart_policy=spec["restartPolicy"],
+        resource_claims=[
+            core.PodResourceClaimArgs(name=claim["name"], resource_claim_template_name=claim["resourceClaimTemplateName"])
+            for claim in spec["resourceClaims"]
+        ],
+        containers=[
+            core.ContainerArgs(
+                name=container["name"],
+                image=container["image"],
+                command=container["command"],
+                resources=core.ResourceRequirementsArgs(claims=[core.ResourceClaimArgs(name=c["name"]) for c in container["resources"]["claims"]]),
+            )
+            for container in spec["containers"]
+        ],
+        tolerations=[
+            core.TolerationArgs(key=t["key"], operator=t["operator"], value=t.get("value"), effect=t["effect"])
+            for t in spec.get("tolerations", [])
+        ]
+        or None,
+    )
+
+
+class DraWorkloads(pulumi.ComponentResource):
+    namespace: Optional[core.Namespace]
+    claim_templates: dict[str, dra.ResourceClaimTemplate]
+    sample_pods: dict[str, core.Pod]
+
+    def __init__(self, name: str, args: DraWorkloadsArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+        super().__init__("nebius-dra:workloads:DraWorkloads", name, None, opts)
+        claims = args.claims
+        child = pulumi.ResourceOptions(parent=self, provider=args.provider)
+        templates = claim_template_specs(claims, claims.infiniband)
+        pods = sample_pod_specs(claims, args.gpu_groups)
+        self.namespace = (
+            core.Namespace(
+                f"{name}-namespace",
+                metadata=meta.ObjectMetaArgs(name=claims.namespace, labels=MANAGED_LABELS),
+                opts=child,
+            )
+            if templates or pods
+            else None
+        )
+        namespace_name = self.namespace.metadata.name if self.namespace else None
+        self.claim_templates = {
+            template: dra.ResourceClaimTemplate(
+                f"{name}-template-{template}",
+                metadata=meta.ObjectMetaArgs(name=template, namespace=namespace_name, labels=MANAGED_LABELS),
+                spec=template_spec_args(spec),
+                opts=child,
+            )
+            for template, spec in templates.items()
+        }
+        self.sample_pods = {
+            pod: core.Pod(
+                f"{name}-pod-{pod}",
+                metadata=meta.ObjectMetaArgs(name=pod, namespace=namespace_name, labels=MANAGED_LABELS),
+                spec=pod_spec_args(spec),
+                opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=self._pod_dependencies(spec, args.depends_on))),
+            )
+            for pod, spec in pods.items()
+        }
+        self.register_outputs(
+            {
+                "namespace": namespace_name,
+                "claimTemplates": list(self.claim_templates),
+                "samplePods": list(self.sample_pods),
+            }
+        )
+
+    def _pod_dependencies(self, spec: Mapping[str, Any], driver: Sequence[pulumi.Resource]) -> list[pulumi.Resource]:
+        """The driver, and the templates the Pod names by plain string (which carries no dependency)."""
+        return [*driver, *(self.claim_templates[claim["resourceClaimTemplateName"]] for claim in spec["resourceClaims"])]
