@@ -144,7 +144,7 @@ def test_fork_prs_get_the_offline_plan_in_the_summary_and_as_an_artifact_without
     assert re.search(r'make --silent plan STACK="\$STACK" > "plan-\$STACK\.txt"', script)
     assert "$GITHUB_STEP_SUMMARY" in script
     (upload,) = [step for step in job["steps"] if step.get("uses", "").startswith("actions/upload-artifact@")]
-    assert upload["with"]["path"] == "plan-${{ matrix.stack }}.txt"
+    assert upload["with"]["path"].splitlines() == ["plan-${{ matrix.stack }}.txt", "build/plan/${{ matrix.stack }}/"]
 
 
 def test_previews_run_one_at_a_time_per_stack_and_pr():
