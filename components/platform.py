@@ -10,9 +10,11 @@ import pulumi
 from components.cluster import Mk8sCluster, Mk8sClusterArgs
 from components.cluster_access import ClusterAccess, ClusterAccessArgs
 from components.config import StackConfig
+from components.dra_driver import DraDriver, DraDriverArgs
 from components.dra_workloads import DraWorkloads, DraWorkloadsArgs
 from components.gpu_fabric import InfinibandFabric, InfinibandFabricArgs
 from components.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
+from components.gpu_operator import NvidiaOperator, NvidiaOperatorArgs, gpu_operator_spec, network_operator_spec
 from components.system_node_group import SystemNodeGroup, SystemNodeGroupArgs
 
 
@@ -27,6 +29,9 @@ class DraPlatform(pulumi.ComponentResource):
     fabric: Optional[InfinibandFabric]
     gpu_node_groups: dict[str, GpuNodeGroup]
     access: ClusterAccess
+    gpu_operator: Optional[NvidiaOperator]
+    network_operator: Optional[NvidiaOperator]
+    dra_driver: DraDriver
     workloads: DraWorkloads
 
     def __init__(self, name: str, args: DraPlatformArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
@@ -88,6 +93,7 @@ class DraPlatform(pulumi.ComponentResource):
             ),
             child,
         )
+        self._install_drivers(name, config, child)
         self.workloads = DraWorkloads(
             f"{name}-workloads",
             DraWorkloadsArgs(
@@ -103,4 +109,39 @@ class DraPlatform(pulumi.ComponentResource):
                 "cluster_id": self.cluster.cluster_id,
                 "kubeconfig": self.access.kubeconfig,
             }
+        )
+
+    def _install_drivers(self, name: str, config: StackConfig, child: pulumi.ResourceOptions) -> None:
+        """Helm releases wait for the system nodes, never for GPU groups: GPU pods land as GPU nodes join."""
+        system_nodes = [self.system_nodes.node_group]
+        provider = self.access.provider
+        driver = config.driver
+        operator_taints = [taint for group in config.gpu_node_groups if not group.preinstalled_driver for taint in group.taints]
+        self.gpu_operator = (
+            NvidiaOperator(
+                f"{name}-gpu-operator",
+                NvidiaOperatorArgs(gpu_operator_spec(driver.gpu_operator_version, operator_taints), provider, system_nodes),
+                child,
+            )
+            if driver.gpu_operator
+            else None
+        )
+        self.network_operator = (
+            NvidiaOperator(
+                f"{name}-network-operator",
+                NvidiaOperatorArgs(network_operator_spec(driver.network_operator_version), provider, system_nodes),
+                child,
+            )
+            if driver.network_operator
+            else None
+        )
+        self.dra_driver = DraDriver(
+            f"{name}-dra-driver",
+            DraDriverArgs(
+                driver=driver,
+                gpu_taints=[taint for group in config.gpu_node_groups for taint in group.taints],
+                provider=provider,
+                depends_on=[*system_nodes, *([self.gpu_operator.release] if self.gpu_operator else [])],
+            ),
+            child,
         )

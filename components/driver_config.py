@@ -1,0 +1,187 @@
+"""Which NVIDIA DRA driver chart to install, where, and whether the GPU Operator installs the GPU driver.
+
+Two chart lines are supported: `nvidia-dra-driver-gpu` (the name the Nebius guide installs,
+last released as 25.12.0) and its successor `dra-driver-nvidia-gpu` (0.4.x). The driver
+mode follows from the GPU node groups: a group with a Nebius drivers preset runs the
+driver shipped in the image; a group without one needs the GPU Operator to install it.
+Everything is checked here, so a bad combination stops the program before any resource
+is registered.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
+
+from components.config_errors import ConfigProblems, config_key, shown
+from components.dra_driver_values import guarded_override_problems
+
+if TYPE_CHECKING:
+    from components.config import GpuNodeGroupConfig, RawConfig
+
+LEGACY_CHART = "nvidia-dra-driver-gpu"
+RENAMED_CHART = "dra-driver-nvidia-gpu"
+NGC_REPOSITORY = "https://helm.ngc.nvidia.com/nvidia"
+KUBERNETES_OCI_REPOSITORY = "oci://registry.k8s.io/dra-driver-nvidia/charts"
+RELEASE_NAME = LEGACY_CHART
+DEFAULT_NAMESPACE = "nvidia-dra-driver-gpu"
+HOST_DRIVER_ROOT = "/"
+OPERATOR_DRIVER_ROOT = "/run/nvidia/driver"
+
+GPU_OPERATOR_CHART = "gpu-operator"
+NETWORK_OPERATOR_CHART = "network-operator"
+GPU_OPERATOR_VERSION = "v25.10.1"
+NETWORK_OPERATOR_VERSION = "25.7.0"
+OPERATOR_VERSION_PATTERN = re.compile(r"^v?\d+\.\d+\.\d+$")
+OPERANDS_OFF_LABEL = "nvidia.com/gpu.deploy.operands"
+NAMESPACE_PATTERN = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+
+
+@dataclass(frozen=True)
+class ChartLine:
+    chart: str
+    default_version: str
+    version_pattern: re.Pattern[str]
+    allowed_versions: str
+    repositories: tuple[str, ...]
+
+
+CHART_LINES = {
+    LEGACY_CHART: ChartLine(LEGACY_CHART, "25.12.0", re.compile(r"^25\.12\.0$"), "25.12.0 (the last release under this name)", (NGC_REPOSITORY,)),
+    RENAMED_CHART: ChartLine(RENAMED_CHART, "0.4.1", re.compile(r"^0\.4\.\d+$"), "0.4.x, for example 0.4.1", (NGC_REPOSITORY, KUBERNETES_OCI_REPOSITORY)),
+}
+
+
+@dataclass(frozen=True)
+class DraDriverConfig:
+    chart: str
+    version: str
+    repository: str
+    namespace: str
+    driver_root: str
+    compute_domains: bool
+    value_overrides: Mapping[str, Any]
+    gpu_operator: bool
+    network_operator: bool
+    gpu_operator_version: str
+    network_operator_version: str
+
+    @property
+    def renamed_chart(self) -> bool:
+        return self.chart == RENAMED_CHART
+
+    @property
+    def from_oci(self) -> bool:
+        return self.repository.startswith("oci://")
+
+    @property
+    def chart_reference(self) -> str:
+        """Helm pulls an OCI chart by its full reference; a classic repository takes the bare name."""
+        return f"{self.repository}/{self.chart}" if self.from_oci else self.chart
+
+    @property
+    def name_override(self) -> Optional[str]:
+        """The renamed chart keeps the old object names, so an upgrade adopts the old release's objects."""
+        return LEGACY_CHART if self.renamed_chart else None
+
+
+def _chart_line(read: RawConfig, problems: ConfigProblems) -> ChartLine:
+    chart = read.text("draDriverChart") or LEGACY_CHART
+    if chart not in CHART_LINES:
+        problems.add(config_key("draDriverChart"), f"got {shown(chart)}; allowed: {LEGACY_CHART} (default) or {RENAMED_CHART}")
+        return CHART_LINES[LEGACY_CHART]
+    return CHART_LINES[chart]
+
+
+def _version(read: RawConfig, line: ChartLine, problems: ConfigProblems) -> str:
+    version = read.text("draDriverVersion") or line.default_version
+    if not line.version_pattern.match(version):
+        problems.add(config_key("draDriverVersion"), f"got {shown(version)} for chart {line.chart}; allowed: {line.allowed_versions}")
+    return version
+
+
+def _repository(read: RawConfig, line: ChartLine, problems: ConfigProblems) -> str:
+    repository = (read.text("draDriverRepository") or NGC_REPOSITORY).rstrip("/")
+    if repository not in line.repositories:
+        problems.add(config_key("draDriverRepository"), f"got {shown(repository)} for chart {line.chart}; allowed: {' or '.join(line.repositories)}")
+    return repository
+
+
+def _namespace(read: RawConfig, problems: ConfigProblems) -> str:
+    namespace = read.text("draDriverNamespace") or DEFAULT_NAMESPACE
+    key = config_key("draDriverNamespace")
+    if namespace == "default":
+        problems.add(key, f"got \"default\": the chart refuses to install into the default namespace, and the driver's privileged pods belong in a namespace of their own; use {DEFAULT_NAMESPACE}")
+    elif not NAMESPACE_PATTERN.match(namespace):
+        problems.add(key, f"got {shown(namespace)}; expected a namespace name: at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit")
+    return namespace
+
+
+def _operator_version(read: RawConfig, key: str, default: str, problems: ConfigProblems) -> str:
+    version = read.text(key) or default
+    if not OPERATOR_VERSION_PATTERN.match(version):
+        problems.add(config_key(key), f"got {shown(version)}; expected an exact chart version such as {default} (ranges are not pinned)")
+    return version
+
+
+def _check_mixed_modes(groups: Sequence[GpuNodeGroupConfig], problems: ConfigProblems) -> None:
+    """The GPU Operator must not touch nodes whose image already ships the driver."""
+    exposed = [group.name for group in groups if group.preinstalled_driver and group.labels.get(OPERANDS_OFF_LABEL) != "false"]
+    if exposed:
+        problems.add(
+            config_key("gpuNodeGroups"),
+            f"groups {', '.join(exposed)} have a driversPreset while other groups leave the driver to the GPU Operator; "
+            f"the Operator would also install its driver and toolkit on the preset nodes. Either give every group a driversPreset, "
+            f"remove it from every group, or keep the Operator off the preset groups with labels: {{{OPERANDS_OFF_LABEL}: \"false\"}}",
+        )
+
+
+def _driver_root(read: RawConfig, groups: Sequence[GpuNodeGroupConfig], problems: ConfigProblems) -> str:
+    key = config_key("draDriverRoot")
+    given = read.text("draDriverRoot")
+    if given is not None and not given.startswith("/"):
+        problems.add(key, f"got {shown(given)}; expected an absolute path on the node, such as {HOST_DRIVER_ROOT} or {OPERATOR_DRIVER_ROOT}")
+    modes = {group.preinstalled_driver for group in groups}
+    if given is None and len(modes) > 1:
+        problems.add(
+            key,
+            f"is required when some GPU groups have a driversPreset and others do not: the DRA driver reads the GPU driver from one root on every node, "
+            f"{HOST_DRIVER_ROOT} for preset images, {OPERATOR_DRIVER_ROOT} for the GPU Operator's driver; its kubelet plugin works only on the nodes whose driver lives there",
+        )
+    if given is not None:
+        return given
+    return HOST_DRIVER_ROOT if all(modes) else OPERATOR_DRIVER_ROOT
+
+
+def _value_overrides(read: RawConfig, problems: ConfigProblems) -> dict[str, Any]:
+    overrides = read.structured("draDriverValues", {})
+    if not isinstance(overrides, dict):
+        problems.add(config_key("draDriverValues"), f"got {shown(overrides)}; expected a map of chart values")
+        return {}
+    return overrides
+
+
+def parse_driver_config(read: RawConfig, groups: Sequence[GpuNodeGroupConfig], problems: ConfigProblems) -> DraDriverConfig:
+    """Reads the driver keys; `groups` decides the driver mode and whether the Operators are needed."""
+    line = _chart_line(read, problems)
+    operator_groups = tuple(group for group in groups if not group.preinstalled_driver)
+    if operator_groups:
+        _check_mixed_modes(groups, problems)
+    driver = DraDriverConfig(
+        chart=line.chart,
+        version=_version(read, line, problems),
+        repository=_repository(read, line, problems),
+        namespace=_namespace(read, problems),
+        driver_root=_driver_root(read, groups, problems),
+        compute_domains=read.boolean("draComputeDomains"),
+        value_overrides=_value_overrides(read, problems),
+        gpu_operator=bool(operator_groups),
+        network_operator=any(group.infiniband for group in operator_groups),
+        gpu_operator_version=_operator_version(read, "gpuOperatorVersion", GPU_OPERATOR_VERSION, problems),
+        network_operator_version=_operator_version(read, "networkOperatorVersion", NETWORK_OPERATOR_VERSION, problems),
+    )
+    taints = [taint for group in groups for taint in group.taints]
+    for path, message in guarded_override_problems(driver, taints):
+        problems.add(config_key("draDriverValues"), f"{path}: {message}")
+    return driver

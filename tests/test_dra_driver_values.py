@@ -1,0 +1,229 @@
+"""The DRA driver's Helm values, built directly from parsed config: guarded keys, overrides, chart keys."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Mapping
+
+import kubernetes_validate
+import pytest
+import yaml
+from hypothesis import given
+from hypothesis import strategies as st
+
+from components.config import StackConfig, parse_stack_config
+from components.config_errors import ConfigError
+from components.dra_driver_values import (
+    GUARD_REASONS,
+    deep_merge,
+    dra_driver_values,
+    gpu_operator_values,
+    network_operator_values,
+)
+from components.driver_config import KUBERNETES_OCI_REPOSITORY, LEGACY_CHART, RENAMED_CHART
+from components.labels import KUBELET_PLUGIN_LABEL, Taint, tolerations_for
+from components.system_node_group import SYSTEM_ROLE_LABEL
+from tools.mock_engine import load_stack_config
+
+DATA = Path(__file__).resolve().parent / "data"
+SYSTEM_SELECTOR = {SYSTEM_ROLE_LABEL: "system"}
+
+
+def parsed(stack: str = "dev", **overrides: Any) -> StackConfig:
+    """The stack's config as the program parses it (keys without the namespace), with `overrides` applied."""
+    raw = {key.split(":", 1)[1]: value for key, value in load_stack_config(stack).items()}
+    raw.update({key: value if isinstance(value, str) else json.dumps(value) for key, value in overrides.items()})
+    return parse_stack_config(raw, stack)
+
+
+def without_presets(stack: str) -> list[dict]:
+    groups = yaml.safe_load(load_stack_config(stack)["nebius-dra:gpuNodeGroups"])
+    return [{key: value for key, value in group.items() if key != "driversPreset"} for group in groups]
+
+
+def values_of(config: StackConfig) -> dict[str, Any]:
+    taints = [taint for group in config.gpu_node_groups for taint in group.taints]
+    return dra_driver_values(config.driver, taints, SYSTEM_SELECTOR)
+
+
+def chart_keys(chart: str, version: str) -> set[str]:
+    """The key list kept for a chart line; 0.4.x patch releases are checked against 0.4.1's keys."""
+    pinned = "0.4.1" if chart == RENAMED_CHART else version
+    lines = (DATA / f"{chart}-{pinned}.keys").read_text().splitlines()
+    return {line for line in lines if line and not line.startswith("#")}
+
+
+def undefined_keys(values: Mapping[str, Any], keys: set[str], prefix: str = "") -> list[str]:
+    undefined = []
+    for key, value in values.items():
+        path = f"{prefix}{key}"
+        if f"{path}.*" in keys:
+            continue
+        if path not in keys:
+            undefined.append(path)
+        elif isinstance(value, Mapping):
+            undefined.extend(undefined_keys(value, keys, f"{path}."))
+    return undefined
+
+
+def refusal(stack: str = "dev", **overrides: Any) -> str:
+    with pytest.raises(ConfigError) as raised:
+        parsed(stack, **overrides)
+    return str(raised.value)
+
+
+def test_preinstalled_nodes_read_the_driver_from_the_host_root():
+    values = values_of(parsed("prod"))
+    assert values["gpuResourcesEnabledOverride"] is True
+    assert values["resources"] == {"gpus": {"enabled": True}, "computeDomains": {"enabled": False}}
+    assert values["resourceApiVersion"] == "resource.k8s.io/v1"
+    assert values["nvidiaDriverRoot"] == "/"
+    assert values["kubeletPlugin"]["nodeSelector"] == {KUBELET_PLUGIN_LABEL: "true"}
+    assert values["kubeletPlugin"]["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Equal", "value": "true", "effect": "NoSchedule"}]
+    assert "nameOverride" not in values and "controller" not in values
+
+
+def test_operator_nodes_read_the_driver_the_operator_installs():
+    config = parsed("dev", gpuNodeGroups=without_presets("dev"))
+    assert values_of(config)["nvidiaDriverRoot"] == "/run/nvidia/driver"
+    assert values_of(parsed("dev", gpuNodeGroups=without_presets("dev"), draDriverRoot="/opt/nvidia"))["nvidiaDriverRoot"] == "/opt/nvidia"
+
+
+def test_kubelet_plugin_tolerates_every_gpu_group_taint():
+    groups = without_presets("prod")
+    groups[1]["taints"] = [{"key": "burst", "value": "", "effect": "NoExecute"}]
+    config = parsed("prod", gpuNodeGroups=groups)
+    assert values_of(config)["kubeletPlugin"]["tolerations"] == tolerations_for(
+        [Taint("nvidia.com/gpu", "true", "NoSchedule"), Taint("burst", "", "NoExecute")]
+    )
+
+
+def test_renamed_chart_keeps_the_old_object_names():
+    config = parsed("dev", draDriverChart=RENAMED_CHART)
+    assert values_of(config)["nameOverride"] == LEGACY_CHART
+
+
+def test_user_values_merge_last_without_dropping_stack_values():
+    config = parsed("dev", draDriverValues={"logVerbosity": "6", "kubeletPlugin": {"priorityClassName": "gpu-critical"}})
+    values = values_of(config)
+    assert values["logVerbosity"] == "6"
+    assert values["kubeletPlugin"]["priorityClassName"] == "gpu-critical"
+    assert values["kubeletPlugin"]["nodeSelector"] == {KUBELET_PLUGIN_LABEL: "true"}
+
+
+def test_an_override_equal_to_the_guarded_value_is_accepted():
+    assert parsed("dev", draDriverValues={"resources": {"gpus": {"enabled": True}}}).driver.value_overrides
+
+
+GUARDED_OVERRIDES = {
+    "gpuResourcesEnabledOverride": {"gpuResourcesEnabledOverride": False},
+    "resources.gpus.enabled": {"resources": {"gpus": {"enabled": False}}},
+    "resources.computeDomains.enabled": {"resources": {"computeDomains": {"enabled": True}}},
+    "resourceApiVersion": {"resourceApiVersion": "resource.k8s.io/v1beta1"},
+    "nvidiaDriverRoot": {"nvidiaDriverRoot": "/run/nvidia/driver"},
+    "nameOverride": {"nameOverride": "my-driver"},
+    "allowDefaultNamespace": {"allowDefaultNamespace": True},
+    "kubeletPlugin.nodeSelector": {"kubeletPlugin": {"nodeSelector": {"gpu": "yes"}}},
+    "kubeletPlugin.tolerations": {"kubeletPlugin": {"tolerations": []}},
+}
+
+
+def test_every_guarded_key_has_a_refusal_case():
+    assert set(GUARDED_OVERRIDES) == set(GUARD_REASONS)
+
+
+@pytest.mark.parametrize("path", sorted(GUARDED_OVERRIDES))
+def test_every_guarded_override_is_refused_with_its_path(path):
+    message = refusal("prod", draDriverValues=GUARDED_OVERRIDES[path])
+    assert f"nebius-dra:draDriverValues: {path}: the override" in message
+    assert message.count("draDriverValues") == 1
+
+
+def test_replacing_a_guarded_map_whole_is_refused():
+    message = refusal("dev", draDriverValues={"resources": None})
+    assert "resources.gpus.enabled: the override removes it" in message
+    assert "resources.computeDomains.enabled: the override removes it" in message
+
+
+def test_overrides_must_be_a_map():
+    assert "nebius-dra:draDriverValues: got [1]; expected a map of chart values" in refusal("dev", draDriverValues=[1])
+
+
+@pytest.mark.parametrize("chart", [LEGACY_CHART, RENAMED_CHART])
+def test_compute_domain_controller_runs_on_the_system_nodes(chart):
+    controller = values_of(parsed("dev", draDriverChart=chart, draComputeDomains="true"))["controller"]
+    assert controller["nodeSelector"] == SYSTEM_SELECTOR
+    affinity = controller.get("affinity")
+    if chart == LEGACY_CHART:
+        (term,) = affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+        assert term == {"matchExpressions": [{"key": SYSTEM_ROLE_LABEL, "operator": "In", "values": ["system"]}]}
+    else:
+        assert affinity is None
+
+
+CHART_CASES = [
+    {"draDriverChart": LEGACY_CHART},
+    {"draDriverChart": LEGACY_CHART, "draComputeDomains": "true"},
+    {"draDriverChart": RENAMED_CHART},
+    {"draDriverChart": RENAMED_CHART, "draComputeDomains": "true", "draDriverRepository": KUBERNETES_OCI_REPOSITORY},
+    {"draDriverChart": RENAMED_CHART, "draDriverVersion": "0.4.0", "gpuNodeGroups": "operator"},
+]
+
+
+@pytest.mark.parametrize("case", CHART_CASES, ids=lambda case: "-".join(str(v).rsplit("/", 1)[-1] for v in case.values()))
+def test_rendered_values_use_only_keys_the_pinned_chart_defines(case):
+    settings = dict(case)
+    if settings.get("gpuNodeGroups") == "operator":
+        settings["gpuNodeGroups"] = without_presets("prod")
+    config = parsed("prod", **settings)
+    keys = chart_keys(config.driver.chart, config.driver.version)
+    assert undefined_keys(values_of(config), keys) == []
+
+
+def test_the_key_check_flags_keys_the_chart_does_not_define():
+    keys = chart_keys(LEGACY_CHART, "25.12.0")
+    values = {"kubeletPlugin": {"nodeSelector": {"any/label": "x"}, "tolerance": []}, "controller": {"replicas": 2}}
+    assert undefined_keys(values, keys) == ["kubeletPlugin.tolerance", "controller.replicas"]
+    assert "controller.replicas" in chart_keys(RENAMED_CHART, "0.4.1")
+
+
+def test_kubernetes_fragments_in_the_values_are_valid_pod_fields():
+    """Tolerations, selectors and affinity go into pod specs unchanged, so they must validate as pod fields."""
+    config = parsed("prod", draComputeDomains="true")
+    values = values_of(config)
+    pod_spec = {
+        "containers": [{"name": "probe", "image": "registry.k8s.io/pause:3.10"}],
+        "nodeSelector": values["kubeletPlugin"]["nodeSelector"],
+        "tolerations": values["kubeletPlugin"]["tolerations"] + gpu_operator_values(config.gpu_node_groups[0].taints)["daemonsets"]["tolerations"],
+        "affinity": values["controller"]["affinity"],
+    }
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "probe"}, "spec": pod_spec}
+    kubernetes_validate.validate(pod, "1.34", strict=True)
+
+
+def test_gpu_operator_leaves_the_gpus_to_the_dra_driver():
+    values = gpu_operator_values([Taint("nvidia.com/gpu", "true", "NoSchedule")])
+    assert values["devicePlugin"] == {"enabled": False}
+    assert values["cdi"] == {"enabled": True}
+    assert values["driver"] == {"enabled": True}
+    assert values["daemonsets"]["tolerations"] == tolerations_for([Taint("nvidia.com/gpu", "true", "NoSchedule")])
+    assert network_operator_values() == {"nfd": {"enabled": False}}
+
+
+plain = st.one_of(st.integers(), st.text(max_size=3), st.booleans(), st.none(), st.lists(st.integers(), max_size=2))
+trees = st.recursive(plain, lambda inner: st.dictionaries(st.sampled_from("abc"), inner, max_size=3), max_leaves=8)
+maps = st.dictionaries(st.sampled_from("abc"), trees, max_size=3)
+
+
+@given(maps, maps)
+def test_deep_merge_keeps_base_keys_and_lets_every_override_leaf_win(base, override):
+    merged = deep_merge(base, override)
+    assert set(merged) == set(base) | set(override)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            assert merged[key] == deep_merge(base[key], value)
+        else:
+            assert merged[key] == value
+    for key in set(base) - set(override):
+        assert merged[key] == base[key]
