@@ -352,49 +352,44 @@ def check_gpu_operator_device_plugin(resources: Sequence[PlannedResource], confi
 
 
 @dataclass(frozen=True)
-class ResourceRule:
+class _Rule:
     name: str
     description: str
     level: EnforcementLevel
-    check: ResourceCheck
+    check: Callable[..., list]
     config_schema: Optional[PolicyConfigSchema] = None
+
+    def _settings(self, given: Mapping[str, Any]) -> dict[str, Any]:
+        """Schema defaults under the given config: the CLI may or may not have filled them in."""
+        properties = self.config_schema.properties if self.config_schema else {}
+        return {**{key: spec["default"] for key, spec in properties.items() if "default" in spec}, **given}
+
+    def _policy_fields(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description, "enforcement_level": self.level, "config_schema": self.config_schema}
+
+
+class ResourceRule(_Rule):
+    """A rule that judges one resource at a time; `check` is a ResourceCheck."""
 
     def policy(self) -> ResourceValidationPolicy:
         def validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
             resource = PlannedResource(args.urn, args.resource_type, args.name, args.props)
-            for message in self.check(resource, _with_defaults(self.config_schema, args.get_config())):
+            for message in self.check(resource, self._settings(args.get_config())):
                 report_violation(message, None)
 
-        return ResourceValidationPolicy(
-            name=self.name, description=self.description, validate=validate,
-            enforcement_level=self.level, config_schema=self.config_schema,
-        )
+        return ResourceValidationPolicy(validate=validate, **self._policy_fields())
 
 
-@dataclass(frozen=True)
-class StackRule:
-    name: str
-    description: str
-    level: EnforcementLevel
-    check: StackCheck
-    config_schema: Optional[PolicyConfigSchema] = None
+class StackRule(_Rule):
+    """A rule that needs the whole stack; `check` is a StackCheck."""
 
     def policy(self) -> StackValidationPolicy:
         def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
             resources = [PlannedResource(r.urn, r.resource_type, r.name, r.props) for r in args.resources]
-            for urn, message in self.check(resources, _with_defaults(self.config_schema, args.get_config())):
+            for urn, message in self.check(resources, self._settings(args.get_config())):
                 report_violation(message, urn)
 
-        return StackValidationPolicy(
-            name=self.name, description=self.description, validate=validate,
-            enforcement_level=self.level, config_schema=self.config_schema,
-        )
-
-
-def _with_defaults(schema: Optional[PolicyConfigSchema], given: Mapping[str, Any]) -> dict[str, Any]:
-    """Schema defaults under the given config: the CLI may or may not have filled them in."""
-    defaults = {key: spec["default"] for key, spec in (schema.properties if schema else {}).items() if "default" in spec}
-    return {**defaults, **given}
+        return StackValidationPolicy(validate=validate, **self._policy_fields())
 
 
 MANDATORY = EnforcementLevel.MANDATORY

@@ -1,0 +1,193 @@
+"""The pack over what the real program registers: dev and prod pass, and each rule catches its own breakage.
+
+A mutation changes one thing the way a pull request could. Where the program itself refuses
+the bad input (DRA off, autoscaling from zero, an old Kubernetes version), the planned
+properties are edited instead: the pack is the second line of defence for exactly those
+edits, made in code rather than in stack config.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+from typing import Callable
+
+import pytest
+
+from policies.dra_rules import RULES, PlannedResource, check_resources
+from tools.mock_engine import ProgramRun, load_stack_config, run_program
+
+CLUSTER = "nebius:index/mk8sV1Cluster:Mk8sV1Cluster"
+NODE_GROUP = "nebius:index/mk8sV1NodeGroup:Mk8sV1NodeGroup"
+GPU_CLUSTER = "nebius:index/computeV1GpuCluster:ComputeV1GpuCluster"
+RELEASE = "kubernetes:helm.sh/v3:Release"
+TEMPLATE = "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate"
+POD = "kubernetes:core/v1:Pod"
+Resources = list[PlannedResource]
+
+
+def planned(run: ProgramRun) -> Resources:
+    return [PlannedResource(r.urn, r.type, r.name, copy.deepcopy(r.inputs)) for r in run.resources]
+
+
+def the_one(resources: Resources, predicate: Callable[[PlannedResource], bool]) -> PlannedResource:
+    [match] = [r for r in resources if predicate(r)]
+    return match
+
+
+def driver_release(r: PlannedResource) -> bool:
+    return r.type == RELEASE and r.props["chart"].endswith(("nvidia-dra-driver-gpu", "dra-driver-nvidia-gpu"))
+
+
+def autoscaled_gpu_group(r: PlannedResource) -> bool:
+    return r.type == NODE_GROUP and "autoscaling" in r.props and "gpuSettings" in r.props["template"]
+
+
+def template_named(name: str) -> Callable[[PlannedResource], bool]:
+    return lambda r: r.type == TEMPLATE and r.props["metadata"]["name"] == name
+
+
+@pytest.fixture(scope="module")
+def operator_mode_run() -> ProgramRun:
+    """dev with the driver left to the GPU Operator: the program adds the Operator's release."""
+    config = dict(load_stack_config("dev"))
+    groups = json.loads(config["nebius-dra:gpuNodeGroups"])
+    for group in groups:
+        group.pop("driversPreset", None)
+    config["nebius-dra:gpuNodeGroups"] = json.dumps(groups)
+    run = run_program("dev", config=config)
+    assert run.error is None, run.error
+    return run
+
+
+@pytest.fixture
+def stacks(stack_runs, operator_mode_run) -> dict[str, Resources]:
+    """Fresh copies per test: mutations never leak into the session's runs."""
+    return {"dev": planned(stack_runs["dev"]), "prod": planned(stack_runs["prod"]), "dev-operator": planned(operator_mode_run)}
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod", "dev-operator"])
+def test_real_stacks_pass_every_rule(stacks, stack):
+    assert check_resources(stacks[stack]) == []
+
+
+def set_field(resource: PlannedResource, path: str, value) -> PlannedResource:
+    *parents, leaf = path.split(".")
+    target = resource.props
+    for key in parents:
+        target = target[key]
+    target[leaf] = value
+    return resource
+
+
+def old_cluster(resources: Resources) -> PlannedResource:
+    return set_field(the_one(resources, lambda r: r.type == CLUSTER), "controlPlane.version", "1.33")
+
+
+def dra_off_on_one_group(resources: Resources) -> PlannedResource:
+    return set_field(the_one(resources, autoscaled_gpu_group), "template.gpuSettings.dra", False)
+
+
+def override_false(resources: Resources) -> PlannedResource:
+    return set_field(the_one(resources, driver_release), "values.gpuResourcesEnabledOverride", False)
+
+
+def unpinned_driver(resources: Resources) -> PlannedResource:
+    release = the_one(resources, driver_release)
+    del release.props["version"]
+    return release
+
+
+def driver_in_default_namespace(resources: Resources) -> PlannedResource:
+    return set_field(the_one(resources, driver_release), "namespace", "default")
+
+
+def device_plugin_on(resources: Resources) -> PlannedResource:
+    operator = the_one(resources, lambda r: r.type == RELEASE and r.props["chart"].endswith("gpu-operator"))
+    return set_field(operator, "values.devicePlugin.enabled", True)
+
+
+def beta_claim_template(resources: Resources) -> PlannedResource:
+    index = resources.index(the_one(resources, template_named("gpu")))
+    old = resources[index]
+    beta_type = old.type.replace("/v1:", "/v1beta1:")
+    resources[index] = dataclasses.replace(old, type=beta_type, props={**old.props, "apiVersion": "resource.k8s.io/v1beta1"})
+    return resources[index]
+
+
+def rdma_and_ib_together(resources: Resources) -> PlannedResource:
+    template = the_one(resources, template_named("ib-network"))
+    requests = template.props["spec"]["spec"]["devices"]["requests"]
+    requests.append({"name": "rdma", "exactly": {"deviceClassName": "rdma.networking.nebius.ai", "count": 1}})
+    return template
+
+
+def autoscaling_from_zero(resources: Resources) -> PlannedResource:
+    return set_field(the_one(resources, autoscaled_gpu_group), "autoscaling.minNodeCount", 0.0)
+
+
+def latest_sample_image(resources: Resources) -> PlannedResource:
+    pod = the_one(resources, lambda r: r.type == POD and r.props["metadata"]["name"] == "gpu-workload")
+    pod.props["spec"]["containers"][0]["image"] = "nvidia/cuda:latest"
+    return pod
+
+
+def no_driver_release(resources: Resources) -> None:
+    resources.remove(the_one(resources, driver_release))
+
+
+def second_driver_release(resources: Resources) -> PlannedResource:
+    first = the_one(resources, driver_release)
+    second = dataclasses.replace(first, urn=first.urn + "-second", name=first.name + "-second", props=copy.deepcopy(first.props))
+    resources.append(second)
+    return second
+
+
+def no_infiniband_group(resources: Resources) -> PlannedResource:
+    for group in resources:
+        if group.type == NODE_GROUP:
+            group.props["template"].pop("gpuCluster", None)
+    resources.remove(the_one(resources, lambda r: r.type == GPU_CLUSTER))
+    return the_one(resources, template_named("ib-network"))
+
+
+MUTATIONS = {
+    "cluster below 1.34": ("prod", old_cluster, "mk8s-cluster-version", True),
+    "DRA off on one GPU group": ("prod", dra_off_on_one_group, "gpu-node-group-dra-enabled", True),
+    "gpuResourcesEnabledOverride false": ("dev", override_false, "dra-driver-release-settings", True),
+    "driver chart version unpinned": ("prod", unpinned_driver, "dra-driver-release-settings", True),
+    "driver in the default namespace": ("dev", driver_in_default_namespace, "dra-driver-release-settings", True),
+    "GPU Operator device plugin on": ("dev-operator", device_plugin_on, "gpu-operator-device-plugin-disabled", True),
+    "claim template on v1beta1": ("dev", beta_claim_template, "dra-api-version-v1", True),
+    "rdma and ib for one NIC": ("prod", rdma_and_ib_together, "network-device-requested-once", False),
+    "autoscaling from zero": ("prod", autoscaling_from_zero, "dra-autoscaling-min-nodes", True),
+    "sample image on latest": ("dev", latest_sample_image, "workload-images-pinned", False),
+    "no DRA driver release": ("prod", no_driver_release, "single-dra-driver-release", True),
+    "two DRA driver releases": ("dev", second_driver_release, "single-dra-driver-release", True),
+    "network claims without InfiniBand": ("prod", no_infiniband_group, "network-claims-need-infiniband", True),
+}
+
+
+def test_every_rule_has_a_mutation():
+    assert {policy for _, _, policy, _ in MUTATIONS.values()} == {rule.name for rule in RULES}
+
+
+@pytest.mark.parametrize("mutation", MUTATIONS, ids=list(MUTATIONS))
+def test_mutation_is_caught_by_its_rule_only(stacks, mutation):
+    stack, mutate, policy, mandatory = MUTATIONS[mutation]
+    resources = stacks[stack]
+    culprit = mutate(resources)
+    findings = check_resources(resources)
+    assert {(f.policy, f.mandatory) for f in findings} == {(policy, mandatory)}, findings
+    if culprit is not None:
+        on_culprit = [f for f in findings if f.urn == culprit.urn]
+        assert on_culprit, f"no finding is attached to the changed resource: {findings}"
+        assert all(f'"{culprit.name}"' in f.message for f in on_culprit)
+
+
+def test_minimum_version_from_policy_config_fails_the_real_dev_stack(stacks):
+    config = {"mk8s-cluster-version": {"minimumVersion": "1.35"}}
+    [finding] = check_resources(stacks["dev"], config)
+    assert finding.policy == "mk8s-cluster-version" and finding.mandatory
+    assert "Kubernetes 1.34, below the required 1.35" in finding.message
