@@ -4,7 +4,7 @@ VENV := venv
 PY := $(VENV)/bin/python
 STACK ?= dev
 
-.PHONY: setup plan test bench verify up preview lint clean
+.PHONY: setup plan test bench verify up preview clean
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt policies/requirements.txt
 	$(PYTHON) -m venv $(VENV)
