@@ -477,14 +477,20 @@ def sdk_props(props: Mapping[str, Any]) -> Mapping[str, Any]:
     return unknown_checking_proxy(deserialize_properties(dict(props)))
 
 
-def _level_and_properties(name: str, level: EnforcementLevel, config: Mapping[str, Any]) -> tuple[EnforcementLevel, dict]:
-    """Reads one policy's entry of a `--policy-pack-config` document: a level, or an object with one."""
-    entry = config.get(name, {})
+def _config_entry(entry: Union[str, Mapping[str, Any]]) -> tuple[Optional[EnforcementLevel], dict]:
+    """One entry of a `--policy-pack-config` document: a level, or settings with an optional `enforcementLevel`."""
     if isinstance(entry, str):
         return _LEVELS[entry], {}
     properties = dict(entry)
     configured = properties.pop("enforcementLevel", None)
-    return (_LEVELS[configured] if configured else level), properties
+    return (_LEVELS[configured] if configured else None), properties
+
+
+def _level_and_properties(name: str, default: EnforcementLevel, config: Mapping[str, Any]) -> tuple[EnforcementLevel, dict]:
+    """The policy's own entry wins over `all`, which wins over the policy's built-in level."""
+    pack_level, _ = _config_entry(config.get("all", {}))
+    level, properties = _config_entry(config.get(name, {}))
+    return level or pack_level or default, properties
 
 
 def _reported(policy: Any, args: Any, subject: Optional[str]) -> list[tuple[Optional[str], str, bool]]:
@@ -500,7 +506,7 @@ def _reported(policy: Any, args: Any, subject: Optional[str]) -> list[tuple[Opti
 def check_resources(resources: Sequence[PlannedResource], config: Optional[Mapping[str, Any]] = None) -> list[Finding]:
     """Every rule over `resources`, through the same validate entry points `pulumi preview --policy-pack` calls.
 
-    `config` has the shape of a `--policy-pack-config` file: policy name to a level
+    `config` has the shape of a `--policy-pack-config` file: policy name (or `all`) to a level
     ("advisory", "mandatory", "disabled") or to an object of settings and `enforcementLevel`.
     """
     findings: list[Finding] = []

@@ -398,6 +398,11 @@ def test_check_resources_reads_policy_pack_config():
     assert [(f.policy, f.mandatory) for f in check_resources([OLD_CLUSTER, LATEST_POD], config)] == [("workload-images-pinned", True)]
     config = {"mk8s-cluster-version": {"minimumVersion": "1.32"}, "workload-images-pinned": "disabled"}
     assert check_resources([OLD_CLUSTER, LATEST_POD], config) == []
+    config = {"all": "advisory", "workload-images-pinned": {"enforcementLevel": "mandatory"}}
+    assert [(f.policy, f.mandatory) for f in check_resources([OLD_CLUSTER, LATEST_POD], config)] == [
+        ("mk8s-cluster-version", False), ("workload-images-pinned", True),
+    ]
+    assert check_resources([OLD_CLUSTER, LATEST_POD], {"all": {"enforcementLevel": "disabled"}}) == []
 
 
 def test_check_resources_rejects_malformed_minimum_version():
