@@ -105,8 +105,10 @@ def _named(resource: PlannedResource) -> str:
 
 
 def is_gpu_node_group(resource: PlannedResource) -> bool:
+    if resource.type != NODE_GROUP_TYPE:
+        return False
     platform = _field(resource.props, "template", "resources", "platform")
-    return resource.type == NODE_GROUP_TYPE and isinstance(platform, str) and platform.startswith("gpu-")
+    return isinstance(platform, str) and platform.startswith("gpu-")
 
 
 def is_dra_gpu_node_group(resource: PlannedResource) -> bool:
@@ -263,10 +265,9 @@ def check_network_device_requested_once(resource: PlannedResource, config: Mappi
 
 
 def check_dra_autoscaling_minimum(resource: PlannedResource, config: Mapping[str, Any]) -> list[str]:
-    autoscaling = _field(resource.props, "autoscaling")
-    if not is_dra_gpu_node_group(resource) or not isinstance(autoscaling, Mapping):
+    if not is_dra_gpu_node_group(resource) or not isinstance(_field(resource.props, "autoscaling"), Mapping):
         return []
-    minimum = _field(autoscaling, "minNodeCount") or 0
+    minimum = _field(resource.props, "autoscaling", "minNodeCount") or 0
     if minimum >= 1:
         return []
     return [
