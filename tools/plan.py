@@ -1,0 +1,63 @@
+"""`make plan`: what `pulumi up` would do to a stack, without a cloud account or the Pulumi CLI.
+
+    python -m tools.plan --stack dev [--format text|markdown|json] [--out build/plan]
+                         [--policy-config policy-config.json]
+
+Runs the real program with the stack's real config under the SDK's mock engine, then
+prints the policy verdicts, the resource tree with key settings, the critical path of a
+first `pulumi up` and the dependency graph (Mermaid), and writes every Kubernetes object
+and Helm values file under `<out>/<stack>/`. `--policy-config` takes the same JSON document
+as `pulumi preview --policy-pack-config`.
+
+Exit status: 0 when `pulumi up` could proceed, 1 when a mandatory policy is violated,
+2 when the program itself refuses the config (the message names the key).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Optional, Sequence
+
+from tools.plan_model import DEFAULT_OUT, Plan, build_plan
+from tools.plan_report import RENDERERS, render_error
+
+EXIT_OK, EXIT_POLICY, EXIT_PROGRAM = 0, 1, 2
+NO_FILES = "none"
+
+
+def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m tools.plan", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--stack", default="dev", help="stack to plan: reads Pulumi.<stack>.yaml (default dev)")
+    parser.add_argument("--format", choices=sorted(RENDERERS), default="text", help="output format (default text)")
+    parser.add_argument("--out", default=str(DEFAULT_OUT), help=f"where the YAML files go, per stack; '{NO_FILES}' writes none (default {DEFAULT_OUT})")
+    parser.add_argument("--policy-config", type=Path, help="policy pack config, as for pulumi preview --policy-pack-config")
+    return parser.parse_args(argv)
+
+
+def exit_status(plan: Plan) -> int:
+    if plan.error is not None:
+        return EXIT_PROGRAM
+    return EXIT_POLICY if plan.blocked else EXIT_OK
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = parse_args(argv)
+    policy_config = json.loads(args.policy_config.read_text()) if args.policy_config else None
+    out = None if args.out == NO_FILES else Path(args.out)
+    try:
+        plan = build_plan(args.stack, out=out, policy_config=policy_config)
+    except FileNotFoundError as missing:
+        print(f"python -m tools.plan: {missing}", file=sys.stderr)
+        return EXIT_PROGRAM
+    if plan.error is not None and args.format != "json":
+        sys.stderr.write(render_error(plan))
+    else:
+        sys.stdout.write(RENDERERS[args.format](plan))
+    return exit_status(plan)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,175 @@
+"""The few settings of each resource that a reviewer checks first.
+
+A plan that printed every input would bury the version bump or the node count that a
+pull request is about; these functions pick, per resource type, what decides cost,
+capacity and compatibility. Inputs arrive already `presentable` (see plan_values).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping
+
+from tools.plan_values import dig
+
+Settings = dict[str, str]
+
+NEBIUS_CLUSTER = "nebius:index/mk8sV1Cluster:Mk8sV1Cluster"
+NEBIUS_NODE_GROUP = "nebius:index/mk8sV1NodeGroup:Mk8sV1NodeGroup"
+NEBIUS_GPU_CLUSTER = "nebius:index/computeV1GpuCluster:ComputeV1GpuCluster"
+KUBERNETES_PROVIDER = "pulumi:providers:kubernetes"
+HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
+CLAIM_TEMPLATE = "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate"
+RESOURCE_CLAIM = "kubernetes:resource.k8s.io/v1:ResourceClaim"
+DEVICE_CLASS = "kubernetes:resource.k8s.io/v1:DeviceClass"
+POD = "kubernetes:core/v1:Pod"
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _present(pairs: Mapping[str, Any]) -> Settings:
+    """Drops what is unset, so a line shows only what the program actually asked for."""
+    return {key: _text(value) for key, value in pairs.items() if value is not None and value != ""}
+
+
+def _cluster(inputs: Mapping[str, Any]) -> Settings:
+    endpoints = dig(inputs, "controlPlane", "endpoints") or {}
+    return _present(
+        {
+            "name": inputs.get("name"),
+            "version": dig(inputs, "controlPlane", "version"),
+            "etcd": dig(inputs, "controlPlane", "etcdClusterSize"),
+            "endpoint": "public" if "publicEndpoint" in endpoints else "private",
+        }
+    )
+
+
+def _node_count(inputs: Mapping[str, Any]) -> str:
+    autoscaling = inputs.get("autoscaling")
+    if autoscaling:
+        return f"autoscaling {autoscaling.get('minNodeCount')}..{autoscaling.get('maxNodeCount')}"
+    return f"fixed {inputs.get('fixedNodeCount')}"
+
+
+def _node_group(inputs: Mapping[str, Any]) -> Settings:
+    template = inputs.get("template") or {}
+    gpu_settings = template.get("gpuSettings")
+    driver = None
+    if gpu_settings is not None:
+        driver = gpu_settings.get("driversPreset") or "none (GPU Operator installs it)"
+    taints = template.get("taints") or []
+    return _present(
+        {
+            "name": inputs.get("name"),
+            "platform": dig(template, "resources", "platform"),
+            "preset": dig(template, "resources", "preset"),
+            "nodes": _node_count(inputs),
+            "dra": None if gpu_settings is None else bool(gpu_settings.get("dra")),
+            "driversPreset": driver,
+            "gpuCluster": dig(template, "gpuCluster", "id"),
+            "bootDiskGib": dig(template, "bootDisk", "sizeGibibytes"),
+            "taints": ", ".join(f"{t.get('key')}={t.get('value')}:{t.get('effect')}" for t in taints) or None,
+        }
+    )
+
+
+def _gpu_cluster(inputs: Mapping[str, Any]) -> Settings:
+    return _present({"name": inputs.get("name"), "fabric": inputs.get("infinibandFabric")})
+
+
+def _kubernetes_provider(inputs: Mapping[str, Any]) -> Settings:
+    return _present({"cluster": inputs.get("clusterIdentifier")})
+
+
+def _helm_release(inputs: Mapping[str, Any]) -> Settings:
+    return _present(
+        {
+            "release": inputs.get("name"),
+            "chart": inputs.get("chart"),
+            "version": inputs.get("version"),
+            "namespace": inputs.get("namespace"),
+            "repo": dig(inputs, "repositoryOpts", "repo"),
+            "atomic": inputs.get("atomic"),
+            "timeout": inputs.get("timeout"),
+        }
+    )
+
+
+def _request_summary(request: Mapping[str, Any]) -> str:
+    """`name: class xN` for one device request, or its alternatives for a prioritized list."""
+    if "firstAvailable" in request:
+        options = " | ".join(_request_summary(option) for option in request.get("firstAvailable") or [])
+        return f"{request.get('name')}: first of [{options}]"
+    exact = request.get("exactly") or request
+    if exact.get("allocationMode") == "All":
+        amount = "all"
+    else:
+        amount = f"x{exact.get('count', 1)}"
+    selectors = len(exact.get("selectors") or [])
+    suffix = f" ({selectors} selector{'s' if selectors != 1 else ''})" if selectors else ""
+    return f"{request.get('name')}: {exact.get('deviceClassName')} {amount}{suffix}"
+
+
+def _devices(devices: Mapping[str, Any]) -> Settings:
+    return _present(
+        {
+            "requests": "; ".join(_request_summary(r) for r in devices.get("requests") or []) or None,
+            "constraints": "; ".join(
+                f"{'+'.join(c.get('requests') or ['all'])} share {c.get('matchAttribute')}" for c in devices.get("constraints") or []
+            )
+            or None,
+            "config": ", ".join(sorted({dig(c, "opaque", "driver") or "?" for c in devices.get("config") or []})) or None,
+        }
+    )
+
+
+def _metadata(inputs: Mapping[str, Any]) -> Settings:
+    return _present({"namespace": dig(inputs, "metadata", "namespace"), "name": dig(inputs, "metadata", "name")})
+
+
+def _claim_template(inputs: Mapping[str, Any]) -> Settings:
+    return {**_metadata(inputs), **_devices(dig(inputs, "spec", "spec", "devices") or {})}
+
+
+def _resource_claim(inputs: Mapping[str, Any]) -> Settings:
+    return {**_metadata(inputs), **_devices(dig(inputs, "spec", "devices") or {})}
+
+
+def _device_class(inputs: Mapping[str, Any]) -> Settings:
+    selectors = dig(inputs, "spec", "selectors") or []
+    return _present({"name": dig(inputs, "metadata", "name"), "selectors": len(selectors) or None})
+
+
+def _pod(inputs: Mapping[str, Any]) -> Settings:
+    spec = inputs.get("spec") or {}
+    claims = [
+        f"{claim.get('name')}<-{claim.get('resourceClaimTemplateName') or claim.get('resourceClaimName')}"
+        for claim in spec.get("resourceClaims") or []
+    ]
+    images = sorted({container.get("image") for container in spec.get("containers") or [] if container.get("image")})
+    return {**_metadata(inputs), **_present({"claims": ", ".join(claims) or None, "images": ", ".join(images) or None})}
+
+
+SETTINGS_BY_TYPE: dict[str, Callable[[Mapping[str, Any]], Settings]] = {
+    NEBIUS_CLUSTER: _cluster,
+    NEBIUS_NODE_GROUP: _node_group,
+    NEBIUS_GPU_CLUSTER: _gpu_cluster,
+    KUBERNETES_PROVIDER: _kubernetes_provider,
+    HELM_RELEASE: _helm_release,
+    CLAIM_TEMPLATE: _claim_template,
+    RESOURCE_CLAIM: _resource_claim,
+    DEVICE_CLASS: _device_class,
+    POD: _pod,
+}
+
+
+def key_settings(type_token: str, inputs: Mapping[str, Any]) -> Settings:
+    """Settings for known types; any other Kubernetes object shows where it lands."""
+    if type_token in SETTINGS_BY_TYPE:
+        return SETTINGS_BY_TYPE[type_token](inputs)
+    if type_token.startswith("kubernetes:"):
+        return _metadata(inputs)
+    return {}
