@@ -51,9 +51,11 @@ def exact_request(
     allocation_mode: str = EXACT_COUNT,
     selectors: Iterable[str] = (),
 ) -> dict[str, Any]:
-    exactly: dict[str, Any] = {"deviceClassName": device_class, "allocationMode": allocation_mode}
+    exactly: dict[str, Any] = {"deviceClassName": device_class}
     if allocation_mode == EXACT_COUNT:
         exactly["count"] = count if count is not None else 1
+    else:
+        exactly["allocationMode"] = allocation_mode
     cel = [{"cel": {"expression": expression}} for expression in selectors]
     if cel:
         exactly["selectors"] = cel

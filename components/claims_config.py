@@ -111,7 +111,9 @@ def cel_compile_error(expression: str) -> Optional[str]:
     try:
         _CEL.compile(expression)
     except celpy.CELParseError as error:
-        return " ".join(str(error).split())
+        column = getattr(error, "column", None)
+        where = f"column {column}" if column else "the end"
+        return f"it stops parsing at {where} of {expression!r}"
     return None
 
 
@@ -255,7 +257,7 @@ class _TemplateReader:
             elif removed:
                 self.add(
                     f"{spot}: selectors[{index}] uses the GPU attribute {removed}, which the NVIDIA DRA driver stopped publishing in 25.8.0, "
-                    "so the selector would match no device; select on uuid, productName, pciBusID or pcieRoot instead"
+                    "so evaluating it fails on every GPU and the claim is never allocated; select on uuid, productName, pciBusID or pcieRoot instead"
                 )
             else:
                 expressions.append(expression)

@@ -1,0 +1,134 @@
+"""Every CEL selector the stacks register compiles, and selects the right sample devices.
+
+The sample devices in tests/data are ResourceSlices shaped like the NVIDIA driver's and
+DRANet's. A selector sees a device the way the scheduler shows it: `device.driver`, and
+`device.attributes[domain][name]` where unqualified names belong to the driver's domain.
+Kubernetes answers an unknown domain with an empty map; the view seeds the domains in play.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import celpy
+import pytest
+import yaml
+
+from components.claim_specs import GPU_CLASS, GPU_DRIVER, IB_CLASS, MIG_CLASS, PCIE_ROOT_ATTRIBUTE, RDMA_CLASS, product_selector
+from components.claims_config import REMOVED_GPU_ATTRIBUTES, cel_compile_error, removed_attribute_in
+
+DATA = Path(__file__).parent / "data"
+TEMPLATE = "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate"
+SAMPLES = {
+    "h200": ("resourceslice-nvidia-h200.yaml", "gpu-0"),
+    "h100": ("resourceslice-nvidia-h100.yaml", "gpu-0"),
+    "ib-nic": ("resourceslice-dranet-ib.yaml", "ibp140s0"),
+    "ethernet": ("resourceslice-dranet-ib.yaml", "eth0"),
+}
+CLASS_DRIVERS = {GPU_CLASS: GPU_DRIVER, MIG_CLASS: GPU_DRIVER, IB_CLASS: "dra.net", RDMA_CLASS: "dra.net"}
+SEEDED_DOMAINS = (GPU_DRIVER, "dra.net", "resource.kubernetes.io")
+# (template, request) -> the sample devices its selectors must pick out of those its class offers.
+EXPECTED = {
+    ("gpu-by-product", "gpu"): {"h200"},
+    ("h200-full-node", "gpus"): {"h200"},
+}
+_CEL = celpy.Environment()
+
+
+@cache
+def sample(label: str) -> tuple[str, dict[str, Any]]:
+    file_name, device_name = SAMPLES[label]
+    spec = yaml.safe_load((DATA / file_name).read_text())["spec"]
+    (device,) = [d for d in spec["devices"] if d["name"] == device_name]
+    return spec["driver"], device
+
+
+def cel_view(driver: str, device: dict[str, Any]) -> dict[str, Any]:
+    attributes: dict[str, dict[str, Any]] = {domain: {} for domain in SEEDED_DOMAINS}
+    for qualified, typed in device.get("attributes", {}).items():
+        domain, _, name = qualified.rpartition("/")
+        (value,) = typed.values()
+        attributes.setdefault(domain or driver, {})[name] = value
+    capacity: dict[str, dict[str, Any]] = {domain: {} for domain in SEEDED_DOMAINS}
+    for qualified, quantity in device.get("capacity", {}).items():
+        domain, _, name = qualified.rpartition("/")
+        capacity.setdefault(domain or driver, {})[name] = quantity["value"]
+    return {"device": {"driver": driver, "attributes": attributes, "capacity": capacity}}
+
+
+def selects(expression: str, label: str) -> bool:
+    """True or False as the scheduler would decide; an evaluation error fails the test (it would abort allocation)."""
+    try:
+        result = _CEL.program(_CEL.compile(expression)).evaluate(celpy.json_to_cel(cel_view(*sample(label))))
+    except celpy.CELEvalError as error:
+        raise AssertionError(f"{expression} on {label}: {error}") from error
+    return bool(result)
+
+
+def registered_selectors(run) -> dict[tuple[str, str], tuple[str, list[str]]]:
+    found = {}
+    for template in run.of_type(TEMPLATE):
+        for request in template.inputs["spec"]["spec"]["devices"]["requests"]:
+            expressions = [s["cel"]["expression"] for s in request["exactly"].get("selectors", [])]
+            if expressions:
+                found[(template.inputs["metadata"]["name"], request["name"])] = (request["exactly"]["deviceClassName"], expressions)
+    return found
+
+
+def test_every_registered_selector_has_an_expectation(stack_runs):
+    registered = {key for run in stack_runs.values() for key in registered_selectors(run)}
+    assert registered == set(EXPECTED)
+
+
+def test_registered_selectors_compile_and_select_what_they_should(stack_runs):
+    for stack, run in stack_runs.items():
+        for (template, request), (device_class, expressions) in registered_selectors(run).items():
+            offered = [label for label in SAMPLES if sample(label)[0] == CLASS_DRIVERS[device_class]]
+            for expression in expressions:
+                assert cel_compile_error(expression) is None, f"{stack}/{template}: {expression}"
+            chosen = {label for label in offered if all(selects(e, label) for e in expressions)}
+            assert chosen == EXPECTED[(template, request)], f"{stack}/{template}/{request}"
+
+
+def test_product_selector_lists_products_and_quotes_them():
+    both = product_selector(["NVIDIA H200", "NVIDIA H100 80GB HBM3"])
+    assert selects(both, "h200") and selects(both, "h100")
+    assert not selects(product_selector(["NVIDIA H100 80GB HBM3"]), "h200")
+    awkward = product_selector(['NVIDIA "H200"\\'])
+    assert cel_compile_error(awkward) is None
+    assert not selects(awkward, "h200")
+
+
+@pytest.mark.parametrize(
+    ("expression", "chosen"),
+    [
+        ('device.attributes["dra.net"].rdma', {"ib-nic"}),
+        ('device.attributes["dra.net"].encapsulation == "infiniband"', {"ib-nic"}),
+        ('device.attributes["resource.kubernetes.io"].pcieRoot == "pci0000:00"', {"ethernet"}),
+    ],
+)
+def test_nic_selectors_tell_infiniband_from_ethernet(expression, chosen):
+    assert {label for label in ("ib-nic", "ethernet") if selects(expression, label)} == chosen
+
+
+def test_both_drivers_publish_the_pcie_root_the_aligned_template_matches():
+    domain, _, name = PCIE_ROOT_ATTRIBUTE.partition("/")
+    for label in SAMPLES:
+        assert name in cel_view(*sample(label))["device"]["attributes"][domain], label
+
+
+@pytest.mark.parametrize("attribute", REMOVED_GPU_ATTRIBUTES)
+def test_removed_gpu_attributes_are_flagged_and_really_absent(attribute):
+    expression = f'device.attributes["gpu.nvidia.com"].{attribute} == 0'
+    assert removed_attribute_in(expression) == attribute
+    assert removed_attribute_in(f'device.attributes["gpu.nvidia.com"]["{attribute}"] == 0') == attribute
+    assert attribute not in cel_view(*sample("h200"))["device"]["attributes"][GPU_DRIVER]
+    with pytest.raises(AssertionError, match="on h200"):
+        selects(expression, "h200")
+
+
+def test_attributes_merely_named_like_removed_ones_are_not_flagged():
+    assert removed_attribute_in('device.attributes["gpu.nvidia.com"].productName.indexOf("H") == 0') is None
+    assert removed_attribute_in('device.attributes["dra.net"].ifName == "index"') is None

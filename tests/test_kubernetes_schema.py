@@ -1,0 +1,83 @@
+"""Every Kubernetes object the dev and prod stacks register validates against strict Kubernetes 1.34.
+
+The manifests are rebuilt from the engine's inputs, i.e. what the Kubernetes provider would
+send to the API server, for every helper's objects alike. Helm releases are not objects
+(the chart renders them in the cluster) and providers are not Kubernetes objects at all.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import kubernetes_validate
+import pytest
+from pulumi.runtime import rpc
+
+KUBERNETES_VERSION = "1.34.0"
+HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
+
+
+def unwrap_secrets(value: Any) -> Any:
+    if rpc.is_rpc_secret(value):
+        return unwrap_secrets(rpc.unwrap_rpc_secret(value))
+    if isinstance(value, dict):
+        return {key: unwrap_secrets(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [unwrap_secrets(item) for item in value]
+    return value
+
+
+def api_version_and_kind(type_token: str) -> tuple[str, str]:
+    """`kubernetes:resource.k8s.io/v1:ResourceClaimTemplate` -> (`resource.k8s.io/v1`, `ResourceClaimTemplate`)."""
+    _, group_version, kind = type_token.split(":")
+    group, _, version = group_version.rpartition("/")
+    return (version if group == "core" else group_version), kind
+
+
+def kubernetes_objects(run) -> list:
+    return [r for r in run.resources if r.custom and r.type.startswith("kubernetes:") and r.type != HELM_RELEASE]
+
+
+def manifest(resource) -> dict[str, Any]:
+    api_version, kind = api_version_and_kind(resource.type)
+    body = unwrap_secrets(resource.inputs)
+    assert body.get("apiVersion", api_version) == api_version, resource.name
+    assert body.get("kind", kind) == kind, resource.name
+    return {**body, "apiVersion": api_version, "kind": kind}
+
+
+def test_type_tokens_map_to_api_versions():
+    assert api_version_and_kind("kubernetes:core/v1:Namespace") == ("v1", "Namespace")
+    assert api_version_and_kind("kubernetes:resource.k8s.io/v1:ResourceClaimTemplate") == ("resource.k8s.io/v1", "ResourceClaimTemplate")
+    assert api_version_and_kind("kubernetes:rbac.authorization.k8s.io/v1:Role") == ("rbac.authorization.k8s.io/v1", "Role")
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_every_kubernetes_object_validates_strictly(stack_runs, stack):
+    objects = kubernetes_objects(stack_runs[stack])
+    kinds = {api_version_and_kind(r.type)[1] for r in objects}
+    assert {"Namespace", "ResourceClaimTemplate"} <= kinds, kinds
+    failures = []
+    for resource in objects:
+        try:
+            kubernetes_validate.validate(manifest(resource), KUBERNETES_VERSION, strict=True)
+        except (kubernetes_validate.ValidationError, kubernetes_validate.SchemaNotFoundError) as error:
+            failures.append(f"{resource.type} {resource.name}: {str(error).splitlines()[0]}")
+    assert not failures, "\n".join(failures)
+
+
+def test_dra_objects_use_the_stable_api(stack_runs):
+    for run in stack_runs.values():
+        for resource in kubernetes_objects(run):
+            if "resource.k8s.io" in resource.type:
+                assert manifest(resource)["apiVersion"] == "resource.k8s.io/v1", resource.type
+
+
+def test_validation_refuses_the_v1beta1_request_shape(prod_run):
+    template = next(r for r in prod_run.resources if r.type == "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate")
+    flat = copy.deepcopy(manifest(template))
+    request = flat["spec"]["spec"]["devices"]["requests"][0]
+    request.update(request.pop("exactly"))
+    with pytest.raises(kubernetes_validate.ValidationError, match="deviceClassName"):
+        kubernetes_validate.validate(flat, KUBERNETES_VERSION, strict=True)
