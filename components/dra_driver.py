@@ -15,8 +15,7 @@ import pulumi_kubernetes as k8s
 
 from components.driver_config import RELEASE_NAME, DraDriverConfig
 from components.dra_driver_values import dra_driver_values
-from components.labels import Taint
-from components.system_node_group import SYSTEM_ROLE_LABEL
+from components.labels import Taint, system_node_labels
 
 RELEASE_TIMEOUT_SECONDS = 600
 
@@ -71,7 +70,7 @@ class DraDriver(pulumi.ComponentResource):
             chart=driver.chart_reference,
             version=driver.version,
             namespace=driver.namespace,
-            values=dra_driver_values(driver, args.gpu_taints, {SYSTEM_ROLE_LABEL: "system"}),
+            values=dra_driver_values(driver, args.gpu_taints, system_node_labels()),
             repository=None if driver.from_oci else driver.repository,
         )
         self.release = pinned_release(f"{name}-release", spec, args.provider, args.depends_on, self)

@@ -14,6 +14,7 @@ GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
 KUBELET_PLUGIN_LABEL = "nvidia.com/dra-kubelet-plugin"
 NODE_GROUP_LABEL = "nebius-dra/node-group"
 DRIVER_MODE_LABEL = "nebius-dra/driver-mode"
+SYSTEM_ROLE_LABEL = "nebius-dra/role"
 RESERVED_GPU_LABELS = {GPU_PRESENT_LABEL: "true", KUBELET_PLUGIN_LABEL: "true"}
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 
@@ -52,6 +53,11 @@ def gpu_node_labels(group_name: str, preinstalled_driver: bool, user_labels: Map
         NODE_GROUP_LABEL: group_name,
         DRIVER_MODE_LABEL: "preinstalled" if preinstalled_driver else "operator",
     }
+
+
+def system_node_labels() -> dict[str, str]:
+    """The system nodes' label, which is also the node selector for controllers that must avoid GPU nodes."""
+    return {SYSTEM_ROLE_LABEL: "system"}
 
 
 def kubelet_plugin_node_selector() -> dict[str, str]:

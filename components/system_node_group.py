@@ -13,9 +13,8 @@ import pulumi
 import pulumi_nebius as nebius
 
 from components.config import SystemNodeGroupConfig
+from components.labels import system_node_labels
 from components.node_template import node_template
-
-SYSTEM_ROLE_LABEL = "nebius-dra/role"
 
 
 @dataclass
@@ -41,7 +40,7 @@ class SystemNodeGroup(pulumi.ComponentResource):
                 settings.platform,
                 settings.preset,
                 settings.boot_disk_gib,
-                {SYSTEM_ROLE_LABEL: "system"},
+                system_node_labels(),
                 args.service_account_id,
             ),
             opts=pulumi.ResourceOptions(parent=self),

@@ -23,11 +23,11 @@ from components.dra_driver_values import (
 )
 from components.driver_config import KUBERNETES_OCI_REPOSITORY, LEGACY_CHART, RENAMED_CHART
 from components.labels import KUBELET_PLUGIN_LABEL, Taint, tolerations_for
-from components.system_node_group import SYSTEM_ROLE_LABEL
+from components.labels import SYSTEM_ROLE_LABEL, system_node_labels
 from tools.mock_engine import load_stack_config
 
 DATA = Path(__file__).resolve().parent / "data"
-SYSTEM_SELECTOR = {SYSTEM_ROLE_LABEL: "system"}
+SYSTEM_SELECTOR = system_node_labels()
 
 
 def parsed(stack: str = "dev", **overrides: Any) -> StackConfig:
