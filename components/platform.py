@@ -100,7 +100,7 @@ class DraPlatform(pulumi.ComponentResource):
                 provider=self.access.provider,
                 claims=config.claims,
                 gpu_groups=config.gpu_node_groups,
-                depends_on=list(self.gpu_node_groups.values()),
+                depends_on=[*self.gpu_node_groups.values(), self.dra_driver],
             ),
             child,
         )

@@ -17,6 +17,8 @@ POD = "kubernetes:core/v1:Pod"
 WORKLOADS = "nebius-dra:workloads:DraWorkloads"
 K8S_PROVIDER = "pulumi:providers:kubernetes"
 NODE_GROUP = "nebius:index/mk8sV1NodeGroup:Mk8sV1NodeGroup"
+HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
+DRA_DRIVER = "nebius-dra:driver:DraDriver"
 
 
 def by_name(run: ProgramRun, type_token: str) -> dict:
@@ -84,13 +86,16 @@ def test_sample_images_are_pinned(dev_run, prod_with_samples):
                 assert IMAGE_DIGEST.search(image) or (tag and tag != "latest"), image
 
 
-def test_pods_wait_for_their_template_and_the_gpu_nodes(prod_with_samples):
+def test_pods_wait_for_their_template_the_gpu_nodes_and_the_driver(prod_with_samples):
     templates = by_name(prod_with_samples, TEMPLATE)
     for pod in prod_with_samples.of_type(POD):
         (claim,) = pod.inputs["spec"]["resourceClaims"]
         assert templates[claim["resourceClaimTemplateName"]].urn in pod.dependencies
         gpu_groups = {r.urn for r in prod_with_samples.of_type(NODE_GROUP) if r.inputs["template"]["resources"]["platform"].startswith("gpu-")}
         assert len(gpu_groups) == 2 and gpu_groups <= set(pod.dependencies)
+        (driver_component,) = prod_with_samples.of_type(DRA_DRIVER)
+        (driver,) = [r for r in prod_with_samples.of_type(HELM_RELEASE) if r.parent == driver_component.urn]
+        assert driver.urn in pod.dependencies
 
 
 def test_everything_lives_in_the_claim_namespace_under_the_cluster_provider(stack_runs):
