@@ -1,0 +1,94 @@
+"""What a healthy cluster looks like for one stack, derived from the stack's own config.
+
+The verifier never hard-codes node counts or GPU counts: a group's preset says how many GPUs
+each node publishes, its scaling says how many nodes to expect, its taints say what the
+smoke pods must tolerate, and the driver and claims settings say where to look.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from components.config import GpuNodeGroupConfig, StackConfig, parse_stack_config
+from components.config_errors import NAMESPACE
+from components.labels import Taint, tolerations_for
+from tools.mock_engine import load_stack_config
+
+
+@dataclass(frozen=True)
+class GroupExpectation:
+    name: str
+    preset: str
+    gpus_per_node: int
+    infiniband: bool
+    min_nodes: int
+    max_nodes: int
+    taints: tuple[Taint, ...]
+
+    @property
+    def node_count_text(self) -> str:
+        if self.min_nodes == self.max_nodes:
+            return f"{self.min_nodes} node(s)"
+        return f"{self.min_nodes} to {self.max_nodes} nodes (autoscaled)"
+
+
+@dataclass(frozen=True)
+class Expectations:
+    stack: str
+    groups: tuple[GroupExpectation, ...]
+    driver_namespace: str
+    compute_domains: bool
+    claims_namespace: str
+    claim_templates: tuple[str, ...]
+    smoke_image: str
+
+    @property
+    def infiniband(self) -> bool:
+        return any(group.infiniband for group in self.groups)
+
+    def group(self, name: str) -> Optional[GroupExpectation]:
+        return next((group for group in self.groups if group.name == name), None)
+
+    def smoke_tolerations(self) -> list[dict[str, str]]:
+        return tolerations_for(taint for group in self.groups for taint in group.taints)
+
+
+def _group_expectation(group: GpuNodeGroupConfig) -> GroupExpectation:
+    if group.autoscaling is not None:
+        low, high = group.autoscaling.min_nodes, group.autoscaling.max_nodes
+    else:
+        low = high = group.fixed_node_count or 0
+    return GroupExpectation(
+        name=group.name,
+        preset=group.preset,
+        gpus_per_node=group.gpus_per_node,
+        infiniband=group.infiniband,
+        min_nodes=low,
+        max_nodes=high,
+        taints=tuple(group.taints),
+    )
+
+
+def expectations_for(config: StackConfig, stack: str, smoke_image: Optional[str] = None) -> Expectations:
+    """`smoke_image` overrides the stack's sample GPU image, which both smoke pods use (it has nvidia-smi and ls)."""
+    return Expectations(
+        stack=stack,
+        groups=tuple(_group_expectation(group) for group in config.gpu_node_groups),
+        driver_namespace=config.driver.namespace,
+        compute_domains=config.driver.compute_domains,
+        claims_namespace=config.claims.namespace,
+        claim_templates=tuple(config.claims.builtin_templates),
+        smoke_image=smoke_image or config.claims.sample_gpu_image,
+    )
+
+
+def program_config(stack: str) -> dict[str, str]:
+    """The stack's merged config keyed as the program reads it, without the project namespace."""
+    prefix = f"{NAMESPACE}:"
+    return {key[len(prefix):]: value for key, value in load_stack_config(stack).items() if key.startswith(prefix)}
+
+
+def load_expectations(stack: str, smoke_image: Optional[str] = None) -> Expectations:
+    """Raises `FileNotFoundError` for an unknown stack and `ConfigError` for a config the program would refuse."""
+    return expectations_for(parse_stack_config(program_config(stack), stack), stack, smoke_image)

@@ -1,0 +1,108 @@
+"""Reading Kubernetes API objects as the API server returns them (camelCase JSON as dicts).
+
+Nothing here talks to a cluster; the checks and the tests share these readers so that a
+fixture captured with `kubectl get -o json` means the same thing to both.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping, Optional
+
+ATTRIBUTE_VALUE_KINDS = ("string", "bool", "int", "version")
+
+
+def name_of(obj: Mapping[str, Any]) -> str:
+    return obj.get("metadata", {}).get("name", "")
+
+
+def labels_of(obj: Mapping[str, Any]) -> Mapping[str, str]:
+    return obj.get("metadata", {}).get("labels") or {}
+
+
+def condition_true(obj: Mapping[str, Any], kind: str) -> bool:
+    conditions = obj.get("status", {}).get("conditions") or []
+    return any(c.get("type") == kind and c.get("status") == "True" for c in conditions)
+
+
+def node_taints(node: Mapping[str, Any]) -> list[str]:
+    """Taints as kubectl prints them: key=value:Effect."""
+    taints = node.get("spec", {}).get("taints") or []
+    return [f"{t['key']}={t.get('value', '')}:{t['effect']}" if t.get("value") else f"{t['key']}:{t['effect']}" for t in taints]
+
+
+def pod_ready(pod: Mapping[str, Any]) -> bool:
+    return pod.get("status", {}).get("phase") == "Running" and condition_true(pod, "Ready")
+
+
+def _container_state(status: Mapping[str, Any]) -> str:
+    state = status.get("state") or {}
+    if "waiting" in state:
+        detail = state["waiting"].get("reason", "Waiting")
+    elif "terminated" in state:
+        detail = f"terminated: {state['terminated'].get('reason', 'exit')} (exit code {state['terminated'].get('exitCode')})"
+    else:
+        detail = "running" if status.get("ready") else "running, not ready"
+    restarts = status.get("restartCount", 0)
+    return f"{status.get('name')}: {detail}" + (f", {restarts} restarts" if restarts else "")
+
+
+def pod_state(pod: Mapping[str, Any]) -> str:
+    """One line, close to `kubectl get pod`: phase, ready containers and what the others are doing."""
+    status = pod.get("status", {})
+    containers = status.get("containerStatuses") or []
+    ready = sum(1 for c in containers if c.get("ready"))
+    total = len(pod.get("spec", {}).get("containers") or containers)
+    troubled = [_container_state(c) for c in containers if not c.get("ready")]
+    text = f"{status.get('phase', 'Unknown')}, {ready}/{total} containers ready"
+    return f"{text} ({'; '.join(troubled)})" if troubled else text
+
+
+def waiting_reasons(pod: Mapping[str, Any]) -> set[str]:
+    statuses = [*(pod.get("status", {}).get("initContainerStatuses") or []), *(pod.get("status", {}).get("containerStatuses") or [])]
+    reasons = set()
+    for status in statuses:
+        for moment in ("state", "lastState"):
+            state = status.get(moment) or {}
+            reasons.update(v.get("reason", "") for v in state.values() if isinstance(v, dict))
+    return reasons - {""}
+
+
+def attribute(device: Mapping[str, Any], driver: str, key: str) -> Optional[Any]:
+    """A device attribute's value, whether the slice wrote it as `key` or as `<driver>/key`.
+
+    ResourceSlices in resource.k8s.io/v1 store each attribute as a one-field object such as
+    `{"string": "NVIDIA H200"}`; an unqualified key belongs to the driver's own domain.
+    """
+    attributes = device.get("attributes") or {}
+    value = attributes.get(key, attributes.get(f"{driver}/{key}"))
+    if not isinstance(value, dict):
+        return None
+    return next((value[kind] for kind in ATTRIBUTE_VALUE_KINDS if kind in value), None)
+
+
+def current_slices(slices: Iterable[Mapping[str, Any]], driver: str) -> list[Mapping[str, Any]]:
+    """The driver's slices of the newest generation of each pool: older ones are being replaced."""
+    mine = [s for s in slices if s.get("spec", {}).get("driver") == driver]
+    newest: dict[str, int] = {}
+    for item in mine:
+        pool = item["spec"].get("pool", {})
+        newest[pool.get("name", "")] = max(newest.get(pool.get("name", ""), 0), int(pool.get("generation", 0)))
+    return [s for s in mine if int(s["spec"].get("pool", {}).get("generation", 0)) == newest[s["spec"].get("pool", {}).get("name", "")]]
+
+
+def devices_on_node(slices: Iterable[Mapping[str, Any]], driver: str, node: str) -> list[Mapping[str, Any]]:
+    return [
+        device
+        for item in current_slices(slices, driver)
+        if item["spec"].get("nodeName") == node
+        for device in item["spec"].get("devices") or []
+    ]
+
+
+def find_device(slices: Iterable[Mapping[str, Any]], driver: str, pool: str, device: str) -> Optional[Mapping[str, Any]]:
+    for item in current_slices(slices, driver):
+        if item["spec"].get("pool", {}).get("name") == pool:
+            for candidate in item["spec"].get("devices") or []:
+                if candidate.get("name") == device:
+                    return candidate
+    return None

@@ -1,0 +1,99 @@
+"""What the engineer sees: a live line per step, the findings in full, a summary table, a JSON report.
+
+Plain text on stderr (the live display) and stdout (the table), so the same output reads
+well in a terminal and in a CI log; on a terminal the current step's line is redrawn in
+place while a smoke pod waits, elsewhere each new state is printed once.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import asdict
+from pathlib import Path
+from typing import IO, Sequence
+
+from tools.verify.checks import Finding
+from tools.verify.expectations import Expectations
+from tools.verify.runner import FAIL, PASS, SKIP, CheckResult
+
+MARKS = {PASS: "PASS", FAIL: "FAIL", SKIP: "SKIP"}
+
+
+class Progress:
+    def __init__(self, stream: IO[str], interactive: bool) -> None:
+        self.stream = stream
+        self.interactive = interactive
+        self.prefix = ""
+        self.last_update = ""
+
+    def _write(self, text: str) -> None:
+        self.stream.write(text)
+        self.stream.flush()
+
+    def start(self, index: int, total: int, title: str) -> None:
+        self.prefix = f"[{index}/{total}] {title}"
+        self.last_update = ""
+        self._write(f"{self.prefix} ..." if self.interactive else f"{self.prefix} ...\n")
+
+    def update(self, text: str) -> None:
+        if text == self.last_update:
+            return
+        self.last_update = text
+        if self.interactive:
+            width = shutil.get_terminal_size().columns
+            self._write(f"\r\033[K{self.prefix} ... {text}"[: width + 4])
+        else:
+            self._write(f"    {text}\n")
+
+    def finish(self, result: CheckResult) -> None:
+        clear = "\r\033[K" if self.interactive else ""
+        timing = f" ({result.seconds:.1f}s)" if result.status != SKIP else ""
+        self._write(f"{clear}{MARKS[result.status]} {self.prefix}: {result.summary}{timing}\n")
+        for finding in result.findings:
+            self._write(format_finding(finding))
+
+
+def format_finding(finding: Finding) -> str:
+    return (
+        f"    x {finding.subject}\n"
+        f"        expected:     {finding.expected}\n"
+        f"        found:        {finding.found}\n"
+        f"        likely cause: {finding.likely_cause}\n"
+    )
+
+
+def summary_table(results: Sequence[CheckResult]) -> str:
+    rows = [("check", "result", "time", "summary")] + [
+        (r.name, MARKS[r.status], f"{r.seconds:.1f}s" if r.status != SKIP else "-", r.summary) for r in results
+    ]
+    widths = [max(len(row[column]) for row in rows) for column in range(3)]
+    lines = ["  ".join([row[0].ljust(widths[0]), row[1].ljust(widths[1]), row[2].rjust(widths[2]), row[3]]) for row in rows]
+    lines.insert(1, "  ".join("-" * width for width in widths) + "  " + "-" * 7)
+    return "\n".join(lines) + "\n" + verdict_line(results) + "\n"
+
+
+def verdict_line(results: Sequence[CheckResult]) -> str:
+    failed = [r.name for r in results if r.status == FAIL]
+    ran = [r for r in results if r.status != SKIP]
+    if failed:
+        return f"{len(failed)} of {len(ran)} checks failed: {', '.join(failed)}"
+    return f"all {len(ran)} checks passed" + (f" ({len(results) - len(ran)} skipped)" if len(ran) < len(results) else "")
+
+
+def all_passed(results: Sequence[CheckResult]) -> bool:
+    return bool(results) and all(r.status != FAIL for r in results)
+
+
+def json_report(results: Sequence[CheckResult], expect: Expectations, interrupted: bool) -> dict:
+    return {
+        "stack": expect.stack,
+        "passed": all_passed(results) and not interrupted,
+        "interrupted": interrupted,
+        "checks": [asdict(result) for result in results],
+    }
+
+
+def write_json_report(path: Path, results: Sequence[CheckResult], expect: Expectations, interrupted: bool) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(json_report(results, expect, interrupted), indent=2) + "\n")

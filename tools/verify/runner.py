@@ -1,0 +1,128 @@
+"""The verification as an ordered list of named steps, each ending in a pass, fail or skip.
+
+The first step reads the cluster once; the read-only checks judge that snapshot; the smoke
+workloads come last because they change the cluster and take the longest. Results are
+yielded one by one, so an interrupted run still reports what it finished.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable, Iterator, Optional, Protocol
+
+from tools.verify.checks import CLUSTER_CHECKS, DRANET_DAEMONSET, DRANET_NAMESPACE, ClusterCheck, ClusterState, Finding, Outcome
+from tools.verify.cluster import Cluster, ClusterError
+from tools.verify.expectations import Expectations
+from tools.verify.smoke import GPU_WORKLOAD, NETWORK_WORKLOAD, SmokeRun, SmokeSettings, SmokeWorkload
+
+PASS, FAIL, SKIP = "pass", "fail", "skip"
+NO_INFINIBAND = "the stack has no InfiniBand GPU groups"
+NOT_READ = "not run: the cluster could not be read"
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    name: str
+    title: str
+    status: str
+    summary: str
+    findings: tuple[Finding, ...] = ()
+    seconds: float = 0.0
+
+
+class ProgressDisplay(Protocol):
+    def start(self, index: int, total: int, title: str) -> None: ...
+    def update(self, text: str) -> None: ...
+    def finish(self, result: CheckResult) -> None: ...
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str
+    title: str
+    run: Callable[[], Outcome]
+    skip_reason: Callable[[], Optional[str]]
+
+
+def read_cluster_state(cluster: Cluster, expect: Expectations) -> ClusterState:
+    return ClusterState(
+        nodes=cluster.list_nodes(),
+        driver_pods=cluster.list_pods(expect.driver_namespace),
+        device_classes=cluster.list_device_classes(),
+        resource_slices=cluster.list_resource_slices(),
+        dranet=cluster.read_daemonset(DRANET_NAMESPACE, DRANET_DAEMONSET) if expect.infiniband else None,
+    )
+
+
+class Verification:
+    def __init__(self, cluster: Cluster, expect: Expectations, smoke: Optional[SmokeSettings], progress: ProgressDisplay,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        """`smoke` None means read-only (--skip-smoke)."""
+        self.cluster = cluster
+        self.expect = expect
+        self.smoke = smoke
+        self.progress = progress
+        self.clock = clock
+        self.state: Optional[ClusterState] = None
+
+    def _read(self) -> Outcome:
+        self.state = read_cluster_state(self.cluster, self.expect)
+        return Outcome(
+            f"{len(self.state.nodes)} nodes, {len(self.state.driver_pods)} pods in {self.expect.driver_namespace}, "
+            f"{len(self.state.device_classes)} DeviceClasses, {len(self.state.resource_slices)} ResourceSlices"
+        )
+
+    def _unread(self) -> Optional[str]:
+        return NOT_READ if self.state is None else None
+
+    def _check_step(self, check: ClusterCheck) -> Step:
+        def skip_reason() -> Optional[str]:
+            return NO_INFINIBAND if check.infiniband_only and not self.expect.infiniband else self._unread()
+
+        return Step(check.name, check.title, lambda: check.judge(self.state, self.expect), skip_reason)
+
+    def _smoke_step(self, name: str, title: str, workload: SmokeWorkload, infiniband_only: bool) -> Step:
+        def skip_reason() -> Optional[str]:
+            if infiniband_only and not self.expect.infiniband:
+                return NO_INFINIBAND
+            if self.smoke is None:
+                return "skipped (--skip-smoke)"
+            if workload.template not in self.expect.claim_templates:
+                return f"the stack does not create the {workload.template} claim template (builtinClaimTemplates)"
+            return self._unread()
+
+        return Step(name, title, lambda: SmokeRun(self.cluster, self.expect, self.smoke, self.progress.update).run(workload), skip_reason)
+
+    def steps(self) -> list[Step]:
+        return [
+            Step("cluster-read", "Read the cluster", self._read, lambda: None),
+            *(self._check_step(check) for check in CLUSTER_CHECKS),
+            self._smoke_step("smoke-gpu", "Smoke workload: gpu claim, nvidia-smi -L", GPU_WORKLOAD, False),
+            self._smoke_step("smoke-ib-network", "Smoke workload: ib-network claim, /sys/class/net and /sys/class/infiniband", NETWORK_WORKLOAD, True),
+        ]
+
+    def run(self) -> Iterator[CheckResult]:
+        steps = self.steps()
+        for index, step in enumerate(steps, 1):
+            self.progress.start(index, len(steps), step.title)
+            result = self._run_step(step)
+            self.progress.finish(result)
+            yield result
+
+    def _run_step(self, step: Step) -> CheckResult:
+        reason = step.skip_reason()
+        if reason:
+            return CheckResult(step.name, step.title, SKIP, reason)
+        started = self.clock()
+        try:
+            outcome = step.run()
+        except ClusterError as error:
+            outcome = Outcome("the Kubernetes API call failed", (Finding(
+                subject="Kubernetes API",
+                expected="an answer",
+                found=str(error),
+                likely_cause="see the message; `kubectl get nodes` with the same kubeconfig shows whether access works at all",
+            ),))
+        status = PASS if outcome.passed else FAIL
+        return CheckResult(step.name, step.title, status, outcome.summary, outcome.findings, round(self.clock() - started, 3))

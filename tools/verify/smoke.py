@@ -1,0 +1,212 @@
+"""Smoke workloads: a pod claims a device through the stack's claim template and proves it got it.
+
+The pod is created under a name chosen before the request is sent, so whatever happens next
+(a failed check, an API error, Ctrl-C, a CI job cancelled with SIGTERM) the `finally` block
+knows what to delete, and Ctrl-C cannot interrupt that deletion. The pod also carries an
+`activeDeadlineSeconds`, so even a verifier killed with SIGKILL leaves nothing running for long.
+"""
+
+from __future__ import annotations
+
+import secrets
+import signal
+import string
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
+
+from components.claim_specs import GPU_TEMPLATE, IB_TEMPLATE
+from tools.verify.checks import Finding, Outcome
+from tools.verify.claims import claim_name_for, diagnose_not_running, judge_gpu_workload, judge_network_workload, pending_reason
+from tools.verify.cluster import Cluster, ClusterError
+from tools.verify.expectations import Expectations
+
+CONTAINER = "smoke"
+MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
+MANAGED_BY = "nebius-dra-verify"
+LIFETIME_MARGIN_S = 600
+
+
+@dataclass(frozen=True)
+class SmokeCommand:
+    argv: tuple[str, ...]
+    failure_cause: str
+
+
+@dataclass(frozen=True)
+class SmokeWorkload:
+    """One of the guide's sample workloads: the template it claims from and what it runs to prove the device is there."""
+
+    template: str
+    pod_claim: str
+    commands: tuple[SmokeCommand, ...]
+    judge: Callable[[Mapping[str, Any], Optional[Mapping[str, Any]], Sequence[Mapping[str, Any]], Sequence[str]], Outcome]
+
+
+GPU_WORKLOAD = SmokeWorkload(
+    template=GPU_TEMPLATE,
+    pod_claim="gpu",
+    commands=(SmokeCommand(("nvidia-smi", "-L"), (
+        "nvidia-smi did not run in the container: the image lacks it and the driver's CDI spec did not inject it "
+        "(pass --image with a CUDA image), or the GPU was not prepared (kubelet plugin logs)"
+    )),),
+    judge=judge_gpu_workload,
+)
+NETWORK_WORKLOAD = SmokeWorkload(
+    template=IB_TEMPLATE,
+    pod_claim="network",
+    commands=(
+        SmokeCommand(("ls", "/sys/class/net"), "the container has no /sys/class/net: the image is unusual; pass --image with a standard Linux image"),
+        SmokeCommand(("ls", "/sys/class/infiniband"), (
+            "no /sys/class/infiniband in the container: DRANet passed no RDMA device; read the dranet pod's logs on the node"
+        )),
+    ),
+    judge=judge_network_workload,
+)
+
+
+@dataclass
+class SmokeSettings:
+    timeout_s: float
+    poll_interval_s: float = 2.0
+    clock: Callable[[], float] = time.monotonic
+    sleep: Callable[[float], None] = time.sleep
+    name_suffix: Callable[[], str] = field(default=lambda: "".join(secrets.choice(string.ascii_lowercase + string.digits) for _ in range(5)))
+
+
+def smoke_pod(name: str, namespace: str, workload: SmokeWorkload, image: str, tolerations: list[dict[str, str]], lifetime_s: int) -> dict[str, Any]:
+    """The guide's sample pod, made safe to leak: it sleeps a bounded time and the kubelet kills it after that."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": {MANAGED_BY_LABEL: MANAGED_BY, "app.kubernetes.io/component": f"smoke-{workload.template}"},
+        },
+        "spec": {
+            "restartPolicy": "Never",
+            "activeDeadlineSeconds": lifetime_s,
+            "terminationGracePeriodSeconds": 0,
+            "tolerations": tolerations,
+            "resourceClaims": [{"name": workload.pod_claim, "resourceClaimTemplateName": workload.template}],
+            "containers": [{
+                "name": CONTAINER,
+                "image": image,
+                "command": ["sleep", str(lifetime_s)],
+                "resources": {"claims": [{"name": workload.pod_claim}]},
+            }],
+        },
+    }
+
+
+@contextmanager
+def signals_deferred() -> Iterator[None]:
+    """Holds Ctrl-C and SIGTERM until the block ends, so a second Ctrl-C cannot cut a cleanup short."""
+    received: list[int] = []
+    previous = {sig: signal.signal(sig, lambda number, _frame: received.append(number)) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        if received:
+            raise KeyboardInterrupt
+
+
+@dataclass
+class CreatedObjects:
+    """What this run put in the cluster, known before each create request is sent."""
+
+    namespace: str
+    pod: str
+    claim: Optional[str] = None
+
+
+def clean_up(cluster: Cluster, created: CreatedObjects) -> list[Finding]:
+    """Deletes the pod and its generated claim; anything that stays is reported with the command to remove it."""
+    leftovers = []
+    for kind, name, delete in (("pod", created.pod, cluster.delete_pod), ("resourceclaim", created.claim, cluster.delete_claim)):
+        if name is None:
+            continue
+        try:
+            delete(created.namespace, name)
+        except ClusterError as error:
+            leftovers.append(Finding(
+                subject=f"{kind} {created.namespace}/{name}",
+                expected="deleted after the smoke test",
+                found=str(error),
+                likely_cause=f"delete it by hand: `kubectl -n {created.namespace} delete {kind} {name}`",
+            ))
+    return leftovers
+
+
+class SmokeRun:
+    """Runs one smoke workload end to end and always cleans up after it."""
+
+    def __init__(self, cluster: Cluster, expect: Expectations, settings: SmokeSettings, on_progress: Callable[[str], None]) -> None:
+        self.cluster = cluster
+        self.expect = expect
+        self.settings = settings
+        self.on_progress = on_progress
+
+    def run(self, workload: SmokeWorkload) -> Outcome:
+        namespace = self.expect.claims_namespace
+        template = self.cluster.read_claim_template(namespace, workload.template)
+        if template is None:
+            return Outcome("claim template missing", (Finding(
+                subject=f"ResourceClaimTemplate {namespace}/{workload.template}",
+                expected="exists (the stack's sample claim templates)",
+                found="absent",
+                likely_cause="the stack's sample claim templates are turned off or were not deployed: `pulumi up` the stack with them on",
+            ),))
+        created = CreatedObjects(namespace, f"verify-{workload.template}-{self.settings.name_suffix()}")
+        result: Optional[Outcome] = None
+        try:
+            result = self._exercise(workload, template, created)
+        finally:
+            self.on_progress(f"deleting pod {created.pod}")
+            with signals_deferred():
+                leftovers = clean_up(self.cluster, created)
+            for leftover in leftovers:
+                self.on_progress(f"could not delete {leftover.subject}: {leftover.likely_cause}")
+        return Outcome(result.summary, result.findings + tuple(leftovers))
+
+    def _exercise(self, workload: SmokeWorkload, template: Mapping[str, Any], created: CreatedObjects) -> Outcome:
+        lifetime = int(self.settings.timeout_s) + LIFETIME_MARGIN_S
+        manifest = smoke_pod(created.pod, created.namespace, workload, self.expect.smoke_image, self.expect.smoke_tolerations(), lifetime)
+        self.on_progress(f"creating pod {created.pod}")
+        self.cluster.create_pod(created.namespace, manifest)
+        pod = self._wait_until_running(created, workload)
+        if pod.get("status", {}).get("phase") != "Running":
+            events = self.cluster.pod_events(created.namespace, created.pod)
+            return Outcome("the smoke pod never ran", (diagnose_not_running(pod, events, self.settings.timeout_s, created.namespace),))
+        claim = self.cluster.read_claim(created.namespace, created.claim) if created.claim else None
+        outputs = []
+        for command in workload.commands:
+            self.on_progress(f"running {' '.join(command.argv)}")
+            executed = self.cluster.exec_in_pod(created.namespace, created.pod, CONTAINER, command.argv)
+            if executed.exit_code != 0:
+                return Outcome(f"{command.argv[0]} failed", (Finding(
+                    subject=f"`{' '.join(command.argv)}` in pod {created.pod}",
+                    expected="exit code 0",
+                    found=f"exit code {executed.exit_code}: {(executed.stderr or executed.stdout).strip()[:300]}",
+                    likely_cause=command.failure_cause,
+                ),))
+            outputs.append(executed.stdout)
+        verdict = workload.judge(template, claim, self.cluster.list_resource_slices(), outputs)
+        node = pod.get("spec", {}).get("nodeName", "?")
+        return Outcome(f"pod on {node}: {verdict.summary}" if verdict.passed else verdict.summary, verdict.findings)
+
+    def _wait_until_running(self, created: CreatedObjects, workload: SmokeWorkload) -> Mapping[str, Any]:
+        deadline = self.settings.clock() + self.settings.timeout_s
+        while True:
+            pod = self.cluster.read_pod(created.namespace, created.pod) or {}
+            created.claim = claim_name_for(pod, workload.pod_claim) or created.claim
+            phase = pod.get("status", {}).get("phase", "Unknown")
+            remaining = deadline - self.settings.clock()
+            if phase in ("Running", "Succeeded", "Failed") or remaining <= 0:
+                return pod
+            self.on_progress(f"{phase} ({remaining:.0f}s left): {pending_reason(pod)}")
+            self.settings.sleep(min(self.settings.poll_interval_s, remaining))
