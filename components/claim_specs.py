@@ -131,9 +131,9 @@ def user_template_spec(template: UserClaimTemplate) -> dict[str, Any]:
     )
 
 
-def claim_template_specs(claims: ClaimsConfig, infiniband: bool) -> dict[str, dict[str, Any]]:
+def claim_template_specs(claims: ClaimsConfig) -> dict[str, dict[str, Any]]:
     """Every ResourceClaimTemplate the stack creates, built-in first, by name."""
-    specs = builtin_template_specs(claims.builtin_templates, infiniband, claims.multi_gpu_count, claims.gpu_products)
+    specs = claims.builtin_specs
     specs.update((template.name, user_template_spec(template)) for template in claims.user_templates)
     return specs
 

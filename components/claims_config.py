@@ -92,6 +92,7 @@ class ClaimsConfig:
 
     @property
     def builtin_specs(self) -> dict[str, dict[str, Any]]:
+        """The listed built-ins this stack's nodes can satisfy."""
         return builtin_template_specs(self.builtin_templates, self.infiniband, self.multi_gpu_count, self.gpu_products)
 
 

@@ -102,7 +102,7 @@ class DraWorkloads(pulumi.ComponentResource):
         super().__init__("nebius-dra:workloads:DraWorkloads", name, None, opts)
         claims = args.claims
         child = pulumi.ResourceOptions(parent=self, provider=args.provider)
-        templates = claim_template_specs(claims, claims.infiniband)
+        templates = claim_template_specs(claims)
         pods = sample_pod_specs(claims, args.gpu_groups)
         self.namespace = (
             core.Namespace(

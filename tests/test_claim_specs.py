@@ -118,6 +118,6 @@ def test_user_template_keeps_every_field_and_validates():
 
 def test_stack_templates_are_builtins_then_user_templates():
     prod = parse_stack_config({key.split(":", 1)[1]: value for key, value in load_stack_config("prod").items()}, "prod")
-    names = list(claim_template_specs(prod.claims, prod.claims.infiniband))
+    names = list(claim_template_specs(prod.claims))
     assert names[: len(BUILTIN_TEMPLATES)] == list(BUILTIN_TEMPLATES)
     assert names[len(BUILTIN_TEMPLATES):] == [t.name for t in prod.claims.user_templates]
