@@ -1,0 +1,258 @@
+"""The verifier's read-only checks against API objects shaped as the API server returns them.
+
+Every failure the issue lists has a case here: no slices, slices on 3 of 4 nodes, a wrong
+device count, a crash-looping kubelet plugin, a missing DeviceClass, dranet not ready and a
+legacy device plugin; the healthy clusters of both stacks pass every check.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import kubernetes_validate
+import pytest
+
+from tests.verify_fixtures import (
+    DATA,
+    copied,
+    dev_expectations,
+    healthy_dev_state,
+    healthy_prod_state,
+    load,
+    node_names,
+    on_node,
+    PROD_GROUPS,
+    plugin_pod,
+    prod_expectations,
+)
+from tools.verify.checks import (
+    CLUSTER_CHECKS,
+    ClusterState,
+    Outcome,
+    check_driver_pods,
+    check_dranet,
+    check_dranet_slices,
+    check_gpu_device_class,
+    check_gpu_nodes,
+    check_gpu_slices,
+    check_legacy_device_plugin,
+    check_network_device_classes,
+)
+from tools.verify.objects import attribute, devices_on_node, pod_state
+
+TRAIN_NODES = [name for name, group in node_names(PROD_GROUPS).items() if group == "h200-train"]
+
+
+@pytest.fixture(scope="module")
+def prod():
+    return prod_expectations()
+
+
+@pytest.fixture
+def state() -> ClusterState:
+    return copied(healthy_prod_state())
+
+
+def single_finding(outcome: Outcome):
+    assert not outcome.passed
+    assert len(outcome.findings) == 1, outcome.findings
+    return outcome.findings[0]
+
+
+@pytest.mark.parametrize("fixture", sorted(path.name for path in DATA.glob("*.yaml")))
+def test_fixtures_validate_against_the_kubernetes_1_34_schema(fixture):
+    document = load(fixture)
+    for obj in document["items"] if document["kind"] == "List" else [document]:
+        kubernetes_validate.validate(obj, "1.34", strict=True)
+
+
+def test_the_healthy_prod_cluster_passes_every_check(state, prod):
+    for check in CLUSTER_CHECKS:
+        outcome = check.judge(state, prod)
+        assert outcome.passed, (check.name, outcome.findings)
+    assert check_gpu_slices(state, prod).summary == "5 GPU node(s) publish 40 GPU(s), as their presets imply"
+
+
+def test_the_healthy_dev_cluster_passes_with_one_gpu_per_node_from_its_preset():
+    dev = dev_expectations()
+    state = healthy_dev_state()
+    for check in CLUSTER_CHECKS:
+        if not check.infiniband_only:
+            assert check.judge(state, dev).passed, check.name
+    assert check_gpu_slices(state, dev).summary == "1 GPU node(s) publish 1 GPU(s), as their presets imply"
+    dev_node = state.nodes[1]["metadata"]["name"]
+    eight_gpus = ClusterState(state.nodes, [], [], [on_node(load("resourceslice-gpu.yaml"), dev_node)])
+    assert single_finding(check_gpu_slices(eight_gpus, dev)).expected.startswith("1 GPU device(s)")
+
+
+def test_no_slices_fails_every_gpu_node_and_points_at_the_kubelet_plugin(state, prod):
+    state.resource_slices.clear()
+    outcome = check_gpu_slices(state, prod)
+    assert len(outcome.findings) == 5
+    for finding in outcome.findings:
+        assert finding.found == "no gpu.nvidia.com ResourceSlice for the node"
+        assert finding.expected.startswith("8 GPU device(s)")
+        assert "kubelet plugin is not scheduled there" in finding.likely_cause
+        assert "check the node labels and taints" in finding.likely_cause
+        assert "nvidia.com/gpu=true:NoSchedule" in finding.likely_cause
+
+
+def test_slices_on_three_of_four_nodes_names_the_fourth(state, prod):
+    missing = TRAIN_NODES[2]
+    state.resource_slices[:] = [s for s in state.resource_slices if not (s["spec"]["driver"] == "gpu.nvidia.com" and s["spec"]["nodeName"] == missing)]
+    finding = single_finding(check_gpu_slices(state, prod))
+    assert finding.subject == f"node {missing}"
+    assert "group h200-train" in finding.expected
+
+
+def test_no_slices_on_a_node_without_the_plugin_label_blames_the_label(state, prod):
+    node = next(n for n in state.nodes if n["metadata"]["name"] == TRAIN_NODES[0])
+    del node["metadata"]["labels"]["nvidia.com/dra-kubelet-plugin"]
+    state.resource_slices[:] = [s for s in state.resource_slices if s["spec"]["nodeName"] != TRAIN_NODES[0]]
+    finding = single_finding(check_gpu_slices(state, prod))
+    assert "lacks the label nvidia.com/dra-kubelet-plugin=true" in finding.likely_cause
+    assert "nvidia.com/dra-kubelet-plugin=<unset>" in single_finding(check_gpu_nodes(state, prod)).found
+
+
+@pytest.mark.parametrize("published, cause", [(4, "fewer GPUs than the preset"), (9, "differs from the stack config")])
+def test_a_wrong_device_count_says_expected_and_found(state, prod, published, cause):
+    gpu_slice = next(s for s in state.resource_slices if s["spec"]["driver"] == "gpu.nvidia.com" and s["spec"]["nodeName"] == TRAIN_NODES[1])
+    devices = gpu_slice["spec"]["devices"]
+    gpu_slice["spec"]["devices"] = (devices + [dict(devices[0], name="gpu-8")])[:published]
+    finding = single_finding(check_gpu_slices(state, prod))
+    assert finding.expected == "8 GPU device(s) in gpu.nvidia.com slices (preset 8gpu-128vcpu-1600gb of group h200-train)"
+    assert finding.found.startswith(f"{published} device(s): gpu-0, gpu-1")
+    assert cause in finding.likely_cause
+
+
+def test_only_the_newest_generation_of_a_pool_counts(state, prod):
+    stale = copied(healthy_prod_state()).resource_slices[0]
+    stale["metadata"]["name"] += "-old"
+    for item in state.resource_slices:
+        if item["metadata"]["name"] == stale["metadata"]["name"][:-4]:
+            item["spec"]["pool"]["generation"] = 2
+    state.resource_slices.append(stale)
+    assert check_gpu_slices(state, prod).passed
+
+
+def test_a_crash_looping_kubelet_plugin_fails_its_node(state, prod):
+    node = TRAIN_NODES[3]
+    state.driver_pods[:] = [p for p in state.driver_pods if p["spec"]["nodeName"] != node] + [plugin_pod(node, "pod-kubelet-plugin-crashloop.yaml")]
+    finding = single_finding(check_driver_pods(state, prod))
+    assert finding.subject == f"node {node}"
+    assert finding.expected == "a kubelet plugin pod Running and Ready"
+    assert "Running, 1/2 containers ready (gpus: CrashLoopBackOff, 9 restarts)" in finding.found
+    assert "--previous" in finding.likely_cause and "nvidiaDriverRoot" in finding.likely_cause
+
+
+def test_a_node_without_a_plugin_pod_is_named_with_its_taints(state, prod):
+    state.driver_pods.pop(0)
+    finding = single_finding(check_driver_pods(state, prod))
+    assert finding.found == "no kubelet plugin pod on the node (namespace nvidia-dra-driver-gpu)"
+    assert "kubeletPlugin.tolerations" in finding.likely_cause
+
+
+def test_no_driver_pods_at_all_blames_the_release(state, prod):
+    state.driver_pods.clear()
+    finding = single_finding(check_driver_pods(state, prod))
+    assert "helm list -n nvidia-dra-driver-gpu" in finding.likely_cause
+
+
+def test_the_controller_is_required_only_with_compute_domains(state, prod):
+    with_domains = dataclasses.replace(prod, compute_domains=True)
+    assert check_driver_pods(state, prod).passed
+    finding = single_finding(check_driver_pods(state, with_domains))
+    assert finding.found == "no controller pod" and "control-plane" in finding.likely_cause
+    state.driver_pods.append(load("pod-controller.yaml"))
+    assert check_driver_pods(state, with_domains).passed
+
+
+def test_a_missing_gpu_device_class_fails(state, prod):
+    state.device_classes[:] = [c for c in state.device_classes if c["metadata"]["name"] != "gpu.nvidia.com"]
+    finding = single_finding(check_gpu_device_class(state, prod))
+    assert finding.subject == "DeviceClass gpu.nvidia.com"
+    assert finding.found.startswith("absent; present: ib.networking.nebius.ai, mig.nvidia.com")
+    assert "resources.gpus.enabled" in finding.likely_cause
+
+
+def test_a_missing_network_device_class_fails(state, prod):
+    state.device_classes[:] = [c for c in state.device_classes if c["metadata"]["name"] != "ib.networking.nebius.ai"]
+    finding = single_finding(check_network_device_classes(state, prod))
+    assert finding.subject == "DeviceClass ib.networking.nebius.ai"
+    assert "GPU cluster" in finding.likely_cause
+
+
+def test_dranet_not_ready_reports_the_counts(state, prod):
+    state.dranet["status"].update(numberReady=3, numberAvailable=3)
+    finding = single_finding(check_dranet(state, prod))
+    assert finding.expected == "desired = ready = available = 5 (the nodes labelled nebius.com/dranet-rdma-capable=true)"
+    assert finding.found == "desired 5, ready 3, available 3"
+    assert "dranet pods are not ready" in finding.likely_cause
+
+
+def test_dranet_missing_or_skipping_a_labelled_node_fails(state, prod):
+    state.dranet["status"]["desiredNumberScheduled"] = 4
+    assert "does not cover every labelled node" in single_finding(check_dranet(state, prod)).likely_cause
+    absent = dataclasses.replace(state, dranet=None)
+    assert single_finding(check_dranet(absent, prod)).found == "absent"
+
+
+def test_an_infiniband_node_without_the_dranet_label_fails(state, prod):
+    node = next(n for n in state.nodes if n["metadata"]["name"] == TRAIN_NODES[0])
+    del node["metadata"]["labels"]["nebius.com/dranet-rdma-capable"]
+    state.dranet["status"].update(desiredNumberScheduled=4, currentNumberScheduled=4, numberReady=4, numberAvailable=4)
+    finding = single_finding(check_dranet(state, prod))
+    assert finding.subject == f"node {TRAIN_NODES[0]}"
+
+
+def test_dranet_slices_without_rdma_devices_fail(state, prod):
+    for item in state.resource_slices:
+        if item["spec"]["driver"] == "dra.net" and item["spec"]["nodeName"] == TRAIN_NODES[0]:
+            for device in item["spec"]["devices"]:
+                device["attributes"]["dra.net/rdma"] = {"bool": False}
+    finding = single_finding(check_dranet_slices(state, prod))
+    assert finding.found == "9 dra.net device(s), none RDMA-capable"
+
+
+def test_the_legacy_device_plugin_on_a_dra_node_fails(state, prod):
+    node = next(n for n in state.nodes if n["metadata"]["name"] == TRAIN_NODES[0])
+    node["status"]["capacity"]["nvidia.com/gpu"] = "8"
+    node["status"]["allocatable"]["nvidia.com/gpu"] = "8"
+    finding = single_finding(check_legacy_device_plugin(state, prod))
+    assert finding.found == "capacity nvidia.com/gpu=8, allocatable nvidia.com/gpu=8"
+    assert "devicePlugin.enabled=false" in finding.likely_cause
+
+
+def test_a_group_short_of_nodes_or_a_node_not_ready_fails(state, prod):
+    state.nodes[:] = [n for n in state.nodes if n["metadata"]["name"] != TRAIN_NODES[3]]
+    finding = single_finding(check_gpu_nodes(state, prod))
+    assert finding.expected == "4 node(s) labelled nebius-dra/node-group=h200-train"
+    assert finding.found.startswith("3 node(s): ")
+    ready = next(c for c in state.nodes[1]["status"]["conditions"] if c["type"] == "Ready")
+    ready["status"] = "False"
+    assert any(f.expected == "condition Ready=True" for f in check_gpu_nodes(state, prod).findings)
+
+
+def test_every_failure_message_has_expected_found_and_cause(state, prod):
+    broken = copied(state)
+    broken.resource_slices.clear()
+    broken.driver_pods.clear()
+    broken.device_classes.clear()
+    broken.nodes[1]["status"]["capacity"]["nvidia.com/gpu"] = "8"
+    findings = [f for check in CLUSTER_CHECKS for f in check.judge(dataclasses.replace(broken, dranet=None), prod).findings]
+    assert len(findings) >= 8
+    for finding in findings:
+        assert finding.subject and finding.expected and finding.found and finding.likely_cause
+
+
+def test_attribute_reads_qualified_and_unqualified_keys():
+    gpu_slice, nic_slice = load("resourceslice-gpu.yaml"), load("resourceslice-dranet.yaml")
+    node = gpu_slice["spec"]["nodeName"]
+    gpu = devices_on_node([gpu_slice], "gpu.nvidia.com", node)[0]
+    assert attribute(gpu, "gpu.nvidia.com", "productName") == "NVIDIA H200"
+    assert attribute(gpu, "gpu.nvidia.com", "cudaComputeCapability") == "9.0.0"
+    nics = devices_on_node([nic_slice], "dra.net", node)
+    assert [attribute(n, "dra.net", "rdma") for n in nics].count(True) == 8
+    assert attribute({"attributes": {"rdma": {"bool": True}}}, "dra.net", "rdma") is True
+    assert attribute({"attributes": {"rdma": True}}, "dra.net", "rdma") is None
+    assert pod_state(load("pod-kubelet-plugin.yaml")) == "Running, 2/2 containers ready"

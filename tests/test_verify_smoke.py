@@ -1,0 +1,355 @@
+"""Smoke workloads, the step runner and the CLI against a fake cluster: no real cluster anywhere.
+
+The fake answers with the captured API objects of tests/data/verify and records every pod and
+claim deletion, so the tests can show that cleanup happens on success, on failure, on an API
+error and on Ctrl-C, and that a second Ctrl-C cannot cut the cleanup short.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+from typing import Any, Optional, Sequence
+
+import kubernetes_validate
+import pytest
+from kubernetes.client.rest import ApiException
+
+from tests.verify_fixtures import copied, dev_expectations, healthy_dev_state, healthy_prod_state, items, load, prod_expectations, text
+from tools.verify import __main__ as cli
+from tools.verify.checks import ClusterState
+from tools.verify.cluster import ClusterError, ExecResult, KubeCluster, exit_status
+from tools.verify.report import Progress, summary_table
+from tools.verify.runner import FAIL, NOT_READ, PASS, SKIP, Verification
+from tools.verify.smoke import GPU_WORKLOAD, NETWORK_WORKLOAD, SmokeRun, SmokeSettings, smoke_pod
+
+GPU_POD = "verify-gpu-k3x9q"
+IB_POD = "verify-ib-network-k3x9q"
+GPU_CLAIM = "verify-gpu-k3x9q-gpu-7tq2n"
+IB_CLAIM = "verify-ib-network-k3x9q-network-b5c8d"
+NVIDIA_SMI = ("nvidia-smi", "-L")
+LS_NET = ("ls", "/sys/class/net")
+LS_IB = ("ls", "/sys/class/infiniband")
+
+
+def running_ib_pod() -> dict[str, Any]:
+    pod = json.loads(json.dumps(load("pod-smoke-gpu-running.yaml")).replace(GPU_POD, IB_POD))
+    pod["status"]["resourceClaimStatuses"] = [{"name": "network", "resourceClaimName": IB_CLAIM}]
+    return pod
+
+
+def slice_node_state(state: ClusterState) -> ClusterState:
+    """Puts the captured slices (whose devices the captured claims name) on the fixture node."""
+    state.resource_slices.extend([load("resourceslice-gpu.yaml"), load("resourceslice-dranet.yaml")])
+    return state
+
+
+class FakeCluster:
+    """Answers like the API server from fixtures; `pods` scripts what each read of a pod returns."""
+
+    def __init__(self, state: ClusterState) -> None:
+        self.state = state
+        self.templates = {"gpu": load("resourceclaimtemplate-gpu.yaml"), "ib-network": load("resourceclaimtemplate-ib-network.yaml")}
+        self.claims = {GPU_CLAIM: load("resourceclaim-gpu.yaml"), IB_CLAIM: load("resourceclaim-ib-network.yaml")}
+        self.pods: dict[str, list[dict[str, Any]]] = {
+            GPU_POD: [load("pod-smoke-pending.yaml"), load("pod-smoke-gpu-running.yaml")],
+            IB_POD: [running_ib_pod()],
+        }
+        self.events: list[dict[str, Any]] = []
+        self.outputs: dict[tuple[str, ...], Any] = {
+            NVIDIA_SMI: ExecResult(text("nvidia-smi-L-claimed.txt"), "", 0),
+            LS_NET: ExecResult(text("ls-sys-class-net.txt"), "", 0),
+            LS_IB: ExecResult(text("ls-sys-class-infiniband.txt"), "", 0),
+        }
+        self.created: list[dict[str, Any]] = []
+        self.deleted: list[str] = []
+        self.reads: dict[str, int] = {}
+        self.fail_deletes = False
+        self.interrupt_on_delete = False
+
+    def list_nodes(self): return self.state.nodes
+    def list_pods(self, namespace): return self.state.driver_pods
+    def list_device_classes(self): return self.state.device_classes
+    def list_resource_slices(self): return self.state.resource_slices
+    def read_daemonset(self, namespace, name): return self.state.dranet
+    def read_claim_template(self, namespace, name): return self.templates.get(name)
+    def read_claim(self, namespace, name): return self.claims.get(name)
+    def pod_events(self, namespace, name): return self.events
+
+    def create_pod(self, namespace: str, manifest: dict[str, Any]) -> dict[str, Any]:
+        self.created.append(manifest)
+        return manifest
+
+    def read_pod(self, namespace: str, name: str) -> Optional[dict[str, Any]]:
+        script = self.pods[name]
+        count = self.reads[name] = self.reads.get(name, -1) + 1
+        return script[min(count, len(script) - 1)]
+
+    def exec_in_pod(self, namespace: str, name: str, container: str, command: Sequence[str]) -> ExecResult:
+        answer = self.outputs[tuple(command)]
+        if isinstance(answer, BaseException):
+            raise answer
+        return answer
+
+    def _delete(self, kind: str, name: str) -> None:
+        if self.interrupt_on_delete:
+            os.kill(os.getpid(), signal.SIGINT)
+        if self.fail_deletes:
+            raise ClusterError(f"delete {kind} dra-samples/{name}: HTTP 500 Internal Server Error")
+        self.deleted.append(f"{kind}/{name}")
+
+    def delete_pod(self, namespace, name): self._delete("pod", name)
+    def delete_claim(self, namespace, name): self._delete("resourceclaim", name)
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def settings(timeout_s: float = 10.0) -> SmokeSettings:
+    clock = FakeClock()
+    return SmokeSettings(timeout_s=timeout_s, poll_interval_s=2.0, clock=clock, sleep=clock.sleep, name_suffix=lambda: "k3x9q")
+
+
+@pytest.fixture
+def cluster() -> FakeCluster:
+    return FakeCluster(slice_node_state(copied(healthy_prod_state())))
+
+
+def smoke(cluster: FakeCluster, workload=GPU_WORKLOAD, timeout_s: float = 10.0, notes: Optional[list[str]] = None):
+    return SmokeRun(cluster, prod_expectations(), settings(timeout_s), (notes if notes is not None else []).append).run(workload)
+
+
+def test_the_gpu_smoke_passes_and_deletes_its_pod_and_claim(cluster):
+    outcome = smoke(cluster)
+    assert outcome.passed, outcome.findings
+    assert outcome.summary == (
+        "pod on computeinstance-e00h7qk2rm8v1t9b4x: claim got gpu.nvidia.com computeinstance-e00h7qk2rm8v1t9b4x/gpu-3 (request gpu); "
+        "nvidia-smi -L lists exactly it (NVIDIA H200 GPU-1f6a3d8b-c2e7-4950-8ab4-73d5e1c09f26)"
+    )
+    assert [pod["metadata"]["name"] for pod in cluster.created] == [GPU_POD]
+    assert cluster.deleted == [f"pod/{GPU_POD}", f"resourceclaim/{GPU_CLAIM}"]
+
+
+def test_the_smoke_pod_validates_against_kubernetes_1_34_and_tolerates_the_gpu_taints():
+    pod = smoke_pod(GPU_POD, "dra-samples", GPU_WORKLOAD, "nvidia/cuda:13.1.1-runtime-ubuntu24.04", prod_expectations().smoke_tolerations(), 900)
+    kubernetes_validate.validate(pod, "1.34", strict=True)
+    assert pod["spec"]["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Equal", "value": "true", "effect": "NoSchedule"}]
+    assert pod["spec"]["resourceClaims"] == [{"name": "gpu", "resourceClaimTemplateName": "gpu"}]
+    assert pod["spec"]["activeDeadlineSeconds"] == 900
+
+
+def test_nvidia_smi_listing_more_gpus_than_claimed_fails(cluster):
+    every_gpu = "".join(
+        f"GPU {index}: NVIDIA H200 (UUID: {device['attributes']['uuid']['string']})\n"
+        for index, device in enumerate(load("resourceslice-gpu.yaml")["spec"]["devices"])
+    )
+    cluster.outputs[NVIDIA_SMI] = ExecResult(every_gpu, "", 0)
+    finding = smoke(cluster).findings[0]
+    assert finding.expected == "exactly the claimed GPU(s): GPU-1f6a3d8b-c2e7-4950-8ab4-73d5e1c09f26"
+    assert finding.found.startswith("8 GPU(s): GPU-da13c5fc")
+    assert "GPUs it did not claim" in finding.likely_cause
+
+
+def test_nvidia_smi_missing_from_the_container_fails_with_the_image_as_cause(cluster):
+    cluster.outputs[NVIDIA_SMI] = ExecResult("", 'exec: "nvidia-smi": executable file not found in $PATH', 126)
+    finding = smoke(cluster).findings[0]
+    assert finding.found.startswith("exit code 126: exec: \"nvidia-smi\"")
+    assert "--image" in finding.likely_cause
+    assert f"pod/{GPU_POD}" in cluster.deleted
+
+
+def test_a_pending_pod_with_cannot_allocate_all_claims_fails_and_is_cleaned_up(cluster):
+    cluster.pods[GPU_POD] = [load("pod-smoke-pending.yaml")]
+    cluster.events = items("events-cannot-allocate.yaml")
+    notes: list[str] = []
+    outcome = smoke(cluster, timeout_s=10, notes=notes)
+    assert len(outcome.findings) == 1
+    finding = outcome.findings[0]
+    assert finding.subject == f"pod {GPU_POD}"
+    assert finding.expected == "Running within 10s"
+    assert "6 cannot allocate all claims" in finding.found
+    assert "DRA is not enabled on the GPU node group" in finding.likely_cause
+    assert any("cannot allocate all claims" in note for note in notes)
+    assert cluster.reads[GPU_POD] == 5
+    assert cluster.deleted == [f"pod/{GPU_POD}", f"resourceclaim/{GPU_CLAIM}"]
+
+
+def test_cleanup_runs_when_the_api_fails_mid_test(cluster):
+    cluster.outputs[NVIDIA_SMI] = ClusterError("exec nvidia-smi -L: HTTP 500")
+    with pytest.raises(ClusterError):
+        smoke(cluster)
+    assert cluster.deleted == [f"pod/{GPU_POD}", f"resourceclaim/{GPU_CLAIM}"]
+
+
+def test_cleanup_runs_on_ctrl_c(cluster):
+    def interrupted(_seconds: float) -> None:
+        raise KeyboardInterrupt
+
+    cluster.pods[GPU_POD] = [load("pod-smoke-pending.yaml")]
+    run = SmokeRun(cluster, prod_expectations(), settings(), lambda _note: None)
+    run.settings.sleep = interrupted
+    with pytest.raises(KeyboardInterrupt):
+        run.run(GPU_WORKLOAD)
+    assert cluster.deleted == [f"pod/{GPU_POD}", f"resourceclaim/{GPU_CLAIM}"]
+
+
+def test_a_second_ctrl_c_waits_until_the_cleanup_is_done(cluster):
+    cluster.interrupt_on_delete = True
+    with pytest.raises(KeyboardInterrupt):
+        smoke(cluster)
+    assert cluster.deleted == [f"pod/{GPU_POD}", f"resourceclaim/{GPU_CLAIM}"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_a_failed_cleanup_is_reported_with_the_command_to_finish_it(cluster):
+    cluster.fail_deletes = True
+    outcome = smoke(cluster)
+    assert [f.likely_cause for f in outcome.findings] == [
+        f"delete it by hand: `kubectl -n dra-samples delete pod {GPU_POD}`",
+        f"delete it by hand: `kubectl -n dra-samples delete resourceclaim {GPU_CLAIM}`",
+    ]
+
+
+def test_a_missing_claim_template_fails_without_creating_anything(cluster):
+    del cluster.templates["gpu"]
+    finding = smoke(cluster).findings[0]
+    assert finding.subject == "ResourceClaimTemplate dra-samples/gpu"
+    assert cluster.created == [] and cluster.deleted == []
+
+
+def test_the_infiniband_smoke_sees_the_claimed_interface_and_rdma_device(cluster):
+    outcome = smoke(cluster, NETWORK_WORKLOAD)
+    assert outcome.passed, outcome.findings
+    assert "dra.net computeinstance-e00h7qk2rm8v1t9b4x/pci-0000-98-00-0 (request ib)" in outcome.summary
+    assert "/sys/class/infiniband: mlx5_3" in outcome.summary
+    assert cluster.deleted == [f"pod/{IB_POD}", f"resourceclaim/{IB_CLAIM}"]
+
+
+def test_the_infiniband_smoke_fails_when_the_rdma_device_is_not_in_the_pod(cluster):
+    cluster.outputs[LS_IB] = ExecResult("mlx5_0\n", "", 0)
+    cluster.outputs[LS_NET] = ExecResult("eth0\nlo\n", "", 0)
+    findings = smoke(cluster, NETWORK_WORKLOAD).findings
+    assert [f.expected for f in findings] == [
+        "interface ibp152s0 in the pod's /sys/class/net",
+        "RDMA device mlx5_3 in the pod's /sys/class/infiniband",
+    ]
+
+
+def test_a_claim_allocated_from_the_wrong_driver_fails(cluster):
+    cluster.claims[GPU_CLAIM]["status"]["allocation"]["devices"]["results"][0]["driver"] = "dra.net"
+    finding = smoke(cluster).findings[0]
+    assert finding.expected == "devices from driver gpu.nvidia.com"
+
+
+def run_all(cluster: FakeCluster, expect, smoke_settings: Optional[SmokeSettings]):
+    progress = Progress(io.StringIO(), interactive=False)
+    return list(Verification(cluster, expect, smoke_settings, progress).run()), progress.stream.getvalue()
+
+
+def test_every_step_passes_on_a_healthy_prod_cluster(cluster):
+    results, shown = run_all(cluster, prod_expectations(), settings())
+    assert [(r.name, r.status) for r in results] == [
+        ("cluster-read", PASS), ("gpu-nodes", PASS), ("driver-pods", PASS), ("gpu-deviceclass", PASS), ("gpu-slices", PASS),
+        ("legacy-device-plugin", PASS), ("dranet", PASS), ("network-deviceclasses", PASS), ("dranet-slices", PASS),
+        ("smoke-gpu", PASS), ("smoke-ib-network", PASS),
+    ]
+    assert "PASS [10/11] Smoke workload: gpu claim, nvidia-smi -L: pod on computeinstance-e00h7qk2rm8v1t9b4x" in shown
+    assert "all 11 checks passed" in summary_table(results)
+
+
+def test_dev_skips_the_infiniband_steps_and_skip_smoke_skips_the_workloads():
+    results, _ = run_all(FakeCluster(healthy_dev_state()), dev_expectations(), None)
+    statuses = {r.name: (r.status, r.summary) for r in results}
+    assert statuses["dranet"] == (SKIP, "the stack has no InfiniBand GPU groups")
+    assert statuses["smoke-gpu"] == (SKIP, "skipped (--skip-smoke)")
+    assert all(status in (PASS, SKIP) for status, _ in statuses.values())
+    assert summary_table(results).endswith("all 6 checks passed (5 skipped)\n")
+
+
+def test_an_unreadable_cluster_fails_the_read_and_runs_nothing_else(cluster):
+    def refuse():
+        raise ClusterError("list nodes: unauthorized (401): check that the `nebius` CLI is on PATH")
+
+    cluster.list_nodes = refuse
+    results, shown = run_all(cluster, prod_expectations(), settings())
+    assert results[0].status == FAIL and "unauthorized (401)" in results[0].findings[0].found
+    assert {r.status for r in results[1:]} == {SKIP} and results[1].summary == NOT_READ
+    assert cluster.created == []
+    assert "likely cause:" in shown
+
+
+def test_a_failing_check_prints_expected_found_and_cause(cluster):
+    cluster.state.resource_slices.clear()
+    results, shown = run_all(cluster, prod_expectations(), None)
+    assert next(r for r in results if r.name == "gpu-slices").status == FAIL
+    assert "FAIL [5/11] gpu.nvidia.com ResourceSlices: 5 of 5 GPU node(s) publish the wrong GPUs" in shown
+    assert "        expected:     8 GPU device(s) in gpu.nvidia.com slices" in shown
+    assert "        likely cause: the kubelet plugin is not scheduled there" in shown
+    assert summary_table(results).splitlines()[-1] == "2 of 9 checks failed: gpu-slices, dranet-slices"
+
+
+@pytest.fixture
+def cli_cluster(monkeypatch, cluster):
+    monkeypatch.setattr(KubeCluster, "from_kubeconfig", classmethod(lambda cls, path, context=None: cluster))
+    monkeypatch.setattr(cli, "SmokeSettings", lambda timeout_s: settings(timeout_s))
+    return cluster
+
+
+def test_the_cli_exits_0_and_writes_the_json_report_when_all_pass(cli_cluster, tmp_path, capsys):
+    report = tmp_path / "verify.json"
+    assert cli.main(["--stack", "prod", "--json", str(report)]) == 0
+    written = json.loads(report.read_text())
+    assert written["passed"] is True and written["stack"] == "prod"
+    assert [c["status"] for c in written["checks"]] == [PASS] * 11
+    assert "all 11 checks passed" in capsys.readouterr().out
+
+
+def test_the_cli_exits_1_when_a_check_fails(cli_cluster, tmp_path):
+    cli_cluster.state.device_classes.clear()
+    report = tmp_path / "verify.json"
+    assert cli.main(["--stack", "prod", "--skip-smoke", "--json", str(report)]) == 1
+    failed = [c for c in json.loads(report.read_text())["checks"] if c["status"] == FAIL]
+    assert [c["name"] for c in failed] == ["gpu-deviceclass", "network-deviceclasses"]
+    assert set(failed[0]["findings"][0]) == {"subject", "expected", "found", "likely_cause"}
+
+
+def test_the_cli_exits_130_on_ctrl_c_after_deleting_the_smoke_pod(cli_cluster, monkeypatch, capsys):
+    cli_cluster.outputs[NVIDIA_SMI] = KeyboardInterrupt()
+    assert cli.main(["--stack", "prod"]) == 130
+    assert f"pod/{GPU_POD}" in cli_cluster.deleted
+    assert "smoke-gpu" not in capsys.readouterr().out
+
+
+def test_the_cli_refuses_an_unknown_stack_with_exit_2(capsys):
+    assert cli.main(["--stack", "nope"]) == 2
+    assert "no stack file Pulumi.nope.yaml" in capsys.readouterr().err
+
+
+def test_exec_exit_status_comes_from_the_error_channel():
+    assert exit_status('{"metadata":{},"status":"Success"}') == (0, "")
+    failure = {"status": "Failure", "message": "command terminated with non-zero exit code: exit status 2", "reason": "NonZeroExitCode",
+               "details": {"causes": [{"reason": "ExitCode", "message": "2"}]}}
+    assert exit_status(json.dumps(failure)) == (2, failure["message"])
+
+
+def test_the_adapter_turns_404_into_none_and_401_into_a_hint():
+    adapter = KubeCluster.__new__(KubeCluster)
+
+    def answer(status: int):
+        def call(*_args, **_kwargs):
+            raise ApiException(status=status, reason="nope")
+        return call
+
+    assert adapter._call("read DaemonSet kube-system/dranet", answer(404), missing_ok=True) is None
+    with pytest.raises(ClusterError, match="`nebius` CLI is on PATH"):
+        adapter._call("list nodes", answer(401))
