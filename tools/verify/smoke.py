@@ -17,8 +17,15 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 
 from components.claim_specs import GPU_TEMPLATE, IB_TEMPLATE
-from tools.verify.checks import Finding, Outcome
-from tools.verify.claims import claim_name_for, diagnose_not_running, judge_gpu_workload, judge_network_workload, pending_reason
+from tools.verify.checks import GPU_DRIVER, NETWORK_DRIVER, Finding, Outcome
+from tools.verify.claims import (
+    allocation_findings,
+    claim_name_for,
+    diagnose_not_running,
+    judge_gpu_workload,
+    judge_network_workload,
+    pending_reason,
+)
 from tools.verify.cluster import Cluster, ClusterError
 from tools.verify.expectations import Expectations
 
@@ -40,13 +47,15 @@ class SmokeWorkload:
 
     template: str
     pod_claim: str
+    driver: str
     commands: tuple[SmokeCommand, ...]
-    judge: Callable[[Mapping[str, Any], Optional[Mapping[str, Any]], Sequence[Mapping[str, Any]], Sequence[str]], Outcome]
+    judge: Callable[[Mapping[str, Any], Sequence[Mapping[str, Any]], Sequence[str]], Outcome]
 
 
 GPU_WORKLOAD = SmokeWorkload(
     template=GPU_TEMPLATE,
     pod_claim="gpu",
+    driver=GPU_DRIVER,
     commands=(SmokeCommand(("nvidia-smi", "-L"), (
         "nvidia-smi did not run in the container: the image lacks it and the driver's CDI spec did not inject it "
         "(pass --image with a CUDA image), or the GPU was not prepared (kubelet plugin logs)"
@@ -56,6 +65,7 @@ GPU_WORKLOAD = SmokeWorkload(
 NETWORK_WORKLOAD = SmokeWorkload(
     template=IB_TEMPLATE,
     pod_claim="network",
+    driver=NETWORK_DRIVER,
     commands=(
         SmokeCommand(("ls", "/sys/class/net"), "the container has no /sys/class/net: the image is unusual; pass --image with a standard Linux image"),
         SmokeCommand(("ls", "/sys/class/infiniband"), (
@@ -162,7 +172,6 @@ class SmokeRun:
                 likely_cause="the stack's sample claim templates are turned off or were not deployed: `pulumi up` the stack with them on",
             ),))
         created = CreatedObjects(namespace, f"verify-{workload.template}-{self.settings.name_suffix()}")
-        result: Optional[Outcome] = None
         try:
             result = self._exercise(workload, template, created)
         finally:
@@ -183,6 +192,9 @@ class SmokeRun:
             events = self.cluster.pod_events(created.namespace, created.pod)
             return Outcome("the smoke pod never ran", (diagnose_not_running(pod, events, self.settings.timeout_s, created.namespace),))
         claim = self.cluster.read_claim(created.namespace, created.claim) if created.claim else None
+        misallocated = allocation_findings(template, claim, workload.driver)
+        if misallocated or claim is None:
+            return Outcome("the claim is not allocated as requested", tuple(misallocated))
         outputs = []
         for command in workload.commands:
             self.on_progress(f"running {' '.join(command.argv)}")
@@ -195,7 +207,7 @@ class SmokeRun:
                     likely_cause=command.failure_cause,
                 ),))
             outputs.append(executed.stdout)
-        verdict = workload.judge(template, claim, self.cluster.list_resource_slices(), outputs)
+        verdict = workload.judge(claim, self.cluster.list_resource_slices(), outputs)
         node = pod.get("spec", {}).get("nodeName", "?")
         return Outcome(f"pod on {node}: {verdict.summary}" if verdict.passed else verdict.summary, verdict.findings)
 
