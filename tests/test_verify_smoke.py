@@ -7,14 +7,17 @@ error and on Ctrl-C, and that a second Ctrl-C cannot cut the cleanup short.
 
 from __future__ import annotations
 
+import http.server
 import io
 import json
 import os
 import signal
+import threading
 from typing import Any, Optional, Sequence
 
 import kubernetes_validate
 import pytest
+from kubernetes import client
 from kubernetes.client.rest import ApiException
 
 from tests.verify_fixtures import copied, dev_expectations, healthy_dev_state, healthy_prod_state, items, load, prod_expectations, text
@@ -353,3 +356,64 @@ def test_the_adapter_turns_404_into_none_and_401_into_a_hint():
     assert adapter._call("read DaemonSet kube-system/dranet", answer(404), missing_ok=True) is None
     with pytest.raises(ClusterError, match="`nebius` CLI is on PATH"):
         adapter._call("list nodes", answer(401))
+
+
+class FakeApiServer(http.server.BaseHTTPRequestHandler):
+    """Serves captured objects at their real API paths, so the adapter runs through the real client."""
+
+    routes: dict[str, Any] = {}
+    received: list[tuple[str, str, Any]] = []
+
+    def _answer(self, status: int, body: Any) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        path = self.path.split("?")[0]
+        self.received.append(("GET", self.path, None))
+        if path in self.routes:
+            self._answer(200, self.routes[path])
+        else:
+            self._answer(404, {"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "NotFound", "code": 404})
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.received.append(("POST", self.path, body))
+        self._answer(201, body)
+
+    def log_message(self, *_args: Any) -> None:
+        return
+
+
+@pytest.fixture
+def api_server():
+    FakeApiServer.routes = {
+        "/api/v1/nodes": {"kind": "NodeList", "apiVersion": "v1", "items": [load("node-gpu.yaml")]},
+        "/apis/resource.k8s.io/v1/resourceslices": {"kind": "ResourceSliceList", "apiVersion": "resource.k8s.io/v1", "items": [load("resourceslice-gpu.yaml")]},
+        "/api/v1/namespaces/dra-samples/events": {"kind": "EventList", "apiVersion": "v1", "items": items("events-cannot-allocate.yaml")},
+    }
+    FakeApiServer.received = []
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), FakeApiServer)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    configuration = client.Configuration(host=f"http://127.0.0.1:{server.server_address[1]}")
+    yield KubeCluster(client.ApiClient(configuration))
+    server.shutdown()
+
+
+def test_the_adapter_hands_back_raw_api_json_through_the_real_client(api_server):
+    nodes = api_server.list_nodes()
+    assert nodes == [load("node-gpu.yaml")]
+    assert api_server.list_resource_slices()[0]["spec"]["devices"][0]["attributes"]["uuid"] == {"string": "GPU-da13c5fc-62e4-9b9e-3bdb-1f9b016fbbe1"}
+    assert api_server.read_daemonset("kube-system", "dranet") is None
+    with pytest.raises(ClusterError, match="needs Kubernetes 1.34"):
+        api_server.list_device_classes()
+    manifest = smoke_pod(GPU_POD, "dra-samples", GPU_WORKLOAD, "nvidia/cuda:13.1.1-runtime-ubuntu24.04", [], 900)
+    assert api_server.create_pod("dra-samples", manifest) == manifest
+    assert FakeApiServer.received[-1] == ("POST", "/api/v1/namespaces/dra-samples/pods", manifest)
+    assert api_server.pod_events("dra-samples", GPU_POD)[0]["reason"] == "FailedScheduling"
+    assert "fieldSelector=involvedObject.kind%3DPod%2CinvolvedObject.name%3Dverify-gpu-k3x9q" in FakeApiServer.received[-1][1]

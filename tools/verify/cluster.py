@@ -60,7 +60,8 @@ def explain_api_error(error: ApiException, action: str) -> str:
     if error.status == 403:
         return f"{action}: forbidden (403): the kubeconfig's identity lacks this permission"
     if error.status == 404:
-        return f"{action}: the API server does not serve this resource (404): resource.k8s.io/v1 needs Kubernetes 1.34 or later"
+        dra = "Resource" in action or "DeviceClass" in action
+        return f"{action}: not found (404)" + (": the API server does not serve resource.k8s.io/v1, which needs Kubernetes 1.34 or later" if dra else "")
     return f"{action}: HTTP {error.status} {error.reason}"
 
 
