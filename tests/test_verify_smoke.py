@@ -417,3 +417,19 @@ def test_the_adapter_hands_back_raw_api_json_through_the_real_client(api_server)
     assert FakeApiServer.received[-1] == ("POST", "/api/v1/namespaces/dra-samples/pods", manifest)
     assert api_server.pod_events("dra-samples", GPU_POD)[0]["reason"] == "FailedScheduling"
     assert "fieldSelector=involvedObject.kind%3DPod%2CinvolvedObject.name%3Dverify-gpu-k3x9q" in FakeApiServer.received[-1][1]
+
+
+def test_the_live_display_redraws_on_a_terminal_and_prints_each_state_once_in_a_log():
+    clock = FakeClock()
+    for interactive in (False, True):
+        stream = io.StringIO()
+        progress = Progress(stream, interactive=interactive, clock=clock)
+        progress.start(10, 11, "Smoke workload")
+        for _ in range(3):
+            clock.sleep(2)
+            progress.update("Pending: 0/6 nodes are available: 6 cannot allocate all claims.")
+        shown = stream.getvalue()
+        if interactive:
+            assert shown.count("\r\033[K") == 3 and "... 6s Pending" in shown and "\n" not in shown
+        else:
+            assert shown.count("Pending") == 1

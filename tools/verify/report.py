@@ -1,17 +1,17 @@
 """What the engineer sees: a live line per step, the findings in full, a summary table, a JSON report.
 
 Plain text on stderr (the live display) and stdout (the table), so the same output reads
-well in a terminal and in a CI log; on a terminal the current step's line is redrawn in
-place while a smoke pod waits, elsewhere each new state is printed once.
+well in a terminal and in a CI log without another dependency.
 """
 
 from __future__ import annotations
 
 import json
 import shutil
+import time
 from dataclasses import asdict
 from pathlib import Path
-from typing import IO, Sequence
+from typing import IO, Callable, Sequence
 
 from tools.verify.checks import Finding
 from tools.verify.expectations import Expectations
@@ -21,11 +21,15 @@ MARKS = {PASS: "PASS", FAIL: "FAIL", SKIP: "SKIP"}
 
 
 class Progress:
-    def __init__(self, stream: IO[str], interactive: bool) -> None:
+    """On a terminal the step's line is redrawn with the seconds spent so far; in a log each new state is one line."""
+
+    def __init__(self, stream: IO[str], interactive: bool, clock: Callable[[], float] = time.monotonic) -> None:
         self.stream = stream
         self.interactive = interactive
+        self.clock = clock
         self.prefix = ""
         self.last_update = ""
+        self.started = 0.0
 
     def _write(self, text: str) -> None:
         self.stream.write(text)
@@ -34,17 +38,16 @@ class Progress:
     def start(self, index: int, total: int, title: str) -> None:
         self.prefix = f"[{index}/{total}] {title}"
         self.last_update = ""
+        self.started = self.clock()
         self._write(f"{self.prefix} ..." if self.interactive else f"{self.prefix} ...\n")
 
     def update(self, text: str) -> None:
-        if text == self.last_update:
-            return
-        self.last_update = text
         if self.interactive:
             width = shutil.get_terminal_size().columns
-            self._write(f"\r\033[K{self.prefix} ... {text}"[: width + 4])
-        else:
+            self._write(f"\r\033[K{self.prefix} ... {self.clock() - self.started:.0f}s {text}"[: width + 4])
+        elif text != self.last_update:
             self._write(f"    {text}\n")
+        self.last_update = text
 
     def finish(self, result: CheckResult) -> None:
         clear = "\r\033[K" if self.interactive else ""

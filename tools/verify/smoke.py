@@ -220,5 +220,5 @@ class SmokeRun:
             remaining = deadline - self.settings.clock()
             if phase in ("Running", "Succeeded", "Failed") or remaining <= 0:
                 return pod
-            self.on_progress(f"{phase} ({remaining:.0f}s left): {pending_reason(pod)}")
+            self.on_progress(f"{phase}: {pending_reason(pod)}")
             self.settings.sleep(min(self.settings.poll_interval_s, remaining))
