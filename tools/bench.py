@@ -91,6 +91,14 @@ def _count(tree: list[dict], predicate) -> int:
     return sum(predicate(node) + _count(node["children"], predicate) for node in tree)
 
 
+def _failure(result: subprocess.CompletedProcess) -> str:
+    """The first line of why a plan failed: the JSON document's error, or the last line of stderr."""
+    if result.stdout.startswith("{"):
+        return " ".join(line.strip() for line in str(json.loads(result.stdout)["error"]).splitlines())
+    last_lines = result.stderr.strip().splitlines()
+    return last_lines[-1] if last_lines else f"exit {result.returncode}"
+
+
 def measure(label: str, command: Sequence[str], runs: int) -> Measurement:
     """Runs `command` `runs` times from PROJECT_DIR; a plan blocked by policy still counts, a crash does not."""
     measurement = Measurement(label, [])
@@ -99,14 +107,17 @@ def measure(label: str, command: Sequence[str], runs: int) -> Measurement:
         result = subprocess.run(command, cwd=PROJECT_DIR, capture_output=True, text=True)
         measurement.seconds.append(time.perf_counter() - started)
         if result.returncode not in (0, 1):
-            last_lines = (result.stderr or result.stdout).strip().splitlines()
-            measurement.failure = last_lines[-1] if last_lines else f"exit {result.returncode}"
+            measurement.failure = _failure(result)
             return measurement
     if result.stdout.startswith("{"):
         tree = json.loads(result.stdout)["tree"]
         measurement.resources = _count(tree, lambda node: 1)
         measurement.claim_templates = _count(tree, lambda node: node["kind"] == "ResourceClaimTemplate")
     return measurement
+
+
+def fleet_label(groups: int, templates: int) -> str:
+    return f"{groups} GPU group{'s' if groups != 1 else ''}, {templates} user claim templates"
 
 
 def _ratio(value: float, base: float) -> str:
@@ -134,7 +145,7 @@ def run_benchmark(runs: int) -> list[str]:
             if templates and not with_templates:
                 continue
             command = [python, "-m", "tools.bench", "--generated", f"{groups},{templates}", "--out", scratch]
-            measurements.append(measure(f"{groups} GPU groups, {templates} user claim templates", command, runs))
+            measurements.append(measure(fleet_label(groups, templates), command, runs))
     floor = measurements[0].median
     header = ("measurement", "median s", "x import floor", "resources", "claim templates", "runs")
     rows = [
@@ -155,9 +166,9 @@ def run_benchmark(runs: int) -> list[str]:
     lines.append("")
     if "plan dev" in by_label:
         lines.append(_verdict("dev plan vs import floor", by_label["plan dev"].median / floor, DEV_TARGET))
-    biggest = f"100 GPU groups, {200 if with_templates else 0} user claim templates"
-    if biggest in by_label and "1 GPU groups, 0 user claim templates" in by_label:
-        ratio = by_label[biggest].median / by_label["1 GPU groups, 0 user claim templates"].median
+    biggest, smallest = fleet_label(100, 200 if with_templates else 0), fleet_label(1, 0)
+    if biggest in by_label and smallest in by_label:
+        ratio = by_label[biggest].median / by_label[smallest].median
         lines.append(_verdict(f"{biggest} vs 1 GPU group", ratio, FLEET_TARGET))
     return lines + notes
 
