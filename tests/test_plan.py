@@ -221,3 +221,10 @@ def test_presentable_hides_secrets_turns_whole_floats_into_integers_and_names_mo
     shown = presentable({"kubeconfig": secret, "count": 4.0, "ratio": 0.5, "parentId": "c-id"}, {"c-id": "${c.id}"})
     assert shown == {"kubeconfig": SECRET_PLACEHOLDER, "count": 4, "ratio": 0.5, "parentId": "${c.id}"}
     assert isinstance(shown["count"], int)
+
+
+def test_an_unusable_policy_config_is_reported_without_a_traceback(tmp_path, capsys):
+    policy_config = tmp_path / "policy-config.json"
+    policy_config.write_text(json.dumps({"mk8s-cluster-version": {"minimumVersion": "one"}}))
+    assert plan.main(["--stack", "dev", "--out", "none", "--policy-config", str(policy_config)]) == plan.EXIT_PROGRAM
+    assert "minimumVersion" in capsys.readouterr().err

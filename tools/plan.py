@@ -10,7 +10,8 @@ and Helm values file under `<out>/<stack>/`. `--policy-config` takes the same JS
 as `pulumi preview --policy-pack-config`.
 
 Exit status: 0 when `pulumi up` could proceed, 1 when a mandatory policy is violated,
-2 when the program itself refuses the config (the message names the key).
+2 when the program itself refuses the config (the message names the key), or the stack
+file or the policy config cannot be used.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
-from tools.plan_model import DEFAULT_OUT, Plan, build_plan
+from tools.plan_model import DEFAULT_OUT, Plan, PolicyConfigError, build_plan
 from tools.plan_report import RENDERERS, render_error
 
 EXIT_OK, EXIT_POLICY, EXIT_PROGRAM = 0, 1, 2
@@ -45,12 +46,12 @@ def exit_status(plan: Plan) -> int:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parse_args(argv)
-    policy_config = json.loads(args.policy_config.read_text()) if args.policy_config else None
     out = None if args.out == NO_FILES else Path(args.out)
     try:
+        policy_config = json.loads(args.policy_config.read_text()) if args.policy_config else None
         plan = build_plan(args.stack, out=out, policy_config=policy_config)
-    except FileNotFoundError as missing:
-        print(f"python -m tools.plan: {missing}", file=sys.stderr)
+    except (OSError, json.JSONDecodeError, PolicyConfigError) as unusable:
+        print(f"python -m tools.plan: {unusable}", file=sys.stderr)
         return EXIT_PROGRAM
     if plan.error is not None and args.format != "json":
         sys.stderr.write(render_error(plan))

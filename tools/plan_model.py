@@ -21,6 +21,10 @@ from tools.plan_values import mock_id_references, presentable
 DEFAULT_OUT = Path("build/plan")
 
 
+class PolicyConfigError(Exception):
+    """The policy config (`--policy-config`) names a level or a setting the rules do not accept."""
+
+
 @dataclass
 class Plan:
     stack: str
@@ -66,7 +70,10 @@ def build_plan(
     plan.edges = dependency_edges(run.resources)
     plan.path = critical_path(run.resources, plan.edges)
     planned = [PlannedResource(r.urn, r.type, r.name, r.inputs) for r in run.resources]
-    plan.findings = sorted_findings(check_resources(planned, policy_config))
+    try:
+        plan.findings = sorted_findings(check_resources(planned, policy_config))
+    except (ValueError, KeyError) as invalid:
+        raise PolicyConfigError(f"invalid policy config: {invalid}") from invalid
     if out is not None:
         plan.files = write_plan_files(plan_files(run.resources, inputs), out / stack)
     return plan
