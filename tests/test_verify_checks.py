@@ -229,8 +229,9 @@ def test_a_group_short_of_nodes_or_a_node_not_ready_fails(state, prod):
     assert finding.expected == "4 node(s) labelled nebius-dra/node-group=h200-train"
     assert finding.found.startswith("3 node(s): ")
     ready = next(c for c in state.nodes[1]["status"]["conditions"] if c["type"] == "Ready")
-    ready["status"] = "False"
-    assert any(f.expected == "condition Ready=True" for f in check_gpu_nodes(state, prod).findings)
+    ready.update(status="False", reason="KubeletNotReady", message="container runtime network not ready")
+    not_ready = [f for f in check_gpu_nodes(state, prod).findings if f.expected == "condition Ready=True"]
+    assert [f.found for f in not_ready] == ["Ready=False (KubeletNotReady: container runtime network not ready)"]
 
 
 def test_every_failure_message_has_expected_found_and_cause(state, prod):

@@ -291,6 +291,17 @@ def test_an_unreadable_cluster_fails_the_read_and_runs_nothing_else(cluster):
     assert "likely cause:" in shown
 
 
+def test_without_any_devices_the_smoke_workloads_do_not_wait_for_a_timeout(cluster):
+    cluster.state.resource_slices.clear()
+    results, _ = run_all(cluster, prod_expectations(), settings())
+    smoke_results = [(r.status, r.summary) for r in results if r.name.startswith("smoke-")]
+    assert smoke_results == [
+        (SKIP, "not run: no node publishes gpu.nvidia.com devices, so the claim cannot be allocated (see the slice checks)"),
+        (SKIP, "not run: no node publishes dra.net devices, so the claim cannot be allocated (see the slice checks)"),
+    ]
+    assert cluster.created == []
+
+
 def test_a_failing_check_prints_expected_found_and_cause(cluster):
     cluster.state.resource_slices.clear()
     results, shown = run_all(cluster, prod_expectations(), None)

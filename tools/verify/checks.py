@@ -19,6 +19,7 @@ from tools.verify.objects import (
     devices_on_node,
     labels_of,
     name_of,
+    condition_text,
     condition_true,
     node_taints,
     pod_ready,
@@ -120,7 +121,7 @@ def check_gpu_nodes(state: ClusterState, expect: Expectations) -> Outcome:
             findings.append(Finding(
                 subject=f"node {name_of(node)} (group {group.name})",
                 expected="condition Ready=True",
-                found="not Ready",
+                found=condition_text(node, "Ready"),
                 likely_cause="the kubelet is not ready: `kubectl describe node` shows why; a GPU node that just joined needs a few minutes",
             ))
         if labels_of(node).get(KUBELET_PLUGIN_LABEL) != "true":

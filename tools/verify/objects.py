@@ -19,9 +19,22 @@ def labels_of(obj: Mapping[str, Any]) -> Mapping[str, str]:
     return obj.get("metadata", {}).get("labels") or {}
 
 
-def condition_true(obj: Mapping[str, Any], kind: str) -> bool:
+def condition(obj: Mapping[str, Any], kind: str) -> Mapping[str, Any]:
     conditions = obj.get("status", {}).get("conditions") or []
-    return any(c.get("type") == kind and c.get("status") == "True" for c in conditions)
+    return next((c for c in conditions if c.get("type") == kind), {})
+
+
+def condition_true(obj: Mapping[str, Any], kind: str) -> bool:
+    return condition(obj, kind).get("status") == "True"
+
+
+def condition_text(obj: Mapping[str, Any], kind: str) -> str:
+    """`Ready=False (KubeletNotReady: container runtime is down)`, or that the condition is missing."""
+    found = condition(obj, kind)
+    if not found:
+        return f"no {kind} condition"
+    detail = ": ".join(part for part in (found.get("reason"), found.get("message")) if part)
+    return f"{kind}={found.get('status')}" + (f" ({detail})" if detail else "")
 
 
 def node_taints(node: Mapping[str, Any]) -> list[str]:
@@ -80,14 +93,19 @@ def attribute(device: Mapping[str, Any], driver: str, key: str) -> Optional[Any]
     return next((value[kind] for kind in ATTRIBUTE_VALUE_KINDS if kind in value), None)
 
 
+def _pool(item: Mapping[str, Any]) -> tuple[str, int]:
+    pool = item["spec"].get("pool", {})
+    return pool.get("name", ""), int(pool.get("generation", 0))
+
+
 def current_slices(slices: Iterable[Mapping[str, Any]], driver: str) -> list[Mapping[str, Any]]:
     """The driver's slices of the newest generation of each pool: older ones are being replaced."""
     mine = [s for s in slices if s.get("spec", {}).get("driver") == driver]
     newest: dict[str, int] = {}
     for item in mine:
-        pool = item["spec"].get("pool", {})
-        newest[pool.get("name", "")] = max(newest.get(pool.get("name", ""), 0), int(pool.get("generation", 0)))
-    return [s for s in mine if int(s["spec"].get("pool", {}).get("generation", 0)) == newest[s["spec"].get("pool", {}).get("name", "")]]
+        name, generation = _pool(item)
+        newest[name] = max(newest.get(name, generation), generation)
+    return [s for s in mine if _pool(s)[1] == newest[_pool(s)[0]]]
 
 
 def devices_on_node(slices: Iterable[Mapping[str, Any]], driver: str, node: str) -> list[Mapping[str, Any]]:

@@ -14,6 +14,7 @@ from typing import Callable, Iterator, Optional, Protocol
 from tools.verify.checks import CLUSTER_CHECKS, DRANET_DAEMONSET, DRANET_NAMESPACE, ClusterCheck, ClusterState, Finding, Outcome
 from tools.verify.cluster import Cluster, ClusterError
 from tools.verify.expectations import Expectations
+from tools.verify.objects import current_slices
 from tools.verify.smoke import GPU_WORKLOAD, NETWORK_WORKLOAD, SmokeRun, SmokeSettings, SmokeWorkload
 
 PASS, FAIL, SKIP = "pass", "fail", "skip"
@@ -90,6 +91,8 @@ class Verification:
                 return "skipped (--skip-smoke)"
             if workload.template not in self.expect.claim_templates:
                 return f"the stack does not create the {workload.template} claim template (builtinClaimTemplates)"
+            if self.state is not None and not current_slices(self.state.resource_slices, workload.driver):
+                return f"not run: no node publishes {workload.driver} devices, so the claim cannot be allocated (see the slice checks)"
             return self._unread()
 
         return Step(name, title, lambda: SmokeRun(self.cluster, self.expect, self.smoke, self.progress.update).run(workload), skip_reason)
