@@ -23,6 +23,7 @@ from kubernetes.client.rest import ApiException
 from tests.verify_fixtures import copied, dev_expectations, healthy_dev_state, healthy_prod_state, items, load, prod_expectations, text
 from tools.verify import __main__ as cli
 from tools.verify.checks import ClusterState
+from tools.verify.claims import parse_gpu_list
 from tools.verify.cluster import ClusterError, ExecResult, KubeCluster, exit_status
 from tools.verify.report import Progress, summary_table
 from tools.verify.runner import FAIL, NOT_READ, PASS, SKIP, Verification
@@ -444,3 +445,16 @@ def test_the_live_display_redraws_on_a_terminal_and_prints_each_state_once_in_a_
             assert shown.count("\r\033[K") == 3 and "... 6s Pending" in shown and "\n" not in shown
         else:
             assert shown.count("Pending") == 1
+
+
+def test_nvidia_smi_list_parsing_keeps_whole_gpus_and_skips_mig_devices():
+    listing = (
+        "GPU 0: NVIDIA H200 (UUID: GPU-da13c5fc-62e4-9b9e-3bdb-1f9b016fbbe1)\n"
+        "  MIG 1g.18gb     Device  0: (UUID: MIG-5c1e7a3f-9b2d-5e6a-8c0f-1b3d5e7a9c2e)\n"
+        "GPU 1: NVIDIA H200 (UUID: GPU-3b9f0a1e-7c44-2d58-91e6-0f4a8c2d7b35)\n"
+    )
+    assert parse_gpu_list(listing) == [
+        ("NVIDIA H200", "GPU-da13c5fc-62e4-9b9e-3bdb-1f9b016fbbe1"),
+        ("NVIDIA H200", "GPU-3b9f0a1e-7c44-2d58-91e6-0f4a8c2d7b35"),
+    ]
+    assert parse_gpu_list("No devices were found\n") == []
