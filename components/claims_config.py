@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
-
-import celpy
 
 from components.claim_specs import (
     ALL_DEVICES,
@@ -44,7 +43,6 @@ TEMPLATE_FIELDS = {"name", "requests", "constraints", "config", "separateNetwork
 REQUEST_FIELDS = {"name", "exactly"}
 EXACT_FIELDS = {"deviceClassName", "count", "allocationMode", "selectors"}
 V1BETA1_REQUEST_FIELDS = {"deviceClassName", "count", "allocationMode", "selectors", "adminAccess"}
-_CEL = celpy.Environment()
 
 
 @dataclass(frozen=True)
@@ -107,10 +105,20 @@ NO_CLAIMS = ClaimsConfig(
 )
 
 
+@lru_cache(maxsize=1)
+def _cel_environment() -> Any:
+    """Built on first use: importing celpy and building its parser costs more than a plan without selectors."""
+    import celpy
+
+    return celpy.Environment()
+
+
 def cel_compile_error(expression: str) -> Optional[str]:
     """Why `expression` is not CEL, or None; the API server would refuse it the same way."""
+    import celpy
+
     try:
-        _CEL.compile(expression)
+        _cel_environment().compile(expression)
     except celpy.CELParseError as error:
         column = getattr(error, "column", None)
         where = f"column {column}" if column else "the end"

@@ -511,6 +511,7 @@ def check_resources(resources: Sequence[PlannedResource], config: Optional[Mappi
     ("advisory", "mandatory", "disabled") or to an object of settings and `enforcementLevel`.
     """
     findings: list[Finding] = []
+    props = [sdk_props(r.props) for r in resources]
     for rule, policy in zip(RULES, POLICIES):
         level, properties = _level_and_properties(rule.name, rule.level, config or {})
         if level == EnforcementLevel.DISABLED:
@@ -518,13 +519,13 @@ def check_resources(resources: Sequence[PlannedResource], config: Optional[Mappi
         if isinstance(policy, ResourceValidationPolicy):
             reported = [
                 violation
-                for r in resources
+                for r, r_props in zip(resources, props)
                 for violation in _reported(
-                    policy, ResourceValidationArgs(r.type, sdk_props(r.props), r.urn, r.name, _NO_OPTIONS, None, properties), r.urn
+                    policy, ResourceValidationArgs(r.type, r_props, r.urn, r.name, _NO_OPTIONS, None, properties), r.urn
                 )
             ]
         else:
-            stack = [PolicyResource(r.type, sdk_props(r.props), r.urn, r.name, _NO_OPTIONS, None, None, [], {}) for r in resources]
+            stack = [PolicyResource(r.type, r_props, r.urn, r.name, _NO_OPTIONS, None, None, [], {}) for r, r_props in zip(resources, props)]
             reported = _reported(policy, StackValidationArgs(stack, properties), None)
         mandatory = level in (EnforcementLevel.MANDATORY, EnforcementLevel.REMEDIATE)
         findings.extend(Finding(rule.name, mandatory and checked, urn, message) for urn, message, checked in reported)

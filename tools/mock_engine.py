@@ -17,11 +17,14 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Optional
 
 import pulumi
-import yaml
+from google.protobuf import struct_pb2
 from pulumi.runtime import mocks, rpc, settings
+from pulumi.runtime.proto import resource_pb2
 from pulumi.runtime.config import set_all_config
 from pulumi.runtime.stack import run_in_stack
-from pulumi.runtime.sync_await import _sync_await
+from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
+
+from components.config import load_yaml_file
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 STACK_TYPE = "pulumi:pulumi:Stack"
@@ -63,12 +66,12 @@ class ProgramRun:
 
 def load_stack_config(stack: str, project_dir: Path = PROJECT_DIR) -> dict[str, str]:
     """Project defaults overlaid with the stack file, as strings: the form a program receives."""
-    project = yaml.safe_load((project_dir / "Pulumi.yaml").read_text())
+    project = load_yaml_file(project_dir / "Pulumi.yaml")
     stack_file = project_dir / f"Pulumi.{stack}.yaml"
     if not stack_file.exists():
         raise FileNotFoundError(f"no stack file {stack_file.name} in {project_dir}")
     values = {key: spec["default"] for key, spec in project.get("config", {}).items() if "default" in spec}
-    values.update((yaml.safe_load(stack_file.read_text()) or {}).get("config", {}) or {})
+    values.update((load_yaml_file(stack_file) or {}).get("config", {}) or {})
     return {key: _as_config_string(value) for key, value in values.items()}
 
 
@@ -93,6 +96,17 @@ def _mock_outputs(type_token: str, name: str, inputs: dict[str, Any]) -> dict[st
     return {}
 
 
+def state_struct(state: Mapping[str, Any]) -> struct_pb2.Struct:
+    """`state` as the engine would send it back: directly when it is plain data, else through the SDK."""
+    struct = struct_pb2.Struct()
+    try:
+        struct.update(state)
+    except (TypeError, ValueError):
+        _ensure_event_loop()
+        return _sync_await(rpc.serialize_properties(dict(state), {}))
+    return struct
+
+
 class _RecordingMocks(pulumi.runtime.Mocks):
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[Optional[str], dict]:
         return f"{args.name}-id", {**args.inputs, **_mock_outputs(args.typ, args.name, args.inputs)}
@@ -109,23 +123,44 @@ class _RecordingMonitor(mocks.MockMonitor):
         self.secret_outputs: set[str] = set()
 
     def RegisterResource(self, request):  # noqa: N802 (gRPC method name)
-        response = super().RegisterResource(request)
-        if request.type != STACK_TYPE:
-            self.registered.append(
-                RegisteredResource(
-                    urn=response.urn,
-                    type=request.type,
-                    name=request.name,
-                    custom=request.custom,
-                    inputs=rpc.deserialize_properties(request.object, keep_internal=False),
-                    parent=request.parent,
-                    dependencies=list(request.dependencies),
-                    property_dependencies={key: list(deps.urns) for key, deps in request.propertyDependencies.items()},
-                    provider=request.provider,
-                    protect=request.protect,
-                )
+        """The SDK's mock registration, minus its per-resource event loop for serialising plain state.
+
+        `MockMonitor.RegisterResource` serialises the returned state through the SDK's async
+        serialiser on a fresh event loop in the RPC thread, about a millisecond a resource.
+        Mock state is plain data, which a protobuf Struct takes directly; anything else goes
+        the SDK's way.
+        """
+        urn = self.make_urn(request.parent, request.type, request.name)
+        if request.type == STACK_TYPE:
+            return resource_pb2.RegisterResourceResponse(urn=urn)
+        inputs = rpc.deserialize_properties(request.object, keep_internal=False)
+        resource_id, state = self.mocks.new_resource(
+            pulumi.runtime.MockResourceArgs(
+                typ=request.type,
+                name=request.name,
+                inputs=inputs,
+                provider=request.provider,
+                resource_id=request.importId,
+                custom=request.custom or False,
             )
-        return response
+        )
+        self.resources[urn] = mocks.MockMonitor.ResourceRegistration(urn, resource_id, state)
+        self.registered.append(
+            RegisteredResource(
+                urn=urn,
+                type=request.type,
+                name=request.name,
+                custom=request.custom,
+                inputs=inputs,
+                parent=request.parent,
+                dependencies=list(request.dependencies),
+                property_dependencies={key: list(deps.urns) for key, deps in request.propertyDependencies.items()},
+                provider=request.provider,
+                protect=request.protect,
+                outputs=dict(state),
+            )
+        )
+        return resource_pb2.RegisterResourceResponse(urn=urn, id=resource_id, object=state_struct(state))
 
     def RegisterResourceOutputs(self, request):  # noqa: N802 (gRPC method name)
         if request.urn.endswith(f"::{STACK_TYPE}::{settings.get_project()}-{settings.get_stack()}"):
@@ -165,10 +200,6 @@ def run_program(
     finally:
         if added_path:
             sys.path.remove(str(project_dir))
-    registered = {r.urn: r for r in monitor.registered}
-    for urn, registration in monitor.resources.items():
-        if urn in registered:
-            registered[urn].outputs = dict(registration.state or {})
     return ProgramRun(
         stack=stack,
         config=values,
