@@ -3,6 +3,7 @@ PYTHON ?= python3.11
 VENV := venv
 PY := $(VENV)/bin/python
 STACK ?= dev
+FORMAT ?= text
 
 .PHONY: setup plan test bench verify up preview clean
 
@@ -14,8 +15,8 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt policies/requirements.
 
 setup: $(VENV)/.installed
 
-plan: setup  ## Offline plan of STACK (default dev): no cloud account, no Pulumi CLI.
-	$(PY) -m tools.plan --stack $(STACK)
+plan: setup  ## Offline plan of STACK (default dev), FORMAT text|markdown|json: no cloud account, no Pulumi CLI.
+	$(PY) -m tools.plan --stack $(STACK) --format $(FORMAT)
 
 test: setup  ## The whole test suite.
 	$(PY) -m pytest -q

@@ -141,10 +141,12 @@ def test_fork_prs_get_the_offline_plan_in_the_summary_and_as_an_artifact_without
     assert "permissions" not in job, "the fork job needs nothing beyond the workflow's contents: read"
     assert "secrets." not in yaml.safe_dump(job), "a fork's run gets no secrets: the job must not need any"
     script = "\n".join(step.get("run", "") for step in job["steps"])
-    assert re.search(r'make --silent plan STACK="\$STACK" > "plan-\$STACK\.txt"', script)
+    assert re.search(r'make --silent plan STACK="\$STACK" FORMAT=markdown > "plan-\$STACK\.md" \|\| status=\$\?', script)
+    assert script.rstrip().endswith('exit "$status"'), "a mandatory policy violation must still fail the job"
     assert "$GITHUB_STEP_SUMMARY" in script
     (upload,) = [step for step in job["steps"] if step.get("uses", "").startswith("actions/upload-artifact@")]
-    assert upload["with"]["path"].splitlines() == ["plan-${{ matrix.stack }}.txt", "build/plan/${{ matrix.stack }}/"]
+    assert upload["if"] == "always()"
+    assert upload["with"]["path"].splitlines() == ["plan-${{ matrix.stack }}.md", "build/plan/${{ matrix.stack }}/"]
 
 
 def test_previews_run_one_at_a_time_per_stack_and_pr():
