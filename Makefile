@@ -7,7 +7,7 @@ FORMAT ?= text
 
 .PHONY: setup plan test bench verify up preview clean
 
-$(VENV)/.installed: requirements.txt requirements-dev.txt policies/requirements.txt
+$(VENV)/.installed: requirements.txt requirements-dev.txt requirements-verify.txt policies/requirements.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements-dev.txt

@@ -188,6 +188,19 @@ def test_deploy_runs_pulumi_up_with_the_policy_pack_and_refresh():
     assert [step.get("uses") for step in job["steps"]].count(SETUP_ACTION) == 1
 
 
+def test_every_deploy_is_verified_on_the_live_cluster_and_the_report_kept():
+    (job,) = workflow("pulumi-up.yml")["jobs"].values()
+    names = [step.get("uses") or step.get("name") for step in job["steps"]]
+    verify = next(step for step in job["steps"] if step.get("name") == "Verify the live cluster")
+    assert names.index("Verify the live cluster") > names.index(pulumi_step(job)["uses"])
+    assert "-r requirements-verify.txt" in verify["run"]
+    assert 'pulumi stack output kubeconfig --show-secrets --stack "$STACK" > "$RUNNER_TEMP/kubeconfig"' in verify["run"]
+    assert "umask 077" in verify["run"], "the kubeconfig file must not be world-readable"
+    assert 'python -m tools.verify --stack "$STACK" --kubeconfig "$RUNNER_TEMP/kubeconfig"' in verify["run"]
+    (upload,) = [step for step in job["steps"] if step.get("uses", "").startswith("actions/upload-artifact@")]
+    assert upload["if"] == "always()"
+
+
 def test_pulumi_cli_version_comes_from_the_sdk_pin():
     setup = load(ACTIONS / "pulumi-setup" / "action.yml")
     assert setup["outputs"]["pulumi-version"]["value"] == "${{ steps.pulumi-version.outputs.version }}"
