@@ -58,7 +58,7 @@ def test_readme_starts_with_the_two_commands_ci_runs():
 
 
 def test_requirements_are_pinned():
-    for name in ("requirements.txt", "requirements-dev.txt", "policies/requirements.txt"):
+    for name in ("requirements.txt", "requirements-dev.txt", "requirements-verify.txt", "policies/requirements.txt"):
         for line in (ROOT / name).read_text().splitlines():
             line = line.strip()
             if line and not line.startswith(("#", "-r")):
