@@ -211,7 +211,7 @@ def test_gpu_operator_leaves_the_gpus_to_the_dra_driver():
     assert network_operator_values() == {"nfd": {"enabled": False}}
 
 
-plain = st.one_of(st.integers(), st.text(max_size=3), st.booleans(), st.none(), st.lists(st.integers(), max_size=2))
+plain = st.one_of(st.integers(), st.text(alphabet="ab-._é", max_size=3), st.booleans(), st.none(), st.lists(st.integers(), max_size=2))
 trees = st.recursive(plain, lambda inner: st.dictionaries(st.sampled_from("abc"), inner, max_size=3), max_leaves=8)
 maps = st.dictionaries(st.sampled_from("abc"), trees, max_size=3)
 
