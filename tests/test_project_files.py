@@ -72,7 +72,8 @@ def test_kubeconfig_profile_goes_to_the_exec_plugin():
     assert "--profile" not in yaml.safe_load(build_kubeconfig("c", "https://x", "PEM"))["users"][0]["user"]["exec"]["args"]
 
 
-names = st.from_regex(r"[a-z0-9]([a-z0-9-]{0,20}[a-z0-9])?", fullmatch=True)
+# Fixed alphabets: a fresh clone then needs no Unicode table, which Hypothesis builds in the health-check window.
+names = st.builds(lambda first, middle, last: first + middle + last, st.sampled_from("az09"), st.text(alphabet="az09-", max_size=20), st.sampled_from("az09"))
 
 
 @given(prefix=st.one_of(st.just(""), names.map(lambda n: f"{n}.example.com/")), name=names)
