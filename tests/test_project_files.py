@@ -28,19 +28,53 @@ def test_project_runs_python_in_the_venv_the_makefile_builds():
     assert "VENV := venv" in (ROOT / "Makefile").read_text()
 
 
-def test_every_project_key_is_namespaced_described_and_typed():
+DECLARATION_FIELDS = {"type", "items", "description", "secret", "default", "value"}
+UNTYPED_STRUCTURED_KEYS = {"nebius-dra:gpuNodeGroups", "nebius-dra:userClaimTemplates", "nebius-dra:draDriverValues"}
+
+
+def pulumi_accepts(type_name: str, items: dict | None, value) -> bool:
+    """The Pulumi CLI's check of a config value against a declared project type (workspace.ValidateConfigValue)."""
+    if type_name == "string":
+        return isinstance(value, str)
+    if type_name == "integer":
+        return (isinstance(value, int) and not isinstance(value, bool)) or (isinstance(value, str) and value.lstrip("-").isdigit())
+    if type_name == "boolean":
+        return isinstance(value, bool) or value in ("true", "false")
+    return isinstance(value, list) and items is not None and all(pulumi_accepts(items["type"], items.get("items"), item) for item in value)
+
+
+def test_every_project_key_is_declared_the_way_the_pulumi_cli_accepts():
+    """Pulumi's project schema: types string/integer/boolean/array, arrays need `items`, defaults match."""
     for key, spec in project()["config"].items():
         assert key.startswith("nebius-dra:"), key
         assert spec.get("description"), f"{key} has no description"
-        assert "type" not in spec or spec["type"] in SIMPLE_TYPES, f"{key}: {spec.get('type')}"
-        assert "type" in spec or "default" in spec, f"{key} needs a type or a default"
+        assert set(spec) <= DECLARATION_FIELDS, f"{key}: {set(spec) - DECLARATION_FIELDS}"
+        if "type" not in spec:
+            assert key in UNTYPED_STRUCTURED_KEYS, f"{key} should be typed"
+            continue
+        assert spec["type"] in SIMPLE_TYPES, f"{key}: {spec['type']}"
+        if spec["type"] == "array":
+            assert spec.get("items", {}).get("type") in SIMPLE_TYPES, f"{key}: an array needs items with a type"
+        if "default" in spec:
+            assert pulumi_accepts(spec["type"], spec.get("items"), spec["default"]), f"{key}: default {spec['default']!r}"
 
 
-def test_stack_files_set_only_declared_keys():
-    declared = set(project()["config"])
+def test_stack_files_set_only_declared_keys_with_values_of_the_declared_type():
+    declared = project()["config"]
     for stack in ("dev", "prod"):
         values = yaml.safe_load((ROOT / f"Pulumi.{stack}.yaml").read_text())["config"]
-        assert set(values) <= declared, set(values) - declared
+        assert set(values) <= set(declared), set(values) - set(declared)
+        for key, value in values.items():
+            spec = declared[key]
+            if "type" in spec:
+                assert pulumi_accepts(spec["type"], spec.get("items"), value), f"{stack}: {key}={value!r} is not a {spec['type']}"
+
+
+def test_the_type_check_mirrors_pulumi_on_the_cases_that_matter():
+    assert not pulumi_accepts("string", None, 1.34), "an unquoted 1.34 in YAML is a number"
+    assert not pulumi_accepts("array", None, ["a"]), "an array without items is refused"
+    assert pulumi_accepts("array", {"type": "string"}, ["a"]) and not pulumi_accepts("array", {"type": "string"}, [{"a": 1}])
+    assert not pulumi_accepts("integer", None, True) and not pulumi_accepts("boolean", None, "yes")
 
 
 def test_readme_documents_every_key():
