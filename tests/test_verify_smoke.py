@@ -19,6 +19,8 @@ import kubernetes_validate
 import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
+from kubernetes.stream import ws_client
+from websocket import WebSocketBadStatusException, WebSocketConnectionClosedException
 
 from tests.verify_fixtures import copied, dev_expectations, healthy_dev_state, healthy_prod_state, items, load, prod_expectations, text
 from tools.verify import __main__ as cli
@@ -458,3 +460,45 @@ def test_nvidia_smi_list_parsing_keeps_whole_gpus_and_skips_mig_devices():
         ("NVIDIA H200", "GPU-3b9f0a1e-7c44-2d58-91e6-0f4a8c2d7b35"),
     ]
     assert parse_gpu_list("No devices were found\n") == []
+
+
+class ScriptedSocket:
+    """Stands in for the client's exec websocket: `failure` is what opening it or waiting on it raises."""
+
+    failure: BaseException = KeyboardInterrupt()
+    fails_on_open = True
+    closed = False
+
+    def __init__(self, *_args: Any, **_kwargs: Any) -> None:
+        if ScriptedSocket.fails_on_open:
+            raise ScriptedSocket.failure
+
+    def run_forever(self, timeout: float) -> None:
+        raise ScriptedSocket.failure
+
+    def close(self) -> None:
+        ScriptedSocket.closed = True
+
+
+@pytest.fixture
+def scripted_exec(monkeypatch, api_server):
+    monkeypatch.setattr(ws_client, "WSClient", ScriptedSocket)
+    ScriptedSocket.closed = False
+    return api_server
+
+
+def test_ctrl_c_while_the_exec_stream_opens_stays_an_interrupt(scripted_exec):
+    ScriptedSocket.failure, ScriptedSocket.fails_on_open = KeyboardInterrupt(), True
+    with pytest.raises(KeyboardInterrupt):
+        scripted_exec.exec_in_pod("dra-samples", GPU_POD, "smoke", NVIDIA_SMI)
+
+
+def test_an_exec_stream_refused_or_dropped_is_a_cluster_error_and_the_socket_is_closed(scripted_exec):
+    refused = WebSocketBadStatusException("Handshake status 403 Forbidden -+-+- {} -+-+- b''", 403, "Forbidden")
+    ScriptedSocket.failure, ScriptedSocket.fails_on_open = refused, True
+    with pytest.raises(ClusterError, match="could not open the exec stream: Handshake status 403 Forbidden.*pods/exec"):
+        scripted_exec.exec_in_pod("dra-samples", GPU_POD, "smoke", NVIDIA_SMI)
+    ScriptedSocket.failure, ScriptedSocket.fails_on_open = WebSocketConnectionClosedException("socket is already closed."), False
+    with pytest.raises(ClusterError, match="exec stream broke: socket is already closed"):
+        scripted_exec.exec_in_pod("dra-samples", GPU_POD, "smoke", NVIDIA_SMI)
+    assert ScriptedSocket.closed

@@ -18,6 +18,7 @@ from kubernetes.client.rest import ApiException
 from kubernetes.config.config_exception import ConfigException
 from kubernetes.stream import stream
 from kubernetes.stream.ws_client import ERROR_CHANNEL
+from websocket import WebSocketException
 
 Obj = dict[str, Any]
 
@@ -151,17 +152,32 @@ class KubeCluster:
 
     def exec_in_pod(self, namespace: str, name: str, container: str, command: Sequence[str]) -> ExecResult:
         action = f"exec {' '.join(command)} in {namespace}/{name}"
+        session = self._open_exec(action, namespace, name, container, command)
         try:
-            session = stream(
-                self.core.connect_get_namespaced_pod_exec, name, namespace, container=container, command=list(command),
-                stderr=True, stdin=False, stdout=True, tty=False, _preload_content=False,
-            )
             session.run_forever(timeout=self.EXEC_TIMEOUT_S)
             if session.is_open():
-                session.close()
                 raise ClusterError(f"{action}: no answer within {self.EXEC_TIMEOUT_S}s")
             stdout, stderr = session.read_stdout(timeout=0), session.read_stderr(timeout=0)
             exit_code, message = exit_status(session.read_channel(ERROR_CHANNEL, timeout=0))
             return ExecResult(stdout, stderr + message, exit_code)
+        except (WebSocketException, OSError) as error:
+            raise ClusterError(f"{action}: the exec stream broke: {error}; run the verification again") from error
+        finally:
+            session.close()
+
+    def _open_exec(self, action: str, namespace: str, name: str, container: str, command: Sequence[str]) -> Any:
+        """The exec websocket; the client wraps every failure to open it, Ctrl-C included, in an ApiException with status 0."""
+        try:
+            return stream(
+                self.core.connect_get_namespaced_pod_exec, name, namespace, container=container, command=list(command),
+                stderr=True, stdin=False, stdout=True, tty=False, _preload_content=False,
+            )
         except ApiException as error:
+            if isinstance(error.__context__, KeyboardInterrupt):
+                raise KeyboardInterrupt from None
+            if error.status == 0:
+                raise ClusterError(
+                    f"{action}: could not open the exec stream: {error.reason}; the identity needs `create` on pods/exec, "
+                    "and a proxy between you and the API server must pass websockets"
+                ) from error
             raise ClusterError(explain_api_error(error, action)) from error
