@@ -1,5 +1,9 @@
-"""The pack as the Pulumi CLI runs it: `python __main__.py` inside `policies/`, spoken to over the Analyzer gRPC service.
+"""The pack as the Pulumi CLI runs it, spoken to over the Analyzer gRPC service.
 
+The CLI's `pulumi-analyzer-policy-python` starts `<virtualenv>/bin/python -u -m pulumi.policy
+<engine address> .` inside `policies/`, and `pulumi.policy` runs `__main__.py` from there.
+The fixture starts exactly that command, with PYTHONUNBUFFERED cleared: the port line must
+reach the CLI because of `-u`, not because a developer's shell happens to set it.
 The server is started once for the module and always killed; every call has a deadline,
 so a hung server fails the test instead of hanging the suite.
 """
@@ -7,6 +11,7 @@ so a hung server fails the test instead of hanging the suite.
 from __future__ import annotations
 
 import copy
+import os
 import selectors
 import subprocess
 import sys
@@ -25,6 +30,8 @@ from tools.mock_engine import RegisteredResource
 POLICIES_DIR = Path(__file__).resolve().parent.parent / "policies"
 START_TIMEOUT_S = 30
 CALL_TIMEOUT_S = 20
+# pulumi.policy takes the engine address as its first argument but a pack never calls the engine.
+UNUSED_ENGINE_ADDRESS = "127.0.0.1:0"
 
 
 def _read_port(server: subprocess.Popen) -> int:
@@ -46,7 +53,11 @@ def _read_port(server: subprocess.Popen) -> int:
 
 @pytest.fixture(scope="module")
 def analyzer() -> Iterator[analyzer_pb2_grpc.AnalyzerStub]:
-    server = subprocess.Popen([sys.executable, "__main__.py"], cwd=POLICIES_DIR, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    environment = {key: value for key, value in os.environ.items() if key != "PYTHONUNBUFFERED"}
+    server = subprocess.Popen(
+        [sys.executable, "-u", "-m", "pulumi.policy", UNUSED_ENGINE_ADDRESS, "."],
+        cwd=POLICIES_DIR, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
     channel = None
     try:
         channel = grpc.insecure_channel(f"127.0.0.1:{_read_port(server)}")
