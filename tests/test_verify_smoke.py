@@ -192,9 +192,16 @@ def test_a_pending_pod_with_cannot_allocate_all_claims_fails_and_is_cleaned_up(c
 
 def test_cleanup_runs_when_the_api_fails_mid_test(cluster):
     cluster.outputs[NVIDIA_SMI] = ClusterError("exec nvidia-smi -L: HTTP 500")
-    with pytest.raises(ClusterError):
-        smoke(cluster)
+    finding = single(smoke(cluster).findings)
+    assert finding.found == "exec nvidia-smi -L: HTTP 500"
     assert cluster.deleted == [f"pod/{GPU_POD}", f"resourceclaim/{GPU_CLAIM}"]
+
+
+def test_an_api_failure_and_a_failed_cleanup_are_reported_together(cluster):
+    cluster.outputs[NVIDIA_SMI] = ClusterError("exec nvidia-smi -L: HTTP 500")
+    cluster.fail_deletes = True
+    findings = smoke(cluster).findings
+    assert [f.subject for f in findings] == ["Kubernetes API", f"pod dra-samples/{GPU_POD}", f"resourceclaim dra-samples/{GPU_CLAIM}"]
 
 
 def test_cleanup_runs_on_ctrl_c(cluster):
@@ -255,6 +262,11 @@ def test_a_claim_allocated_from_the_wrong_driver_fails(cluster):
     cluster.claims[GPU_CLAIM]["status"]["allocation"]["devices"]["results"][0]["driver"] = "dra.net"
     finding = smoke(cluster).findings[0]
     assert finding.expected == "devices from driver gpu.nvidia.com"
+
+
+def single(findings):
+    assert len(findings) == 1, findings
+    return findings[0]
 
 
 def run_all(cluster: FakeCluster, expect, smoke_settings: Optional[SmokeSettings]):
@@ -345,6 +357,28 @@ def test_the_cli_exits_130_on_ctrl_c_after_deleting_the_smoke_pod(cli_cluster, m
     assert cli.main(["--stack", "prod"]) == 130
     assert f"pod/{GPU_POD}" in cli_cluster.deleted
     assert "smoke-gpu" not in capsys.readouterr().out
+
+
+def test_ctrl_c_with_a_failed_cleanup_names_what_is_left_and_claims_nothing_was(cli_cluster, tmp_path, capsys):
+    cli_cluster.outputs[NVIDIA_SMI] = KeyboardInterrupt()
+    cli_cluster.fail_deletes = True
+    report = tmp_path / "verify.json"
+    assert cli.main(["--stack", "prod", "--json", str(report)]) == 130
+    shown = capsys.readouterr()
+    assert "were deleted" not in shown.err
+    assert f"kubectl -n dra-samples delete pod {GPU_POD}" in shown.err
+    assert "smoke-cleanup" in shown.out
+    cleanup = json.loads(report.read_text())["checks"][-1]
+    assert (cleanup["name"], cleanup["status"]) == ("smoke-cleanup", FAIL)
+    assert [f["subject"] for f in cleanup["findings"]] == [f"pod dra-samples/{GPU_POD}", f"resourceclaim dra-samples/{GPU_CLAIM}"]
+
+
+def test_a_second_ctrl_c_during_a_failing_cleanup_still_reports_the_leftovers(cluster):
+    cluster.interrupt_on_delete = True
+    cluster.fail_deletes = True
+    with pytest.raises(KeyboardInterrupt) as interrupt:
+        smoke(cluster)
+    assert [f.subject for f in interrupt.value.leftovers] == [f"pod dra-samples/{GPU_POD}", f"resourceclaim dra-samples/{GPU_CLAIM}"]
 
 
 def test_the_cli_refuses_an_unknown_stack_with_exit_2(capsys):

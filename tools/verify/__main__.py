@@ -15,9 +15,9 @@ from typing import Optional, Sequence
 from components.config_errors import ConfigError
 from tools.verify.cluster import ClusterError, KubeCluster
 from tools.verify.expectations import load_expectations
-from tools.verify.report import Progress, all_passed, summary_table, write_json_report
-from tools.verify.runner import CheckResult, Verification
-from tools.verify.smoke import SmokeSettings
+from tools.verify.report import Progress, all_passed, format_finding, summary_table, write_json_report
+from tools.verify.runner import FAIL, CheckResult, Verification
+from tools.verify.smoke import SmokeInterrupted, SmokeSettings
 
 DEFAULT_TIMEOUT_S = 300.0
 
@@ -59,9 +59,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     interrupted = False
     try:
         results.extend(Verification(cluster, expect, smoke, progress).run())
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as interrupt:
         interrupted = True
-        print("\ninterrupted: smoke objects were deleted; the checks below are the ones that finished", file=sys.stderr)
+        leftovers = interrupt.leftovers if isinstance(interrupt, SmokeInterrupted) else ()
+        if leftovers:
+            results.append(CheckResult("smoke-cleanup", "Delete the smoke objects", FAIL, f"{len(leftovers)} object(s) left in the cluster", leftovers))
+            print("\ninterrupted: these smoke objects could not be deleted", file=sys.stderr)
+            print("".join(format_finding(finding) for finding in leftovers), end="", file=sys.stderr)
+        else:
+            print("\ninterrupted: nothing the verifier created is left in the cluster; the checks below are the ones that finished", file=sys.stderr)
     print(summary_table(results), end="")
     if args.json:
         write_json_report(args.json, results, expect, interrupted)

@@ -58,6 +58,16 @@ def outcome(findings: Sequence[Finding], summary_when_passed: str, summary_when_
     return Outcome(summary_when_failed if findings else summary_when_passed, tuple(findings))
 
 
+def api_failure(error: Exception) -> Outcome:
+    """A step the Kubernetes API cut short: the error already names the call and the likely fix."""
+    return Outcome("the Kubernetes API call failed", (Finding(
+        subject="Kubernetes API",
+        expected="an answer",
+        found=str(error),
+        likely_cause="see the message; `kubectl get nodes` with the same kubeconfig shows whether access works at all",
+    ),))
+
+
 @dataclass(frozen=True)
 class ClusterState:
     """One read of everything the read-only checks look at, so they all judge the same moment."""

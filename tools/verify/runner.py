@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Iterator, Optional, Protocol
 
-from tools.verify.checks import CLUSTER_CHECKS, DRANET_DAEMONSET, DRANET_NAMESPACE, ClusterCheck, ClusterState, Finding, Outcome
+from tools.verify.checks import CLUSTER_CHECKS, DRANET_DAEMONSET, DRANET_NAMESPACE, ClusterCheck, ClusterState, Finding, Outcome, api_failure
 from tools.verify.cluster import Cluster, ClusterError
 from tools.verify.expectations import Expectations
 from tools.verify.objects import current_slices
@@ -121,11 +121,6 @@ class Verification:
         try:
             outcome = step.run()
         except ClusterError as error:
-            outcome = Outcome("the Kubernetes API call failed", (Finding(
-                subject="Kubernetes API",
-                expected="an answer",
-                found=str(error),
-                likely_cause="see the message; `kubectl get nodes` with the same kubeconfig shows whether access works at all",
-            ),))
+            outcome = api_failure(error)
         status = PASS if outcome.passed else FAIL
         return CheckResult(step.name, step.title, status, outcome.summary, outcome.findings, round(self.clock() - started, 3))

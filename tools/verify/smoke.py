@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 
 from components.claim_specs import GPU_TEMPLATE, IB_TEMPLATE
-from tools.verify.checks import GPU_DRIVER, NETWORK_DRIVER, Finding, Outcome
+from tools.verify.checks import GPU_DRIVER, NETWORK_DRIVER, Finding, Outcome, api_failure
 from tools.verify.claims import (
     allocation_findings,
     claim_name_for,
@@ -112,17 +112,23 @@ def smoke_pod(name: str, namespace: str, workload: SmokeWorkload, image: str, to
 
 
 @contextmanager
-def signals_deferred() -> Iterator[None]:
-    """Holds Ctrl-C and SIGTERM until the block ends, so a second Ctrl-C cannot cut a cleanup short."""
+def signals_deferred() -> Iterator[list[int]]:
+    """Holds Ctrl-C and SIGTERM until the block ends, so a second Ctrl-C cannot cut a cleanup short; yields what arrived."""
     received: list[int] = []
     previous = {sig: signal.signal(sig, lambda number, _frame: received.append(number)) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        yield
+        yield received
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-        if received:
-            raise KeyboardInterrupt
+
+
+class SmokeInterrupted(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM during a smoke workload, raised after its cleanup; `leftovers` is what could not be deleted."""
+
+    def __init__(self, leftovers: Sequence[Finding]) -> None:
+        super().__init__()
+        self.leftovers = tuple(leftovers)
 
 
 @dataclass
@@ -172,15 +178,27 @@ class SmokeRun:
                 likely_cause="the stack's sample claim templates are turned off or were not deployed: `pulumi up` the stack with them on",
             ),))
         created = CreatedObjects(namespace, f"verify-{workload.template}-{self.settings.name_suffix()}")
+        result: Optional[Outcome] = None
         try:
             result = self._exercise(workload, template, created)
+        except ClusterError as error:
+            result = api_failure(error)
+        except KeyboardInterrupt:
+            pass
         finally:
-            self.on_progress(f"deleting pod {created.pod}")
-            with signals_deferred():
-                leftovers = clean_up(self.cluster, created)
-            for leftover in leftovers:
-                self.on_progress(f"could not delete {leftover.subject}: {leftover.likely_cause}")
+            leftovers, interrupted = self._clean_up(created)
+        if result is None or interrupted:
+            raise SmokeInterrupted(leftovers)
         return Outcome(result.summary, result.findings + tuple(leftovers))
+
+    def _clean_up(self, created: CreatedObjects) -> tuple[list[Finding], bool]:
+        """What could not be deleted, and whether Ctrl-C or SIGTERM arrived meanwhile."""
+        self.on_progress(f"deleting pod {created.pod}")
+        with signals_deferred() as received:
+            leftovers = clean_up(self.cluster, created)
+        for leftover in leftovers:
+            self.on_progress(f"could not delete {leftover.subject}: {leftover.likely_cause}")
+        return leftovers, bool(received)
 
     def _exercise(self, workload: SmokeWorkload, template: Mapping[str, Any], created: CreatedObjects) -> Outcome:
         lifetime = int(self.settings.timeout_s) + LIFETIME_MARGIN_S
