@@ -228,3 +228,11 @@ def test_an_unusable_policy_config_is_reported_without_a_traceback(tmp_path, cap
     policy_config.write_text(json.dumps({"mk8s-cluster-version": {"minimumVersion": "one"}}))
     assert plan.main(["--stack", "dev", "--out", "none", "--policy-config", str(policy_config)]) == plan.EXIT_PROGRAM
     assert "minimumVersion" in capsys.readouterr().err
+
+
+def test_mermaid_labels_escape_what_mermaid_would_read_as_markup():
+    name = 'a<b> "c" #1;'
+    urn = f"urn:pulumi:dev::nebius-dra::kubernetes:core/v1:ConfigMap::{name}"
+    odd = RegisteredResource(urn, "kubernetes:core/v1:ConfigMap", name, True, {}, "", [], {}, "", False)
+    [_, node] = render_mermaid(build_tree([odd], {}), [])
+    assert node == '  r_a_b___c___1_["ConfigMap<br/>a#lt;b#gt; #quot;c#quot; #35;1;"]'

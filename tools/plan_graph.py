@@ -119,8 +119,19 @@ def mermaid_ids(urns: Iterable[str], by_urn: Mapping[str, RegisteredResource]) -
     return ids
 
 
+# Mermaid reads `#name;` as an entity and, with HTML labels, `<...>` as a tag: `#` goes first so
+# the entities added after it stay entities.
+_MERMAID_ESCAPES = (("#", "#35;"), ('"', "#quot;"), ("<", "#lt;"), (">", "#gt;"))
+
+
 def _label(text: str) -> str:
-    return text.replace('"', "#quot;")
+    for character, entity in _MERMAID_ESCAPES:
+        text = text.replace(character, entity)
+    return text
+
+
+def _node_label(kind: str, name: str) -> str:
+    return f"{_label(kind)}<br/>{_label(name)}"
 
 
 def render_mermaid(roots: list[PlanNode], edges: list[Edge]) -> list[str]:
@@ -132,7 +143,7 @@ def render_mermaid(roots: list[PlanNode], edges: list[Edge]) -> list[str]:
     def visit(node: PlanNode, depth: int) -> None:
         indent = "  " * depth
         resource = node.resource
-        label = _label(f"{node.kind}<br/>{resource.name}")
+        label = _node_label(node.kind, resource.name)
         if not resource.custom and node.children:
             lines.append(f'{indent}subgraph {ids[resource.urn]}["{label}"]')
             for child in node.children:
@@ -146,7 +157,7 @@ def render_mermaid(roots: list[PlanNode], edges: list[Edge]) -> list[str]:
     for root in roots:
         visit(root, 1)
     for urn in sorted(set(ids) - set(by_urn)):
-        lines.append(f'  {ids[urn]}["{_label(kind_of(_urn_type(urn)))}<br/>{_label(_urn_name(urn))}"]')
+        lines.append(f'  {ids[urn]}["{_node_label(kind_of(_urn_type(urn)), _urn_name(urn))}"]')
     for edge in edges:
         arrow = "-.->" if edge.labels == (PROVIDER_LABEL,) else "-->"
         lines.append(f'  {ids[edge.source]} {arrow}|"{_label(", ".join(edge.labels))}"| {ids[edge.target]}')
