@@ -106,12 +106,19 @@ def dra_driver_values(driver: DraDriverConfig, gpu_taints: Iterable[Taint], syst
 
 
 def gpu_operator_values(operator_taints: Iterable[Taint]) -> dict[str, Any]:
-    """The Operator installs the driver and toolkit, never the legacy device plugin: the DRA driver owns the GPUs."""
+    """The Operator installs the driver and toolkit, never the legacy device plugin: the DRA driver owns the GPUs.
+
+    Node Feature Discovery's worker tolerates the same taints as the operands: the Operator
+    treats a node without NFD's NVIDIA PCI label as GPU-less, resets nvidia.com/gpu.present
+    and deploys no driver there, and the chart's worker tolerates only nvidia.com/gpu.
+    """
+    tolerations = tolerations_for(operator_taints)
     return {
         "devicePlugin": {"enabled": False},
         "cdi": {"enabled": True},
         "driver": {"enabled": True},
-        "daemonsets": {"tolerations": tolerations_for(operator_taints)},
+        "daemonsets": {"tolerations": tolerations},
+        "node-feature-discovery": {"worker": {"tolerations": tolerations}},
     }
 
 

@@ -202,13 +202,40 @@ def test_kubernetes_fragments_in_the_values_are_valid_pod_fields():
     kubernetes_validate.validate(pod, "1.34", strict=True)
 
 
+# The value paths the stack sets on NVIDIA's Operators, each checked against that chart's values.yaml:
+# gpu-operator v25.10.1 (deployments/gpu-operator) and network-operator 25.7.0 (deployment/network-operator).
+GPU_OPERATOR_KEYS = {"devicePlugin.enabled", "cdi.enabled", "driver.enabled", "daemonsets.tolerations", "node-feature-discovery.worker.tolerations"}
+NETWORK_OPERATOR_KEYS = {"nfd.enabled"}
+
+
+def leaf_paths(values: Mapping[str, Any], prefix: str = "") -> set[str]:
+    paths: set[str] = set()
+    for key, value in values.items():
+        path = f"{prefix}{key}"
+        paths |= leaf_paths(value, f"{path}.") if isinstance(value, Mapping) else {path}
+    return paths
+
+
 def test_gpu_operator_leaves_the_gpus_to_the_dra_driver():
     values = gpu_operator_values([Taint("nvidia.com/gpu", "true", "NoSchedule")])
     assert values["devicePlugin"] == {"enabled": False}
     assert values["cdi"] == {"enabled": True}
     assert values["driver"] == {"enabled": True}
     assert values["daemonsets"]["tolerations"] == tolerations_for([Taint("nvidia.com/gpu", "true", "NoSchedule")])
+
+
+def test_node_feature_discovery_reaches_gpu_nodes_under_any_configured_taint():
+    """The Operator marks a node without NFD's PCI labels as GPU-less and deploys nothing there."""
+    taints = [Taint("dedicated", "training", "NoSchedule"), Taint("burst", "", "NoExecute")]
+    values = gpu_operator_values(taints)
+    assert values["node-feature-discovery"]["worker"]["tolerations"] == tolerations_for(taints)
     assert network_operator_values() == {"nfd": {"enabled": False}}
+
+
+def test_operator_values_use_only_keys_their_charts_define():
+    assert leaf_paths(gpu_operator_values([Taint("nvidia.com/gpu", "true", "NoSchedule")])) <= GPU_OPERATOR_KEYS
+    assert leaf_paths(network_operator_values()) <= NETWORK_OPERATOR_KEYS
+    assert leaf_paths({"daemonsets": {"toleration": []}}) - GPU_OPERATOR_KEYS == {"daemonsets.toleration"}
 
 
 plain = st.one_of(st.integers(), st.text(alphabet="ab-._é", max_size=3), st.booleans(), st.none(), st.lists(st.integers(), max_size=2))
