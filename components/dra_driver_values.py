@@ -123,5 +123,9 @@ def gpu_operator_values(operator_taints: Iterable[Taint]) -> dict[str, Any]:
 
 
 def network_operator_values() -> dict[str, Any]:
-    """The GPU Operator already runs Node Feature Discovery; a second instance would fight over the same labels."""
-    return {"nfd": {"enabled": False}}
+    """Node Feature Discovery comes from the GPU Operator; a second instance would fight over the same labels.
+
+    Its NodeFeatureRule is left out too: its CRD arrives with the GPU Operator's NFD, which
+    this release does not wait for, and that NFD already labels Mellanox NICs (pci-15b3.present).
+    """
+    return {"nfd": {"enabled": False, "deployNodeFeatureRules": False}}

@@ -205,7 +205,7 @@ def test_kubernetes_fragments_in_the_values_are_valid_pod_fields():
 # The value paths the stack sets on NVIDIA's Operators, each checked against that chart's values.yaml:
 # gpu-operator v25.10.1 (deployments/gpu-operator) and network-operator 25.7.0 (deployment/network-operator).
 GPU_OPERATOR_KEYS = {"devicePlugin.enabled", "cdi.enabled", "driver.enabled", "daemonsets.tolerations", "node-feature-discovery.worker.tolerations"}
-NETWORK_OPERATOR_KEYS = {"nfd.enabled"}
+NETWORK_OPERATOR_KEYS = {"nfd.enabled", "nfd.deployNodeFeatureRules"}
 
 
 def leaf_paths(values: Mapping[str, Any], prefix: str = "") -> set[str]:
@@ -229,7 +229,11 @@ def test_node_feature_discovery_reaches_gpu_nodes_under_any_configured_taint():
     taints = [Taint("dedicated", "training", "NoSchedule"), Taint("burst", "", "NoExecute")]
     values = gpu_operator_values(taints)
     assert values["node-feature-discovery"]["worker"]["tolerations"] == tolerations_for(taints)
-    assert network_operator_values() == {"nfd": {"enabled": False}}
+
+
+def test_network_operator_creates_no_object_whose_type_another_release_brings():
+    """NodeFeatureRule's CRD comes with the GPU Operator's NFD, which the Network Operator does not wait for."""
+    assert network_operator_values() == {"nfd": {"enabled": False, "deployNodeFeatureRules": False}}
 
 
 def test_operator_values_use_only_keys_their_charts_define():
