@@ -145,6 +145,32 @@ def test_a_crash_looping_kubelet_plugin_fails_its_node(state, prod):
     assert "--previous" in finding.likely_cause and "nvidiaDriverRoot" in finding.likely_cause
 
 
+def test_a_terminating_ready_plugin_does_not_hide_its_crash_looping_replacement(state, prod):
+    node = TRAIN_NODES[3]
+    old = next(p for p in state.driver_pods if p["spec"]["nodeName"] == node)
+    old["metadata"]["deletionTimestamp"] = "2026-11-27T09:41:00Z"
+    state.driver_pods.append(plugin_pod(node, "pod-kubelet-plugin-crashloop.yaml"))
+    finding = single_finding(check_driver_pods(state, prod))
+    assert "CrashLoopBackOff" in finding.found
+    state.driver_pods[:] = [p for p in state.driver_pods if "CrashLoopBackOff" not in pod_state(p)]
+    assert single_finding(check_driver_pods(state, prod)).found.endswith("(terminating)")
+
+
+def test_a_pool_split_across_several_slices_counts_every_slice(state, prod):
+    def gpu_slice_of(slices):
+        return next(s for s in slices if s["spec"]["driver"] == "gpu.nvidia.com" and s["spec"]["nodeName"] == TRAIN_NODES[0])
+
+    whole, second = gpu_slice_of(state.resource_slices), gpu_slice_of(copied(healthy_prod_state()).resource_slices)
+    second["metadata"]["name"] += "-2"
+    whole["spec"]["devices"], second["spec"]["devices"] = whole["spec"]["devices"][:5], whole["spec"]["devices"][5:]
+    for item in (whole, second):
+        item["spec"]["pool"]["resourceSliceCount"] = 2
+    state.resource_slices.append(second)
+    assert check_gpu_slices(state, prod).passed
+    state.resource_slices.remove(second)
+    assert single_finding(check_gpu_slices(state, prod)).found.startswith("5 device(s)")
+
+
 def test_a_node_without_a_plugin_pod_is_named_with_its_taints(state, prod):
     state.driver_pods.pop(0)
     finding = single_finding(check_driver_pods(state, prod))

@@ -148,6 +148,11 @@ def check_gpu_nodes(state: ClusterState, expect: Expectations) -> Outcome:
     )
 
 
+def terminating(pod: Mapping[str, Any]) -> bool:
+    """A pod being deleted still reads Ready until it stops: it must not vouch for its node."""
+    return bool(pod.get("metadata", {}).get("deletionTimestamp"))
+
+
 def plugin_pod_cause(pod: Mapping[str, Any], namespace: str) -> str:
     reasons = waiting_reasons(pod)
     pod_name = name_of(pod)
@@ -185,19 +190,23 @@ def check_driver_pods(state: ClusterState, expect: Expectations) -> Outcome:
                 found=f"no kubelet plugin pod on the node (namespace {namespace})",
                 likely_cause=plugin_absence_cause(node, namespace),
             ))
-        elif not any(pod_ready(pod) for pod in on_node):
-            pod = on_node[0]
+            continue
+        staying = [pod for pod in on_node if not terminating(pod)]
+        if not any(pod_ready(pod) for pod in staying):
+            pod = staying[0] if staying else on_node[0]
             findings.append(Finding(
                 subject=f"node {name_of(node)}",
                 expected="a kubelet plugin pod Running and Ready",
-                found=f"pod {name_of(pod)}: {pod_state(pod)}",
-                likely_cause=plugin_pod_cause(pod, namespace),
+                found=f"pod {name_of(pod)}: {pod_state(pod)}" + (" (terminating)" if terminating(pod) else ""),
+                likely_cause=plugin_pod_cause(pod, namespace) if staying else (
+                    f"the plugin is being replaced (a driver upgrade or rollout): run the verification again once `kubectl -n {namespace} get pods` shows its successor"
+                ),
             ))
     controller_text = ""
     if expect.compute_domains:
         controllers = [pod for pod in state.driver_pods if "controller" in name_of(pod)]
         controller_text = " and the controller"
-        if not any(pod_ready(pod) for pod in controllers):
+        if not any(pod_ready(pod) and not terminating(pod) for pod in controllers):
             findings.append(Finding(
                 subject=f"controller in {namespace}",
                 expected="the controller pod Running and Ready (compute domains are on)",
