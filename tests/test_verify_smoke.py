@@ -190,6 +190,13 @@ def test_a_pending_pod_with_cannot_allocate_all_claims_fails_and_is_cleaned_up(c
     assert cluster.deleted == [f"pod/{GPU_POD}", f"resourceclaim/{GPU_CLAIM}"]
 
 
+def test_a_smoke_pod_deleted_by_someone_else_fails_at_once(cluster):
+    cluster.pods[GPU_POD] = [load("pod-smoke-pending.yaml"), None]
+    finding = single(smoke(cluster, timeout_s=300).findings)
+    assert (finding.subject, finding.found) == (f"pod {GPU_POD}", "the pod no longer exists")
+    assert cluster.reads[GPU_POD] == 1
+
+
 def test_cleanup_runs_when_the_api_fails_mid_test(cluster):
     cluster.outputs[NVIDIA_SMI] = ClusterError("exec nvidia-smi -L: HTTP 500")
     finding = single(smoke(cluster).findings)

@@ -206,6 +206,16 @@ class SmokeRun:
         self.on_progress(f"creating pod {created.pod}")
         self.cluster.create_pod(created.namespace, manifest)
         pod = self._wait_until_running(created, workload)
+        if pod is None:
+            return Outcome("the smoke pod disappeared", (Finding(
+                subject=f"pod {created.pod}",
+                expected=f"Running within {self.settings.timeout_s:.0f}s",
+                found="the pod no longer exists",
+                likely_cause=(
+                    f"something else deleted it (a namespace cleanup, an eviction, a person): "
+                    f"`kubectl -n {created.namespace} get events --field-selector involvedObject.name={created.pod}`"
+                ),
+            ),))
         if pod.get("status", {}).get("phase") != "Running":
             events = self.cluster.pod_events(created.namespace, created.pod)
             return Outcome("the smoke pod never ran", (diagnose_not_running(pod, events, self.settings.timeout_s, created.namespace),))
@@ -229,10 +239,13 @@ class SmokeRun:
         node = pod.get("spec", {}).get("nodeName", "?")
         return Outcome(f"pod on {node}: {verdict.summary}" if verdict.passed else verdict.summary, verdict.findings)
 
-    def _wait_until_running(self, created: CreatedObjects, workload: SmokeWorkload) -> Mapping[str, Any]:
+    def _wait_until_running(self, created: CreatedObjects, workload: SmokeWorkload) -> Optional[Mapping[str, Any]]:
+        """The pod once it runs, ends or the timeout passes; None when it is gone."""
         deadline = self.settings.clock() + self.settings.timeout_s
         while True:
-            pod = self.cluster.read_pod(created.namespace, created.pod) or {}
+            pod = self.cluster.read_pod(created.namespace, created.pod)
+            if pod is None:
+                return None
             created.claim = claim_name_for(pod, workload.pod_claim) or created.claim
             phase = pod.get("status", {}).get("phase", "Unknown")
             remaining = deadline - self.settings.clock()
