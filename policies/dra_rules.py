@@ -72,6 +72,10 @@ class Finding:
     message: str
 
 
+class PolicyConfigError(ValueError):
+    """A `--policy-pack-config` document the rules cannot use; the message names the entry and what is allowed."""
+
+
 ResourceCheck = Callable[[PlannedResource, Mapping[str, Any]], list[str]]
 StackCheck = Callable[[Sequence[PlannedResource], Mapping[str, Any]], list[tuple[Optional[str], str]]]
 
@@ -174,7 +178,7 @@ def check_cluster_version(resource: PlannedResource, config: Mapping[str, Any]) 
         return []
     minimum = config.get("minimumVersion", DEFAULT_MINIMUM_VERSION)
     if not isinstance(minimum, str) or not _MINIMUM_VERSION.match(minimum):
-        raise ValueError(f'policy config minimumVersion must be "MAJOR.MINOR", got {minimum!r}')
+        raise PolicyConfigError(f'mk8s-cluster-version: minimumVersion must be "MAJOR.MINOR", got {minimum!r}')
     version = _field(resource.props, "controlPlane", "version")
     fix = f'Set controlPlane.version to "{minimum}" or later (in this project: nebius-dra:kubernetesVersion).'
     if not version:
@@ -478,19 +482,27 @@ def sdk_props(props: Mapping[str, Any]) -> Mapping[str, Any]:
     return unknown_checking_proxy(deserialize_properties(dict(props)))
 
 
-def _config_entry(entry: Union[str, Mapping[str, Any]]) -> tuple[Optional[EnforcementLevel], dict]:
+def _level(name: str, text: Any) -> EnforcementLevel:
+    if text not in _LEVELS:
+        raise PolicyConfigError(f'{name}: enforcement level "{text}" is not one of {", ".join(_LEVELS)}')
+    return _LEVELS[text]
+
+
+def _config_entry(name: str, entry: Any) -> tuple[Optional[EnforcementLevel], dict]:
     """One entry of a `--policy-pack-config` document: a level, or settings with an optional `enforcementLevel`."""
     if isinstance(entry, str):
-        return _LEVELS[entry], {}
+        return _level(name, entry), {}
+    if not isinstance(entry, Mapping):
+        raise PolicyConfigError(f"{name}: expected an enforcement level or an object of settings, got {entry!r}")
     properties = dict(entry)
     configured = properties.pop("enforcementLevel", None)
-    return (_LEVELS[configured] if configured else None), properties
+    return (_level(name, configured) if configured else None), properties
 
 
 def _level_and_properties(name: str, default: EnforcementLevel, config: Mapping[str, Any]) -> tuple[EnforcementLevel, dict]:
     """The policy's own entry wins over `all`, which wins over the policy's built-in level."""
-    pack_level, _ = _config_entry(config.get("all", {}))
-    level, properties = _config_entry(config.get(name, {}))
+    pack_level, _ = _config_entry("all", config.get("all", {}))
+    level, properties = _config_entry(name, config.get(name, {}))
     return level or pack_level or default, properties
 
 
@@ -508,8 +520,11 @@ def check_resources(resources: Sequence[PlannedResource], config: Optional[Mappi
     """Every rule over `resources`, through the same validate entry points `pulumi preview --policy-pack` calls.
 
     `config` has the shape of a `--policy-pack-config` file: policy name (or `all`) to a level
-    ("advisory", "mandatory", "disabled") or to an object of settings and `enforcementLevel`.
+    ("advisory", "mandatory", "disabled") or to an object of settings and `enforcementLevel`;
+    a document the rules cannot use raises PolicyConfigError.
     """
+    if config is not None and not isinstance(config, Mapping):
+        raise PolicyConfigError(f"expected an object of policy names, got a {type(config).__name__}")
     findings: list[Finding] = []
     props = [sdk_props(r.props) for r in resources]
     for rule, policy in zip(RULES, POLICIES):

@@ -236,3 +236,17 @@ def test_mermaid_labels_escape_what_mermaid_would_read_as_markup():
     odd = RegisteredResource(urn, "kubernetes:core/v1:ConfigMap", name, True, {}, "", [], {}, "", False)
     [_, node] = render_mermaid(build_tree([odd], {}), [])
     assert node == '  r_a_b___c___1_["ConfigMap<br/>a#lt;b#gt; #quot;c#quot; #35;1;"]'
+
+
+@pytest.mark.parametrize(("document", "expected"), [
+    ({"workload-images-pinned": "warn"}, 'workload-images-pinned: enforcement level "warn" is not one of'),
+    ({"mk8s-cluster-version": {"enforcementLevel": "strict"}}, 'mk8s-cluster-version: enforcement level "strict" is not one of'),
+    ({"all": 3}, "all: expected an enforcement level or an object of settings, got 3"),
+    (["mandatory"], "expected an object of policy names, got a list"),
+])
+def test_a_policy_config_with_a_bad_level_or_shape_names_the_entry(tmp_path, capsys, document, expected):
+    policy_config = tmp_path / "policy-config.json"
+    policy_config.write_text(json.dumps(document))
+    assert plan.main(["--stack", "dev", "--out", "none", "--policy-config", str(policy_config)]) == plan.EXIT_PROGRAM
+    err = capsys.readouterr().err
+    assert expected in err and "Traceback" not in err

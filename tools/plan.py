@@ -50,8 +50,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         policy_config = json.loads(args.policy_config.read_text()) if args.policy_config else None
         plan = build_plan(args.stack, out=out, policy_config=policy_config)
-    except (OSError, json.JSONDecodeError, PolicyConfigError) as unusable:
+    except (OSError, json.JSONDecodeError) as unusable:
         print(f"python -m tools.plan: {unusable}", file=sys.stderr)
+        return EXIT_PROGRAM
+    except PolicyConfigError as invalid:
+        print(f"python -m tools.plan: invalid policy config: {invalid}", file=sys.stderr)
         return EXIT_PROGRAM
     if plan.error is not None and args.format != "json":
         sys.stderr.write(render_error(plan))

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
-from policies.dra_rules import Finding, PlannedResource, check_resources
+from policies.dra_rules import Finding, PlannedResource, PolicyConfigError, check_resources
 from tools.mock_engine import ProgramRun, run_program
 from tools.plan_files import WriteResult, plan_files, write_plan_files
 from tools.plan_graph import Edge, PathStep, critical_path, dependency_edges
@@ -19,10 +19,6 @@ from tools.plan_tree import PlanNode, build_tree
 from tools.plan_values import mock_id_references, presentable
 
 DEFAULT_OUT = Path("build/plan")
-
-
-class PolicyConfigError(Exception):
-    """The policy config (`--policy-config`) names a level or a setting the rules do not accept."""
 
 
 @dataclass
@@ -70,10 +66,7 @@ def build_plan(
     plan.edges = dependency_edges(run.resources)
     plan.path = critical_path(run.resources, plan.edges)
     planned = [PlannedResource(r.urn, r.type, r.name, r.inputs) for r in run.resources]
-    try:
-        plan.findings = sorted_findings(check_resources(planned, policy_config))
-    except (ValueError, KeyError) as invalid:
-        raise PolicyConfigError(f"invalid policy config: {invalid}") from invalid
+    plan.findings = sorted_findings(check_resources(planned, policy_config))
     if out is not None:
         plan.files = write_plan_files(plan_files(run.resources, inputs), out / stack)
     return plan
