@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 from components.claim_specs import (
     ALL_DEVICES,
     BUILTIN_TEMPLATES,
+    CLASS_DRIVERS,
     EXACT_COUNT,
     GPU_DRIVER,
     GPU_TEMPLATE,
@@ -178,7 +179,7 @@ class _TemplateReader:
         return UserClaimTemplate(
             name=name,
             requests=requests,
-            constraints=self.constraints(set(request_names)),
+            constraints=self.constraints(requests),
             config=self.opaque(set(request_names)),
         )
 
@@ -303,7 +304,19 @@ class _TemplateReader:
             return None
         return tuple(value)
 
-    def constraints(self, request_names: set[str]) -> tuple[ConstraintConfig, ...]:
+    def foreign_driver_request(self, attribute: str, requests: Sequence[DeviceRequestConfig]) -> Optional[DeviceRequestConfig]:
+        """A request whose devices come from another driver than the one that publishes a driver-domain attribute.
+
+        A device without the matched attribute is never chosen, so such a constraint can never be met;
+        only resource.kubernetes.io attributes (pcieRoot, pciBusID) are shared between drivers.
+        """
+        domain = attribute.partition("/")[0]
+        if domain not in CLASS_DRIVERS.values():
+            return None
+        return next((request for request in requests if CLASS_DRIVERS.get(request.device_class, domain) != domain), None)
+
+    def constraints(self, all_requests: Sequence[DeviceRequestConfig]) -> tuple[ConstraintConfig, ...]:
+        request_names = {request.name for request in all_requests}
         constraints = []
         for index, item in enumerate(self.listed("constraints", "{requests, matchAttribute}")):
             spot = f"constraints[{index}]"
@@ -317,7 +330,16 @@ class _TemplateReader:
             elif attribute.partition("/")[0] == GPU_DRIVER and attribute.partition("/")[2] in REMOVED_GPU_ATTRIBUTES:
                 self.add(f"{spot}.matchAttribute {attribute} was removed from the NVIDIA DRA driver in 25.8.0, so no device has it; use resource.kubernetes.io/pcieRoot")
             elif requests is not None:
-                constraints.append(ConstraintConfig(match_attribute=attribute, requests=requests))
+                foreign = self.foreign_driver_request(attribute, [r for r in all_requests if not requests or r.name in requests])
+                if foreign:
+                    domain = attribute.partition("/")[0]
+                    self.add(
+                        f"{spot}.matchAttribute {attribute} is published only by the {domain} driver, but request {foreign.name} "
+                        f"gets its device from {CLASS_DRIVERS[foreign.device_class]}, which lacks it, so the claim is never allocated; "
+                        f"match a resource.kubernetes.io attribute such as resource.kubernetes.io/pcieRoot, or limit requests to {domain} devices"
+                    )
+                else:
+                    constraints.append(ConstraintConfig(match_attribute=attribute, requests=requests))
         return tuple(constraints)
 
     def opaque(self, request_names: set[str]) -> tuple[OpaqueConfig, ...]:

@@ -16,7 +16,7 @@ import celpy
 import pytest
 import yaml
 
-from components.claim_specs import GPU_CLASS, GPU_DRIVER, IB_CLASS, MIG_CLASS, PCIE_ROOT_ATTRIBUTE, RDMA_CLASS, product_selector
+from components.claim_specs import CLASS_DRIVERS, GPU_DRIVER, PCIE_ROOT_ATTRIBUTE, product_selector
 from components.claims_config import REMOVED_GPU_ATTRIBUTES, cel_compile_error, removed_attribute_in
 
 DATA = Path(__file__).parent / "data"
@@ -27,7 +27,6 @@ SAMPLES = {
     "ib-nic": ("resourceslice-dranet-ib.yaml", "ibp140s0"),
     "ethernet": ("resourceslice-dranet-ib.yaml", "eth0"),
 }
-CLASS_DRIVERS = {GPU_CLASS: GPU_DRIVER, MIG_CLASS: GPU_DRIVER, IB_CLASS: "dra.net", RDMA_CLASS: "dra.net"}
 SEEDED_DOMAINS = (GPU_DRIVER, "dra.net", "resource.kubernetes.io")
 # (template, request) -> the sample devices its selectors must pick out of those its class offers.
 EXPECTED = {

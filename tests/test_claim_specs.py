@@ -99,7 +99,7 @@ def test_user_template_keeps_every_field_and_validates():
             DeviceRequestConfig("gpus", "gpu.nvidia.com", None, "All", ('device.attributes["gpu.nvidia.com"].architecture == "Hopper"',)),
             DeviceRequestConfig("nic", IB_CLASS, 2, "ExactCount"),
         ),
-        constraints=(ConstraintConfig(PCIE_ROOT_ATTRIBUTE, ("gpus", "nic")), ConstraintConfig("dra.net/numaNode")),
+        constraints=(ConstraintConfig(PCIE_ROOT_ATTRIBUTE, ("gpus", "nic")), ConstraintConfig("dra.net/numaNode", ("nic",))),
         config=(OpaqueConfig("gpu.nvidia.com", {"apiVersion": "resource.nvidia.com/v1beta1", "kind": "GpuConfig", "sharing": {"strategy": "TimeSlicing"}}, ("gpus",)),),
     )
     spec = user_template_spec(template)
@@ -110,7 +110,7 @@ def test_user_template_keeps_every_field_and_validates():
         "selectors": [{"cel": {"expression": 'device.attributes["gpu.nvidia.com"].architecture == "Hopper"'}}],
     }
     assert devices["requests"][1]["exactly"] == {"deviceClassName": IB_CLASS, "count": 2}
-    assert devices["constraints"] == [{"requests": ["gpus", "nic"], "matchAttribute": PCIE_ROOT_ATTRIBUTE}, {"matchAttribute": "dra.net/numaNode"}]
+    assert devices["constraints"] == [{"requests": ["gpus", "nic"], "matchAttribute": PCIE_ROOT_ATTRIBUTE}, {"requests": ["nic"], "matchAttribute": "dra.net/numaNode"}]
     assert devices["config"][0]["requests"] == ["gpus"]
     assert devices["config"][0]["opaque"]["parameters"]["kind"] == "GpuConfig"
     validate("shared-gpu", spec)

@@ -107,6 +107,9 @@ def test_both_network_classes_pass_when_two_devices_are_meant():
         pytest.param("dev", {"name": "zero", "requests": [request(count=0)]}, "count got 0; expected a whole number >= 1", id="zero-count"),
         pytest.param("dev", {"name": "pair", "requests": [request("gpu")], "constraints": [{"requests": ["gpu", "nic"], "matchAttribute": "resource.kubernetes.io/pcieRoot"}]},
                      "constraints[0].requests names nic, which this template does not request", id="constraint-unknown-request"),
+        pytest.param("prod", {"name": "numa", "requests": [request("gpu"), request("nic", "ib.networking.nebius.ai")], "constraints": [{"matchAttribute": "dra.net/numaNode"}]},
+                     "constraints[0].matchAttribute dra.net/numaNode is published only by the dra.net driver, but request gpu gets its device from gpu.nvidia.com",
+                     id="constraint-on-another-drivers-attribute"),
         pytest.param("dev", {"name": "shared", "requests": [request()], "config": [{"opaque": {"driver": "gpu.nvidia.com", "parameters": {"sharing": {}}}}]},
                      "config[0].opaque.parameters got", id="opaque-without-kind"),
         pytest.param("dev", {"name": "gpu", "requests": [request()]}, "name gpu is already used by a built-in template", id="builtin-name"),
@@ -154,3 +157,10 @@ def test_pinned_images_pass():
     digest = "nvidia/cuda@sha256:" + "0" * 64
     assert parsed("dev", sampleGpuImage=digest).sample_gpu_image == digest
     assert parsed("dev", sampleRdmaImage="registry:5000/rdma-tools:1.2").sample_rdma_image == "registry:5000/rdma-tools:1.2"
+
+
+def test_a_driver_attribute_constraint_over_that_drivers_requests_is_accepted():
+    template = {"name": "nic-pair", "requests": [request("gpu"), request("nics", "ib.networking.nebius.ai", count=2)],
+                "constraints": [{"requests": ["nics"], "matchAttribute": "dra.net/numaNode"}]}
+    (parsed_template,) = parsed("prod", userClaimTemplates=json.dumps([template])).user_templates
+    assert parsed_template.constraints == (ConstraintConfig("dra.net/numaNode", ("nics",)),)
