@@ -30,6 +30,7 @@ class DraWorkloadsArgs:
     claims: ClaimsConfig
     gpu_groups: Sequence[GpuNodeGroupConfig]
     depends_on: Sequence[pulumi.Resource] = field(default_factory=list)
+    sample_pod_create_timeout: Optional[str] = None
 
 
 def _request_args(request: Mapping[str, Any]) -> dra.DeviceRequestArgs:
@@ -128,7 +129,13 @@ class DraWorkloads(pulumi.ComponentResource):
                 f"{name}-pod-{pod}",
                 metadata=meta.ObjectMetaArgs(name=pod, namespace=namespace_name, labels=MANAGED_LABELS),
                 spec=pod_spec_args(spec),
-                opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=self._pod_dependencies(spec, args.depends_on))),
+                opts=pulumi.ResourceOptions.merge(
+                    child,
+                    pulumi.ResourceOptions(
+                        depends_on=self._pod_dependencies(spec, args.depends_on),
+                        custom_timeouts=pulumi.CustomTimeouts(create=args.sample_pod_create_timeout) if args.sample_pod_create_timeout else None,
+                    ),
+                ),
             )
             for pod, spec in pods.items()
         }

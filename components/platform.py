@@ -18,6 +18,12 @@ from components.gpu_operator import NvidiaOperator, NvidiaOperatorArgs, gpu_oper
 from components.system_node_group import SystemNodeGroup, SystemNodeGroupArgs
 
 
+# Pulumi waits about 10 minutes for a Pod to become ready. When the GPU Operator builds the
+# driver on freshly joined nodes, the driver, then the kubelet plugin, then the CUDA image
+# pull can take longer than that.
+OPERATOR_SAMPLE_POD_TIMEOUT = "30m"
+
+
 @dataclass
 class DraPlatformArgs:
     config: StackConfig
@@ -101,6 +107,7 @@ class DraPlatform(pulumi.ComponentResource):
                 claims=config.claims,
                 gpu_groups=config.gpu_node_groups,
                 depends_on=[*self.gpu_node_groups.values(), self.dra_driver],
+                sample_pod_create_timeout=OPERATOR_SAMPLE_POD_TIMEOUT if self.gpu_operator else None,
             ),
             child,
         )
@@ -129,7 +136,11 @@ class DraPlatform(pulumi.ComponentResource):
         self.network_operator = (
             NvidiaOperator(
                 f"{name}-network-operator",
-                NvidiaOperatorArgs(network_operator_spec(driver.network_operator_version), provider, system_nodes),
+                NvidiaOperatorArgs(
+                    network_operator_spec(driver.network_operator_version),
+                    provider,
+                    [*system_nodes, *([self.gpu_operator.release] if self.gpu_operator else [])],
+                ),
                 child,
             )
             if driver.network_operator

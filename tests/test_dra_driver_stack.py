@@ -111,6 +111,19 @@ def test_network_operator_only_when_a_driverless_group_uses_infiniband(stack_run
     assert all(releases(run, "network-operator") == [] for run in stack_runs.values())
 
 
+def test_network_operator_installs_after_the_gpu_operator_whose_nfd_labels_the_nics(operator_runs):
+    (gpu_operator,) = releases(operator_runs["prod"], "gpu-operator")
+    (network,) = releases(operator_runs["prod"], "network-operator")
+    assert gpu_operator.urn in network.dependencies
+
+
+def test_sample_pods_wait_longer_when_the_operator_builds_the_driver(dev_run, operator_runs):
+    (preinstalled,) = dev_run.of_type("kubernetes:core/v1:Pod")
+    (operator_built,) = operator_runs["dev"].of_type("kubernetes:core/v1:Pod")
+    assert preinstalled.create_timeout == ""
+    assert operator_built.create_timeout == "30m"
+
+
 def test_mixed_modes_are_refused_unless_the_operator_stays_off_the_preset_nodes(stack_config):
     groups = stack_groups(stack_config, "prod")
     groups[1].pop("driversPreset")

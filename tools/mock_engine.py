@@ -45,6 +45,7 @@ class RegisteredResource:
     property_dependencies: dict[str, list[str]]
     provider: str
     protect: bool
+    create_timeout: str = ""
     outputs: dict[str, Any] = field(default_factory=dict)
 
 
@@ -157,6 +158,7 @@ class _RecordingMonitor(mocks.MockMonitor):
                 property_dependencies={key: list(deps.urns) for key, deps in request.propertyDependencies.items()},
                 provider=request.provider,
                 protect=request.protect,
+                create_timeout=request.customTimeouts.create,
                 outputs=dict(state),
             )
         )
