@@ -71,12 +71,22 @@ def test_every_kubernetes_object_and_helm_release_gets_one_file(stack, stack_run
 
 
 def test_a_second_run_removes_files_of_objects_no_longer_planned(tmp_path):
+    build_plan("dev", out=tmp_path)
     stale = tmp_path / "dev" / "kubernetes" / "gone" / "pod-old.yaml"
     stale.parent.mkdir(parents=True)
     stale.write_text("kind: Pod\n")
     result = build_plan("dev", out=tmp_path).files
     assert not stale.exists() and not stale.parent.exists()
     assert result.removed == ["kubernetes/gone/pod-old.yaml"]
+
+
+def test_a_directory_the_plan_did_not_write_is_left_alone(tmp_path):
+    precious = tmp_path / "dev" / "notes.txt"
+    precious.parent.mkdir()
+    precious.write_text("mine\n")
+    assert plan.main(["--stack", "dev", "--out", str(tmp_path)]) == plan.EXIT_PROGRAM
+    assert precious.read_text() == "mine\n"
+    assert sorted(p.name for p in precious.parent.iterdir()) == ["notes.txt"]
 
 
 @pytest.mark.parametrize("stack", STACKS)

@@ -24,6 +24,12 @@ HELM_DIR = "helm"
 CLUSTER_SCOPED = "_cluster"
 NOT_OBJECTS = ("kubernetes:helm.sh/", "kubernetes:yaml/", "kubernetes:kustomize/")
 PATCH_SUFFIX = "Patch"
+MARKER = ".nebius-dra-plan"
+MARKER_TEXT = "Written by `python -m tools.plan`: every other file in this directory is replaced or deleted on each run.\n"
+
+
+class ForeignDirectoryError(FileExistsError):
+    """The output directory holds files the plan did not write; cleaning it could delete someone's work."""
 
 
 class _PlanDumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # libyaml when the wheel has it: 4x faster, same text
@@ -113,8 +119,15 @@ class WriteResult:
 
 
 def write_plan_files(files: Mapping[str, str], directory: Path) -> WriteResult:
-    """Writes what changed, leaves identical files untouched, deletes what this run no longer plans."""
+    """Writes what changed, leaves identical files untouched, deletes what this run no longer plans.
+
+    Only in a directory the plan made (it carries MARKER) or an empty one: `--out .` must never
+    delete a user's `./dev`.
+    """
+    if directory.is_dir() and any(directory.iterdir()) and not (directory / MARKER).is_file():
+        raise ForeignDirectoryError(f"{directory} has files the plan did not write (no {MARKER}); choose an empty or plan-made directory with --out")
     directory.mkdir(parents=True, exist_ok=True)
+    (directory / MARKER).write_text(MARKER_TEXT)
     written, unchanged = [], []
     for relative, text in files.items():
         target = directory / relative
@@ -125,7 +138,9 @@ def write_plan_files(files: Mapping[str, str], directory: Path) -> WriteResult:
         target.write_text(text)
         written.append(relative)
     removed = sorted(
-        str(path.relative_to(directory)) for path in directory.rglob("*") if path.is_file() and str(path.relative_to(directory)) not in files
+        relative
+        for path in directory.rglob("*")
+        if path.is_file() and (relative := str(path.relative_to(directory))) not in files and relative != MARKER
     )
     for relative in removed:
         (directory / relative).unlink()
