@@ -80,7 +80,7 @@ ResourceCheck = Callable[[PlannedResource, Mapping[str, Any]], list[str]]
 StackCheck = Callable[[Sequence[PlannedResource], Mapping[str, Any]], list[tuple[Optional[str], str]]]
 
 
-def _field(value: Any, *path: str) -> Any:
+def field_at(value: Any, *path: str) -> Any:
     """The value at `path`, or None where a level is missing or is not an object."""
     for key in path:
         if not isinstance(value, Mapping):
@@ -111,21 +111,21 @@ def _named(resource: PlannedResource) -> str:
 def is_gpu_node_group(resource: PlannedResource) -> bool:
     if resource.type != NODE_GROUP_TYPE:
         return False
-    platform = _field(resource.props, "template", "resources", "platform")
+    platform = field_at(resource.props, "template", "resources", "platform")
     return isinstance(platform, str) and platform.startswith("gpu-")
 
 
 def is_dra_gpu_node_group(resource: PlannedResource) -> bool:
-    return is_gpu_node_group(resource) and _field(resource.props, "template", "gpuSettings", "dra") is True
+    return is_gpu_node_group(resource) and field_at(resource.props, "template", "gpuSettings", "dra") is True
 
 
 def is_infiniband_dra_node_group(resource: PlannedResource) -> bool:
-    return is_dra_gpu_node_group(resource) and _has_key(_field(resource.props, "template"), "gpuCluster")
+    return is_dra_gpu_node_group(resource) and _has_key(field_at(resource.props, "template"), "gpuCluster")
 
 
 def chart_name(props: Mapping[str, Any]) -> str:
     """The chart's own name, whether given bare, as `repo/chart` or as an OCI reference."""
-    chart = _field(props, "chart")
+    chart = field_at(props, "chart")
     return chart.rstrip("/").rsplit("/", 1)[-1] if isinstance(chart, str) else ""
 
 
@@ -150,13 +150,13 @@ def claim_requests(resource: PlannedResource) -> list:
     match = _dra_object(resource)
     if match is None or match["kind"] == "DeviceClass":
         return []
-    claim_spec = _field(resource.props, "spec", "spec") if match["kind"] == "ResourceClaimTemplate" else _field(resource.props, "spec")
-    return _items(_field(claim_spec, "devices", "requests"))
+    claim_spec = field_at(resource.props, "spec", "spec") if match["kind"] == "ResourceClaimTemplate" else field_at(resource.props, "spec")
+    return _items(field_at(claim_spec, "devices", "requests"))
 
 
 def _exact_device_class(request: Any) -> Optional[str]:
     """The class a request allocates from: `exactly` in v1, flat on the request in v1beta1."""
-    return _field(request, "exactly", "deviceClassName") or _field(request, "deviceClassName")
+    return field_at(request, "exactly", "deviceClassName") or field_at(request, "deviceClassName")
 
 
 def requested_device_classes(resource: PlannedResource) -> set[str]:
@@ -164,7 +164,7 @@ def requested_device_classes(resource: PlannedResource) -> set[str]:
     classes = set()
     for request in claim_requests(resource):
         classes.add(_exact_device_class(request))
-        classes.update(_field(sub, "deviceClassName") for sub in _items(_field(request, "firstAvailable")))
+        classes.update(field_at(sub, "deviceClassName") for sub in _items(field_at(request, "firstAvailable")))
     return {device_class for device_class in classes if isinstance(device_class, str)}
 
 
@@ -179,7 +179,7 @@ def check_cluster_version(resource: PlannedResource, config: Mapping[str, Any]) 
     minimum = config.get("minimumVersion", DEFAULT_MINIMUM_VERSION)
     if not isinstance(minimum, str) or not _MINIMUM_VERSION.match(minimum):
         raise PolicyConfigError(f'mk8s-cluster-version: minimumVersion must be "MAJOR.MINOR", got {minimum!r}')
-    version = _field(resource.props, "controlPlane", "version")
+    version = field_at(resource.props, "controlPlane", "version")
     fix = f'Set controlPlane.version to "{minimum}" or later (in this project: nebius-dra:kubernetesVersion).'
     if not version:
         return [f"{_named(resource)} sets no controlPlane.version, so Nebius picks its default, which may be older than {minimum}. {fix}"]
@@ -196,7 +196,7 @@ def check_cluster_version(resource: PlannedResource, config: Mapping[str, Any]) 
 def check_gpu_node_group_dra(resource: PlannedResource, config: Mapping[str, Any]) -> list[str]:
     if not is_gpu_node_group(resource) or is_dra_gpu_node_group(resource):
         return []
-    platform = _field(resource.props, "template", "resources", "platform")
+    platform = field_at(resource.props, "template", "resources", "platform")
     return [
         f"{_named(resource)} (platform {platform}) does not set template.gpuSettings.dra = true: its GPUs stay "
         "with the legacy device plugin, the DRA driver publishes none of them, and network claims fail with "
@@ -208,20 +208,20 @@ def check_dra_driver_release(resource: PlannedResource, config: Mapping[str, Any
     if not is_dra_driver_release(resource):
         return []
     problems = []
-    if _field(resource.props, "values", "gpuResourcesEnabledOverride") is not True:
+    if field_at(resource.props, "values", "gpuResourcesEnabledOverride") is not True:
         problems.append(
             f"{_named(resource)} (chart {chart_name(resource.props)}) does not set values.gpuResourcesEnabledOverride: true, "
             "so the chart refuses to serve GPUs through DRA. Set it to true in the release's values: on DRA node groups "
             "Nebius turns the legacy device plugin off, so the driver is the only one managing the GPUs."
         )
-    version = _field(resource.props, "version")
+    version = field_at(resource.props, "version")
     if not isinstance(version, str) or not _EXACT_CHART_VERSION.match(version):
         shown = f'version "{version}"' if version else "no chart version"
         problems.append(
             f"{_named(resource)} has {shown}, so each `pulumi up` may install a different driver release, and 0.4.x "
             "cannot be downgraded. Pin an exact chart version (for example 25.12.0 or 0.4.1) in the release's version."
         )
-    namespace = _field(resource.props, "namespace")
+    namespace = field_at(resource.props, "namespace")
     if not namespace or namespace == "default":
         shown = 'namespace "default"' if namespace else "no namespace, which puts it in the provider's default namespace"
         problems.append(
@@ -241,7 +241,7 @@ def check_dra_api_version(resource: PlannedResource, config: Mapping[str, Any]) 
             f"resource.k8s.io/{DRA_API_VERSION}, and the beta and alpha versions are deprecated or switched off. "
             f"Declare it with the resource.k8s.io/{DRA_API_VERSION} type (pulumi_kubernetes.resource.v1.{match['kind']})."
         ]
-    flat = [_field(request, "name") for request in claim_requests(resource) if _field(request, "deviceClassName")]
+    flat = [field_at(request, "name") for request in claim_requests(resource) if field_at(request, "deviceClassName")]
     if flat:
         return [
             f"{_named(resource)} writes deviceClassName directly on request(s) {', '.join(map(str, flat))}, the "
@@ -256,7 +256,7 @@ def check_network_device_requested_once(resource: PlannedResource, config: Mappi
     for request in claim_requests(resource):
         device_class = _exact_device_class(request)
         if device_class in NETWORK_DEVICE_CLASSES:
-            by_class.setdefault(device_class, []).append(str(_field(request, "name")))
+            by_class.setdefault(device_class, []).append(str(field_at(request, "name")))
     if len(by_class) < len(NETWORK_DEVICE_CLASSES):
         return []
     return [
@@ -269,9 +269,9 @@ def check_network_device_requested_once(resource: PlannedResource, config: Mappi
 
 
 def check_dra_autoscaling_minimum(resource: PlannedResource, config: Mapping[str, Any]) -> list[str]:
-    if not is_dra_gpu_node_group(resource) or not isinstance(_field(resource.props, "autoscaling"), Mapping):
+    if not is_dra_gpu_node_group(resource) or not isinstance(field_at(resource.props, "autoscaling"), Mapping):
         return []
-    minimum = _field(resource.props, "autoscaling", "minNodeCount") or 0
+    minimum = field_at(resource.props, "autoscaling", "minNodeCount") or 0
     if minimum >= 1:
         return []
     return [
@@ -293,10 +293,10 @@ def check_workload_images_pinned(resource: PlannedResource, config: Mapping[str,
     if resource.type != POD_TYPE:
         return []
     unpinned = [
-        f'{_field(container, "name")} ({_field(container, "image") or "no image"})'
+        f'{field_at(container, "name")} ({field_at(container, "image") or "no image"})'
         for list_name in _POD_CONTAINER_LISTS
-        for container in _items(_field(resource.props, "spec", list_name))
-        if not image_is_pinned(str(_field(container, "image") or ""))
+        for container in _items(field_at(resource.props, "spec", list_name))
+        if not image_is_pinned(str(field_at(container, "image") or ""))
     ]
     if not unpinned:
         return []
@@ -353,7 +353,7 @@ def check_gpu_operator_device_plugin(resources: Sequence[PlannedResource], confi
         f"{_named(release)} (GPU Operator) does not set values.devicePlugin.enabled: false on a stack with DRA GPU "
         f"node groups; the Operator's default starts the legacy device plugin, which then manages the same GPUs as "
         "the DRA driver. Set devicePlugin.enabled to false (and cdi.enabled to true) in the release's values.",
-    ) for release in resources if is_gpu_operator_release(release) and _field(release.props, "values", "devicePlugin", "enabled") is not False]
+    ) for release in resources if is_gpu_operator_release(release) and field_at(release.props, "values", "devicePlugin", "enabled") is not False]
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,8 @@ import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
-from tools.plan_model import DEFAULT_OUT, Plan, PolicyConfigError, build_plan
+from policies.dra_rules import PolicyConfigError
+from tools.plan_model import DEFAULT_OUT, Plan, build_plan
 from tools.plan_report import RENDERERS, render_error
 
 EXIT_OK, EXIT_POLICY, EXIT_PROGRAM = 0, 1, 2

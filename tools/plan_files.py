@@ -15,9 +15,9 @@ from typing import Any, Iterable, Mapping
 
 import yaml
 
+from policies.dra_rules import field_at
 from tools.mock_engine import RegisteredResource
 from tools.plan_tree import sort_key
-from tools.plan_values import dig
 
 KUBERNETES_DIR = "kubernetes"
 HELM_DIR = "helm"
@@ -74,8 +74,8 @@ def kubernetes_manifest(resource: RegisteredResource, inputs: Mapping[str, Any])
     manifest = {key: value for key, value in inputs.items() if key not in ("apiVersion", "kind")}
     manifest["apiVersion"] = api_version
     manifest["kind"] = kind.removesuffix(PATCH_SUFFIX) if patch else kind
-    namespace = dig(manifest, "metadata", "namespace") or CLUSTER_SCOPED
-    name = dig(manifest, "metadata", "name") or resource.name
+    namespace = field_at(manifest, "metadata", "namespace") or CLUSTER_SCOPED
+    name = field_at(manifest, "metadata", "name") or resource.name
     suffix = ".patch.yaml" if patch else ".yaml"
     return f"{KUBERNETES_DIR}/{_safe(namespace)}/{_safe(manifest['kind'].lower())}-{_safe(name)}{suffix}", manifest
 
@@ -85,8 +85,8 @@ def helm_values(resource: RegisteredResource, inputs: Mapping[str, Any]) -> tupl
     release = inputs.get("name") or resource.name
     namespace = inputs.get("namespace") or "default"
     origin = [f"chart {inputs.get('chart')}", f"version {inputs.get('version') or '(unpinned)'}"]
-    if dig(inputs, "repositoryOpts", "repo"):
-        origin.append(f"from {dig(inputs, 'repositoryOpts', 'repo')}")
+    if field_at(inputs, "repositoryOpts", "repo"):
+        origin.append(f"from {field_at(inputs, 'repositoryOpts', 'repo')}")
     header = f"# Helm release {namespace}/{release}: {', '.join(origin)}\n"
     path = f"{HELM_DIR}/{_safe(namespace)}/{_safe(release)}.values.yaml"
     return path, header + to_yaml(inputs.get("values") or {})

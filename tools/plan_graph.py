@@ -15,10 +15,10 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Optional
 
+from policies.dra_rules import CLUSTER_TYPE, NODE_GROUP_TYPE, POD_TYPE, field_at
 from tools.mock_engine import RegisteredResource
-from tools.plan_settings import HELM_RELEASE, NEBIUS_CLUSTER, NEBIUS_GPU_CLUSTER, NEBIUS_NODE_GROUP, POD
+from tools.plan_settings import HELM_RELEASE, NEBIUS_GPU_CLUSTER
 from tools.plan_tree import PlanNode, kind_of, sort_key
-from tools.plan_values import dig
 
 PROVIDER_LABEL = "provider"
 DEPENDS_ON_LABEL = "dependsOn"
@@ -48,10 +48,10 @@ def estimate_kind(resource: RegisteredResource) -> str:
     """Which row of DURATION_ESTIMATES a resource takes."""
     if not resource.custom:
         return "component"
-    if resource.type == NEBIUS_CLUSTER:
+    if resource.type == CLUSTER_TYPE:
         return "mk8s cluster"
-    if resource.type == NEBIUS_NODE_GROUP:
-        platform = str(dig(resource.inputs, "template", "resources", "platform") or "")
+    if resource.type == NODE_GROUP_TYPE:
+        platform = str(field_at(resource.inputs, "template", "resources", "platform") or "")
         return "GPU node group" if platform.startswith("gpu-") else "CPU node group"
     if resource.type == NEBIUS_GPU_CLUSTER:
         return "GPU cluster"
@@ -59,7 +59,7 @@ def estimate_kind(resource: RegisteredResource) -> str:
         return "provider"
     if resource.type == HELM_RELEASE:
         return "Helm release"
-    if resource.type == POD:
+    if resource.type == POD_TYPE:
         return "Pod"
     if resource.type.startswith("kubernetes:"):
         return "Kubernetes object"

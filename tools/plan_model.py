@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
-from policies.dra_rules import Finding, PlannedResource, PolicyConfigError, check_resources
+from policies.dra_rules import Finding, PlannedResource, check_resources
 from tools.mock_engine import ProgramRun, run_program
 from tools.plan_files import WriteResult, plan_files, write_plan_files
 from tools.plan_graph import Edge, PathStep, critical_path, dependency_edges

@@ -9,19 +9,16 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
-from tools.plan_values import dig
+from policies.dra_rules import CLUSTER_TYPE, NODE_GROUP_TYPE, POD_TYPE, field_at
 
 Settings = dict[str, str]
 
-NEBIUS_CLUSTER = "nebius:index/mk8sV1Cluster:Mk8sV1Cluster"
-NEBIUS_NODE_GROUP = "nebius:index/mk8sV1NodeGroup:Mk8sV1NodeGroup"
 NEBIUS_GPU_CLUSTER = "nebius:index/computeV1GpuCluster:ComputeV1GpuCluster"
 KUBERNETES_PROVIDER = "pulumi:providers:kubernetes"
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 CLAIM_TEMPLATE = "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate"
 RESOURCE_CLAIM = "kubernetes:resource.k8s.io/v1:ResourceClaim"
 DEVICE_CLASS = "kubernetes:resource.k8s.io/v1:DeviceClass"
-POD = "kubernetes:core/v1:Pod"
 
 
 def _text(value: Any) -> str:
@@ -36,12 +33,12 @@ def _present(pairs: Mapping[str, Any]) -> Settings:
 
 
 def _cluster(inputs: Mapping[str, Any]) -> Settings:
-    endpoints = dig(inputs, "controlPlane", "endpoints") or {}
+    endpoints = field_at(inputs, "controlPlane", "endpoints") or {}
     return _present(
         {
             "name": inputs.get("name"),
-            "version": dig(inputs, "controlPlane", "version"),
-            "etcd": dig(inputs, "controlPlane", "etcdClusterSize"),
+            "version": field_at(inputs, "controlPlane", "version"),
+            "etcd": field_at(inputs, "controlPlane", "etcdClusterSize"),
             "endpoint": "public" if "publicEndpoint" in endpoints else "private",
         }
     )
@@ -64,13 +61,13 @@ def _node_group(inputs: Mapping[str, Any]) -> Settings:
     return _present(
         {
             "name": inputs.get("name"),
-            "platform": dig(template, "resources", "platform"),
-            "preset": dig(template, "resources", "preset"),
+            "platform": field_at(template, "resources", "platform"),
+            "preset": field_at(template, "resources", "preset"),
             "nodes": _node_count(inputs),
             "dra": None if gpu_settings is None else bool(gpu_settings.get("dra")),
             "driversPreset": driver,
-            "gpuCluster": dig(template, "gpuCluster", "id"),
-            "bootDiskGib": dig(template, "bootDisk", "sizeGibibytes"),
+            "gpuCluster": field_at(template, "gpuCluster", "id"),
+            "bootDiskGib": field_at(template, "bootDisk", "sizeGibibytes"),
             "taints": ", ".join(f"{t.get('key')}={t.get('value')}:{t.get('effect')}" for t in taints) or None,
         }
     )
@@ -91,7 +88,7 @@ def _helm_release(inputs: Mapping[str, Any]) -> Settings:
             "chart": inputs.get("chart"),
             "version": inputs.get("version"),
             "namespace": inputs.get("namespace"),
-            "repo": dig(inputs, "repositoryOpts", "repo"),
+            "repo": field_at(inputs, "repositoryOpts", "repo"),
             "atomic": inputs.get("atomic"),
             "timeout": inputs.get("timeout"),
         }
@@ -121,26 +118,26 @@ def _devices(devices: Mapping[str, Any]) -> Settings:
                 f"{'+'.join(c.get('requests') or ['all'])} share {c.get('matchAttribute')}" for c in devices.get("constraints") or []
             )
             or None,
-            "config": ", ".join(sorted({dig(c, "opaque", "driver") or "?" for c in devices.get("config") or []})) or None,
+            "config": ", ".join(sorted({field_at(c, "opaque", "driver") or "?" for c in devices.get("config") or []})) or None,
         }
     )
 
 
 def _metadata(inputs: Mapping[str, Any]) -> Settings:
-    return _present({"namespace": dig(inputs, "metadata", "namespace"), "name": dig(inputs, "metadata", "name")})
+    return _present({"namespace": field_at(inputs, "metadata", "namespace"), "name": field_at(inputs, "metadata", "name")})
 
 
 def _claim_template(inputs: Mapping[str, Any]) -> Settings:
-    return {**_metadata(inputs), **_devices(dig(inputs, "spec", "spec", "devices") or {})}
+    return {**_metadata(inputs), **_devices(field_at(inputs, "spec", "spec", "devices") or {})}
 
 
 def _resource_claim(inputs: Mapping[str, Any]) -> Settings:
-    return {**_metadata(inputs), **_devices(dig(inputs, "spec", "devices") or {})}
+    return {**_metadata(inputs), **_devices(field_at(inputs, "spec", "devices") or {})}
 
 
 def _device_class(inputs: Mapping[str, Any]) -> Settings:
-    selectors = dig(inputs, "spec", "selectors") or []
-    return _present({"name": dig(inputs, "metadata", "name"), "selectors": len(selectors) or None})
+    selectors = field_at(inputs, "spec", "selectors") or []
+    return _present({"name": field_at(inputs, "metadata", "name"), "selectors": len(selectors) or None})
 
 
 def _pod(inputs: Mapping[str, Any]) -> Settings:
@@ -154,15 +151,15 @@ def _pod(inputs: Mapping[str, Any]) -> Settings:
 
 
 SETTINGS_BY_TYPE: dict[str, Callable[[Mapping[str, Any]], Settings]] = {
-    NEBIUS_CLUSTER: _cluster,
-    NEBIUS_NODE_GROUP: _node_group,
+    CLUSTER_TYPE: _cluster,
+    NODE_GROUP_TYPE: _node_group,
     NEBIUS_GPU_CLUSTER: _gpu_cluster,
     KUBERNETES_PROVIDER: _kubernetes_provider,
     HELM_RELEASE: _helm_release,
     CLAIM_TEMPLATE: _claim_template,
     RESOURCE_CLAIM: _resource_claim,
     DEVICE_CLASS: _device_class,
-    POD: _pod,
+    POD_TYPE: _pod,
 }
 
 

@@ -37,11 +37,3 @@ def presentable(value: Any, id_references: Mapping[str, str]) -> Any:
     return value
 
 
-def dig(values: Mapping[str, Any], *path: str) -> Any:
-    """The value at `path` in nested maps, or None where any step is missing."""
-    current: Any = values
-    for step in path:
-        if not isinstance(current, Mapping):
-            return None
-        current = current.get(step)
-    return current
