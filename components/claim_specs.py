@@ -138,22 +138,3 @@ def claim_template_specs(claims: ClaimsConfig) -> dict[str, dict[str, Any]]:
     specs = claims.builtin_specs
     specs.update((template.name, user_template_spec(template)) for template in claims.user_templates)
     return specs
-
-
-def claim_template_manifest(name: str, namespace: str, spec: Mapping[str, Any], labels: Mapping[str, str]) -> dict[str, Any]:
-    """The whole object as `kubectl apply` would take it."""
-    return {
-        "apiVersion": API_VERSION,
-        "kind": "ResourceClaimTemplate",
-        "metadata": {"name": name, "namespace": namespace, "labels": dict(labels)},
-        "spec": dict(spec),
-    }
-
-
-def all_selectors(spec: Mapping[str, Any]) -> list[str]:
-    """Every CEL expression in a template spec, for compiling and evaluating."""
-    return [
-        selector["cel"]["expression"]
-        for request in spec["spec"]["devices"]["requests"]
-        for selector in request["exactly"].get("selectors", [])
-    ]

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
+from typing import Any, Mapping
+
 import kubernetes_validate
 import pytest
 import yaml
 
 from components.claim_specs import (
+    API_VERSION,
     BUILTIN_TEMPLATES,
     GPU_NIC_TEMPLATE,
     IB_CLASS,
     NETWORK_TEMPLATES,
     PCIE_ROOT_ATTRIBUTE,
-    all_selectors,
     builtin_template_specs,
-    claim_template_manifest,
     claim_template_specs,
     user_template_spec,
 )
@@ -40,6 +41,25 @@ ib-network:
           exactly: {deviceClassName: ib.networking.nebius.ai, count: 1}
 """
 )
+
+
+def claim_template_manifest(name: str, namespace: str, spec: Mapping[str, Any], labels: Mapping[str, str]) -> dict[str, Any]:
+    """The whole object as `kubectl apply` would take it, for the schema check."""
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "ResourceClaimTemplate",
+        "metadata": {"name": name, "namespace": namespace, "labels": dict(labels)},
+        "spec": dict(spec),
+    }
+
+
+def all_selectors(spec: Mapping[str, Any]) -> list[str]:
+    """Every CEL expression in a template spec, for compiling and evaluating."""
+    return [
+        selector["cel"]["expression"]
+        for request in spec["spec"]["devices"]["requests"]
+        for selector in request["exactly"].get("selectors", [])
+    ]
 
 
 def all_builtins(infiniband: bool = True, multi_gpu_count: int = 8, products=("NVIDIA H200",)) -> dict:
