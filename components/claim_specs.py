@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Sequence
 if TYPE_CHECKING:
     from components.claims_config import ClaimsConfig, UserClaimTemplate
 
-API_VERSION = "resource.k8s.io/v1"
+RESOURCE_API_VERSION = "resource.k8s.io/v1"
 GPU_DRIVER = "gpu.nvidia.com"
 GPU_CLASS = "gpu.nvidia.com"
 MIG_CLASS = "mig.nvidia.com"

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
+from components.claim_specs import RESOURCE_API_VERSION
 from components.config_errors import shown
 from components.labels import Taint, kubelet_plugin_node_selector, tolerations_for
 
 if TYPE_CHECKING:
     from components.driver_config import DraDriverConfig
 
-RESOURCE_API_VERSION = "resource.k8s.io/v1"
 _MISSING = object()
 
 GUARD_REASONS = {

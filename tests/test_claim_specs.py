@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from components.claim_specs import (
-    API_VERSION,
+    RESOURCE_API_VERSION,
     BUILTIN_TEMPLATES,
     GPU_NIC_TEMPLATE,
     IB_CLASS,
@@ -46,7 +46,7 @@ ib-network:
 def claim_template_manifest(name: str, namespace: str, spec: Mapping[str, Any], labels: Mapping[str, str]) -> dict[str, Any]:
     """The whole object as `kubectl apply` would take it, for the schema check."""
     return {
-        "apiVersion": API_VERSION,
+        "apiVersion": RESOURCE_API_VERSION,
         "kind": "ResourceClaimTemplate",
         "metadata": {"name": name, "namespace": namespace, "labels": dict(labels)},
         "spec": dict(spec),
