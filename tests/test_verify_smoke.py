@@ -313,6 +313,16 @@ def test_an_unreadable_cluster_fails_the_read_and_runs_nothing_else(cluster):
     assert "likely cause:" in shown
 
 
+def test_an_object_of_an_unknown_shape_fails_its_step_and_the_run_goes_on(cluster):
+    cluster.state.device_classes.append({"metadata": None})
+    results, shown = run_all(cluster, prod_expectations(), settings())
+    broken = [r for r in results if r.status == FAIL]
+    assert [r.name for r in broken] == ["gpu-deviceclass", "network-deviceclasses"]
+    assert broken[0].findings[0].found.startswith(("TypeError", "AttributeError"))
+    assert "report it with the --json report" in shown
+    assert results[-1].name == "smoke-ib-network" and results[-1].status == PASS
+
+
 def test_without_any_devices_the_smoke_workloads_do_not_wait_for_a_timeout(cluster):
     cluster.state.resource_slices.clear()
     results, _ = run_all(cluster, prod_expectations(), settings())

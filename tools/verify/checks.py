@@ -68,6 +68,16 @@ def api_failure(error: Exception) -> Outcome:
     ),))
 
 
+def unexpected_failure(error: Exception) -> Outcome:
+    """A step that broke on something the verifier did not expect: one FAIL line, not a traceback that ends the run."""
+    return Outcome("the verifier could not finish this step", (Finding(
+        subject="tools.verify",
+        expected="objects shaped as the Kubernetes 1.34 API and the pinned charts return them",
+        found=f"{type(error).__name__}: {error}",
+        likely_cause="an object shape the verifier does not know (another chart or API version); report it with the --json report",
+    ),))
+
+
 @dataclass(frozen=True)
 class ClusterState:
     """One read of everything the read-only checks look at, so they all judge the same moment."""

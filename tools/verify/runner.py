@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Iterator, Optional, Protocol
 
-from tools.verify.checks import CLUSTER_CHECKS, DRANET_DAEMONSET, DRANET_NAMESPACE, ClusterCheck, ClusterState, Finding, Outcome, api_failure
+from tools.verify.checks import CLUSTER_CHECKS, DRANET_DAEMONSET, DRANET_NAMESPACE, ClusterCheck, ClusterState, Finding, Outcome, api_failure, unexpected_failure
 from tools.verify.cluster import Cluster, ClusterError
 from tools.verify.expectations import Expectations
 from tools.verify.objects import current_slices
@@ -122,5 +122,7 @@ class Verification:
             outcome = step.run()
         except ClusterError as error:
             outcome = api_failure(error)
+        except Exception as error:  # noqa: BLE001 - the remaining steps, the cleanup and the report still run
+            outcome = unexpected_failure(error)
         status = PASS if outcome.passed else FAIL
         return CheckResult(step.name, step.title, status, outcome.summary, outcome.findings, round(self.clock() - started, 3))
