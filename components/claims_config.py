@@ -28,11 +28,11 @@ from components.claim_specs import (
     builtin_template_specs,
 )
 from components.config_errors import ConfigProblems, config_key, shown
+from components.labels import DNS_LABEL
 
 if TYPE_CHECKING:
     from components.config import GpuNodeGroupConfig, RawConfig
 
-DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 _DNS_PART = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 DNS_SUBDOMAIN = re.compile(rf"^{_DNS_PART}(\.{_DNS_PART})*$")
 QUALIFIED_ATTRIBUTE = re.compile(rf"^{_DNS_PART}(\.{_DNS_PART})*/[A-Za-z_][A-Za-z0-9_]{{0,31}}$")

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 from components.config_errors import ConfigProblems, config_key, shown
 from components.dra_driver_values import guarded_override_problems
+from components.labels import DNS_LABEL
 
 if TYPE_CHECKING:
     from components.config import GpuNodeGroupConfig, RawConfig
@@ -35,7 +36,6 @@ GPU_OPERATOR_VERSION = "v25.10.1"
 NETWORK_OPERATOR_VERSION = "25.7.0"
 OPERATOR_VERSION_PATTERN = re.compile(r"^v?\d+\.\d+\.\d+$")
 OPERANDS_OFF_LABEL = "nvidia.com/gpu.deploy.operands"
-NAMESPACE_PATTERN = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 
 
 @dataclass(frozen=True)
@@ -113,7 +113,7 @@ def _namespace(read: RawConfig, problems: ConfigProblems) -> str:
     key = config_key("draDriverNamespace")
     if namespace == "default":
         problems.add(key, f"got \"default\": the chart refuses to install into the default namespace, and the driver's privileged pods belong in a namespace of their own; use {DEFAULT_NAMESPACE}")
-    elif not NAMESPACE_PATTERN.match(namespace):
+    elif not DNS_LABEL.match(namespace):
         problems.add(key, f"got {shown(namespace)}; expected a namespace name: at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit")
     return namespace
 

@@ -22,6 +22,7 @@ _NAME = r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?"
 _PREFIX = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
 _LABEL_KEY = re.compile(rf"^({_PREFIX}/)?{_NAME}$")
 _LABEL_VALUE = re.compile(rf"^({_NAME})?$")
+DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 LABEL_KEY_RULE = "expected [prefix/]name: an optional DNS-subdomain prefix (at most 253 characters) and a name of at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit"
 LABEL_VALUE_RULE = "expected a string of at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit (or empty)"
 
