@@ -43,6 +43,7 @@ IMAGE_TAG = re.compile(r":([A-Za-z0-9_][A-Za-z0-9_.-]{0,127})$")
 TEMPLATE_FIELDS = {"name", "requests", "constraints", "config", "separateNetworkDevices"}
 REQUEST_FIELDS = {"name", "exactly"}
 EXACT_FIELDS = {"deviceClassName", "count", "allocationMode", "selectors"}
+DEFAULT_GPU_PRODUCTS = ("NVIDIA H200",)
 V1BETA1_REQUEST_FIELDS = {"deviceClassName", "count", "allocationMode", "selectors", "adminAccess"}
 
 
@@ -404,7 +405,7 @@ def parse_claims_config(read: RawConfig, gpu_groups: Sequence[GpuNodeGroupConfig
     unknown = sorted(set(builtins) - set(BUILTIN_TEMPLATES))
     if unknown:
         problems.add(config_key("builtinClaimTemplates"), f"unknown template(s) {', '.join(unknown)}; allowed: {', '.join(BUILTIN_TEMPLATES)}")
-    products = _strings(read.structured("gpuProducts", ["NVIDIA H200"]), "gpuProducts", problems, "GPU product names as nvidia-smi prints them (for example \"NVIDIA H200\")")
+    products = _strings(read.structured("gpuProducts", list(DEFAULT_GPU_PRODUCTS)), "gpuProducts", problems, "GPU product names as nvidia-smi prints them (for example \"NVIDIA H200\")")
     allowed_classes = _strings(read.structured("allowedDeviceClasses", []), "allowedDeviceClasses", problems, "DeviceClass names")
     images = {}
     for key in ("sampleGpuImage", "sampleRdmaImage"):

@@ -9,7 +9,10 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
+from components.claim_specs import BUILTIN_TEMPLATES
+from components.claims_config import DEFAULT_GPU_PRODUCTS, NO_CLAIMS
 from components.config import project_config_keys
+from components.driver_config import DEFAULT_NAMESPACE, GPU_OPERATOR_VERSION, LEGACY_CHART, NETWORK_OPERATOR_VERSION
 from components.kubeconfig import build_kubeconfig
 from components.labels import Taint, tolerations_for, valid_label_key, valid_label_value
 
@@ -75,6 +78,21 @@ def test_the_type_check_mirrors_pulumi_on_the_cases_that_matter():
     assert not pulumi_accepts("array", None, ["a"]), "an array without items is refused"
     assert pulumi_accepts("array", {"type": "string"}, ["a"]) and not pulumi_accepts("array", {"type": "string"}, [{"a": 1}])
     assert not pulumi_accepts("integer", None, True) and not pulumi_accepts("boolean", None, "yes")
+
+
+def test_the_parsers_fallbacks_are_the_declared_defaults():
+    """A key left empty falls back in code; that fallback must be what Pulumi.yaml declares."""
+    declared = {key.split(":", 1)[1]: spec.get("default") for key, spec in project()["config"].items()}
+    fallbacks = {
+        "draDriverChart": LEGACY_CHART,
+        "draDriverNamespace": DEFAULT_NAMESPACE,
+        "gpuOperatorVersion": GPU_OPERATOR_VERSION,
+        "networkOperatorVersion": NETWORK_OPERATOR_VERSION,
+        "claimNamespace": NO_CLAIMS.namespace,
+        "builtinClaimTemplates": list(BUILTIN_TEMPLATES),
+        "gpuProducts": list(DEFAULT_GPU_PRODUCTS),
+    }
+    assert {key: declared[key] for key in fallbacks} == fallbacks
 
 
 def test_readme_documents_every_key():
