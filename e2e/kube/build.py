@@ -24,6 +24,7 @@ from __future__ import annotations
 import fcntl
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -111,7 +112,7 @@ def _go_build(module_dir: Path, package: str, ldflags: str, out: Path) -> None:
     tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
     env = dict(os.environ, CGO_ENABLED="0")
     cmd = [_go(), "build", "-trimpath", "-ldflags", ldflags, "-o", str(tmp), package]
-    _log(f"building {out.name}: (cd {module_dir} && CGO_ENABLED=0 {' '.join(cmd[1:])})")
+    _log(f"building {out.name}: (cd {module_dir} && CGO_ENABLED=0 go {shlex.join(cmd[1:])})")
     start = time.monotonic()
     try:
         proc = subprocess.run(
@@ -165,8 +166,11 @@ def ensure_binaries() -> dict[str, Path]:
     root.mkdir(parents=True, exist_ok=True)
     # Serialise concurrent builders (e.g. parallel test sessions) on one lock.
     with open(root / ".build.lock", "w") as lock:
-        _log(f"waiting for build lock {root / '.build.lock'}")
-        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            _log(f"another build holds {root / '.build.lock'}; waiting for it")
+            fcntl.flock(lock, fcntl.LOCK_EX)
         for name, out, module_dir, package, ldflags in wanted:
             if out.is_file():
                 _log(f"{name}: present at {out}")
