@@ -8,7 +8,7 @@ from typing import Optional
 import pulumi
 import pulumi_nebius as nebius
 
-from components.config import ClusterConfig
+from components.model import ClusterConfig
 
 
 @dataclass

@@ -12,7 +12,7 @@ from typing import Optional
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.kubeconfig import build_kubeconfig
+from components.values.kubeconfig import build_kubeconfig
 
 
 @dataclass

@@ -14,38 +14,8 @@ from typing import Optional, Sequence
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.dra_driver import ReleaseSpec, pinned_release
-from components.dra_driver_values import gpu_operator_values, network_operator_values
-from components.driver_config import GPU_OPERATOR_CHART, NETWORK_OPERATOR_CHART, NGC_REPOSITORY
-from components.labels import Taint
-
-GPU_OPERATOR_NAMESPACE = "gpu-operator"
-NETWORK_OPERATOR_NAMESPACE = "nvidia-network-operator"
-OPERATOR_TIMEOUT_SECONDS = 900
-
-
-def gpu_operator_spec(version: str, operator_taints: Sequence[Taint]) -> ReleaseSpec:
-    return ReleaseSpec(
-        release_name=GPU_OPERATOR_CHART,
-        chart=GPU_OPERATOR_CHART,
-        version=version,
-        namespace=GPU_OPERATOR_NAMESPACE,
-        values=gpu_operator_values(operator_taints),
-        repository=NGC_REPOSITORY,
-        timeout_seconds=OPERATOR_TIMEOUT_SECONDS,
-    )
-
-
-def network_operator_spec(version: str) -> ReleaseSpec:
-    return ReleaseSpec(
-        release_name=NETWORK_OPERATOR_CHART,
-        chart=NETWORK_OPERATOR_CHART,
-        version=version,
-        namespace=NETWORK_OPERATOR_NAMESPACE,
-        values=network_operator_values(),
-        repository=NGC_REPOSITORY,
-        timeout_seconds=OPERATOR_TIMEOUT_SECONDS,
-    )
+from components.release import pinned_release
+from components.values.release import ReleaseSpec
 
 
 @dataclass

@@ -7,16 +7,16 @@ functions, so a label or taint is spelled in exactly one place.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Iterable, Mapping
 
-GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
-KUBELET_PLUGIN_LABEL = "nvidia.com/dra-kubelet-plugin"
-NODE_GROUP_LABEL = "nebius-dra/node-group"
-DRIVER_MODE_LABEL = "nebius-dra/driver-mode"
-SYSTEM_ROLE_LABEL = "nebius-dra/role"
-RESERVED_GPU_LABELS = {GPU_PRESENT_LABEL: "true", KUBELET_PLUGIN_LABEL: "true"}
-TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+from components.dra_constants import (
+    DRIVER_MODE_LABEL,
+    KUBELET_PLUGIN_LABEL,
+    NODE_GROUP_LABEL,
+    RESERVED_GPU_LABELS,
+    SYSTEM_ROLE_LABEL,
+)
+from components.model import Taint
 
 _NAME = r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?"
 _PREFIX = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
@@ -25,14 +25,6 @@ _LABEL_VALUE = re.compile(rf"^({_NAME})?$")
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 LABEL_KEY_RULE = "expected [prefix/]name: an optional DNS-subdomain prefix (at most 253 characters) and a name of at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit"
 LABEL_VALUE_RULE = "expected a string of at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit (or empty)"
-
-
-
-@dataclass(frozen=True)
-class Taint:
-    key: str
-    value: str
-    effect: str
 
 
 def valid_label_key(key: object) -> bool:

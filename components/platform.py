@@ -9,13 +9,14 @@ import pulumi
 
 from components.cluster import Mk8sCluster, Mk8sClusterArgs
 from components.cluster_access import ClusterAccess, ClusterAccessArgs
-from components.config import StackConfig
 from components.dra_driver import DraDriver, DraDriverArgs
-from components.dra_workloads import DraWorkloads, DraWorkloadsArgs
+from components.claims import DraWorkloads, DraWorkloadsArgs
 from components.gpu_fabric import InfinibandFabric, InfinibandFabricArgs
 from components.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
-from components.gpu_operator import NvidiaOperator, NvidiaOperatorArgs, gpu_operator_spec, network_operator_spec
+from components.gpu_operator import NvidiaOperator, NvidiaOperatorArgs
+from components.model import StackConfig
 from components.system_node_group import SystemNodeGroup, SystemNodeGroupArgs
+from components.values.gpu_operator import gpu_operator_spec, network_operator_spec
 
 
 # Pulumi waits about 10 minutes for a Pod to become ready. When the GPU Operator builds the

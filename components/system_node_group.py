@@ -12,9 +12,8 @@ from typing import Optional
 import pulumi
 import pulumi_nebius as nebius
 
-from components.config import SystemNodeGroupConfig
-from components.labels import system_node_labels
-from components.node_template import node_template
+from components.model import SystemNodeGroupConfig
+from components.values.node_groups import system_node_template
 
 
 @dataclass
@@ -36,13 +35,7 @@ class SystemNodeGroup(pulumi.ComponentResource):
             name=f"{args.cluster_name}-system",
             parent_id=args.cluster_id,
             fixed_node_count=settings.node_count,
-            template=node_template(
-                settings.platform,
-                settings.preset,
-                settings.boot_disk_gib,
-                system_node_labels(),
-                args.service_account_id,
-            ),
+            template=system_node_template(settings, args.service_account_id),
             opts=pulumi.ResourceOptions(parent=self),
         )
         self.register_outputs({"node_group_id": self.node_group.id})

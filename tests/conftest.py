@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tools.mock_engine import ProgramRun, load_stack_config, run_program
+from components.config.stack_file import load_stack_config
+from tools.plan.mock_engine import ProgramRun, run_program
 
 STACKS = ("dev", "prod")
 

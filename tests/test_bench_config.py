@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tools.bench import generated_config
-from tools.mock_engine import run_program
+from tools.plan.mock_engine import run_program
 
 
 def test_generated_fleet_is_planned_with_every_group_and_template():

@@ -16,8 +16,10 @@ import celpy
 import pytest
 import yaml
 
-from components.claim_specs import CLASS_DRIVERS, GPU_DRIVER, PCIE_ROOT_ATTRIBUTE, product_selector
-from components.claims_config import REMOVED_GPU_ATTRIBUTES, cel_compile_error, removed_attribute_in
+from components.dra_constants import CLASS_DRIVERS, GPU_DRIVER, PCIE_ROOT_ATTRIBUTE
+from components.values.claims import product_selector
+from components.config.claims import cel_compile_error, removed_attribute_in
+from components.dra_constants import REMOVED_GPU_ATTRIBUTES
 
 DATA = Path(__file__).parent / "data"
 TEMPLATE = "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate"

@@ -2,26 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Mapping
 
 import kubernetes_validate
 import pytest
 import yaml
 
-from components.claim_specs import (
-    RESOURCE_API_VERSION,
-    BUILTIN_TEMPLATES,
-    GPU_NIC_TEMPLATE,
-    IB_CLASS,
-    NETWORK_TEMPLATES,
-    PCIE_ROOT_ATTRIBUTE,
-    builtin_template_specs,
-    claim_template_specs,
-    user_template_spec,
-)
-from components.claims_config import ConstraintConfig, DeviceRequestConfig, OpaqueConfig, UserClaimTemplate
-from components.config import parse_stack_config
-from tools.mock_engine import load_stack_config
+from components.dra_constants import BUILTIN_TEMPLATES, GPU_NIC_TEMPLATE, IB_CLASS, NETWORK_TEMPLATES, PCIE_ROOT_ATTRIBUTE, RESOURCE_API_VERSION
+from components.values.claims import builtin_template_specs, claim_template_specs, user_template_spec
+from components.model import NO_CLAIMS, ConstraintConfig, DeviceRequestConfig, OpaqueConfig, UserClaimTemplate
+from components.config.stack import parse_stack_config
+from components.config.stack_file import load_stack_config
 
 # The two templates exactly as the Nebius DRA guide writes them ("Request a GPU", "Request an
 # InfiniBand interface"): the stack's built-ins must be drop-in equal.
@@ -62,8 +54,13 @@ def all_selectors(spec: Mapping[str, Any]) -> list[str]:
     ]
 
 
+def builtins(enabled, infiniband: bool = True, multi_gpu_count: int = 8, products=("NVIDIA H200",)) -> dict:
+    claims = replace(NO_CLAIMS, builtin_templates=tuple(enabled), infiniband=infiniband, multi_gpu_count=multi_gpu_count, gpu_products=tuple(products))
+    return builtin_template_specs(claims)
+
+
 def all_builtins(infiniband: bool = True, multi_gpu_count: int = 8, products=("NVIDIA H200",)) -> dict:
-    return builtin_template_specs(BUILTIN_TEMPLATES, infiniband, multi_gpu_count, products)
+    return builtins(BUILTIN_TEMPLATES, infiniband, multi_gpu_count, products)
 
 
 def validate(name: str, spec: dict) -> None:
@@ -96,8 +93,8 @@ def test_multi_gpu_needs_two_gpus_and_asks_for_the_count(count, present):
 
 
 def test_disabled_builtins_are_not_built():
-    assert set(builtin_template_specs(["gpu"], True, 8, ["NVIDIA H200"])) == {"gpu"}
-    assert builtin_template_specs([], True, 8, ["NVIDIA H200"]) == {}
+    assert set(builtins(["gpu"])) == {"gpu"}
+    assert builtins([]) == {}
 
 
 def test_gpu_and_nic_share_a_pcie_root_in_one_claim():

@@ -7,10 +7,11 @@ import json
 
 import pytest
 
-from components.claims_config import ConstraintConfig, DeviceRequestConfig, UserClaimTemplate
-from components.config import parse_stack_config
-from components.config_errors import ConfigError
-from tools.mock_engine import load_stack_config, run_program
+from components.model import ConstraintConfig, DeviceRequestConfig, UserClaimTemplate
+from components.config.stack import parse_stack_config
+from components.config.errors import ConfigError
+from components.config.stack_file import load_stack_config
+from tools.plan.mock_engine import run_program
 
 USER_KEY = "nebius-dra:userClaimTemplates"
 GPU_SELECTOR = 'device.attributes["gpu.nvidia.com"].productName == "NVIDIA H200"'

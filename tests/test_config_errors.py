@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from components.config_errors import ConfigError
-from tools.mock_engine import run_program
+from components.config.errors import ConfigError
+from tools.plan.mock_engine import run_program
 
 GROUPS_KEY = "nebius-dra:gpuNodeGroups"
 

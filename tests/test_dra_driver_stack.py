@@ -8,16 +8,9 @@ from typing import Iterable, Optional
 import pytest
 import yaml
 
-from components.driver_config import (
-    GPU_OPERATOR_VERSION,
-    KUBERNETES_OCI_REPOSITORY,
-    LEGACY_CHART,
-    NETWORK_OPERATOR_VERSION,
-    NGC_REPOSITORY,
-    OPERANDS_OFF_LABEL,
-    RENAMED_CHART,
-)
-from tools.mock_engine import ProgramRun, RegisteredResource, load_stack_config, run_program
+from components.dra_constants import GPU_OPERATOR_VERSION, KUBERNETES_OCI_REPOSITORY, LEGACY_CHART, NETWORK_OPERATOR_VERSION, NGC_REPOSITORY, OPERANDS_OFF_LABEL, RENAMED_CHART
+from components.config.stack_file import load_stack_config
+from tools.plan.mock_engine import ProgramRun, RegisteredResource, run_program
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 NODE_GROUP = "nebius:index/mk8sV1NodeGroup:Mk8sV1NodeGroup"

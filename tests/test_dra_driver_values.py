@@ -12,19 +12,20 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from components.config import StackConfig, parse_stack_config
-from components.config_errors import ConfigError
-from components.dra_driver_values import (
-    GUARD_REASONS,
-    deep_merge,
-    dra_driver_values,
-    gpu_operator_values,
-    network_operator_values,
-)
-from components.driver_config import KUBERNETES_OCI_REPOSITORY, LEGACY_CHART, RENAMED_CHART
-from components.labels import KUBELET_PLUGIN_LABEL, Taint, tolerations_for
-from components.labels import SYSTEM_ROLE_LABEL, system_node_labels
-from tools.mock_engine import load_stack_config
+from components.config.stack import parse_stack_config
+from components.model import StackConfig
+from components.config.errors import ConfigError
+from components.config.driver import GUARD_REASONS
+from components.merge import deep_merge
+from components.values.dra_driver import dra_driver_values
+from components.values.gpu_operator import gpu_operator_values, network_operator_values
+from components.dra_constants import KUBERNETES_OCI_REPOSITORY, LEGACY_CHART, RENAMED_CHART
+from components.dra_constants import KUBELET_PLUGIN_LABEL
+from components.labels import tolerations_for
+from components.model import Taint
+from components.dra_constants import SYSTEM_ROLE_LABEL
+from components.labels import system_node_labels
+from components.config.stack_file import load_stack_config
 
 DATA = Path(__file__).resolve().parent / "data"
 SYSTEM_SELECTOR = system_node_labels()

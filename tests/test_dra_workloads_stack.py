@@ -7,9 +7,10 @@ import json
 import pytest
 import yaml
 
-from components.claim_specs import BUILTIN_TEMPLATES
-from components.claims_config import IMAGE_DIGEST
-from tools.mock_engine import ProgramRun, load_stack_config, run_program
+from components.dra_constants import BUILTIN_TEMPLATES
+from components.config.claims import IMAGE_DIGEST
+from components.config.stack_file import load_stack_config
+from tools.plan.mock_engine import ProgramRun, run_program
 
 NAMESPACE = "kubernetes:core/v1:Namespace"
 TEMPLATE = "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate"

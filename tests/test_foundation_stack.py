@@ -6,9 +6,10 @@ import base64
 
 import yaml
 
-from components.kubeconfig import EXEC_API_VERSION, TOKEN_ARGS
-from components.labels import GPU_PRESENT_LABEL, KUBELET_PLUGIN_LABEL
-from tools.mock_engine import MOCK_CA_PEM, ProgramRun, load_stack_config
+from components.values.kubeconfig import EXEC_API_VERSION, TOKEN_ARGS
+from components.dra_constants import GPU_PRESENT_LABEL, KUBELET_PLUGIN_LABEL
+from components.config.stack_file import load_stack_config
+from tools.plan.mock_engine import MOCK_CA_PEM, ProgramRun
 
 CLUSTER = "nebius:index/mk8sV1Cluster:Mk8sV1Cluster"
 NODE_GROUP = "nebius:index/mk8sV1NodeGroup:Mk8sV1NodeGroup"

@@ -6,7 +6,8 @@ import pulumi
 from pulumi.runtime import rpc
 from pulumi.runtime.sync_await import _sync_await
 
-from tools.mock_engine import load_stack_config, run_program, state_struct
+from components.config.stack_file import load_stack_config
+from tools.plan.mock_engine import run_program, state_struct
 
 
 def test_plain_state_is_sent_as_the_sdk_serialiser_would_send_it():

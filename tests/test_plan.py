@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from tools import plan
-from tools.mock_engine import RegisteredResource
-from tools.plan_files import api_version_and_kind, is_kubernetes_object, plan_files
-from tools.plan_graph import DURATION_ESTIMATES, critical_path, dependency_edges, provider_urn, render_mermaid
-from tools.plan_model import build_plan
-from tools.plan_tree import build_tree, kind_of, render_tree
-from tools.plan_values import SECRET_PLACEHOLDER, mock_id_references, presentable
+from tools.plan import __main__ as plan
+from tools.plan.mock_engine import RegisteredResource
+from tools.plan.files import api_version_and_kind, is_kubernetes_object, plan_files
+from tools.plan.graph import DURATION_ESTIMATES, critical_path, dependency_edges, provider_urn, render_mermaid
+from tools.plan.model import build_plan
+from tools.plan.tree import build_tree, kind_of, render_tree
+from tools.plan.values import SECRET_PLACEHOLDER, mock_id_references, presentable
 
 STACKS = ("dev", "prod")
 MERMAID_NODE = re.compile(r'^\s*(?:subgraph )?(\w+)\["[^"]*<br/>([^"]+)"\]$')

@@ -25,7 +25,7 @@ from google.protobuf import empty_pb2, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 
 from policies.dra_rules import RULES, ResourceRule
-from tools.mock_engine import RegisteredResource
+from tools.plan.mock_engine import RegisteredResource
 
 POLICIES_DIR = Path(__file__).resolve().parent.parent / "policies"
 START_TIMEOUT_S = 30

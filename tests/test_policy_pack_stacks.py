@@ -16,7 +16,8 @@ from typing import Callable
 import pytest
 
 from policies.dra_rules import RULES, PlannedResource, check_resources
-from tools.mock_engine import ProgramRun, load_stack_config, run_program
+from components.config.stack_file import load_stack_config
+from tools.plan.mock_engine import ProgramRun, run_program
 
 CLUSTER = "nebius:index/mk8sV1Cluster:Mk8sV1Cluster"
 NODE_GROUP = "nebius:index/mk8sV1NodeGroup:Mk8sV1NodeGroup"

@@ -9,12 +9,14 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from components.claim_specs import BUILTIN_TEMPLATES
-from components.claims_config import DEFAULT_GPU_PRODUCTS, NO_CLAIMS
-from components.config import project_config_keys
-from components.driver_config import DEFAULT_NAMESPACE, GPU_OPERATOR_VERSION, LEGACY_CHART, NETWORK_OPERATOR_VERSION
-from components.kubeconfig import build_kubeconfig
-from components.labels import Taint, tolerations_for, valid_label_key, valid_label_value
+from components.dra_constants import BUILTIN_TEMPLATES
+from components.dra_constants import DEFAULT_GPU_PRODUCTS
+from components.model import NO_CLAIMS
+from components.config.stack_file import project_config_keys
+from components.dra_constants import DEFAULT_DRIVER_NAMESPACE, GPU_OPERATOR_VERSION, LEGACY_CHART, NETWORK_OPERATOR_VERSION
+from components.values.kubeconfig import build_kubeconfig
+from components.labels import tolerations_for, valid_label_key, valid_label_value
+from components.model import Taint
 
 ROOT = Path(__file__).resolve().parent.parent
 SIMPLE_TYPES = {"string", "integer", "boolean", "array"}
@@ -85,7 +87,7 @@ def test_the_parsers_fallbacks_are_the_declared_defaults():
     declared = {key.split(":", 1)[1]: spec.get("default") for key, spec in project()["config"].items()}
     fallbacks = {
         "draDriverChart": LEGACY_CHART,
-        "draDriverNamespace": DEFAULT_NAMESPACE,
+        "draDriverNamespace": DEFAULT_DRIVER_NAMESPACE,
         "gpuOperatorVersion": GPU_OPERATOR_VERSION,
         "networkOperatorVersion": NETWORK_OPERATOR_VERSION,
         "claimNamespace": NO_CLAIMS.namespace,

@@ -38,7 +38,7 @@ FLEET_TARGET = 1.5
 
 def generated_config(gpu_groups: int, claim_templates: int) -> dict[str, str]:
     """dev's merged config with `gpu_groups` identical 8-GPU groups and `claim_templates` one-GPU templates."""
-    from tools.mock_engine import load_stack_config
+    from components.config.stack_file import load_stack_config
 
     config = load_stack_config("dev")
     groups = [
@@ -60,9 +60,9 @@ def plan_generated(gpu_groups: int, claim_templates: int, out: Path) -> int:
 
     Imported here, not at the top, so the parent process that only times children stays light.
     """
-    from tools.plan import exit_status
-    from tools.plan_model import build_plan
-    from tools.plan_report import render_json
+    from tools.plan.__main__ import exit_status
+    from tools.plan.model import build_plan
+    from tools.plan.report import render_json
 
     plan = build_plan("bench", config=generated_config(gpu_groups, claim_templates), out=out)
     sys.stdout.write(render_json(plan))

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
-from components.config_errors import ConfigError
+from components.config.errors import ConfigError
 from tools.verify.cluster import ClusterError, KubeCluster
 from tools.verify.expectations import load_expectations
 from tools.verify.report import Progress, all_passed, format_finding, summary_table, write_json_report

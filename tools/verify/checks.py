@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional, Sequence
 
-from components.claim_specs import GPU_CLASS, GPU_DRIVER, NETWORK_CLASSES
-from components.labels import KUBELET_PLUGIN_LABEL, NODE_GROUP_LABEL
+from components.dra_constants import GPU_CLASS, GPU_DRIVER, NETWORK_CLASSES
+from components.dra_constants import KUBELET_PLUGIN_LABEL, NODE_GROUP_LABEL
 from tools.verify.expectations import Expectations, GroupExpectation
 from tools.verify.objects import (
     attribute,

@@ -10,10 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from components.config import GpuNodeGroupConfig, StackConfig, parse_stack_config
-from components.config_errors import NAMESPACE
-from components.labels import Taint, tolerations_for
-from tools.mock_engine import load_stack_config
+from components.config.stack import parse_stack_config
+from components.model import GpuNodeGroupConfig, StackConfig
+from components.dra_constants import NAMESPACE
+from components.labels import tolerations_for
+from components.model import Taint
+from components.config.stack_file import load_stack_config
 
 
 @dataclass(frozen=True)

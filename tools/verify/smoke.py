@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 
-from components.claim_specs import GPU_TEMPLATE, IB_TEMPLATE
+from components.dra_constants import GPU_TEMPLATE, IB_TEMPLATE
 from tools.verify.checks import GPU_DRIVER, NETWORK_DRIVER, Finding, Outcome, api_failure
 from tools.verify.claims import (
     allocation_findings,

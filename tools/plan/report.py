@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tools.plan_graph import DURATION_ESTIMATES, minutes, render_mermaid
-from tools.plan_model import Plan
-from tools.plan_tree import render_tree
+from tools.plan.graph import DURATION_ESTIMATES, minutes, render_mermaid
+from tools.plan.model import Plan
+from tools.plan.tree import render_tree
 
 POLICY_SOURCE = "policies/dra_rules.py"
 

@@ -1,4 +1,4 @@
-"""The sample Pods that prove a claim allocates, as plain data in Kubernetes field names.
+"""The sample Pods that prove a claim allocates, as plain data in Kubernetes field names, then typed Args.
 
 Each Pod names a pod-level claim made from one of the stack's templates, and its container
 consumes that claim through `resources.claims`: without the second link the device is
@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Sequence
 
-from components.claim_specs import GPU_TEMPLATE, IB_TEMPLATE
-from components.claims_config import ClaimsConfig
-from components.config import GpuNodeGroupConfig
+from pulumi_kubernetes.core import v1 as core
+
+from components.dra_constants import GPU_TEMPLATE, IB_TEMPLATE
 from components.labels import tolerations_for
+from components.model import ClaimsConfig, GpuNodeGroupConfig
+from components.values.strict import fields_of
 
 GPU_WORKLOAD = "gpu-workload"
 RDMA_WORKLOAD = "rdma-workload"
@@ -67,3 +69,37 @@ def sample_pod_specs(claims: ClaimsConfig, gpu_groups: Sequence[GpuNodeGroupConf
             tolerations_for(taint for group in gpu_groups if group.infiniband for taint in group.taints),
         )
     return pods
+
+
+def _container_args(container: Mapping[str, Any]) -> core.ContainerArgs:
+    fields = fields_of(container, "container", required={"name", "image", "command", "resources"})
+    resources = fields_of(fields["resources"], "resources", required={"claims"})
+    return core.ContainerArgs(
+        name=fields["name"],
+        image=fields["image"],
+        command=fields["command"],
+        resources=core.ResourceRequirementsArgs(
+            claims=[core.ResourceClaimArgs(name=fields_of(claim, "claim", required={"name"})["name"]) for claim in resources["claims"]]
+        ),
+    )
+
+
+def _toleration_args(toleration: Mapping[str, Any]) -> core.TolerationArgs:
+    fields = fields_of(toleration, "toleration", required={"key", "operator", "effect"}, optional={"value"})
+    return core.TolerationArgs(key=fields["key"], operator=fields["operator"], value=fields.get("value"), effect=fields["effect"])
+
+
+def _claim_args(claim: Mapping[str, Any]) -> core.PodResourceClaimArgs:
+    fields = fields_of(claim, "resourceClaim", required={"name", "resourceClaimTemplateName"})
+    return core.PodResourceClaimArgs(name=fields["name"], resource_claim_template_name=fields["resourceClaimTemplateName"])
+
+
+def pod_spec_args(spec: Mapping[str, Any]) -> core.PodSpecArgs:
+    """The typed form of a sample Pod spec; an unknown field anywhere raises instead of being dropped."""
+    fields = fields_of(spec, "pod spec", required={"restartPolicy", "resourceClaims", "containers"}, optional={"tolerations"})
+    return core.PodSpecArgs(
+        restart_policy=fields["restartPolicy"],
+        resource_claims=[_claim_args(claim) for claim in fields["resourceClaims"]],
+        containers=[_container_args(container) for container in fields["containers"]],
+        tolerations=[_toleration_args(t) for t in fields.get("tolerations", [])] or None,
+    )

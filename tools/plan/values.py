@@ -13,7 +13,7 @@ from typing import Any, Iterable, Mapping
 
 from pulumi.runtime import rpc
 
-from tools.mock_engine import RegisteredResource
+from tools.plan.mock_engine import RegisteredResource
 
 SECRET_PLACEHOLDER = "[secret]"
 

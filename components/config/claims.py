@@ -9,14 +9,18 @@ they name the entry and what to write instead.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
-from components.claim_specs import (
+from components.config.errors import ConfigProblems, config_key, shown
+from components.config.raw import RawConfig
+from components.dra_constants import (
     ALL_DEVICES,
     BUILTIN_TEMPLATES,
     CLASS_DRIVERS,
+    DEFAULT_CLAIM_NAMESPACE,
+    DEFAULT_GPU_PRODUCTS,
     EXACT_COUNT,
     GPU_DRIVER,
     GPU_TEMPLATE,
@@ -25,86 +29,21 @@ from components.claim_specs import (
     KNOWN_DEVICE_CLASSES,
     NETWORK_CLASSES,
     RDMA_CLASS,
-    builtin_template_specs,
+    REMOVED_GPU_ATTRIBUTES,
 )
-from components.config_errors import ConfigProblems, config_key, shown
 from components.labels import DNS_LABEL
-
-if TYPE_CHECKING:
-    from components.config import GpuNodeGroupConfig, RawConfig
+from components.model import ClaimsConfig, ConstraintConfig, DeviceRequestConfig, GpuNodeGroupConfig, OpaqueConfig, UserClaimTemplate
 
 _DNS_PART = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 DNS_SUBDOMAIN = re.compile(rf"^{_DNS_PART}(\.{_DNS_PART})*$")
 QUALIFIED_ATTRIBUTE = re.compile(rf"^{_DNS_PART}(\.{_DNS_PART})*/[A-Za-z_][A-Za-z0-9_]{{0,31}}$")
-REMOVED_GPU_ATTRIBUTES = ("index", "minor")
 REMOVED_ATTRIBUTE_IN_CEL = re.compile(r"""(?:\.\s*|\[\s*["'])(index|minor)\b(?!\s*\()""")
 IMAGE_DIGEST = re.compile(r"@sha256:[0-9a-f]{64}$")
 IMAGE_TAG = re.compile(r":([A-Za-z0-9_][A-Za-z0-9_.-]{0,127})$")
 TEMPLATE_FIELDS = {"name", "requests", "constraints", "config", "separateNetworkDevices"}
 REQUEST_FIELDS = {"name", "exactly"}
 EXACT_FIELDS = {"deviceClassName", "count", "allocationMode", "selectors"}
-DEFAULT_GPU_PRODUCTS = ("NVIDIA H200",)
 V1BETA1_REQUEST_FIELDS = {"deviceClassName", "count", "allocationMode", "selectors", "adminAccess"}
-
-
-@dataclass(frozen=True)
-class DeviceRequestConfig:
-    name: str
-    device_class: str
-    count: Optional[int]
-    allocation_mode: str
-    selectors: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class ConstraintConfig:
-    match_attribute: str
-    requests: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class OpaqueConfig:
-    driver: str
-    parameters: Mapping[str, Any]
-    requests: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class UserClaimTemplate:
-    name: str
-    requests: tuple[DeviceRequestConfig, ...]
-    constraints: tuple[ConstraintConfig, ...] = ()
-    config: tuple[OpaqueConfig, ...] = ()
-
-
-@dataclass(frozen=True)
-class ClaimsConfig:
-    namespace: str
-    builtin_templates: tuple[str, ...]
-    multi_gpu_count: int
-    gpu_products: tuple[str, ...]
-    sample_pods: bool
-    sample_gpu_image: str
-    sample_rdma_image: str
-    user_templates: tuple[UserClaimTemplate, ...] = ()
-    allowed_device_classes: tuple[str, ...] = ()
-    infiniband: bool = False
-
-    @property
-    def builtin_specs(self) -> dict[str, dict[str, Any]]:
-        """The listed built-ins this stack's nodes can satisfy."""
-        return builtin_template_specs(self.builtin_templates, self.infiniband, self.multi_gpu_count, self.gpu_products)
-
-
-NO_CLAIMS = ClaimsConfig(
-    namespace="dra-samples",
-    builtin_templates=(),
-    multi_gpu_count=0,
-    gpu_products=(),
-    sample_pods=False,
-    sample_gpu_image="",
-    sample_rdma_image="",
-)
 
 
 @lru_cache(maxsize=1)
@@ -398,7 +337,7 @@ def _multi_gpu_count(read: RawConfig, largest_node: int, problems: ConfigProblem
 def parse_claims_config(read: RawConfig, gpu_groups: Sequence[GpuNodeGroupConfig], problems: ConfigProblems) -> ClaimsConfig:
     """The claim templates and samples to create, or problems recorded against their keys."""
     infiniband = any(group.infiniband for group in gpu_groups)
-    namespace = read.text("claimNamespace") or NO_CLAIMS.namespace
+    namespace = read.text("claimNamespace") or DEFAULT_CLAIM_NAMESPACE
     if not DNS_LABEL.match(namespace):
         problems.add(config_key("claimNamespace"), f"got {shown(namespace)}; expected a DNS label (lowercase letters, digits and '-', at most 63 characters)")
     builtins = _strings(read.structured("builtinClaimTemplates", list(BUILTIN_TEMPLATES)), "builtinClaimTemplates", problems, "built-in template names")
@@ -424,8 +363,8 @@ def parse_claims_config(read: RawConfig, gpu_groups: Sequence[GpuNodeGroupConfig
         allowed_device_classes=allowed_classes,
         infiniband=infiniband,
     )
-    active = claims.builtin_specs
-    user_templates = parse_user_templates(read.structured("userClaimTemplates", []), allowed_classes, infiniband, tuple(active), problems)
+    active = claims.active_builtin_templates
+    user_templates = parse_user_templates(read.structured("userClaimTemplates", []), allowed_classes, infiniband, active, problems)
     if claims.sample_pods:
         needed = [GPU_TEMPLATE, IB_TEMPLATE] if infiniband else [GPU_TEMPLATE]
         for name in needed:

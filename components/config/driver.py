@@ -12,30 +12,41 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
-from components.config_errors import ConfigProblems, config_key, shown
-from components.dra_driver_values import guarded_override_problems
-from components.labels import DNS_LABEL
+from components.config.errors import ConfigProblems, config_key, shown
+from components.config.raw import RawConfig
+from components.dra_constants import (
+    DEFAULT_DRIVER_NAMESPACE,
+    GPU_OPERATOR_VERSION,
+    HOST_DRIVER_ROOT,
+    KUBERNETES_OCI_REPOSITORY,
+    LEGACY_CHART,
+    NETWORK_OPERATOR_VERSION,
+    NGC_REPOSITORY,
+    OPERANDS_OFF_LABEL,
+    OPERATOR_DRIVER_ROOT,
+    RENAMED_CHART,
+    RESOURCE_API_VERSION,
+)
+from components.labels import DNS_LABEL, kubelet_plugin_node_selector, tolerations_for
+from components.merge import deep_merge
+from components.model import DraDriverConfig, GpuNodeGroupConfig, Taint
 
-if TYPE_CHECKING:
-    from components.config import GpuNodeGroupConfig, RawConfig
-
-LEGACY_CHART = "nvidia-dra-driver-gpu"
-RENAMED_CHART = "dra-driver-nvidia-gpu"
-NGC_REPOSITORY = "https://helm.ngc.nvidia.com/nvidia"
-KUBERNETES_OCI_REPOSITORY = "oci://registry.k8s.io/dra-driver-nvidia/charts"
-RELEASE_NAME = LEGACY_CHART
-DEFAULT_NAMESPACE = "nvidia-dra-driver-gpu"
-HOST_DRIVER_ROOT = "/"
-OPERATOR_DRIVER_ROOT = "/run/nvidia/driver"
-
-GPU_OPERATOR_CHART = "gpu-operator"
-NETWORK_OPERATOR_CHART = "network-operator"
-GPU_OPERATOR_VERSION = "v25.10.1"
-NETWORK_OPERATOR_VERSION = "25.7.0"
 OPERATOR_VERSION_PATTERN = re.compile(r"^v?\d+\.\d+\.\d+$")
-OPERANDS_OFF_LABEL = "nvidia.com/gpu.deploy.operands"
+_MISSING = object()
+
+GUARD_REASONS = {
+    "gpuResourcesEnabledOverride": "must stay true: the chart refuses to serve GPUs without it, and DRA node groups have the legacy device plugin turned off",
+    "resources.gpus.enabled": "must stay true: allocating GPUs through DRA is what the stack installs the driver for",
+    "resources.computeDomains.enabled": "is set from nebius-dra:draComputeDomains; set that key instead",
+    "resourceApiVersion": f"must stay {RESOURCE_API_VERSION}: the cluster serves DRA's GA API and the stack's claims use it",
+    "nvidiaDriverRoot": "is set from nebius-dra:draDriverRoot (or from the driver mode); set that key instead",
+    "nameOverride": "is set by the stack: the renamed chart keeps the old object names so an upgrade adopts them",
+    "allowDefaultNamespace": "must stay unset: the driver gets a namespace of its own (nebius-dra:draDriverNamespace)",
+    "kubeletPlugin.nodeSelector": "must stay the label every GPU node group carries, or the plugin lands on no GPU node",
+    "kubeletPlugin.tolerations": "is derived from the taints of nebius-dra:gpuNodeGroups; add the taint to the group instead",
+}
 
 
 @dataclass(frozen=True)
@@ -53,37 +64,45 @@ CHART_LINES = {
 }
 
 
-@dataclass(frozen=True)
-class DraDriverConfig:
-    chart: str
-    version: str
-    repository: str
-    namespace: str
-    driver_root: str
-    compute_domains: bool
-    value_overrides: Mapping[str, Any]
-    gpu_operator: bool
-    network_operator: bool
-    gpu_operator_version: str
-    network_operator_version: str
+def _lookup(values: Any, path: str) -> Any:
+    for part in path.split("."):
+        if not isinstance(values, Mapping) or part not in values:
+            return _MISSING
+        values = values[part]
+    return values
 
-    @property
-    def renamed_chart(self) -> bool:
-        return self.chart == RENAMED_CHART
 
-    @property
-    def from_oci(self) -> bool:
-        return self.repository.startswith("oci://")
+def guarded_values(driver: DraDriverConfig, gpu_taints: Iterable[Taint]) -> dict[str, Any]:
+    """The values that make the driver serve GPUs on these node groups; no override may change them."""
+    values: dict[str, Any] = {
+        "gpuResourcesEnabledOverride": True,
+        "resourceApiVersion": RESOURCE_API_VERSION,
+        "nvidiaDriverRoot": driver.driver_root,
+        "resources": {
+            "gpus": {"enabled": True},
+            "computeDomains": {"enabled": driver.compute_domains},
+        },
+        "kubeletPlugin": {
+            "nodeSelector": kubelet_plugin_node_selector(),
+            "tolerations": tolerations_for(gpu_taints),
+        },
+    }
+    if driver.name_override:
+        values["nameOverride"] = driver.name_override
+    return values
 
-    @property
-    def chart_reference(self) -> str:
-        """Helm pulls an OCI chart by its full reference; a classic repository takes the bare name."""
-        return f"{self.repository}/{self.chart}" if self.from_oci else self.chart
 
-    @property
-    def name_override(self) -> Optional[str]:
-        """The renamed chart keeps the old object names, so an upgrade adopts the old release's objects."""
-        return LEGACY_CHART if self.renamed_chart else None
+def guarded_override_problems(driver: DraDriverConfig, gpu_taints: Iterable[Taint]) -> list[tuple[str, str]]:
+    """(path, complaint) for every guarded value the user's overrides would change."""
+    guarded = guarded_values(driver, gpu_taints)
+    merged = deep_merge(guarded, driver.value_overrides)
+    problems = []
+    for path, reason in GUARD_REASONS.items():
+        wanted, result = _lookup(guarded, path), _lookup(merged, path)
+        if result is not wanted and result != wanted:
+            given = "removes it" if result is _MISSING else f"sets it to {shown(result)}"
+            problems.append((path, f"the override {given}, but it {reason}"))
+    return problems
 
 
 def _chart_line(read: RawConfig, problems: ConfigProblems) -> ChartLine:
@@ -109,10 +128,10 @@ def _repository(read: RawConfig, line: ChartLine, problems: ConfigProblems) -> s
 
 
 def _namespace(read: RawConfig, problems: ConfigProblems) -> str:
-    namespace = read.text("draDriverNamespace") or DEFAULT_NAMESPACE
+    namespace = read.text("draDriverNamespace") or DEFAULT_DRIVER_NAMESPACE
     key = config_key("draDriverNamespace")
     if namespace == "default":
-        problems.add(key, f"got \"default\": the chart refuses to install into the default namespace, and the driver's privileged pods belong in a namespace of their own; use {DEFAULT_NAMESPACE}")
+        problems.add(key, f"got \"default\": the chart refuses to install into the default namespace, and the driver's privileged pods belong in a namespace of their own; use {DEFAULT_DRIVER_NAMESPACE}")
     elif not DNS_LABEL.match(namespace):
         problems.add(key, f"got {shown(namespace)}; expected a namespace name: at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit")
     return namespace

@@ -16,8 +16,8 @@ from typing import Any, Iterable, Mapping
 import yaml
 
 from policies.dra_rules import field_at
-from tools.mock_engine import RegisteredResource
-from tools.plan_tree import sort_key
+from tools.plan.mock_engine import RegisteredResource
+from tools.plan.tree import sort_key
 
 KUBERNETES_DIR = "kubernetes"
 HELM_DIR = "helm"

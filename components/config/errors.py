@@ -12,7 +12,7 @@ from typing import Any
 
 import pulumi
 
-NAMESPACE = "nebius-dra"
+from components.dra_constants import NAMESPACE
 
 
 def config_key(key: str) -> str:

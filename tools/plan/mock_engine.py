@@ -9,7 +9,6 @@ provider and options, so callers can reason about the graph `pulumi up` would wa
 
 from __future__ import annotations
 
-import json
 import runpy
 import sys
 from dataclasses import dataclass, field
@@ -24,9 +23,8 @@ from pulumi.runtime.config import set_all_config
 from pulumi.runtime.stack import run_in_stack
 from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
-from components.config import load_yaml_file
+from components.config.stack_file import PROJECT_DIR, load_stack_config
 
-PROJECT_DIR = Path(__file__).resolve().parent.parent
 STACK_TYPE = "pulumi:pulumi:Stack"
 MOCK_CA_PEM = "-----BEGIN CERTIFICATE-----\nTU9DSy1DQQ==\n-----END CERTIFICATE-----\n"
 
@@ -63,27 +61,6 @@ class ProgramRun:
 
     def by_urn(self) -> dict[str, RegisteredResource]:
         return {r.urn: r for r in self.resources}
-
-
-def load_stack_config(stack: str, project_dir: Path = PROJECT_DIR) -> dict[str, str]:
-    """Project defaults overlaid with the stack file, as strings: the form a program receives."""
-    project = load_yaml_file(project_dir / "Pulumi.yaml")
-    stack_file = project_dir / f"Pulumi.{stack}.yaml"
-    if not stack_file.exists():
-        raise FileNotFoundError(f"no stack file {stack_file.name} in {project_dir}")
-    values = {key: spec["default"] for key, spec in project.get("config", {}).items() if "default" in spec}
-    values.update((load_yaml_file(stack_file) or {}).get("config", {}) or {})
-    return {key: _as_config_string(value) for key, value in values.items()}
-
-
-def _as_config_string(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return str(value)
-    return json.dumps(value)
 
 
 def _mock_outputs(type_token: str, name: str, inputs: dict[str, Any]) -> dict[str, Any]:

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from tools.mock_engine import RegisteredResource
-from tools.plan_settings import Settings
+from tools.plan.mock_engine import RegisteredResource
+from tools.plan.settings import Settings
 
 BRANCH, LAST, PIPE, SPACE = "├─ ", "└─ ", "│  ", "   "
 SETTINGS_WIDTH = 90

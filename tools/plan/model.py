@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Any, Mapping, Optional
 
 from policies.dra_rules import Finding, PlannedResource, check_resources
-from tools.mock_engine import ProgramRun, run_program
-from tools.plan_files import WriteResult, plan_files, write_plan_files
-from tools.plan_graph import Edge, PathStep, critical_path, dependency_edges
-from tools.plan_settings import key_settings
-from tools.plan_tree import PlanNode, build_tree
-from tools.plan_values import mock_id_references, presentable
+from tools.plan.mock_engine import ProgramRun, run_program
+from tools.plan.files import WriteResult, plan_files, write_plan_files
+from tools.plan.graph import Edge, PathStep, critical_path, dependency_edges
+from tools.plan.settings import key_settings
+from tools.plan.tree import PlanNode, build_tree
+from tools.plan.values import mock_id_references, presentable
 
 DEFAULT_OUT = Path("build/plan")
 

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from policies.dra_rules import PolicyConfigError
-from tools.plan_model import DEFAULT_OUT, Plan, build_plan
-from tools.plan_report import RENDERERS, render_error
+from tools.plan.model import DEFAULT_OUT, Plan, build_plan
+from tools.plan.report import RENDERERS, render_error
 
 EXIT_OK, EXIT_POLICY, EXIT_PROGRAM = 0, 1, 2
 NO_FILES = "none"

@@ -16,10 +16,9 @@ from pulumi_kubernetes.core import v1 as core
 from pulumi_kubernetes.meta import v1 as meta
 from pulumi_kubernetes.resource import v1 as dra
 
-from components.claim_specs import claim_template_specs
-from components.claims_config import ClaimsConfig
-from components.config import GpuNodeGroupConfig
-from components.sample_workloads import sample_pod_specs
+from components.model import ClaimsConfig, GpuNodeGroupConfig
+from components.values.claims import claim_template_specs, template_spec_args
+from components.values.sample_pods import pod_spec_args, sample_pod_specs
 
 MANAGED_LABELS = {"app.kubernetes.io/managed-by": "pulumi", "app.kubernetes.io/part-of": "nebius-dra"}
 
@@ -31,67 +30,6 @@ class DraWorkloadsArgs:
     gpu_groups: Sequence[GpuNodeGroupConfig]
     depends_on: Sequence[pulumi.Resource] = field(default_factory=list)
     sample_pod_create_timeout: Optional[str] = None
-
-
-def _request_args(request: Mapping[str, Any]) -> dra.DeviceRequestArgs:
-    exactly = request["exactly"]
-    selectors = [dra.DeviceSelectorArgs(cel=dra.CELDeviceSelectorArgs(expression=s["cel"]["expression"])) for s in exactly.get("selectors", [])]
-    return dra.DeviceRequestArgs(
-        name=request["name"],
-        exactly=dra.ExactDeviceRequestArgs(
-            device_class_name=exactly["deviceClassName"],
-            allocation_mode=exactly.get("allocationMode"),
-            count=exactly.get("count"),
-            selectors=selectors or None,
-        ),
-    )
-
-
-def template_spec_args(spec: Mapping[str, Any]) -> dra.ResourceClaimTemplateSpecArgs:
-    """The typed form of a `claim_specs` spec, so a misspelt field fails here rather than in the cluster."""
-    devices = spec["spec"]["devices"]
-    constraints = [dra.DeviceConstraintArgs(match_attribute=c["matchAttribute"], requests=c.get("requests")) for c in devices.get("constraints", [])]
-    config = [
-        dra.DeviceClaimConfigurationArgs(
-            opaque=dra.OpaqueDeviceConfigurationArgs(driver=c["opaque"]["driver"], parameters=c["opaque"]["parameters"]),
-            requests=c.get("requests"),
-        )
-        for c in devices.get("config", [])
-    ]
-    return dra.ResourceClaimTemplateSpecArgs(
-        spec=dra.ResourceClaimSpecArgs(
-            devices=dra.DeviceClaimArgs(
-                requests=[_request_args(request) for request in devices["requests"]],
-                constraints=constraints or None,
-                config=config or None,
-            )
-        )
-    )
-
-
-def pod_spec_args(spec: Mapping[str, Any]) -> core.PodSpecArgs:
-    """The typed form of a `sample_workloads` Pod spec."""
-    return core.PodSpecArgs(
-        restart_policy=spec["restartPolicy"],
-        resource_claims=[
-            core.PodResourceClaimArgs(name=claim["name"], resource_claim_template_name=claim["resourceClaimTemplateName"])
-            for claim in spec["resourceClaims"]
-        ],
-        containers=[
-            core.ContainerArgs(
-                name=container["name"],
-                image=container["image"],
-                command=container["command"],
-                resources=core.ResourceRequirementsArgs(claims=[core.ResourceClaimArgs(name=c["name"]) for c in container["resources"]["claims"]]),
-            )
-            for container in spec["containers"]
-        ],
-        tolerations=[
-            core.TolerationArgs(key=t["key"], operator=t["operator"], value=t.get("value"), effect=t["effect"])
-            for t in spec.get("tolerations", [])
-        ]
-        or None,
-    )
 
 
 class DraWorkloads(pulumi.ComponentResource):

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from typing import Iterable, Mapping, Optional
 
 from policies.dra_rules import CLUSTER_TYPE, NODE_GROUP_TYPE, POD_TYPE, field_at
-from tools.mock_engine import RegisteredResource
-from tools.plan_settings import HELM_RELEASE, NEBIUS_GPU_CLUSTER
-from tools.plan_tree import PlanNode, kind_of, sort_key
+from tools.plan.mock_engine import RegisteredResource
+from tools.plan.settings import HELM_RELEASE, NEBIUS_GPU_CLUSTER
+from tools.plan.tree import PlanNode, kind_of, sort_key
 
 PROVIDER_LABEL = "provider"
 DEPENDS_ON_LABEL = "dependsOn"

@@ -1,0 +1,66 @@
+"""The DRA vocabulary every layer shares: API version, drivers, DeviceClasses, charts, template names, node labels.
+
+This module imports nothing, so the config parsers, the value builders, the components and
+the live verifier all spell a class, a chart or a label the same way. The policy pack keeps
+its own copies (it cannot import the program); a test compares them with these.
+"""
+
+NAMESPACE = "nebius-dra"
+
+RESOURCE_API_VERSION = "resource.k8s.io/v1"
+
+# Drivers and the DeviceClasses they serve. gpu.nvidia.com and mig.nvidia.com come with the
+# NVIDIA DRA chart; the two network classes are created by Nebius on DRA node groups (DRANet).
+GPU_DRIVER = "gpu.nvidia.com"
+NETWORK_DRIVER = "dra.net"
+GPU_CLASS = "gpu.nvidia.com"
+MIG_CLASS = "mig.nvidia.com"
+IB_CLASS = "ib.networking.nebius.ai"
+RDMA_CLASS = "rdma.networking.nebius.ai"
+NETWORK_CLASSES = (IB_CLASS, RDMA_CLASS)
+KNOWN_DEVICE_CLASSES = (GPU_CLASS, MIG_CLASS, IB_CLASS, RDMA_CLASS)
+CLASS_DRIVERS = {GPU_CLASS: GPU_DRIVER, MIG_CLASS: GPU_DRIVER, IB_CLASS: NETWORK_DRIVER, RDMA_CLASS: NETWORK_DRIVER}
+PCIE_ROOT_ATTRIBUTE = "resource.kubernetes.io/pcieRoot"
+# Removed from the NVIDIA DRA driver's GPU attributes in 25.8.0: a selector on them never matches.
+REMOVED_GPU_ATTRIBUTES = ("index", "minor")
+EXACT_COUNT, ALL_DEVICES = "ExactCount", "All"
+
+# Built-in ResourceClaimTemplates.
+GPU_TEMPLATE = "gpu"
+MULTI_GPU_TEMPLATE = "multi-gpu"
+GPU_BY_PRODUCT_TEMPLATE = "gpu-by-product"
+IB_TEMPLATE = "ib-network"
+RDMA_TEMPLATE = "rdma-network"
+GPU_NIC_TEMPLATE = "gpu-nic-aligned"
+BUILTIN_TEMPLATES = (GPU_TEMPLATE, MULTI_GPU_TEMPLATE, GPU_BY_PRODUCT_TEMPLATE, IB_TEMPLATE, RDMA_TEMPLATE, GPU_NIC_TEMPLATE)
+NETWORK_TEMPLATES = (IB_TEMPLATE, RDMA_TEMPLATE, GPU_NIC_TEMPLATE)
+DEFAULT_GPU_PRODUCTS = ("NVIDIA H200",)
+DEFAULT_CLAIM_NAMESPACE = "dra-samples"
+
+# The NVIDIA DRA driver chart: `nvidia-dra-driver-gpu` (last released as 25.12.0) and its
+# successor `dra-driver-nvidia-gpu` (0.4.x), which keeps the old object names via nameOverride.
+LEGACY_CHART = "nvidia-dra-driver-gpu"
+RENAMED_CHART = "dra-driver-nvidia-gpu"
+NGC_REPOSITORY = "https://helm.ngc.nvidia.com/nvidia"
+KUBERNETES_OCI_REPOSITORY = "oci://registry.k8s.io/dra-driver-nvidia/charts"
+RELEASE_NAME = LEGACY_CHART
+DEFAULT_DRIVER_NAMESPACE = "nvidia-dra-driver-gpu"
+HOST_DRIVER_ROOT = "/"
+OPERATOR_DRIVER_ROOT = "/run/nvidia/driver"
+
+GPU_OPERATOR_CHART = "gpu-operator"
+NETWORK_OPERATOR_CHART = "network-operator"
+GPU_OPERATOR_VERSION = "v25.10.1"
+NETWORK_OPERATOR_VERSION = "25.7.0"
+GPU_OPERATOR_NAMESPACE = "gpu-operator"
+NETWORK_OPERATOR_NAMESPACE = "nvidia-network-operator"
+
+# Node labels: what the DRA kubelet plugin selects on, and what the stack adds to find its nodes.
+GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
+KUBELET_PLUGIN_LABEL = "nvidia.com/dra-kubelet-plugin"
+OPERANDS_OFF_LABEL = "nvidia.com/gpu.deploy.operands"
+NODE_GROUP_LABEL = "nebius-dra/node-group"
+DRIVER_MODE_LABEL = "nebius-dra/driver-mode"
+SYSTEM_ROLE_LABEL = "nebius-dra/role"
+RESERVED_GPU_LABELS = {GPU_PRESENT_LABEL: "true", KUBELET_PLUGIN_LABEL: "true"}
+TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")

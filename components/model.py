@@ -1,0 +1,193 @@
+"""The stack's configuration as frozen, typed objects.
+
+The config layer builds these from what the user wrote; everything above it (value
+builders, components, the verifier) receives them and never reads `pulumi.Config`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Optional
+
+from components.dra_constants import (
+    DEFAULT_CLAIM_NAMESPACE,
+    LEGACY_CHART,
+    MULTI_GPU_TEMPLATE,
+    NETWORK_TEMPLATES,
+    RENAMED_CHART,
+)
+
+GPU_PRESET_PATTERN = re.compile(r"^(\d+)gpu-\d+vcpu-\d+gb$")
+
+
+@dataclass(frozen=True)
+class Taint:
+    key: str
+    value: str
+    effect: str
+
+
+@dataclass(frozen=True)
+class Autoscaling:
+    min_nodes: int
+    max_nodes: int
+
+
+@dataclass(frozen=True)
+class GpuNodeGroupConfig:
+    name: str
+    platform: str
+    preset: str
+    fixed_node_count: Optional[int]
+    autoscaling: Optional[Autoscaling]
+    drivers_preset: Optional[str]
+    infiniband: bool
+    boot_disk_gib: int
+    labels: Mapping[str, str] = field(default_factory=dict)
+    taints: tuple[Taint, ...] = ()
+
+    @property
+    def preinstalled_driver(self) -> bool:
+        """A drivers preset means the node image ships the NVIDIA driver; without one the GPU Operator installs it."""
+        return self.drivers_preset is not None
+
+    @property
+    def gpus_per_node(self) -> int:
+        match = GPU_PRESET_PATTERN.match(self.preset)
+        return int(match.group(1)) if match else 0
+
+
+@dataclass(frozen=True)
+class ClusterConfig:
+    name: str
+    parent_id: str
+    subnet_id: str
+    kubernetes_version: str
+    etcd_cluster_size: int
+    public_endpoint: bool
+    nebius_profile: Optional[str]
+
+
+@dataclass(frozen=True)
+class SystemNodeGroupConfig:
+    platform: str
+    preset: str
+    node_count: int
+    boot_disk_gib: int
+
+
+@dataclass(frozen=True)
+class DraDriverConfig:
+    chart: str
+    version: str
+    repository: str
+    namespace: str
+    driver_root: str
+    compute_domains: bool
+    value_overrides: Mapping[str, Any]
+    gpu_operator: bool
+    network_operator: bool
+    gpu_operator_version: str
+    network_operator_version: str
+
+    @property
+    def renamed_chart(self) -> bool:
+        return self.chart == RENAMED_CHART
+
+    @property
+    def from_oci(self) -> bool:
+        return self.repository.startswith("oci://")
+
+    @property
+    def chart_reference(self) -> str:
+        """Helm pulls an OCI chart by its full reference; a classic repository takes the bare name."""
+        return f"{self.repository}/{self.chart}" if self.from_oci else self.chart
+
+    @property
+    def name_override(self) -> Optional[str]:
+        """The renamed chart keeps the old object names, so an upgrade adopts the old release's objects."""
+        return LEGACY_CHART if self.renamed_chart else None
+
+
+@dataclass(frozen=True)
+class DeviceRequestConfig:
+    name: str
+    device_class: str
+    count: Optional[int]
+    allocation_mode: str
+    selectors: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ConstraintConfig:
+    match_attribute: str
+    requests: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class OpaqueConfig:
+    driver: str
+    parameters: Mapping[str, Any]
+    requests: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class UserClaimTemplate:
+    name: str
+    requests: tuple[DeviceRequestConfig, ...]
+    constraints: tuple[ConstraintConfig, ...] = ()
+    config: tuple[OpaqueConfig, ...] = ()
+
+
+@dataclass(frozen=True)
+class ClaimsConfig:
+    namespace: str
+    builtin_templates: tuple[str, ...]
+    multi_gpu_count: int
+    gpu_products: tuple[str, ...]
+    sample_pods: bool
+    sample_gpu_image: str
+    sample_rdma_image: str
+    user_templates: tuple[UserClaimTemplate, ...] = ()
+    allowed_device_classes: tuple[str, ...] = ()
+    infiniband: bool = False
+
+    @property
+    def active_builtin_templates(self) -> tuple[str, ...]:
+        """The listed built-ins this stack's nodes can satisfy.
+
+        Network templates need DRANet's NICs, which exist only on InfiniBand GPU groups; the
+        multi-GPU template needs nodes with at least two GPUs.
+        """
+        unusable = set() if self.infiniband else set(NETWORK_TEMPLATES)
+        if self.multi_gpu_count < 2:
+            unusable.add(MULTI_GPU_TEMPLATE)
+        return tuple(name for name in self.builtin_templates if name not in unusable)
+
+
+NO_CLAIMS = ClaimsConfig(
+    namespace=DEFAULT_CLAIM_NAMESPACE,
+    builtin_templates=(),
+    multi_gpu_count=0,
+    gpu_products=(),
+    sample_pods=False,
+    sample_gpu_image="",
+    sample_rdma_image="",
+)
+
+
+@dataclass(frozen=True)
+class StackConfig:
+    cluster: ClusterConfig
+    system_nodes: SystemNodeGroupConfig
+    gpu_node_groups: tuple[GpuNodeGroupConfig, ...]
+    infiniband_fabric: Optional[str]
+    protect: bool
+    node_service_account_id: Optional[str]
+    driver: DraDriverConfig
+    claims: ClaimsConfig = NO_CLAIMS
+
+    @property
+    def infiniband_groups(self) -> tuple[GpuNodeGroupConfig, ...]:
+        return tuple(group for group in self.gpu_node_groups if group.infiniband)

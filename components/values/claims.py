@@ -1,0 +1,173 @@
+"""ResourceClaimTemplate specs: plain data in Kubernetes field names (`resource.k8s.io/v1`), then typed Args.
+
+The tests validate the plain specs against the Kubernetes schema and evaluate their CEL; the
+component registers the typed form, and the translation refuses any field it does not know,
+so a misspelt or newly added field fails a test instead of vanishing.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Iterable, Mapping, Optional, Sequence
+
+from pulumi_kubernetes.resource import v1 as dra
+
+from components.dra_constants import (
+    EXACT_COUNT,
+    GPU_BY_PRODUCT_TEMPLATE,
+    GPU_CLASS,
+    GPU_DRIVER,
+    GPU_NIC_TEMPLATE,
+    GPU_TEMPLATE,
+    IB_CLASS,
+    IB_TEMPLATE,
+    MULTI_GPU_TEMPLATE,
+    PCIE_ROOT_ATTRIBUTE,
+    RDMA_CLASS,
+    RDMA_TEMPLATE,
+)
+from components.model import ClaimsConfig, UserClaimTemplate
+from components.values.strict import fields_of
+
+
+def cel_string(value: str) -> str:
+    """A CEL string literal; JSON's escapes are a subset of CEL's."""
+    return json.dumps(value)
+
+
+def product_selector(products: Sequence[str]) -> str:
+    """Selects GPUs whose `productName` (the name `nvidia-smi` prints, e.g. "NVIDIA H200") is listed."""
+    listed = ", ".join(cel_string(product) for product in products)
+    return f'device.attributes["{GPU_DRIVER}"].productName in [{listed}]'
+
+
+def exact_request(
+    name: str,
+    device_class: str,
+    count: Optional[int] = 1,
+    allocation_mode: str = EXACT_COUNT,
+    selectors: Iterable[str] = (),
+) -> dict[str, Any]:
+    exactly: dict[str, Any] = {"deviceClassName": device_class}
+    if allocation_mode == EXACT_COUNT:
+        exactly["count"] = count if count is not None else 1
+    else:
+        exactly["allocationMode"] = allocation_mode
+    cel = [{"cel": {"expression": expression}} for expression in selectors]
+    if cel:
+        exactly["selectors"] = cel
+    return {"name": name, "exactly": exactly}
+
+
+def match_attribute(attribute: str, requests: Sequence[str] = ()) -> dict[str, Any]:
+    """A constraint that the devices of `requests` (all of the claim's when empty) share `attribute`."""
+    constraint: dict[str, Any] = {"matchAttribute": attribute}
+    if requests:
+        constraint["requests"] = list(requests)
+    return constraint
+
+
+def opaque_config(driver: str, parameters: Mapping[str, Any], requests: Sequence[str] = ()) -> dict[str, Any]:
+    config: dict[str, Any] = {"opaque": {"driver": driver, "parameters": dict(parameters)}}
+    if requests:
+        config["requests"] = list(requests)
+    return config
+
+
+def claim_template_spec(
+    requests: Sequence[Mapping[str, Any]],
+    constraints: Sequence[Mapping[str, Any]] = (),
+    config: Sequence[Mapping[str, Any]] = (),
+) -> dict[str, Any]:
+    """The `spec` of a ResourceClaimTemplate: the ResourceClaim every pod using it gets."""
+    devices: dict[str, Any] = {"requests": [dict(request) for request in requests]}
+    if constraints:
+        devices["constraints"] = [dict(constraint) for constraint in constraints]
+    if config:
+        devices["config"] = [dict(entry) for entry in config]
+    return {"spec": {"devices": devices}}
+
+
+def builtin_template_specs(claims: ClaimsConfig) -> dict[str, dict[str, Any]]:
+    """The built-in templates this stack's nodes can satisfy, in the order the stack documents them."""
+    candidates = {
+        GPU_TEMPLATE: lambda: claim_template_spec([exact_request("gpu", GPU_CLASS)]),
+        MULTI_GPU_TEMPLATE: lambda: claim_template_spec([exact_request("gpus", GPU_CLASS, count=claims.multi_gpu_count)]),
+        GPU_BY_PRODUCT_TEMPLATE: lambda: claim_template_spec(
+            [exact_request("gpu", GPU_CLASS, selectors=[product_selector(claims.gpu_products)])]
+        ),
+        IB_TEMPLATE: lambda: claim_template_spec([exact_request("ib", IB_CLASS)]),
+        RDMA_TEMPLATE: lambda: claim_template_spec([exact_request("rdma", RDMA_CLASS)]),
+        GPU_NIC_TEMPLATE: lambda: claim_template_spec(
+            [exact_request("gpu", GPU_CLASS), exact_request("nic", IB_CLASS)],
+            constraints=[match_attribute(PCIE_ROOT_ATTRIBUTE, ["gpu", "nic"])],
+        ),
+    }
+    active = set(claims.active_builtin_templates)
+    return {name: build() for name, build in candidates.items() if name in active}
+
+
+def user_template_spec(template: UserClaimTemplate) -> dict[str, Any]:
+    return claim_template_spec(
+        [
+            exact_request(request.name, request.device_class, request.count, request.allocation_mode, request.selectors)
+            for request in template.requests
+        ],
+        constraints=[match_attribute(c.match_attribute, c.requests) for c in template.constraints],
+        config=[opaque_config(c.driver, c.parameters, c.requests) for c in template.config],
+    )
+
+
+def claim_template_specs(claims: ClaimsConfig) -> dict[str, dict[str, Any]]:
+    """Every ResourceClaimTemplate the stack creates, built-in first, by name."""
+    specs = builtin_template_specs(claims)
+    specs.update((template.name, user_template_spec(template)) for template in claims.user_templates)
+    return specs
+
+
+def _selector_args(selector: Mapping[str, Any]) -> dra.DeviceSelectorArgs:
+    cel = fields_of(selector, "selector", required={"cel"})["cel"]
+    return dra.DeviceSelectorArgs(cel=dra.CELDeviceSelectorArgs(expression=fields_of(cel, "cel", required={"expression"})["expression"]))
+
+
+def _request_args(request: Mapping[str, Any]) -> dra.DeviceRequestArgs:
+    fields = fields_of(request, "request", required={"name", "exactly"})
+    exactly = fields_of(fields["exactly"], "exactly", required={"deviceClassName"}, optional={"allocationMode", "count", "selectors"})
+    return dra.DeviceRequestArgs(
+        name=fields["name"],
+        exactly=dra.ExactDeviceRequestArgs(
+            device_class_name=exactly["deviceClassName"],
+            allocation_mode=exactly.get("allocationMode"),
+            count=exactly.get("count"),
+            selectors=[_selector_args(selector) for selector in exactly.get("selectors", [])] or None,
+        ),
+    )
+
+
+def _constraint_args(constraint: Mapping[str, Any]) -> dra.DeviceConstraintArgs:
+    fields = fields_of(constraint, "constraint", required={"matchAttribute"}, optional={"requests"})
+    return dra.DeviceConstraintArgs(match_attribute=fields["matchAttribute"], requests=fields.get("requests"))
+
+
+def _config_args(entry: Mapping[str, Any]) -> dra.DeviceClaimConfigurationArgs:
+    fields = fields_of(entry, "config", required={"opaque"}, optional={"requests"})
+    opaque = fields_of(fields["opaque"], "opaque", required={"driver", "parameters"})
+    return dra.DeviceClaimConfigurationArgs(
+        opaque=dra.OpaqueDeviceConfigurationArgs(driver=opaque["driver"], parameters=opaque["parameters"]),
+        requests=fields.get("requests"),
+    )
+
+
+def template_spec_args(spec: Mapping[str, Any]) -> dra.ResourceClaimTemplateSpecArgs:
+    """The typed form of a claim template spec; an unknown field anywhere raises instead of being dropped."""
+    claim = fields_of(fields_of(spec, "template", required={"spec"})["spec"], "spec", required={"devices"})
+    devices = fields_of(claim["devices"], "devices", required={"requests"}, optional={"constraints", "config"})
+    return dra.ResourceClaimTemplateSpecArgs(
+        spec=dra.ResourceClaimSpecArgs(
+            devices=dra.DeviceClaimArgs(
+                requests=[_request_args(request) for request in devices["requests"]],
+                constraints=[_constraint_args(c) for c in devices.get("constraints", [])] or None,
+                config=[_config_args(c) for c in devices.get("config", [])] or None,
+            )
+        )
+    )
