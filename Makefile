@@ -5,9 +5,9 @@ PY := $(VENV)/bin/python
 STACK ?= dev
 FORMAT ?= text
 
-.PHONY: setup plan test bench verify up preview clean
+.PHONY: setup plan lint test bench verify up preview clean
 
-$(VENV)/.installed: requirements.txt requirements-dev.txt requirements-verify.txt policies/requirements.txt
+$(VENV)/.installed: requirements.txt requirements-dev.txt requirements-verify.txt policies/requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements-dev.txt
@@ -18,7 +18,12 @@ setup: $(VENV)/.installed
 plan: setup  ## Offline plan of STACK (default dev), FORMAT text|markdown|json: no cloud account, no Pulumi CLI.
 	$(PY) -m tools.plan --stack $(STACK) --format $(FORMAT)
 
-test: setup  ## The whole test suite.
+lint: setup  ## ruff (lint and format) and mypy, as configured in pyproject.toml.
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+	$(PY) -m mypy
+
+test: lint  ## Lint, type check, then the whole test suite.
 	$(PY) -m pytest -q
 
 bench: setup  ## Benchmark: import floor, dev/prod plans and generated fleets.
@@ -35,4 +40,4 @@ up: setup  ## Real `pulumi up` (needs the Pulumi CLI and Nebius credentials); th
 	pulumi up --stack $(STACK) --policy-pack policies
 
 clean:
-	rm -rf build .pytest_cache
+	rm -rf build .pytest_cache .mypy_cache .ruff_cache

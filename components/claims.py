@@ -7,8 +7,9 @@ wait for whatever `depends_on` names (the driver's release).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -29,15 +30,15 @@ class DraWorkloadsArgs:
     claims: ClaimsConfig
     gpu_groups: Sequence[GpuNodeGroupConfig]
     depends_on: Sequence[pulumi.Resource] = field(default_factory=list)
-    sample_pod_create_timeout: Optional[str] = None
+    sample_pod_create_timeout: str | None = None
 
 
 class DraWorkloads(pulumi.ComponentResource):
-    namespace: Optional[core.Namespace]
+    namespace: core.Namespace | None
     claim_templates: dict[str, dra.ResourceClaimTemplate]
     sample_pods: dict[str, core.Pod]
 
-    def __init__(self, name: str, args: DraWorkloadsArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+    def __init__(self, name: str, args: DraWorkloadsArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("nebius-dra:workloads:DraWorkloads", name, None, opts)
         claims = args.claims
         child = pulumi.ResourceOptions(parent=self, provider=args.provider)
@@ -71,7 +72,9 @@ class DraWorkloads(pulumi.ComponentResource):
                     child,
                     pulumi.ResourceOptions(
                         depends_on=self._pod_dependencies(spec, args.depends_on),
-                        custom_timeouts=pulumi.CustomTimeouts(create=args.sample_pod_create_timeout) if args.sample_pod_create_timeout else None,
+                        custom_timeouts=pulumi.CustomTimeouts(create=args.sample_pod_create_timeout)
+                        if args.sample_pod_create_timeout
+                        else None,
                     ),
                 ),
             )
@@ -87,4 +90,7 @@ class DraWorkloads(pulumi.ComponentResource):
 
     def _pod_dependencies(self, spec: Mapping[str, Any], driver: Sequence[pulumi.Resource]) -> list[pulumi.Resource]:
         """The driver, and the templates the Pod names by plain string (which carries no dependency)."""
-        return [*driver, *(self.claim_templates[claim["resourceClaimTemplateName"]] for claim in spec["resourceClaims"])]
+        return [
+            *driver,
+            *(self.claim_templates[claim["resourceClaimTemplateName"]] for claim in spec["resourceClaims"]),
+        ]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 import pulumi
 import pulumi_nebius as nebius
@@ -23,11 +22,13 @@ class Mk8sCluster(pulumi.ComponentResource):
     endpoint: pulumi.Output[str]
     ca_certificate: pulumi.Output[str]
 
-    def __init__(self, name: str, args: Mk8sClusterArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+    def __init__(self, name: str, args: Mk8sClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("nebius-dra:cluster:Mk8sCluster", name, None, opts)
         settings = args.settings
         endpoints = nebius.Mk8sV1ClusterControlPlaneEndpointsArgs(
-            public_endpoint=nebius.Mk8sV1ClusterControlPlaneEndpointsPublicEndpointArgs() if settings.public_endpoint else None,
+            public_endpoint=nebius.Mk8sV1ClusterControlPlaneEndpointsPublicEndpointArgs()
+            if settings.public_endpoint
+            else None,
         )
         self.cluster = nebius.Mk8sV1Cluster(
             f"{name}-cluster",
@@ -44,7 +45,9 @@ class Mk8sCluster(pulumi.ComponentResource):
         self.cluster_id = self.cluster.id
         control_plane = self.cluster.status.apply(lambda status: status.control_plane if status else None)
         self.endpoint = control_plane.apply(_endpoint_of)
-        self.ca_certificate = control_plane.apply(lambda cp: cp.auth.cluster_ca_certificate if cp and cp.auth else "")
+        self.ca_certificate = control_plane.apply(
+            lambda cp: (cp.auth.cluster_ca_certificate or "") if cp and cp.auth else ""
+        )
         self.register_outputs({"cluster_id": self.cluster_id, "endpoint": self.endpoint})
 
 

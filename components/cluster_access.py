@@ -7,7 +7,6 @@ changes text (a rotated CA, a new endpoint) does not replace every Kubernetes re
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -21,14 +20,14 @@ class ClusterAccessArgs:
     cluster_id: pulumi.Output[str]
     endpoint: pulumi.Output[str]
     ca_certificate: pulumi.Output[str]
-    nebius_profile: Optional[str]
+    nebius_profile: str | None
 
 
 class ClusterAccess(pulumi.ComponentResource):
     kubeconfig: pulumi.Output[str]
     provider: k8s.Provider
 
-    def __init__(self, name: str, args: ClusterAccessArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+    def __init__(self, name: str, args: ClusterAccessArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("nebius-dra:access:ClusterAccess", name, None, opts)
         self.kubeconfig = pulumi.Output.secret(
             pulumi.Output.all(args.endpoint, args.ca_certificate).apply(

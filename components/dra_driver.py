@@ -7,8 +7,8 @@ slowest node group and the chart install end to end.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Optional, Sequence
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -29,7 +29,7 @@ class DraDriverArgs:
 class DraDriver(pulumi.ComponentResource):
     release: k8s.helm.v3.Release
 
-    def __init__(self, name: str, args: DraDriverArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+    def __init__(self, name: str, args: DraDriverArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("nebius-dra:driver:DraDriver", name, None, opts)
         spec = dra_driver_release(args.driver, args.gpu_taints)
         self.release = pinned_release(f"{name}-release", spec, args.provider, args.depends_on, self)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 import pulumi
 import pulumi_nebius as nebius
@@ -20,7 +19,7 @@ class InfinibandFabricArgs:
 class InfinibandFabric(pulumi.ComponentResource):
     gpu_cluster: nebius.ComputeV1GpuCluster
 
-    def __init__(self, name: str, args: InfinibandFabricArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+    def __init__(self, name: str, args: InfinibandFabricArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("nebius-dra:fabric:InfinibandFabric", name, None, opts)
         self.gpu_cluster = nebius.ComputeV1GpuCluster(
             f"{name}-gpu-cluster",

@@ -8,7 +8,6 @@ image ships the driver; otherwise the GPU Operator installs it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 import pulumi
 import pulumi_nebius as nebius
@@ -22,15 +21,15 @@ class GpuNodeGroupArgs:
     cluster_id: pulumi.Input[str]
     cluster_name: str
     group: GpuNodeGroupConfig
-    gpu_cluster_id: Optional[pulumi.Input[str]]
-    service_account_id: Optional[str]
+    gpu_cluster_id: pulumi.Input[str] | None
+    service_account_id: str | None
     protect: bool
 
 
 class GpuNodeGroup(pulumi.ComponentResource):
     node_group: nebius.Mk8sV1NodeGroup
 
-    def __init__(self, name: str, args: GpuNodeGroupArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+    def __init__(self, name: str, args: GpuNodeGroupArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("nebius-dra:nodes:GpuNodeGroup", name, None, opts)
         group = args.group
         self.node_group = nebius.Mk8sV1NodeGroup(

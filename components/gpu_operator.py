@@ -8,8 +8,8 @@ before the DRA driver, whose kubelet plugin reads the driver the Operator provid
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Optional, Sequence
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -30,7 +30,7 @@ class NvidiaOperator(pulumi.ComponentResource):
 
     release: k8s.helm.v3.Release
 
-    def __init__(self, name: str, args: NvidiaOperatorArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+    def __init__(self, name: str, args: NvidiaOperatorArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("nebius-dra:driver:NvidiaOperator", name, None, opts)
         self.release = pinned_release(f"{name}-release", args.spec, args.provider, args.depends_on, self)
         self.register_outputs({"status": self.release.status})

@@ -7,7 +7,7 @@ functions, so a label or taint is spelled in exactly one place.
 from __future__ import annotations
 
 import re
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from components.dra_constants import (
     DRIVER_MODE_LABEL,
@@ -61,6 +61,8 @@ def tolerations_for(taints: Iterable[Taint]) -> list[dict[str, str]]:
     """One toleration per distinct taint, in a stable order, so pods and plugins land on tainted GPU nodes."""
     distinct = sorted({(t.key, t.value, t.effect) for t in taints})
     return [
-        {"key": key, "operator": "Equal", "value": value, "effect": effect} if value else {"key": key, "operator": "Exists", "effect": effect}
+        {"key": key, "operator": "Equal", "value": value, "effect": effect}
+        if value
+        else {"key": key, "operator": "Exists", "effect": effect}
         for key, value, effect in distinct
     ]

@@ -7,8 +7,9 @@ builders, components, the verifier) receives them and never reads `pulumi.Config
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional
+from typing import Any
 
 from components.dra_constants import (
     DEFAULT_CLAIM_NAMESPACE,
@@ -39,9 +40,9 @@ class GpuNodeGroupConfig:
     name: str
     platform: str
     preset: str
-    fixed_node_count: Optional[int]
-    autoscaling: Optional[Autoscaling]
-    drivers_preset: Optional[str]
+    fixed_node_count: int | None
+    autoscaling: Autoscaling | None
+    drivers_preset: str | None
     infiniband: bool
     boot_disk_gib: int
     labels: Mapping[str, str] = field(default_factory=dict)
@@ -66,7 +67,7 @@ class ClusterConfig:
     kubernetes_version: str
     etcd_cluster_size: int
     public_endpoint: bool
-    nebius_profile: Optional[str]
+    nebius_profile: str | None
 
 
 @dataclass(frozen=True)
@@ -105,7 +106,7 @@ class DraDriverConfig:
         return f"{self.repository}/{self.chart}" if self.from_oci else self.chart
 
     @property
-    def name_override(self) -> Optional[str]:
+    def name_override(self) -> str | None:
         """The renamed chart keeps the old object names, so an upgrade adopts the old release's objects."""
         return LEGACY_CHART if self.renamed_chart else None
 
@@ -114,7 +115,7 @@ class DraDriverConfig:
 class DeviceRequestConfig:
     name: str
     device_class: str
-    count: Optional[int]
+    count: int | None
     allocation_mode: str
     selectors: tuple[str, ...] = ()
 
@@ -182,9 +183,9 @@ class StackConfig:
     cluster: ClusterConfig
     system_nodes: SystemNodeGroupConfig
     gpu_node_groups: tuple[GpuNodeGroupConfig, ...]
-    infiniband_fabric: Optional[str]
+    infiniband_fabric: str | None
     protect: bool
-    node_service_account_id: Optional[str]
+    node_service_account_id: str | None
     driver: DraDriverConfig
     claims: ClaimsConfig = NO_CLAIMS
 

@@ -3,21 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 import pulumi
 
+from components.claims import DraWorkloads, DraWorkloadsArgs
 from components.cluster import Mk8sCluster, Mk8sClusterArgs
 from components.cluster_access import ClusterAccess, ClusterAccessArgs
 from components.dra_driver import DraDriver, DraDriverArgs
-from components.claims import DraWorkloads, DraWorkloadsArgs
 from components.gpu_fabric import InfinibandFabric, InfinibandFabricArgs
 from components.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
 from components.gpu_operator import NvidiaOperator, NvidiaOperatorArgs
 from components.model import StackConfig
 from components.system_node_group import SystemNodeGroup, SystemNodeGroupArgs
 from components.values.gpu_operator import gpu_operator_spec, network_operator_spec
-
 
 # Pulumi waits about 10 minutes for a Pod to become ready. When the GPU Operator builds the
 # driver on freshly joined nodes, the driver, then the kubelet plugin, then the CUDA image
@@ -33,15 +31,15 @@ class DraPlatformArgs:
 class DraPlatform(pulumi.ComponentResource):
     cluster: Mk8sCluster
     system_nodes: SystemNodeGroup
-    fabric: Optional[InfinibandFabric]
+    fabric: InfinibandFabric | None
     gpu_node_groups: dict[str, GpuNodeGroup]
     access: ClusterAccess
-    gpu_operator: Optional[NvidiaOperator]
-    network_operator: Optional[NvidiaOperator]
+    gpu_operator: NvidiaOperator | None
+    network_operator: NvidiaOperator | None
     dra_driver: DraDriver
     workloads: DraWorkloads
 
-    def __init__(self, name: str, args: DraPlatformArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+    def __init__(self, name: str, args: DraPlatformArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("nebius-dra:index:DraPlatform", name, None, opts)
         config = args.config
         child = pulumi.ResourceOptions(parent=self)
@@ -124,11 +122,15 @@ class DraPlatform(pulumi.ComponentResource):
         system_nodes = [self.system_nodes.node_group]
         provider = self.access.provider
         driver = config.driver
-        operator_taints = [taint for group in config.gpu_node_groups if not group.preinstalled_driver for taint in group.taints]
+        operator_taints = [
+            taint for group in config.gpu_node_groups if not group.preinstalled_driver for taint in group.taints
+        ]
         self.gpu_operator = (
             NvidiaOperator(
                 f"{name}-gpu-operator",
-                NvidiaOperatorArgs(gpu_operator_spec(driver.gpu_operator_version, operator_taints), provider, system_nodes),
+                NvidiaOperatorArgs(
+                    gpu_operator_spec(driver.gpu_operator_version, operator_taints), provider, system_nodes
+                ),
                 child,
             )
             if driver.gpu_operator

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -10,7 +10,9 @@ import pulumi_kubernetes as k8s
 from components.values.release import ReleaseSpec
 
 
-def pinned_release(name: str, spec: ReleaseSpec, provider: k8s.Provider, depends_on: Sequence[pulumi.Resource], parent: pulumi.Resource) -> k8s.helm.v3.Release:
+def pinned_release(
+    name: str, spec: ReleaseSpec, provider: k8s.Provider, depends_on: Sequence[pulumi.Resource], parent: pulumi.Resource
+) -> k8s.helm.v3.Release:
     return k8s.helm.v3.Release(
         name,
         k8s.helm.v3.ReleaseArgs(

@@ -7,7 +7,6 @@ serialise GPU node provisioning behind chart installs.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 import pulumi
 import pulumi_nebius as nebius
@@ -21,13 +20,13 @@ class SystemNodeGroupArgs:
     cluster_id: pulumi.Input[str]
     cluster_name: str
     settings: SystemNodeGroupConfig
-    service_account_id: Optional[str]
+    service_account_id: str | None
 
 
 class SystemNodeGroup(pulumi.ComponentResource):
     node_group: nebius.Mk8sV1NodeGroup
 
-    def __init__(self, name: str, args: SystemNodeGroupArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+    def __init__(self, name: str, args: SystemNodeGroupArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("nebius-dra:nodes:SystemNodeGroup", name, None, opts)
         settings = args.settings
         self.node_group = nebius.Mk8sV1NodeGroup(

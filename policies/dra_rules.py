@@ -12,8 +12,9 @@ This module imports nothing from the program: the Pulumi CLI runs the pack from 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Optional, Sequence, Union
+from typing import Any
 
 from pulumi_policy import (
     EnforcementLevel,
@@ -49,6 +50,7 @@ _CLUSTER_VERSION = re.compile(r"^(?P<major>\d+)\.(?P<minor>\d+)(?:-nebius-node\.
 _MINIMUM_VERSION = re.compile(r"^\d+\.\d+$")
 _EXACT_CHART_VERSION = re.compile(r"^v?\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.+-]+)?$")
 _IMAGE_DIGEST = re.compile(r"@sha256:[0-9a-f]{64}$")
+_IMAGE_TAG = re.compile(r":([A-Za-z0-9_][A-Za-z0-9_.-]{0,127})$")
 _POD_CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
 
 
@@ -59,7 +61,7 @@ class PlannedResource:
     urn: str
     type: str
     name: str
-    props: dict
+    props: Mapping[str, Any]
 
 
 @dataclass(frozen=True)
@@ -68,7 +70,7 @@ class Finding:
 
     policy: str
     mandatory: bool
-    urn: Optional[str]
+    urn: str | None
     message: str
 
 
@@ -77,7 +79,7 @@ class PolicyConfigError(ValueError):
 
 
 ResourceCheck = Callable[[PlannedResource, Mapping[str, Any]], list[str]]
-StackCheck = Callable[[Sequence[PlannedResource], Mapping[str, Any]], list[tuple[Optional[str], str]]]
+StackCheck = Callable[[Sequence[PlannedResource], Mapping[str, Any]], list[tuple[str | None, str]]]
 
 
 def field_at(value: Any, *path: str) -> Any:
@@ -141,7 +143,7 @@ def is_gpu_operator_release(resource: PlannedResource) -> bool:
     return _is_release_of(resource, (GPU_OPERATOR_CHART,))
 
 
-def _dra_object(resource: PlannedResource) -> Optional[re.Match]:
+def _dra_object(resource: PlannedResource) -> re.Match | None:
     return _DRA_OBJECT_TYPE.match(resource.type)
 
 
@@ -150,11 +152,15 @@ def claim_requests(resource: PlannedResource) -> list:
     match = _dra_object(resource)
     if match is None or match["kind"] == "DeviceClass":
         return []
-    claim_spec = field_at(resource.props, "spec", "spec") if match["kind"] == "ResourceClaimTemplate" else field_at(resource.props, "spec")
+    claim_spec = (
+        field_at(resource.props, "spec", "spec")
+        if match["kind"] == "ResourceClaimTemplate"
+        else field_at(resource.props, "spec")
+    )
     return _items(field_at(claim_spec, "devices", "requests"))
 
 
-def _exact_device_class(request: Any) -> Optional[str]:
+def _exact_device_class(request: Any) -> str | None:
     """The class a request allocates from: `exactly` in v1, flat on the request in v1beta1."""
     return field_at(request, "exactly", "deviceClassName") or field_at(request, "deviceClassName")
 
@@ -182,9 +188,13 @@ def check_cluster_version(resource: PlannedResource, config: Mapping[str, Any]) 
     version = field_at(resource.props, "controlPlane", "version")
     fix = f'Set controlPlane.version to "{minimum}" or later (in this project: nebius-dra:kubernetesVersion).'
     if not version:
-        return [f"{_named(resource)} sets no controlPlane.version, so Nebius picks its default, which may be older than {minimum}. {fix}"]
+        return [
+            f"{_named(resource)} sets no controlPlane.version, so Nebius picks its default, which may be older than {minimum}. {fix}"
+        ]
     if not isinstance(version, str) or not _CLUSTER_VERSION.match(version):
-        return [f'{_named(resource)} has controlPlane.version "{version}", which is neither MAJOR.MINOR nor MAJOR.MINOR-nebius-node.N. {fix}']
+        return [
+            f'{_named(resource)} has controlPlane.version "{version}", which is neither MAJOR.MINOR nor MAJOR.MINOR-nebius-node.N. {fix}'
+        ]
     if _minor_version(version) < _minor_version(minimum):
         return [
             f"{_named(resource)} runs Kubernetes {version}, below the required {minimum}: resource.k8s.io/v1, "
@@ -223,7 +233,9 @@ def check_dra_driver_release(resource: PlannedResource, config: Mapping[str, Any
         )
     namespace = field_at(resource.props, "namespace")
     if not namespace or namespace == "default":
-        shown = 'namespace "default"' if namespace else "no namespace, which puts it in the provider's default namespace"
+        shown = (
+            'namespace "default"' if namespace else "no namespace, which puts it in the provider's default namespace"
+        )
         problems.append(
             f"{_named(resource)} is installed with {shown}; the chart refuses the default namespace. "
             "Install it into its own namespace, for example nvidia-dra-driver-gpu."
@@ -285,15 +297,15 @@ def image_is_pinned(image: str) -> bool:
     """A digest, or a tag other than `latest`: a reference without a tag means `latest`."""
     if _IMAGE_DIGEST.search(image):
         return True
-    _, separator, tag = image.rpartition(":")
-    return bool(separator) and "/" not in tag and tag != "latest"
+    tag = _IMAGE_TAG.search(image.rsplit("/", 1)[-1])
+    return tag is not None and tag.group(1) != "latest"
 
 
 def check_workload_images_pinned(resource: PlannedResource, config: Mapping[str, Any]) -> list[str]:
     if resource.type != POD_TYPE:
         return []
     unpinned = [
-        f'{field_at(container, "name")} ({field_at(container, "image") or "no image"})'
+        f"{field_at(container, 'name')} ({field_at(container, 'image') or 'no image'})"
         for list_name in _POD_CONTAINER_LISTS
         for container in _items(field_at(resource.props, "spec", list_name))
         if not image_is_pinned(str(field_at(container, "image") or ""))
@@ -307,53 +319,71 @@ def check_workload_images_pinned(resource: PlannedResource, config: Mapping[str,
     ]
 
 
-def check_single_dra_driver_release(resources: Sequence[PlannedResource], config: Mapping[str, Any]) -> list[tuple[Optional[str], str]]:
+def check_single_dra_driver_release(
+    resources: Sequence[PlannedResource], config: Mapping[str, Any]
+) -> list[tuple[str | None, str]]:
     dra_groups = [r.name for r in resources if is_dra_gpu_node_group(r)]
     releases = [r for r in resources if is_dra_driver_release(r)]
     if not dra_groups or len(releases) == 1:
         return []
     if not releases:
-        return [(
-            None,
-            f"The stack has DRA GPU node groups ({', '.join(dra_groups)}) but no NVIDIA DRA driver release "
-            f"(chart {' or '.join(DRA_DRIVER_CHARTS)}): Nebius does not install it, so no GPU is published to "
-            "DRA and every GPU claim stays unallocated. Add one helm.v3.Release of the driver.",
-        )]
+        return [
+            (
+                None,
+                f"The stack has DRA GPU node groups ({', '.join(dra_groups)}) but no NVIDIA DRA driver release "
+                f"(chart {' or '.join(DRA_DRIVER_CHARTS)}): Nebius does not install it, so no GPU is published to "
+                "DRA and every GPU claim stays unallocated. Add one helm.v3.Release of the driver.",
+            )
+        ]
     names = ", ".join(_named(r) for r in releases)
-    return [(
-        release.urn,
-        f"{_named(release)} is one of {len(releases)} NVIDIA DRA driver releases ({names}): two drivers publish and "
-        "prepare the same GPUs under one driver name. Keep exactly one release (and do not also let the GPU "
-        "Operator install the driver).",
-    ) for release in releases]
+    return [
+        (
+            release.urn,
+            f"{_named(release)} is one of {len(releases)} NVIDIA DRA driver releases ({names}): two drivers publish and "
+            "prepare the same GPUs under one driver name. Keep exactly one release (and do not also let the GPU "
+            "Operator install the driver).",
+        )
+        for release in releases
+    ]
 
 
-def check_network_claims_need_infiniband(resources: Sequence[PlannedResource], config: Mapping[str, Any]) -> list[tuple[Optional[str], str]]:
+def check_network_claims_need_infiniband(
+    resources: Sequence[PlannedResource], config: Mapping[str, Any]
+) -> list[tuple[str | None, str]]:
     if any(is_infiniband_dra_node_group(r) for r in resources):
         return []
-    violations = []
+    violations: list[tuple[str | None, str]] = []
     for resource in resources:
         network_classes = sorted(requested_device_classes(resource) & set(NETWORK_DEVICE_CLASSES))
         if network_classes:
-            violations.append((
-                resource.urn,
-                f"{_named(resource)} requests {', '.join(network_classes)}, but no DRA GPU node group joins an "
-                "InfiniBand GPU cluster (template.gpuCluster), so DRANet publishes no NIC and the claim never "
-                "allocates. Add an InfiniBand DRA node group (in this project: infiniband: true on a gpuNodeGroups "
-                "entry, with nebius-dra:infinibandFabric) or drop the network claim.",
-            ))
+            violations.append(
+                (
+                    resource.urn,
+                    f"{_named(resource)} requests {', '.join(network_classes)}, but no DRA GPU node group joins an "
+                    "InfiniBand GPU cluster (template.gpuCluster), so DRANet publishes no NIC and the claim never "
+                    "allocates. Add an InfiniBand DRA node group (in this project: infiniband: true on a gpuNodeGroups "
+                    "entry, with nebius-dra:infinibandFabric) or drop the network claim.",
+                )
+            )
     return violations
 
 
-def check_gpu_operator_device_plugin(resources: Sequence[PlannedResource], config: Mapping[str, Any]) -> list[tuple[Optional[str], str]]:
+def check_gpu_operator_device_plugin(
+    resources: Sequence[PlannedResource], config: Mapping[str, Any]
+) -> list[tuple[str | None, str]]:
     if not any(is_dra_gpu_node_group(r) for r in resources):
         return []
-    return [(
-        release.urn,
-        f"{_named(release)} (GPU Operator) does not set values.devicePlugin.enabled: false on a stack with DRA GPU "
-        f"node groups; the Operator's default starts the legacy device plugin, which then manages the same GPUs as "
-        "the DRA driver. Set devicePlugin.enabled to false (and cdi.enabled to true) in the release's values.",
-    ) for release in resources if is_gpu_operator_release(release) and field_at(release.props, "values", "devicePlugin", "enabled") is not False]
+    return [
+        (
+            release.urn,
+            f"{_named(release)} (GPU Operator) does not set values.devicePlugin.enabled: false on a stack with DRA GPU "
+            f"node groups; the Operator's default starts the legacy device plugin, which then manages the same GPUs as "
+            "the DRA driver. Set devicePlugin.enabled to false (and cdi.enabled to true) in the release's values.",
+        )
+        for release in resources
+        if is_gpu_operator_release(release)
+        and field_at(release.props, "values", "devicePlugin", "enabled") is not False
+    ]
 
 
 @dataclass(frozen=True)
@@ -362,7 +392,7 @@ class _Rule:
     description: str
     level: EnforcementLevel
     check: Callable[..., list]
-    config_schema: Optional[PolicyConfigSchema] = None
+    config_schema: PolicyConfigSchema | None = None
 
     def _settings(self, given: Mapping[str, Any]) -> dict[str, Any]:
         """Schema defaults under the given config: the CLI may or may not have filled them in."""
@@ -370,7 +400,12 @@ class _Rule:
         return {**{key: spec["default"] for key, spec in properties.items() if "default" in spec}, **given}
 
     def _policy_fields(self) -> dict[str, Any]:
-        return {"name": self.name, "description": self.description, "enforcement_level": self.level, "config_schema": self.config_schema}
+        return {
+            "name": self.name,
+            "description": self.description,
+            "enforcement_level": self.level,
+            "config_schema": self.config_schema,
+        }
 
 
 class ResourceRule(_Rule):
@@ -400,20 +435,22 @@ class StackRule(_Rule):
 MANDATORY = EnforcementLevel.MANDATORY
 ADVISORY = EnforcementLevel.ADVISORY
 
-RULES: tuple[Union[ResourceRule, StackRule], ...] = (
+RULES: tuple[ResourceRule | StackRule, ...] = (
     ResourceRule(
         "mk8s-cluster-version",
         "The mk8s cluster runs a Kubernetes version that serves DRA as resource.k8s.io/v1 (1.34 or later).",
         MANDATORY,
         check_cluster_version,
-        PolicyConfigSchema(properties={
-            "minimumVersion": {
-                "type": "string",
-                "pattern": _MINIMUM_VERSION.pattern,
-                "default": DEFAULT_MINIMUM_VERSION,
-                "description": "Lowest accepted MAJOR.MINOR of controlPlane.version.",
-            },
-        }),
+        PolicyConfigSchema(
+            properties={
+                "minimumVersion": {
+                    "type": "string",
+                    "pattern": _MINIMUM_VERSION.pattern,
+                    "default": DEFAULT_MINIMUM_VERSION,
+                    "description": "Lowest accepted MAJOR.MINOR of controlPlane.version.",
+                },
+            }
+        ),
     ),
     ResourceRule(
         "gpu-node-group-dra-enabled",
@@ -488,7 +525,7 @@ def _level(name: str, text: Any) -> EnforcementLevel:
     return _LEVELS[text]
 
 
-def _config_entry(name: str, entry: Any) -> tuple[Optional[EnforcementLevel], dict]:
+def _config_entry(name: str, entry: Any) -> tuple[EnforcementLevel | None, dict]:
     """One entry of a `--policy-pack-config` document: a level, or settings with an optional `enforcementLevel`."""
     if isinstance(entry, str):
         return _level(name, entry), {}
@@ -499,16 +536,18 @@ def _config_entry(name: str, entry: Any) -> tuple[Optional[EnforcementLevel], di
     return (_level(name, configured) if configured else None), properties
 
 
-def _level_and_properties(name: str, default: EnforcementLevel, config: Mapping[str, Any]) -> tuple[EnforcementLevel, dict]:
+def _level_and_properties(
+    name: str, default: EnforcementLevel, config: Mapping[str, Any]
+) -> tuple[EnforcementLevel, dict]:
     """The policy's own entry wins over `all`, which wins over the policy's built-in level."""
     pack_level, _ = _config_entry("all", config.get("all", {}))
     level, properties = _config_entry(name, config.get(name, {}))
     return level or pack_level or default, properties
 
 
-def _reported(policy: Any, args: Any, subject: Optional[str]) -> list[tuple[Optional[str], str, bool]]:
+def _reported(policy: Any, args: Any, subject: str | None) -> list[tuple[str | None, str, bool]]:
     """(urn, message, checked) for each violation; an unknown value is reported as unchecked, as the SDK does."""
-    reported: list[tuple[Optional[str], str, bool]] = []
+    reported: list[tuple[str | None, str, bool]] = []
     try:
         policy.validate(args, lambda message, urn=None: reported.append((urn or subject, message, True)))
     except UnknownValueError as unknown:
@@ -516,7 +555,7 @@ def _reported(policy: Any, args: Any, subject: Optional[str]) -> list[tuple[Opti
     return reported
 
 
-def check_resources(resources: Sequence[PlannedResource], config: Optional[Mapping[str, Any]] = None) -> list[Finding]:
+def check_resources(resources: Sequence[PlannedResource], config: Mapping[str, Any] | None = None) -> list[Finding]:
     """Every rule over `resources`, through the same validate entry points `pulumi preview --policy-pack` calls.
 
     `config` has the shape of a `--policy-pack-config` file: policy name (or `all`) to a level
@@ -540,7 +579,10 @@ def check_resources(resources: Sequence[PlannedResource], config: Optional[Mappi
                 )
             ]
         else:
-            stack = [PolicyResource(r.type, r_props, r.urn, r.name, _NO_OPTIONS, None, None, [], {}) for r, r_props in zip(resources, props)]
+            stack = [
+                PolicyResource(r.type, r_props, r.urn, r.name, _NO_OPTIONS, None, None, [], {})
+                for r, r_props in zip(resources, props)
+            ]
             reported = _reported(policy, StackValidationArgs(stack, properties), None)
         mandatory = level in (EnforcementLevel.MANDATORY, EnforcementLevel.REMEDIATE)
         findings.extend(Finding(rule.name, mandatory and checked, urn, message) for urn, message, checked in reported)

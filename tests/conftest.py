@@ -5,9 +5,8 @@ from __future__ import annotations
 import pytest
 
 from components.config.stack_file import load_stack_config
+from tests.helpers import STACKS
 from tools.plan.mock_engine import ProgramRun, run_program
-
-STACKS = ("dev", "prod")
 
 
 @pytest.fixture(scope="session")

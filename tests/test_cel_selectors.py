@@ -16,10 +16,9 @@ import celpy
 import pytest
 import yaml
 
-from components.dra_constants import CLASS_DRIVERS, GPU_DRIVER, PCIE_ROOT_ATTRIBUTE
-from components.values.claims import product_selector
 from components.config.claims import cel_compile_error, removed_attribute_in
-from components.dra_constants import REMOVED_GPU_ATTRIBUTES
+from components.dra_constants import CLASS_DRIVERS, GPU_DRIVER, PCIE_ROOT_ATTRIBUTE, REMOVED_GPU_ATTRIBUTES
+from components.values.claims import product_selector
 
 DATA = Path(__file__).parent / "data"
 TEMPLATE = "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate"
@@ -74,7 +73,10 @@ def registered_selectors(run) -> dict[tuple[str, str], tuple[str, list[str]]]:
         for request in template.inputs["spec"]["spec"]["devices"]["requests"]:
             expressions = [s["cel"]["expression"] for s in request["exactly"].get("selectors", [])]
             if expressions:
-                found[(template.inputs["metadata"]["name"], request["name"])] = (request["exactly"]["deviceClassName"], expressions)
+                found[(template.inputs["metadata"]["name"], request["name"])] = (
+                    request["exactly"]["deviceClassName"],
+                    expressions,
+                )
     return found
 
 

@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any, Mapping
+from typing import Any
 
 import kubernetes_validate
 import pytest
 import yaml
 
-from components.dra_constants import BUILTIN_TEMPLATES, GPU_NIC_TEMPLATE, IB_CLASS, NETWORK_TEMPLATES, PCIE_ROOT_ATTRIBUTE, RESOURCE_API_VERSION
-from components.values.claims import builtin_template_specs, claim_template_specs, user_template_spec
-from components.model import NO_CLAIMS, ConstraintConfig, DeviceRequestConfig, OpaqueConfig, UserClaimTemplate
 from components.config.stack import parse_stack_config
 from components.config.stack_file import load_stack_config
+from components.dra_constants import (
+    BUILTIN_TEMPLATES,
+    GPU_NIC_TEMPLATE,
+    IB_CLASS,
+    NETWORK_TEMPLATES,
+    PCIE_ROOT_ATTRIBUTE,
+    RESOURCE_API_VERSION,
+)
+from components.model import NO_CLAIMS, ConstraintConfig, DeviceRequestConfig, OpaqueConfig, UserClaimTemplate
+from components.values.claims import builtin_template_specs, claim_template_specs, user_template_spec
 
 # The two templates exactly as the Nebius DRA guide writes them ("Request a GPU", "Request an
 # InfiniBand interface"): the stack's built-ins must be drop-in equal.
@@ -35,7 +43,9 @@ ib-network:
 )
 
 
-def claim_template_manifest(name: str, namespace: str, spec: Mapping[str, Any], labels: Mapping[str, str]) -> dict[str, Any]:
+def claim_template_manifest(
+    name: str, namespace: str, spec: Mapping[str, Any], labels: Mapping[str, str]
+) -> dict[str, Any]:
     """The whole object as `kubectl apply` would take it, for the schema check."""
     return {
         "apiVersion": RESOURCE_API_VERSION,
@@ -55,7 +65,13 @@ def all_selectors(spec: Mapping[str, Any]) -> list[str]:
 
 
 def builtins(enabled, infiniband: bool = True, multi_gpu_count: int = 8, products=("NVIDIA H200",)) -> dict:
-    claims = replace(NO_CLAIMS, builtin_templates=tuple(enabled), infiniband=infiniband, multi_gpu_count=multi_gpu_count, gpu_products=tuple(products))
+    claims = replace(
+        NO_CLAIMS,
+        builtin_templates=tuple(enabled),
+        infiniband=infiniband,
+        multi_gpu_count=multi_gpu_count,
+        gpu_products=tuple(products),
+    )
     return builtin_template_specs(claims)
 
 
@@ -64,7 +80,9 @@ def all_builtins(infiniband: bool = True, multi_gpu_count: int = 8, products=("N
 
 
 def validate(name: str, spec: dict) -> None:
-    kubernetes_validate.validate(claim_template_manifest(name, "dra-samples", spec, {"app": "x"}), "1.34.0", strict=True)
+    kubernetes_validate.validate(
+        claim_template_manifest(name, "dra-samples", spec, {"app": "x"}), "1.34.0", strict=True
+    )
 
 
 @pytest.mark.parametrize("name", ["gpu", "ib-network"])
@@ -89,7 +107,9 @@ def test_multi_gpu_needs_two_gpus_and_asks_for_the_count(count, present):
     specs = all_builtins(multi_gpu_count=count)
     assert ("multi-gpu" in specs) is present
     if present:
-        assert specs["multi-gpu"]["spec"]["devices"]["requests"] == [{"name": "gpus", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": count}}]
+        assert specs["multi-gpu"]["spec"]["devices"]["requests"] == [
+            {"name": "gpus", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": count}}
+        ]
 
 
 def test_disabled_builtins_are_not_built():
@@ -99,7 +119,10 @@ def test_disabled_builtins_are_not_built():
 
 def test_gpu_and_nic_share_a_pcie_root_in_one_claim():
     devices = all_builtins()[GPU_NIC_TEMPLATE]["spec"]["devices"]
-    assert [(r["name"], r["exactly"]["deviceClassName"]) for r in devices["requests"]] == [("gpu", "gpu.nvidia.com"), ("nic", IB_CLASS)]
+    assert [(r["name"], r["exactly"]["deviceClassName"]) for r in devices["requests"]] == [
+        ("gpu", "gpu.nvidia.com"),
+        ("nic", IB_CLASS),
+    ]
     assert devices["constraints"] == [{"requests": ["gpu", "nic"], "matchAttribute": PCIE_ROOT_ATTRIBUTE}]
 
 
@@ -113,11 +136,26 @@ def test_user_template_keeps_every_field_and_validates():
     template = UserClaimTemplate(
         name="shared-gpu",
         requests=(
-            DeviceRequestConfig("gpus", "gpu.nvidia.com", None, "All", ('device.attributes["gpu.nvidia.com"].architecture == "Hopper"',)),
+            DeviceRequestConfig(
+                "gpus", "gpu.nvidia.com", None, "All", ('device.attributes["gpu.nvidia.com"].architecture == "Hopper"',)
+            ),
             DeviceRequestConfig("nic", IB_CLASS, 2, "ExactCount"),
         ),
-        constraints=(ConstraintConfig(PCIE_ROOT_ATTRIBUTE, ("gpus", "nic")), ConstraintConfig("dra.net/numaNode", ("nic",))),
-        config=(OpaqueConfig("gpu.nvidia.com", {"apiVersion": "resource.nvidia.com/v1beta1", "kind": "GpuConfig", "sharing": {"strategy": "TimeSlicing"}}, ("gpus",)),),
+        constraints=(
+            ConstraintConfig(PCIE_ROOT_ATTRIBUTE, ("gpus", "nic")),
+            ConstraintConfig("dra.net/numaNode", ("nic",)),
+        ),
+        config=(
+            OpaqueConfig(
+                "gpu.nvidia.com",
+                {
+                    "apiVersion": "resource.nvidia.com/v1beta1",
+                    "kind": "GpuConfig",
+                    "sharing": {"strategy": "TimeSlicing"},
+                },
+                ("gpus",),
+            ),
+        ),
     )
     spec = user_template_spec(template)
     devices = spec["spec"]["devices"]
@@ -127,7 +165,10 @@ def test_user_template_keeps_every_field_and_validates():
         "selectors": [{"cel": {"expression": 'device.attributes["gpu.nvidia.com"].architecture == "Hopper"'}}],
     }
     assert devices["requests"][1]["exactly"] == {"deviceClassName": IB_CLASS, "count": 2}
-    assert devices["constraints"] == [{"requests": ["gpus", "nic"], "matchAttribute": PCIE_ROOT_ATTRIBUTE}, {"requests": ["nic"], "matchAttribute": "dra.net/numaNode"}]
+    assert devices["constraints"] == [
+        {"requests": ["gpus", "nic"], "matchAttribute": PCIE_ROOT_ATTRIBUTE},
+        {"requests": ["nic"], "matchAttribute": "dra.net/numaNode"},
+    ]
     assert devices["config"][0]["requests"] == ["gpus"]
     assert devices["config"][0]["opaque"]["parameters"]["kind"] == "GpuConfig"
     validate("shared-gpu", spec)
@@ -137,4 +178,4 @@ def test_stack_templates_are_builtins_then_user_templates():
     prod = parse_stack_config({key.split(":", 1)[1]: value for key, value in load_stack_config("prod").items()}, "prod")
     names = list(claim_template_specs(prod.claims))
     assert names[: len(BUILTIN_TEMPLATES)] == list(BUILTIN_TEMPLATES)
-    assert names[len(BUILTIN_TEMPLATES):] == [t.name for t in prod.claims.user_templates]
+    assert names[len(BUILTIN_TEMPLATES) :] == [t.name for t in prod.claims.user_templates]

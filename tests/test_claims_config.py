@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from components.model import ConstraintConfig, DeviceRequestConfig, UserClaimTemplate
-from components.config.stack import parse_stack_config
 from components.config.errors import ConfigError
+from components.config.stack import parse_stack_config
 from components.config.stack_file import load_stack_config
+from components.model import ConstraintConfig, DeviceRequestConfig, UserClaimTemplate
 from tools.plan.mock_engine import run_program
 
 USER_KEY = "nebius-dra:userClaimTemplates"
@@ -64,7 +64,15 @@ def test_constraints_and_opaque_config_are_kept():
         "name": "paired",
         "requests": [request("gpu"), request("nic", "ib.networking.nebius.ai")],
         "constraints": [{"requests": ["gpu", "nic"], "matchAttribute": "resource.kubernetes.io/pcieRoot"}],
-        "config": [{"requests": ["gpu"], "opaque": {"driver": "gpu.nvidia.com", "parameters": {"apiVersion": "resource.nvidia.com/v1beta1", "kind": "GpuConfig"}}}],
+        "config": [
+            {
+                "requests": ["gpu"],
+                "opaque": {
+                    "driver": "gpu.nvidia.com",
+                    "parameters": {"apiVersion": "resource.nvidia.com/v1beta1", "kind": "GpuConfig"},
+                },
+            }
+        ],
     }
     (parsed_template,) = parsed("prod", userClaimTemplates=json.dumps([template])).user_templates
     assert parsed_template.constraints == (ConstraintConfig("resource.kubernetes.io/pcieRoot", ("gpu", "nic")),)
@@ -73,50 +81,156 @@ def test_constraints_and_opaque_config_are_kept():
 
 
 def test_an_allowed_extra_device_class_is_accepted_and_created(stack_config):
-    config = {**stack_config("dev"), **user({"name": "fpga", "requests": [request("fpga", "fpga.example.com")]}), "nebius-dra:allowedDeviceClasses": json.dumps(["fpga.example.com"])}
+    config = {
+        **stack_config("dev"),
+        **user({"name": "fpga", "requests": [request("fpga", "fpga.example.com")]}),
+        "nebius-dra:allowedDeviceClasses": json.dumps(["fpga.example.com"]),
+    }
     run = run_program("dev", config=config)
     assert run.error is None, run.error
-    assert "fpga" in {r.inputs["metadata"]["name"] for r in run.of_type("kubernetes:resource.k8s.io/v1:ResourceClaimTemplate")}
+    assert "fpga" in {
+        r.inputs["metadata"]["name"] for r in run.of_type("kubernetes:resource.k8s.io/v1:ResourceClaimTemplate")
+    }
 
 
 def test_both_network_classes_pass_when_two_devices_are_meant():
-    template = {"name": "two-nics", "separateNetworkDevices": True, "requests": [request("ib", "ib.networking.nebius.ai"), request("rdma", "rdma.networking.nebius.ai")]}
+    template = {
+        "name": "two-nics",
+        "separateNetworkDevices": True,
+        "requests": [request("ib", "ib.networking.nebius.ai"), request("rdma", "rdma.networking.nebius.ai")],
+    }
     assert parsed("prod", userClaimTemplates=json.dumps([template])).user_templates[0].name == "two-nics"
 
 
 @pytest.mark.parametrize(
     ("stack", "template", "expected"),
     [
-        pytest.param("dev", {"name": "odd", "requests": [request(device_class="gpu.example.com")]},
-                     'request gpu: deviceClassName "gpu.example.com" is not a DeviceClass this cluster provides', id="unknown-class"),
-        pytest.param("prod", {"name": "nic", "requests": [request("ib", "ib.networking.nebius.ai"), request("rdma", "rdma.networking.nebius.ai")]},
-                     "allocates two separate NICs", id="rdma-and-ib"),
-        pytest.param("dev", {"name": "by-index", "requests": [request(selectors=[{"cel": {"expression": 'device.attributes["gpu.nvidia.com"].index == 0'}}])]},
-                     "uses the GPU attribute index, which the NVIDIA DRA driver stopped publishing in 25.8.0", id="index-selector"),
-        pytest.param("dev", {"name": "by-minor", "requests": [request(selectors=[{"cel": {"expression": 'device.attributes["gpu.nvidia.com"]["minor"] < 4'}}])]},
-                     "uses the GPU attribute minor", id="minor-selector"),
-        pytest.param("dev", {"name": "pair", "requests": [request("a"), request("b")], "constraints": [{"matchAttribute": "gpu.nvidia.com/minor"}]},
-                     "constraints[0].matchAttribute gpu.nvidia.com/minor was removed", id="minor-constraint"),
-        pytest.param("dev", {"name": "broken", "requests": [request(selectors=[{"cel": {"expression": 'device.attributes["gpu.nvidia.com"].productName =='}}])]},
-                     "request gpu: selectors[0] is not valid CEL", id="cel-syntax"),
-        pytest.param("dev", {"name": "old", "requests": [{"name": "gpu", "deviceClassName": "gpu.nvidia.com", "count": 1}]},
-                     "requests[0] has count, deviceClassName directly on the request: that is the v1beta1 shape", id="v1beta1-shape"),
-        pytest.param("dev", {"name": "nic", "requests": [request("ib", "ib.networking.nebius.ai")]},
-                     "needs DRANet's NICs, which only InfiniBand GPU groups have", id="network-without-infiniband"),
-        pytest.param("dev", {"name": "all", "requests": [request(allocationMode="All", count=2)]},
-                     "count is set with allocationMode All", id="count-with-all"),
-        pytest.param("dev", {"name": "zero", "requests": [request(count=0)]}, "count got 0; expected a whole number >= 1", id="zero-count"),
-        pytest.param("dev", {"name": "pair", "requests": [request("gpu")], "constraints": [{"requests": ["gpu", "nic"], "matchAttribute": "resource.kubernetes.io/pcieRoot"}]},
-                     "constraints[0].requests names nic, which this template does not request", id="constraint-unknown-request"),
-        pytest.param("prod", {"name": "numa", "requests": [request("gpu"), request("nic", "ib.networking.nebius.ai")], "constraints": [{"matchAttribute": "dra.net/numaNode"}]},
-                     "constraints[0].matchAttribute dra.net/numaNode is published only by the dra.net driver, but request gpu gets its device from gpu.nvidia.com",
-                     id="constraint-on-another-drivers-attribute"),
-        pytest.param("dev", {"name": "shared", "requests": [request()], "config": [{"opaque": {"driver": "gpu.nvidia.com", "parameters": {"sharing": {}}}}]},
-                     "config[0].opaque.parameters got", id="opaque-without-kind"),
-        pytest.param("dev", {"name": "gpu", "requests": [request()]}, "name gpu is already used by a built-in template", id="builtin-name"),
+        pytest.param(
+            "dev",
+            {"name": "odd", "requests": [request(device_class="gpu.example.com")]},
+            'request gpu: deviceClassName "gpu.example.com" is not a DeviceClass this cluster provides',
+            id="unknown-class",
+        ),
+        pytest.param(
+            "prod",
+            {
+                "name": "nic",
+                "requests": [request("ib", "ib.networking.nebius.ai"), request("rdma", "rdma.networking.nebius.ai")],
+            },
+            "allocates two separate NICs",
+            id="rdma-and-ib",
+        ),
+        pytest.param(
+            "dev",
+            {
+                "name": "by-index",
+                "requests": [
+                    request(selectors=[{"cel": {"expression": 'device.attributes["gpu.nvidia.com"].index == 0'}}])
+                ],
+            },
+            "uses the GPU attribute index, which the NVIDIA DRA driver stopped publishing in 25.8.0",
+            id="index-selector",
+        ),
+        pytest.param(
+            "dev",
+            {
+                "name": "by-minor",
+                "requests": [
+                    request(selectors=[{"cel": {"expression": 'device.attributes["gpu.nvidia.com"]["minor"] < 4'}}])
+                ],
+            },
+            "uses the GPU attribute minor",
+            id="minor-selector",
+        ),
+        pytest.param(
+            "dev",
+            {
+                "name": "pair",
+                "requests": [request("a"), request("b")],
+                "constraints": [{"matchAttribute": "gpu.nvidia.com/minor"}],
+            },
+            "constraints[0].matchAttribute gpu.nvidia.com/minor was removed",
+            id="minor-constraint",
+        ),
+        pytest.param(
+            "dev",
+            {
+                "name": "broken",
+                "requests": [
+                    request(selectors=[{"cel": {"expression": 'device.attributes["gpu.nvidia.com"].productName =='}}])
+                ],
+            },
+            "request gpu: selectors[0] is not valid CEL",
+            id="cel-syntax",
+        ),
+        pytest.param(
+            "dev",
+            {"name": "old", "requests": [{"name": "gpu", "deviceClassName": "gpu.nvidia.com", "count": 1}]},
+            "requests[0] has count, deviceClassName directly on the request: that is the v1beta1 shape",
+            id="v1beta1-shape",
+        ),
+        pytest.param(
+            "dev",
+            {"name": "nic", "requests": [request("ib", "ib.networking.nebius.ai")]},
+            "needs DRANet's NICs, which only InfiniBand GPU groups have",
+            id="network-without-infiniband",
+        ),
+        pytest.param(
+            "dev",
+            {"name": "all", "requests": [request(allocationMode="All", count=2)]},
+            "count is set with allocationMode All",
+            id="count-with-all",
+        ),
+        pytest.param(
+            "dev",
+            {"name": "zero", "requests": [request(count=0)]},
+            "count got 0; expected a whole number >= 1",
+            id="zero-count",
+        ),
+        pytest.param(
+            "dev",
+            {
+                "name": "pair",
+                "requests": [request("gpu")],
+                "constraints": [{"requests": ["gpu", "nic"], "matchAttribute": "resource.kubernetes.io/pcieRoot"}],
+            },
+            "constraints[0].requests names nic, which this template does not request",
+            id="constraint-unknown-request",
+        ),
+        pytest.param(
+            "prod",
+            {
+                "name": "numa",
+                "requests": [request("gpu"), request("nic", "ib.networking.nebius.ai")],
+                "constraints": [{"matchAttribute": "dra.net/numaNode"}],
+            },
+            "constraints[0].matchAttribute dra.net/numaNode is published only by the dra.net driver, but request gpu gets its device from gpu.nvidia.com",
+            id="constraint-on-another-drivers-attribute",
+        ),
+        pytest.param(
+            "dev",
+            {
+                "name": "shared",
+                "requests": [request()],
+                "config": [{"opaque": {"driver": "gpu.nvidia.com", "parameters": {"sharing": {}}}}],
+            },
+            "config[0].opaque.parameters got",
+            id="opaque-without-kind",
+        ),
+        pytest.param(
+            "dev",
+            {"name": "gpu", "requests": [request()]},
+            "name gpu is already used by a built-in template",
+            id="builtin-name",
+        ),
         pytest.param("dev", {"name": "Bad_Name", "requests": [request()]}, 'name got "Bad_Name"', id="bad-name"),
         pytest.param("dev", {"name": "empty", "requests": []}, "requests got []", id="no-requests"),
-        pytest.param("dev", {"name": "typo", "requests": [request(selector=[])]}, "exactly has unknown field(s) selector", id="unknown-field"),
+        pytest.param(
+            "dev",
+            {"name": "typo", "requests": [request(selector=[])]},
+            "exactly has unknown field(s) selector",
+            id="unknown-field",
+        ),
     ],
 )
 def test_invalid_user_template_is_refused_by_name(stack, template, expected):
@@ -126,10 +240,16 @@ def test_invalid_user_template_is_refused_by_name(stack, template, expected):
 
 
 def test_every_template_problem_is_reported_in_one_run():
-    message = refused("prod", user(
-        {"name": "first", "requests": [request("ib", "ib.networking.nebius.ai"), request("rdma", "rdma.networking.nebius.ai")]},
-        {"name": "second", "requests": [{"name": "gpu", "deviceClassName": "gpu.nvidia.com"}]},
-    ))
+    message = refused(
+        "prod",
+        user(
+            {
+                "name": "first",
+                "requests": [request("ib", "ib.networking.nebius.ai"), request("rdma", "rdma.networking.nebius.ai")],
+            },
+            {"name": "second", "requests": [{"name": "gpu", "deviceClassName": "gpu.nvidia.com"}]},
+        ),
+    )
     assert "entry first: requests both" in message
     assert "entry second: requests[0] has deviceClassName directly on the request" in message
     assert "(2 problems)" in message
@@ -138,14 +258,46 @@ def test_every_template_problem_is_reported_in_one_run():
 @pytest.mark.parametrize(
     ("stack", "changes", "expected"),
     [
-        ("dev", {"nebius-dra:builtinClaimTemplates": json.dumps(["gpu", "gpus"])}, "nebius-dra:builtinClaimTemplates: unknown template(s) gpus; allowed: gpu, multi-gpu"),
-        ("prod", {"nebius-dra:multiGpuCount": "16"}, "nebius-dra:multiGpuCount: got 16, but the largest GPU node has 8"),
-        ("prod", {"nebius-dra:multiGpuCount": "1"}, "nebius-dra:multiGpuCount: got 1; the multi-GPU template needs 2 or more"),
-        ("dev", {"nebius-dra:sampleGpuImage": "nvidia/cuda:latest"}, 'nebius-dra:sampleGpuImage: "nvidia/cuda:latest" uses the tag latest'),
-        ("dev", {"nebius-dra:sampleRdmaImage": "registry:5000/rdma-tools"}, 'nebius-dra:sampleRdmaImage: "registry:5000/rdma-tools" has no tag'),
-        ("dev", {"nebius-dra:builtinClaimTemplates": json.dumps(["gpu-by-product"])}, "nebius-dra:samplePods: is true, but the samples claim the built-in template gpu"),
-        ("prod", {"nebius-dra:samplePods": "true", "nebius-dra:builtinClaimTemplates": json.dumps(["gpu"])}, "claim the built-in template ib-network"),
-        ("dev", {"nebius-dra:claimNamespace": "DRA_Samples"}, 'nebius-dra:claimNamespace: got "DRA_Samples"; expected a DNS label'),
+        (
+            "dev",
+            {"nebius-dra:builtinClaimTemplates": json.dumps(["gpu", "gpus"])},
+            "nebius-dra:builtinClaimTemplates: unknown template(s) gpus; allowed: gpu, multi-gpu",
+        ),
+        (
+            "prod",
+            {"nebius-dra:multiGpuCount": "16"},
+            "nebius-dra:multiGpuCount: got 16, but the largest GPU node has 8",
+        ),
+        (
+            "prod",
+            {"nebius-dra:multiGpuCount": "1"},
+            "nebius-dra:multiGpuCount: got 1; the multi-GPU template needs 2 or more",
+        ),
+        (
+            "dev",
+            {"nebius-dra:sampleGpuImage": "nvidia/cuda:latest"},
+            'nebius-dra:sampleGpuImage: "nvidia/cuda:latest" uses the tag latest',
+        ),
+        (
+            "dev",
+            {"nebius-dra:sampleRdmaImage": "registry:5000/rdma-tools"},
+            'nebius-dra:sampleRdmaImage: "registry:5000/rdma-tools" has no tag',
+        ),
+        (
+            "dev",
+            {"nebius-dra:builtinClaimTemplates": json.dumps(["gpu-by-product"])},
+            "nebius-dra:samplePods: is true, but the samples claim the built-in template gpu",
+        ),
+        (
+            "prod",
+            {"nebius-dra:samplePods": "true", "nebius-dra:builtinClaimTemplates": json.dumps(["gpu"])},
+            "claim the built-in template ib-network",
+        ),
+        (
+            "dev",
+            {"nebius-dra:claimNamespace": "DRA_Samples"},
+            'nebius-dra:claimNamespace: got "DRA_Samples"; expected a DNS label',
+        ),
         ("dev", {"nebius-dra:gpuProducts": json.dumps(["NVIDIA H200", ""])}, "nebius-dra:gpuProducts: got"),
         ("dev", {USER_KEY: json.dumps({"name": "x"})}, "nebius-dra:userClaimTemplates: got"),
     ],
@@ -157,11 +309,17 @@ def test_invalid_claim_keys_are_refused(stack, changes, expected):
 def test_pinned_images_pass():
     digest = "nvidia/cuda@sha256:" + "0" * 64
     assert parsed("dev", sampleGpuImage=digest).sample_gpu_image == digest
-    assert parsed("dev", sampleRdmaImage="registry:5000/rdma-tools:1.2").sample_rdma_image == "registry:5000/rdma-tools:1.2"
+    assert (
+        parsed("dev", sampleRdmaImage="registry:5000/rdma-tools:1.2").sample_rdma_image
+        == "registry:5000/rdma-tools:1.2"
+    )
 
 
 def test_a_driver_attribute_constraint_over_that_drivers_requests_is_accepted():
-    template = {"name": "nic-pair", "requests": [request("gpu"), request("nics", "ib.networking.nebius.ai", count=2)],
-                "constraints": [{"requests": ["nics"], "matchAttribute": "dra.net/numaNode"}]}
+    template = {
+        "name": "nic-pair",
+        "requests": [request("gpu"), request("nics", "ib.networking.nebius.ai", count=2)],
+        "constraints": [{"requests": ["nics"], "matchAttribute": "dra.net/numaNode"}],
+    }
     (parsed_template,) = parsed("prod", userClaimTemplates=json.dumps([template])).user_templates
     assert parsed_template.constraints == (ConstraintConfig("dra.net/numaNode", ("nics",)),)

@@ -17,7 +17,13 @@ def with_groups(config: dict[str, str], groups: list[dict]) -> dict[str, str]:
 
 
 def dev_group(**changes) -> dict:
-    group = {"name": "h200", "platform": "gpu-h200-sxm", "preset": "1gpu-16vcpu-200gb", "driversPreset": "cuda13.0", "fixedNodeCount": 1}
+    group = {
+        "name": "h200",
+        "platform": "gpu-h200-sxm",
+        "preset": "1gpu-16vcpu-200gb",
+        "driversPreset": "cuda13.0",
+        "fixedNodeCount": 1,
+    }
     group.update(changes)
     return {key: value for key, value in group.items() if value is not None}
 
@@ -53,16 +59,28 @@ def test_good_kubernetes_versions_run(stack_config, version):
 @pytest.mark.parametrize(
     ("changes", "expected"),
     [
-        ({"autoscaling": {"min": 1, "max": 2}}, "set exactly one of fixedNodeCount or autoscaling: {min, max}; got both"),
+        (
+            {"autoscaling": {"min": 1, "max": 2}},
+            "set exactly one of fixedNodeCount or autoscaling: {min, max}; got both",
+        ),
         ({"fixedNodeCount": None}, "got neither"),
-        ({"fixedNodeCount": None, "autoscaling": {"min": 3, "max": 2}}, "autoscaling.min (3) is greater than autoscaling.max (2)"),
-        ({"fixedNodeCount": None, "autoscaling": {"min": 0, "max": 2}}, "cannot scale a group whose pods claim DRA devices up from zero nodes"),
+        (
+            {"fixedNodeCount": None, "autoscaling": {"min": 3, "max": 2}},
+            "autoscaling.min (3) is greater than autoscaling.max (2)",
+        ),
+        (
+            {"fixedNodeCount": None, "autoscaling": {"min": 0, "max": 2}},
+            "cannot scale a group whose pods claim DRA devices up from zero nodes",
+        ),
         ({"platform": "cpu-d3"}, 'platform got "cpu-d3"; gpuNodeGroups takes GPU platforms only'),
         ({"infiniband": True}, "infiniband is true but nebius-dra:infinibandFabric is not set"),
         ({"labels": {"bad key!": "x"}}, 'label key "bad key!" is malformed'),
         ({"labels": {"team": "no spaces"}}, 'label team got "no spaces"'),
         ({"labels": {"nvidia.com/gpu.present": "false"}}, "is set by the stack"),
-        ({"taints": [{"key": "gpu", "value": "x", "effect": "Sometimes"}]}, 'taints[0].effect got "Sometimes"; allowed: NoSchedule, PreferNoSchedule, NoExecute'),
+        (
+            {"taints": [{"key": "gpu", "value": "x", "effect": "Sometimes"}]},
+            'taints[0].effect got "Sometimes"; allowed: NoSchedule, PreferNoSchedule, NoExecute',
+        ),
         ({"taints": [{"key": "-gpu", "effect": "NoSchedule"}]}, 'taints[0].key "-gpu" is malformed'),
         ({"taints": "gpu=true:NoSchedule"}, "taints got"),
         ({"driversPreset": "latest"}, 'driversPreset got "latest"'),
@@ -83,7 +101,9 @@ def test_duplicate_group_names(stack_config):
 
 
 def test_every_problem_is_reported_at_once(stack_config):
-    config = with_groups({**stack_config("dev"), "nebius-dra:kubernetesVersion": "1.33"}, [dev_group(platform="cpu-d3")])
+    config = with_groups(
+        {**stack_config("dev"), "nebius-dra:kubernetesVersion": "1.33"}, [dev_group(platform="cpu-d3")]
+    )
     message = refused(config)
     assert "2 problems" in message
     assert "kubernetesVersion" in message and "platform" in message

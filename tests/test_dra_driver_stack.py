@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import json
-from typing import Iterable, Optional
+from collections.abc import Iterable
 
 import pytest
 import yaml
 
-from components.dra_constants import GPU_OPERATOR_VERSION, KUBERNETES_OCI_REPOSITORY, LEGACY_CHART, NETWORK_OPERATOR_VERSION, NGC_REPOSITORY, OPERANDS_OFF_LABEL, RENAMED_CHART
 from components.config.stack_file import load_stack_config
+from components.dra_constants import (
+    GPU_OPERATOR_VERSION,
+    KUBERNETES_OCI_REPOSITORY,
+    LEGACY_CHART,
+    NETWORK_OPERATOR_VERSION,
+    NGC_REPOSITORY,
+    OPERANDS_OFF_LABEL,
+    RENAMED_CHART,
+)
+from tests.helpers import STACKS
 from tools.plan.mock_engine import ProgramRun, RegisteredResource, run_program
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -28,7 +37,7 @@ def driver_release(run: ProgramRun) -> RegisteredResource:
     return release
 
 
-def mutated(stack_config, stack: str, groups: Optional[list[dict]] = None, **settings: str) -> ProgramRun:
+def mutated(stack_config, stack: str, groups: list[dict] | None = None, **settings: str) -> ProgramRun:
     config = stack_config(stack)
     if groups is not None:
         config["nebius-dra:gpuNodeGroups"] = json.dumps(groups)
@@ -48,7 +57,7 @@ def driverless(groups: Iterable[dict]) -> list[dict]:
 def operator_runs() -> dict[str, ProgramRun]:
     """dev and prod with every driversPreset removed: the GPU Operator path (prod adds InfiniBand)."""
     runs = {}
-    for stack in ("dev", "prod"):
+    for stack in STACKS:
         config = dict(load_stack_config(stack))
         config["nebius-dra:gpuNodeGroups"] = json.dumps(driverless(yaml.safe_load(config["nebius-dra:gpuNodeGroups"])))
         runs[stack] = run_program(stack, config=config)
@@ -152,16 +161,40 @@ def test_renamed_chart_installs_from_ngc_or_oci_under_the_old_names(stack_config
 @pytest.mark.parametrize(
     ("settings", "expected"),
     [
-        ({"draDriverNamespace": "default"}, "nebius-dra:draDriverNamespace: got \"default\""),
-        ({"draDriverNamespace": "GPU_Drivers"}, "nebius-dra:draDriverNamespace: got \"GPU_Drivers\"; expected a namespace name"),
-        ({"draDriverChart": "k8s-dra-driver"}, "nebius-dra:draDriverChart: got \"k8s-dra-driver\"; allowed: nvidia-dra-driver-gpu (default) or dra-driver-nvidia-gpu"),
-        ({"draDriverVersion": "25.8.1"}, "nebius-dra:draDriverVersion: got \"25.8.1\" for chart nvidia-dra-driver-gpu; allowed: 25.12.0"),
-        ({"draDriverChart": RENAMED_CHART, "draDriverVersion": "0.5.0"}, "nebius-dra:draDriverVersion: got \"0.5.0\" for chart dra-driver-nvidia-gpu; allowed: 0.4.x"),
-        ({"draDriverRepository": KUBERNETES_OCI_REPOSITORY}, f"nebius-dra:draDriverRepository: got \"{KUBERNETES_OCI_REPOSITORY}\" for chart nvidia-dra-driver-gpu; allowed: {NGC_REPOSITORY}"),
-        ({"draDriverRoot": "run/nvidia/driver"}, "nebius-dra:draDriverRoot: got \"run/nvidia/driver\"; expected an absolute path"),
-        ({"draComputeDomains": "yes"}, "nebius-dra:draComputeDomains: got \"yes\"; expected true or false"),
-        ({"gpuOperatorVersion": "latest"}, "nebius-dra:gpuOperatorVersion: got \"latest\"; expected an exact chart version"),
-        ({"draDriverValues": json.dumps({"resources": {"gpus": {"enabled": False}}})}, "nebius-dra:draDriverValues: resources.gpus.enabled: the override sets it to false"),
+        ({"draDriverNamespace": "default"}, 'nebius-dra:draDriverNamespace: got "default"'),
+        (
+            {"draDriverNamespace": "GPU_Drivers"},
+            'nebius-dra:draDriverNamespace: got "GPU_Drivers"; expected a namespace name',
+        ),
+        (
+            {"draDriverChart": "k8s-dra-driver"},
+            'nebius-dra:draDriverChart: got "k8s-dra-driver"; allowed: nvidia-dra-driver-gpu (default) or dra-driver-nvidia-gpu',
+        ),
+        (
+            {"draDriverVersion": "25.8.1"},
+            'nebius-dra:draDriverVersion: got "25.8.1" for chart nvidia-dra-driver-gpu; allowed: 25.12.0',
+        ),
+        (
+            {"draDriverChart": RENAMED_CHART, "draDriverVersion": "0.5.0"},
+            'nebius-dra:draDriverVersion: got "0.5.0" for chart dra-driver-nvidia-gpu; allowed: 0.4.x',
+        ),
+        (
+            {"draDriverRepository": KUBERNETES_OCI_REPOSITORY},
+            f'nebius-dra:draDriverRepository: got "{KUBERNETES_OCI_REPOSITORY}" for chart nvidia-dra-driver-gpu; allowed: {NGC_REPOSITORY}',
+        ),
+        (
+            {"draDriverRoot": "run/nvidia/driver"},
+            'nebius-dra:draDriverRoot: got "run/nvidia/driver"; expected an absolute path',
+        ),
+        ({"draComputeDomains": "yes"}, 'nebius-dra:draComputeDomains: got "yes"; expected true or false'),
+        (
+            {"gpuOperatorVersion": "latest"},
+            'nebius-dra:gpuOperatorVersion: got "latest"; expected an exact chart version',
+        ),
+        (
+            {"draDriverValues": json.dumps({"resources": {"gpus": {"enabled": False}}})},
+            "nebius-dra:draDriverValues: resources.gpus.enabled: the override sets it to false",
+        ),
     ],
 )
 def test_bad_driver_settings_stop_the_program_before_any_resource(stack_config, settings, expected):
@@ -201,15 +234,29 @@ def test_no_helm_release_waits_for_a_gpu_node_group(stack_runs, operator_runs):
         for release in run.of_type(RELEASE):
             waits_for = reachable(run, release)
             assert not waits_for & gpu_groups, f"{run.stack}: {release.name} waits for a GPU node group"
-            assert any(urn.endswith("-system-nodes") for urn in waits_for), f"{release.name} must wait for the system nodes"
+            assert any(urn.endswith("-system-nodes") for urn in waits_for), (
+                f"{release.name} must wait for the system nodes"
+            )
 
 
 def test_the_graph_walk_finds_a_dependency_through_another_resource(prod_run):
     """The walk must see a release that reaches a GPU group through an intermediate resource."""
-    (gpu_group, *_) = sorted(gpu_node_group_urns(prod_run) - {r.urn for r in prod_run.resources if r.type == GPU_NODE_GROUP_COMPONENT})
+    (gpu_group, *_) = sorted(
+        gpu_node_group_urns(prod_run) - {r.urn for r in prod_run.resources if r.type == GPU_NODE_GROUP_COMPONENT}
+    )
     release = driver_release(prod_run)
-    middle = RegisteredResource(urn="urn:middle", type="test:index:Middle", name="middle", custom=True, inputs={}, parent="",
-                                dependencies=[], property_dependencies={"x": [gpu_group]}, provider="", protect=False)
+    middle = RegisteredResource(
+        urn="urn:middle",
+        type="test:index:Middle",
+        name="middle",
+        custom=True,
+        inputs={},
+        parent="",
+        dependencies=[],
+        property_dependencies={"x": [gpu_group]},
+        provider="",
+        protect=False,
+    )
     looped = RegisteredResource(**{**release.__dict__, "dependencies": [*release.dependencies, middle.urn]})
     resources = [looped if r.urn == release.urn else r for r in prod_run.resources]
     run = ProgramRun(prod_run.stack, prod_run.config, [*resources, middle], {}, set(), None)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import kubernetes_validate
 import pytest
@@ -12,20 +13,22 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from components.config.stack import parse_stack_config
-from components.model import StackConfig
-from components.config.errors import ConfigError
 from components.config.driver import GUARD_REASONS
+from components.config.errors import ConfigError
+from components.config.stack import parse_stack_config
+from components.config.stack_file import load_stack_config
+from components.dra_constants import (
+    KUBELET_PLUGIN_LABEL,
+    KUBERNETES_OCI_REPOSITORY,
+    LEGACY_CHART,
+    RENAMED_CHART,
+    SYSTEM_ROLE_LABEL,
+)
+from components.labels import system_node_labels, tolerations_for
 from components.merge import deep_merge
+from components.model import StackConfig, Taint
 from components.values.dra_driver import dra_driver_values
 from components.values.gpu_operator import gpu_operator_values, network_operator_values
-from components.dra_constants import KUBERNETES_OCI_REPOSITORY, LEGACY_CHART, RENAMED_CHART
-from components.dra_constants import KUBELET_PLUGIN_LABEL
-from components.labels import tolerations_for
-from components.model import Taint
-from components.dra_constants import SYSTEM_ROLE_LABEL
-from components.labels import system_node_labels
-from components.config.stack_file import load_stack_config
 
 DATA = Path(__file__).resolve().parent / "data"
 SYSTEM_SELECTOR = system_node_labels()
@@ -81,14 +84,19 @@ def test_preinstalled_nodes_read_the_driver_from_the_host_root():
     assert values["resourceApiVersion"] == "resource.k8s.io/v1"
     assert values["nvidiaDriverRoot"] == "/"
     assert values["kubeletPlugin"]["nodeSelector"] == {KUBELET_PLUGIN_LABEL: "true"}
-    assert values["kubeletPlugin"]["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Equal", "value": "true", "effect": "NoSchedule"}]
+    assert values["kubeletPlugin"]["tolerations"] == [
+        {"key": "nvidia.com/gpu", "operator": "Equal", "value": "true", "effect": "NoSchedule"}
+    ]
     assert "nameOverride" not in values and "controller" not in values
 
 
 def test_operator_nodes_read_the_driver_the_operator_installs():
     config = parsed("dev", gpuNodeGroups=without_presets("dev"))
     assert values_of(config)["nvidiaDriverRoot"] == "/run/nvidia/driver"
-    assert values_of(parsed("dev", gpuNodeGroups=without_presets("dev"), draDriverRoot="/opt/nvidia"))["nvidiaDriverRoot"] == "/opt/nvidia"
+    assert (
+        values_of(parsed("dev", gpuNodeGroups=without_presets("dev"), draDriverRoot="/opt/nvidia"))["nvidiaDriverRoot"]
+        == "/opt/nvidia"
+    )
 
 
 def test_kubelet_plugin_tolerates_every_gpu_group_taint():
@@ -106,7 +114,9 @@ def test_renamed_chart_keeps_the_old_object_names():
 
 
 def test_user_values_merge_last_without_dropping_stack_values():
-    config = parsed("dev", draDriverValues={"logVerbosity": "6", "kubeletPlugin": {"priorityClassName": "gpu-critical"}})
+    config = parsed(
+        "dev", draDriverValues={"logVerbosity": "6", "kubeletPlugin": {"priorityClassName": "gpu-critical"}}
+    )
     values = values_of(config)
     assert values["logVerbosity"] == "6"
     assert values["kubeletPlugin"]["priorityClassName"] == "gpu-critical"
@@ -172,7 +182,9 @@ CHART_CASES = [
 ]
 
 
-@pytest.mark.parametrize("case", CHART_CASES, ids=lambda case: "-".join(str(v).rsplit("/", 1)[-1] for v in case.values()))
+@pytest.mark.parametrize(
+    "case", CHART_CASES, ids=lambda case: "-".join(str(v).rsplit("/", 1)[-1] for v in case.values())
+)
 def test_rendered_values_use_only_keys_the_pinned_chart_defines(case):
     settings = dict(case)
     if settings.get("gpuNodeGroups") == "operator":
@@ -196,7 +208,8 @@ def test_kubernetes_fragments_in_the_values_are_valid_pod_fields():
     pod_spec = {
         "containers": [{"name": "probe", "image": "registry.k8s.io/pause:3.10"}],
         "nodeSelector": values["kubeletPlugin"]["nodeSelector"],
-        "tolerations": values["kubeletPlugin"]["tolerations"] + gpu_operator_values(config.gpu_node_groups[0].taints)["daemonsets"]["tolerations"],
+        "tolerations": values["kubeletPlugin"]["tolerations"]
+        + gpu_operator_values(config.gpu_node_groups[0].taints)["daemonsets"]["tolerations"],
         "affinity": values["controller"]["affinity"],
     }
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "probe"}, "spec": pod_spec}
@@ -205,7 +218,13 @@ def test_kubernetes_fragments_in_the_values_are_valid_pod_fields():
 
 # The value paths the stack sets on NVIDIA's Operators, each checked against that chart's values.yaml:
 # gpu-operator v25.10.1 (deployments/gpu-operator) and network-operator 25.7.0 (deployment/network-operator).
-GPU_OPERATOR_KEYS = {"devicePlugin.enabled", "cdi.enabled", "driver.enabled", "daemonsets.tolerations", "node-feature-discovery.worker.tolerations"}
+GPU_OPERATOR_KEYS = {
+    "devicePlugin.enabled",
+    "cdi.enabled",
+    "driver.enabled",
+    "daemonsets.tolerations",
+    "node-feature-discovery.worker.tolerations",
+}
 NETWORK_OPERATOR_KEYS = {"nfd.enabled", "nfd.deployNodeFeatureRules"}
 
 
@@ -243,7 +262,9 @@ def test_operator_values_use_only_keys_their_charts_define():
     assert leaf_paths({"daemonsets": {"toleration": []}}) - GPU_OPERATOR_KEYS == {"daemonsets.toleration"}
 
 
-plain = st.one_of(st.integers(), st.text(alphabet="ab-._é", max_size=3), st.booleans(), st.none(), st.lists(st.integers(), max_size=2))
+plain = st.one_of(
+    st.integers(), st.text(alphabet="ab-._é", max_size=3), st.booleans(), st.none(), st.lists(st.integers(), max_size=2)
+)
 trees = st.recursive(plain, lambda inner: st.dictionaries(st.sampled_from("abc"), inner, max_size=3), max_leaves=8)
 maps = st.dictionaries(st.sampled_from("abc"), trees, max_size=3)
 

@@ -7,9 +7,9 @@ import json
 import pytest
 import yaml
 
-from components.dra_constants import BUILTIN_TEMPLATES
 from components.config.claims import IMAGE_DIGEST
 from components.config.stack_file import load_stack_config
+from components.dra_constants import BUILTIN_TEMPLATES
 from tools.plan.mock_engine import ProgramRun, run_program
 
 NAMESPACE = "kubernetes:core/v1:Namespace"
@@ -55,7 +55,9 @@ def test_every_claim_is_wired_from_container_to_pod_to_template(dev_run, prod_wi
         pods = by_name(run, POD)
         assert pods
         for pod_name, pod in pods.items():
-            pod_claims = {claim["name"]: claim["resourceClaimTemplateName"] for claim in pod.inputs["spec"]["resourceClaims"]}
+            pod_claims = {
+                claim["name"]: claim["resourceClaimTemplateName"] for claim in pod.inputs["spec"]["resourceClaims"]
+            }
             for container in pod.inputs["spec"]["containers"]:
                 used = [claim["name"] for claim in container["resources"]["claims"]]
                 assert used and set(used) <= set(pod_claims), f"{pod_name}/{container['name']}: {used} vs {pod_claims}"
@@ -67,10 +69,18 @@ def test_every_claim_is_wired_from_container_to_pod_to_template(dev_run, prod_wi
 def test_rdma_sample_claims_an_infiniband_nic_and_tolerates_the_gpu_taint(prod_with_samples):
     pods = by_name(prod_with_samples, POD)
     assert set(pods) == {"gpu-workload", "rdma-workload"}
-    assert pods["rdma-workload"].inputs["spec"]["resourceClaims"] == [{"name": "network", "resourceClaimTemplateName": "ib-network"}]
-    assert pods["gpu-workload"].inputs["spec"]["containers"][0]["command"] == ["sh", "-c", "nvidia-smi && sleep infinity"]
+    assert pods["rdma-workload"].inputs["spec"]["resourceClaims"] == [
+        {"name": "network", "resourceClaimTemplateName": "ib-network"}
+    ]
+    assert pods["gpu-workload"].inputs["spec"]["containers"][0]["command"] == [
+        "sh",
+        "-c",
+        "nvidia-smi && sleep infinity",
+    ]
     for pod in pods.values():
-        assert pod.inputs["spec"]["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Equal", "value": "true", "effect": "NoSchedule"}]
+        assert pod.inputs["spec"]["tolerations"] == [
+            {"key": "nvidia.com/gpu", "operator": "Equal", "value": "true", "effect": "NoSchedule"}
+        ]
         assert pod.inputs["spec"]["restartPolicy"] == "Never"
 
 
@@ -92,7 +102,11 @@ def test_pods_wait_for_their_template_the_gpu_nodes_and_the_driver(prod_with_sam
     for pod in prod_with_samples.of_type(POD):
         (claim,) = pod.inputs["spec"]["resourceClaims"]
         assert templates[claim["resourceClaimTemplateName"]].urn in pod.dependencies
-        gpu_groups = {r.urn for r in prod_with_samples.of_type(NODE_GROUP) if r.inputs["template"]["resources"]["platform"].startswith("gpu-")}
+        gpu_groups = {
+            r.urn
+            for r in prod_with_samples.of_type(NODE_GROUP)
+            if r.inputs["template"]["resources"]["platform"].startswith("gpu-")
+        }
         assert len(gpu_groups) == 2 and gpu_groups <= set(pod.dependencies)
         (driver_component,) = prod_with_samples.of_type(DRA_DRIVER)
         (driver,) = [r for r in prod_with_samples.of_type(HELM_RELEASE) if r.parent == driver_component.urn]
@@ -120,7 +134,11 @@ def test_namespace_is_configurable(stack_config):
 
 
 def test_nothing_is_created_when_everything_is_off(stack_config):
-    config = {**stack_config("dev"), "nebius-dra:builtinClaimTemplates": json.dumps([]), "nebius-dra:samplePods": "false"}
+    config = {
+        **stack_config("dev"),
+        "nebius-dra:builtinClaimTemplates": json.dumps([]),
+        "nebius-dra:samplePods": "false",
+    }
     run = run_program("dev", config=config)
     assert run.error is None
     (workloads,) = run.of_type(WORKLOADS)

@@ -6,9 +6,9 @@ import base64
 
 import yaml
 
-from components.values.kubeconfig import EXEC_API_VERSION, TOKEN_ARGS
-from components.dra_constants import GPU_PRESENT_LABEL, KUBELET_PLUGIN_LABEL
 from components.config.stack_file import load_stack_config
+from components.dra_constants import GPU_PRESENT_LABEL, KUBELET_PLUGIN_LABEL
+from components.values.kubeconfig import EXEC_API_VERSION, TOKEN_ARGS
 from tools.plan.mock_engine import MOCK_CA_PEM, ProgramRun
 
 CLUSTER = "nebius:index/mk8sV1Cluster:Mk8sV1Cluster"
@@ -101,7 +101,7 @@ def test_taints_reach_the_node_template(prod_run):
 
 
 def test_kubeconfig_is_a_secret_output_with_exec_plugin_and_ca(stack_runs):
-    for stack, run in stack_runs.items():
+    for _stack, run in stack_runs.items():
         assert "kubeconfig" in run.secret_outputs
         config = yaml.safe_load(run.outputs["kubeconfig"])
         (cluster,) = config["clusters"]

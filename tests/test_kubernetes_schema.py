@@ -14,6 +14,8 @@ import kubernetes_validate
 import pytest
 from pulumi.runtime import rpc
 
+from tests.helpers import STACKS
+
 KUBERNETES_VERSION = "1.34.0"
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 
@@ -49,11 +51,17 @@ def manifest(resource) -> dict[str, Any]:
 
 def test_type_tokens_map_to_api_versions():
     assert api_version_and_kind("kubernetes:core/v1:Namespace") == ("v1", "Namespace")
-    assert api_version_and_kind("kubernetes:resource.k8s.io/v1:ResourceClaimTemplate") == ("resource.k8s.io/v1", "ResourceClaimTemplate")
-    assert api_version_and_kind("kubernetes:rbac.authorization.k8s.io/v1:Role") == ("rbac.authorization.k8s.io/v1", "Role")
+    assert api_version_and_kind("kubernetes:resource.k8s.io/v1:ResourceClaimTemplate") == (
+        "resource.k8s.io/v1",
+        "ResourceClaimTemplate",
+    )
+    assert api_version_and_kind("kubernetes:rbac.authorization.k8s.io/v1:Role") == (
+        "rbac.authorization.k8s.io/v1",
+        "Role",
+    )
 
 
-@pytest.mark.parametrize("stack", ["dev", "prod"])
+@pytest.mark.parametrize("stack", STACKS)
 def test_every_kubernetes_object_validates_strictly(stack_runs, stack):
     objects = kubernetes_objects(stack_runs[stack])
     kinds = {api_version_and_kind(r.type)[1] for r in objects}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import re
@@ -9,21 +10,23 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import STACKS
 from tools.plan import __main__ as plan
-from tools.plan.mock_engine import RegisteredResource
 from tools.plan.files import api_version_and_kind, is_kubernetes_object, plan_files
 from tools.plan.graph import DURATION_ESTIMATES, critical_path, dependency_edges, provider_urn, render_mermaid
+from tools.plan.mock_engine import RegisteredResource
 from tools.plan.model import build_plan
 from tools.plan.tree import build_tree, kind_of, render_tree
 from tools.plan.values import SECRET_PLACEHOLDER, mock_id_references, presentable
 
-STACKS = ("dev", "prod")
 MERMAID_NODE = re.compile(r'^\s*(?:subgraph )?(\w+)\["[^"]*<br/>([^"]+)"\]$')
 MERMAID_EDGE = re.compile(r'^\s*(\w+) (?:-->|-\.->)\|"([^"]*)"\| (\w+)$')
 
 
 def _files(directory: Path) -> dict[str, bytes]:
-    return {str(path.relative_to(directory)): path.read_bytes() for path in sorted(directory.rglob("*")) if path.is_file()}
+    return {
+        str(path.relative_to(directory)): path.read_bytes() for path in sorted(directory.rglob("*")) if path.is_file()
+    }
 
 
 def _inputs(resources: list[RegisteredResource]) -> dict[str, dict]:
@@ -115,7 +118,7 @@ def test_critical_path_follows_dependencies_and_adds_up(prod_run):
     edges = dependency_edges(prod_run.resources)
     path = critical_path(prod_run.resources, edges)
     linked = {(edge.source, edge.target) for edge in edges}
-    for before, after in zip(path, path[1:]):
+    for before, after in itertools.pairwise(path):
         assert (before.resource.urn, after.resource.urn) in linked
     assert path[-1].finishes_at == sum(step.seconds for step in path)
     assert path[0].kind == "mk8s cluster"
@@ -159,8 +162,18 @@ def test_the_tree_lists_every_resource_with_its_parent_above_it(stack, stack_run
 def test_key_settings_show_what_reviewers_check(tmp_path, capsys):
     assert plan.main(["--stack", "prod", "--out", str(tmp_path)]) == plan.EXIT_OK
     text = capsys.readouterr().out
-    for setting in ("version=1.34", "etcd=3", "nodes=autoscaling 1..8", "nodes=fixed 4", "dra=true", "driversPreset=cuda13.0",
-                    "gpuCluster=${dra-prod-fabric-gpu-cluster.id}", "[protected]", "chart=", "requests="):
+    for setting in (
+        "version=1.34",
+        "etcd=3",
+        "nodes=autoscaling 1..8",
+        "nodes=fixed 4",
+        "dra=true",
+        "driversPreset=cuda13.0",
+        "gpuCluster=${dra-prod-fabric-gpu-cluster.id}",
+        "[protected]",
+        "chart=",
+        "requests=",
+    ):
         assert setting in text
 
 
@@ -223,7 +236,10 @@ def test_api_version_and_kind_come_from_the_type_token(type_token, expected):
 def test_helm_releases_and_providers_are_not_kubernetes_objects():
     assert not is_kubernetes_object("kubernetes:helm.sh/v3:Release")
     assert not is_kubernetes_object("pulumi:providers:kubernetes")
-    assert provider_urn("urn:pulumi:dev::p::pulumi:providers:kubernetes::k::k-id") == "urn:pulumi:dev::p::pulumi:providers:kubernetes::k"
+    assert (
+        provider_urn("urn:pulumi:dev::p::pulumi:providers:kubernetes::k::k-id")
+        == "urn:pulumi:dev::p::pulumi:providers:kubernetes::k"
+    )
 
 
 def test_presentable_hides_secrets_turns_whole_floats_into_integers_and_names_mock_ids():
@@ -248,12 +264,18 @@ def test_mermaid_labels_escape_what_mermaid_would_read_as_markup():
     assert node == '  r_a_b___c___1_["ConfigMap<br/>a#lt;b#gt; #quot;c#quot; #35;1;"]'
 
 
-@pytest.mark.parametrize(("document", "expected"), [
-    ({"workload-images-pinned": "warn"}, 'workload-images-pinned: enforcement level "warn" is not one of'),
-    ({"mk8s-cluster-version": {"enforcementLevel": "strict"}}, 'mk8s-cluster-version: enforcement level "strict" is not one of'),
-    ({"all": 3}, "all: expected an enforcement level or an object of settings, got 3"),
-    (["mandatory"], "expected an object of policy names, got a list"),
-])
+@pytest.mark.parametrize(
+    ("document", "expected"),
+    [
+        ({"workload-images-pinned": "warn"}, 'workload-images-pinned: enforcement level "warn" is not one of'),
+        (
+            {"mk8s-cluster-version": {"enforcementLevel": "strict"}},
+            'mk8s-cluster-version: enforcement level "strict" is not one of',
+        ),
+        ({"all": 3}, "all: expected an enforcement level or an object of settings, got 3"),
+        (["mandatory"], "expected an object of policy names, got a list"),
+    ],
+)
 def test_a_policy_config_with_a_bad_level_or_shape_names_the_entry(tmp_path, capsys, document, expected):
     policy_config = tmp_path / "policy-config.json"
     policy_config.write_text(json.dumps(document))

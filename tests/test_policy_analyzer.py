@@ -16,8 +16,8 @@ import selectors
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import grpc
 import pytest
@@ -25,6 +25,7 @@ from google.protobuf import empty_pb2, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 
 from policies.dra_rules import RULES, ResourceRule
+from tests.helpers import STACKS
 from tools.plan.mock_engine import RegisteredResource
 
 POLICIES_DIR = Path(__file__).resolve().parent.parent / "policies"
@@ -46,7 +47,9 @@ def _read_port(server: subprocess.Popen) -> int:
             raise TimeoutError(f"policy pack printed no port within {START_TIMEOUT_S}s")
         chunk = server.stdout.read1(64)
         if not chunk:
-            raise RuntimeError(f"policy pack exited with {server.wait(CALL_TIMEOUT_S)}: {server.stderr.read().decode()}")
+            raise RuntimeError(
+                f"policy pack exited with {server.wait(CALL_TIMEOUT_S)}: {server.stderr.read().decode()}"
+            )
         line += chunk
     return int(line.decode())
 
@@ -56,7 +59,10 @@ def analyzer() -> Iterator[analyzer_pb2_grpc.AnalyzerStub]:
     environment = {key: value for key, value in os.environ.items() if key != "PYTHONUNBUFFERED"}
     server = subprocess.Popen(
         [sys.executable, "-u", "-m", "pulumi.policy", UNUSED_ENGINE_ADDRESS, "."],
-        cwd=POLICIES_DIR, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        cwd=POLICIES_DIR,
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     channel = None
     try:
@@ -79,17 +85,26 @@ def _struct(props: dict) -> struct_pb2.Struct:
 
 
 def analyze(stub, resource: RegisteredResource) -> list:
-    request = analyzer_pb2.AnalyzeRequest(type=resource.type, properties=_struct(resource.inputs), urn=resource.urn, name=resource.name)
+    request = analyzer_pb2.AnalyzeRequest(
+        type=resource.type, properties=_struct(resource.inputs), urn=resource.urn, name=resource.name
+    )
     return list(stub.Analyze(request, timeout=CALL_TIMEOUT_S).diagnostics)
 
 
 def analyze_stack(stub, resources: list[RegisteredResource]) -> list:
-    request = analyzer_pb2.AnalyzeStackRequest(resources=[
-        analyzer_pb2.AnalyzerResource(
-            type=r.type, properties=_struct(r.inputs), urn=r.urn, name=r.name, parent=r.parent, dependencies=r.dependencies,
-        )
-        for r in resources
-    ])
+    request = analyzer_pb2.AnalyzeStackRequest(
+        resources=[
+            analyzer_pb2.AnalyzerResource(
+                type=r.type,
+                properties=_struct(r.inputs),
+                urn=r.urn,
+                name=r.name,
+                parent=r.parent,
+                dependencies=r.dependencies,
+            )
+            for r in resources
+        ]
+    )
     return list(stub.AnalyzeStack(request, timeout=CALL_TIMEOUT_S).diagnostics)
 
 
@@ -116,7 +131,7 @@ def test_analyzer_info_lists_every_policy_with_its_level_and_schema(analyzer):
     assert version_policy.configSchema.properties["minimumVersion"]["default"] == "1.34"
 
 
-@pytest.mark.parametrize("stack", ["dev", "prod"])
+@pytest.mark.parametrize("stack", STACKS)
 def test_real_stacks_have_no_mandatory_violation(analyzer, stack_runs, stack):
     assert mandatory(analyze_all(analyzer, stack_runs[stack].resources)) == []
 
@@ -130,7 +145,11 @@ def test_analyze_reports_a_mutated_resource(analyzer, prod_run):
 
 
 def test_analyze_stack_reports_a_stack_violation(analyzer, dev_run):
-    without_driver = [r for r in dev_run.resources if r.inputs.get("chart", "").rsplit("/", 1)[-1] not in ("nvidia-dra-driver-gpu", "dra-driver-nvidia-gpu")]
+    without_driver = [
+        r
+        for r in dev_run.resources
+        if r.inputs.get("chart", "").rsplit("/", 1)[-1] not in ("nvidia-dra-driver-gpu", "dra-driver-nvidia-gpu")
+    ]
     assert len(without_driver) < len(dev_run.resources), "dev registers no DRA driver release"
     [(policy, message)] = mandatory(analyze_stack(analyzer, without_driver))
     assert policy == "single-dra-driver-release" and "no NVIDIA DRA driver release" in message
@@ -138,12 +157,20 @@ def test_analyze_stack_reports_a_stack_violation(analyzer, dev_run):
 
 def test_configure_sets_minimum_version_and_levels(analyzer, dev_run):
     [cluster] = dev_run.of_type("nebius:index/mk8sV1Cluster:Mk8sV1Cluster")
-    stricter = analyzer_pb2.ConfigureAnalyzerRequest(policyConfig={
-        "mk8s-cluster-version": analyzer_pb2.PolicyConfig(enforcementLevel=analyzer_pb2.MANDATORY, properties=_struct({"minimumVersion": "1.35"})),
-    })
-    relaxed = analyzer_pb2.ConfigureAnalyzerRequest(policyConfig={
-        "mk8s-cluster-version": analyzer_pb2.PolicyConfig(enforcementLevel=analyzer_pb2.DISABLED, properties=_struct({"minimumVersion": "1.35"})),
-    })
+    stricter = analyzer_pb2.ConfigureAnalyzerRequest(
+        policyConfig={
+            "mk8s-cluster-version": analyzer_pb2.PolicyConfig(
+                enforcementLevel=analyzer_pb2.MANDATORY, properties=_struct({"minimumVersion": "1.35"})
+            ),
+        }
+    )
+    relaxed = analyzer_pb2.ConfigureAnalyzerRequest(
+        policyConfig={
+            "mk8s-cluster-version": analyzer_pb2.PolicyConfig(
+                enforcementLevel=analyzer_pb2.DISABLED, properties=_struct({"minimumVersion": "1.35"})
+            ),
+        }
+    )
     try:
         analyzer.Configure(stricter, timeout=CALL_TIMEOUT_S)
         [(policy, message)] = mandatory(analyze(analyzer, cluster))

@@ -11,12 +11,13 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
-from typing import Callable
+from collections.abc import Callable
 
 import pytest
 
-from policies.dra_rules import RULES, PlannedResource, check_resources
 from components.config.stack_file import load_stack_config
+from policies.dra_rules import RULES, PlannedResource, check_resources
+from tests.helpers import STACKS
 from tools.plan.mock_engine import ProgramRun, run_program
 
 CLUSTER = "nebius:index/mk8sV1Cluster:Mk8sV1Cluster"
@@ -65,10 +66,10 @@ def operator_mode_run() -> ProgramRun:
 @pytest.fixture
 def stacks(stack_runs, operator_mode_run) -> dict[str, Resources]:
     """Fresh copies per test: mutations never leak into the session's runs."""
-    return {"dev": planned(stack_runs["dev"]), "prod": planned(stack_runs["prod"]), "dev-operator": planned(operator_mode_run)}
+    return {**{stack: planned(run) for stack, run in stack_runs.items()}, "dev-operator": planned(operator_mode_run)}
 
 
-@pytest.mark.parametrize("stack", ["dev", "prod", "dev-operator"])
+@pytest.mark.parametrize("stack", [*STACKS, "dev-operator"])
 def test_real_stacks_pass_every_rule(stacks, stack):
     assert check_resources(stacks[stack]) == []
 
@@ -113,7 +114,9 @@ def beta_claim_template(resources: Resources) -> PlannedResource:
     index = resources.index(the_one(resources, template_named("gpu")))
     old = resources[index]
     beta_type = old.type.replace("/v1:", "/v1beta1:")
-    resources[index] = dataclasses.replace(old, type=beta_type, props={**old.props, "apiVersion": "resource.k8s.io/v1beta1"})
+    resources[index] = dataclasses.replace(
+        old, type=beta_type, props={**old.props, "apiVersion": "resource.k8s.io/v1beta1"}
+    )
     return resources[index]
 
 
@@ -140,7 +143,9 @@ def no_driver_release(resources: Resources) -> None:
 
 def second_driver_release(resources: Resources) -> PlannedResource:
     first = the_one(resources, driver_release)
-    second = dataclasses.replace(first, urn=first.urn + "-second", name=first.name + "-second", props=copy.deepcopy(first.props))
+    second = dataclasses.replace(
+        first, urn=first.urn + "-second", name=first.name + "-second", props=copy.deepcopy(first.props)
+    )
     resources.append(second)
     return second
 

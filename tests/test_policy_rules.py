@@ -6,7 +6,7 @@ a dict by `MessageToDict` and wrapped in the SDK's unknown-checking proxy.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 import pytest
 from google.protobuf import json_format, struct_pb2
@@ -49,15 +49,19 @@ def urn_of(type_token: str, name: str) -> str:
     return f"urn:pulumi:test::nebius-dra::{type_token}::{name}"
 
 
-def resource_violations(policy: str, type_token: str, props: dict, name: str = "subject", config: Optional[dict] = None) -> list[str]:
+def resource_violations(
+    policy: str, type_token: str, props: dict, name: str = "subject", config: dict | None = None
+) -> list[str]:
     reported: list[str] = []
-    args = ResourceValidationArgs(type_token, as_engine_sends(props), urn_of(type_token, name), name, OPTIONS, None, config)
+    args = ResourceValidationArgs(
+        type_token, as_engine_sends(props), urn_of(type_token, name), name, OPTIONS, None, config
+    )
     POLICY[policy].validate(args, lambda message, urn=None: reported.append(message))
     return reported
 
 
-def stack_violations(policy: str, *resources: tuple[str, str, dict]) -> list[tuple[Optional[str], str]]:
-    reported: list[tuple[Optional[str], str]] = []
+def stack_violations(policy: str, *resources: tuple[str, str, dict]) -> list[tuple[str | None, str]]:
+    reported: list[tuple[str | None, str]] = []
     stack = [
         PolicyResource(type_token, as_engine_sends(props), urn_of(type_token, name), name, OPTIONS, None, None, [], {})
         for type_token, name, props in resources
@@ -66,8 +70,13 @@ def stack_violations(policy: str, *resources: tuple[str, str, dict]) -> list[tup
     return reported
 
 
-def node_group(platform: str = "gpu-h200-sxm", dra: Optional[bool] = True, fixed: Optional[float] = 1.0,
-               autoscaling: Optional[dict] = None, gpu_cluster: bool = False) -> dict:
+def node_group(
+    platform: str = "gpu-h200-sxm",
+    dra: bool | None = True,
+    fixed: float | None = 1.0,
+    autoscaling: dict | None = None,
+    gpu_cluster: bool = False,
+) -> dict:
     template: dict = {"resources": {"platform": platform, "preset": "8gpu-128vcpu-1600gb"}}
     if dra is not None:
         template["gpuSettings"] = {"dra": dra, "driversPreset": "cuda13.0"}
@@ -81,8 +90,12 @@ def node_group(platform: str = "gpu-h200-sxm", dra: Optional[bool] = True, fixed
     return props
 
 
-def release(chart: str = "nvidia-dra-driver-gpu", version: Optional[str] = "25.12.0",
-            namespace: Optional[str] = "nvidia-dra-driver-gpu", values: Optional[dict] = None) -> dict:
+def release(
+    chart: str = "nvidia-dra-driver-gpu",
+    version: str | None = "25.12.0",
+    namespace: str | None = "nvidia-dra-driver-gpu",
+    values: dict | None = None,
+) -> dict:
     props: dict = {"chart": chart, "values": {"gpuResourcesEnabledOverride": True} if values is None else values}
     if version is not None:
         props["version"] = version
@@ -125,15 +138,20 @@ def test_cluster_version_at_least_minimum_passes(version):
 
 @pytest.mark.parametrize("version", ["1.33", "1.33-nebius-node.7", "1.9"])
 def test_cluster_version_below_minimum_fails(version):
-    [message] = resource_violations("mk8s-cluster-version", CLUSTER_TYPE, {"controlPlane": {"version": version}}, name="dra-dev-mk8s-cluster")
+    [message] = resource_violations(
+        "mk8s-cluster-version", CLUSTER_TYPE, {"controlPlane": {"version": version}}, name="dra-dev-mk8s-cluster"
+    )
     assert f"Kubernetes {version}, below the required 1.34" in message
     assert 'Mk8sV1Cluster "dra-dev-mk8s-cluster"' in message and "nebius-dra:kubernetesVersion" in message
 
 
-@pytest.mark.parametrize(("props", "expected"), [
-    ({"controlPlane": {}}, "sets no controlPlane.version"),
-    ({"controlPlane": {"version": "1.34.1"}}, "neither MAJOR.MINOR nor MAJOR.MINOR-nebius-node.N"),
-])
+@pytest.mark.parametrize(
+    ("props", "expected"),
+    [
+        ({"controlPlane": {}}, "sets no controlPlane.version"),
+        ({"controlPlane": {"version": "1.34.1"}}, "neither MAJOR.MINOR nor MAJOR.MINOR-nebius-node.N"),
+    ],
+)
 def test_cluster_version_missing_or_malformed_fails(props, expected):
     [message] = resource_violations("mk8s-cluster-version", CLUSTER_TYPE, props)
     assert expected in message
@@ -155,12 +173,17 @@ def test_cluster_version_ignores_other_types():
 
 def test_dra_gpu_group_passes_and_cpu_group_is_not_a_gpu_group():
     assert resource_violations("gpu-node-group-dra-enabled", NODE_GROUP_TYPE, node_group()) == []
-    assert resource_violations("gpu-node-group-dra-enabled", NODE_GROUP_TYPE, node_group(platform="cpu-d3", dra=None)) == []
+    assert (
+        resource_violations("gpu-node-group-dra-enabled", NODE_GROUP_TYPE, node_group(platform="cpu-d3", dra=None))
+        == []
+    )
 
 
 @pytest.mark.parametrize("dra", [False, None])
 def test_gpu_group_without_dra_fails(dra):
-    [message] = resource_violations("gpu-node-group-dra-enabled", NODE_GROUP_TYPE, node_group(dra=dra), name="dra-prod-gpu-h200-nodes")
+    [message] = resource_violations(
+        "gpu-node-group-dra-enabled", NODE_GROUP_TYPE, node_group(dra=dra), name="dra-prod-gpu-h200-nodes"
+    )
     assert 'Mk8sV1NodeGroup "dra-prod-gpu-h200-nodes" (platform gpu-h200-sxm)' in message
     assert "Set template.gpuSettings.dra = true" in message
 
@@ -168,18 +191,30 @@ def test_gpu_group_without_dra_fails(dra):
 # dra-driver-release-settings
 
 
-@pytest.mark.parametrize("chart", [
-    "nvidia-dra-driver-gpu", "nvidia/nvidia-dra-driver-gpu", "dra-driver-nvidia-gpu",
-    "oci://registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu",
-])
+@pytest.mark.parametrize(
+    "chart",
+    [
+        "nvidia-dra-driver-gpu",
+        "nvidia/nvidia-dra-driver-gpu",
+        "dra-driver-nvidia-gpu",
+        "oci://registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu",
+    ],
+)
 def test_well_configured_driver_release_passes(chart):
     assert resource_violations("dra-driver-release-settings", RELEASE_TYPE, release(chart=chart, version="0.4.1")) == []
 
 
-@pytest.mark.parametrize("values", [{"gpuResourcesEnabledOverride": False}, {}, {"gpuResourcesEnabledOverride": "true"}])
+@pytest.mark.parametrize(
+    "values", [{"gpuResourcesEnabledOverride": False}, {}, {"gpuResourcesEnabledOverride": "true"}]
+)
 def test_driver_release_without_override_fails(values):
-    [message] = resource_violations("dra-driver-release-settings", RELEASE_TYPE, release(values=values), name="dra-driver")
-    assert 'Release "dra-driver" (chart nvidia-dra-driver-gpu) does not set values.gpuResourcesEnabledOverride: true' in message
+    [message] = resource_violations(
+        "dra-driver-release-settings", RELEASE_TYPE, release(values=values), name="dra-driver"
+    )
+    assert (
+        'Release "dra-driver" (chart nvidia-dra-driver-gpu) does not set values.gpuResourcesEnabledOverride: true'
+        in message
+    )
 
 
 @pytest.mark.parametrize("version", [None, "", "^0.4.0", "0.4.x", ">=25.0.0", "latest"])
@@ -201,28 +236,39 @@ def test_driver_release_reports_each_problem_and_covers_helm_v4_charts():
 
 
 def test_other_charts_are_not_the_driver():
-    assert resource_violations("dra-driver-release-settings", RELEASE_TYPE, release(chart="nvidia/gpu-operator", version=None, values={})) == []
+    assert (
+        resource_violations(
+            "dra-driver-release-settings", RELEASE_TYPE, release(chart="nvidia/gpu-operator", version=None, values={})
+        )
+        == []
+    )
 
 
 # dra-api-version-v1
 
 
-@pytest.mark.parametrize(("type_token", "props"), [
-    (TEMPLATE_TYPE, template(exactly("gpu", GPU_CLASS))),
-    (CLAIM_TYPE, claim(exactly("gpu", GPU_CLASS))),
-    ("kubernetes:resource.k8s.io/v1:DeviceClass", {"spec": {"selectors": []}}),
-    ("kubernetes:resource.k8s.io/v1:ResourceClaimTemplatePatch", template(exactly("gpu", GPU_CLASS))),
-])
+@pytest.mark.parametrize(
+    ("type_token", "props"),
+    [
+        (TEMPLATE_TYPE, template(exactly("gpu", GPU_CLASS))),
+        (CLAIM_TYPE, claim(exactly("gpu", GPU_CLASS))),
+        ("kubernetes:resource.k8s.io/v1:DeviceClass", {"spec": {"selectors": []}}),
+        ("kubernetes:resource.k8s.io/v1:ResourceClaimTemplatePatch", template(exactly("gpu", GPU_CLASS))),
+    ],
+)
 def test_v1_dra_objects_pass(type_token, props):
     assert resource_violations("dra-api-version-v1", type_token, props) == []
 
 
-@pytest.mark.parametrize("type_token", [
-    "kubernetes:resource.k8s.io/v1beta1:ResourceClaimTemplate",
-    "kubernetes:resource.k8s.io/v1beta2:ResourceClaim",
-    "kubernetes:resource.k8s.io/v1alpha3:DeviceClass",
-    "kubernetes:resource.k8s.io/v1beta1:ResourceClaimPatch",
-])
+@pytest.mark.parametrize(
+    "type_token",
+    [
+        "kubernetes:resource.k8s.io/v1beta1:ResourceClaimTemplate",
+        "kubernetes:resource.k8s.io/v1beta2:ResourceClaim",
+        "kubernetes:resource.k8s.io/v1alpha3:DeviceClass",
+        "kubernetes:resource.k8s.io/v1beta1:ResourceClaimPatch",
+    ],
+)
 def test_older_dra_api_versions_fail(type_token):
     [message] = resource_violations("dra-api-version-v1", type_token, {}, name="gpu")
     version, kind = type_token.split("/")[1].split(":")
@@ -243,42 +289,61 @@ def test_dra_api_version_ignores_other_kinds():
 # network-device-requested-once (advisory)
 
 
-@pytest.mark.parametrize("props", [
-    template(exactly("ib", IB)),
-    template(exactly("nic0", IB), exactly("nic1", IB)),
-    template(exactly("gpu", GPU_CLASS), exactly("nic", IB)),
-    template({"name": "nic", "firstAvailable": [{"name": "ib", "deviceClassName": IB}, {"name": "rdma", "deviceClassName": RDMA}]}),
-])
+@pytest.mark.parametrize(
+    "props",
+    [
+        template(exactly("ib", IB)),
+        template(exactly("nic0", IB), exactly("nic1", IB)),
+        template(exactly("gpu", GPU_CLASS), exactly("nic", IB)),
+        template(
+            {
+                "name": "nic",
+                "firstAvailable": [{"name": "ib", "deviceClassName": IB}, {"name": "rdma", "deviceClassName": RDMA}],
+            }
+        ),
+    ],
+)
 def test_one_network_class_per_claim_passes(props):
     assert resource_violations("network-device-requested-once", TEMPLATE_TYPE, props) == []
 
 
-@pytest.mark.parametrize(("type_token", "props"), [
-    (TEMPLATE_TYPE, template(exactly("rdma", RDMA), exactly("ib", IB))),
-    (CLAIM_TYPE, claim(exactly("rdma", RDMA), exactly("ib", IB))),
-])
+@pytest.mark.parametrize(
+    ("type_token", "props"),
+    [
+        (TEMPLATE_TYPE, template(exactly("rdma", RDMA), exactly("ib", IB))),
+        (CLAIM_TYPE, claim(exactly("rdma", RDMA), exactly("ib", IB))),
+    ],
+)
 def test_rdma_and_ib_in_one_claim_fails(type_token, props):
     [message] = resource_violations("network-device-requested-once", type_token, props, name="nics")
-    assert '"nics" requests both rdma.networking.nebius.ai (request rdma) and ib.networking.nebius.ai (request ib)' in message
+    assert (
+        '"nics" requests both rdma.networking.nebius.ai (request rdma) and ib.networking.nebius.ai (request ib)'
+        in message
+    )
     assert "two separate NICs" in message
 
 
 # dra-autoscaling-min-nodes
 
 
-@pytest.mark.parametrize("props", [
-    node_group(autoscaling={"minNodeCount": 1.0, "maxNodeCount": 8.0}),
-    node_group(fixed=4.0),
-    node_group(dra=False, autoscaling={"minNodeCount": 0.0, "maxNodeCount": 8.0}),
-    node_group(platform="cpu-d3", dra=None, autoscaling={"minNodeCount": 0.0, "maxNodeCount": 3.0}),
-])
+@pytest.mark.parametrize(
+    "props",
+    [
+        node_group(autoscaling={"minNodeCount": 1.0, "maxNodeCount": 8.0}),
+        node_group(fixed=4.0),
+        node_group(dra=False, autoscaling={"minNodeCount": 0.0, "maxNodeCount": 8.0}),
+        node_group(platform="cpu-d3", dra=None, autoscaling={"minNodeCount": 0.0, "maxNodeCount": 3.0}),
+    ],
+)
 def test_autoscaling_minimum_passes(props):
     assert resource_violations("dra-autoscaling-min-nodes", NODE_GROUP_TYPE, props) == []
 
 
 @pytest.mark.parametrize("autoscaling", [{"minNodeCount": 0.0, "maxNodeCount": 8.0}, {"maxNodeCount": 8.0}])
 def test_dra_group_autoscaling_from_zero_fails(autoscaling):
-    [message] = resource_violations("dra-autoscaling-min-nodes", NODE_GROUP_TYPE, node_group(autoscaling=autoscaling), name="burst")
+    [message] = resource_violations(
+        "dra-autoscaling-min-nodes", NODE_GROUP_TYPE, node_group(autoscaling=autoscaling), name="burst"
+    )
     assert 'Mk8sV1NodeGroup "burst" autoscales from autoscaling.minNodeCount 0' in message
     assert "autoscaling.min of the gpuNodeGroups entry" in message
 
@@ -286,15 +351,18 @@ def test_dra_group_autoscaling_from_zero_fails(autoscaling):
 # workload-images-pinned (advisory)
 
 
-@pytest.mark.parametrize(("image", "pinned"), [
-    ("nvidia/cuda:13.1.1-runtime-ubuntu24.04", True),
-    ("registry.example:5000/tools/rdma:1.2", True),
-    ("nvidia/cuda@sha256:" + "a" * 64, True),
-    ("nvidia/cuda", False),
-    ("nvidia/cuda:latest", False),
-    ("registry.example:5000/tools/rdma", False),
-    ("", False),
-])
+@pytest.mark.parametrize(
+    ("image", "pinned"),
+    [
+        ("nvidia/cuda:13.1.1-runtime-ubuntu24.04", True),
+        ("registry.example:5000/tools/rdma:1.2", True),
+        ("nvidia/cuda@sha256:" + "a" * 64, True),
+        ("nvidia/cuda", False),
+        ("nvidia/cuda:latest", False),
+        ("registry.example:5000/tools/rdma", False),
+        ("", False),
+    ],
+)
 def test_image_is_pinned(image, pinned):
     assert image_is_pinned(image) is pinned
 
@@ -302,7 +370,10 @@ def test_image_is_pinned(image, pinned):
 def test_pod_images_rule():
     assert resource_violations("workload-images-pinned", POD_TYPE, pod("nvidia/cuda:13.1.1-runtime-ubuntu24.04")) == []
     [message] = resource_violations(
-        "workload-images-pinned", POD_TYPE, pod("nvidia/cuda:13.1.1-runtime-ubuntu24.04", init_images=("busybox",)), name="gpu-workload"
+        "workload-images-pinned",
+        POD_TYPE,
+        pod("nvidia/cuda:13.1.1-runtime-ubuntu24.04", init_images=("busybox",)),
+        name="gpu-workload",
     )
     assert 'Pod "gpu-workload" runs unpinned images in container(s) init0 (busybox)' in message
 
@@ -344,22 +415,40 @@ def test_network_claims_with_infiniband_group_pass_even_with_unknown_gpu_cluster
 
 @pytest.mark.parametrize("group", [node_group(), node_group(dra=False, gpu_cluster=True)])
 def test_network_claims_without_infiniband_dra_group_fail(group):
-    alternatives = (CLAIM_TYPE, "either", claim({"name": "nic", "firstAvailable": [{"name": "a", "deviceClassName": RDMA}]}))
+    alternatives = (
+        CLAIM_TYPE,
+        "either",
+        claim({"name": "nic", "firstAvailable": [{"name": "a", "deviceClassName": RDMA}]}),
+    )
     gpu_only = (TEMPLATE_TYPE, "gpu", template(exactly("gpu", GPU_CLASS)))
-    reported = stack_violations("network-claims-need-infiniband", (NODE_GROUP_TYPE, "gpu", group), IB_TEMPLATE, alternatives, gpu_only)
+    reported = stack_violations(
+        "network-claims-need-infiniband", (NODE_GROUP_TYPE, "gpu", group), IB_TEMPLATE, alternatives, gpu_only
+    )
     assert [urn for urn, _ in reported] == [urn_of(*IB_TEMPLATE[:2]), urn_of(*alternatives[:2])]
-    assert 'ResourceClaimTemplate "ib-network" requests ib.networking.nebius.ai, but no DRA GPU node group joins' in reported[0][1]
+    assert (
+        'ResourceClaimTemplate "ib-network" requests ib.networking.nebius.ai, but no DRA GPU node group joins'
+        in reported[0][1]
+    )
 
 
 # gpu-operator-device-plugin-disabled (stack)
 
 
 def operator(values: dict) -> tuple[str, str, dict]:
-    return RELEASE_TYPE, "gpu-operator", release(chart="nvidia/gpu-operator", version="v25.10.0", namespace="gpu-operator", values=values)
+    return (
+        RELEASE_TYPE,
+        "gpu-operator",
+        release(chart="nvidia/gpu-operator", version="v25.10.0", namespace="gpu-operator", values=values),
+    )
 
 
 def test_operator_without_device_plugin_passes():
-    assert stack_violations("gpu-operator-device-plugin-disabled", DRA_GROUP, operator({"devicePlugin": {"enabled": False}})) == []
+    assert (
+        stack_violations(
+            "gpu-operator-device-plugin-disabled", DRA_GROUP, operator({"devicePlugin": {"enabled": False}})
+        )
+        == []
+    )
     no_dra = (NODE_GROUP_TYPE, "gpu", node_group(dra=False))
     assert stack_violations("gpu-operator-device-plugin-disabled", no_dra, operator({})) == []
 
@@ -395,12 +484,15 @@ def test_check_resources_reads_policy_pack_config():
         "mk8s-cluster-version": {"enforcementLevel": "advisory", "minimumVersion": "1.33"},
         "workload-images-pinned": "mandatory",
     }
-    assert [(f.policy, f.mandatory) for f in check_resources([OLD_CLUSTER, LATEST_POD], config)] == [("workload-images-pinned", True)]
+    assert [(f.policy, f.mandatory) for f in check_resources([OLD_CLUSTER, LATEST_POD], config)] == [
+        ("workload-images-pinned", True)
+    ]
     config = {"mk8s-cluster-version": {"minimumVersion": "1.32"}, "workload-images-pinned": "disabled"}
     assert check_resources([OLD_CLUSTER, LATEST_POD], config) == []
     config = {"all": "advisory", "workload-images-pinned": {"enforcementLevel": "mandatory"}}
     assert [(f.policy, f.mandatory) for f in check_resources([OLD_CLUSTER, LATEST_POD], config)] == [
-        ("mk8s-cluster-version", False), ("workload-images-pinned", True),
+        ("mk8s-cluster-version", False),
+        ("workload-images-pinned", True),
     ]
     assert check_resources([OLD_CLUSTER, LATEST_POD], {"all": {"enforcementLevel": "disabled"}}) == []
 

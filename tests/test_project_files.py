@@ -9,14 +9,19 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from components.dra_constants import BUILTIN_TEMPLATES
-from components.dra_constants import DEFAULT_GPU_PRODUCTS
-from components.model import NO_CLAIMS
 from components.config.stack_file import project_config_keys
-from components.dra_constants import DEFAULT_DRIVER_NAMESPACE, GPU_OPERATOR_VERSION, LEGACY_CHART, NETWORK_OPERATOR_VERSION
-from components.values.kubeconfig import build_kubeconfig
+from components.dra_constants import (
+    BUILTIN_TEMPLATES,
+    DEFAULT_DRIVER_NAMESPACE,
+    DEFAULT_GPU_PRODUCTS,
+    GPU_OPERATOR_VERSION,
+    LEGACY_CHART,
+    NETWORK_OPERATOR_VERSION,
+)
 from components.labels import tolerations_for, valid_label_key, valid_label_value
-from components.model import Taint
+from components.model import NO_CLAIMS, Taint
+from components.values.kubeconfig import build_kubeconfig
+from tests.helpers import STACKS
 
 ROOT = Path(__file__).resolve().parent.parent
 SIMPLE_TYPES = {"string", "integer", "boolean", "array"}
@@ -42,10 +47,16 @@ def pulumi_accepts(type_name: str, items: dict | None, value) -> bool:
     if type_name == "string":
         return isinstance(value, str)
     if type_name == "integer":
-        return (isinstance(value, int) and not isinstance(value, bool)) or (isinstance(value, str) and value.lstrip("-").isdigit())
+        return (isinstance(value, int) and not isinstance(value, bool)) or (
+            isinstance(value, str) and value.lstrip("-").isdigit()
+        )
     if type_name == "boolean":
         return isinstance(value, bool) or value in ("true", "false")
-    return isinstance(value, list) and items is not None and all(pulumi_accepts(items["type"], items.get("items"), item) for item in value)
+    return (
+        isinstance(value, list)
+        and items is not None
+        and all(pulumi_accepts(items["type"], items.get("items"), item) for item in value)
+    )
 
 
 def test_every_project_key_is_declared_the_way_the_pulumi_cli_accepts():
@@ -61,24 +72,30 @@ def test_every_project_key_is_declared_the_way_the_pulumi_cli_accepts():
         if spec["type"] == "array":
             assert spec.get("items", {}).get("type") in SIMPLE_TYPES, f"{key}: an array needs items with a type"
         if "default" in spec:
-            assert pulumi_accepts(spec["type"], spec.get("items"), spec["default"]), f"{key}: default {spec['default']!r}"
+            assert pulumi_accepts(spec["type"], spec.get("items"), spec["default"]), (
+                f"{key}: default {spec['default']!r}"
+            )
 
 
 def test_stack_files_set_only_declared_keys_with_values_of_the_declared_type():
     declared = project()["config"]
-    for stack in ("dev", "prod"):
+    for stack in STACKS:
         values = yaml.safe_load((ROOT / f"Pulumi.{stack}.yaml").read_text())["config"]
         assert set(values) <= set(declared), set(values) - set(declared)
         for key, value in values.items():
             spec = declared[key]
             if "type" in spec:
-                assert pulumi_accepts(spec["type"], spec.get("items"), value), f"{stack}: {key}={value!r} is not a {spec['type']}"
+                assert pulumi_accepts(spec["type"], spec.get("items"), value), (
+                    f"{stack}: {key}={value!r} is not a {spec['type']}"
+                )
 
 
 def test_the_type_check_mirrors_pulumi_on_the_cases_that_matter():
     assert not pulumi_accepts("string", None, 1.34), "an unquoted 1.34 in YAML is a number"
     assert not pulumi_accepts("array", None, ["a"]), "an array without items is refused"
-    assert pulumi_accepts("array", {"type": "string"}, ["a"]) and not pulumi_accepts("array", {"type": "string"}, [{"a": 1}])
+    assert pulumi_accepts("array", {"type": "string"}, ["a"]) and not pulumi_accepts(
+        "array", {"type": "string"}, [{"a": 1}]
+    )
     assert not pulumi_accepts("integer", None, True) and not pulumi_accepts("boolean", None, "yes")
 
 
@@ -123,11 +140,18 @@ def test_kubeconfig_profile_goes_to_the_exec_plugin():
     config = yaml.safe_load(build_kubeconfig("c", "1.2.3.4", "PEM", profile="ci"))
     assert config["clusters"][0]["cluster"]["server"] == "https://1.2.3.4"
     assert config["users"][0]["user"]["exec"]["args"][-2:] == ["--profile", "ci"]
-    assert "--profile" not in yaml.safe_load(build_kubeconfig("c", "https://x", "PEM"))["users"][0]["user"]["exec"]["args"]
+    assert (
+        "--profile" not in yaml.safe_load(build_kubeconfig("c", "https://x", "PEM"))["users"][0]["user"]["exec"]["args"]
+    )
 
 
 # Fixed alphabets: a fresh clone then needs no Unicode table, which Hypothesis builds in the health-check window.
-names = st.builds(lambda first, middle, last: first + middle + last, st.sampled_from("az09"), st.text(alphabet="az09-", max_size=20), st.sampled_from("az09"))
+names = st.builds(
+    lambda first, middle, last: first + middle + last,
+    st.sampled_from("az09"),
+    st.text(alphabet="az09-", max_size=20),
+    st.sampled_from("az09"),
+)
 
 
 @given(prefix=st.one_of(st.just(""), names.map(lambda n: f"{n}.example.com/")), name=names)
@@ -140,9 +164,18 @@ def test_overlong_label_values_are_refused(value):
     assert not valid_label_value(value)
 
 
-@given(st.lists(st.builds(Taint, key=names, value=st.one_of(st.just(""), names), effect=st.sampled_from(["NoSchedule", "NoExecute"]))))
+@given(
+    st.lists(
+        st.builds(
+            Taint, key=names, value=st.one_of(st.just(""), names), effect=st.sampled_from(["NoSchedule", "NoExecute"])
+        )
+    )
+)
 def test_tolerations_cover_every_taint_once(taints):
     tolerations = tolerations_for(taints + taints)
     assert len(tolerations) == len(set(taints))
     for taint in taints:
-        assert any(t["key"] == taint.key and t["effect"] == taint.effect and t.get("value", "") == taint.value for t in tolerations)
+        assert any(
+            t["key"] == taint.key and t["effect"] == taint.effect and t.get("value", "") == taint.value
+            for t in tolerations
+        )

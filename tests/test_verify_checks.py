@@ -14,6 +14,7 @@ import pytest
 
 from tests.verify_fixtures import (
     DATA,
+    PROD_GROUPS,
     copied,
     dev_expectations,
     healthy_dev_state,
@@ -21,7 +22,6 @@ from tests.verify_fixtures import (
     load,
     node_names,
     on_node,
-    PROD_GROUPS,
     plugin_pod,
     prod_expectations,
 )
@@ -29,9 +29,9 @@ from tools.verify.checks import (
     CLUSTER_CHECKS,
     ClusterState,
     Outcome,
-    check_driver_pods,
     check_dranet,
     check_dranet_slices,
+    check_driver_pods,
     check_gpu_device_class,
     check_gpu_nodes,
     check_gpu_slices,
@@ -99,7 +99,11 @@ def test_no_slices_fails_every_gpu_node_and_points_at_the_kubelet_plugin(state, 
 
 def test_slices_on_three_of_four_nodes_names_the_fourth(state, prod):
     missing = TRAIN_NODES[2]
-    state.resource_slices[:] = [s for s in state.resource_slices if not (s["spec"]["driver"] == "gpu.nvidia.com" and s["spec"]["nodeName"] == missing)]
+    state.resource_slices[:] = [
+        s
+        for s in state.resource_slices
+        if not (s["spec"]["driver"] == "gpu.nvidia.com" and s["spec"]["nodeName"] == missing)
+    ]
     finding = single_finding(check_gpu_slices(state, prod))
     assert finding.subject == f"node {missing}"
     assert "group h200-train" in finding.expected
@@ -116,11 +120,17 @@ def test_no_slices_on_a_node_without_the_plugin_label_blames_the_label(state, pr
 
 @pytest.mark.parametrize("published, cause", [(4, "fewer GPUs than the preset"), (9, "differs from the stack config")])
 def test_a_wrong_device_count_says_expected_and_found(state, prod, published, cause):
-    gpu_slice = next(s for s in state.resource_slices if s["spec"]["driver"] == "gpu.nvidia.com" and s["spec"]["nodeName"] == TRAIN_NODES[1])
+    gpu_slice = next(
+        s
+        for s in state.resource_slices
+        if s["spec"]["driver"] == "gpu.nvidia.com" and s["spec"]["nodeName"] == TRAIN_NODES[1]
+    )
     devices = gpu_slice["spec"]["devices"]
-    gpu_slice["spec"]["devices"] = (devices + [dict(devices[0], name="gpu-8")])[:published]
+    gpu_slice["spec"]["devices"] = ([*devices, dict(devices[0], name="gpu-8")])[:published]
     finding = single_finding(check_gpu_slices(state, prod))
-    assert finding.expected == "8 GPU device(s) in gpu.nvidia.com slices (preset 8gpu-128vcpu-1600gb of group h200-train)"
+    assert (
+        finding.expected == "8 GPU device(s) in gpu.nvidia.com slices (preset 8gpu-128vcpu-1600gb of group h200-train)"
+    )
     assert finding.found.startswith(f"{published} device(s): gpu-0, gpu-1")
     assert cause in finding.likely_cause
 
@@ -137,7 +147,9 @@ def test_only_the_newest_generation_of_a_pool_counts(state, prod):
 
 def test_a_crash_looping_kubelet_plugin_fails_its_node(state, prod):
     node = TRAIN_NODES[3]
-    state.driver_pods[:] = [p for p in state.driver_pods if p["spec"]["nodeName"] != node] + [plugin_pod(node, "pod-kubelet-plugin-crashloop.yaml")]
+    state.driver_pods[:] = [p for p in state.driver_pods if p["spec"]["nodeName"] != node] + [
+        plugin_pod(node, "pod-kubelet-plugin-crashloop.yaml")
+    ]
     finding = single_finding(check_driver_pods(state, prod))
     assert finding.subject == f"node {node}"
     assert finding.expected == "a kubelet plugin pod Running and Ready"
@@ -158,7 +170,9 @@ def test_a_terminating_ready_plugin_does_not_hide_its_crash_looping_replacement(
 
 def test_a_pool_split_across_several_slices_counts_every_slice(state, prod):
     def gpu_slice_of(slices):
-        return next(s for s in slices if s["spec"]["driver"] == "gpu.nvidia.com" and s["spec"]["nodeName"] == TRAIN_NODES[0])
+        return next(
+            s for s in slices if s["spec"]["driver"] == "gpu.nvidia.com" and s["spec"]["nodeName"] == TRAIN_NODES[0]
+        )
 
     whole, second = gpu_slice_of(state.resource_slices), gpu_slice_of(copied(healthy_prod_state()).resource_slices)
     second["metadata"]["name"] += "-2"
@@ -211,7 +225,9 @@ def test_a_missing_network_device_class_fails(state, prod):
 def test_dranet_not_ready_reports_the_counts(state, prod):
     state.dranet["status"].update(numberReady=3, numberAvailable=3)
     finding = single_finding(check_dranet(state, prod))
-    assert finding.expected == "desired = ready = available = 5 (the nodes labelled nebius.com/dranet-rdma-capable=true)"
+    assert (
+        finding.expected == "desired = ready = available = 5 (the nodes labelled nebius.com/dranet-rdma-capable=true)"
+    )
     assert finding.found == "desired 5, ready 3, available 3"
     assert "dranet pods are not ready" in finding.likely_cause
 
@@ -266,7 +282,9 @@ def test_every_failure_message_has_expected_found_and_cause(state, prod):
     broken.driver_pods.clear()
     broken.device_classes.clear()
     broken.nodes[1]["status"]["capacity"]["nvidia.com/gpu"] = "8"
-    findings = [f for check in CLUSTER_CHECKS for f in check.judge(dataclasses.replace(broken, dranet=None), prod).findings]
+    findings = [
+        f for check in CLUSTER_CHECKS for f in check.judge(dataclasses.replace(broken, dranet=None), prod).findings
+    ]
     assert len(findings) >= 8
     for finding in findings:
         assert finding.subject and finding.expected and finding.found and finding.likely_cause

@@ -13,7 +13,8 @@ import json
 import os
 import signal
 import threading
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any, ClassVar
 
 import kubernetes_validate
 import pytest
@@ -22,7 +23,16 @@ from kubernetes.client.rest import ApiException
 from kubernetes.stream import ws_client
 from websocket import WebSocketBadStatusException, WebSocketConnectionClosedException
 
-from tests.verify_fixtures import copied, dev_expectations, healthy_dev_state, healthy_prod_state, items, load, prod_expectations, text
+from tests.verify_fixtures import (
+    copied,
+    dev_expectations,
+    healthy_dev_state,
+    healthy_prod_state,
+    items,
+    load,
+    prod_expectations,
+    text,
+)
 from tools.verify import __main__ as cli
 from tools.verify.checks import ClusterState
 from tools.verify.claims import parse_gpu_list
@@ -57,7 +67,10 @@ class FakeCluster:
 
     def __init__(self, state: ClusterState) -> None:
         self.state = state
-        self.templates = {"gpu": load("resourceclaimtemplate-gpu.yaml"), "ib-network": load("resourceclaimtemplate-ib-network.yaml")}
+        self.templates = {
+            "gpu": load("resourceclaimtemplate-gpu.yaml"),
+            "ib-network": load("resourceclaimtemplate-ib-network.yaml"),
+        }
         self.claims = {GPU_CLAIM: load("resourceclaim-gpu.yaml"), IB_CLAIM: load("resourceclaim-ib-network.yaml")}
         self.pods: dict[str, list[dict[str, Any]]] = {
             GPU_POD: [load("pod-smoke-pending.yaml"), load("pod-smoke-gpu-running.yaml")],
@@ -75,20 +88,35 @@ class FakeCluster:
         self.fail_deletes = False
         self.interrupt_on_delete = False
 
-    def list_nodes(self): return self.state.nodes
-    def list_pods(self, namespace): return self.state.driver_pods
-    def list_device_classes(self): return self.state.device_classes
-    def list_resource_slices(self): return self.state.resource_slices
-    def read_daemonset(self, namespace, name): return self.state.dranet
-    def read_claim_template(self, namespace, name): return self.templates.get(name)
-    def read_claim(self, namespace, name): return self.claims.get(name)
-    def pod_events(self, namespace, name): return self.events
+    def list_nodes(self):
+        return self.state.nodes
+
+    def list_pods(self, namespace):
+        return self.state.driver_pods
+
+    def list_device_classes(self):
+        return self.state.device_classes
+
+    def list_resource_slices(self):
+        return self.state.resource_slices
+
+    def read_daemonset(self, namespace, name):
+        return self.state.dranet
+
+    def read_claim_template(self, namespace, name):
+        return self.templates.get(name)
+
+    def read_claim(self, namespace, name):
+        return self.claims.get(name)
+
+    def pod_events(self, namespace, name):
+        return self.events
 
     def create_pod(self, namespace: str, manifest: dict[str, Any]) -> dict[str, Any]:
         self.created.append(manifest)
         return manifest
 
-    def read_pod(self, namespace: str, name: str) -> Optional[dict[str, Any]]:
+    def read_pod(self, namespace: str, name: str) -> dict[str, Any] | None:
         script = self.pods[name]
         count = self.reads[name] = self.reads.get(name, -1) + 1
         return script[min(count, len(script) - 1)]
@@ -106,8 +134,11 @@ class FakeCluster:
             raise ClusterError(f"delete {kind} dra-samples/{name}: HTTP 500 Internal Server Error")
         self.deleted.append(f"{kind}/{name}")
 
-    def delete_pod(self, namespace, name): self._delete("pod", name)
-    def delete_claim(self, namespace, name): self._delete("resourceclaim", name)
+    def delete_pod(self, namespace, name):
+        self._delete("pod", name)
+
+    def delete_claim(self, namespace, name):
+        self._delete("resourceclaim", name)
 
 
 class FakeClock:
@@ -123,7 +154,9 @@ class FakeClock:
 
 def settings(timeout_s: float = 10.0) -> SmokeSettings:
     clock = FakeClock()
-    return SmokeSettings(timeout_s=timeout_s, poll_interval_s=2.0, clock=clock, sleep=clock.sleep, name_suffix=lambda: "k3x9q")
+    return SmokeSettings(
+        timeout_s=timeout_s, poll_interval_s=2.0, clock=clock, sleep=clock.sleep, name_suffix=lambda: "k3x9q"
+    )
 
 
 @pytest.fixture
@@ -131,8 +164,10 @@ def cluster() -> FakeCluster:
     return FakeCluster(slice_node_state(copied(healthy_prod_state())))
 
 
-def smoke(cluster: FakeCluster, workload=GPU_WORKLOAD, timeout_s: float = 10.0, notes: Optional[list[str]] = None):
-    return SmokeRun(cluster, prod_expectations(), settings(timeout_s), (notes if notes is not None else []).append).run(workload)
+def smoke(cluster: FakeCluster, workload=GPU_WORKLOAD, timeout_s: float = 10.0, notes: list[str] | None = None):
+    return SmokeRun(cluster, prod_expectations(), settings(timeout_s), (notes if notes is not None else []).append).run(
+        workload
+    )
 
 
 def test_the_gpu_smoke_passes_and_deletes_its_pod_and_claim(cluster):
@@ -147,9 +182,18 @@ def test_the_gpu_smoke_passes_and_deletes_its_pod_and_claim(cluster):
 
 
 def test_the_smoke_pod_validates_against_kubernetes_1_34_and_tolerates_the_gpu_taints():
-    pod = smoke_pod(GPU_POD, "dra-samples", GPU_WORKLOAD, "nvidia/cuda:13.1.1-runtime-ubuntu24.04", prod_expectations().smoke_tolerations(), 900)
+    pod = smoke_pod(
+        GPU_POD,
+        "dra-samples",
+        GPU_WORKLOAD,
+        "nvidia/cuda:13.1.1-runtime-ubuntu24.04",
+        prod_expectations().smoke_tolerations(),
+        900,
+    )
     kubernetes_validate.validate(pod, "1.34", strict=True)
-    assert pod["spec"]["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Equal", "value": "true", "effect": "NoSchedule"}]
+    assert pod["spec"]["tolerations"] == [
+        {"key": "nvidia.com/gpu", "operator": "Equal", "value": "true", "effect": "NoSchedule"}
+    ]
     assert pod["spec"]["resourceClaims"] == [{"name": "gpu", "resourceClaimTemplateName": "gpu"}]
     assert pod["spec"]["activeDeadlineSeconds"] == 900
 
@@ -169,7 +213,7 @@ def test_nvidia_smi_listing_more_gpus_than_claimed_fails(cluster):
 def test_nvidia_smi_missing_from_the_container_fails_with_the_image_as_cause(cluster):
     cluster.outputs[NVIDIA_SMI] = ExecResult("", 'exec: "nvidia-smi": executable file not found in $PATH', 126)
     finding = smoke(cluster).findings[0]
-    assert finding.found.startswith("exit code 126: exec: \"nvidia-smi\"")
+    assert finding.found.startswith('exit code 126: exec: "nvidia-smi"')
     assert "--image" in finding.likely_cause
     assert f"pod/{GPU_POD}" in cluster.deleted
 
@@ -208,7 +252,11 @@ def test_an_api_failure_and_a_failed_cleanup_are_reported_together(cluster):
     cluster.outputs[NVIDIA_SMI] = ClusterError("exec nvidia-smi -L: HTTP 500")
     cluster.fail_deletes = True
     findings = smoke(cluster).findings
-    assert [f.subject for f in findings] == ["Kubernetes API", f"pod dra-samples/{GPU_POD}", f"resourceclaim dra-samples/{GPU_CLAIM}"]
+    assert [f.subject for f in findings] == [
+        "Kubernetes API",
+        f"pod dra-samples/{GPU_POD}",
+        f"resourceclaim dra-samples/{GPU_CLAIM}",
+    ]
 
 
 def test_cleanup_runs_on_ctrl_c(cluster):
@@ -276,7 +324,7 @@ def single(findings):
     return findings[0]
 
 
-def run_all(cluster: FakeCluster, expect, smoke_settings: Optional[SmokeSettings]):
+def run_all(cluster: FakeCluster, expect, smoke_settings: SmokeSettings | None):
     progress = Progress(io.StringIO(), interactive=False)
     return list(Verification(cluster, expect, smoke_settings, progress).run()), progress.stream.getvalue()
 
@@ -284,9 +332,17 @@ def run_all(cluster: FakeCluster, expect, smoke_settings: Optional[SmokeSettings
 def test_every_step_passes_on_a_healthy_prod_cluster(cluster):
     results, shown = run_all(cluster, prod_expectations(), settings())
     assert [(r.name, r.status) for r in results] == [
-        ("cluster-read", PASS), ("gpu-nodes", PASS), ("driver-pods", PASS), ("gpu-deviceclass", PASS), ("gpu-slices", PASS),
-        ("legacy-device-plugin", PASS), ("dranet", PASS), ("network-deviceclasses", PASS), ("dranet-slices", PASS),
-        ("smoke-gpu", PASS), ("smoke-ib-network", PASS),
+        ("cluster-read", PASS),
+        ("gpu-nodes", PASS),
+        ("driver-pods", PASS),
+        ("gpu-deviceclass", PASS),
+        ("gpu-slices", PASS),
+        ("legacy-device-plugin", PASS),
+        ("dranet", PASS),
+        ("network-deviceclasses", PASS),
+        ("dranet-slices", PASS),
+        ("smoke-gpu", PASS),
+        ("smoke-ib-network", PASS),
     ]
     assert "PASS [10/11] Smoke workload: gpu claim, nvidia-smi -L: pod on computeinstance-e00h7qk2rm8v1t9b4x" in shown
     assert "all 11 checks passed" in summary_table(results)
@@ -328,7 +384,10 @@ def test_without_any_devices_the_smoke_workloads_do_not_wait_for_a_timeout(clust
     results, _ = run_all(cluster, prod_expectations(), settings())
     smoke_results = [(r.status, r.summary) for r in results if r.name.startswith("smoke-")]
     assert smoke_results == [
-        (SKIP, "not run: no node publishes gpu.nvidia.com devices, so the claim cannot be allocated (see the slice checks)"),
+        (
+            SKIP,
+            "not run: no node publishes gpu.nvidia.com devices, so the claim cannot be allocated (see the slice checks)",
+        ),
         (SKIP, "not run: no node publishes dra.net devices, so the claim cannot be allocated (see the slice checks)"),
     ]
     assert cluster.created == []
@@ -387,7 +446,10 @@ def test_ctrl_c_with_a_failed_cleanup_names_what_is_left_and_claims_nothing_was(
     assert "smoke-cleanup" in shown.out
     cleanup = json.loads(report.read_text())["checks"][-1]
     assert (cleanup["name"], cleanup["status"]) == ("smoke-cleanup", FAIL)
-    assert [f["subject"] for f in cleanup["findings"]] == [f"pod dra-samples/{GPU_POD}", f"resourceclaim dra-samples/{GPU_CLAIM}"]
+    assert [f["subject"] for f in cleanup["findings"]] == [
+        f"pod dra-samples/{GPU_POD}",
+        f"resourceclaim dra-samples/{GPU_CLAIM}",
+    ]
 
 
 def test_a_second_ctrl_c_during_a_failing_cleanup_still_reports_the_leftovers(cluster):
@@ -395,7 +457,10 @@ def test_a_second_ctrl_c_during_a_failing_cleanup_still_reports_the_leftovers(cl
     cluster.fail_deletes = True
     with pytest.raises(KeyboardInterrupt) as interrupt:
         smoke(cluster)
-    assert [f.subject for f in interrupt.value.leftovers] == [f"pod dra-samples/{GPU_POD}", f"resourceclaim dra-samples/{GPU_CLAIM}"]
+    assert [f.subject for f in interrupt.value.leftovers] == [
+        f"pod dra-samples/{GPU_POD}",
+        f"resourceclaim dra-samples/{GPU_CLAIM}",
+    ]
 
 
 def test_the_cli_refuses_an_unknown_stack_with_exit_2(capsys):
@@ -405,8 +470,12 @@ def test_the_cli_refuses_an_unknown_stack_with_exit_2(capsys):
 
 def test_exec_exit_status_comes_from_the_error_channel():
     assert exit_status('{"metadata":{},"status":"Success"}') == (0, "")
-    failure = {"status": "Failure", "message": "command terminated with non-zero exit code: exit status 2", "reason": "NonZeroExitCode",
-               "details": {"causes": [{"reason": "ExitCode", "message": "2"}]}}
+    failure = {
+        "status": "Failure",
+        "message": "command terminated with non-zero exit code: exit status 2",
+        "reason": "NonZeroExitCode",
+        "details": {"causes": [{"reason": "ExitCode", "message": "2"}]},
+    }
     assert exit_status(json.dumps(failure)) == (2, failure["message"])
 
 
@@ -416,6 +485,7 @@ def test_the_adapter_turns_404_into_none_and_401_into_a_hint():
     def answer(status: int):
         def call(*_args, **_kwargs):
             raise ApiException(status=status, reason="nope")
+
         return call
 
     assert adapter._call("read DaemonSet kube-system/dranet", answer(404), missing_ok=True) is None
@@ -426,8 +496,8 @@ def test_the_adapter_turns_404_into_none_and_401_into_a_hint():
 class FakeApiServer(http.server.BaseHTTPRequestHandler):
     """Serves captured objects at their real API paths, so the adapter runs through the real client."""
 
-    routes: dict[str, Any] = {}
-    received: list[tuple[str, str, Any]] = []
+    routes: ClassVar[dict[str, Any]] = {}
+    received: ClassVar[list[tuple[str, str, Any]]] = []
 
     def _answer(self, status: int, body: Any) -> None:
         data = json.dumps(body).encode()
@@ -443,7 +513,9 @@ class FakeApiServer(http.server.BaseHTTPRequestHandler):
         if path in self.routes:
             self._answer(200, self.routes[path])
         else:
-            self._answer(404, {"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "NotFound", "code": 404})
+            self._answer(
+                404, {"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "NotFound", "code": 404}
+            )
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -458,8 +530,16 @@ class FakeApiServer(http.server.BaseHTTPRequestHandler):
 def api_server():
     FakeApiServer.routes = {
         "/api/v1/nodes": {"kind": "NodeList", "apiVersion": "v1", "items": [load("node-gpu.yaml")]},
-        "/apis/resource.k8s.io/v1/resourceslices": {"kind": "ResourceSliceList", "apiVersion": "resource.k8s.io/v1", "items": [load("resourceslice-gpu.yaml")]},
-        "/api/v1/namespaces/dra-samples/events": {"kind": "EventList", "apiVersion": "v1", "items": items("events-cannot-allocate.yaml")},
+        "/apis/resource.k8s.io/v1/resourceslices": {
+            "kind": "ResourceSliceList",
+            "apiVersion": "resource.k8s.io/v1",
+            "items": [load("resourceslice-gpu.yaml")],
+        },
+        "/api/v1/namespaces/dra-samples/events": {
+            "kind": "EventList",
+            "apiVersion": "v1",
+            "items": items("events-cannot-allocate.yaml"),
+        },
     }
     FakeApiServer.received = []
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), FakeApiServer)
@@ -473,15 +553,20 @@ def api_server():
 def test_the_adapter_hands_back_raw_api_json_through_the_real_client(api_server):
     nodes = api_server.list_nodes()
     assert nodes == [load("node-gpu.yaml")]
-    assert api_server.list_resource_slices()[0]["spec"]["devices"][0]["attributes"]["uuid"] == {"string": "GPU-da13c5fc-62e4-9b9e-3bdb-1f9b016fbbe1"}
+    assert api_server.list_resource_slices()[0]["spec"]["devices"][0]["attributes"]["uuid"] == {
+        "string": "GPU-da13c5fc-62e4-9b9e-3bdb-1f9b016fbbe1"
+    }
     assert api_server.read_daemonset("kube-system", "dranet") is None
-    with pytest.raises(ClusterError, match="needs Kubernetes 1.34"):
+    with pytest.raises(ClusterError, match=r"needs Kubernetes 1\.34"):
         api_server.list_device_classes()
     manifest = smoke_pod(GPU_POD, "dra-samples", GPU_WORKLOAD, "nvidia/cuda:13.1.1-runtime-ubuntu24.04", [], 900)
     assert api_server.create_pod("dra-samples", manifest) == manifest
     assert FakeApiServer.received[-1] == ("POST", "/api/v1/namespaces/dra-samples/pods", manifest)
     assert api_server.pod_events("dra-samples", GPU_POD)[0]["reason"] == "FailedScheduling"
-    assert "fieldSelector=involvedObject.kind%3DPod%2CinvolvedObject.name%3Dverify-gpu-k3x9q" in FakeApiServer.received[-1][1]
+    assert (
+        "fieldSelector=involvedObject.kind%3DPod%2CinvolvedObject.name%3Dverify-gpu-k3x9q"
+        in FakeApiServer.received[-1][1]
+    )
 
 
 def test_the_live_display_redraws_on_a_terminal_and_prints_each_state_once_in_a_log():
@@ -547,9 +632,14 @@ def test_ctrl_c_while_the_exec_stream_opens_stays_an_interrupt(scripted_exec):
 def test_an_exec_stream_refused_or_dropped_is_a_cluster_error_and_the_socket_is_closed(scripted_exec):
     refused = WebSocketBadStatusException("Handshake status 403 Forbidden -+-+- {} -+-+- b''", 403, "Forbidden")
     ScriptedSocket.failure, ScriptedSocket.fails_on_open = refused, True
-    with pytest.raises(ClusterError, match="could not open the exec stream: Handshake status 403 Forbidden.*pods/exec"):
+    with pytest.raises(
+        ClusterError, match=r"could not open the exec stream: Handshake status 403 Forbidden.*pods/exec"
+    ):
         scripted_exec.exec_in_pod("dra-samples", GPU_POD, "smoke", NVIDIA_SMI)
-    ScriptedSocket.failure, ScriptedSocket.fails_on_open = WebSocketConnectionClosedException("socket is already closed."), False
+    ScriptedSocket.failure, ScriptedSocket.fails_on_open = (
+        WebSocketConnectionClosedException("socket is already closed."),
+        False,
+    )
     with pytest.raises(ClusterError, match="exec stream broke: socket is already closed"):
         scripted_exec.exec_in_pod("dra-samples", GPU_POD, "smoke", NVIDIA_SMI)
     assert ScriptedSocket.closed

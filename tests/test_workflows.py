@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.helpers import STACKS
+
 ROOT = Path(__file__).resolve().parents[1]
 WORKFLOWS = ROOT / ".github" / "workflows"
 ACTIONS = ROOT / ".github" / "actions"
@@ -26,7 +28,6 @@ CURRENT_MAJORS = {
     "actions/upload-artifact": 7,
     "pulumi/actions": 7,
 }
-STACKS = sorted(path.stem.removeprefix("Pulumi.") for path in ROOT.glob("Pulumi.*.yaml"))
 SETUP_ACTION = "./.github/actions/pulumi-setup"
 REUSABLE_UP = "./.github/workflows/pulumi-up.yml"
 
@@ -76,7 +77,6 @@ def is_true(value) -> bool:
 
 def test_workflows_exist_for_tests_previews_and_deploys():
     assert {"test.yml", "preview.yml", "deploy.yml", "pulumi-up.yml"} <= set(all_workflows())
-    assert STACKS == ["dev", "prod"]
 
 
 def test_tests_run_on_every_push_and_pull_request_with_the_readme_command():
@@ -115,7 +115,7 @@ def test_permissions_are_read_only_except_the_pr_comment():
 
 def test_preview_job_previews_every_stack_with_the_policy_pack_refresh_and_a_pr_comment():
     job = workflow("preview.yml")["jobs"]["preview"]
-    assert job["strategy"]["matrix"]["stack"] == STACKS
+    assert job["strategy"]["matrix"]["stack"] == list(STACKS)
     assert job["strategy"]["fail-fast"] is False, "one stack's failure must not hide the other's preview"
     assert job["permissions"] == {"contents": "read", "pull-requests": "write"}
     uses = [step.get("uses", "") for step in job["steps"]]
@@ -137,11 +137,13 @@ def test_preview_job_only_runs_for_prs_from_this_repository_and_the_fork_job_for
 
 def test_fork_prs_get_the_offline_plan_in_the_summary_and_as_an_artifact_without_secrets():
     job = workflow("preview.yml")["jobs"]["offline-plan"]
-    assert job["strategy"]["matrix"]["stack"] == STACKS
+    assert job["strategy"]["matrix"]["stack"] == list(STACKS)
     assert "permissions" not in job, "the fork job needs nothing beyond the workflow's contents: read"
     assert "secrets." not in yaml.safe_dump(job), "a fork's run gets no secrets: the job must not need any"
     script = "\n".join(step.get("run", "") for step in job["steps"])
-    assert re.search(r'make --silent plan STACK="\$STACK" FORMAT=markdown > "plan-\$STACK\.md" \|\| status=\$\?', script)
+    assert re.search(
+        r'make --silent plan STACK="\$STACK" FORMAT=markdown > "plan-\$STACK\.md" \|\| status=\$\?', script
+    )
     assert script.rstrip().endswith('exit "$status"'), "a mandatory policy violation must still fail the job"
     assert "$GITHUB_STEP_SUMMARY" in script
     (upload,) = [step for step in job["steps"] if step.get("uses", "").startswith("actions/upload-artifact@")]
@@ -218,7 +220,7 @@ def test_pulumi_setup_installs_both_requirements_into_the_venv_program_and_pack_
     pack_venv = ROOT / "policies" / load(ROOT / "policies" / "PulumiPolicy.yaml")["runtime"]["options"]["virtualenv"]
     assert program_venv.resolve() == pack_venv.resolve() == ROOT / "venv"
     assert "curl -sSL https://storage.eu-north1.nebius.cloud/cli/install.sh | bash" in script
-    assert "nebius\" profile create" in script and "--service-account-file" in script
+    assert 'nebius" profile create' in script and "--service-account-file" in script
 
 
 @pytest.mark.parametrize("where, uses", every_uses(), ids=lambda value: str(value))
@@ -230,7 +232,9 @@ def test_every_action_is_local_or_pinned_to_its_current_major(where, uses):
     assert match, f"{where}: {uses} is not pinned to a major version tag (owner/name@vN)"
     action, major = match.group(1), int(match.group(2))
     assert action in CURRENT_MAJORS, f"{where}: {action} is not a known action; add it with its current major"
-    assert major == CURRENT_MAJORS[action], f"{where}: {action} is @v{major}, the current major is v{CURRENT_MAJORS[action]}"
+    assert major == CURRENT_MAJORS[action], (
+        f"{where}: {action} is @v{major}, the current major is v{CURRENT_MAJORS[action]}"
+    )
 
 
 def test_every_secret_the_workflows_read_is_documented():
@@ -264,6 +268,8 @@ def test_actionlint_reports_a_broken_workflow(tmp_path):
     """Guards the test above: a lint that cannot fail proves nothing."""
     broken = tmp_path / ".github" / "workflows" / "broken.yml"
     broken.parent.mkdir(parents=True)
-    broken.write_text("on: push\njobs:\n  x:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo ${{ matrix.nope }}\n")
+    broken.write_text(
+        "on: push\njobs:\n  x:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo ${{ matrix.nope }}\n"
+    )
     result = run_actionlint(tmp_path, [broken])
     assert result.returncode == 1 and "matrix" in result.stdout

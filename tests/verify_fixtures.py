@@ -23,7 +23,7 @@ SYSTEM_NODE = "computeinstance-e00s9ys7m4c2kq1w8d"
 PROD_GROUPS = {"h200-train": 4, "h200-burst": 1}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _parsed(name: str) -> dict[str, Any]:
     return yaml.safe_load((DATA / name).read_text())
 
@@ -60,13 +60,23 @@ def plugin_pod(node: str, fixture: str = "pod-kubelet-plugin.yaml") -> dict[str,
 
 def node_names(groups: dict[str, int]) -> dict[str, str]:
     """Node name -> group, with names shaped like Nebius compute instance IDs."""
-    return {f"computeinstance-e00{group.split('-')[-1]}{index:05d}": group for group, count in groups.items() for index in range(count)}
+    return {
+        f"computeinstance-e00{group.split('-')[-1]}{index:05d}": group
+        for group, count in groups.items()
+        for index in range(count)
+    }
 
 
 def healthy_state(groups: dict[str, int], infiniband: bool = True) -> ClusterState:
     nodes = node_names(groups)
     dranet = load("daemonset-dranet.yaml")
-    for key in ("currentNumberScheduled", "desiredNumberScheduled", "numberAvailable", "numberReady", "updatedNumberScheduled"):
+    for key in (
+        "currentNumberScheduled",
+        "desiredNumberScheduled",
+        "numberAvailable",
+        "numberReady",
+        "updatedNumberScheduled",
+    ):
         dranet["status"][key] = len(nodes)
     slices = [on_node(load("resourceslice-gpu.yaml"), node) for node in nodes]
     if infiniband:

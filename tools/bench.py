@@ -24,12 +24,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional, Sequence
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
-IMPORT_FLOOR = "import pulumi, pulumi_nebius, pulumi_kubernetes.core.v1, pulumi_kubernetes.helm.v3, pulumi_kubernetes.resource.v1"
+IMPORT_FLOOR = (
+    "import pulumi, pulumi_nebius, pulumi_kubernetes.core.v1, pulumi_kubernetes.helm.v3, pulumi_kubernetes.resource.v1"
+)
 CLAIM_TEMPLATES_KEY = "userClaimTemplates"
 GENERATED = ((1, 0), (10, 0), (100, 0), (1, 200), (10, 20), (100, 200))
 DEV_TARGET = 1.3
@@ -42,13 +44,22 @@ def generated_config(gpu_groups: int, claim_templates: int) -> dict[str, str]:
 
     config = load_stack_config("dev")
     groups = [
-        {"name": f"g{index:03d}", "platform": "gpu-h200-sxm", "preset": "8gpu-128vcpu-1600gb", "driversPreset": "cuda13.0", "fixedNodeCount": 1}
+        {
+            "name": f"g{index:03d}",
+            "platform": "gpu-h200-sxm",
+            "preset": "8gpu-128vcpu-1600gb",
+            "driversPreset": "cuda13.0",
+            "fixedNodeCount": 1,
+        }
         for index in range(gpu_groups)
     ]
     config["nebius-dra:gpuNodeGroups"] = json.dumps(groups)
     if claim_templates:
         templates = [
-            {"name": f"user-{index:03d}", "requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 1}}]}
+            {
+                "name": f"user-{index:03d}",
+                "requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 1}}],
+            }
             for index in range(claim_templates)
         ]
         config[f"nebius-dra:{CLAIM_TEMPLATES_KEY}"] = json.dumps(templates)
@@ -73,9 +84,9 @@ def plan_generated(gpu_groups: int, claim_templates: int, out: Path) -> int:
 class Measurement:
     label: str
     seconds: list[float]
-    resources: Optional[int] = None
-    claim_templates: Optional[int] = None
-    failure: Optional[str] = None
+    resources: int | None = None
+    claim_templates: int | None = None
+    failure: str | None = None
 
     @property
     def median(self) -> float:
@@ -129,8 +140,12 @@ def run_benchmark(runs: int) -> list[str]:
     with tempfile.TemporaryDirectory(prefix="bench-plan-") as scratch:
         measurements = [
             measure("import floor", [python, "-c", IMPORT_FLOOR], runs),
-            measure("plan dev", [python, "-m", "tools.plan", "--stack", "dev", "--format", "json", "--out", scratch], runs),
-            measure("plan prod", [python, "-m", "tools.plan", "--stack", "prod", "--format", "json", "--out", scratch], runs),
+            measure(
+                "plan dev", [python, "-m", "tools.plan", "--stack", "dev", "--format", "json", "--out", scratch], runs
+            ),
+            measure(
+                "plan prod", [python, "-m", "tools.plan", "--stack", "prod", "--format", "json", "--out", scratch], runs
+            ),
         ]
         for groups, templates in GENERATED:
             command = [python, "-m", "tools.bench", "--generated", f"{groups},{templates}", "--out", scratch]
@@ -165,7 +180,7 @@ def run_benchmark(runs: int) -> list[str]:
     return lines
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5, help="runs per measurement; the median is reported (default 5)")
     parser.add_argument("--generated", help=argparse.SUPPRESS)

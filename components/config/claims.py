@@ -9,9 +9,10 @@ they name the entry and what to write instead.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from functools import lru_cache
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any
 
 from components.config.errors import ConfigProblems, config_key, shown
 from components.config.raw import RawConfig
@@ -32,7 +33,14 @@ from components.dra_constants import (
     REMOVED_GPU_ATTRIBUTES,
 )
 from components.labels import DNS_LABEL
-from components.model import ClaimsConfig, ConstraintConfig, DeviceRequestConfig, GpuNodeGroupConfig, OpaqueConfig, UserClaimTemplate
+from components.model import (
+    ClaimsConfig,
+    ConstraintConfig,
+    DeviceRequestConfig,
+    GpuNodeGroupConfig,
+    OpaqueConfig,
+    UserClaimTemplate,
+)
 
 _DNS_PART = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 DNS_SUBDOMAIN = re.compile(rf"^{_DNS_PART}(\.{_DNS_PART})*$")
@@ -54,7 +62,7 @@ def _cel_environment() -> Any:
     return celpy.Environment()
 
 
-def cel_compile_error(expression: str) -> Optional[str]:
+def cel_compile_error(expression: str) -> str | None:
     """Why `expression` is not CEL, or None; the API server would refuse it the same way."""
     import celpy
 
@@ -67,17 +75,19 @@ def cel_compile_error(expression: str) -> Optional[str]:
     return None
 
 
-def removed_attribute_in(expression: str) -> Optional[str]:
+def removed_attribute_in(expression: str) -> str | None:
     match = REMOVED_ATTRIBUTE_IN_CEL.search(expression)
     return match.group(1) if match and GPU_DRIVER in expression else None
 
 
-def image_problem(image: str) -> Optional[str]:
+def image_problem(image: str) -> str | None:
     if IMAGE_DIGEST.search(image):
         return None
     tag = IMAGE_TAG.search(image.rsplit("/", 1)[-1])
     if tag is None:
-        return "has no tag; pin one (for example nvidia/cuda:13.1.1-runtime-ubuntu24.04) so every run pulls the same image"
+        return (
+            "has no tag; pin one (for example nvidia/cuda:13.1.1-runtime-ubuntu24.04) so every run pulls the same image"
+        )
     if tag.group(1) == "latest":
         return "uses the tag latest, which moves; pin a release tag or a digest"
     return None
@@ -93,7 +103,14 @@ def _strings(value: Any, key: str, problems: ConfigProblems, what: str) -> tuple
 class _TemplateReader:
     """Reads one `userClaimTemplates` entry; every complaint names the entry and the field."""
 
-    def __init__(self, entry: Mapping[str, Any], where: str, allowed_classes: Sequence[str], infiniband: bool, problems: ConfigProblems) -> None:
+    def __init__(
+        self,
+        entry: Mapping[str, Any],
+        where: str,
+        allowed_classes: Sequence[str],
+        infiniband: bool,
+        problems: ConfigProblems,
+    ) -> None:
         self.entry = entry
         self.where = where
         self.allowed_classes = allowed_classes
@@ -109,7 +126,9 @@ class _TemplateReader:
             self.add(f"unknown field(s) {', '.join(unknown)}; allowed: {', '.join(sorted(TEMPLATE_FIELDS))}")
         raw_requests = self.entry.get("requests")
         if not isinstance(raw_requests, list) or not raw_requests:
-            self.add(f"requests got {shown(raw_requests)}; expected a non-empty list of {{name, exactly: {{deviceClassName, count | allocationMode: All, selectors}}}}")
+            self.add(
+                f"requests got {shown(raw_requests)}; expected a non-empty list of {{name, exactly: {{deviceClassName, count | allocationMode: All, selectors}}}}"
+            )
             raw_requests = []
         requests = tuple(request for index, raw in enumerate(raw_requests) if (request := self.request(index, raw)))
         request_names = [request.name for request in requests]
@@ -123,7 +142,7 @@ class _TemplateReader:
             config=self.opaque(set(request_names)),
         )
 
-    def request(self, index: int, raw: Any) -> Optional[DeviceRequestConfig]:
+    def request(self, index: int, raw: Any) -> DeviceRequestConfig | None:
         spot = f"requests[{index}]"
         if not isinstance(raw, dict):
             self.add(f"{spot} got {shown(raw)}; expected {{name, exactly: {{...}}}}")
@@ -140,16 +159,22 @@ class _TemplateReader:
             self.add(f"{spot} has unknown field(s) {', '.join(unknown)}; allowed: name, exactly")
         name = raw.get("name")
         if not isinstance(name, str) or not DNS_LABEL.match(name):
-            self.add(f"{spot}.name got {shown(name)}; expected a DNS label (lowercase letters, digits and '-', at most 63 characters)")
+            self.add(
+                f"{spot}.name got {shown(name)}; expected a DNS label (lowercase letters, digits and '-', at most 63 characters)"
+            )
             return None
         spot = f"request {name}"
         exactly = raw.get("exactly")
         if not isinstance(exactly, dict):
-            self.add(f"{spot}: exactly got {shown(exactly)}; expected {{deviceClassName, count | allocationMode: All, selectors}}")
+            self.add(
+                f"{spot}: exactly got {shown(exactly)}; expected {{deviceClassName, count | allocationMode: All, selectors}}"
+            )
             return None
         unknown = sorted(set(exactly) - EXACT_FIELDS)
         if unknown:
-            self.add(f"{spot}: exactly has unknown field(s) {', '.join(unknown)}; allowed: {', '.join(sorted(EXACT_FIELDS))}")
+            self.add(
+                f"{spot}: exactly has unknown field(s) {', '.join(unknown)}; allowed: {', '.join(sorted(EXACT_FIELDS))}"
+            )
         return DeviceRequestConfig(
             name=name,
             device_class=self.device_class(spot, exactly.get("deviceClassName")),
@@ -167,10 +192,12 @@ class _TemplateReader:
             )
             return str(device_class)
         if device_class in NETWORK_CLASSES and not self.infiniband:
-            self.add(f"{spot}: deviceClassName {device_class} needs DRANet's NICs, which only InfiniBand GPU groups have; set infiniband: true on a GPU node group or drop this request")
+            self.add(
+                f"{spot}: deviceClassName {device_class} needs DRANet's NICs, which only InfiniBand GPU groups have; set infiniband: true on a GPU node group or drop this request"
+            )
         return device_class
 
-    def count(self, spot: str, exactly: Mapping[str, Any]) -> Optional[int]:
+    def count(self, spot: str, exactly: Mapping[str, Any]) -> int | None:
         mode = exactly.get("allocationMode", EXACT_COUNT)
         count = exactly.get("count")
         if mode not in (EXACT_COUNT, ALL_DEVICES):
@@ -178,7 +205,9 @@ class _TemplateReader:
             return None
         if mode == ALL_DEVICES:
             if count is not None:
-                self.add(f"{spot}: count is set with allocationMode All, which takes every matching device on the node; drop count or use ExactCount")
+                self.add(
+                    f"{spot}: count is set with allocationMode All, which takes every matching device on the node; drop count or use ExactCount"
+                )
             return None
         if count is None:
             return 1
@@ -196,7 +225,11 @@ class _TemplateReader:
             return ()
         expressions = []
         for index, selector in enumerate(raw):
-            expression = selector.get("cel", {}).get("expression") if isinstance(selector, dict) and isinstance(selector.get("cel"), dict) else None
+            expression = (
+                selector.get("cel", {}).get("expression")
+                if isinstance(selector, dict) and isinstance(selector.get("cel"), dict)
+                else None
+            )
             if not isinstance(expression, str) or set(selector) != {"cel"} or set(selector["cel"]) != {"expression"}:
                 self.add(f"{spot}: selectors[{index}] got {shown(selector)}; expected {shape}")
                 continue
@@ -222,7 +255,9 @@ class _TemplateReader:
                 "or set separateNetworkDevices: true if the workload really needs two devices"
             )
         if "separateNetworkDevices" in self.entry and not isinstance(self.entry["separateNetworkDevices"], bool):
-            self.add(f"separateNetworkDevices got {shown(self.entry['separateNetworkDevices'])}; expected true or false")
+            self.add(
+                f"separateNetworkDevices got {shown(self.entry['separateNetworkDevices'])}; expected true or false"
+            )
 
     def listed(self, field_name: str, shape: str) -> list[Any]:
         raw = self.entry.get(field_name, [])
@@ -231,7 +266,7 @@ class _TemplateReader:
         self.add(f"{field_name} got {shown(raw)}; expected a list of {shape}")
         return []
 
-    def request_references(self, spot: str, value: Any, request_names: set[str]) -> Optional[tuple[str, ...]]:
+    def request_references(self, spot: str, value: Any, request_names: set[str]) -> tuple[str, ...] | None:
         """The requests an entry applies to (empty: all of them), or None when it names one this template lacks."""
         if value is None:
             return ()
@@ -240,11 +275,15 @@ class _TemplateReader:
             return None
         missing = sorted(set(value) - request_names)
         if missing:
-            self.add(f"{spot}.requests names {', '.join(missing)}, which this template does not request; its requests: {', '.join(sorted(request_names))}")
+            self.add(
+                f"{spot}.requests names {', '.join(missing)}, which this template does not request; its requests: {', '.join(sorted(request_names))}"
+            )
             return None
         return tuple(value)
 
-    def foreign_driver_request(self, attribute: str, requests: Sequence[DeviceRequestConfig]) -> Optional[DeviceRequestConfig]:
+    def foreign_driver_request(
+        self, attribute: str, requests: Sequence[DeviceRequestConfig]
+    ) -> DeviceRequestConfig | None:
         """A request whose devices come from another driver than the one that publishes a driver-domain attribute.
 
         A device without the matched attribute is never chosen, so such a constraint can never be met;
@@ -253,7 +292,9 @@ class _TemplateReader:
         domain = attribute.partition("/")[0]
         if domain not in CLASS_DRIVERS.values():
             return None
-        return next((request for request in requests if CLASS_DRIVERS.get(request.device_class, domain) != domain), None)
+        return next(
+            (request for request in requests if CLASS_DRIVERS.get(request.device_class, domain) != domain), None
+        )
 
     def constraints(self, all_requests: Sequence[DeviceRequestConfig]) -> tuple[ConstraintConfig, ...]:
         request_names = {request.name for request in all_requests}
@@ -261,16 +302,24 @@ class _TemplateReader:
         for index, item in enumerate(self.listed("constraints", "{requests, matchAttribute}")):
             spot = f"constraints[{index}]"
             if not isinstance(item, dict) or set(item) - {"requests", "matchAttribute"} or "matchAttribute" not in item:
-                self.add(f"{spot} got {shown(item)}; expected {{requests: [...], matchAttribute: <domain>/<attribute>}}")
+                self.add(
+                    f"{spot} got {shown(item)}; expected {{requests: [...], matchAttribute: <domain>/<attribute>}}"
+                )
                 continue
             attribute = item["matchAttribute"]
             requests = self.request_references(spot, item.get("requests"), request_names)
             if not isinstance(attribute, str) or not QUALIFIED_ATTRIBUTE.match(attribute):
-                self.add(f"{spot}.matchAttribute got {shown(attribute)}; expected a qualified attribute such as resource.kubernetes.io/pcieRoot")
+                self.add(
+                    f"{spot}.matchAttribute got {shown(attribute)}; expected a qualified attribute such as resource.kubernetes.io/pcieRoot"
+                )
             elif attribute.partition("/")[0] == GPU_DRIVER and attribute.partition("/")[2] in REMOVED_GPU_ATTRIBUTES:
-                self.add(f"{spot}.matchAttribute {attribute} was removed from the NVIDIA DRA driver in 25.8.0, so no device has it; use resource.kubernetes.io/pcieRoot")
+                self.add(
+                    f"{spot}.matchAttribute {attribute} was removed from the NVIDIA DRA driver in 25.8.0, so no device has it; use resource.kubernetes.io/pcieRoot"
+                )
             elif requests is not None:
-                foreign = self.foreign_driver_request(attribute, [r for r in all_requests if not requests or r.name in requests])
+                foreign = self.foreign_driver_request(
+                    attribute, [r for r in all_requests if not requests or r.name in requests]
+                )
                 if foreign:
                     domain = attribute.partition("/")[0]
                     self.add(
@@ -287,7 +336,11 @@ class _TemplateReader:
         for index, item in enumerate(self.listed("config", "{requests, opaque: {driver, parameters}}")):
             spot = f"config[{index}]"
             opaque = item.get("opaque") if isinstance(item, dict) else None
-            if not isinstance(opaque, dict) or set(item) - {"requests", "opaque"} or set(opaque) != {"driver", "parameters"}:
+            if (
+                not isinstance(opaque, dict)
+                or set(item) - {"requests", "opaque"}
+                or set(opaque) != {"driver", "parameters"}
+            ):
                 self.add(f"{spot} got {shown(item)}; expected {{requests: [...], opaque: {{driver, parameters}}}}")
                 continue
             driver, parameters = opaque["driver"], opaque["parameters"]
@@ -295,13 +348,17 @@ class _TemplateReader:
             if not isinstance(driver, str) or not DNS_SUBDOMAIN.match(driver):
                 self.add(f"{spot}.opaque.driver got {shown(driver)}; expected a driver name such as {GPU_DRIVER}")
             elif not isinstance(parameters, dict) or not {"apiVersion", "kind"} <= set(parameters):
-                self.add(f"{spot}.opaque.parameters got {shown(parameters)}; expected a map with apiVersion and kind (for example resource.nvidia.com/v1beta1, GpuConfig)")
+                self.add(
+                    f"{spot}.opaque.parameters got {shown(parameters)}; expected a map with apiVersion and kind (for example resource.nvidia.com/v1beta1, GpuConfig)"
+                )
             elif requests is not None:
                 configs.append(OpaqueConfig(driver=driver, parameters=parameters, requests=requests))
         return tuple(configs)
 
 
-def parse_user_templates(value: Any, allowed_classes: Sequence[str], infiniband: bool, builtin_names: Sequence[str], problems: ConfigProblems) -> tuple[UserClaimTemplate, ...]:
+def parse_user_templates(
+    value: Any, allowed_classes: Sequence[str], infiniband: bool, builtin_names: Sequence[str], problems: ConfigProblems
+) -> tuple[UserClaimTemplate, ...]:
     key = config_key("userClaimTemplates")
     if not isinstance(value, list):
         problems.add(key, f"got {shown(value)}; expected a list of claim templates in the stack file")
@@ -314,10 +371,16 @@ def parse_user_templates(value: Any, allowed_classes: Sequence[str], infiniband:
             problems.add(where, f"got {shown(entry)}; expected a map with name and requests")
             continue
         if not isinstance(name, str) or not DNS_SUBDOMAIN.match(name) or len(name) > 253:
-            problems.add(where, f"name got {shown(name)}; expected lowercase letters, digits, '-' and '.', starting and ending with a letter or digit")
+            problems.add(
+                where,
+                f"name got {shown(name)}; expected lowercase letters, digits, '-' and '.', starting and ending with a letter or digit",
+            )
             continue
         if name in builtin_names or name in {template.name for template in templates}:
-            problems.add(where, f"name {name} is already used by {'a built-in template' if name in builtin_names else 'another entry'}; choose another name")
+            problems.add(
+                where,
+                f"name {name} is already used by {'a built-in template' if name in builtin_names else 'another entry'}; choose another name",
+            )
             continue
         templates.append(_TemplateReader(entry, where, allowed_classes, infiniband, problems).template(name))
     return tuple(templates)
@@ -328,24 +391,50 @@ def _multi_gpu_count(read: RawConfig, largest_node: int, problems: ConfigProblem
     if count == 0:
         return largest_node
     if count == 1:
-        problems.add(config_key("multiGpuCount"), "got 1; the multi-GPU template needs 2 or more (the gpu template already asks for one), or 0 for every GPU of the largest node")
+        problems.add(
+            config_key("multiGpuCount"),
+            "got 1; the multi-GPU template needs 2 or more (the gpu template already asks for one), or 0 for every GPU of the largest node",
+        )
     elif count > largest_node:
-        problems.add(config_key("multiGpuCount"), f"got {count}, but the largest GPU node has {largest_node}; a claim's devices all come from one node, so it could never be allocated")
+        problems.add(
+            config_key("multiGpuCount"),
+            f"got {count}, but the largest GPU node has {largest_node}; a claim's devices all come from one node, so it could never be allocated",
+        )
     return count
 
 
-def parse_claims_config(read: RawConfig, gpu_groups: Sequence[GpuNodeGroupConfig], problems: ConfigProblems) -> ClaimsConfig:
+def parse_claims_config(
+    read: RawConfig, gpu_groups: Sequence[GpuNodeGroupConfig], problems: ConfigProblems
+) -> ClaimsConfig:
     """The claim templates and samples to create, or problems recorded against their keys."""
     infiniband = any(group.infiniband for group in gpu_groups)
     namespace = read.text("claimNamespace") or DEFAULT_CLAIM_NAMESPACE
     if not DNS_LABEL.match(namespace):
-        problems.add(config_key("claimNamespace"), f"got {shown(namespace)}; expected a DNS label (lowercase letters, digits and '-', at most 63 characters)")
-    builtins = _strings(read.structured("builtinClaimTemplates", list(BUILTIN_TEMPLATES)), "builtinClaimTemplates", problems, "built-in template names")
+        problems.add(
+            config_key("claimNamespace"),
+            f"got {shown(namespace)}; expected a DNS label (lowercase letters, digits and '-', at most 63 characters)",
+        )
+    builtins = _strings(
+        read.structured("builtinClaimTemplates", list(BUILTIN_TEMPLATES)),
+        "builtinClaimTemplates",
+        problems,
+        "built-in template names",
+    )
     unknown = sorted(set(builtins) - set(BUILTIN_TEMPLATES))
     if unknown:
-        problems.add(config_key("builtinClaimTemplates"), f"unknown template(s) {', '.join(unknown)}; allowed: {', '.join(BUILTIN_TEMPLATES)}")
-    products = _strings(read.structured("gpuProducts", list(DEFAULT_GPU_PRODUCTS)), "gpuProducts", problems, "GPU product names as nvidia-smi prints them (for example \"NVIDIA H200\")")
-    allowed_classes = _strings(read.structured("allowedDeviceClasses", []), "allowedDeviceClasses", problems, "DeviceClass names")
+        problems.add(
+            config_key("builtinClaimTemplates"),
+            f"unknown template(s) {', '.join(unknown)}; allowed: {', '.join(BUILTIN_TEMPLATES)}",
+        )
+    products = _strings(
+        read.structured("gpuProducts", list(DEFAULT_GPU_PRODUCTS)),
+        "gpuProducts",
+        problems,
+        'GPU product names as nvidia-smi prints them (for example "NVIDIA H200")',
+    )
+    allowed_classes = _strings(
+        read.structured("allowedDeviceClasses", []), "allowedDeviceClasses", problems, "DeviceClass names"
+    )
     images = {}
     for key in ("sampleGpuImage", "sampleRdmaImage"):
         images[key] = read.text(key, required=True) or ""
@@ -364,10 +453,15 @@ def parse_claims_config(read: RawConfig, gpu_groups: Sequence[GpuNodeGroupConfig
         infiniband=infiniband,
     )
     active = claims.active_builtin_templates
-    user_templates = parse_user_templates(read.structured("userClaimTemplates", []), allowed_classes, infiniband, active, problems)
+    user_templates = parse_user_templates(
+        read.structured("userClaimTemplates", []), allowed_classes, infiniband, active, problems
+    )
     if claims.sample_pods:
         needed = [GPU_TEMPLATE, IB_TEMPLATE] if infiniband else [GPU_TEMPLATE]
         for name in needed:
             if name not in active:
-                problems.add(config_key("samplePods"), f"is true, but the samples claim the built-in template {name}, which {config_key('builtinClaimTemplates')} leaves out; add it or set samplePods to false")
+                problems.add(
+                    config_key("samplePods"),
+                    f"is true, but the samples claim the built-in template {name}, which {config_key('builtinClaimTemplates')} leaves out; add it or set samplePods to false",
+                )
     return replace(claims, user_templates=user_templates)

@@ -11,8 +11,9 @@ is registered.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from components.config.errors import ConfigProblems, config_key, shown
 from components.config.raw import RawConfig
@@ -59,8 +60,20 @@ class ChartLine:
 
 
 CHART_LINES = {
-    LEGACY_CHART: ChartLine(LEGACY_CHART, "25.12.0", re.compile(r"^25\.12\.0$"), "25.12.0 (the last release under this name)", (NGC_REPOSITORY,)),
-    RENAMED_CHART: ChartLine(RENAMED_CHART, "0.4.1", re.compile(r"^0\.4\.\d+$"), "0.4.x, for example 0.4.1", (NGC_REPOSITORY, KUBERNETES_OCI_REPOSITORY)),
+    LEGACY_CHART: ChartLine(
+        LEGACY_CHART,
+        "25.12.0",
+        re.compile(r"^25\.12\.0$"),
+        "25.12.0 (the last release under this name)",
+        (NGC_REPOSITORY,),
+    ),
+    RENAMED_CHART: ChartLine(
+        RENAMED_CHART,
+        "0.4.1",
+        re.compile(r"^0\.4\.\d+$"),
+        "0.4.x, for example 0.4.1",
+        (NGC_REPOSITORY, KUBERNETES_OCI_REPOSITORY),
+    ),
 }
 
 
@@ -108,7 +121,9 @@ def guarded_override_problems(driver: DraDriverConfig, gpu_taints: Iterable[Tain
 def _chart_line(read: RawConfig, problems: ConfigProblems) -> ChartLine:
     chart = read.text("draDriverChart") or LEGACY_CHART
     if chart not in CHART_LINES:
-        problems.add(config_key("draDriverChart"), f"got {shown(chart)}; allowed: {LEGACY_CHART} (default) or {RENAMED_CHART}")
+        problems.add(
+            config_key("draDriverChart"), f"got {shown(chart)}; allowed: {LEGACY_CHART} (default) or {RENAMED_CHART}"
+        )
         return CHART_LINES[LEGACY_CHART]
     return CHART_LINES[chart]
 
@@ -116,14 +131,20 @@ def _chart_line(read: RawConfig, problems: ConfigProblems) -> ChartLine:
 def _version(read: RawConfig, line: ChartLine, problems: ConfigProblems) -> str:
     version = read.text("draDriverVersion") or line.default_version
     if not line.version_pattern.match(version):
-        problems.add(config_key("draDriverVersion"), f"got {shown(version)} for chart {line.chart}; allowed: {line.allowed_versions}")
+        problems.add(
+            config_key("draDriverVersion"),
+            f"got {shown(version)} for chart {line.chart}; allowed: {line.allowed_versions}",
+        )
     return version
 
 
 def _repository(read: RawConfig, line: ChartLine, problems: ConfigProblems) -> str:
     repository = (read.text("draDriverRepository") or NGC_REPOSITORY).rstrip("/")
     if repository not in line.repositories:
-        problems.add(config_key("draDriverRepository"), f"got {shown(repository)} for chart {line.chart}; allowed: {' or '.join(line.repositories)}")
+        problems.add(
+            config_key("draDriverRepository"),
+            f"got {shown(repository)} for chart {line.chart}; allowed: {' or '.join(line.repositories)}",
+        )
     return repository
 
 
@@ -131,28 +152,39 @@ def _namespace(read: RawConfig, problems: ConfigProblems) -> str:
     namespace = read.text("draDriverNamespace") or DEFAULT_DRIVER_NAMESPACE
     key = config_key("draDriverNamespace")
     if namespace == "default":
-        problems.add(key, f"got \"default\": the chart refuses to install into the default namespace, and the driver's privileged pods belong in a namespace of their own; use {DEFAULT_DRIVER_NAMESPACE}")
+        problems.add(
+            key,
+            f'got "default": the chart refuses to install into the default namespace, and the driver\'s privileged pods belong in a namespace of their own; use {DEFAULT_DRIVER_NAMESPACE}',
+        )
     elif not DNS_LABEL.match(namespace):
-        problems.add(key, f"got {shown(namespace)}; expected a namespace name: at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit")
+        problems.add(
+            key,
+            f"got {shown(namespace)}; expected a namespace name: at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit",
+        )
     return namespace
 
 
 def _operator_version(read: RawConfig, key: str, default: str, problems: ConfigProblems) -> str:
     version = read.text(key) or default
     if not OPERATOR_VERSION_PATTERN.match(version):
-        problems.add(config_key(key), f"got {shown(version)}; expected an exact chart version such as {default} (ranges are not pinned)")
+        problems.add(
+            config_key(key),
+            f"got {shown(version)}; expected an exact chart version such as {default} (ranges are not pinned)",
+        )
     return version
 
 
 def _check_mixed_modes(groups: Sequence[GpuNodeGroupConfig], problems: ConfigProblems) -> None:
     """The GPU Operator must not touch nodes whose image already ships the driver."""
-    exposed = [group.name for group in groups if group.preinstalled_driver and group.labels.get(OPERANDS_OFF_LABEL) != "false"]
+    exposed = [
+        group.name for group in groups if group.preinstalled_driver and group.labels.get(OPERANDS_OFF_LABEL) != "false"
+    ]
     if exposed:
         problems.add(
             config_key("gpuNodeGroups"),
             f"groups {', '.join(exposed)} have a driversPreset while other groups leave the driver to the GPU Operator; "
             f"the Operator would also install its driver and toolkit on the preset nodes. Either give every group a driversPreset, "
-            f"remove it from every group, or keep the Operator off the preset groups with labels: {{{OPERANDS_OFF_LABEL}: \"false\"}}",
+            f'remove it from every group, or keep the Operator off the preset groups with labels: {{{OPERANDS_OFF_LABEL}: "false"}}',
         )
 
 
@@ -160,7 +192,10 @@ def _driver_root(read: RawConfig, groups: Sequence[GpuNodeGroupConfig], problems
     key = config_key("draDriverRoot")
     given = read.text("draDriverRoot")
     if given is not None and not given.startswith("/"):
-        problems.add(key, f"got {shown(given)}; expected an absolute path on the node, such as {HOST_DRIVER_ROOT} or {OPERATOR_DRIVER_ROOT}")
+        problems.add(
+            key,
+            f"got {shown(given)}; expected an absolute path on the node, such as {HOST_DRIVER_ROOT} or {OPERATOR_DRIVER_ROOT}",
+        )
     modes = {group.preinstalled_driver for group in groups}
     if given is None and len(modes) > 1:
         problems.add(
@@ -181,7 +216,9 @@ def _value_overrides(read: RawConfig, problems: ConfigProblems) -> dict[str, Any
     return overrides
 
 
-def parse_driver_config(read: RawConfig, groups: Sequence[GpuNodeGroupConfig], problems: ConfigProblems) -> DraDriverConfig:
+def parse_driver_config(
+    read: RawConfig, groups: Sequence[GpuNodeGroupConfig], problems: ConfigProblems
+) -> DraDriverConfig:
     """Reads the driver keys; `groups` decides the driver mode and whether the Operators are needed."""
     line = _chart_line(read, problems)
     operator_groups = tuple(group for group in groups if not group.preinstalled_driver)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any
 
 import pulumi
 
@@ -19,14 +20,16 @@ class RawConfig:
         self.raw = raw
         self.problems = problems
 
-    def _value(self, key: str) -> Optional[str]:
+    def _value(self, key: str) -> str | None:
         value = self.raw.get(key)
         return None if value is None or value == "" else value
 
-    def text(self, key: str, required: bool = False) -> Optional[str]:
+    def text(self, key: str, required: bool = False) -> str | None:
         value = self._value(key)
         if value is None and required:
-            self.problems.add(config_key(key), f"is required: set it with `pulumi config set {config_key(key)} <value>`")
+            self.problems.add(
+                config_key(key), f"is required: set it with `pulumi config set {config_key(key)} <value>`"
+            )
         return value
 
     def integer(self, key: str, minimum: int) -> int:
@@ -53,7 +56,10 @@ class RawConfig:
         try:
             return json.loads(value)
         except json.JSONDecodeError:
-            self.problems.add(config_key(key), f"got {shown(value)}, which is not structured YAML/JSON; set it in the stack file as a YAML list or map")
+            self.problems.add(
+                config_key(key),
+                f"got {shown(value)}, which is not structured YAML/JSON; set it in the stack file as a YAML list or map",
+            )
             return default
 
 

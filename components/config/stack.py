@@ -9,7 +9,7 @@ offline plan) merges in before the program runs, so every key is present here.
 from __future__ import annotations
 
 import re
-from typing import Mapping, Optional
+from collections.abc import Mapping
 
 from components.config.claims import parse_claims_config
 from components.config.driver import parse_driver_config
@@ -24,7 +24,7 @@ PATCH_VERSION_PATTERN = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
 ETCD_SIZES = (1, 3, 5)
 
 
-def parse_kubernetes_version(version: Optional[str], problems: ConfigProblems) -> str:
+def parse_kubernetes_version(version: str | None, problems: ConfigProblems) -> str:
     key = config_key("kubernetesVersion")
     allowed = 'MAJOR.MINOR (for example "1.34") or MAJOR.MINOR-nebius-node.N, at least 1.34'
     if version is None:
@@ -32,7 +32,10 @@ def parse_kubernetes_version(version: Optional[str], problems: ConfigProblems) -
         return ""
     patch = PATCH_VERSION_PATTERN.match(version)
     if patch:
-        problems.add(key, f"got {shown(version)}: Nebius mk8s takes no patch version; write \"{patch.group(1)}.{patch.group(2)}\" (allowed: {allowed})")
+        problems.add(
+            key,
+            f'got {shown(version)}: Nebius mk8s takes no patch version; write "{patch.group(1)}.{patch.group(2)}" (allowed: {allowed})',
+        )
         return version
     match = VERSION_PATTERN.match(version)
     if not match:
@@ -40,7 +43,10 @@ def parse_kubernetes_version(version: Optional[str], problems: ConfigProblems) -
         return version
     if (int(match.group(1)), int(match.group(2))) < MIN_KUBERNETES:
         hint = " (an unquoted 1.30 in YAML reads as 1.3: quote the version)" if re.match(r"^\d+\.\d$", version) else ""
-        problems.add(key, f"got {shown(version)}: DRA's resource.k8s.io/v1 API is GA from Kubernetes 1.34, so the stack needs 1.34 or later; write \"1.34\"{hint}")
+        problems.add(
+            key,
+            f'got {shown(version)}: DRA\'s resource.k8s.io/v1 API is GA from Kubernetes 1.34, so the stack needs 1.34 or later; write "1.34"{hint}',
+        )
     return version
 
 
@@ -58,7 +64,10 @@ def parse_stack_config(raw: Mapping[str, str], stack: str) -> StackConfig:
         nebius_profile=read.text("nebiusProfile"),
     )
     if cluster.etcd_cluster_size not in ETCD_SIZES:
-        problems.add(config_key("etcdClusterSize"), f"got {cluster.etcd_cluster_size}; allowed: {', '.join(map(str, ETCD_SIZES))} (3 for production)")
+        problems.add(
+            config_key("etcdClusterSize"),
+            f"got {cluster.etcd_cluster_size}; allowed: {', '.join(map(str, ETCD_SIZES))} (3 for production)",
+        )
     system_nodes = SystemNodeGroupConfig(
         platform=read.text("systemNodePlatform", required=True) or "",
         preset=read.text("systemNodePreset", required=True) or "",
@@ -66,12 +75,18 @@ def parse_stack_config(raw: Mapping[str, str], stack: str) -> StackConfig:
         boot_disk_gib=read.integer("systemNodeBootDiskGib", 64),
     )
     if system_nodes.platform.startswith("gpu-"):
-        problems.add(config_key("systemNodePlatform"), f"got {shown(system_nodes.platform)}; the system node group runs controllers and needs a CPU platform such as cpu-d3")
+        problems.add(
+            config_key("systemNodePlatform"),
+            f"got {shown(system_nodes.platform)}; the system node group runs controllers and needs a CPU platform such as cpu-d3",
+        )
     gpu_groups = parse_gpu_node_groups(read.structured("gpuNodeGroups", None), problems)
     fabric = read.text("infinibandFabric")
     for group in gpu_groups:
         if group.infiniband and fabric is None:
-            problems.add(f"{config_key('gpuNodeGroups')} entry {group.name}", f"infiniband is true but {config_key('infinibandFabric')} is not set; set it to the fabric of your GPU platform and region (for example fabric-3)")
+            problems.add(
+                f"{config_key('gpuNodeGroups')} entry {group.name}",
+                f"infiniband is true but {config_key('infinibandFabric')} is not set; set it to the fabric of your GPU platform and region (for example fabric-3)",
+            )
     config = StackConfig(
         cluster=cluster,
         system_nodes=system_nodes,

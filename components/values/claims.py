@@ -8,7 +8,8 @@ so a misspelt or newly added field fails a test instead of vanishing.
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from pulumi_kubernetes.resource import v1 as dra
 
@@ -44,7 +45,7 @@ def product_selector(products: Sequence[str]) -> str:
 def exact_request(
     name: str,
     device_class: str,
-    count: Optional[int] = 1,
+    count: int | None = 1,
     allocation_mode: str = EXACT_COUNT,
     selectors: Iterable[str] = (),
 ) -> dict[str, Any]:
@@ -92,7 +93,9 @@ def builtin_template_specs(claims: ClaimsConfig) -> dict[str, dict[str, Any]]:
     """The built-in templates this stack's nodes can satisfy, in the order the stack documents them."""
     candidates = {
         GPU_TEMPLATE: lambda: claim_template_spec([exact_request("gpu", GPU_CLASS)]),
-        MULTI_GPU_TEMPLATE: lambda: claim_template_spec([exact_request("gpus", GPU_CLASS, count=claims.multi_gpu_count)]),
+        MULTI_GPU_TEMPLATE: lambda: claim_template_spec(
+            [exact_request("gpus", GPU_CLASS, count=claims.multi_gpu_count)]
+        ),
         GPU_BY_PRODUCT_TEMPLATE: lambda: claim_template_spec(
             [exact_request("gpu", GPU_CLASS, selectors=[product_selector(claims.gpu_products)])]
         ),
@@ -127,12 +130,16 @@ def claim_template_specs(claims: ClaimsConfig) -> dict[str, dict[str, Any]]:
 
 def _selector_args(selector: Mapping[str, Any]) -> dra.DeviceSelectorArgs:
     cel = fields_of(selector, "selector", required={"cel"})["cel"]
-    return dra.DeviceSelectorArgs(cel=dra.CELDeviceSelectorArgs(expression=fields_of(cel, "cel", required={"expression"})["expression"]))
+    return dra.DeviceSelectorArgs(
+        cel=dra.CELDeviceSelectorArgs(expression=fields_of(cel, "cel", required={"expression"})["expression"])
+    )
 
 
 def _request_args(request: Mapping[str, Any]) -> dra.DeviceRequestArgs:
     fields = fields_of(request, "request", required={"name", "exactly"})
-    exactly = fields_of(fields["exactly"], "exactly", required={"deviceClassName"}, optional={"allocationMode", "count", "selectors"})
+    exactly = fields_of(
+        fields["exactly"], "exactly", required={"deviceClassName"}, optional={"allocationMode", "count", "selectors"}
+    )
     return dra.DeviceRequestArgs(
         name=fields["name"],
         exactly=dra.ExactDeviceRequestArgs(

@@ -8,7 +8,8 @@ only passes them to Helm.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from components.config.driver import guarded_values
 from components.dra_constants import RELEASE_NAME
@@ -26,12 +27,20 @@ def controller_placement(driver: DraDriverConfig, system_node_selector: Mapping[
     """
     placement: dict[str, Any] = {"nodeSelector": dict(system_node_selector)}
     if not driver.renamed_chart:
-        term = {"matchExpressions": [{"key": key, "operator": "In", "values": [value]} for key, value in system_node_selector.items()]}
-        placement["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}}
+        term = {
+            "matchExpressions": [
+                {"key": key, "operator": "In", "values": [value]} for key, value in system_node_selector.items()
+            ]
+        }
+        placement["affinity"] = {
+            "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}
+        }
     return placement
 
 
-def dra_driver_values(driver: DraDriverConfig, gpu_taints: Iterable[Taint], system_node_selector: Mapping[str, str]) -> dict[str, Any]:
+def dra_driver_values(
+    driver: DraDriverConfig, gpu_taints: Iterable[Taint], system_node_selector: Mapping[str, str]
+) -> dict[str, Any]:
     """The DRA driver's values: guarded values, controller placement, then the user's overrides."""
     values = guarded_values(driver, gpu_taints)
     if driver.compute_domains:

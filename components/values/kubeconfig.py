@@ -7,7 +7,6 @@ every call, so the file is safe to hand to CI runners that have the CLI and a pr
 from __future__ import annotations
 
 import base64
-from typing import Optional
 
 import yaml
 
@@ -15,7 +14,7 @@ EXEC_API_VERSION = "client.authentication.k8s.io/v1beta1"
 TOKEN_ARGS = ("mk8s", "v1", "cluster", "get-token", "--format", "json")
 
 
-def build_kubeconfig(cluster_name: str, endpoint: str, ca_pem: str, profile: Optional[str] = None) -> str:
+def build_kubeconfig(cluster_name: str, endpoint: str, ca_pem: str, profile: str | None = None) -> str:
     server = endpoint if endpoint.startswith("https://") else f"https://{endpoint}"
     user = f"{cluster_name}-nebius"
     args = [*TOKEN_ARGS] + (["--profile", profile] if profile else [])

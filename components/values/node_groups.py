@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Mapping, Optional, Union
+from collections.abc import Mapping
 
 import pulumi
 import pulumi_nebius as nebius
@@ -18,7 +18,7 @@ def node_template(
     preset: str,
     boot_disk_gib: int,
     labels: Mapping[str, str],
-    service_account_id: Optional[str],
+    service_account_id: str | None,
     **extra: object,
 ) -> nebius.Mk8sV1NodeGroupTemplateArgs:
     return nebius.Mk8sV1NodeGroupTemplateArgs(
@@ -30,8 +30,12 @@ def node_template(
     )
 
 
-def system_node_template(settings: SystemNodeGroupConfig, service_account_id: Optional[str]) -> nebius.Mk8sV1NodeGroupTemplateArgs:
-    return node_template(settings.platform, settings.preset, settings.boot_disk_gib, system_node_labels(), service_account_id)
+def system_node_template(
+    settings: SystemNodeGroupConfig, service_account_id: str | None
+) -> nebius.Mk8sV1NodeGroupTemplateArgs:
+    return node_template(
+        settings.platform, settings.preset, settings.boot_disk_gib, system_node_labels(), service_account_id
+    )
 
 
 def gpu_settings(group: GpuNodeGroupConfig) -> nebius.Mk8sV1NodeGroupTemplateGpuSettingsArgs:
@@ -39,7 +43,7 @@ def gpu_settings(group: GpuNodeGroupConfig) -> nebius.Mk8sV1NodeGroupTemplateGpu
 
 
 def gpu_node_template(
-    group: GpuNodeGroupConfig, gpu_cluster_id: Optional[pulumi.Input[str]], service_account_id: Optional[str]
+    group: GpuNodeGroupConfig, gpu_cluster_id: pulumi.Input[str] | None, service_account_id: str | None
 ) -> nebius.Mk8sV1NodeGroupTemplateArgs:
     fabric = nebius.Mk8sV1NodeGroupTemplateGpuClusterArgs(id=gpu_cluster_id) if gpu_cluster_id is not None else None
     return node_template(
@@ -50,11 +54,14 @@ def gpu_node_template(
         service_account_id,
         gpu_settings=gpu_settings(group),
         gpu_cluster=fabric,
-        taints=[nebius.Mk8sV1NodeGroupTemplateTaintArgs(key=t.key, value=t.value, effect=t.effect) for t in group.taints] or None,
+        taints=[
+            nebius.Mk8sV1NodeGroupTemplateTaintArgs(key=t.key, value=t.value, effect=t.effect) for t in group.taints
+        ]
+        or None,
     )
 
 
-def scaling(group: GpuNodeGroupConfig) -> dict[str, Union[int, None, nebius.Mk8sV1NodeGroupAutoscalingArgs]]:
+def scaling(group: GpuNodeGroupConfig) -> dict[str, int | nebius.Mk8sV1NodeGroupAutoscalingArgs | None]:
     if group.autoscaling is not None:
         return {
             "autoscaling": nebius.Mk8sV1NodeGroupAutoscalingArgs(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 RELEASE_TIMEOUT_SECONDS = 600
 
@@ -17,5 +17,5 @@ class ReleaseSpec:
     version: str
     namespace: str
     values: dict[str, Any]
-    repository: Optional[str]
+    repository: str | None
     timeout_seconds: int = RELEASE_TIMEOUT_SECONDS

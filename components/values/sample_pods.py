@@ -7,7 +7,8 @@ allocated but never handed to the container.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from pulumi_kubernetes.core import v1 as core
 
@@ -79,24 +80,33 @@ def _container_args(container: Mapping[str, Any]) -> core.ContainerArgs:
         image=fields["image"],
         command=fields["command"],
         resources=core.ResourceRequirementsArgs(
-            claims=[core.ResourceClaimArgs(name=fields_of(claim, "claim", required={"name"})["name"]) for claim in resources["claims"]]
+            claims=[
+                core.ResourceClaimArgs(name=fields_of(claim, "claim", required={"name"})["name"])
+                for claim in resources["claims"]
+            ]
         ),
     )
 
 
 def _toleration_args(toleration: Mapping[str, Any]) -> core.TolerationArgs:
     fields = fields_of(toleration, "toleration", required={"key", "operator", "effect"}, optional={"value"})
-    return core.TolerationArgs(key=fields["key"], operator=fields["operator"], value=fields.get("value"), effect=fields["effect"])
+    return core.TolerationArgs(
+        key=fields["key"], operator=fields["operator"], value=fields.get("value"), effect=fields["effect"]
+    )
 
 
 def _claim_args(claim: Mapping[str, Any]) -> core.PodResourceClaimArgs:
     fields = fields_of(claim, "resourceClaim", required={"name", "resourceClaimTemplateName"})
-    return core.PodResourceClaimArgs(name=fields["name"], resource_claim_template_name=fields["resourceClaimTemplateName"])
+    return core.PodResourceClaimArgs(
+        name=fields["name"], resource_claim_template_name=fields["resourceClaimTemplateName"]
+    )
 
 
 def pod_spec_args(spec: Mapping[str, Any]) -> core.PodSpecArgs:
     """The typed form of a sample Pod spec; an unknown field anywhere raises instead of being dropped."""
-    fields = fields_of(spec, "pod spec", required={"restartPolicy", "resourceClaims", "containers"}, optional={"tolerations"})
+    fields = fields_of(
+        spec, "pod spec", required={"restartPolicy", "resourceClaims", "containers"}, optional={"tolerations"}
+    )
     return core.PodSpecArgs(
         restart_policy=fields["restartPolicy"],
         resource_claims=[_claim_args(claim) for claim in fields["resourceClaims"]],

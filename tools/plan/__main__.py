@@ -19,8 +19,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Optional, Sequence
 
 from policies.dra_rules import PolicyConfigError
 from tools.plan.model import DEFAULT_OUT, Plan, build_plan
@@ -30,12 +30,18 @@ EXIT_OK, EXIT_POLICY, EXIT_PROGRAM = 0, 1, 2
 NO_FILES = "none"
 
 
-def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m tools.plan", description=__doc__.split("\n\n")[0])
     parser.add_argument("--stack", default="dev", help="stack to plan: reads Pulumi.<stack>.yaml (default dev)")
     parser.add_argument("--format", choices=sorted(RENDERERS), default="text", help="output format (default text)")
-    parser.add_argument("--out", default=str(DEFAULT_OUT), help=f"where the YAML files go, per stack; '{NO_FILES}' writes none (default {DEFAULT_OUT})")
-    parser.add_argument("--policy-config", type=Path, help="policy pack config, as for pulumi preview --policy-pack-config")
+    parser.add_argument(
+        "--out",
+        default=str(DEFAULT_OUT),
+        help=f"where the YAML files go, per stack; '{NO_FILES}' writes none (default {DEFAULT_OUT})",
+    )
+    parser.add_argument(
+        "--policy-config", type=Path, help="policy pack config, as for pulumi preview --policy-pack-config"
+    )
     return parser.parse_args(argv)
 
 
@@ -45,7 +51,7 @@ def exit_status(plan: Plan) -> int:
     return EXIT_POLICY if plan.blocked else EXIT_OK
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     out = None if args.out == NO_FILES else Path(args.out)
     try:

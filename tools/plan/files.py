@@ -9,9 +9,10 @@ are removed, or a deleted object would look as if it were still planned.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import yaml
 
@@ -25,14 +26,16 @@ CLUSTER_SCOPED = "_cluster"
 NOT_OBJECTS = ("kubernetes:helm.sh/", "kubernetes:yaml/", "kubernetes:kustomize/")
 PATCH_SUFFIX = "Patch"
 MARKER = ".nebius-dra-plan"
-MARKER_TEXT = "Written by `python -m tools.plan`: every other file in this directory is replaced or deleted on each run.\n"
+MARKER_TEXT = (
+    "Written by `python -m tools.plan`: every other file in this directory is replaced or deleted on each run.\n"
+)
 
 
 class ForeignDirectoryError(FileExistsError):
     """The output directory holds files the plan did not write; cleaning it could delete someone's work."""
 
 
-class _PlanDumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # libyaml when the wheel has it: 4x faster, same text
+class _PlanDumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]  # libyaml when the wheel has it: 4x faster, same text
     """Multi-line strings (scripts, CEL expressions) as literal blocks, so a diff shows lines, not escapes."""
 
 
@@ -44,7 +47,9 @@ _PlanDumper.add_representer(str, _represent_text)
 
 
 def to_yaml(document: Any) -> str:
-    return yaml.dump(document, Dumper=_PlanDumper, sort_keys=True, default_flow_style=False, allow_unicode=True, width=100)
+    return yaml.dump(
+        document, Dumper=_PlanDumper, sort_keys=True, default_flow_style=False, allow_unicode=True, width=100
+    )
 
 
 def _safe(part: str) -> str:
@@ -60,7 +65,9 @@ def api_version_and_kind(type_token: str, inputs: Mapping[str, Any]) -> tuple[st
 
 
 def is_kubernetes_object(type_token: str) -> bool:
-    return type_token.startswith("kubernetes:") and not type_token.startswith(NOT_OBJECTS) and type_token.count(":") == 2
+    return (
+        type_token.startswith("kubernetes:") and not type_token.startswith(NOT_OBJECTS) and type_token.count(":") == 2
+    )
 
 
 def kubernetes_manifest(resource: RegisteredResource, inputs: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -125,7 +132,9 @@ def write_plan_files(files: Mapping[str, str], directory: Path) -> WriteResult:
     delete a user's `./dev`.
     """
     if directory.is_dir() and any(directory.iterdir()) and not (directory / MARKER).is_file():
-        raise ForeignDirectoryError(f"{directory} has files the plan did not write (no {MARKER}); choose an empty or plan-made directory with --out")
+        raise ForeignDirectoryError(
+            f"{directory} has files the plan did not write (no {MARKER}); choose an empty or plan-made directory with --out"
+        )
     directory.mkdir(parents=True, exist_ok=True)
     (directory / MARKER).write_text(MARKER_TEXT)
     written, unchanged = [], []
@@ -144,7 +153,9 @@ def write_plan_files(files: Mapping[str, str], directory: Path) -> WriteResult:
     )
     for relative in removed:
         (directory / relative).unlink()
-    for folder in sorted((path for path in directory.rglob("*") if path.is_dir()), key=lambda p: len(p.parts), reverse=True):
+    for folder in sorted(
+        (path for path in directory.rglob("*") if path.is_dir()), key=lambda p: len(p.parts), reverse=True
+    ):
         if not any(folder.iterdir()):
             folder.rmdir()
     return WriteResult(directory, written, unchanged, removed)

@@ -12,8 +12,8 @@ machine. Each says where it comes from; adjust them when real runs disagree.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Optional
 
 from policies.dra_rules import CLUSTER_TYPE, NODE_GROUP_TYPE, POD_TYPE, field_at
 from tools.plan.mock_engine import RegisteredResource
@@ -35,8 +35,12 @@ DURATION_ESTIMATES: dict[str, Estimate] = {
     "GPU node group": Estimate(900, "typical observed: GPU VMs boot from a driver image and join the cluster"),
     "CPU node group": Estimate(300, "typical observed: CPU VMs boot and join the cluster"),
     "GPU cluster": Estimate(60, "typical observed: an InfiniBand fabric reservation, no VMs"),
-    "Helm release": Estimate(180, "chart install plus readiness wait; Pulumi's helm.v3.Release timeout (300 s default) is the upper bound"),
-    "Pod": Estimate(120, "image pull plus DRA allocation; the Kubernetes provider waits for Ready (10 min default timeout)"),
+    "Helm release": Estimate(
+        180, "chart install plus readiness wait; Pulumi's helm.v3.Release timeout (300 s default) is the upper bound"
+    ),
+    "Pod": Estimate(
+        120, "image pull plus DRA allocation; the Kubernetes provider waits for Ready (10 min default timeout)"
+    ),
     "provider": Estimate(0, "configured in-process, no API call"),
     "Kubernetes object": Estimate(5, "one API call; the Kubernetes provider has no readiness wait for these kinds"),
     "component": Estimate(0, "a grouping, nothing is created"),
@@ -75,7 +79,7 @@ class Edge:
     labels: tuple[str, ...]
 
 
-def provider_urn(reference: str) -> Optional[str]:
+def provider_urn(reference: str) -> str | None:
     """A provider reference is `<urn>::<id>`; the URN part names the provider resource."""
     return reference.rsplit("::", 1)[0] if reference else None
 
@@ -180,7 +184,7 @@ def critical_path(resources: Iterable[RegisteredResource], edges: list[Edge]) ->
         if edge.source in by_urn and edge.target in by_urn:
             waits_for[edge.target].append(edge.source)
     finish: dict[str, int] = {}
-    before: dict[str, Optional[str]] = {}
+    before: dict[str, str | None] = {}
 
     def finish_of(urn: str) -> int:
         if urn not in finish:
@@ -192,7 +196,7 @@ def critical_path(resources: Iterable[RegisteredResource], edges: list[Edge]) ->
 
     if not by_urn:
         return []
-    end: Optional[str] = max(sorted(by_urn), key=finish_of)
+    end: str | None = max(sorted(by_urn), key=finish_of)
     steps: list[PathStep] = []
     while end is not None:
         kind = estimate_kind(by_urn[end])

@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import runpy
 import sys
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Optional
+from typing import Any
 
 import pulumi
 from google.protobuf import struct_pb2
 from pulumi.runtime import mocks, rpc, settings
-from pulumi.runtime.proto import resource_pb2
 from pulumi.runtime.config import set_all_config
+from pulumi.runtime.proto import resource_pb2
 from pulumi.runtime.stack import run_in_stack
 from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
@@ -54,7 +55,7 @@ class ProgramRun:
     resources: list[RegisteredResource]
     outputs: dict[str, Any]
     secret_outputs: set[str]
-    error: Optional[BaseException]
+    error: BaseException | None
 
     def of_type(self, type_token: str) -> list[RegisteredResource]:
         return [r for r in self.resources if r.type == type_token]
@@ -67,10 +68,16 @@ def _mock_outputs(type_token: str, name: str, inputs: dict[str, Any]) -> dict[st
     """What the providers would report back that the program reads."""
     if type_token == "nebius:index/mk8sV1Cluster:Mk8sV1Cluster":
         public = "publicEndpoint" in ((inputs.get("controlPlane") or {}).get("endpoints") or {})
-        endpoints = {"publicEndpoint": f"https://{name}.mk8s.example"} if public else {"privateEndpoint": f"https://{name}.internal"}
+        endpoints = (
+            {"publicEndpoint": f"https://{name}.mk8s.example"}
+            if public
+            else {"privateEndpoint": f"https://{name}.internal"}
+        )
         return {"status": {"controlPlane": {"endpoints": endpoints, "auth": {"clusterCaCertificate": MOCK_CA_PEM}}}}
     if type_token == "kubernetes:helm.sh/v3:Release":
-        return {"status": {"name": inputs.get("name", name), "namespace": inputs.get("namespace", ""), "status": "deployed"}}
+        return {
+            "status": {"name": inputs.get("name", name), "namespace": inputs.get("namespace", ""), "status": "deployed"}
+        }
     return {}
 
 
@@ -86,10 +93,10 @@ def state_struct(state: Mapping[str, Any]) -> struct_pb2.Struct:
 
 
 class _RecordingMocks(pulumi.runtime.Mocks):
-    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[Optional[str], dict]:
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str | None, dict]:
         return f"{args.name}-id", {**args.inputs, **_mock_outputs(args.typ, args.name, args.inputs)}
 
-    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict, Optional[list[tuple[str, str]]]]:
+    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict, list[tuple[str, str]] | None]:
         return {}, None
 
 
@@ -122,7 +129,7 @@ class _RecordingMonitor(mocks.MockMonitor):
                 custom=request.custom or False,
             )
         )
-        self.resources[urn] = mocks.MockMonitor.ResourceRegistration(urn, resource_id, state)
+        self.resources[urn] = mocks.MockMonitor.ResourceRegistration(urn, resource_id or "", state)
         self.registered.append(
             RegisteredResource(
                 urn=urn,
@@ -139,7 +146,7 @@ class _RecordingMonitor(mocks.MockMonitor):
                 outputs=dict(state),
             )
         )
-        return resource_pb2.RegisterResourceResponse(urn=urn, id=resource_id, object=state_struct(state))
+        return resource_pb2.RegisterResourceResponse(urn=urn, id=resource_id or "", object=state_struct(state))
 
     def RegisterResourceOutputs(self, request):  # noqa: N802 (gRPC method name)
         if request.urn.endswith(f"::{STACK_TYPE}::{settings.get_project()}-{settings.get_stack()}"):
@@ -154,11 +161,11 @@ class _RecordingMonitor(mocks.MockMonitor):
 
 def run_program(
     stack: str,
-    config: Optional[Mapping[str, str]] = None,
+    config: Mapping[str, str] | None = None,
     project_dir: Path = PROJECT_DIR,
     project: str = "nebius-dra",
     preview: bool = False,
-    entry: Optional[Callable[[], None]] = None,
+    entry: Callable[[], None] | None = None,
 ) -> ProgramRun:
     """Runs `__main__.py` (or `entry`) for `stack`; `config` replaces the stack file's values when given."""
     values = dict(load_stack_config(stack, project_dir) if config is None else config)
@@ -167,14 +174,18 @@ def run_program(
     pulumi.runtime.set_mocks(_RecordingMocks(), project=project, stack=stack, preview=preview, monitor=monitor)
     settings.ROOT.set(None)
     set_all_config(values, [])
-    program = entry or (lambda: runpy.run_path(str(project_dir / "__main__.py"), run_name="__main__"))
-    error: Optional[BaseException] = None
+
+    def main_program() -> None:
+        runpy.run_path(str(project_dir / "__main__.py"), run_name="__main__")
+
+    program = entry or main_program
+    error: BaseException | None = None
     added_path = str(project_dir) not in sys.path
     if added_path:
         sys.path.insert(0, str(project_dir))
     try:
         _sync_await(run_in_stack(program))
-    except Exception as exc:  # noqa: BLE001 - reported to the caller, who decides how to show it
+    except Exception as exc:
         error = exc
     finally:
         if added_path:

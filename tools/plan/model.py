@@ -6,14 +6,15 @@ what `make bench` times is exactly what `make plan` does.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any
 
 from policies.dra_rules import Finding, PlannedResource, check_resources
-from tools.plan.mock_engine import ProgramRun, run_program
 from tools.plan.files import WriteResult, plan_files, write_plan_files
 from tools.plan.graph import Edge, PathStep, critical_path, dependency_edges
+from tools.plan.mock_engine import ProgramRun, run_program
 from tools.plan.settings import key_settings
 from tools.plan.tree import PlanNode, build_tree
 from tools.plan.values import mock_id_references, presentable
@@ -29,10 +30,10 @@ class Plan:
     edges: list[Edge] = field(default_factory=list)
     path: list[PathStep] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
-    files: Optional[WriteResult] = None
+    files: WriteResult | None = None
 
     @property
-    def error(self) -> Optional[BaseException]:
+    def error(self) -> BaseException | None:
         return self.run.error
 
     @property
@@ -50,9 +51,9 @@ def sorted_findings(findings: list[Finding]) -> list[Finding]:
 
 def build_plan(
     stack: str,
-    config: Optional[Mapping[str, str]] = None,
-    out: Optional[Path] = DEFAULT_OUT,
-    policy_config: Optional[Mapping[str, Any]] = None,
+    config: Mapping[str, str] | None = None,
+    out: Path | None = DEFAULT_OUT,
+    policy_config: Mapping[str, Any] | None = None,
 ) -> Plan:
     """Runs the program for `stack` and derives tree, graph, verdicts and files; `out=None` writes nothing."""
     run = run_program(stack, config=config)

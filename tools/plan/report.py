@@ -8,6 +8,7 @@ enough.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from tools.plan.graph import DURATION_ESTIMATES, minutes, render_mermaid
@@ -29,7 +30,9 @@ def _summary(plan: Plan) -> str:
     advisory = len(plan.findings) - mandatory
     verdict = f"BLOCKED by {mandatory} mandatory policy violation(s)" if mandatory else "policies pass"
     advice = f", {advisory} advisory finding(s)" if advisory else ""
-    return f"{len(nodes)} resources ({custom} created by providers, {len(nodes) - custom} components); {verdict}{advice}"
+    return (
+        f"{len(nodes)} resources ({custom} created by providers, {len(nodes) - custom} components); {verdict}{advice}"
+    )
 
 
 def _resource_of(plan: Plan, urn: str | None) -> str:
@@ -40,7 +43,12 @@ def _resource_of(plan: Plan, urn: str | None) -> str:
 
 def _path_rows(plan: Plan) -> list[tuple[str, str, str, str]]:
     return [
-        (f"{step.resource.type.rsplit(':', 1)[-1]} {step.resource.name}", step.kind, minutes(step.seconds), minutes(step.finishes_at))
+        (
+            f"{step.resource.type.rsplit(':', 1)[-1]} {step.resource.name}",
+            step.kind,
+            minutes(step.seconds),
+            minutes(step.finishes_at),
+        )
         for step in plan.path
     ]
 
@@ -53,7 +61,7 @@ def _file_counts(plan: Plan) -> str:
     return f"{total} file(s) in {files.directory}: {len(files.written)} written, {len(files.unchanged)} unchanged, {len(files.removed)} stale removed"
 
 
-def _table(rows: list[tuple[str, ...]], header: tuple[str, ...]) -> list[str]:
+def _table(rows: Sequence[tuple[str, ...]], header: tuple[str, ...]) -> list[str]:
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
     return ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in [header, *rows]]
 
@@ -68,14 +76,19 @@ def render_text(plan: Plan) -> str:
     if not plan.findings:
         lines.append("  every rule passes")
     for finding in plan.findings:
-        lines.append(f"  {'MANDATORY' if finding.mandatory else 'advisory'}  {finding.policy}  on {_resource_of(plan, finding.urn)}")
+        lines.append(
+            f"  {'MANDATORY' if finding.mandatory else 'advisory'}  {finding.policy}  on {_resource_of(plan, finding.urn)}"
+        )
         lines.append(f"    {finding.message}")
     lines += ["", "Resources", *render_tree(_stack_title(plan), plan.roots), ""]
     lines += ["Critical path of a first `pulumi up` (estimates per kind; see README, Offline plan and benchmark)"]
     lines += ["  " + row for row in _table(_path_rows(plan), ("resource", "kind", "estimate", "done at"))]
     lines += [f"  about {minutes(plan.path[-1].finishes_at) if plan.path else '0s'} in total", ""]
     lines += [f"Kubernetes objects and Helm values: {_file_counts(plan)}", ""]
-    lines += ["Dependency graph (Mermaid; --format markdown renders it on GitHub)", *render_mermaid(plan.roots, plan.edges)]
+    lines += [
+        "Dependency graph (Mermaid; --format markdown renders it on GitHub)",
+        *render_mermaid(plan.roots, plan.edges),
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -88,14 +101,20 @@ def render_markdown(plan: Plan) -> str:
     if plan.findings:
         lines += ["| level | policy | resource | message |", "| --- | --- | --- | --- |"]
         lines += [
-            _markdown_row(("**mandatory**" if f.mandatory else "advisory", f"`{f.policy}`", _resource_of(plan, f.urn), f.message))
+            _markdown_row(
+                ("**mandatory**" if f.mandatory else "advisory", f"`{f.policy}`", _resource_of(plan, f.urn), f.message)
+            )
             for f in plan.findings
         ]
     else:
         lines.append("Every rule passes.")
     lines += ["", "### Resources", "", "```text", *render_tree(_stack_title(plan), plan.roots), "```", ""]
     lines += ["### Critical path of a first `pulumi up` (estimates)", ""]
-    lines += ["| resource | kind | estimate | done at |", "| --- | --- | --- | --- |", *map(_markdown_row, _path_rows(plan))]
+    lines += [
+        "| resource | kind | estimate | done at |",
+        "| --- | --- | --- | --- |",
+        *map(_markdown_row, _path_rows(plan)),
+    ]
     lines += ["", "### Dependency graph", "", "<details><summary>Mermaid</summary>", "", "```mermaid"]
     lines += [*render_mermaid(plan.roots, plan.edges), "```", "", "</details>", ""]
     lines += [f"Kubernetes objects and Helm values: {_file_counts(plan)}"]

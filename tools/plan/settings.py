@@ -7,7 +7,8 @@ capacity and compatibility. Inputs arrive already `presentable` (see plan_values
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from policies.dra_rules import CLUSTER_TYPE, NODE_GROUP_TYPE, POD_TYPE, field_at
 
@@ -101,10 +102,7 @@ def _request_summary(request: Mapping[str, Any]) -> str:
         options = " | ".join(_request_summary(option) for option in request.get("firstAvailable") or [])
         return f"{request.get('name')}: first of [{options}]"
     exact = request.get("exactly") or request
-    if exact.get("allocationMode") == "All":
-        amount = "all"
-    else:
-        amount = f"x{exact.get('count', 1)}"
+    amount = "all" if exact.get("allocationMode") == "All" else f"x{exact.get('count', 1)}"
     selectors = len(exact.get("selectors") or [])
     suffix = f" ({selectors} selector{'s' if selectors != 1 else ''})" if selectors else ""
     return f"{request.get('name')}: {exact.get('deviceClassName')} {amount}{suffix}"
@@ -115,16 +113,20 @@ def _devices(devices: Mapping[str, Any]) -> Settings:
         {
             "requests": "; ".join(_request_summary(r) for r in devices.get("requests") or []) or None,
             "constraints": "; ".join(
-                f"{'+'.join(c.get('requests') or ['all'])} share {c.get('matchAttribute')}" for c in devices.get("constraints") or []
+                f"{'+'.join(c.get('requests') or ['all'])} share {c.get('matchAttribute')}"
+                for c in devices.get("constraints") or []
             )
             or None,
-            "config": ", ".join(sorted({field_at(c, "opaque", "driver") or "?" for c in devices.get("config") or []})) or None,
+            "config": ", ".join(sorted({field_at(c, "opaque", "driver") or "?" for c in devices.get("config") or []}))
+            or None,
         }
     )
 
 
 def _metadata(inputs: Mapping[str, Any]) -> Settings:
-    return _present({"namespace": field_at(inputs, "metadata", "namespace"), "name": field_at(inputs, "metadata", "name")})
+    return _present(
+        {"namespace": field_at(inputs, "metadata", "namespace"), "name": field_at(inputs, "metadata", "name")}
+    )
 
 
 def _claim_template(inputs: Mapping[str, Any]) -> Settings:

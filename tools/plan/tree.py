@@ -7,8 +7,9 @@ program always prints the same tree.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from tools.plan.mock_engine import RegisteredResource
 from tools.plan.settings import Settings
@@ -32,13 +33,13 @@ def sort_key(resource: RegisteredResource) -> tuple[str, str]:
 class PlanNode:
     resource: RegisteredResource
     settings: Settings
-    children: list["PlanNode"] = field(default_factory=list)
+    children: list[PlanNode] = field(default_factory=list)
 
     @property
     def kind(self) -> str:
         return kind_of(self.resource.type)
 
-    def walk(self) -> Iterable["PlanNode"]:
+    def walk(self) -> Iterable[PlanNode]:
         yield self
         for child in self.children:
             yield from child.walk()

@@ -9,7 +9,8 @@ placeholder, and a mock ID becomes a reference to the resource it stands for.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from pulumi.runtime import rpc
 
@@ -35,5 +36,3 @@ def presentable(value: Any, id_references: Mapping[str, str]) -> Any:
     if isinstance(value, str):
         return id_references.get(value, value)
     return value
-
-

@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Optional, Sequence
 
 from components.config.errors import ConfigError
 from tools.verify.cluster import ClusterError, KubeCluster
@@ -22,16 +22,27 @@ from tools.verify.smoke import SmokeInterrupted, SmokeSettings
 DEFAULT_TIMEOUT_S = 300.0
 
 
-def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m tools.verify", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--stack", default="dev", help="stack whose Pulumi.<stack>.yaml says what to expect (default: dev)")
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.verify", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--stack", default="dev", help="stack whose Pulumi.<stack>.yaml says what to expect (default: dev)"
+    )
     parser.add_argument("--kubeconfig", help="kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
     parser.add_argument("--context", help="kubeconfig context (default: the file's current context)")
     parser.add_argument("--json", type=Path, metavar="REPORT", help="also write a JSON report to this file")
     parser.add_argument("--skip-smoke", action="store_true", help="read-only: create no smoke workloads")
-    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="S",
-                        help=f"seconds a smoke pod may take to reach Running (default: {DEFAULT_TIMEOUT_S:.0f})")
-    parser.add_argument("--image", help="smoke pod image; the GPU smoke runs nvidia-smi in it (default: a pinned CUDA base image)")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT_S,
+        metavar="S",
+        help=f"seconds a smoke pod may take to reach Running (default: {DEFAULT_TIMEOUT_S:.0f})",
+    )
+    parser.add_argument(
+        "--image", help="smoke pod image; the GPU smoke runs nvidia-smi in it (default: a pinned CUDA base image)"
+    )
     return parser.parse_args(argv)
 
 
@@ -40,7 +51,7 @@ def _terminate_as_interrupt(_signum: int, _frame: object) -> None:
     raise KeyboardInterrupt
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     try:
         expect = load_expectations(args.stack, args.image)
@@ -63,11 +74,22 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         interrupted = True
         leftovers = interrupt.leftovers if isinstance(interrupt, SmokeInterrupted) else ()
         if leftovers:
-            results.append(CheckResult("smoke-cleanup", "Delete the smoke objects", FAIL, f"{len(leftovers)} object(s) left in the cluster", leftovers))
+            results.append(
+                CheckResult(
+                    "smoke-cleanup",
+                    "Delete the smoke objects",
+                    FAIL,
+                    f"{len(leftovers)} object(s) left in the cluster",
+                    leftovers,
+                )
+            )
             print("\ninterrupted: these smoke objects could not be deleted", file=sys.stderr)
             print("".join(format_finding(finding) for finding in leftovers), end="", file=sys.stderr)
         else:
-            print("\ninterrupted: nothing the verifier created is left in the cluster; the checks below are the ones that finished", file=sys.stderr)
+            print(
+                "\ninterrupted: nothing the verifier created is left in the cluster; the checks below are the ones that finished",
+                file=sys.stderr,
+            )
     print(summary_table(results), end="")
     if args.json:
         write_json_report(args.json, results, expect, interrupted)

@@ -8,19 +8,19 @@ the output knows where to look next without re-running the commands by hand.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Optional, Sequence
+from typing import Any
 
-from components.dra_constants import GPU_CLASS, GPU_DRIVER, NETWORK_CLASSES
-from components.dra_constants import KUBELET_PLUGIN_LABEL, NODE_GROUP_LABEL
+from components.dra_constants import GPU_CLASS, GPU_DRIVER, KUBELET_PLUGIN_LABEL, NETWORK_CLASSES, NODE_GROUP_LABEL
 from tools.verify.expectations import Expectations, GroupExpectation
 from tools.verify.objects import (
     attribute,
+    condition_text,
+    condition_true,
     devices_on_node,
     labels_of,
     name_of,
-    condition_text,
-    condition_true,
     node_taints,
     pod_ready,
     pod_state,
@@ -60,22 +60,32 @@ def outcome(findings: Sequence[Finding], summary_when_passed: str, summary_when_
 
 def api_failure(error: Exception) -> Outcome:
     """A step the Kubernetes API cut short: the error already names the call and the likely fix."""
-    return Outcome("the Kubernetes API call failed", (Finding(
-        subject="Kubernetes API",
-        expected="an answer",
-        found=str(error),
-        likely_cause="see the message; `kubectl get nodes` with the same kubeconfig shows whether access works at all",
-    ),))
+    return Outcome(
+        "the Kubernetes API call failed",
+        (
+            Finding(
+                subject="Kubernetes API",
+                expected="an answer",
+                found=str(error),
+                likely_cause="see the message; `kubectl get nodes` with the same kubeconfig shows whether access works at all",
+            ),
+        ),
+    )
 
 
 def unexpected_failure(error: Exception) -> Outcome:
     """A step that broke on something the verifier did not expect: one FAIL line, not a traceback that ends the run."""
-    return Outcome("the verifier could not finish this step", (Finding(
-        subject="tools.verify",
-        expected="objects shaped as the Kubernetes 1.34 API and the pinned charts return them",
-        found=f"{type(error).__name__}: {error}",
-        likely_cause="an object shape the verifier does not know (another chart or API version); report it with the --json report",
-    ),))
+    return Outcome(
+        "the verifier could not finish this step",
+        (
+            Finding(
+                subject="tools.verify",
+                expected="objects shaped as the Kubernetes 1.34 API and the pinned charts return them",
+                found=f"{type(error).__name__}: {error}",
+                likely_cause="an object shape the verifier does not know (another chart or API version); report it with the --json report",
+            ),
+        ),
+    )
 
 
 @dataclass(frozen=True)
@@ -86,12 +96,12 @@ class ClusterState:
     driver_pods: list[dict[str, Any]]
     device_classes: list[dict[str, Any]]
     resource_slices: list[dict[str, Any]]
-    dranet: Optional[dict[str, Any]] = None
+    dranet: dict[str, Any] | None = None
 
 
 def gpu_nodes(state: ClusterState, expect: Expectations) -> list[tuple[Mapping[str, Any], GroupExpectation]]:
     """Nodes of the stack's GPU groups, found by the group label the stack puts on every GPU node."""
-    found = []
+    found: list[tuple[Mapping[str, Any], GroupExpectation]] = []
     for node in state.nodes:
         group = expect.group(labels_of(node).get(NODE_GROUP_LABEL, ""))
         if group is not None:
@@ -125,32 +135,38 @@ def check_gpu_nodes(state: ClusterState, expect: Expectations) -> Outcome:
     for group in expect.groups:
         nodes = [node for node, owner in members if owner is group]
         if not group.min_nodes <= len(nodes) <= group.max_nodes:
-            findings.append(Finding(
-                subject=f"GPU node group {group.name}",
-                expected=f"{group.node_count_text} labelled {NODE_GROUP_LABEL}={group.name}",
-                found=f"{len(nodes)} node(s)" + (f": {', '.join(name_of(n) for n in nodes)}" if nodes else ""),
-                likely_cause=(
-                    "the node group is still provisioning or its nodes failed to join: check the group's status "
-                    "(`nebius mk8s node-group get-by-name`) and `kubectl get nodes`"
-                    if len(nodes) < group.min_nodes else
-                    f"more nodes carry {NODE_GROUP_LABEL}={group.name} than the group may have: another node group uses the same label value"
-                ),
-            ))
+            findings.append(
+                Finding(
+                    subject=f"GPU node group {group.name}",
+                    expected=f"{group.node_count_text} labelled {NODE_GROUP_LABEL}={group.name}",
+                    found=f"{len(nodes)} node(s)" + (f": {', '.join(name_of(n) for n in nodes)}" if nodes else ""),
+                    likely_cause=(
+                        "the node group is still provisioning or its nodes failed to join: check the group's status "
+                        "(`nebius mk8s node-group get-by-name`) and `kubectl get nodes`"
+                        if len(nodes) < group.min_nodes
+                        else f"more nodes carry {NODE_GROUP_LABEL}={group.name} than the group may have: another node group uses the same label value"
+                    ),
+                )
+            )
     for node, group in members:
         if not condition_true(node, "Ready"):
-            findings.append(Finding(
-                subject=f"node {name_of(node)} (group {group.name})",
-                expected="condition Ready=True",
-                found=condition_text(node, "Ready"),
-                likely_cause="the kubelet is not ready: `kubectl describe node` shows why; a GPU node that just joined needs a few minutes",
-            ))
+            findings.append(
+                Finding(
+                    subject=f"node {name_of(node)} (group {group.name})",
+                    expected="condition Ready=True",
+                    found=condition_text(node, "Ready"),
+                    likely_cause="the kubelet is not ready: `kubectl describe node` shows why; a GPU node that just joined needs a few minutes",
+                )
+            )
         if labels_of(node).get(KUBELET_PLUGIN_LABEL) != "true":
-            findings.append(Finding(
-                subject=f"node {name_of(node)} (group {group.name})",
-                expected=f"label {KUBELET_PLUGIN_LABEL}=true",
-                found=f"{KUBELET_PLUGIN_LABEL}={labels_of(node).get(KUBELET_PLUGIN_LABEL, '<unset>')}",
-                likely_cause="the stack sets this label in the node group template: it was changed by hand, or the group was created outside the stack; without it the DRA kubelet plugin skips the node",
-            ))
+            findings.append(
+                Finding(
+                    subject=f"node {name_of(node)} (group {group.name})",
+                    expected=f"label {KUBELET_PLUGIN_LABEL}=true",
+                    found=f"{KUBELET_PLUGIN_LABEL}={labels_of(node).get(KUBELET_PLUGIN_LABEL, '<unset>')}",
+                    likely_cause="the stack sets this label in the node group template: it was changed by hand, or the group was created outside the stack; without it the DRA kubelet plugin skips the node",
+                )
+            )
     return outcome(
         findings,
         f"{len(members)} node(s) in {len(expect.groups)} group(s), all Ready and labelled for the kubelet plugin",
@@ -182,51 +198,64 @@ def plugin_pod_cause(pod: Mapping[str, Any], namespace: str) -> str:
 def check_driver_pods(state: ClusterState, expect: Expectations) -> Outcome:
     namespace = expect.driver_namespace
     if not state.driver_pods:
-        return Outcome("no DRA driver pods", (Finding(
-            subject=f"namespace {namespace}",
-            expected="the NVIDIA DRA driver's pods (one kubelet plugin per GPU node)",
-            found="no pods",
-            likely_cause=f"the NVIDIA DRA driver release is not installed in {namespace} or failed: `helm list -n {namespace}`",
-        ),))
+        return Outcome(
+            "no DRA driver pods",
+            (
+                Finding(
+                    subject=f"namespace {namespace}",
+                    expected="the NVIDIA DRA driver's pods (one kubelet plugin per GPU node)",
+                    found="no pods",
+                    likely_cause=f"the NVIDIA DRA driver release is not installed in {namespace} or failed: `helm list -n {namespace}`",
+                ),
+            ),
+        )
     plugins = [pod for pod in state.driver_pods if "kubelet-plugin" in name_of(pod)]
     findings = []
     nodes = gpu_nodes(state, expect)
     for node, _group in nodes:
         on_node = [pod for pod in plugins if pod.get("spec", {}).get("nodeName") == name_of(node)]
         if not on_node:
-            findings.append(Finding(
-                subject=f"node {name_of(node)}",
-                expected="a kubelet plugin pod Running and Ready",
-                found=f"no kubelet plugin pod on the node (namespace {namespace})",
-                likely_cause=plugin_absence_cause(node, namespace),
-            ))
+            findings.append(
+                Finding(
+                    subject=f"node {name_of(node)}",
+                    expected="a kubelet plugin pod Running and Ready",
+                    found=f"no kubelet plugin pod on the node (namespace {namespace})",
+                    likely_cause=plugin_absence_cause(node, namespace),
+                )
+            )
             continue
         staying = [pod for pod in on_node if not terminating(pod)]
         if not any(pod_ready(pod) for pod in staying):
             pod = staying[0] if staying else on_node[0]
-            findings.append(Finding(
-                subject=f"node {name_of(node)}",
-                expected="a kubelet plugin pod Running and Ready",
-                found=f"pod {name_of(pod)}: {pod_state(pod)}" + (" (terminating)" if terminating(pod) else ""),
-                likely_cause=plugin_pod_cause(pod, namespace) if staying else (
-                    f"the plugin is being replaced (a driver upgrade or rollout): run the verification again once `kubectl -n {namespace} get pods` shows its successor"
-                ),
-            ))
+            findings.append(
+                Finding(
+                    subject=f"node {name_of(node)}",
+                    expected="a kubelet plugin pod Running and Ready",
+                    found=f"pod {name_of(pod)}: {pod_state(pod)}" + (" (terminating)" if terminating(pod) else ""),
+                    likely_cause=plugin_pod_cause(pod, namespace)
+                    if staying
+                    else (
+                        f"the plugin is being replaced (a driver upgrade or rollout): run the verification again once `kubectl -n {namespace} get pods` shows its successor"
+                    ),
+                )
+            )
     controller_text = ""
     if expect.compute_domains:
         controllers = [pod for pod in state.driver_pods if "controller" in name_of(pod)]
         controller_text = " and the controller"
         if not any(pod_ready(pod) and not terminating(pod) for pod in controllers):
-            findings.append(Finding(
-                subject=f"controller in {namespace}",
-                expected="the controller pod Running and Ready (compute domains are on)",
-                found="; ".join(f"pod {name_of(p)}: {pod_state(p)}" for p in controllers) or "no controller pod",
-                likely_cause=(
-                    "the 25.12.0 chart pins the controller to control-plane nodes, which managed clusters do not have: "
-                    "its affinity must allow the system node group; otherwise see "
-                    f"`kubectl -n {namespace} describe pod`"
-                ),
-            ))
+            findings.append(
+                Finding(
+                    subject=f"controller in {namespace}",
+                    expected="the controller pod Running and Ready (compute domains are on)",
+                    found="; ".join(f"pod {name_of(p)}: {pod_state(p)}" for p in controllers) or "no controller pod",
+                    likely_cause=(
+                        "the 25.12.0 chart pins the controller to control-plane nodes, which managed clusters do not have: "
+                        "its affinity must allow the system node group; otherwise see "
+                        f"`kubectl -n {namespace} describe pod`"
+                    ),
+                )
+            )
     return outcome(
         findings,
         f"kubelet plugin Running and Ready on all {len(nodes)} GPU node(s){controller_text}",
@@ -250,22 +279,34 @@ def _device_classes_check(state: ClusterState, wanted: Sequence[str], cause: str
 
 
 def check_gpu_device_class(state: ClusterState, expect: Expectations) -> Outcome:
-    return _device_classes_check(state, (GPU_CLASS,), (
-        f"the NVIDIA DRA driver chart creates it: its release is missing or failed (`helm list -n {expect.driver_namespace}`), "
-        "or resources.gpus.enabled is off in its values"
-    ))
+    return _device_classes_check(
+        state,
+        (GPU_CLASS,),
+        (
+            f"the NVIDIA DRA driver chart creates it: its release is missing or failed (`helm list -n {expect.driver_namespace}`), "
+            "or resources.gpus.enabled is off in its values"
+        ),
+    )
 
 
 def check_network_device_classes(state: ClusterState, expect: Expectations) -> Outcome:
-    return _device_classes_check(state, NETWORK_CLASSES, (
-        "Nebius creates the network DeviceClasses once a DRA-enabled group joins a GPU cluster: check that the InfiniBand "
-        "groups have gpu_settings.dra on and a gpu_cluster (infiniband: true with infinibandFabric)"
-    ))
+    return _device_classes_check(
+        state,
+        NETWORK_CLASSES,
+        (
+            "Nebius creates the network DeviceClasses once a DRA-enabled group joins a GPU cluster: check that the InfiniBand "
+            "groups have gpu_settings.dra on and a gpu_cluster (infiniband: true with infinibandFabric)"
+        ),
+    )
 
 
 def _gpu_devices(state: ClusterState, node: str) -> list[Mapping[str, Any]]:
     """Whole GPUs only: MIG partitions, when a node publishes them, are not what the preset counts."""
-    return [d for d in devices_on_node(state.resource_slices, GPU_DRIVER, node) if attribute(d, GPU_DRIVER, "type") in (None, "gpu")]
+    return [
+        d
+        for d in devices_on_node(state.resource_slices, GPU_DRIVER, node)
+        if attribute(d, GPU_DRIVER, "type") in (None, "gpu")
+    ]
 
 
 def check_gpu_slices(state: ClusterState, expect: Expectations) -> Outcome:
@@ -274,27 +315,33 @@ def check_gpu_slices(state: ClusterState, expect: Expectations) -> Outcome:
     for node, group in nodes:
         node_name = name_of(node)
         devices = _gpu_devices(state, node_name)
-        expected = f"{group.gpus_per_node} GPU device(s) in {GPU_DRIVER} slices (preset {group.preset} of group {group.name})"
+        expected = (
+            f"{group.gpus_per_node} GPU device(s) in {GPU_DRIVER} slices (preset {group.preset} of group {group.name})"
+        )
         if not devices:
-            findings.append(Finding(
-                subject=f"node {node_name}",
-                expected=expected,
-                found=f"no {GPU_DRIVER} ResourceSlice for the node",
-                likely_cause=plugin_absence_cause(node, expect.driver_namespace),
-            ))
+            findings.append(
+                Finding(
+                    subject=f"node {node_name}",
+                    expected=expected,
+                    found=f"no {GPU_DRIVER} ResourceSlice for the node",
+                    likely_cause=plugin_absence_cause(node, expect.driver_namespace),
+                )
+            )
         elif len(devices) != group.gpus_per_node:
             names = ", ".join(sorted(str(d.get("name")) for d in devices))
-            findings.append(Finding(
-                subject=f"node {node_name}",
-                expected=expected,
-                found=f"{len(devices)} device(s): {names}",
-                likely_cause=(
-                    "the driver sees fewer GPUs than the preset has: a GPU is unhealthy or missing on the node; compare "
-                    "`nvidia-smi -L` on the node with the kubelet plugin's logs"
-                    if len(devices) < group.gpus_per_node else
-                    "the node has more GPUs than its group's preset: the node group's preset in the cloud differs from the stack config"
-                ),
-            ))
+            findings.append(
+                Finding(
+                    subject=f"node {node_name}",
+                    expected=expected,
+                    found=f"{len(devices)} device(s): {names}",
+                    likely_cause=(
+                        "the driver sees fewer GPUs than the preset has: a GPU is unhealthy or missing on the node; compare "
+                        "`nvidia-smi -L` on the node with the kubelet plugin's logs"
+                        if len(devices) < group.gpus_per_node
+                        else "the node has more GPUs than its group's preset: the node group's preset in the cloud differs from the stack config"
+                    ),
+                )
+            )
     total = sum(len(_gpu_devices(state, name_of(node))) for node, _ in nodes)
     return outcome(
         findings,
@@ -314,16 +361,18 @@ def check_legacy_device_plugin(state: ClusterState, expect: Expectations) -> Out
             if status.get(part, {}).get(LEGACY_GPU_RESOURCE) not in (None, "0")
         }
         if advertised:
-            findings.append(Finding(
-                subject=f"node {name_of(node)} (group {group.name})",
-                expected=f"no {LEGACY_GPU_RESOURCE} in the node's capacity or allocatable (DRA manages its GPUs)",
-                found=", ".join(f"{part} {LEGACY_GPU_RESOURCE}={value}" for part, value in advertised.items()),
-                likely_cause=(
-                    "a legacy NVIDIA device plugin runs on this DRA node, so it and the DRA driver hand out the same GPUs: "
-                    "install the GPU Operator with devicePlugin.enabled=false, remove any nvidia-device-plugin DaemonSet, and keep "
-                    "gpu_settings.dra on for the group (it turns off Nebius's own plugin)"
-                ),
-            ))
+            findings.append(
+                Finding(
+                    subject=f"node {name_of(node)} (group {group.name})",
+                    expected=f"no {LEGACY_GPU_RESOURCE} in the node's capacity or allocatable (DRA manages its GPUs)",
+                    found=", ".join(f"{part} {LEGACY_GPU_RESOURCE}={value}" for part, value in advertised.items()),
+                    likely_cause=(
+                        "a legacy NVIDIA device plugin runs on this DRA node, so it and the DRA driver hand out the same GPUs: "
+                        "install the GPU Operator with devicePlugin.enabled=false, remove any nvidia-device-plugin DaemonSet, and keep "
+                        "gpu_settings.dra on for the group (it turns off Nebius's own plugin)"
+                    ),
+                )
+            )
     return outcome(
         findings,
         f"none of the {len(nodes)} GPU node(s) advertises {LEGACY_GPU_RESOURCE}",
@@ -339,37 +388,48 @@ def check_dranet(state: ClusterState, expect: Expectations) -> Outcome:
     subject = f"DaemonSet {DRANET_NAMESPACE}/{DRANET_DAEMONSET}"
     labelled = [n for n in state.nodes if labels_of(n).get(DRANET_NODE_LABEL) == "true"]
     if state.dranet is None:
-        return Outcome("dranet missing", (Finding(
-            subject=subject,
-            expected=f"present and ready on the {len(labelled)} node(s) labelled {DRANET_NODE_LABEL}=true",
-            found="absent",
-            likely_cause=(
-                "Nebius installs DRANet only for DRA-enabled groups in a GPU cluster: check gpu_settings.dra and that the "
-                "InfiniBand groups joined the GPU cluster (infiniband: true with infinibandFabric)"
+        return Outcome(
+            "dranet missing",
+            (
+                Finding(
+                    subject=subject,
+                    expected=f"present and ready on the {len(labelled)} node(s) labelled {DRANET_NODE_LABEL}=true",
+                    found="absent",
+                    likely_cause=(
+                        "Nebius installs DRANet only for DRA-enabled groups in a GPU cluster: check gpu_settings.dra and that the "
+                        "InfiniBand groups joined the GPU cluster (infiniband: true with infinibandFabric)"
+                    ),
+                ),
             ),
-        ),))
+        )
     findings = []
     status = state.dranet.get("status", {})
-    desired, ready, available = (int(status.get(key, 0)) for key in ("desiredNumberScheduled", "numberReady", "numberAvailable"))
+    desired, ready, available = (
+        int(status.get(key, 0)) for key in ("desiredNumberScheduled", "numberReady", "numberAvailable")
+    )
     if desired == 0 or desired != len(labelled) or ready < desired or available < desired:
-        findings.append(Finding(
-            subject=subject,
-            expected=f"desired = ready = available = {len(labelled)} (the nodes labelled {DRANET_NODE_LABEL}=true)",
-            found=f"desired {desired}, ready {ready}, available {available}",
-            likely_cause=(
-                f"dranet pods are not ready: `kubectl -n {DRANET_NAMESPACE} get pods -o wide | grep dranet` and their logs"
-                if desired == len(labelled) and desired > 0 else
-                f"the DaemonSet does not cover every labelled node: `kubectl -n {DRANET_NAMESPACE} describe daemonset {DRANET_DAEMONSET}`"
-            ),
-        ))
+        findings.append(
+            Finding(
+                subject=subject,
+                expected=f"desired = ready = available = {len(labelled)} (the nodes labelled {DRANET_NODE_LABEL}=true)",
+                found=f"desired {desired}, ready {ready}, available {available}",
+                likely_cause=(
+                    f"dranet pods are not ready: `kubectl -n {DRANET_NAMESPACE} get pods -o wide | grep dranet` and their logs"
+                    if desired == len(labelled) and desired > 0
+                    else f"the DaemonSet does not cover every labelled node: `kubectl -n {DRANET_NAMESPACE} describe daemonset {DRANET_DAEMONSET}`"
+                ),
+            )
+        )
     for node in _infiniband_nodes(state, expect):
         if labels_of(node).get(DRANET_NODE_LABEL) != "true":
-            findings.append(Finding(
-                subject=f"node {name_of(node)}",
-                expected=f"label {DRANET_NODE_LABEL}=true (an InfiniBand GPU node)",
-                found="label absent, so dranet does not run there",
-                likely_cause="Nebius labels the nodes of DRA-enabled groups in a GPU cluster: this node's group is not in the GPU cluster or has DRA off",
-            ))
+            findings.append(
+                Finding(
+                    subject=f"node {name_of(node)}",
+                    expected=f"label {DRANET_NODE_LABEL}=true (an InfiniBand GPU node)",
+                    found="label absent, so dranet does not run there",
+                    likely_cause="Nebius labels the nodes of DRA-enabled groups in a GPU cluster: this node's group is not in the GPU cluster or has DRA off",
+                )
+            )
     return outcome(findings, f"ready on all {desired} labelled node(s)", f"{len(findings)} problem(s) with dranet")
 
 
@@ -382,17 +442,21 @@ def check_dranet_slices(state: ClusterState, expect: Expectations) -> Outcome:
         rdma = [d for d in devices if attribute(d, NETWORK_DRIVER, "rdma") is True]
         rdma_total += len(rdma)
         if not rdma:
-            findings.append(Finding(
-                subject=f"node {name_of(node)}",
-                expected=f"{NETWORK_DRIVER} devices with {NETWORK_DRIVER}/rdma=true",
-                found=f"{len(devices)} {NETWORK_DRIVER} device(s), none RDMA-capable" if devices else f"no {NETWORK_DRIVER} ResourceSlice for the node",
-                likely_cause=(
-                    "DRANet found no RDMA-capable NIC: the node has no InfiniBand NIC configured (is its group in the GPU cluster?) "
-                    "or the NIC driver is not loaded; read the dranet pod's logs on the node"
-                    if devices else
-                    f"dranet is not running on the node: see the {DRANET_DAEMONSET} check and the node's {DRANET_NODE_LABEL} label"
-                ),
-            ))
+            findings.append(
+                Finding(
+                    subject=f"node {name_of(node)}",
+                    expected=f"{NETWORK_DRIVER} devices with {NETWORK_DRIVER}/rdma=true",
+                    found=f"{len(devices)} {NETWORK_DRIVER} device(s), none RDMA-capable"
+                    if devices
+                    else f"no {NETWORK_DRIVER} ResourceSlice for the node",
+                    likely_cause=(
+                        "DRANet found no RDMA-capable NIC: the node has no InfiniBand NIC configured (is its group in the GPU cluster?) "
+                        "or the NIC driver is not loaded; read the dranet pod's logs on the node"
+                        if devices
+                        else f"dranet is not running on the node: see the {DRANET_DAEMONSET} check and the node's {DRANET_NODE_LABEL} label"
+                    ),
+                )
+            )
     return outcome(
         findings,
         f"{len(nodes)} InfiniBand node(s) publish {rdma_total} RDMA-capable NIC(s)",

@@ -9,8 +9,9 @@ do about it; a missing object is `None`, not an error.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Protocol, Sequence
+from typing import Any, Protocol
 
 import urllib3
 from kubernetes import client, config
@@ -41,11 +42,11 @@ class Cluster(Protocol):
     def list_pods(self, namespace: str) -> list[Obj]: ...
     def list_device_classes(self) -> list[Obj]: ...
     def list_resource_slices(self) -> list[Obj]: ...
-    def read_daemonset(self, namespace: str, name: str) -> Optional[Obj]: ...
-    def read_claim_template(self, namespace: str, name: str) -> Optional[Obj]: ...
-    def read_claim(self, namespace: str, name: str) -> Optional[Obj]: ...
+    def read_daemonset(self, namespace: str, name: str) -> Obj | None: ...
+    def read_claim_template(self, namespace: str, name: str) -> Obj | None: ...
+    def read_claim(self, namespace: str, name: str) -> Obj | None: ...
     def create_pod(self, namespace: str, manifest: Obj) -> Obj: ...
-    def read_pod(self, namespace: str, name: str) -> Optional[Obj]: ...
+    def read_pod(self, namespace: str, name: str) -> Obj | None: ...
     def pod_events(self, namespace: str, name: str) -> list[Obj]: ...
     def exec_in_pod(self, namespace: str, name: str, container: str, command: Sequence[str]) -> ExecResult: ...
     def delete_pod(self, namespace: str, name: str) -> None: ...
@@ -62,13 +63,17 @@ def explain_api_error(error: ApiException, action: str) -> str:
         return f"{action}: forbidden (403): the kubeconfig's identity lacks this permission"
     if error.status == 404:
         dra = "Resource" in action or "DeviceClass" in action
-        return f"{action}: not found (404)" + (": the API server does not serve resource.k8s.io/v1, which needs Kubernetes 1.34 or later" if dra else "")
+        return f"{action}: not found (404)" + (
+            ": the API server does not serve resource.k8s.io/v1, which needs Kubernetes 1.34 or later" if dra else ""
+        )
     return f"{action}: HTTP {error.status} {error.reason}"
 
 
 def exit_status(error_channel: str) -> tuple[int, str]:
     """The exit code from the exec error channel's Status object; 126 when the command could not start."""
     status = json.loads(error_channel) if error_channel.strip() else {"status": "Success"}
+    if not isinstance(status, dict):
+        return 126, f"unreadable exec status: {error_channel[:200]}"
     if status.get("status") == "Success":
         return 0, ""
     causes = status.get("details", {}).get("causes") or []
@@ -85,7 +90,7 @@ class KubeCluster:
         self.resource = client.ResourceV1Api(api_client)
 
     @classmethod
-    def from_kubeconfig(cls, path: Optional[str], context: Optional[str] = None) -> "KubeCluster":
+    def from_kubeconfig(cls, path: str | None, context: str | None = None) -> KubeCluster:
         where = path or "$KUBECONFIG or ~/.kube/config"
         try:
             return cls(config.new_client_from_config(config_file=path, context=context))
@@ -95,7 +100,9 @@ class KubeCluster:
                 "`pulumi stack output kubeconfig --show-secrets > kubeconfig` and pass --kubeconfig kubeconfig"
             ) from error
 
-    def _call(self, action: str, call: Callable[..., Any], *args: Any, missing_ok: bool = False, **kwargs: Any) -> Optional[Obj]:
+    def _call(
+        self, action: str, call: Callable[..., Any], *args: Any, missing_ok: bool = False, **kwargs: Any
+    ) -> Obj | None:
         try:
             response = call(*args, _preload_content=False, **kwargs)
         except ApiException as error:
@@ -103,7 +110,9 @@ class KubeCluster:
                 return None
             raise ClusterError(explain_api_error(error, action)) from error
         except (urllib3.exceptions.HTTPError, OSError) as error:
-            raise ClusterError(f"{action}: cannot reach the API server ({error}); check the kubeconfig's server and your network") from error
+            raise ClusterError(
+                f"{action}: cannot reach the API server ({error}); check the kubeconfig's server and your network"
+            ) from error
         return json.loads(response.data) if response.data else {}
 
     def _items(self, action: str, call: Callable[..., Any], *args: Any, **kwargs: Any) -> list[Obj]:
@@ -121,34 +130,63 @@ class KubeCluster:
     def list_resource_slices(self) -> list[Obj]:
         return self._items("list ResourceSlices", self.resource.list_resource_slice)
 
-    def read_daemonset(self, namespace: str, name: str) -> Optional[Obj]:
-        return self._call(f"read DaemonSet {namespace}/{name}", self.apps.read_namespaced_daemon_set, name, namespace, missing_ok=True)
-
-    def read_claim_template(self, namespace: str, name: str) -> Optional[Obj]:
+    def read_daemonset(self, namespace: str, name: str) -> Obj | None:
         return self._call(
-            f"read ResourceClaimTemplate {namespace}/{name}", self.resource.read_namespaced_resource_claim_template, name, namespace, missing_ok=True
+            f"read DaemonSet {namespace}/{name}", self.apps.read_namespaced_daemon_set, name, namespace, missing_ok=True
         )
 
-    def read_claim(self, namespace: str, name: str) -> Optional[Obj]:
-        return self._call(f"read ResourceClaim {namespace}/{name}", self.resource.read_namespaced_resource_claim, name, namespace, missing_ok=True)
+    def read_claim_template(self, namespace: str, name: str) -> Obj | None:
+        return self._call(
+            f"read ResourceClaimTemplate {namespace}/{name}",
+            self.resource.read_namespaced_resource_claim_template,
+            name,
+            namespace,
+            missing_ok=True,
+        )
+
+    def read_claim(self, namespace: str, name: str) -> Obj | None:
+        return self._call(
+            f"read ResourceClaim {namespace}/{name}",
+            self.resource.read_namespaced_resource_claim,
+            name,
+            namespace,
+            missing_ok=True,
+        )
 
     def create_pod(self, namespace: str, manifest: Obj) -> Obj:
         return self._call(f"create pod in {namespace}", self.core.create_namespaced_pod, namespace, manifest) or {}
 
-    def read_pod(self, namespace: str, name: str) -> Optional[Obj]:
-        return self._call(f"read pod {namespace}/{name}", self.core.read_namespaced_pod, name, namespace, missing_ok=True)
+    def read_pod(self, namespace: str, name: str) -> Obj | None:
+        return self._call(
+            f"read pod {namespace}/{name}", self.core.read_namespaced_pod, name, namespace, missing_ok=True
+        )
 
     def pod_events(self, namespace: str, name: str) -> list[Obj]:
         return self._items(
-            f"list events of pod {namespace}/{name}", self.core.list_namespaced_event, namespace,
+            f"list events of pod {namespace}/{name}",
+            self.core.list_namespaced_event,
+            namespace,
             field_selector=f"involvedObject.kind=Pod,involvedObject.name={name}",
         )
 
     def delete_pod(self, namespace: str, name: str) -> None:
-        self._call(f"delete pod {namespace}/{name}", self.core.delete_namespaced_pod, name, namespace, grace_period_seconds=0, missing_ok=True)
+        self._call(
+            f"delete pod {namespace}/{name}",
+            self.core.delete_namespaced_pod,
+            name,
+            namespace,
+            grace_period_seconds=0,
+            missing_ok=True,
+        )
 
     def delete_claim(self, namespace: str, name: str) -> None:
-        self._call(f"delete ResourceClaim {namespace}/{name}", self.resource.delete_namespaced_resource_claim, name, namespace, missing_ok=True)
+        self._call(
+            f"delete ResourceClaim {namespace}/{name}",
+            self.resource.delete_namespaced_resource_claim,
+            name,
+            namespace,
+            missing_ok=True,
+        )
 
     def exec_in_pod(self, namespace: str, name: str, container: str, command: Sequence[str]) -> ExecResult:
         action = f"exec {' '.join(command)} in {namespace}/{name}"
@@ -169,8 +207,16 @@ class KubeCluster:
         """The exec websocket; the client wraps every failure to open it, Ctrl-C included, in an ApiException with status 0."""
         try:
             return stream(
-                self.core.connect_get_namespaced_pod_exec, name, namespace, container=container, command=list(command),
-                stderr=True, stdin=False, stdout=True, tty=False, _preload_content=False,
+                self.core.connect_get_namespaced_pod_exec,
+                name,
+                namespace,
+                container=container,
+                command=list(command),
+                stderr=True,
+                stdin=False,
+                stdout=True,
+                tty=False,
+                _preload_content=False,
             )
         except ApiException as error:
             if isinstance(error.__context__, KeyboardInterrupt):

@@ -8,14 +8,12 @@ smoke pods must tolerate, and the driver and claims settings say where to look.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 from components.config.stack import parse_stack_config
-from components.model import GpuNodeGroupConfig, StackConfig
+from components.config.stack_file import load_stack_config
 from components.dra_constants import NAMESPACE
 from components.labels import tolerations_for
-from components.model import Taint
-from components.config.stack_file import load_stack_config
+from components.model import GpuNodeGroupConfig, StackConfig, Taint
 
 
 @dataclass(frozen=True)
@@ -49,7 +47,7 @@ class Expectations:
     def infiniband(self) -> bool:
         return any(group.infiniband for group in self.groups)
 
-    def group(self, name: str) -> Optional[GroupExpectation]:
+    def group(self, name: str) -> GroupExpectation | None:
         return next((group for group in self.groups if group.name == name), None)
 
     def smoke_tolerations(self) -> list[dict[str, str]]:
@@ -72,7 +70,7 @@ def _group_expectation(group: GpuNodeGroupConfig) -> GroupExpectation:
     )
 
 
-def expectations_for(config: StackConfig, stack: str, smoke_image: Optional[str] = None) -> Expectations:
+def expectations_for(config: StackConfig, stack: str, smoke_image: str | None = None) -> Expectations:
     """`smoke_image` overrides the stack's sample GPU image, which both smoke pods use (it has nvidia-smi and ls)."""
     return Expectations(
         stack=stack,
@@ -88,9 +86,9 @@ def expectations_for(config: StackConfig, stack: str, smoke_image: Optional[str]
 def program_config(stack: str) -> dict[str, str]:
     """The stack's merged config keyed as the program reads it, without the project namespace."""
     prefix = f"{NAMESPACE}:"
-    return {key[len(prefix):]: value for key, value in load_stack_config(stack).items() if key.startswith(prefix)}
+    return {key[len(prefix) :]: value for key, value in load_stack_config(stack).items() if key.startswith(prefix)}
 
 
-def load_expectations(stack: str, smoke_image: Optional[str] = None) -> Expectations:
+def load_expectations(stack: str, smoke_image: str | None = None) -> Expectations:
     """Raises `FileNotFoundError` for an unknown stack and `ConfigError` for a config the program would refuse."""
     return expectations_for(parse_stack_config(program_config(stack), stack), stack, smoke_image)

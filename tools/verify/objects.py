@@ -6,7 +6,8 @@ fixture captured with `kubectl get -o json` means the same thing to both.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Optional
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 ATTRIBUTE_VALUE_KINDS = ("string", "bool", "int", "version")
 
@@ -40,7 +41,10 @@ def condition_text(obj: Mapping[str, Any], kind: str) -> str:
 def node_taints(node: Mapping[str, Any]) -> list[str]:
     """Taints as kubectl prints them: key=value:Effect."""
     taints = node.get("spec", {}).get("taints") or []
-    return [f"{t['key']}={t.get('value', '')}:{t['effect']}" if t.get("value") else f"{t['key']}:{t['effect']}" for t in taints]
+    return [
+        f"{t['key']}={t.get('value', '')}:{t['effect']}" if t.get("value") else f"{t['key']}:{t['effect']}"
+        for t in taints
+    ]
 
 
 def pod_ready(pod: Mapping[str, Any]) -> bool:
@@ -52,7 +56,9 @@ def _container_state(status: Mapping[str, Any]) -> str:
     if "waiting" in state:
         detail = state["waiting"].get("reason", "Waiting")
     elif "terminated" in state:
-        detail = f"terminated: {state['terminated'].get('reason', 'exit')} (exit code {state['terminated'].get('exitCode')})"
+        detail = (
+            f"terminated: {state['terminated'].get('reason', 'exit')} (exit code {state['terminated'].get('exitCode')})"
+        )
     else:
         detail = "running" if status.get("ready") else "running, not ready"
     restarts = status.get("restartCount", 0)
@@ -71,8 +77,11 @@ def pod_state(pod: Mapping[str, Any]) -> str:
 
 
 def waiting_reasons(pod: Mapping[str, Any]) -> set[str]:
-    statuses = [*(pod.get("status", {}).get("initContainerStatuses") or []), *(pod.get("status", {}).get("containerStatuses") or [])]
-    reasons = set()
+    statuses = [
+        *(pod.get("status", {}).get("initContainerStatuses") or []),
+        *(pod.get("status", {}).get("containerStatuses") or []),
+    ]
+    reasons: set[str] = set()
     for status in statuses:
         for moment in ("state", "lastState"):
             state = status.get(moment) or {}
@@ -80,7 +89,7 @@ def waiting_reasons(pod: Mapping[str, Any]) -> set[str]:
     return reasons - {""}
 
 
-def attribute(device: Mapping[str, Any], driver: str, key: str) -> Optional[Any]:
+def attribute(device: Mapping[str, Any], driver: str, key: str) -> Any | None:
     """A device attribute's value, whether the slice wrote it as `key` or as `<driver>/key`.
 
     ResourceSlices in resource.k8s.io/v1 store each attribute as a one-field object such as
@@ -117,7 +126,7 @@ def devices_on_node(slices: Iterable[Mapping[str, Any]], driver: str, node: str)
     ]
 
 
-def find_device(slices: Iterable[Mapping[str, Any]], driver: str, pool: str, device: str) -> Optional[Mapping[str, Any]]:
+def find_device(slices: Iterable[Mapping[str, Any]], driver: str, pool: str, device: str) -> Mapping[str, Any] | None:
     for item in current_slices(slices, driver):
         if item["spec"].get("pool", {}).get("name") == pool:
             for candidate in item["spec"].get("devices") or []:

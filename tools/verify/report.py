@@ -9,9 +9,10 @@ from __future__ import annotations
 import json
 import shutil
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import IO, Callable, Sequence
+from typing import IO
 
 from tools.verify.checks import Finding
 from tools.verify.expectations import Expectations
@@ -71,7 +72,9 @@ def summary_table(results: Sequence[CheckResult]) -> str:
         (r.name, MARKS[r.status], f"{r.seconds:.1f}s" if r.status != SKIP else "-", r.summary) for r in results
     ]
     widths = [max(len(row[column]) for row in rows) for column in range(3)]
-    lines = ["  ".join([row[0].ljust(widths[0]), row[1].ljust(widths[1]), row[2].rjust(widths[2]), row[3]]) for row in rows]
+    lines = [
+        "  ".join([row[0].ljust(widths[0]), row[1].ljust(widths[1]), row[2].rjust(widths[2]), row[3]]) for row in rows
+    ]
     lines.insert(1, "  ".join("-" * width for width in widths) + "  " + "-" * 7)
     return "\n".join(lines) + "\n" + verdict_line(results) + "\n"
 
@@ -81,7 +84,9 @@ def verdict_line(results: Sequence[CheckResult]) -> str:
     ran = [r for r in results if r.status != SKIP]
     if failed:
         return f"{len(failed)} of {len(ran)} checks failed: {', '.join(failed)}"
-    return f"all {len(ran)} checks passed" + (f" ({len(results) - len(ran)} skipped)" if len(ran) < len(results) else "")
+    return f"all {len(ran)} checks passed" + (
+        f" ({len(results) - len(ran)} skipped)" if len(ran) < len(results) else ""
+    )
 
 
 def all_passed(results: Sequence[CheckResult]) -> bool:

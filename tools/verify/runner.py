@@ -8,10 +8,21 @@ yielded one by one, so an interrupted run still reports what it finished.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Callable, Iterator, Optional, Protocol
+from typing import Protocol
 
-from tools.verify.checks import CLUSTER_CHECKS, DRANET_DAEMONSET, DRANET_NAMESPACE, ClusterCheck, ClusterState, Finding, Outcome, api_failure, unexpected_failure
+from tools.verify.checks import (
+    CLUSTER_CHECKS,
+    DRANET_DAEMONSET,
+    DRANET_NAMESPACE,
+    ClusterCheck,
+    ClusterState,
+    Finding,
+    Outcome,
+    api_failure,
+    unexpected_failure,
+)
 from tools.verify.cluster import Cluster, ClusterError
 from tools.verify.expectations import Expectations
 from tools.verify.objects import current_slices
@@ -43,7 +54,7 @@ class Step:
     name: str
     title: str
     run: Callable[[], Outcome]
-    skip_reason: Callable[[], Optional[str]]
+    skip_reason: Callable[[], str | None]
 
 
 def read_cluster_state(cluster: Cluster, expect: Expectations) -> ClusterState:
@@ -57,15 +68,21 @@ def read_cluster_state(cluster: Cluster, expect: Expectations) -> ClusterState:
 
 
 class Verification:
-    def __init__(self, cluster: Cluster, expect: Expectations, smoke: Optional[SmokeSettings], progress: ProgressDisplay,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        cluster: Cluster,
+        expect: Expectations,
+        smoke: SmokeSettings | None,
+        progress: ProgressDisplay,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         """`smoke` None means read-only (--skip-smoke)."""
         self.cluster = cluster
         self.expect = expect
         self.smoke = smoke
         self.progress = progress
         self.clock = clock
-        self.state: Optional[ClusterState] = None
+        self.state: ClusterState | None = None
 
     def _read(self) -> Outcome:
         self.state = read_cluster_state(self.cluster, self.expect)
@@ -74,17 +91,21 @@ class Verification:
             f"{len(self.state.device_classes)} DeviceClasses, {len(self.state.resource_slices)} ResourceSlices"
         )
 
-    def _unread(self) -> Optional[str]:
+    def _unread(self) -> str | None:
         return NOT_READ if self.state is None else None
 
     def _check_step(self, check: ClusterCheck) -> Step:
-        def skip_reason() -> Optional[str]:
+        def skip_reason() -> str | None:
             return NO_INFINIBAND if check.infiniband_only and not self.expect.infiniband else self._unread()
 
-        return Step(check.name, check.title, lambda: check.judge(self.state, self.expect), skip_reason)
+        def judge() -> Outcome:
+            assert self.state is not None, "a check runs only after the cluster state was read (skip_reason)"
+            return check.judge(self.state, self.expect)
+
+        return Step(check.name, check.title, judge, skip_reason)
 
     def _smoke_step(self, name: str, title: str, workload: SmokeWorkload, infiniband_only: bool) -> Step:
-        def skip_reason() -> Optional[str]:
+        def skip_reason() -> str | None:
             if infiniband_only and not self.expect.infiniband:
                 return NO_INFINIBAND
             if self.smoke is None:
@@ -95,14 +116,23 @@ class Verification:
                 return f"not run: no node publishes {workload.driver} devices, so the claim cannot be allocated (see the slice checks)"
             return self._unread()
 
-        return Step(name, title, lambda: SmokeRun(self.cluster, self.expect, self.smoke, self.progress.update).run(workload), skip_reason)
+        def run() -> Outcome:
+            assert self.smoke is not None, "a smoke step runs only with smoke settings (skip_reason)"
+            return SmokeRun(self.cluster, self.expect, self.smoke, self.progress.update).run(workload)
+
+        return Step(name, title, run, skip_reason)
 
     def steps(self) -> list[Step]:
         return [
             Step("cluster-read", "Read the cluster", self._read, lambda: None),
             *(self._check_step(check) for check in CLUSTER_CHECKS),
             self._smoke_step("smoke-gpu", "Smoke workload: gpu claim, nvidia-smi -L", GPU_WORKLOAD, False),
-            self._smoke_step("smoke-ib-network", "Smoke workload: ib-network claim, /sys/class/net and /sys/class/infiniband", NETWORK_WORKLOAD, True),
+            self._smoke_step(
+                "smoke-ib-network",
+                "Smoke workload: ib-network claim, /sys/class/net and /sys/class/infiniband",
+                NETWORK_WORKLOAD,
+                True,
+            ),
         ]
 
     def run(self) -> Iterator[CheckResult]:
@@ -122,7 +152,9 @@ class Verification:
             outcome = step.run()
         except ClusterError as error:
             outcome = api_failure(error)
-        except Exception as error:  # noqa: BLE001 - the remaining steps, the cleanup and the report still run
+        except Exception as error:
             outcome = unexpected_failure(error)
         status = PASS if outcome.passed else FAIL
-        return CheckResult(step.name, step.title, status, outcome.summary, outcome.findings, round(self.clock() - started, 3))
+        return CheckResult(
+            step.name, step.title, status, outcome.summary, outcome.findings, round(self.clock() - started, 3)
+        )

@@ -12,9 +12,10 @@ import secrets
 import signal
 import string
 import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
+from typing import Any
 
 from components.dra_constants import GPU_TEMPLATE, IB_TEMPLATE
 from tools.verify.checks import GPU_DRIVER, NETWORK_DRIVER, Finding, Outcome, api_failure
@@ -56,10 +57,15 @@ GPU_WORKLOAD = SmokeWorkload(
     template=GPU_TEMPLATE,
     pod_claim="gpu",
     driver=GPU_DRIVER,
-    commands=(SmokeCommand(("nvidia-smi", "-L"), (
-        "nvidia-smi did not run in the container: the image lacks it and the driver's CDI spec did not inject it "
-        "(pass --image with a CUDA image), or the GPU was not prepared (kubelet plugin logs)"
-    )),),
+    commands=(
+        SmokeCommand(
+            ("nvidia-smi", "-L"),
+            (
+                "nvidia-smi did not run in the container: the image lacks it and the driver's CDI spec did not inject it "
+                "(pass --image with a CUDA image), or the GPU was not prepared (kubelet plugin logs)"
+            ),
+        ),
+    ),
     judge=judge_gpu_workload,
 )
 NETWORK_WORKLOAD = SmokeWorkload(
@@ -67,10 +73,16 @@ NETWORK_WORKLOAD = SmokeWorkload(
     pod_claim="network",
     driver=NETWORK_DRIVER,
     commands=(
-        SmokeCommand(("ls", "/sys/class/net"), "the container has no /sys/class/net: the image is unusual; pass --image with a standard Linux image"),
-        SmokeCommand(("ls", "/sys/class/infiniband"), (
-            "no /sys/class/infiniband in the container: DRANet passed no RDMA device; read the dranet pod's logs on the node"
-        )),
+        SmokeCommand(
+            ("ls", "/sys/class/net"),
+            "the container has no /sys/class/net: the image is unusual; pass --image with a standard Linux image",
+        ),
+        SmokeCommand(
+            ("ls", "/sys/class/infiniband"),
+            (
+                "no /sys/class/infiniband in the container: DRANet passed no RDMA device; read the dranet pod's logs on the node"
+            ),
+        ),
     ),
     judge=judge_network_workload,
 )
@@ -82,10 +94,14 @@ class SmokeSettings:
     poll_interval_s: float = 2.0
     clock: Callable[[], float] = time.monotonic
     sleep: Callable[[float], None] = time.sleep
-    name_suffix: Callable[[], str] = field(default=lambda: "".join(secrets.choice(string.ascii_lowercase + string.digits) for _ in range(5)))
+    name_suffix: Callable[[], str] = field(
+        default=lambda: "".join(secrets.choice(string.ascii_lowercase + string.digits) for _ in range(5))
+    )
 
 
-def smoke_pod(name: str, namespace: str, workload: SmokeWorkload, image: str, tolerations: list[dict[str, str]], lifetime_s: int) -> dict[str, Any]:
+def smoke_pod(
+    name: str, namespace: str, workload: SmokeWorkload, image: str, tolerations: list[dict[str, str]], lifetime_s: int
+) -> dict[str, Any]:
     """The guide's sample pod, made safe to leak: it sleeps a bounded time and the kubelet kills it after that."""
     return {
         "apiVersion": "v1",
@@ -101,12 +117,14 @@ def smoke_pod(name: str, namespace: str, workload: SmokeWorkload, image: str, to
             "terminationGracePeriodSeconds": 0,
             "tolerations": tolerations,
             "resourceClaims": [{"name": workload.pod_claim, "resourceClaimTemplateName": workload.template}],
-            "containers": [{
-                "name": CONTAINER,
-                "image": image,
-                "command": ["sleep", str(lifetime_s)],
-                "resources": {"claims": [{"name": workload.pod_claim}]},
-            }],
+            "containers": [
+                {
+                    "name": CONTAINER,
+                    "image": image,
+                    "command": ["sleep", str(lifetime_s)],
+                    "resources": {"claims": [{"name": workload.pod_claim}]},
+                }
+            ],
         },
     }
 
@@ -115,7 +133,10 @@ def smoke_pod(name: str, namespace: str, workload: SmokeWorkload, image: str, to
 def signals_deferred() -> Iterator[list[int]]:
     """Holds Ctrl-C and SIGTERM until the block ends, so a second Ctrl-C cannot cut a cleanup short; yields what arrived."""
     received: list[int] = []
-    previous = {sig: signal.signal(sig, lambda number, _frame: received.append(number)) for sig in (signal.SIGINT, signal.SIGTERM)}
+    previous = {
+        sig: signal.signal(sig, lambda number, _frame: received.append(number))
+        for sig in (signal.SIGINT, signal.SIGTERM)
+    }
     try:
         yield received
     finally:
@@ -137,31 +158,38 @@ class CreatedObjects:
 
     namespace: str
     pod: str
-    claim: Optional[str] = None
+    claim: str | None = None
 
 
 def clean_up(cluster: Cluster, created: CreatedObjects) -> list[Finding]:
     """Deletes the pod and its generated claim; anything that stays is reported with the command to remove it."""
     leftovers = []
-    for kind, name, delete in (("pod", created.pod, cluster.delete_pod), ("resourceclaim", created.claim, cluster.delete_claim)):
+    for kind, name, delete in (
+        ("pod", created.pod, cluster.delete_pod),
+        ("resourceclaim", created.claim, cluster.delete_claim),
+    ):
         if name is None:
             continue
         try:
             delete(created.namespace, name)
         except ClusterError as error:
-            leftovers.append(Finding(
-                subject=f"{kind} {created.namespace}/{name}",
-                expected="deleted after the smoke test",
-                found=str(error),
-                likely_cause=f"delete it by hand: `kubectl -n {created.namespace} delete {kind} {name}`",
-            ))
+            leftovers.append(
+                Finding(
+                    subject=f"{kind} {created.namespace}/{name}",
+                    expected="deleted after the smoke test",
+                    found=str(error),
+                    likely_cause=f"delete it by hand: `kubectl -n {created.namespace} delete {kind} {name}`",
+                )
+            )
     return leftovers
 
 
 class SmokeRun:
     """Runs one smoke workload end to end and always cleans up after it."""
 
-    def __init__(self, cluster: Cluster, expect: Expectations, settings: SmokeSettings, on_progress: Callable[[str], None]) -> None:
+    def __init__(
+        self, cluster: Cluster, expect: Expectations, settings: SmokeSettings, on_progress: Callable[[str], None]
+    ) -> None:
         self.cluster = cluster
         self.expect = expect
         self.settings = settings
@@ -171,14 +199,19 @@ class SmokeRun:
         namespace = self.expect.claims_namespace
         template = self.cluster.read_claim_template(namespace, workload.template)
         if template is None:
-            return Outcome("claim template missing", (Finding(
-                subject=f"ResourceClaimTemplate {namespace}/{workload.template}",
-                expected="exists (the stack's sample claim templates)",
-                found="absent",
-                likely_cause="the stack's sample claim templates are turned off or were not deployed: `pulumi up` the stack with them on",
-            ),))
+            return Outcome(
+                "claim template missing",
+                (
+                    Finding(
+                        subject=f"ResourceClaimTemplate {namespace}/{workload.template}",
+                        expected="exists (the stack's sample claim templates)",
+                        found="absent",
+                        likely_cause="the stack's sample claim templates are turned off or were not deployed: `pulumi up` the stack with them on",
+                    ),
+                ),
+            )
         created = CreatedObjects(namespace, f"verify-{workload.template}-{self.settings.name_suffix()}")
-        result: Optional[Outcome] = None
+        result: Outcome | None = None
         try:
             result = self._exercise(workload, template, created)
         except ClusterError as error:
@@ -202,23 +235,33 @@ class SmokeRun:
 
     def _exercise(self, workload: SmokeWorkload, template: Mapping[str, Any], created: CreatedObjects) -> Outcome:
         lifetime = int(self.settings.timeout_s) + LIFETIME_MARGIN_S
-        manifest = smoke_pod(created.pod, created.namespace, workload, self.expect.smoke_image, self.expect.smoke_tolerations(), lifetime)
+        manifest = smoke_pod(
+            created.pod, created.namespace, workload, self.expect.smoke_image, self.expect.smoke_tolerations(), lifetime
+        )
         self.on_progress(f"creating pod {created.pod}")
         self.cluster.create_pod(created.namespace, manifest)
         pod = self._wait_until_running(created, workload)
         if pod is None:
-            return Outcome("the smoke pod disappeared", (Finding(
-                subject=f"pod {created.pod}",
-                expected=f"Running within {self.settings.timeout_s:.0f}s",
-                found="the pod no longer exists",
-                likely_cause=(
-                    f"something else deleted it (a namespace cleanup, an eviction, a person): "
-                    f"`kubectl -n {created.namespace} get events --field-selector involvedObject.name={created.pod}`"
+            return Outcome(
+                "the smoke pod disappeared",
+                (
+                    Finding(
+                        subject=f"pod {created.pod}",
+                        expected=f"Running within {self.settings.timeout_s:.0f}s",
+                        found="the pod no longer exists",
+                        likely_cause=(
+                            f"something else deleted it (a namespace cleanup, an eviction, a person): "
+                            f"`kubectl -n {created.namespace} get events --field-selector involvedObject.name={created.pod}`"
+                        ),
+                    ),
                 ),
-            ),))
+            )
         if pod.get("status", {}).get("phase") != "Running":
             events = self.cluster.pod_events(created.namespace, created.pod)
-            return Outcome("the smoke pod never ran", (diagnose_not_running(pod, events, self.settings.timeout_s, created.namespace),))
+            return Outcome(
+                "the smoke pod never ran",
+                (diagnose_not_running(pod, events, self.settings.timeout_s, created.namespace),),
+            )
         claim = self.cluster.read_claim(created.namespace, created.claim) if created.claim else None
         misallocated = allocation_findings(template, claim, workload.driver)
         if misallocated or claim is None:
@@ -228,18 +271,23 @@ class SmokeRun:
             self.on_progress(f"running {' '.join(command.argv)}")
             executed = self.cluster.exec_in_pod(created.namespace, created.pod, CONTAINER, command.argv)
             if executed.exit_code != 0:
-                return Outcome(f"{command.argv[0]} failed", (Finding(
-                    subject=f"`{' '.join(command.argv)}` in pod {created.pod}",
-                    expected="exit code 0",
-                    found=f"exit code {executed.exit_code}: {(executed.stderr or executed.stdout).strip()[:300]}",
-                    likely_cause=command.failure_cause,
-                ),))
+                return Outcome(
+                    f"{command.argv[0]} failed",
+                    (
+                        Finding(
+                            subject=f"`{' '.join(command.argv)}` in pod {created.pod}",
+                            expected="exit code 0",
+                            found=f"exit code {executed.exit_code}: {(executed.stderr or executed.stdout).strip()[:300]}",
+                            likely_cause=command.failure_cause,
+                        ),
+                    ),
+                )
             outputs.append(executed.stdout)
         verdict = workload.judge(claim, self.cluster.list_resource_slices(), outputs)
         node = pod.get("spec", {}).get("nodeName", "?")
         return Outcome(f"pod on {node}: {verdict.summary}" if verdict.passed else verdict.summary, verdict.findings)
 
-    def _wait_until_running(self, created: CreatedObjects, workload: SmokeWorkload) -> Optional[Mapping[str, Any]]:
+    def _wait_until_running(self, created: CreatedObjects, workload: SmokeWorkload) -> Mapping[str, Any] | None:
         """The pod once it runs, ends or the timeout passes; None when it is gone."""
         deadline = self.settings.clock() + self.settings.timeout_s
         while True:
