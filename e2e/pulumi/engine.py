@@ -1,0 +1,101 @@
+"""Run the real Pulumi CLI offline, for the end-to-end tests.
+
+    from e2e.pulumi.engine import OfflineEngine
+    with OfflineEngine(bin_dir) as engine:
+        code, out, err = engine.run(["stack", "init", "dev"], cwd=project_dir)
+
+What an offline CLI run needs (checked against pulumi v3.274 and build.py's artifacts):
+
+* a private PULUMI_HOME (plugin cache, credentials, workspace files) in a temp dir, and the
+  DIY file backend (PULUMI_BACKEND_URL=file://<tmp>) so no Pulumi Cloud login is attempted;
+* PULUMI_CONFIG_PASSPHRASE for the passphrase secrets provider of the file backend (a test
+  value; PULUMI_CONFIG_PASSPHRASE_FILE must not also be set);
+* PULUMI_SKIP_UPDATE_CHECK=true (no version check against the service),
+  PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true (never download a plugin) and
+  PULUMI_DISABLE_REGISTRY_RESOLVE=true (never ask the Pulumi registry about packages);
+* the bin dir first on PATH: the CLI takes a plugin `pulumi-<kind>-<name>` found on PATH
+  ("ambient" plugin) before its plugin cache, whatever version the program asks for, unless
+  PULUMI_IGNORE_AMBIENT_PLUGINS is set, so that variable is removed. Language hosts
+  (pulumi-language-python, -yaml) are also looked for next to the `pulumi` executable. Nothing has
+  to be registered with `pulumi plugin install`.
+* Python policy packs: with a pulumi-language-python host the CLI runs the pack through the host
+  (RunPlugin); without one it falls back to the plugin `pulumi-analyzer-policy-python` (the
+  upstream shim build.py installs), which runs `<virtualenv>/bin/python -m pulumi.policy`, the
+  virtualenv coming from `runtime.options.virtualenv` in PulumiPolicy.yaml (else python3 on PATH).
+  That interpreter needs the `pulumi` and `pulumi-policy` packages.
+
+Every other PULUMI_* variable of the calling environment is dropped, so a developer's login,
+organisation or debug settings cannot leak into a test.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+TEST_PASSPHRASE = "e2e-test-passphrase-not-a-secret"
+DEFAULT_TIMEOUT_S = 300.0
+
+
+def offline_env(bin_dir: Path, root: Path, base: dict[str, str] | None = None) -> dict[str, str]:
+    """Environment for an offline CLI run with private state under `root`."""
+    env = {k: v for k, v in (os.environ if base is None else base).items()
+           if not k.startswith("PULUMI_")}
+    home = root / "pulumi-home"
+    state = root / "state"
+    home.mkdir(parents=True, exist_ok=True)
+    state.mkdir(parents=True, exist_ok=True)
+    env.update({
+        "PULUMI_HOME": str(home),
+        "PULUMI_BACKEND_URL": state.as_uri(),
+        "PULUMI_CONFIG_PASSPHRASE": TEST_PASSPHRASE,
+        "PULUMI_SKIP_UPDATE_CHECK": "true",
+        "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
+        "PULUMI_DISABLE_REGISTRY_RESOLVE": "true",
+        "PATH": os.pathsep.join([str(bin_dir), env.get("PATH", os.defpath)]),
+    })
+    return env
+
+
+def run_pulumi(args: list[str], cwd: Path, env: dict[str, str], bin_dir: Path,
+               timeout: float = DEFAULT_TIMEOUT_S) -> tuple[int, str, str]:
+    """Run `pulumi <args>`; returns (exit code, stdout, stderr). A timeout kills it and returns 124."""
+    cmd = [str(bin_dir / "pulumi"), "--color=never", *args]
+    try:
+        proc = subprocess.run(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True,
+                              text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as exc:
+        def text(value: bytes | str | None) -> str:
+            return value.decode(errors="replace") if isinstance(value, bytes) else (value or "")
+        return 124, text(exc.stdout), text(exc.stderr) + f"\n[engine] timed out after {timeout:.0f}s"
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+class OfflineEngine:
+    """A private, throw-away Pulumi home + file backend around the built CLI."""
+
+    def __init__(self, bin_dir: Path, root: Path | None = None):
+        self.bin_dir = Path(bin_dir)
+        if not (self.bin_dir / "pulumi").is_file():
+            raise FileNotFoundError(f"no pulumi CLI in {self.bin_dir} (run python e2e/pulumi/build.py)")
+        self._owned = root is None
+        self.root = Path(tempfile.mkdtemp(prefix="pulumi-e2e-")) if root is None else Path(root)
+        self.env = offline_env(self.bin_dir, self.root)
+
+    def run(self, args: list[str], cwd: Path, timeout: float = DEFAULT_TIMEOUT_S,
+            extra_env: dict[str, str] | None = None) -> tuple[int, str, str]:
+        env = {**self.env, **(extra_env or {})}
+        return run_pulumi(args, cwd, env, self.bin_dir, timeout)
+
+    def close(self) -> None:
+        if self._owned:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+    def __enter__(self) -> OfflineEngine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
