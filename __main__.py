@@ -7,7 +7,7 @@ import pulumi
 from components.config import parse_stack_config, read_raw_config
 from components.platform import DraPlatform, DraPlatformArgs
 
-raw_config = read_raw_config(pulumi.Config(), Path(__file__).with_name("Pulumi.yaml"))
+raw_config = read_raw_config(Path(__file__).with_name("Pulumi.yaml"))
 config = parse_stack_config(raw_config, pulumi.get_stack())
 platform = DraPlatform(f"dra-{pulumi.get_stack()}", DraPlatformArgs(config=config))
 

@@ -18,7 +18,7 @@ from pulumi_kubernetes.meta import v1 as meta
 from pulumi_kubernetes.resource import v1 as dra
 
 from components.model import ClaimsConfig, GpuNodeGroupConfig
-from components.values.claims import claim_template_specs, template_spec_args
+from components.values.claims import claim_template_specs, namespace_labels, template_spec_args
 from components.values.sample_pods import pod_spec_args, sample_pod_specs
 
 MANAGED_LABELS = {"app.kubernetes.io/managed-by": "pulumi", "app.kubernetes.io/part-of": "nebius-dra"}
@@ -47,7 +47,7 @@ class DraWorkloads(pulumi.ComponentResource):
         self.namespace = (
             core.Namespace(
                 f"{name}-namespace",
-                metadata=meta.ObjectMetaArgs(name=claims.namespace, labels=MANAGED_LABELS),
+                metadata=meta.ObjectMetaArgs(name=claims.namespace, labels=namespace_labels(claims, MANAGED_LABELS)),
                 opts=child,
             )
             if templates or pods

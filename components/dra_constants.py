@@ -9,17 +9,36 @@ NAMESPACE = "nebius-dra"
 
 RESOURCE_API_VERSION = "resource.k8s.io/v1"
 
-# Drivers and the DeviceClasses they serve. gpu.nvidia.com and mig.nvidia.com come with the
-# NVIDIA DRA chart; the two network classes are created by Nebius on DRA node groups (DRANet).
+# Drivers and the DeviceClasses they serve. gpu.nvidia.com, mig.nvidia.com and vfio.gpu.nvidia.com
+# come with the NVIDIA DRA chart (both chart lines); the two network classes are created by
+# Nebius on DRA node groups (DRANet). DEVICE_CLASS_CONDITIONS says when each class has devices.
 GPU_DRIVER = "gpu.nvidia.com"
 NETWORK_DRIVER = "dra.net"
 GPU_CLASS = "gpu.nvidia.com"
 MIG_CLASS = "mig.nvidia.com"
+VFIO_CLASS = "vfio.gpu.nvidia.com"
 IB_CLASS = "ib.networking.nebius.ai"
 RDMA_CLASS = "rdma.networking.nebius.ai"
 NETWORK_CLASSES = (IB_CLASS, RDMA_CLASS)
-KNOWN_DEVICE_CLASSES = (GPU_CLASS, MIG_CLASS, IB_CLASS, RDMA_CLASS)
-CLASS_DRIVERS = {GPU_CLASS: GPU_DRIVER, MIG_CLASS: GPU_DRIVER, IB_CLASS: NETWORK_DRIVER, RDMA_CLASS: NETWORK_DRIVER}
+KNOWN_DEVICE_CLASSES = (GPU_CLASS, MIG_CLASS, VFIO_CLASS, IB_CLASS, RDMA_CLASS)
+CLASS_DRIVERS = {
+    GPU_CLASS: GPU_DRIVER,
+    MIG_CLASS: GPU_DRIVER,
+    VFIO_CLASS: GPU_DRIVER,
+    IB_CLASS: NETWORK_DRIVER,
+    RDMA_CLASS: NETWORK_DRIVER,
+}
+DEVICE_CLASS_CONDITIONS = {
+    GPU_CLASS: "every GPU node, once the NVIDIA DRA driver's kubelet plugin runs there",
+    MIG_CLASS: "GPUs with MIG enabled and partitioned (the driver publishes each MIG device)",
+    VFIO_CLASS: "the DRA driver's PassthroughSupport feature gate on (draDriverValues featureGates.PassthroughSupport: true)",
+    IB_CLASS: "InfiniBand GPU groups (DRANet, managed by Nebius on DRA node groups)",
+    RDMA_CLASS: "InfiniBand GPU groups (DRANet, managed by Nebius on DRA node groups)",
+}
+PASSTHROUGH_GATE = "PassthroughSupport"
+# Kubernetes admits a request with adminAccess only in a namespace carrying this label set to "true"
+# (k8s.io/api resource/v1 DRAAdminNamespaceLabelKey).
+ADMIN_ACCESS_LABEL = "resource.kubernetes.io/admin-access"
 PCIE_ROOT_ATTRIBUTE = "resource.kubernetes.io/pcieRoot"
 # Removed from the NVIDIA DRA driver's GPU attributes in 25.8.0: a selector on them never matches.
 REMOVED_GPU_ATTRIBUTES = ("index", "minor")

@@ -91,6 +91,7 @@ class DraDriverConfig:
     network_operator: bool
     gpu_operator_version: str
     network_operator_version: str
+    secret_values: bool = False
 
     @property
     def renamed_chart(self) -> bool:
@@ -112,12 +113,37 @@ class DraDriverConfig:
 
 
 @dataclass(frozen=True)
-class DeviceRequestConfig:
-    name: str
+class DeviceSelection:
+    """Which devices, and how many: the body of `exactly` and of each `firstAvailable` entry."""
+
     device_class: str
     count: int | None
     allocation_mode: str
     selectors: tuple[str, ...] = ()
+    admin_access: bool = False
+
+
+@dataclass(frozen=True)
+class SubRequestConfig:
+    name: str
+    selection: DeviceSelection
+
+
+@dataclass(frozen=True)
+class DeviceRequestConfig:
+    """One request: `exactly` one selection, or the first of `first_available` that can be allocated."""
+
+    name: str
+    exactly: DeviceSelection | None
+    first_available: tuple[SubRequestConfig, ...] = ()
+
+    @property
+    def selections(self) -> tuple[DeviceSelection, ...]:
+        return (self.exactly,) if self.exactly else tuple(sub.selection for sub in self.first_available)
+
+    @property
+    def device_classes(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(selection.device_class for selection in self.selections))
 
 
 @dataclass(frozen=True)
@@ -140,6 +166,10 @@ class UserClaimTemplate:
     constraints: tuple[ConstraintConfig, ...] = ()
     config: tuple[OpaqueConfig, ...] = ()
 
+    @property
+    def admin_access(self) -> bool:
+        return any(selection.admin_access for request in self.requests for selection in request.selections)
+
 
 @dataclass(frozen=True)
 class ClaimsConfig:
@@ -153,6 +183,11 @@ class ClaimsConfig:
     user_templates: tuple[UserClaimTemplate, ...] = ()
     allowed_device_classes: tuple[str, ...] = ()
     infiniband: bool = False
+
+    @property
+    def admin_access(self) -> bool:
+        """Kubernetes admits adminAccess requests only in a namespace labelled for it."""
+        return any(template.admin_access for template in self.user_templates)
 
     @property
     def active_builtin_templates(self) -> tuple[str, ...]:

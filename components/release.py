@@ -23,7 +23,7 @@ def pinned_release(
             create_namespace=True,
             atomic=True,
             timeout=spec.timeout_seconds,
-            values=spec.values,
+            values=pulumi.Output.secret(spec.values) if spec.secret_values else spec.values,
             repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=spec.repository) if spec.repository else None,
         ),
         opts=pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=list(depends_on)),

@@ -20,7 +20,7 @@ from components.dra_constants import (
     PCIE_ROOT_ATTRIBUTE,
     RESOURCE_API_VERSION,
 )
-from components.model import NO_CLAIMS, ConstraintConfig, DeviceRequestConfig, OpaqueConfig, UserClaimTemplate
+from components.model import NO_CLAIMS, ConstraintConfig, DeviceSelection, DeviceRequestConfig, OpaqueConfig, UserClaimTemplate
 from components.values.claims import builtin_template_specs, claim_template_specs, user_template_spec
 
 # The two templates exactly as the Nebius DRA guide writes them ("Request a GPU", "Request an
@@ -137,9 +137,12 @@ def test_user_template_keeps_every_field_and_validates():
         name="shared-gpu",
         requests=(
             DeviceRequestConfig(
-                "gpus", "gpu.nvidia.com", None, "All", ('device.attributes["gpu.nvidia.com"].architecture == "Hopper"',)
+                "gpus",
+                DeviceSelection(
+                    "gpu.nvidia.com", None, "All", ('device.attributes["gpu.nvidia.com"].architecture == "Hopper"',)
+                ),
             ),
-            DeviceRequestConfig("nic", IB_CLASS, 2, "ExactCount"),
+            DeviceRequestConfig("nic", DeviceSelection(IB_CLASS, 2, "ExactCount")),
         ),
         constraints=(
             ConstraintConfig(PCIE_ROOT_ATTRIBUTE, ("gpus", "nic")),

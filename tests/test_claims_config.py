@@ -10,7 +10,7 @@ import pytest
 from components.config.errors import ConfigError
 from components.config.stack import parse_stack_config
 from components.config.stack_file import load_stack_config
-from components.model import ConstraintConfig, DeviceRequestConfig, UserClaimTemplate
+from components.model import ConstraintConfig, DeviceRequestConfig, DeviceSelection, UserClaimTemplate
 from tools.plan.mock_engine import run_program
 
 USER_KEY = "nebius-dra:userClaimTemplates"
@@ -43,8 +43,8 @@ def test_prod_user_template_parses_into_frozen_objects():
     assert template == UserClaimTemplate(
         name="h200-full-node",
         requests=(
-            DeviceRequestConfig("gpus", "gpu.nvidia.com", None, "All", (GPU_SELECTOR,)),
-            DeviceRequestConfig("nics", "ib.networking.nebius.ai", None, "All"),
+            DeviceRequestConfig("gpus", DeviceSelection("gpu.nvidia.com", None, "All", (GPU_SELECTOR,))),
+            DeviceRequestConfig("nics", DeviceSelection("ib.networking.nebius.ai", None, "All")),
         ),
     )
     with pytest.raises(dataclasses.FrozenInstanceError):
@@ -184,7 +184,7 @@ def test_both_network_classes_pass_when_two_devices_are_meant():
         pytest.param(
             "dev",
             {"name": "zero", "requests": [request(count=0)]},
-            "count got 0; expected a whole number >= 1",
+            "count got 0; expected a whole number from 1 to 32",
             id="zero-count",
         ),
         pytest.param(
@@ -228,7 +228,7 @@ def test_both_network_classes_pass_when_two_devices_are_meant():
         pytest.param(
             "dev",
             {"name": "typo", "requests": [request(selector=[])]},
-            "exactly has unknown field(s) selector",
+            'exactly has unknown field(s) "selector"; allowed: deviceClassName, selectors',
             id="unknown-field",
         ),
     ],
@@ -247,11 +247,11 @@ def test_every_template_problem_is_reported_in_one_run():
                 "name": "first",
                 "requests": [request("ib", "ib.networking.nebius.ai"), request("rdma", "rdma.networking.nebius.ai")],
             },
-            {"name": "second", "requests": [{"name": "gpu", "deviceClassName": "gpu.nvidia.com"}]},
+            {"name": "second", "requests": [request(allocationMode="All", count=2)]},
         ),
     )
     assert "entry first: requests both" in message
-    assert "entry second: requests[0] has deviceClassName directly on the request" in message
+    assert "entry second: request gpu: exactly: count is set with allocationMode All" in message
     assert "(2 problems)" in message
 
 
@@ -261,7 +261,7 @@ def test_every_template_problem_is_reported_in_one_run():
         (
             "dev",
             {"nebius-dra:builtinClaimTemplates": json.dumps(["gpu", "gpus"])},
-            "nebius-dra:builtinClaimTemplates: unknown template(s) gpus; allowed: gpu, multi-gpu",
+            'nebius-dra:builtinClaimTemplates: [1] got "gpus"; allowed: gpu, multi-gpu',
         ),
         (
             "prod",
@@ -298,7 +298,7 @@ def test_every_template_problem_is_reported_in_one_run():
             {"nebius-dra:claimNamespace": "DRA_Samples"},
             'nebius-dra:claimNamespace: got "DRA_Samples"; expected a DNS label',
         ),
-        ("dev", {"nebius-dra:gpuProducts": json.dumps(["NVIDIA H200", ""])}, "nebius-dra:gpuProducts: got"),
+        ("dev", {"nebius-dra:gpuProducts": json.dumps(["NVIDIA H200", ""])}, "nebius-dra:gpuProducts: [1] got \"\""),
         ("dev", {USER_KEY: json.dumps({"name": "x"})}, "nebius-dra:userClaimTemplates: got"),
     ],
 )

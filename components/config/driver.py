@@ -12,29 +12,26 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from components.config.errors import ConfigProblems, config_key, shown
-from components.config.raw import RawConfig
+from components.config.schema import StackInput
 from components.dra_constants import (
     DEFAULT_DRIVER_NAMESPACE,
-    GPU_OPERATOR_VERSION,
     HOST_DRIVER_ROOT,
     KUBERNETES_OCI_REPOSITORY,
     LEGACY_CHART,
-    NETWORK_OPERATOR_VERSION,
     NGC_REPOSITORY,
     OPERANDS_OFF_LABEL,
     OPERATOR_DRIVER_ROOT,
     RENAMED_CHART,
     RESOURCE_API_VERSION,
 )
-from components.labels import DNS_LABEL, kubelet_plugin_node_selector, tolerations_for
+from components.labels import kubelet_plugin_node_selector, tolerations_for
 from components.merge import deep_merge
 from components.model import DraDriverConfig, GpuNodeGroupConfig, Taint
 
-OPERATOR_VERSION_PATTERN = re.compile(r"^v?\d+\.\d+\.\d+$")
 _MISSING = object()
 
 GUARD_REASONS = {
@@ -57,22 +54,27 @@ class ChartLine:
     version_pattern: re.Pattern[str]
     allowed_versions: str
     repositories: tuple[str, ...]
+    refused_versions: Mapping[str, str] = field(default_factory=dict)
 
 
 CHART_LINES = {
     LEGACY_CHART: ChartLine(
         LEGACY_CHART,
         "25.12.0",
-        re.compile(r"^25\.12\.0$"),
+        re.compile(r"^25\.12\.0\Z"),
         "25.12.0 (the last release under this name)",
         (NGC_REPOSITORY,),
     ),
     RENAMED_CHART: ChartLine(
         RENAMED_CHART,
         "0.4.1",
-        re.compile(r"^0\.4\.\d+$"),
-        "0.4.x, for example 0.4.1",
+        re.compile(r"^0\.4\.[0-9]{1,3}\Z"),
+        "0.4.x from 0.4.1, for example 0.4.1",
         (NGC_REPOSITORY, KUBERNETES_OCI_REPOSITORY),
+        {
+            "0.4.0": "dra-driver-nvidia-gpu 0.4.0 with nameOverride renders duplicate label keys "
+            "(kubernetes-sigs/dra-driver-nvidia-gpu#1184, fixed in 0.4.1); use 0.4.1",
+        },
     ),
 }
 
@@ -118,19 +120,11 @@ def guarded_override_problems(driver: DraDriverConfig, gpu_taints: Iterable[Tain
     return problems
 
 
-def _chart_line(read: RawConfig, problems: ConfigProblems) -> ChartLine:
-    chart = read.text("draDriverChart") or LEGACY_CHART
-    if chart not in CHART_LINES:
-        problems.add(
-            config_key("draDriverChart"), f"got {shown(chart)}; allowed: {LEGACY_CHART} (default) or {RENAMED_CHART}"
-        )
-        return CHART_LINES[LEGACY_CHART]
-    return CHART_LINES[chart]
-
-
-def _version(read: RawConfig, line: ChartLine, problems: ConfigProblems) -> str:
-    version = read.text("draDriverVersion") or line.default_version
-    if not line.version_pattern.match(version):
+def _version(settings: StackInput, line: ChartLine, problems: ConfigProblems) -> str:
+    version = settings.draDriverVersion or line.default_version
+    if version in line.refused_versions:
+        problems.add(config_key("draDriverVersion"), f"got {shown(version)}: {line.refused_versions[version]}")
+    elif not line.version_pattern.match(version):
         problems.add(
             config_key("draDriverVersion"),
             f"got {shown(version)} for chart {line.chart}; allowed: {line.allowed_versions}",
@@ -138,8 +132,8 @@ def _version(read: RawConfig, line: ChartLine, problems: ConfigProblems) -> str:
     return version
 
 
-def _repository(read: RawConfig, line: ChartLine, problems: ConfigProblems) -> str:
-    repository = (read.text("draDriverRepository") or NGC_REPOSITORY).rstrip("/")
+def _repository(settings: StackInput, line: ChartLine, problems: ConfigProblems) -> str:
+    repository = (settings.draDriverRepository or NGC_REPOSITORY).rstrip("/")
     if repository not in line.repositories:
         problems.add(
             config_key("draDriverRepository"),
@@ -148,30 +142,15 @@ def _repository(read: RawConfig, line: ChartLine, problems: ConfigProblems) -> s
     return repository
 
 
-def _namespace(read: RawConfig, problems: ConfigProblems) -> str:
-    namespace = read.text("draDriverNamespace") or DEFAULT_DRIVER_NAMESPACE
-    key = config_key("draDriverNamespace")
+def _namespace(settings: StackInput, problems: ConfigProblems) -> str:
+    namespace = settings.draDriverNamespace
     if namespace == "default":
         problems.add(
-            key,
-            f'got "default": the chart refuses to install into the default namespace, and the driver\'s privileged pods belong in a namespace of their own; use {DEFAULT_DRIVER_NAMESPACE}',
-        )
-    elif not DNS_LABEL.match(namespace):
-        problems.add(
-            key,
-            f"got {shown(namespace)}; expected a namespace name: at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit",
+            config_key("draDriverNamespace"),
+            'got "default": the chart refuses to install into the default namespace, and the driver\'s privileged pods '
+            f"belong in a namespace of their own; use {DEFAULT_DRIVER_NAMESPACE}",
         )
     return namespace
-
-
-def _operator_version(read: RawConfig, key: str, default: str, problems: ConfigProblems) -> str:
-    version = read.text(key) or default
-    if not OPERATOR_VERSION_PATTERN.match(version):
-        problems.add(
-            config_key(key),
-            f"got {shown(version)}; expected an exact chart version such as {default} (ranges are not pinned)",
-        )
-    return version
 
 
 def _check_mixed_modes(groups: Sequence[GpuNodeGroupConfig], problems: ConfigProblems) -> None:
@@ -188,54 +167,42 @@ def _check_mixed_modes(groups: Sequence[GpuNodeGroupConfig], problems: ConfigPro
         )
 
 
-def _driver_root(read: RawConfig, groups: Sequence[GpuNodeGroupConfig], problems: ConfigProblems) -> str:
-    key = config_key("draDriverRoot")
-    given = read.text("draDriverRoot")
-    if given is not None and not given.startswith("/"):
-        problems.add(
-            key,
-            f"got {shown(given)}; expected an absolute path on the node, such as {HOST_DRIVER_ROOT} or {OPERATOR_DRIVER_ROOT}",
-        )
+def _driver_root(settings: StackInput, groups: Sequence[GpuNodeGroupConfig], problems: ConfigProblems) -> str:
+    given = settings.draDriverRoot or None
     modes = {group.preinstalled_driver for group in groups}
     if given is None and len(modes) > 1:
         problems.add(
-            key,
-            f"is required when some GPU groups have a driversPreset and others do not: the DRA driver reads the GPU driver from one root on every node, "
-            f"{HOST_DRIVER_ROOT} for preset images, {OPERATOR_DRIVER_ROOT} for the GPU Operator's driver; its kubelet plugin works only on the nodes whose driver lives there",
+            config_key("draDriverRoot"),
+            "is required when some GPU groups have a driversPreset and others do not: the DRA driver reads the GPU "
+            f"driver from one root on every node, {HOST_DRIVER_ROOT} for preset images, {OPERATOR_DRIVER_ROOT} for the "
+            "GPU Operator's driver; its kubelet plugin works only on the nodes whose driver lives there",
         )
     if given is not None:
         return given
     return HOST_DRIVER_ROOT if all(modes) else OPERATOR_DRIVER_ROOT
 
 
-def _value_overrides(read: RawConfig, problems: ConfigProblems) -> dict[str, Any]:
-    overrides = read.structured("draDriverValues", {})
-    if not isinstance(overrides, dict):
-        problems.add(config_key("draDriverValues"), f"got {shown(overrides)}; expected a map of chart values")
-        return {}
-    return overrides
-
-
 def parse_driver_config(
-    read: RawConfig, groups: Sequence[GpuNodeGroupConfig], problems: ConfigProblems
+    settings: StackInput, groups: Sequence[GpuNodeGroupConfig], secret_values: bool, problems: ConfigProblems
 ) -> DraDriverConfig:
     """Reads the driver keys; `groups` decides the driver mode and whether the Operators are needed."""
-    line = _chart_line(read, problems)
+    line = CHART_LINES[settings.draDriverChart]
     operator_groups = tuple(group for group in groups if not group.preinstalled_driver)
     if operator_groups:
         _check_mixed_modes(groups, problems)
     driver = DraDriverConfig(
         chart=line.chart,
-        version=_version(read, line, problems),
-        repository=_repository(read, line, problems),
-        namespace=_namespace(read, problems),
-        driver_root=_driver_root(read, groups, problems),
-        compute_domains=read.boolean("draComputeDomains"),
-        value_overrides=_value_overrides(read, problems),
+        version=_version(settings, line, problems),
+        repository=_repository(settings, line, problems),
+        namespace=_namespace(settings, problems),
+        driver_root=_driver_root(settings, groups, problems),
+        compute_domains=settings.draComputeDomains,
+        value_overrides=settings.draDriverValues,
         gpu_operator=bool(operator_groups),
         network_operator=any(group.infiniband for group in operator_groups),
-        gpu_operator_version=_operator_version(read, "gpuOperatorVersion", GPU_OPERATOR_VERSION, problems),
-        network_operator_version=_operator_version(read, "networkOperatorVersion", NETWORK_OPERATOR_VERSION, problems),
+        gpu_operator_version=settings.gpuOperatorVersion,
+        network_operator_version=settings.networkOperatorVersion,
+        secret_values=secret_values,
     )
     taints = [taint for group in groups for taint in group.taints]
     for path, message in guarded_override_problems(driver, taints):

@@ -2,17 +2,28 @@
 
 Every parser in this project collects its complaints into a `ConfigProblems` and raises
 them together, so a user fixing a stack file sees every mistake in one run instead of
-one per `pulumi preview`.
+one per `pulumi preview`. Each line names the key as users type it, where in the value
+the problem is, what was given and what is allowed.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+import re
+import types
+import typing
+from collections.abc import Collection, Mapping, Sequence
+from typing import Annotated, Any, Union
 
 import pulumi
+from pydantic import BaseModel, ValidationError
+from pydantic.fields import FieldInfo
 
 from components.dra_constants import NAMESPACE
+
+SHOWN_LIMIT = 120
+# Keys whose values are lists of named entries: a problem names the entry, not just its index.
+NAMED_ENTRY_KEYS = ("gpuNodeGroups", "userClaimTemplates")
 
 
 def config_key(key: str) -> str:
@@ -21,8 +32,9 @@ def config_key(key: str) -> str:
 
 
 def shown(value: Any) -> str:
-    """A value as the user wrote it, quoted so that empty strings and spaces are visible."""
-    return json.dumps(value, sort_keys=True)
+    """A value as the user wrote it, quoted so that empty strings, spaces and newlines are visible; long ones cut."""
+    text = json.dumps(value, sort_keys=True, default=repr)
+    return text if len(text) <= SHOWN_LIMIT else f"{text[: SHOWN_LIMIT - 20]}... ({len(text)} characters)"
 
 
 class ConfigError(pulumi.RunError):
@@ -43,3 +55,122 @@ class ConfigProblems:
             count = len(self.lines)
             heading = f"invalid stack configuration ({count} problem{'s' if count > 1 else ''}):"
             raise ConfigError("\n".join([heading, *(f"  - {line}" for line in self.lines)]))
+
+
+def entry_where(key: str, entries: Any, index: int) -> str:
+    """`nebius-dra:<key> entry <name>` when the entry has a usable name, else `entry [<index>]`."""
+    entry = entries[index] if isinstance(entries, Sequence) and 0 <= index < len(entries) else None
+    name = entry.get("name") if isinstance(entry, Mapping) else None
+    label = name if isinstance(name, str) and name and len(name) <= 63 and name.isprintable() else f"[{index}]"
+    return f"{config_key(key)} entry {label}"
+
+
+PLAIN_FIELD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}\Z")
+
+
+def _path(parts: Sequence[Any]) -> str:
+    """`a.b[0].c`; a map key that is not a plain name is shown quoted, so no user text can break the line."""
+    text = ""
+    for part in parts:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        elif PLAIN_FIELD.match(str(part)):
+            text += f".{part}" if text else str(part)
+        else:
+            text += f"[{shown(part)}]"
+    return text
+
+
+def add_validation_problems(
+    problems: ConfigProblems,
+    error: ValidationError,
+    document: Mapping[str, Any],
+    model: type[BaseModel],
+    skip: Collection[str] = (),
+) -> None:
+    """One line per pydantic error, in the project's words: key, place, value given, what is allowed.
+
+    Keys in `skip` already have their problem recorded (they could not be decoded), so their "missing" is not news.
+    """
+    for item in error.errors(include_url=False):
+        location = list(item["loc"])
+        if location and location[0] in skip:
+            continue
+        described = _describe(model, location)
+        key = str(location.pop(0)) if location else "?"
+        where = config_key(key)
+        if key in NAMED_ENTRY_KEYS and location and isinstance(location[0], int):
+            where = entry_where(key, document.get(key), location.pop(0))
+        kind, given = item["type"], item.get("input")
+        rule = described.description or item["msg"]
+        if location and location[-1] == "[key]":
+            place = _path(location[:-2])
+            problems.add(where, f"{place + ' ' if place else ''}key {shown(location[-2])} is malformed; {rule}")
+        elif kind == "extra_forbidden":
+            place = _path(location[:-1])
+            allowed = ", ".join(described.parent_fields)
+            problems.add(where, f"{place + ' ' if place else ''}has unknown field(s) {shown(location[-1])}; allowed: {allowed}")
+        elif kind == "value_error":
+            place = _path(location)
+            reason = str((item.get("ctx") or {}).get("error", item["msg"]))
+            problems.add(where, f"{place + ' ' if place else ''}{reason}")
+        elif kind == "missing":
+            place = _path(location)
+            if place:
+                problems.add(where, f"{place} is required")
+            else:
+                problems.add(where, f"is required: set it with `pulumi config set {where} <value>`")
+        else:
+            place = _path(location)
+            problems.add(where, f"{place + ' ' if place else ''}got {shown(given)}; {rule}")
+
+
+class _Described:
+    def __init__(self) -> None:
+        self.description = ""
+        self.parent_fields: tuple[str, ...] = ()
+
+
+def _describe(model: type[BaseModel], location: Sequence[Any]) -> _Described:
+    """The description of the field at `location` (innermost wins) and the fields its parent model allows."""
+    found = _Described()
+    target: Any = model
+    parts = list(location)
+    for index, part in enumerate(parts):
+        if part == "[key]":
+            continue
+        target = _unwrap(target, found)
+        if isinstance(target, type) and issubclass(target, BaseModel) and isinstance(part, str):
+            found.parent_fields = tuple(target.model_fields)
+            info = target.model_fields.get(part)
+            if info is None:
+                return found
+            found.description = info.description or ""
+            target = info.annotation
+        elif isinstance(part, int) and typing.get_origin(target) in (tuple, list):
+            target = typing.get_args(target)[0]
+        elif typing.get_origin(target) is dict:
+            key_type, value_type = typing.get_args(target)
+            target = key_type if parts[index + 1 : index + 2] == ["[key]"] else value_type
+        else:
+            return found
+    _unwrap(target, found)
+    return found
+
+
+def _unwrap(target: Any, found: _Described) -> Any:
+    """Strips Annotated (taking its Field description) and `X | None`."""
+    while True:
+        origin = typing.get_origin(target)
+        if origin is Annotated:
+            target, *metadata = typing.get_args(target)
+            for item in metadata:
+                if isinstance(item, FieldInfo) and item.description:
+                    found.description = item.description
+        elif origin in (Union, types.UnionType):
+            members = [arg for arg in typing.get_args(target) if arg is not type(None)]
+            if len(members) != 1:
+                return target
+            target = members[0]
+        else:
+            return target

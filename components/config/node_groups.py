@@ -1,182 +1,150 @@
-"""GPU node groups from `gpuNodeGroups`: names, platforms, presets, scaling, labels and taints."""
+"""GPU node groups from `gpuNodeGroups`: the rules beyond each field's shape.
+
+The schema has checked every field's type, pattern and bound; here are the rules that need
+several fields or the whole stack: one of fixed size or autoscaling, InfiniBand only on
+8-GPU presets with a fabric, labels the stack owns or Nebius ignores, repeated taints, and
+names that must stay unique and within Nebius's 63 characters once prefixed.
+"""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Sequence
 
 from components.config.errors import ConfigProblems, config_key, shown
-from components.dra_constants import RESERVED_GPU_LABELS, TAINT_EFFECTS
-from components.labels import LABEL_KEY_RULE, LABEL_VALUE_RULE, valid_label_key, valid_label_value
-from components.model import GPU_PRESET_PATTERN, Autoscaling, GpuNodeGroupConfig, Taint
+from components.config.schema import GpuNodeGroupInput, TaintInput
+from components.dra_constants import RESERVED_GPU_LABELS
+from components.model import Autoscaling, GpuNodeGroupConfig, Taint
 
-DRIVERS_PRESET_PATTERN = re.compile(r"^cuda\d+(\.\d+)?$")
-GROUP_NAME_PATTERN = re.compile(r"^[a-z]([a-z0-9-]{0,30}[a-z0-9])?$")
-GPU_GROUP_FIELDS = {
-    "name",
-    "platform",
-    "preset",
-    "fixedNodeCount",
-    "autoscaling",
-    "driversPreset",
-    "infiniband",
-    "bootDiskSizeGib",
-    "labels",
-    "taints",
-}
+NAME_LIMIT = 63  # Nebius: names of clusters, node groups and GPU clusters are 1-63 characters.
+INFINIBAND_GPUS = 8  # Nebius GPU clusters (InfiniBand fabrics) take only 8-GPU presets.
+# Nebius ignores node labels whose key contains these (pulumi-nebius 0.6.73, template.metadata.labels).
+IGNORED_LABEL_PARTS = ("kubernetes.io", "k8s.io")
+SYSTEM_GROUP = "system"
 
 
-def _whole(entry: Mapping[str, Any], field_name: str, minimum: int, where: str, problems: ConfigProblems) -> int | None:
-    value = entry.get(field_name)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or int(value) != value or value < minimum:
-        problems.add(where, f"{field_name} got {shown(value)}; expected a whole number >= {minimum}")
-        return None
-    return int(value)
+def _where(name: str) -> str:
+    return f"{config_key('gpuNodeGroups')} entry {name}"
 
 
-def _parse_labels(value: Any, where: str, problems: ConfigProblems) -> dict[str, str]:
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        problems.add(where, f"labels got {shown(value)}; expected a map of label key to string value")
-        return {}
-    labels: dict[str, str] = {}
-    for key, label_value in value.items():
-        if not valid_label_key(key):
-            problems.add(where, f"label key {shown(key)} is malformed; {LABEL_KEY_RULE}")
-        elif not isinstance(label_value, str) or not valid_label_value(label_value):
-            problems.add(where, f"label {key} got {shown(label_value)}; {LABEL_VALUE_RULE}")
-        elif key in RESERVED_GPU_LABELS and label_value != RESERVED_GPU_LABELS[key]:
-            problems.add(
-                where,
-                f"label {key} is set by the stack to {shown(RESERVED_GPU_LABELS[key])} so the DRA kubelet plugin finds the node; remove it",
-            )
-        else:
-            labels[key] = label_value
-    return labels
-
-
-def _parse_taints(value: Any, where: str, problems: ConfigProblems) -> tuple[Taint, ...]:
-    if value is None:
-        return ()
-    if not isinstance(value, list):
-        problems.add(where, f"taints got {shown(value)}; expected a list of {{key, value, effect}}")
-        return ()
-    taints = []
-    for index, item in enumerate(value):
-        spot = f"taints[{index}]"
-        if (
-            not isinstance(item, dict)
-            or set(item) - {"key", "value", "effect"}
-            or "key" not in item
-            or "effect" not in item
-        ):
-            problems.add(where, f"{spot} got {shown(item)}; expected {{key, value, effect}} (value may be empty)")
-            continue
-        key, taint_value, effect = item["key"], item.get("value", ""), item["effect"]
-        if not isinstance(key, str) or not valid_label_key(key):
-            problems.add(where, f"{spot}.key {shown(key)} is malformed; {LABEL_KEY_RULE}")
-        elif not isinstance(taint_value, str) or not valid_label_value(taint_value):
-            problems.add(where, f"{spot}.value got {shown(taint_value)}; {LABEL_VALUE_RULE}")
-        elif effect not in TAINT_EFFECTS:
-            problems.add(where, f"{spot}.effect got {shown(effect)}; allowed: {', '.join(TAINT_EFFECTS)}")
-        else:
-            taints.append(Taint(key=key, value=taint_value, effect=effect))
-    return tuple(taints)
-
-
-def _parse_scaling(
-    entry: Mapping[str, Any], where: str, problems: ConfigProblems
-) -> tuple[int | None, Autoscaling | None]:
-    has_fixed, has_autoscaling = "fixedNodeCount" in entry, "autoscaling" in entry
-    if has_fixed == has_autoscaling:
-        given = "both" if has_fixed else "neither"
+def _scaling(entry: GpuNodeGroupInput, problems: ConfigProblems) -> tuple[int | None, Autoscaling | None]:
+    where = _where(entry.name)
+    if (entry.fixedNodeCount is None) == (entry.autoscaling is None):
+        given = "neither" if entry.fixedNodeCount is None else "both"
         problems.add(where, f"set exactly one of fixedNodeCount or autoscaling: {{min, max}}; got {given}")
         return None, None
-    if has_fixed:
-        return _whole(entry, "fixedNodeCount", 1, where, problems), None
-    scaling = entry["autoscaling"]
-    if not isinstance(scaling, dict) or set(scaling) != {"min", "max"}:
-        problems.add(where, f"autoscaling got {shown(scaling)}; expected {{min: N, max: M}}")
-        return None, None
-    low = _whole(scaling, "min", 0, f"{where} autoscaling", problems)
-    high = _whole(scaling, "max", 1, f"{where} autoscaling", problems)
-    if low is None or high is None:
-        return None, None
+    if entry.autoscaling is None:
+        return entry.fixedNodeCount, None
+    low, high = entry.autoscaling.min, entry.autoscaling.max
     if low == 0:
         problems.add(
             where,
-            "autoscaling.min is 0, but the cluster autoscaler cannot scale a group whose pods claim DRA devices up from zero nodes (it cannot see the devices a node would publish); set min to 1 or more",
+            "autoscaling.min is 0, but the cluster autoscaler cannot scale a group whose pods claim DRA devices up "
+            "from zero nodes (it cannot see the devices a node would publish); set min to 1 or more",
         )
     if low > high:
         problems.add(where, f"autoscaling.min ({low}) is greater than autoscaling.max ({high})")
     return None, Autoscaling(min_nodes=low, max_nodes=high)
 
 
-def _parse_gpu_group(entry: Any, index: int, problems: ConfigProblems) -> GpuNodeGroupConfig | None:
-    key = config_key("gpuNodeGroups")
-    label = entry.get("name") if isinstance(entry, dict) and isinstance(entry.get("name"), str) else f"[{index}]"
-    where = f"{key} entry {label}"
-    if not isinstance(entry, dict):
-        problems.add(key, f"entry [{index}] got {shown(entry)}; expected a map with name, platform, preset, ...")
-        return None
-    unknown = sorted(set(entry) - GPU_GROUP_FIELDS)
-    if unknown:
-        problems.add(where, f"unknown field(s) {', '.join(unknown)}; allowed: {', '.join(sorted(GPU_GROUP_FIELDS))}")
-    name = entry.get("name")
-    if not isinstance(name, str) or not GROUP_NAME_PATTERN.match(name):
+def _labels(entry: GpuNodeGroupInput, problems: ConfigProblems) -> dict[str, str]:
+    labels = {}
+    for key, value in entry.labels.items():
+        if key in RESERVED_GPU_LABELS and value != RESERVED_GPU_LABELS[key]:
+            problems.add(
+                _where(entry.name),
+                f"label {key} is set by the stack to {shown(RESERVED_GPU_LABELS[key])} so the DRA kubelet plugin finds the node; remove it",
+            )
+        elif any(part in key for part in IGNORED_LABEL_PARTS):
+            problems.add(
+                _where(entry.name),
+                f"label key {shown(key)} contains {' or '.join(IGNORED_LABEL_PARTS)}: Nebius ignores such node labels "
+                "(pulumi-nebius Mk8sV1NodeGroup template.metadata.labels), so it would never reach the nodes; use another prefix",
+            )
+        else:
+            labels[key] = value
+    return labels
+
+
+def _taints(entry: GpuNodeGroupInput, problems: ConfigProblems) -> tuple[Taint, ...]:
+    seen: dict[tuple[str, str], TaintInput] = {}
+    for index, taint in enumerate(entry.taints):
+        if (taint.key, taint.effect) in seen:
+            problems.add(
+                _where(entry.name),
+                f"taints[{index}] repeats key {taint.key} with effect {taint.effect}; a node holds one taint per key and effect",
+            )
+        seen[(taint.key, taint.effect)] = taint
+    return tuple(Taint(key=t.key, value=t.value, effect=t.effect) for t in seen.values())
+
+
+def _group(entry: GpuNodeGroupInput, fabric: str, problems: ConfigProblems) -> GpuNodeGroupConfig:
+    where = _where(entry.name)
+    if not entry.platform.startswith("gpu-"):
         problems.add(
             where,
-            f"name got {shown(name)}; expected lowercase letters, digits and '-', starting with a letter, at most 32 characters",
+            f"platform got {shown(entry.platform)}; gpuNodeGroups takes GPU platforms only (gpu-h100-sxm, gpu-h200-sxm, "
+            "gpu-b200-sxm-a, gpu-b300-sxm, ...); CPU nodes belong in the system node group",
         )
-    platform = entry.get("platform")
-    if not isinstance(platform, str) or not platform.startswith("gpu-"):
-        problems.add(
-            where,
-            f"platform got {shown(platform)}; gpuNodeGroups takes GPU platforms only (gpu-h100-sxm, gpu-h200-sxm, gpu-b200-sxm-a, gpu-b300-sxm, ...); CPU nodes belong in the system node group",
-        )
-    preset = entry.get("preset")
-    if not isinstance(preset, str) or not GPU_PRESET_PATTERN.match(preset):
-        problems.add(
-            where, f"preset got {shown(preset)}; expected a GPU preset such as 8gpu-128vcpu-1600gb or 1gpu-16vcpu-200gb"
-        )
-    drivers_preset = entry.get("driversPreset")
-    if drivers_preset is not None and (
-        not isinstance(drivers_preset, str) or not DRIVERS_PRESET_PATTERN.match(drivers_preset)
-    ):
-        problems.add(
-            where,
-            f"driversPreset got {shown(drivers_preset)}; expected a Nebius driver preset such as cuda13.0, or leave it out to have the GPU Operator install the driver",
-        )
-    infiniband = entry.get("infiniband", False)
-    if not isinstance(infiniband, bool):
-        problems.add(where, f"infiniband got {shown(infiniband)}; expected true or false")
-    boot_disk = _whole(entry, "bootDiskSizeGib", 64, where, problems) if "bootDiskSizeGib" in entry else 200
-    fixed, autoscaling = _parse_scaling(entry, where, problems)
-    return GpuNodeGroupConfig(
-        name=name if isinstance(name, str) else "",
-        platform=platform if isinstance(platform, str) else "",
-        preset=preset if isinstance(preset, str) else "",
+    fixed, autoscaling = _scaling(entry, problems)
+    group = GpuNodeGroupConfig(
+        name=entry.name,
+        platform=entry.platform,
+        preset=entry.preset,
         fixed_node_count=fixed,
         autoscaling=autoscaling,
-        drivers_preset=drivers_preset if isinstance(drivers_preset, str) else None,
-        infiniband=infiniband is True,
-        boot_disk_gib=boot_disk or 200,
-        labels=_parse_labels(entry.get("labels"), where, problems),
-        taints=_parse_taints(entry.get("taints"), where, problems),
+        drivers_preset=entry.driversPreset,
+        infiniband=entry.infiniband,
+        boot_disk_gib=entry.bootDiskSizeGib,
+        labels=_labels(entry, problems),
+        taints=_taints(entry, problems),
     )
+    if group.infiniband and not fabric:
+        problems.add(
+            where,
+            f"infiniband is true but {config_key('infinibandFabric')} is not set; set it to the fabric of your GPU "
+            "platform and region (for example fabric-3)",
+        )
+    if group.infiniband and group.gpus_per_node != INFINIBAND_GPUS:
+        problems.add(
+            where,
+            f"infiniband is true on preset {group.preset}, but Nebius GPU clusters take only {INFINIBAND_GPUS}-GPU presets "
+            "(such as 8gpu-128vcpu-1600gb); use one or set infiniband: false",
+        )
+    return group
 
 
-def parse_gpu_node_groups(value: Any, problems: ConfigProblems) -> tuple[GpuNodeGroupConfig, ...]:
-    key = config_key("gpuNodeGroups")
-    if not isinstance(value, list) or not value:
-        problems.add(key, f"got {shown(value)}; expected a non-empty list of GPU node groups in the stack file")
-        return ()
-    groups = [group for index, entry in enumerate(value) if (group := _parse_gpu_group(entry, index, problems))]
+def parse_gpu_node_groups(
+    entries: Sequence[GpuNodeGroupInput], fabric: str, problems: ConfigProblems
+) -> tuple[GpuNodeGroupConfig, ...]:
+    groups = tuple(_group(entry, fabric, problems) for entry in entries)
     seen: set[str] = set()
     for group in groups:
         if group.name in seen:
-            problems.add(key, f"name {shown(group.name)} is used by more than one group; names must be unique")
+            problems.add(
+                config_key("gpuNodeGroups"), f"name {shown(group.name)} is used by more than one group; names must be unique"
+            )
         seen.add(group.name)
-    return tuple(groups)
+    return groups
+
+
+def check_node_group_names(
+    cluster_name: str, groups: Sequence[GpuNodeGroupConfig], fabric: str, problems: ConfigProblems
+) -> None:
+    """The names the stack gives Nebius, `<cluster>-<group>` and `<cluster>-<fabric>`, stay unique and within 63."""
+    for group in groups:
+        if group.name == SYSTEM_GROUP:
+            problems.add(
+                _where(group.name),
+                f"name {SYSTEM_GROUP} would give the node group {cluster_name}-{SYSTEM_GROUP}, the name of the system node "
+                "group; choose another name",
+            )
+    names = [*(f"{cluster_name}-{group.name}" for group in groups), f"{cluster_name}-{SYSTEM_GROUP}"]
+    if fabric and any(group.infiniband for group in groups):
+        names.append(f"{cluster_name}-{fabric}")
+    too_long = [name for name in names if len(name) > NAME_LIMIT]
+    if too_long:
+        problems.add(
+            config_key("clusterName"),
+            f"gives Nebius names longer than {NAME_LIMIT} characters: {', '.join(too_long)}; shorten clusterName "
+            "(empty means dra-<stack>) or the group names",
+        )

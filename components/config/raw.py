@@ -1,67 +1,124 @@
-"""Typed reads over the raw config strings Pulumi hands the program, each failure recorded against its key."""
+"""From the strings Pulumi hands the program to typed values, the way the CLI typed them.
+
+The CLI passes every config value as a string: declared integers and booleans as their
+text, lists and maps as JSON. Each is decoded by the type its schema field declares, with
+ASCII-only, whole-string rules (`"1.34\\n"` or `"١"` never pass as numbers), and a failure
+is a problem named by its key rather than an exception.
+"""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import re
+import typing
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pulumi
+from pulumi.runtime.config import get_config, is_config_secret
 
 from components.config.errors import ConfigProblems, config_key, shown
+from components.config.schema import StackInput
 from components.config.stack_file import project_config_keys
 
+WHOLE_NUMBER = re.compile(r"^-?[0-9]{1,18}\Z")
+MAX_JSON_TEXT = 1 << 20
 
+
+@dataclass(frozen=True)
 class RawConfig:
-    """Typed reads over the raw strings, each failure recorded against its key."""
+    """The stack's config as the program receives it: strings by key (no namespace), and which keys are secret."""
 
-    def __init__(self, raw: Mapping[str, str], problems: ConfigProblems) -> None:
-        self.raw = raw
-        self.problems = problems
+    values: Mapping[str, str]
+    secret_keys: frozenset[str] = field(default_factory=frozenset)
 
-    def _value(self, key: str) -> str | None:
-        value = self.raw.get(key)
-        return None if value is None or value == "" else value
 
-    def text(self, key: str, required: bool = False) -> str | None:
-        value = self._value(key)
-        if value is None and required:
-            self.problems.add(
-                config_key(key), f"is required: set it with `pulumi config set {config_key(key)} <value>`"
-            )
-        return value
+def read_raw_config(project_file: Path) -> RawConfig:
+    """Every declared key the engine set, read without Pulumi's "use get_secret" warning: secrecy is tracked here."""
+    values: dict[str, str] = {}
+    secret: set[str] = set()
+    for key in project_config_keys(project_file):
+        value = get_config(config_key(key))
+        if value is not None:
+            values[key] = str(value)
+            if is_config_secret(config_key(key)):
+                secret.add(key)
+    return RawConfig(values, frozenset(secret))
 
-    def integer(self, key: str, minimum: int) -> int:
-        value = self._value(key)
-        try:
-            number = int(str(value))
-        except ValueError:
-            self.problems.add(config_key(key), f"got {shown(value)}; expected a whole number >= {minimum}")
-            return minimum
-        if number < minimum:
-            self.problems.add(config_key(key), f"got {number}; expected a whole number >= {minimum}")
-        return number
 
-    def boolean(self, key: str) -> bool:
-        value = str(self._value(key)).lower()
-        if value not in ("true", "false"):
-            self.problems.add(config_key(key), f"got {shown(self.raw.get(key))}; expected true or false")
-        return value == "true"
+def _kind(annotation: Any) -> str:
+    """int, bool, str or json: how the CLI encoded a value of this schema type as text."""
+    while typing.get_origin(annotation) is typing.Annotated:
+        annotation = typing.get_args(annotation)[0]
+    if typing.get_origin(annotation) is typing.Literal:
+        return "int" if all(isinstance(arg, int) for arg in typing.get_args(annotation)) else "str"
+    if annotation is bool:
+        return "bool"
+    if annotation is int:
+        return "int"
+    return "str" if annotation is str else "json"
 
-    def structured(self, key: str, default: Any) -> Any:
-        value = self._value(key)
+
+FIELD_KINDS = {name: _kind(info.annotation) for name, info in StackInput.model_fields.items()}
+
+
+def _reject_constant(constant: str) -> Any:
+    raise ValueError(f"{constant} is not a number the stack can use (numbers must be finite)")
+
+
+def _decode(key: str, text: str, kind: str, problems: ConfigProblems) -> Any:
+    if kind == "str":
+        return text
+    if kind == "bool":
+        if text in ("true", "false"):
+            return text == "true"
+        problems.add(config_key(key), f"got {shown(text)}; expected true or false")
+        return None
+    if kind == "int":
+        if WHOLE_NUMBER.match(text):
+            return int(text)
+        problems.add(config_key(key), f"got {shown(text)}; expected a whole number")
+        return None
+    if len(text) > MAX_JSON_TEXT:
+        problems.add(config_key(key), f"is {len(text)} characters long; the stack reads at most {MAX_JSON_TEXT}")
+        return None
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as error:
+        problems.add(
+            config_key(key),
+            f"got {shown(text)}, which is not structured YAML/JSON ({error}); set it in the stack file as a YAML list or map",
+        )
+        return None
+
+
+def decode_config(raw: Mapping[str, str], problems: ConfigProblems) -> tuple[dict[str, Any], set[str]]:
+    """Typed values by key for the schema, and the keys that could not be decoded (their problem is recorded).
+
+    Keys the schema does not know are problems too, never silently dropped.
+    """
+    decoded: dict[str, Any] = {}
+    undecodable: set[str] = set()
+    for key, text in raw.items():
+        kind = FIELD_KINDS.get(key)
+        if kind is None:
+            problems.add(config_key(key), f"is not a key this project declares; declared: {', '.join(FIELD_KINDS)}")
+            continue
+        value = _decode(key, text, kind, problems)
         if value is None:
-            return default
-        try:
-            return json.loads(value)
-        except json.JSONDecodeError:
-            self.problems.add(
-                config_key(key),
-                f"got {shown(value)}, which is not structured YAML/JSON; set it in the stack file as a YAML list or map",
-            )
-            return default
+            undecodable.add(key)
+        else:
+            decoded[key] = value
+    return decoded, undecodable
 
 
-def read_raw_config(config: pulumi.Config, project_file: Path) -> dict[str, str]:
-    return {key: value for key in project_config_keys(project_file) if (value := config.get(key)) is not None}
+def secret_problems(secret_keys: Collection[str], allowed: Collection[str], problems: ConfigProblems) -> None:
+    for key in sorted(set(secret_keys) - set(allowed)):
+        problems.add(
+            config_key(key),
+            f"is set as a secret, but its value becomes a resource name, ID or setting that Nebius and Kubernetes show "
+            f"in plain text, so the stack cannot keep it secret; set it as plain config. Keys that may be secret: "
+            f"{', '.join(allowed)}",
+        )

@@ -1,9 +1,10 @@
 """The whole stack's configuration, parsed once into a `StackConfig`.
 
-`__main__.py` hands `parse_stack_config` the raw strings Pulumi gives the program
-(structured values arrive as JSON text); everything deeper receives the models and never
-reads `pulumi.Config`. Defaults live in `Pulumi.yaml`, which the Pulumi CLI (and the
-offline plan) merges in before the program runs, so every key is present here.
+`__main__.py` hands `parse_stack_config` the strings Pulumi gives the program; they are
+decoded by declared type, checked for shape by the schema (pydantic, strict), then checked
+by the rules that need more than one field. Everything deeper receives the frozen models
+and never reads `pulumi.Config`. Nothing here registers a resource: a bad config stops the
+program before the first one, with every problem named by its key.
 """
 
 from __future__ import annotations
@@ -11,91 +12,100 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from pydantic import ValidationError
+
 from components.config.claims import parse_claims_config
 from components.config.driver import parse_driver_config
-from components.config.errors import ConfigProblems, config_key, shown
-from components.config.node_groups import parse_gpu_node_groups
-from components.config.raw import RawConfig
+from components.config.errors import ConfigProblems, add_validation_problems, config_key, shown
+from components.config.node_groups import check_node_group_names, parse_gpu_node_groups
+from components.config.raw import RawConfig, decode_config, secret_problems
+from components.config.schema import RESOURCE_NAME_PATTERN, SECRET_CAPABLE_KEYS, StackInput
 from components.model import ClusterConfig, StackConfig, SystemNodeGroupConfig
 
 MIN_KUBERNETES = (1, 34)
-VERSION_PATTERN = re.compile(r"^(\d+)\.(\d+)(?:-nebius-node\.(\d+))?$")
-PATCH_VERSION_PATTERN = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
-ETCD_SIZES = (1, 3, 5)
+VERSION_PATTERN = re.compile(r"^([0-9]{1,3})\.([0-9]{1,3})(?:-nebius-node\.([0-9]{1,6}))?\Z")
+PATCH_VERSION_PATTERN = re.compile(r"^([0-9]{1,3})\.([0-9]{1,3})\.([0-9]{1,6})\Z")
+CLUSTER_NAME = re.compile(RESOURCE_NAME_PATTERN)
 
 
-def parse_kubernetes_version(version: str | None, problems: ConfigProblems) -> str:
-    key = config_key("kubernetesVersion")
+def kubernetes_version_problem(version: str) -> str | None:
     allowed = 'MAJOR.MINOR (for example "1.34") or MAJOR.MINOR-nebius-node.N, at least 1.34'
-    if version is None:
-        problems.add(key, f"is required; allowed: {allowed}")
-        return ""
     patch = PATCH_VERSION_PATTERN.match(version)
     if patch:
-        problems.add(
-            key,
-            f'got {shown(version)}: Nebius mk8s takes no patch version; write "{patch.group(1)}.{patch.group(2)}" (allowed: {allowed})',
-        )
-        return version
+        return f'got {shown(version)}: Nebius mk8s takes no patch version; write "{patch.group(1)}.{patch.group(2)}" (allowed: {allowed})'
     match = VERSION_PATTERN.match(version)
     if not match:
-        problems.add(key, f"got {shown(version)}; allowed: {allowed}")
-        return version
+        return f"got {shown(version)}; allowed: {allowed}"
     if (int(match.group(1)), int(match.group(2))) < MIN_KUBERNETES:
-        hint = " (an unquoted 1.30 in YAML reads as 1.3: quote the version)" if re.match(r"^\d+\.\d$", version) else ""
+        hint = " (an unquoted 1.30 in YAML reads as 1.3: quote the version)" if re.match(r"^[0-9]+\.[0-9]\Z", version) else ""
+        return f'got {shown(version)}: DRA\'s resource.k8s.io/v1 API is GA from Kubernetes 1.34, so the stack needs 1.34 or later; write "1.34"{hint}'
+    return None
+
+
+def _cluster_name(given: str, stack: str, problems: ConfigProblems) -> str:
+    name = given or f"dra-{stack}"
+    if not given and not CLUSTER_NAME.match(name):
         problems.add(
-            key,
-            f'got {shown(version)}: DRA\'s resource.k8s.io/v1 API is GA from Kubernetes 1.34, so the stack needs 1.34 or later; write "1.34"{hint}',
+            config_key("clusterName"),
+            f"is empty, and the default dra-<stack> gives {shown(name)}, which is not a Nebius name (at most 63 "
+            "lowercase letters, digits and '-', starting with a letter); set clusterName",
         )
-    return version
+    return name
 
 
-def parse_stack_config(raw: Mapping[str, str], stack: str) -> StackConfig:
-    """Turns the raw config into a `StackConfig`, or raises one error listing every problem."""
+def _validated(raw: RawConfig, problems: ConfigProblems) -> StackInput | None:
+    document, undecodable = decode_config(raw.values, problems)
+    secret_problems(raw.secret_keys, SECRET_CAPABLE_KEYS, problems)
+    version = document.get("kubernetesVersion")
+    if isinstance(version, str) and (problem := kubernetes_version_problem(version)):
+        problems.add(config_key("kubernetesVersion"), problem)
+    try:
+        return StackInput.model_validate(document)
+    except ValidationError as error:
+        add_validation_problems(problems, error, document, StackInput, skip=undecodable)
+        return None
+
+
+def parse_stack_config(raw: Mapping[str, str] | RawConfig, stack: str) -> StackConfig:
+    """Turns the raw config into a `StackConfig`, or raises one `ConfigError` listing every problem."""
     problems = ConfigProblems()
-    read = RawConfig(raw, problems)
+    given = raw if isinstance(raw, RawConfig) else RawConfig(raw)
+    settings = _validated(given, problems)
+    if settings is None:
+        problems.raise_if_any()
+        raise AssertionError("a failed validation always records a problem")
     cluster = ClusterConfig(
-        name=read.text("clusterName") or f"dra-{stack}",
-        parent_id=read.text("parentId", required=True) or "",
-        subnet_id=read.text("subnetId", required=True) or "",
-        kubernetes_version=parse_kubernetes_version(read.text("kubernetesVersion"), problems),
-        etcd_cluster_size=read.integer("etcdClusterSize", 1),
-        public_endpoint=read.boolean("publicEndpoint"),
-        nebius_profile=read.text("nebiusProfile"),
+        name=_cluster_name(settings.clusterName, stack, problems),
+        parent_id=settings.parentId,
+        subnet_id=settings.subnetId,
+        kubernetes_version=settings.kubernetesVersion,
+        etcd_cluster_size=settings.etcdClusterSize,
+        public_endpoint=settings.publicEndpoint,
+        nebius_profile=settings.nebiusProfile or None,
     )
-    if cluster.etcd_cluster_size not in ETCD_SIZES:
-        problems.add(
-            config_key("etcdClusterSize"),
-            f"got {cluster.etcd_cluster_size}; allowed: {', '.join(map(str, ETCD_SIZES))} (3 for production)",
-        )
     system_nodes = SystemNodeGroupConfig(
-        platform=read.text("systemNodePlatform", required=True) or "",
-        preset=read.text("systemNodePreset", required=True) or "",
-        node_count=read.integer("systemNodeCount", 1),
-        boot_disk_gib=read.integer("systemNodeBootDiskGib", 64),
+        platform=settings.systemNodePlatform,
+        preset=settings.systemNodePreset,
+        node_count=settings.systemNodeCount,
+        boot_disk_gib=settings.systemNodeBootDiskGib,
     )
     if system_nodes.platform.startswith("gpu-"):
         problems.add(
             config_key("systemNodePlatform"),
             f"got {shown(system_nodes.platform)}; the system node group runs controllers and needs a CPU platform such as cpu-d3",
         )
-    gpu_groups = parse_gpu_node_groups(read.structured("gpuNodeGroups", None), problems)
-    fabric = read.text("infinibandFabric")
-    for group in gpu_groups:
-        if group.infiniband and fabric is None:
-            problems.add(
-                f"{config_key('gpuNodeGroups')} entry {group.name}",
-                f"infiniband is true but {config_key('infinibandFabric')} is not set; set it to the fabric of your GPU platform and region (for example fabric-3)",
-            )
+    gpu_groups = parse_gpu_node_groups(settings.gpuNodeGroups, settings.infinibandFabric, problems)
+    check_node_group_names(cluster.name, gpu_groups, settings.infinibandFabric, problems)
+    driver = parse_driver_config(settings, gpu_groups, "draDriverValues" in given.secret_keys, problems)
     config = StackConfig(
         cluster=cluster,
         system_nodes=system_nodes,
         gpu_node_groups=gpu_groups,
-        infiniband_fabric=fabric,
-        protect=read.boolean("protect"),
-        node_service_account_id=read.text("nodeServiceAccountId"),
-        driver=parse_driver_config(read, gpu_groups, problems),
-        claims=parse_claims_config(read, gpu_groups, problems),
+        infiniband_fabric=settings.infinibandFabric or None,
+        protect=settings.protect,
+        node_service_account_id=settings.nodeServiceAccountId or None,
+        driver=driver,
+        claims=parse_claims_config(settings, gpu_groups, driver, problems),
     )
     problems.raise_if_any()
     return config

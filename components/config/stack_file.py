@@ -1,26 +1,86 @@
-"""Reading `Pulumi.yaml` and `Pulumi.<stack>.yaml` the way the Pulumi CLI merges them.
+"""Reading `Pulumi.yaml` and `Pulumi.<stack>.yaml` the way the Pulumi CLI reads them, without the CLI.
 
-The offline plan, the tests and the live verifier all need a stack's config without the
-CLI; this is the one place that turns the two files into the strings a program receives.
+The offline plan, the tests and the live verifier need a stack's config as the program
+would receive it. Like the CLI this reader takes YAML 1.2 scalars (`on` and `2024-01-01`
+stay strings, `010` is ten), refuses keys of the project's namespace that `Pulumi.yaml`
+does not declare and values that do not have the declared type, and treats `secure:`
+values as secrets: it cannot decrypt them, so their text is never used as a value.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from components.config.errors import ConfigError, ConfigProblems, config_key, shown
 from components.dra_constants import NAMESPACE
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent.parent
 PROJECT_FILE = PROJECT_DIR / "Pulumi.yaml"
+SECRET_PLACEHOLDER = "[secret]"
+# Pulumi stack names: letters, digits, '-', '_' and '.'.
+STACK_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}\Z")
+
+_BASE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class Yaml12Loader(_BASE_LOADER):  # type: ignore[misc,valid-type]
+    """Safe loading with the YAML 1.2 core schema's implicit types only (libyaml when the wheel has it)."""
+
+
+Yaml12Loader.yaml_implicit_resolvers = {}
+for _tag, _pattern, _first in (
+    ("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
+    ("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", list("tTfF")),
+    ("tag:yaml.org,2002:int", r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$", list("-+0123456789")),
+    (
+        "tag:yaml.org,2002:float",
+        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
+        list("-+.0123456789"),
+    ),
+):
+    Yaml12Loader.add_implicit_resolver(_tag, re.compile(_pattern), _first)
+
+
+def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
+    text = str(loader.construct_scalar(node)).replace("_", "")
+    sign = -1 if text.startswith("-") else 1
+    digits = text.lstrip("+-")
+    if digits.startswith("0o"):
+        return sign * int(digits[2:], 8)
+    if digits.startswith("0x"):
+        return sign * int(digits[2:], 16)
+    return sign * int(digits, 10)
+
+
+Yaml12Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+
+
+class StackFileError(ConfigError):
+    """The stack file cannot be read as the CLI would read it; the message names the file and the key."""
+
+
+@dataclass(frozen=True)
+class StackFileConfig:
+    """The config strings a program receives, and which keys hold secrets."""
+
+    values: dict[str, str]
+    secret_keys: frozenset[str] = field(default_factory=frozenset)
 
 
 def load_yaml_file(path: Path) -> Any:
-    """Safe YAML through libyaml when the PyYAML wheel has it: the pure-Python parser costs a plan ~30 ms a file."""
-    return yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    """A YAML document read with YAML 1.2 scalars; a malformed file raises `StackFileError` naming the place."""
+    try:
+        return yaml.load(path.read_text(), Loader=Yaml12Loader)  # noqa: S506 - Yaml12Loader is a safe loader
+    except yaml.YAMLError as error:
+        raise StackFileError(f"{path.name} is not valid YAML: {error}") from None
 
 
 def project_config_keys(project_file: Path = PROJECT_FILE) -> list[str]:
@@ -34,15 +94,57 @@ def stack_names(project_dir: Path = PROJECT_DIR) -> list[str]:
     return sorted(path.name[len("Pulumi.") : -len(".yaml")] for path in project_dir.glob("Pulumi.*.yaml"))
 
 
-def load_stack_config(stack: str, project_dir: Path = PROJECT_DIR) -> dict[str, str]:
-    """Project defaults overlaid with the stack file, as strings: the form a program receives."""
-    project = load_yaml_file(project_dir / "Pulumi.yaml")
-    stack_file = project_dir / f"Pulumi.{stack}.yaml"
-    if not stack_file.exists():
-        raise FileNotFoundError(f"no stack file {stack_file.name} in {project_dir}")
-    values = {key: spec["default"] for key, spec in project.get("config", {}).items() if "default" in spec}
-    values.update((load_yaml_file(stack_file) or {}).get("config", {}) or {})
-    return {key: _as_config_string(value) for key, value in values.items()}
+def stack_name_problem(stack: str) -> str | None:
+    if STACK_NAME.match(stack) and stack not in (".", ".."):
+        return None
+    return f"stack name {shown(stack)} is not a Pulumi stack name: 1-100 letters, digits, '-', '_' or '.'"
+
+
+def _full_key(key: Any) -> str:
+    text = str(key)
+    return text if ":" in text else config_key(text)
+
+
+def _declared_type_problem(value: Any, spec: Mapping[str, Any]) -> str | None:
+    kind = spec.get("type")
+    expected = {"string": str, "integer": int, "boolean": bool, "array": list}.get(str(kind))
+    if expected is None:
+        return None
+    ok = isinstance(value, expected) and not (expected is int and isinstance(value, bool))
+    if ok and expected is list:
+        item = {"string": str, "integer": int, "boolean": bool}.get(str((spec.get("items") or {}).get("type")))
+        ok = item is None or all(isinstance(entry, item) for entry in value)
+    if ok:
+        return None
+    hint = " (quote it to keep it text)" if kind == "string" and not isinstance(value, (dict, list)) else ""
+    return f"got {shown(value)}, but Pulumi.yaml declares it {kind}{hint}"
+
+
+class _SecretScan:
+    """Replaces `secure:` values by a placeholder and refuses what JSON cannot carry (binary, dates, NaN)."""
+
+    def __init__(self, key: str, problems: ConfigProblems) -> None:
+        self.key = key
+        self.problems = problems
+        self.secret = False
+
+    def clean(self, value: Any, where: str = "") -> Any:
+        if isinstance(value, dict):
+            if set(value) == {"secure"} and isinstance(value["secure"], str):
+                self.secret = True
+                return SECRET_PLACEHOLDER
+            return {str(k): self.clean(v, f"{where}.{k}" if where else str(k)) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.clean(v, f"{where}[{i}]") for i, v in enumerate(value)]
+        if isinstance(value, float) and not math.isfinite(value):
+            self.problems.add(self.key, f"{where + ' ' if where else ''}got {value}; numbers must be finite")
+        elif value is not None and not isinstance(value, (str, int, float, bool)):
+            self.problems.add(
+                self.key,
+                f"{where + ' ' if where else ''}got a YAML {type(value).__name__}, which a stack value cannot hold; "
+                "write it as a string, number, boolean, list or map",
+            )
+        return value
 
 
 def _as_config_string(value: Any) -> str:
@@ -53,3 +155,52 @@ def _as_config_string(value: Any) -> str:
     if isinstance(value, (int, float)):
         return str(value)
     return json.dumps(value)
+
+
+def read_stack_file(stack: str, project_dir: Path = PROJECT_DIR) -> StackFileConfig:
+    """Project defaults overlaid with the stack file, as the strings a program receives; `StackFileError` otherwise."""
+    problem = stack_name_problem(stack)
+    if problem:
+        raise StackFileError(problem)
+    declared = (load_yaml_file(project_dir / "Pulumi.yaml") or {}).get("config", {})
+    stack_file = project_dir / f"Pulumi.{stack}.yaml"
+    if not stack_file.exists():
+        raise StackFileError(f"no stack file {stack_file.name} in {project_dir}")
+    document = load_yaml_file(stack_file)
+    config = document.get("config", {}) if isinstance(document, dict) else None
+    if not isinstance(config, dict):
+        raise StackFileError(f"{stack_file.name}: expected a map with a config: map of keys, got {shown(document)}")
+    problems = ConfigProblems()
+    values = {key: spec["default"] for key, spec in declared.items() if isinstance(spec, dict) and "default" in spec}
+    secret_keys: set[str] = set()
+    for raw_key, raw_value in config.items():
+        key = _full_key(raw_key)
+        spec = declared.get(key)
+        if key.startswith(f"{NAMESPACE}:") and spec is None:
+            problems.add(key, f"is set in {stack_file.name} but Pulumi.yaml does not declare it; the Pulumi CLI refuses it")
+            continue
+        scan = _SecretScan(key, problems)
+        value = scan.clean(raw_value)
+        if scan.secret:
+            secret_keys.add(key)
+            if value == SECRET_PLACEHOLDER and isinstance(spec, dict) and spec.get("type") != "string":
+                problems.add(key, "is encrypted as a whole (secure:); the offline plan cannot decrypt it: use pulumi preview")
+                continue
+        elif isinstance(spec, dict) and (type_problem := _declared_type_problem(value, spec)):
+            problems.add(key, type_problem)
+            continue
+        values[key] = value
+    if problems.lines:
+        raise StackFileError(f"{stack_file.name}:\n" + "\n".join(f"  - {line}" for line in problems.lines))
+    return StackFileConfig({key: _as_config_string(value) for key, value in values.items()}, frozenset(secret_keys))
+
+
+def load_stack_config(stack: str, project_dir: Path = PROJECT_DIR) -> dict[str, str]:
+    """The config strings of `stack` by full key (`nebius-dra:...`), as the program receives them."""
+    return read_stack_file(stack, project_dir).values
+
+
+def program_config(config: Mapping[str, str]) -> dict[str, str]:
+    """The project's keys without their namespace: what `parse_stack_config` reads."""
+    prefix = f"{NAMESPACE}:"
+    return {key[len(prefix) :]: value for key, value in config.items() if key.startswith(prefix)}

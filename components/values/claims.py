@@ -14,6 +14,7 @@ from typing import Any
 from pulumi_kubernetes.resource import v1 as dra
 
 from components.dra_constants import (
+    ADMIN_ACCESS_LABEL,
     EXACT_COUNT,
     GPU_BY_PRODUCT_TEMPLATE,
     GPU_CLASS,
@@ -27,7 +28,7 @@ from components.dra_constants import (
     RDMA_CLASS,
     RDMA_TEMPLATE,
 )
-from components.model import ClaimsConfig, UserClaimTemplate
+from components.model import ClaimsConfig, DeviceRequestConfig, DeviceSelection, UserClaimTemplate
 from components.values.strict import fields_of
 
 
@@ -42,6 +43,21 @@ def product_selector(products: Sequence[str]) -> str:
     return f'device.attributes["{GPU_DRIVER}"].productName in [{listed}]'
 
 
+def selection_fields(selection: DeviceSelection) -> dict[str, Any]:
+    """A selection in Kubernetes field names: the body of `exactly` or of one `firstAvailable` entry."""
+    fields: dict[str, Any] = {"deviceClassName": selection.device_class}
+    if selection.allocation_mode == EXACT_COUNT:
+        fields["count"] = selection.count if selection.count is not None else 1
+    else:
+        fields["allocationMode"] = selection.allocation_mode
+    cel = [{"cel": {"expression": expression}} for expression in selection.selectors]
+    if cel:
+        fields["selectors"] = cel
+    if selection.admin_access:
+        fields["adminAccess"] = True
+    return fields
+
+
 def exact_request(
     name: str,
     device_class: str,
@@ -49,15 +65,16 @@ def exact_request(
     allocation_mode: str = EXACT_COUNT,
     selectors: Iterable[str] = (),
 ) -> dict[str, Any]:
-    exactly: dict[str, Any] = {"deviceClassName": device_class}
-    if allocation_mode == EXACT_COUNT:
-        exactly["count"] = count if count is not None else 1
-    else:
-        exactly["allocationMode"] = allocation_mode
-    cel = [{"cel": {"expression": expression}} for expression in selectors]
-    if cel:
-        exactly["selectors"] = cel
-    return {"name": name, "exactly": exactly}
+    return {"name": name, "exactly": selection_fields(DeviceSelection(device_class, count, allocation_mode, tuple(selectors)))}
+
+
+def device_request(request: DeviceRequestConfig) -> dict[str, Any]:
+    if request.exactly is not None:
+        return {"name": request.name, "exactly": selection_fields(request.exactly)}
+    return {
+        "name": request.name,
+        "firstAvailable": [{"name": sub.name, **selection_fields(sub.selection)} for sub in request.first_available],
+    }
 
 
 def match_attribute(attribute: str, requests: Sequence[str] = ()) -> dict[str, Any]:
@@ -112,13 +129,15 @@ def builtin_template_specs(claims: ClaimsConfig) -> dict[str, dict[str, Any]]:
 
 def user_template_spec(template: UserClaimTemplate) -> dict[str, Any]:
     return claim_template_spec(
-        [
-            exact_request(request.name, request.device_class, request.count, request.allocation_mode, request.selectors)
-            for request in template.requests
-        ],
+        [device_request(request) for request in template.requests],
         constraints=[match_attribute(c.match_attribute, c.requests) for c in template.constraints],
         config=[opaque_config(c.driver, c.parameters, c.requests) for c in template.config],
     )
+
+
+def namespace_labels(claims: ClaimsConfig, managed: Mapping[str, str]) -> dict[str, str]:
+    """The claim namespace's labels; Kubernetes admits adminAccess requests only where the admin label is set."""
+    return {**managed, ADMIN_ACCESS_LABEL: "true"} if claims.admin_access else dict(managed)
 
 
 def claim_template_specs(claims: ClaimsConfig) -> dict[str, dict[str, Any]]:
@@ -135,18 +154,40 @@ def _selector_args(selector: Mapping[str, Any]) -> dra.DeviceSelectorArgs:
     )
 
 
-def _request_args(request: Mapping[str, Any]) -> dra.DeviceRequestArgs:
-    fields = fields_of(request, "request", required={"name", "exactly"})
-    exactly = fields_of(
-        fields["exactly"], "exactly", required={"deviceClassName"}, optional={"allocationMode", "count", "selectors"}
+SELECTION_FIELDS = ("deviceClassName", "allocationMode", "count", "selectors")
+
+
+def _selectors_args(fields: Mapping[str, Any]) -> list[dra.DeviceSelectorArgs] | None:
+    return [_selector_args(selector) for selector in fields.get("selectors", [])] or None
+
+
+def _subrequest_args(sub: Mapping[str, Any]) -> dra.DeviceSubRequestArgs:
+    fields = fields_of(sub, "firstAvailable entry", required={"name", "deviceClassName"}, optional=SELECTION_FIELDS)
+    return dra.DeviceSubRequestArgs(
+        name=fields["name"],
+        device_class_name=fields["deviceClassName"],
+        allocation_mode=fields.get("allocationMode"),
+        count=fields.get("count"),
+        selectors=_selectors_args(fields),
     )
+
+
+def _request_args(request: Mapping[str, Any]) -> dra.DeviceRequestArgs:
+    fields = fields_of(request, "request", required={"name"}, optional={"exactly", "firstAvailable"})
+    exactly = fields.get("exactly")
+    if exactly is None:
+        return dra.DeviceRequestArgs(
+            name=fields["name"], first_available=[_subrequest_args(sub) for sub in fields["firstAvailable"]]
+        )
+    exact = fields_of(exactly, "exactly", required={"deviceClassName"}, optional={*SELECTION_FIELDS, "adminAccess"})
     return dra.DeviceRequestArgs(
         name=fields["name"],
         exactly=dra.ExactDeviceRequestArgs(
-            device_class_name=exactly["deviceClassName"],
-            allocation_mode=exactly.get("allocationMode"),
-            count=exactly.get("count"),
-            selectors=[_selector_args(selector) for selector in exactly.get("selectors", [])] or None,
+            device_class_name=exact["deviceClassName"],
+            allocation_mode=exact.get("allocationMode"),
+            count=exact.get("count"),
+            selectors=_selectors_args(exact),
+            admin_access=exact.get("adminAccess"),
         ),
     )
 

@@ -57,4 +57,5 @@ def dra_driver_release(driver: DraDriverConfig, gpu_taints: Iterable[Taint]) -> 
         namespace=driver.namespace,
         values=dra_driver_values(driver, gpu_taints, system_node_labels()),
         repository=None if driver.from_oci else driver.repository,
+        secret_values=driver.secret_values,
     )

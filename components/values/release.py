@@ -19,3 +19,4 @@ class ReleaseSpec:
     values: dict[str, Any]
     repository: str | None
     timeout_seconds: int = RELEASE_TIMEOUT_SECONDS
+    secret_values: bool = False

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import runpy
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,7 +24,7 @@ from pulumi.runtime.proto import resource_pb2
 from pulumi.runtime.stack import run_in_stack
 from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
-from components.config.stack_file import PROJECT_DIR, load_stack_config
+from components.config.stack_file import PROJECT_DIR, StackFileError, read_stack_file
 
 STACK_TYPE = "pulumi:pulumi:Stack"
 MOCK_CA_PEM = "-----BEGIN CERTIFICATE-----\nTU9DSy1DQQ==\n-----END CERTIFICATE-----\n"
@@ -166,14 +166,22 @@ def run_program(
     project: str = "nebius-dra",
     preview: bool = False,
     entry: Callable[[], None] | None = None,
+    secret_keys: Collection[str] = (),
 ) -> ProgramRun:
-    """Runs `__main__.py` (or `entry`) for `stack`; `config` replaces the stack file's values when given."""
-    values = dict(load_stack_config(stack, project_dir) if config is None else config)
+    """Runs `__main__.py` (or `entry`) for `stack`; `config` (and its `secret_keys`) replace the stack file's."""
     monitor = _RecordingMonitor()
+    if config is None:
+        try:
+            stack_file = read_stack_file(stack, project_dir)
+        except StackFileError as unreadable:
+            return ProgramRun(stack, {}, [], {}, set(), unreadable)
+        values, secret_keys = stack_file.values, stack_file.secret_keys
+    else:
+        values = dict(config)
     settings.reset_options(project=project, stack=stack, preview=preview)
     pulumi.runtime.set_mocks(_RecordingMocks(), project=project, stack=stack, preview=preview, monitor=monitor)
     settings.ROOT.set(None)
-    set_all_config(values, [])
+    set_all_config(values, list(secret_keys))
 
     def main_program() -> None:
         runpy.run_path(str(project_dir / "__main__.py"), run_name="__main__")

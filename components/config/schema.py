@@ -1,0 +1,514 @@
+"""The stack file's shape: every key and every structured field, as strict pydantic models.
+
+pydantic checks types, whole-string ASCII patterns, bounds and unknown fields; the parsers
+beside this module then check what needs more than one field (modes, collisions, CEL) and
+build the frozen models. Each field's `description` is the "allowed" half of its error
+message and the text editors show from the published JSON Schema (`stack-file.schema.json`).
+
+Limits name their source: the Nebius API rules are those the installed `pulumi-nebius`
+0.6.73 documents (also in nebius/terraform-provider-nebius docs); the DRA limits are the
+constants of k8s.io/api v0.34 `resource/v1/types.go` (DeviceRequestsMaxSize = 32,
+FirstAvailableDeviceRequestMaxSize = 8, DeviceSelectorsMaxSize = 32,
+CELSelectorExpressionMaxLength = 10 * 1024, AllocationResultsMaxSize = 32).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, model_validator
+
+from components.dra_constants import (
+    ALL_DEVICES,
+    BUILTIN_TEMPLATES,
+    EXACT_COUNT,
+    LEGACY_CHART,
+    RENAMED_CHART,
+    TAINT_EFFECTS,
+)
+
+# Whole-string patterns over ASCII only: pydantic's python-re engine with `\Z`, so a trailing
+# newline or a non-ASCII digit never passes for a name, version or preset.
+DNS_LABEL_PATTERN = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\Z"
+DNS_SUBDOMAIN_PATTERN = r"^(?=.{1,253}\Z)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z"
+RESOURCE_NAME_PATTERN = r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?\Z"
+NEBIUS_ID_PATTERN = r"^[a-z][a-z0-9]*-[a-z0-9]{1,56}\Z"
+GROUP_NAME_PATTERN = r"^[a-z]([a-z0-9-]{0,30}[a-z0-9])?\Z"
+GPU_PRESET_PATTERN = r"^[0-9]{1,2}gpu-[0-9]{1,4}vcpu-[0-9]{1,5}gb\Z"
+CPU_PRESET_PATTERN = r"^[0-9]{1,4}vcpu-[0-9]{1,5}gb\Z"
+PLATFORM_PATTERN = r"^[a-z][a-z0-9]*(-[a-z0-9]+){1,6}\Z"
+DRIVERS_PRESET_PATTERN = r"^cuda[0-9]{1,3}(\.[0-9]{1,3})?\Z"
+CHART_VERSION_PATTERN = r"^v?[0-9]{1,6}\.[0-9]{1,6}\.[0-9]{1,6}\Z"
+IMAGE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,254}\Z"
+ABSOLUTE_PATH_PATTERN = r"^/[A-Za-z0-9._/-]{0,254}\Z"
+PROFILE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}\Z"
+FABRIC_PATTERN = r"^[a-z][a-z0-9]*(-[a-z0-9]+){0,4}\Z"
+QUALIFIED_ATTRIBUTE_PATTERN = (
+    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/[A-Za-z_][A-Za-z0-9_]{0,31}\Z"
+)
+REQUEST_REFERENCE_PATTERN = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(/[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)?\Z"
+PRODUCT_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9 ._()/+-]{0,127}\Z"
+LABEL_NAME = r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?"
+LABEL_PREFIX = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
+LABEL_KEY_PATTERN = rf"^(?=[^/]{{0,253}}(/|\Z))({LABEL_PREFIX}/)?{LABEL_NAME}\Z"
+LABEL_VALUE_PATTERN = rf"^({LABEL_NAME})?\Z"
+
+
+
+def optional(pattern: str) -> str:
+    """`pattern` (anchored with ^ and \\Z) or the empty string, still anchored at both ends."""
+    return rf"^(?:{pattern[1:-2]})?\Z"
+
+
+MAX_NODES = 100  # Nebius: node counts 0-100 (fixed, autoscaling max, system count).
+MAX_BOOT_DISK_GIB = 65536
+MAX_DEVICES_PER_CLAIM = 32  # k8s.io/api resource/v1 AllocationResultsMaxSize.
+MAX_REQUESTS = 32  # DeviceRequestsMaxSize (= AllocationResultsMaxSize).
+MAX_SUBREQUESTS = 8  # FirstAvailableDeviceRequestMaxSize.
+MAX_SELECTORS = 32  # DeviceSelectorsMaxSize.
+MAX_CONSTRAINTS = 32  # DeviceConstraintsMaxSize.
+MAX_CONFIGS = 32  # DeviceConfigMaxSize.
+
+LABEL_KEY_RULE = (
+    "expected [prefix/]name: an optional DNS-subdomain prefix (at most 253 characters) and a name of at most "
+    "63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit"
+)
+LABEL_VALUE_RULE = (
+    "expected at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit (or empty)"
+)
+
+
+LabelKey = Annotated[StrictStr, Field(pattern=LABEL_KEY_PATTERN, max_length=317, description=LABEL_KEY_RULE)]
+LabelValue = Annotated[StrictStr, Field(pattern=LABEL_VALUE_PATTERN, max_length=63, description=LABEL_VALUE_RULE)]
+DnsLabel = Annotated[
+    StrictStr,
+    Field(
+        pattern=DNS_LABEL_PATTERN,
+        max_length=63,
+        description="expected a DNS label: at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit",
+    ),
+]
+DnsSubdomain = Annotated[
+    StrictStr,
+    Field(
+        pattern=DNS_SUBDOMAIN_PATTERN,
+        max_length=253,
+        description="expected lowercase letters, digits, '-' and '.', starting and ending with a letter or digit, at most 253 characters",
+    ),
+]
+Image = Annotated[
+    StrictStr,
+    Field(
+        pattern=IMAGE_PATTERN,
+        max_length=255,
+        description="expected an image reference such as nvidia/cuda:13.1.1-runtime-ubuntu24.04 (ASCII, no spaces)",
+    ),
+]
+ChartVersion = Annotated[
+    StrictStr,
+    Field(
+        pattern=CHART_VERSION_PATTERN,
+        max_length=32,
+        description="expected an exact chart version such as 25.7.0 or v25.10.1 (ranges are not pinned)",
+    ),
+]
+
+
+class Shape(BaseModel):
+    """Strict: no coercion (a string is never a number), no unknown field, no NaN or infinity."""
+
+    model_config = ConfigDict(
+        strict=True, extra="forbid", frozen=True, allow_inf_nan=False, regex_engine="python-re", populate_by_name=False
+    )
+
+
+class TaintInput(Shape):
+    key: LabelKey
+    value: Annotated[
+        StrictStr,
+        Field(
+            pattern=LABEL_VALUE_PATTERN,
+            min_length=1,
+            max_length=63,
+            description="expected a non-empty label value (Nebius requires a taint value): at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit",
+        ),
+    ]
+    effect: Annotated[
+        Literal["NoSchedule", "PreferNoSchedule", "NoExecute"],
+        Field(description=f"allowed: {', '.join(TAINT_EFFECTS)}"),
+    ]
+
+
+class AutoscalingInput(Shape):
+    min: Annotated[
+        StrictInt,
+        Field(
+            ge=0,
+            le=MAX_NODES,
+            description=f"expected a whole number from 1 to {MAX_NODES} (Nebius allows at most {MAX_NODES} nodes)",
+        ),
+    ]
+    max: Annotated[
+        StrictInt,
+        Field(
+            ge=1,
+            le=MAX_NODES,
+            description=f"expected a whole number from 1 to {MAX_NODES} (Nebius allows at most {MAX_NODES} nodes)",
+        ),
+    ]
+
+
+class GpuNodeGroupInput(Shape):
+    name: Annotated[
+        StrictStr,
+        Field(
+            pattern=GROUP_NAME_PATTERN,
+            max_length=32,
+            description="expected lowercase letters, digits and '-', starting with a letter, at most 32 characters",
+        ),
+    ]
+    platform: Annotated[
+        StrictStr,
+        Field(
+            pattern=PLATFORM_PATTERN,
+            max_length=63,
+            description="expected a GPU platform such as gpu-h100-sxm, gpu-h200-sxm, gpu-b200-sxm-a or gpu-b300-sxm",
+        ),
+    ]
+    preset: Annotated[
+        StrictStr,
+        Field(
+            pattern=GPU_PRESET_PATTERN,
+            max_length=63,
+            description="expected a GPU preset such as 8gpu-128vcpu-1600gb or 1gpu-16vcpu-200gb",
+        ),
+    ]
+    fixedNodeCount: (
+        Annotated[
+            StrictInt,
+            Field(
+                ge=1,
+                le=MAX_NODES,
+                description=f"expected a whole number from 1 to {MAX_NODES} (Nebius allows at most {MAX_NODES} nodes)",
+            ),
+        ]
+        | None
+    ) = None
+    autoscaling: AutoscalingInput | None = None
+    driversPreset: (
+        Annotated[
+            StrictStr,
+            Field(
+                pattern=DRIVERS_PRESET_PATTERN,
+                max_length=16,
+                description="expected a Nebius driver preset such as cuda13.0, or leave it out to have the GPU Operator install the driver",
+            ),
+        ]
+        | None
+    ) = None
+    infiniband: Annotated[StrictBool, Field(description="expected true or false")] = False
+    bootDiskSizeGib: Annotated[
+        StrictInt,
+        Field(ge=64, le=MAX_BOOT_DISK_GIB, description=f"expected a whole number from {64} to {MAX_BOOT_DISK_GIB}"),
+    ] = 200
+    labels: dict[LabelKey, LabelValue] = Field(
+        default_factory=dict, description="expected a map of label key to string value"
+    )
+    taints: list[TaintInput] = Field(default_factory=list, description="expected a list of {key, value, effect}")
+
+
+class CelSelectorInput(Shape):
+    expression: Annotated[
+        StrictStr,
+        Field(
+            min_length=1,
+            max_length=10 * 1024,
+            description="expected a CEL expression of at most 10 KiB (CELSelectorExpressionMaxLength)",
+        ),
+    ]
+
+
+class SelectorInput(Shape):
+    cel: CelSelectorInput
+
+
+GATED_FIELD = Field(default=None, description="a field behind a Kubernetes alpha feature gate")
+
+
+class SubRequestInput(Shape):
+    name: DnsLabel
+    deviceClassName: DnsSubdomain
+    selectors: list[SelectorInput] = Field(default_factory=list, max_length=MAX_SELECTORS)
+    allocationMode: Literal["ExactCount", "All"] = "ExactCount"
+    count: (
+        Annotated[
+            StrictInt,
+            Field(
+                ge=1,
+                le=MAX_DEVICES_PER_CLAIM,
+                description=f"expected a whole number from {1} to {MAX_DEVICES_PER_CLAIM}",
+            ),
+        ]
+        | None
+    ) = None
+    tolerations: Any = GATED_FIELD
+    capacity: Any = GATED_FIELD
+
+
+class ExactRequestInput(Shape):
+    deviceClassName: DnsSubdomain
+    selectors: list[SelectorInput] = Field(default_factory=list, max_length=MAX_SELECTORS)
+    allocationMode: Annotated[
+        Literal["ExactCount", "All"], Field(description=f"allowed: {EXACT_COUNT} (with count) or {ALL_DEVICES}")
+    ] = "ExactCount"
+    count: (
+        Annotated[
+            StrictInt,
+            Field(
+                ge=1,
+                le=MAX_DEVICES_PER_CLAIM,
+                description=f"expected a whole number from {1} to {MAX_DEVICES_PER_CLAIM}",
+            ),
+        ]
+        | None
+    ) = None
+    adminAccess: StrictBool | None = None
+    tolerations: Any = GATED_FIELD
+    capacity: Any = GATED_FIELD
+
+
+# resource.k8s.io/v1beta1 had these on the request itself; v1 moved them under `exactly`.
+V1BETA1_REQUEST_FIELDS = ("deviceClassName", "count", "allocationMode", "selectors", "adminAccess")
+
+
+class DeviceRequestInput(Shape):
+    @model_validator(mode="before")
+    @classmethod
+    def _refuse_v1beta1_shape(cls, data: Any) -> Any:
+        flat = sorted(set(data) & set(V1BETA1_REQUEST_FIELDS)) if isinstance(data, dict) else []
+        if flat:
+            name = data.get("name", "gpu")
+            raise ValueError(
+                f"has {', '.join(flat)} directly on the request: that is the v1beta1 shape. resource.k8s.io/v1 puts "
+                f"them under exactly: write {{name: {name}, exactly: {{deviceClassName: ..., count: 1}}}}"
+            )
+        return data
+
+    name: DnsLabel
+    exactly: ExactRequestInput | None = None
+    firstAvailable: list[SubRequestInput] | None = Field(default=None, min_length=1, max_length=MAX_SUBREQUESTS)
+
+
+class ConstraintInput(Shape):
+    requests: list[
+        Annotated[
+            StrictStr,
+            Field(
+                pattern=REQUEST_REFERENCE_PATTERN,
+                max_length=255,
+                description="expected a request name, or request/subrequest",
+            ),
+        ]
+    ] = Field(default_factory=list)
+    matchAttribute: (
+        Annotated[
+            StrictStr,
+            Field(
+                pattern=QUALIFIED_ATTRIBUTE_PATTERN,
+                max_length=255,
+                description="expected a qualified attribute such as resource.kubernetes.io/pcieRoot",
+            ),
+        ]
+        | None
+    ) = None
+    distinctAttribute: Any = GATED_FIELD
+
+
+class OpaqueInput(Shape):
+    driver: DnsSubdomain
+    parameters: dict[StrictStr, Any]
+
+
+class ClaimConfigInput(Shape):
+    requests: list[
+        Annotated[
+            StrictStr,
+            Field(
+                pattern=REQUEST_REFERENCE_PATTERN,
+                max_length=255,
+                description="expected a request name, or request/subrequest",
+            ),
+        ]
+    ] = Field(default_factory=list)
+    opaque: OpaqueInput
+
+
+class UserClaimTemplateInput(Shape):
+    name: DnsSubdomain
+    requests: list[DeviceRequestInput] = Field(min_length=1, max_length=MAX_REQUESTS)
+    constraints: list[ConstraintInput] = Field(default_factory=list, max_length=MAX_CONSTRAINTS)
+    config: list[ClaimConfigInput] = Field(default_factory=list, max_length=MAX_CONFIGS)
+    separateNetworkDevices: StrictBool = False
+
+
+BuiltinTemplateName = Annotated[
+    StrictStr,
+    Field(pattern=rf"^({'|'.join(BUILTIN_TEMPLATES)})\Z", description=f"allowed: {', '.join(BUILTIN_TEMPLATES)}"),
+]
+BOOL = Annotated[StrictBool, Field(description="expected true or false")]
+OPTIONAL_ID = Annotated[
+    StrictStr,
+    Field(
+        pattern=optional(NEBIUS_ID_PATTERN),
+        max_length=255,
+        description="expected a Nebius ID such as serviceaccount-e00..., or empty",
+    ),
+]
+
+
+class StackInput(Shape):
+    """Every key of the stack, named as in `Pulumi.<stack>.yaml` without the `nebius-dra:` namespace.
+
+    No defaults here: `Pulumi.yaml` declares them and the CLI (or the offline plan) merges them
+    in, so a key is missing only when the project declares no default for it.
+    """
+
+    parentId: Annotated[
+        StrictStr,
+        Field(
+            pattern=NEBIUS_ID_PATTERN,
+            max_length=63,
+            description="expected the ID of a Nebius project, such as project-e00...",
+        ),
+    ]
+    subnetId: Annotated[
+        StrictStr,
+        Field(
+            pattern=NEBIUS_ID_PATTERN,
+            max_length=63,
+            description="expected the ID of a VPC subnet, such as vpcsubnet-e00...",
+        ),
+    ]
+    clusterName: Annotated[
+        StrictStr,
+        Field(
+            pattern=optional(RESOURCE_NAME_PATTERN),
+            max_length=63,
+            description="expected a Nebius name: at most 63 lowercase letters, digits and '-', starting with a letter and not ending with '-' (no '.'), or empty for dra-<stack>",
+        ),
+    ]
+    kubernetesVersion: Annotated[
+        StrictStr,
+        Field(
+            max_length=32,
+            description='allowed: MAJOR.MINOR (for example "1.34") or MAJOR.MINOR-nebius-node.N, at least 1.34',
+        ),
+    ]
+    etcdClusterSize: Annotated[
+        Literal[1, 3], Field(description="allowed: 1 or 3 (3 for production); the Nebius API takes no other size")
+    ]
+    publicEndpoint: BOOL
+    nebiusProfile: Annotated[
+        StrictStr,
+        Field(
+            pattern=optional(PROFILE_PATTERN),
+            max_length=63,
+            description="expected a nebius CLI profile name (letters, digits, '.', '_', '-'), or empty",
+        ),
+    ]
+    protect: BOOL
+    nodeServiceAccountId: OPTIONAL_ID
+    systemNodePlatform: Annotated[
+        StrictStr, Field(pattern=PLATFORM_PATTERN, max_length=63, description="expected a CPU platform such as cpu-d3")
+    ]
+    systemNodePreset: Annotated[
+        StrictStr,
+        Field(pattern=CPU_PRESET_PATTERN, max_length=63, description="expected a CPU preset such as 4vcpu-16gb"),
+    ]
+    systemNodeCount: Annotated[
+        StrictInt,
+        Field(
+            ge=1,
+            le=MAX_NODES,
+            description=f"expected a whole number from 1 to {MAX_NODES} (Nebius allows at most {MAX_NODES} nodes)",
+        ),
+    ]
+    systemNodeBootDiskGib: Annotated[
+        StrictInt,
+        Field(ge=64, le=MAX_BOOT_DISK_GIB, description=f"expected a whole number from {64} to {MAX_BOOT_DISK_GIB}"),
+    ]
+    gpuNodeGroups: Annotated[
+        list[GpuNodeGroupInput],
+        Field(min_length=1, description="expected a non-empty list of GPU node groups in the stack file"),
+    ]
+    infinibandFabric: Annotated[
+        StrictStr,
+        Field(
+            pattern=optional(FABRIC_PATTERN),
+            max_length=63,
+            description="expected an InfiniBand fabric such as fabric-3, or empty",
+        ),
+    ]
+    draDriverChart: Annotated[
+        Literal["nvidia-dra-driver-gpu", "dra-driver-nvidia-gpu"],
+        Field(description=f"allowed: {LEGACY_CHART} (default) or {RENAMED_CHART}"),
+    ]
+    draDriverVersion: Annotated[
+        StrictStr,
+        Field(
+            pattern=optional(CHART_VERSION_PATTERN),
+            max_length=32,
+            description="expected an exact chart version, or empty for the chart line's default",
+        ),
+    ]
+    draDriverRepository: Annotated[
+        StrictStr, Field(max_length=255, description="expected a chart repository URL, or empty for NVIDIA NGC")
+    ]
+    draDriverNamespace: DnsLabel
+    draDriverRoot: Annotated[
+        StrictStr,
+        Field(
+            pattern=optional(ABSOLUTE_PATH_PATTERN),
+            max_length=255,
+            description="expected an absolute path on the node, such as / or /run/nvidia/driver, or empty",
+        ),
+    ]
+    draComputeDomains: BOOL
+    draDriverValues: Annotated[dict[StrictStr, Any], Field(description="expected a map of chart values")]
+    gpuOperatorVersion: ChartVersion
+    networkOperatorVersion: ChartVersion
+    claimNamespace: DnsLabel
+    builtinClaimTemplates: list[BuiltinTemplateName]
+    multiGpuCount: Annotated[
+        StrictInt,
+        Field(
+            ge=0,
+            le=MAX_DEVICES_PER_CLAIM,
+            description=f"expected 0 (every GPU of the largest node) or a whole number from 2 to {MAX_DEVICES_PER_CLAIM}",
+        ),
+    ]
+    gpuProducts: Annotated[
+        list[
+            Annotated[
+                StrictStr,
+                Field(
+                    pattern=PRODUCT_PATTERN,
+                    max_length=128,
+                    description='expected a GPU product name as nvidia-smi prints it, for example "NVIDIA H200"',
+                ),
+            ]
+        ],
+        Field(
+            min_length=1, description="expected a non-empty list of GPU product names (an empty list selects no GPU)"
+        ),
+    ]
+    samplePods: BOOL
+    sampleGpuImage: Image
+    sampleRdmaImage: Image
+    userClaimTemplates: list[UserClaimTemplateInput]
+    allowedDeviceClasses: list[DnsSubdomain]
+
+
+# Keys whose values may be set as secrets (`pulumi config set --secret`, or `secure:` in the stack
+# file): their values reach only Helm values, which the stack then marks secret as a whole.
+SECRET_CAPABLE_KEYS = ("draDriverValues",)

@@ -1,0 +1,192 @@
+"""User claim templates speak the resource.k8s.io/v1 request shape that Kubernetes 1.34 enables by default.
+
+The template shapes below are those of the NVIDIA DRA driver's own v1 examples
+(kubernetes-sigs/dra-driver-nvidia-gpu demo/specs/quickstart/v1 and demo/specs/consumable-shares,
+read at commit 95932046): each is accepted, or refused only for a reason that names the removed
+attribute or the feature gate it needs.
+"""
+
+from __future__ import annotations
+
+import json
+
+import kubernetes_validate
+import pytest
+
+from components.config import ConfigError
+from components.dra_constants import ADMIN_ACCESS_LABEL
+from components.values.claims import template_spec_args, user_template_spec
+from tools.plan.mock_engine import run_program
+
+USER_KEY = "nebius-dra:userClaimTemplates"
+GPU = "gpu.nvidia.com"
+GPU_CONFIG = {"apiVersion": "resource.nvidia.com/v1beta1", "kind": "GpuConfig"}
+NVIDIA_V1_EXAMPLES = {
+    "gpu-test1": ({"requests": [{"name": "gpu", "exactly": {"deviceClassName": GPU}}]}, None),
+    "gpu-test-mps": (
+        {
+            "requests": [{"name": "mps-gpu", "exactly": {"deviceClassName": GPU}}],
+            "config": [{"requests": ["mps-gpu"], "opaque": {"driver": GPU, "parameters": {**GPU_CONFIG, "sharing": {"strategy": "MPS"}}}}],
+        },
+        None,
+    ),
+    "gpu-test4": (
+        {
+            "requests": [
+                {"name": f"mig-{i}", "exactly": {"deviceClassName": "mig.nvidia.com", "selectors": [{"cel": {"expression": "device.attributes['gpu.nvidia.com'].profile == '1g.5gb'"}}]}}
+                for i in range(2)
+            ],
+            "constraints": [{"requests": [], "matchAttribute": "gpu.nvidia.com/parentUUID"}],
+        },
+        None,
+    ),
+    "gpu-test5": (
+        {
+            "requests": [{"name": "ts-gpu", "exactly": {"deviceClassName": GPU}}, {"name": "mps-gpu", "exactly": {"deviceClassName": GPU}}],
+            "config": [
+                {"requests": ["ts-gpu"], "opaque": {"driver": GPU, "parameters": {**GPU_CONFIG, "sharing": {"strategy": "TimeSlicing"}}}},
+                {"requests": ["mps-gpu"], "opaque": {"driver": GPU, "parameters": {**GPU_CONFIG, "sharing": {"strategy": "MPS"}}}},
+            ],
+        },
+        None,
+    ),
+    "gpu-test6": (
+        {
+            "requests": [
+                {
+                    "name": "gpu",
+                    "exactly": {
+                        "deviceClassName": GPU,
+                        "selectors": [{"cel": {"expression": "device.attributes['gpu.nvidia.com'].productName.lowerAscii().matches('^.*a100.*$') && (device.attributes['gpu.nvidia.com'].index == 0 || device.attributes['gpu.nvidia.com'].index == 2)"}}],
+                    },
+                }
+            ]
+        },
+        "index",
+    ),
+    "gpu-test-vfiopci": ({"requests": [{"name": "gpu", "exactly": {"deviceClassName": "vfio.gpu.nvidia.com"}}]}, "PassthroughSupport"),
+    "memory-sharing": (
+        {"requests": [{"name": "gpu", "exactly": {"deviceClassName": GPU, "capacity": {"requests": {"memory": "4Gi"}}}}]},
+        "DRAConsumableCapacity",
+    ),
+}
+
+
+def dev_config(*templates: dict, **extra: str) -> dict[str, str]:
+    from components.config.stack_file import load_stack_config
+
+    return {**load_stack_config("dev"), USER_KEY: json.dumps(list(templates)), **extra}
+
+
+def plan(config: dict[str, str]):
+    run = run_program("dev", config=config)
+    return run
+
+
+@pytest.mark.parametrize("name", list(NVIDIA_V1_EXAMPLES))
+def test_nvidia_v1_examples_are_accepted_or_refused_naming_the_attribute_or_gate(name):
+    body, reason = NVIDIA_V1_EXAMPLES[name]
+    run = plan(dev_config({"name": name, **body}))
+    if reason is None:
+        assert run.error is None, run.error
+        [template] = [r for r in run.resources if r.type.endswith("ResourceClaimTemplate") and r.name.endswith(name)]
+        assert template.inputs["spec"]["spec"]["devices"]["requests"]
+    else:
+        assert isinstance(run.error, ConfigError), run.error
+        assert reason in str(run.error)
+        assert run.resources == []
+
+
+def test_vfio_is_accepted_when_the_driver_enables_passthrough():
+    body, _ = NVIDIA_V1_EXAMPLES["gpu-test-vfiopci"]
+    config = dev_config({"name": "vfio", **body}, **{"nebius-dra:draDriverValues": json.dumps({"featureGates": {"PassthroughSupport": True}})})
+    assert plan(config).error is None
+
+
+FIRST_AVAILABLE = {
+    "name": "gpu-any",
+    "requests": [
+        {
+            "name": "gpu",
+            "firstAvailable": [
+                {"name": "h200", "deviceClassName": GPU, "selectors": [{"cel": {"expression": 'device.attributes["gpu.nvidia.com"].productName == "NVIDIA H200"'}}]},
+                {"name": "any", "deviceClassName": GPU},
+            ],
+        }
+    ],
+    "config": [{"requests": ["gpu/h200"], "opaque": {"driver": GPU, "parameters": {**GPU_CONFIG, "sharing": {"strategy": "TimeSlicing"}}}}],
+}
+
+
+def test_first_available_plans_as_a_prioritized_list_and_validates_strictly():
+    run = plan(dev_config(FIRST_AVAILABLE))
+    assert run.error is None, run.error
+    [template] = [r for r in run.resources if r.type.endswith("ResourceClaimTemplate") and r.name.endswith("gpu-any")]
+    request = template.inputs["spec"]["spec"]["devices"]["requests"][0]
+    assert [sub["name"] for sub in request["firstAvailable"]] == ["h200", "any"]
+    assert "exactly" not in request
+    manifest = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": "gpu-any", "namespace": "x"}, **template.inputs}
+    kubernetes_validate.validate(manifest, "1.34.0", strict=True)
+
+
+def test_admin_access_labels_the_claim_namespace():
+    admin = {"name": "monitor", "requests": [{"name": "gpu", "exactly": {"deviceClassName": GPU, "allocationMode": "All", "adminAccess": True}}]}
+    run = plan(dev_config(admin))
+    assert run.error is None, run.error
+    [namespace] = [r for r in run.resources if r.type == "kubernetes:core/v1:Namespace"]
+    assert namespace.inputs["metadata"]["labels"][ADMIN_ACCESS_LABEL] == "true"
+    [template] = [r for r in run.resources if r.type.endswith("ResourceClaimTemplate") and r.name.endswith("monitor")]
+    assert template.inputs["spec"]["spec"]["devices"]["requests"][0]["exactly"]["adminAccess"] is True
+
+
+def test_without_admin_access_the_namespace_carries_no_admin_label():
+    run = plan(dev_config(FIRST_AVAILABLE))
+    [namespace] = [r for r in run.resources if r.type == "kubernetes:core/v1:Namespace"]
+    assert ADMIN_ACCESS_LABEL not in namespace.inputs["metadata"]["labels"]
+
+
+@pytest.mark.parametrize(
+    ("request_body", "expected"),
+    [
+        ({"name": "gpu", "exactly": {"deviceClassName": GPU, "tolerations": [{"key": "x", "operator": "Exists"}]}}, "needs the Kubernetes feature gate DRADeviceTaints (alpha since 1.33, off by default in 1.34)"),
+        ({"name": "gpu", "firstAvailable": [{"name": "a", "deviceClassName": GPU, "capacity": {"requests": {"memory": "1Gi"}}}]}, "firstAvailable[0] (a).capacity needs the Kubernetes feature gate DRAConsumableCapacity"),
+        ({"name": "gpu"}, "set exactly one of exactly: {deviceClassName, ...} or firstAvailable"),
+        ({"name": "gpu", "exactly": {"deviceClassName": GPU}, "firstAvailable": [{"name": "a", "deviceClassName": GPU}]}, "got both"),
+        ({"name": "gpu", "firstAvailable": []}, "firstAvailable got []"),
+        ({"name": "gpu", "firstAvailable": [{"name": f"s{i}", "deviceClassName": GPU} for i in range(9)]}, "firstAvailable got"),
+        ({"name": "gpu", "firstAvailable": [{"name": "a", "deviceClassName": GPU, "adminAccess": True}]}, 'unknown field(s) "adminAccess"'),
+        ({"name": "gpu", "firstAvailable": [{"name": "a", "deviceClassName": GPU}, {"name": "a", "deviceClassName": GPU}]}, 'firstAvailable names ["a", "a"] repeat'),
+        ({"name": "gpu", "firstAvailable": [{"name": "a", "deviceClassName": "gpu.example.com"}]}, 'deviceClassName "gpu.example.com" is not a DeviceClass'),
+        ({"name": "gpu", "exactly": {"deviceClassName": GPU, "sharing": True}}, 'unknown field(s) "sharing"; allowed: deviceClassName'),
+    ],
+)
+def test_v1_requests_are_refused_with_the_reason(request_body, expected):
+    run = plan(dev_config({"name": "probe", "requests": [request_body]}))
+    assert isinstance(run.error, ConfigError), run.error
+    assert "nebius-dra:userClaimTemplates entry probe" in str(run.error)
+    assert expected in str(run.error)
+
+
+def test_constraints_and_config_name_subrequests_and_unknown_ones_are_refused():
+    template = {**FIRST_AVAILABLE, "config": [{"requests": ["gpu/h100"], "opaque": {"driver": GPU, "parameters": GPU_CONFIG}}]}
+    run = plan(dev_config(template))
+    assert isinstance(run.error, ConfigError)
+    assert "config[0].requests names gpu/h100, which this template does not request; it may name: gpu, gpu/h200, gpu/any" in str(run.error)
+
+
+def test_distinct_attribute_constraint_names_its_gate():
+    template = {"name": "probe", "requests": [{"name": "gpu", "exactly": {"deviceClassName": GPU, "count": 2}}], "constraints": [{"distinctAttribute": "gpu.nvidia.com/uuid"}]}
+    run = plan(dev_config(template))
+    assert isinstance(run.error, ConfigError)
+    assert "constraints[0].distinctAttribute needs the Kubernetes feature gate DRAConsumableCapacity" in str(run.error)
+
+
+def test_first_available_translates_to_typed_args_without_losing_a_field():
+    from components.config import parse_stack_config
+    from components.config.stack_file import program_config
+
+    config = parse_stack_config(program_config(dev_config(FIRST_AVAILABLE)), "dev")
+    spec = user_template_spec(config.claims.user_templates[0])
+    args = template_spec_args(spec)
+    request = args.spec.devices.requests[0]
+    assert [sub.name for sub in request.first_available] == ["h200", "any"]

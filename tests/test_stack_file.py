@@ -1,0 +1,114 @@
+"""Stack files are read as the Pulumi CLI reads them: YAML 1.2 scalars, declared keys and types, secrets kept secret."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from components.config.stack_file import SECRET_PLACEHOLDER, StackFileError, read_stack_file, stack_name_problem
+from tools.plan.mock_engine import run_program
+
+ROOT = Path(__file__).resolve().parents[1]
+DEV_GROUPS = """  nebius-dra:gpuNodeGroups:
+    - name: h200
+      platform: gpu-h200-sxm
+      preset: 1gpu-16vcpu-200gb
+      driversPreset: cuda13.0
+      fixedNodeCount: 1
+"""
+
+
+@pytest.fixture
+def project(tmp_path) -> Path:
+    shutil.copy(ROOT / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
+    shutil.copy(ROOT / "__main__.py", tmp_path / "__main__.py")
+    return tmp_path
+
+
+def write_stack(project: Path, body: str, stack: str = "t") -> str:
+    (project / f"Pulumi.{stack}.yaml").write_text(body)
+    return stack
+
+
+def stack_with(project: Path, extra: str = "", groups: str = DEV_GROUPS) -> str:
+    return write_stack(
+        project,
+        "config:\n  nebius-dra:parentId: project-e00test\n  nebius-dra:subnetId: vpcsubnet-e00test\n" + extra + groups,
+    )
+
+
+def refusal(project: Path, stack: str) -> str:
+    with pytest.raises(StackFileError) as raised:
+        read_stack_file(stack, project)
+    return str(raised.value)
+
+
+def test_a_valid_stack_file_reads_with_project_defaults(project):
+    values = read_stack_file(stack_with(project), project).values
+    assert values["nebius-dra:etcdClusterSize"] == "1"
+    assert values["nebius-dra:publicEndpoint"] == "true"
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("  nebius-dra:protected: true\n", "nebius-dra:protected: is set in Pulumi.t.yaml but Pulumi.yaml does not declare it"),
+        ("  protected: true\n", "nebius-dra:protected: is set in Pulumi.t.yaml but Pulumi.yaml does not declare it"),
+        ("  nebius-dra:publicEndpoint: on\n", 'nebius-dra:publicEndpoint: got "on", but Pulumi.yaml declares it boolean'),
+        ("  nebius-dra:systemNodeCount: 1:30\n", 'nebius-dra:systemNodeCount: got "1:30", but Pulumi.yaml declares it integer'),
+        ("  nebius-dra:clusterName: 010\n", "nebius-dra:clusterName: got 10, but Pulumi.yaml declares it string (quote it"),
+        ("  nebius-dra:systemNodeCount: 2.0\n", "got 2.0, but Pulumi.yaml declares it integer"),
+        ("  nebius-dra:gpuProducts: [1]\n", "got [1], but Pulumi.yaml declares it array"),
+        ("  nebius-dra:draDriverValues: {a: .nan}\n", "a got nan; numbers must be finite"),
+        ("  nebius-dra:draDriverValues: {a: !!binary aGVsbG8=}\n", "a got a YAML bytes, which a stack value cannot hold"),
+        ("  nebius-dra:draDriverValues: {a: !!timestamp 2024-01-01}\n", "a got a YAML date"),
+        ("  nebius-dra:gpuNodeGroups:\n    secure: v1:abc\n", "is encrypted as a whole (secure:)"),
+    ],
+)
+def test_refused_stack_values_name_the_key(project, line, expected):
+    groups = "" if "gpuNodeGroups" in line else DEV_GROUPS
+    assert expected in refusal(project, stack_with(project, line, groups))
+
+
+def test_yaml_1_2_scalars_stay_strings_where_yaml_1_1_converted_them(project):
+    values = read_stack_file(stack_with(project, "  nebius-dra:clusterName: 2024-01-01\n  nebius-dra:nebiusProfile: on\n"), project).values
+    assert values["nebius-dra:clusterName"] == "2024-01-01"
+    assert values["nebius-dra:nebiusProfile"] == "on"
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ("config: [\n", "Pulumi.t.yaml is not valid YAML"),
+        ("- a\n- b\n", "expected a map with a config: map of keys"),
+        ("config: [1, 2]\n", "expected a map with a config: map of keys"),
+    ],
+)
+def test_unreadable_stack_files_are_refused_with_the_file_named(project, body, expected):
+    assert expected in refusal(project, write_stack(project, body))
+
+
+def test_the_program_run_reports_an_unreadable_stack_file_without_registering(project):
+    run = run_program(write_stack(project, "config: [\n"), project_dir=project)
+    assert isinstance(run.error, StackFileError)
+    assert run.resources == []
+
+
+def test_secure_values_are_secrets_and_their_ciphertext_is_never_a_value(project):
+    secret = "  nebius-dra:draDriverValues:\n    imagePullSecrets:\n      - name:\n          secure: v1:c2VjcmV0Y2lwaGVy\n"
+    stack_file = read_stack_file(stack_with(project, secret), project)
+    assert "nebius-dra:draDriverValues" in stack_file.secret_keys
+    assert "c2VjcmV0Y2lwaGVy" not in stack_file.values["nebius-dra:draDriverValues"]
+    assert SECRET_PLACEHOLDER in stack_file.values["nebius-dra:draDriverValues"]
+
+
+@pytest.mark.parametrize("stack", ["../x", "a/b", "..", ".", "", "dev\n", "x" * 101])
+def test_bad_stack_names_are_refused(stack):
+    assert stack_name_problem(stack)
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod", "staging-2", "team_a.dev"])
+def test_good_stack_names_pass(stack):
+    assert stack_name_problem(stack) is None
