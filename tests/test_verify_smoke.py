@@ -36,9 +36,9 @@ from tests.verify_fixtures import (
 from tools.verify import __main__ as cli
 from tools.verify.checks import ClusterState
 from tools.verify.claims import parse_gpu_list
-from tools.verify.cluster import ClusterError, ExecResult, KubeCluster, exit_status
+from tools.verify.cluster import ClusterError, ClusterUnreachableError, ExecResult, KubeCluster, exit_status
 from tools.verify.report import Progress, summary_table
-from tools.verify.runner import FAIL, NOT_READ, PASS, SKIP, Verification
+from tools.verify.runner import FAIL, NOT_READ, PASS, SKIP, UNREACHABLE, CheckResult, Verification
 from tools.verify.smoke import GPU_WORKLOAD, NETWORK_WORKLOAD, SmokeRun, SmokeSettings, smoke_pod
 
 GPU_POD = "verify-gpu-k3x9q"
@@ -405,7 +405,7 @@ def test_a_failing_check_prints_expected_found_and_cause(cluster):
 
 @pytest.fixture
 def cli_cluster(monkeypatch, cluster):
-    monkeypatch.setattr(KubeCluster, "from_kubeconfig", classmethod(lambda cls, path, context=None: cluster))
+    monkeypatch.setattr(KubeCluster, "from_kubeconfig", classmethod(lambda cls, path, context=None, **_limits: cluster))
     monkeypatch.setattr(cli, "SmokeSettings", lambda timeout_s: settings(timeout_s))
     return cluster
 
@@ -433,6 +433,62 @@ def test_the_cli_exits_130_on_ctrl_c_after_deleting_the_smoke_pod(cli_cluster, m
     assert cli.main(["--stack", "prod"]) == 130
     assert f"pod/{GPU_POD}" in cli_cluster.deleted
     assert "smoke-gpu" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("how", ["ctrl-c", "sigterm"])
+def test_an_interrupted_run_never_reports_a_pass_however_many_checks_passed_before(cli_cluster, tmp_path, capsys, how):
+    """Every read-only check passed, then Ctrl-C (or a cancelled CI job's SIGTERM) hit the GPU smoke."""
+    if how == "ctrl-c":
+        cli_cluster.outputs[NVIDIA_SMI] = KeyboardInterrupt()
+    else:
+
+        def terminated(namespace, name, container, command):
+            os.kill(os.getpid(), signal.SIGTERM)
+            return ExecResult("", "", 0)
+
+        cli_cluster.exec_in_pod = terminated
+    before = signal.getsignal(signal.SIGTERM)
+    report = tmp_path / "verify.json"
+    assert cli.main(["--stack", "prod", "--json", str(report)]) == 130
+    out = capsys.readouterr().out
+    assert "passed" not in out
+    assert out.splitlines()[-1] == "interrupted after 9 check(s); the others did not run, so this is not a pass"
+    written = json.loads(report.read_text())
+    assert (written["passed"], written["interrupted"]) == (False, True)
+    assert f"pod/{GPU_POD}" in cli_cluster.deleted
+    assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_an_interrupted_summary_names_the_failures_and_is_no_pass():
+    results = [
+        CheckResult("cluster-read", "Read", PASS, "ok"),
+        CheckResult("gpu-nodes", "Nodes", FAIL, "1 node missing"),
+        CheckResult("dranet", "dranet", SKIP, "no InfiniBand"),
+    ]
+    assert summary_table(results, interrupted=True).splitlines()[-1] == (
+        "interrupted after 2 check(s), 1 failed: gpu-nodes; the others did not run, so this is not a pass"
+    )
+    assert summary_table([], interrupted=True).splitlines()[-1].startswith("interrupted after 0 check(s)")
+    assert "passed" not in summary_table(results[:1], interrupted=True)
+
+
+def test_a_cluster_that_stops_answering_mid_run_skips_the_rest_and_exits_2(cli_cluster, tmp_path, capsys):
+    def silent(namespace, name, container, command):
+        raise ClusterUnreachableError(
+            "exec nvidia-smi -L: the API server https://10.0.0.1 did not answer within 30s (--request-timeout)"
+        )
+
+    cli_cluster.exec_in_pod = silent
+    report = tmp_path / "verify.json"
+    assert cli.main(["--stack", "prod", "--json", str(report)]) == 2
+    written = json.loads(report.read_text())
+    by_name = {check["name"]: check for check in written["checks"]}
+    assert by_name["smoke-gpu"]["status"] == FAIL
+    assert by_name["smoke-gpu"]["summary"] == "the cluster could not be reached"
+    assert by_name["smoke-ib-network"]["summary"] == UNREACHABLE
+    assert (written["passed"], written["unreachable"]) == (False, True)
+    assert f"pod/{GPU_POD}" in cli_cluster.deleted
+    assert "https://10.0.0.1 did not answer within 30s" in capsys.readouterr().err
 
 
 def test_ctrl_c_with_a_failed_cleanup_names_what_is_left_and_claims_nothing_was(cli_cluster, tmp_path, capsys):
@@ -480,7 +536,7 @@ def test_exec_exit_status_comes_from_the_error_channel():
 
 
 def test_the_adapter_turns_404_into_none_and_401_into_a_hint():
-    adapter = KubeCluster.__new__(KubeCluster)
+    adapter = KubeCluster(client.ApiClient(client.Configuration(host="http://127.0.0.1:9")))
 
     def answer(status: int):
         def call(*_args, **_kwargs):

@@ -1,7 +1,16 @@
 """`python -m tools.verify --stack <stack>`: check a live cluster against what the stack promises.
 
 Exit codes: 0 every check passed, 1 a check failed, 2 the stack config or the kubeconfig
-could not be used, 130 interrupted (after the smoke objects were deleted).
+could not be used or the cluster could not be asked (its API server did not answer within
+--request-timeout or could not be reached, or the kubeconfig's exec credential command gave
+no credential within --exec-plugin-timeout), 130 interrupted by Ctrl-C or SIGTERM (after the
+smoke objects were deleted; an interrupted run never reports a pass).
+
+Nothing waits without a limit: every API request and the exec stream into the smoke pod
+connect and read under --request-timeout (default 30 s), the exec credential command (for
+example the `nebius` CLI, which may wait for a browser login) is killed after
+--exec-plugin-timeout (default 60 s), and a smoke pod has --timeout to reach Running
+(default 300 s). A malformed kubeconfig is one line naming the file and what is wrong.
 """
 
 from __future__ import annotations
@@ -13,13 +22,24 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from components.config.errors import ConfigError
-from tools.verify.cluster import ClusterError, KubeCluster
+from tools.verify.cluster import DEFAULT_EXEC_PLUGIN_TIMEOUT_S, DEFAULT_REQUEST_TIMEOUT_S, ClusterError, KubeCluster
 from tools.verify.expectations import load_expectations
 from tools.verify.report import Progress, all_passed, format_finding, summary_table, write_json_report
 from tools.verify.runner import FAIL, CheckResult, Verification
 from tools.verify.smoke import SmokeInterrupted, SmokeSettings
 
 DEFAULT_TIMEOUT_S = 300.0
+
+
+def seconds(text: str) -> float:
+    """A time limit: a positive number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r}: the limit must be a positive number of seconds")
+    return value
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -41,6 +61,26 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help=f"seconds a smoke pod may take to reach Running (default: {DEFAULT_TIMEOUT_S:.0f})",
     )
     parser.add_argument(
+        "--request-timeout",
+        type=seconds,
+        default=DEFAULT_REQUEST_TIMEOUT_S,
+        metavar="S",
+        help=(
+            "seconds the API server may take to accept a connection, and then to answer, for every request and "
+            f"the exec stream (default: {DEFAULT_REQUEST_TIMEOUT_S:.0f})"
+        ),
+    )
+    parser.add_argument(
+        "--exec-plugin-timeout",
+        type=seconds,
+        default=DEFAULT_EXEC_PLUGIN_TIMEOUT_S,
+        metavar="S",
+        help=(
+            "seconds the kubeconfig's exec credential command (the `nebius` CLI) may run before it is killed "
+            f"(default: {DEFAULT_EXEC_PLUGIN_TIMEOUT_S:.0f})"
+        ),
+    )
+    parser.add_argument(
         "--image", help="smoke pod image; the GPU smoke runs nvidia-smi in it (default: a pinned CUDA base image)"
     )
     return parser.parse_args(argv)
@@ -53,23 +93,42 @@ def _terminate_as_interrupt(_signum: int, _frame: object) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    previous_sigterm = signal.signal(signal.SIGTERM, _terminate_as_interrupt)
+    try:
+        return _verify(args)
+    finally:
+        signal.signal(signal.SIGTERM, previous_sigterm)
+
+
+def _verify(args: argparse.Namespace) -> int:
     try:
         expect = load_expectations(args.stack, args.image)
     except (FileNotFoundError, ConfigError) as error:
         print(f"error: stack {args.stack}: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("\ninterrupted before the cluster was read: nothing was checked", file=sys.stderr)
+        return 130
     try:
-        cluster = KubeCluster.from_kubeconfig(args.kubeconfig, args.context)
+        cluster = KubeCluster.from_kubeconfig(
+            args.kubeconfig,
+            args.context,
+            request_timeout_s=args.request_timeout,
+            exec_plugin_timeout_s=args.exec_plugin_timeout,
+        )
     except ClusterError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    signal.signal(signal.SIGTERM, _terminate_as_interrupt)
+    except KeyboardInterrupt:
+        print("\ninterrupted before the cluster was read: nothing was checked", file=sys.stderr)
+        return 130
     progress = Progress(sys.stderr, interactive=sys.stderr.isatty())
     smoke = None if args.skip_smoke else SmokeSettings(timeout_s=args.timeout)
+    verification = Verification(cluster, expect, smoke, progress)
     results: list[CheckResult] = []
     interrupted = False
     try:
-        results.extend(Verification(cluster, expect, smoke, progress).run())
+        results.extend(verification.run())
     except KeyboardInterrupt as interrupt:
         interrupted = True
         leftovers = interrupt.leftovers if isinstance(interrupt, SmokeInterrupted) else ()
@@ -90,11 +149,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "\ninterrupted: nothing the verifier created is left in the cluster; the checks below are the ones that finished",
                 file=sys.stderr,
             )
-    print(summary_table(results), end="")
+    print(summary_table(results, interrupted), end="")
     if args.json:
-        write_json_report(args.json, results, expect, interrupted)
+        write_json_report(args.json, results, expect, interrupted, verification.unreachable)
     if interrupted:
         return 130
+    if verification.unreachable:
+        print("error: the cluster could not be asked (the failed step names why); exit 2", file=sys.stderr)
+        return 2
     return 0 if all_passed(results) else 1
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from components.dra_constants import GPU_CLASS, GPU_DRIVER, KUBELET_PLUGIN_LABEL, NETWORK_CLASSES, NODE_GROUP_LABEL
+from tools.verify.cluster import ClusterUnreachableError
 from tools.verify.expectations import Expectations, GroupExpectation
 from tools.verify.objects import (
     attribute,
@@ -44,10 +45,11 @@ class Finding:
 
 @dataclass(frozen=True)
 class Outcome:
-    """What one check concluded: passed when it has no findings."""
+    """What one check concluded: passed when it has no findings; `unreachable` when the cluster could not be asked."""
 
     summary: str
     findings: tuple[Finding, ...] = ()
+    unreachable: bool = False
 
     @property
     def passed(self) -> bool:
@@ -60,6 +62,19 @@ def outcome(findings: Sequence[Finding], summary_when_passed: str, summary_when_
 
 def api_failure(error: Exception) -> Outcome:
     """A step the Kubernetes API cut short: the error already names the call and the likely fix."""
+    if isinstance(error, ClusterUnreachableError):
+        return Outcome(
+            "the cluster could not be reached",
+            (
+                Finding(
+                    subject="Kubernetes API",
+                    expected="an answer within the time limit",
+                    found=str(error),
+                    likely_cause="the cluster was not asked, so nothing is known about it: fix what the message names, then run the verification again",
+                ),
+            ),
+            unreachable=True,
+        )
     return Outcome(
         "the Kubernetes API call failed",
         (

@@ -4,28 +4,81 @@ Responses are read with `_preload_content=False` and parsed as JSON, so the chec
 exactly what `kubectl get -o json` shows (camelCase, every field), never the client's
 generated model classes. Every failure becomes a `ClusterError` whose message says what to
 do about it; a missing object is `None`, not an error.
+
+Nothing here waits without a limit: every request carries a connect and a read timeout
+(`request_timeout_s`, --request-timeout), the exec websocket connects and reads under the same
+limit, and the kubeconfig's exec credential plugin runs under its own (--exec-plugin-timeout).
+A server that does not answer, or a plugin that does not finish, is a `ClusterUnreachableError`
+naming the server URL or the command.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import urllib3
-from kubernetes import client, config
+from kubernetes import client
+from kubernetes.client import rest
 from kubernetes.client.rest import ApiException
-from kubernetes.config.config_exception import ConfigException
-from kubernetes.stream import stream
+from kubernetes.config.kube_config import KubeConfigLoader
+from kubernetes.stream import stream, ws_client
 from kubernetes.stream.ws_client import ERROR_CHANNEL
-from websocket import WebSocketException
+from websocket import WebSocket, WebSocketException, WebSocketTimeoutException
+
+from tools.verify.kubeconfig import ExecCredentials, ExecPluginError, KubeconfigError, load_kubeconfig, one_line
 
 Obj = dict[str, Any]
+DEFAULT_REQUEST_TIMEOUT_S = 30.0
+DEFAULT_EXEC_PLUGIN_TIMEOUT_S = 60.0
+TIMEOUTS = (TimeoutError, urllib3.exceptions.TimeoutError, WebSocketTimeoutException)
 
 
 class ClusterError(Exception):
     """The cluster could not be read or changed; the message names the likely fix."""
+
+
+class ClusterUnreachableError(ClusterError):
+    """The cluster could not be asked at all: its API server did not answer in time or could not be
+    reached, or the exec credential plugin gave no credential. Nothing was judged: the run exits 2."""
+
+
+def is_timeout(error: BaseException) -> bool:
+    """A timeout, also when urllib3 wraps it (MaxRetryError) or the client chains it (ApiException from the websocket)."""
+    if isinstance(error, urllib3.exceptions.NewConnectionError):
+        return False  # urllib3 derives it from ConnectTimeoutError, but it is a refusal or a DNS failure
+    if isinstance(error, TIMEOUTS):
+        return True
+    reason = getattr(error, "reason", None)
+    if isinstance(reason, BaseException) and reason is not error and is_timeout(reason):
+        return True
+    return error.__context__ is not None and is_timeout(error.__context__)
+
+
+@contextmanager
+def websocket_timeout(seconds: float) -> Iterator[None]:
+    """Opens the client's exec websockets with a socket timeout for the connect, handshake and every read.
+
+    The client (kubernetes 37, `ws_client.create_websocket`) connects with no timeout and offers
+    no setting for one; its `_request_timeout` only bounds `run_forever`. So, while the stream is
+    opened, the `WebSocket` class it instantiates is swapped for one that passes `timeout`.
+    """
+    original = ws_client.WebSocket
+
+    class TimedWebSocket(WebSocket):
+        def connect(self, url: str, **options: Any) -> None:
+            options.setdefault("timeout", seconds)
+            super().connect(url, **options)
+
+    ws_client.WebSocket = TimedWebSocket  # type: ignore[misc]
+    try:
+        yield
+    finally:
+        ws_client.WebSocket = original  # type: ignore[misc]
 
 
 @dataclass(frozen=True)
@@ -84,36 +137,110 @@ def exit_status(error_channel: str) -> tuple[int, str]:
 class KubeCluster:
     EXEC_TIMEOUT_S = 60
 
-    def __init__(self, api_client: client.ApiClient) -> None:
+    def __init__(
+        self,
+        api_client: client.ApiClient,
+        request_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S,
+        credentials: ExecCredentials | None = None,
+    ) -> None:
+        """`credentials`: the kubeconfig's exec plugin, run before the first request and whenever its token expires."""
+        self.api_client = api_client
+        self.server = api_client.configuration.host
+        self.request_timeout_s = request_timeout_s
+        self.credentials = credentials
         self.core = client.CoreV1Api(api_client)
         self.apps = client.AppsV1Api(api_client)
         self.resource = client.ResourceV1Api(api_client)
 
     @classmethod
-    def from_kubeconfig(cls, path: str | None, context: str | None = None) -> KubeCluster:
-        where = path or "$KUBECONFIG or ~/.kube/config"
+    def from_kubeconfig(
+        cls,
+        path: str | None,
+        context: str | None = None,
+        request_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S,
+        exec_plugin_timeout_s: float = DEFAULT_EXEC_PLUGIN_TIMEOUT_S,
+    ) -> KubeCluster:
+        """Reads and checks the kubeconfig; runs no plugin and sends no request yet (the first call does)."""
         try:
-            return cls(config.new_client_from_config(config_file=path, context=context))
-        except (ConfigException, OSError, ValueError) as error:
+            kubeconfig = load_kubeconfig(path, context)
+        except KubeconfigError as error:
+            raise ClusterError(str(error)) from None
+        configuration = client.Configuration()
+        try:
+            loader = KubeConfigLoader(
+                config_dict=kubeconfig.client_config(), active_context=kubeconfig.context.name, config_base_path=None
+            )
+            loader.load_and_set(configuration)
+        except Exception as error:  # whatever the client still trips on is one line naming the file, not a traceback
             raise ClusterError(
-                f"cannot load the kubeconfig from {where}: {error}; write it with "
-                "`pulumi stack output kubeconfig --show-secrets > kubeconfig` and pass --kubeconfig kubeconfig"
-            ) from error
+                f"kubeconfig {kubeconfig.context.source}: context {kubeconfig.context.name!r}: "
+                f"{type(error).__name__}: {one_line(str(error))}"
+            ) from None
+        # No retries: a server that does not answer fails after one --request-timeout, not after four.
+        configuration.retries = 0
+        credentials = None
+        if kubeconfig.exec is not None:
+            interactive = sys.stdin.isatty() and sys.stderr.isatty()
+            credentials = ExecCredentials(kubeconfig.exec, exec_plugin_timeout_s, interactive)
+        return cls(client.ApiClient(configuration), request_timeout_s, credentials)
+
+    def _authenticate(self, action: str) -> None:
+        """Installs the exec plugin's credential, running the plugin when there is none yet or it expired."""
+        if self.credentials is None:
+            return
+        try:
+            credential, renewed = self.credentials.current()
+        except ExecPluginError as error:
+            raise ClusterUnreachableError(f"{action}: no credential: {error}") from None
+        if not renewed:
+            return
+        configuration = self.api_client.configuration
+        if credential.token is not None:
+            configuration.api_key["BearerToken"] = f"Bearer {credential.token}"
+        else:
+            configuration.cert_file, configuration.key_file = self.credentials.certificate_files(credential)
+            # The connection pool reads the client certificate when it is built.
+            self.api_client.rest_client = rest.RESTClientObject(configuration)
+
+    def _unreachable(self, action: str, error: BaseException) -> ClusterUnreachableError:
+        if is_timeout(error):
+            return ClusterUnreachableError(
+                f"{action}: the API server {self.server} did not answer within {self.request_timeout_s:g}s "
+                "(--request-timeout); check that the kubeconfig's server is the cluster's endpoint and that "
+                "your network (VPN, firewall, proxy) reaches it"
+            )
+        reason = getattr(error, "reason", None) or error
+        return ClusterUnreachableError(
+            f"{action}: cannot reach the API server {self.server} ({one_line(str(reason))}); "
+            "check the kubeconfig's server and your network"
+        )
 
     def _call(
         self, action: str, call: Callable[..., Any], *args: Any, missing_ok: bool = False, **kwargs: Any
     ) -> Obj | None:
+        self._authenticate(action)
+        timeout = (self.request_timeout_s, self.request_timeout_s)
         try:
-            response = call(*args, _preload_content=False, **kwargs)
+            response = call(*args, _preload_content=False, _request_timeout=timeout, **kwargs)
+            data = response.data
         except ApiException as error:
             if missing_ok and error.status == 404:
                 return None
+            if error.status == 0:  # the client's wrapping of a TLS failure: no HTTP answer at all
+                raise self._unreachable(action, error) from error
             raise ClusterError(explain_api_error(error, action)) from error
         except (urllib3.exceptions.HTTPError, OSError) as error:
+            raise self._unreachable(action, error) from error
+        if not data:
+            return {}
+        try:
+            return json.loads(data)
+        except ValueError:
+            shown = one_line(data.decode(errors="replace") if isinstance(data, bytes) else str(data), 120)
             raise ClusterError(
-                f"{action}: cannot reach the API server ({error}); check the kubeconfig's server and your network"
-            ) from error
-        return json.loads(response.data) if response.data else {}
+                f"{action}: the API server {self.server} answered with something that is not JSON ({shown!r}); "
+                "a proxy may stand in its way"
+            ) from None
 
     def _items(self, action: str, call: Callable[..., Any], *args: Any, **kwargs: Any) -> list[Obj]:
         return (self._call(action, call, *args, **kwargs) or {}).get("items") or []
@@ -199,28 +326,34 @@ class KubeCluster:
             exit_code, message = exit_status(session.read_channel(ERROR_CHANNEL, timeout=0))
             return ExecResult(stdout, stderr + message, exit_code)
         except (WebSocketException, OSError) as error:
+            if is_timeout(error):
+                raise self._unreachable(action, error) from error
             raise ClusterError(f"{action}: the exec stream broke: {error}; run the verification again") from error
         finally:
             session.close()
 
     def _open_exec(self, action: str, namespace: str, name: str, container: str, command: Sequence[str]) -> Any:
         """The exec websocket; the client wraps every failure to open it, Ctrl-C included, in an ApiException with status 0."""
+        self._authenticate(action)
         try:
-            return stream(
-                self.core.connect_get_namespaced_pod_exec,
-                name,
-                namespace,
-                container=container,
-                command=list(command),
-                stderr=True,
-                stdin=False,
-                stdout=True,
-                tty=False,
-                _preload_content=False,
-            )
+            with websocket_timeout(self.request_timeout_s):
+                return stream(
+                    self.core.connect_get_namespaced_pod_exec,
+                    name,
+                    namespace,
+                    container=container,
+                    command=list(command),
+                    stderr=True,
+                    stdin=False,
+                    stdout=True,
+                    tty=False,
+                    _preload_content=False,
+                )
         except ApiException as error:
             if isinstance(error.__context__, KeyboardInterrupt):
                 raise KeyboardInterrupt from None
+            if error.status == 0 and (is_timeout(error) or isinstance(error.__context__, OSError)):
+                raise self._unreachable(action, error.__context__ or error) from error
             if error.status == 0:
                 raise ClusterError(
                     f"{action}: could not open the exec stream: {error.reason}; the identity needs `create` on pods/exec, "

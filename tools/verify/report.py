@@ -67,7 +67,7 @@ def format_finding(finding: Finding) -> str:
     )
 
 
-def summary_table(results: Sequence[CheckResult]) -> str:
+def summary_table(results: Sequence[CheckResult], interrupted: bool = False) -> str:
     rows = [("check", "result", "time", "summary")] + [
         (r.name, MARKS[r.status], f"{r.seconds:.1f}s" if r.status != SKIP else "-", r.summary) for r in results
     ]
@@ -76,12 +76,19 @@ def summary_table(results: Sequence[CheckResult]) -> str:
         "  ".join([row[0].ljust(widths[0]), row[1].ljust(widths[1]), row[2].rjust(widths[2]), row[3]]) for row in rows
     ]
     lines.insert(1, "  ".join("-" * width for width in widths) + "  " + "-" * 7)
-    return "\n".join(lines) + "\n" + verdict_line(results) + "\n"
+    return "\n".join(lines) + "\n" + verdict_line(results, interrupted) + "\n"
 
 
-def verdict_line(results: Sequence[CheckResult]) -> str:
+def verdict_line(results: Sequence[CheckResult], interrupted: bool = False) -> str:
+    """The last line of the table; an interrupted run is never a pass, however many of its checks passed."""
     failed = [r.name for r in results if r.status == FAIL]
     ran = [r for r in results if r.status != SKIP]
+    if interrupted:
+        return (
+            f"interrupted after {len(ran)} check(s)"
+            + (f", {len(failed)} failed: {', '.join(failed)}" if failed else "")
+            + "; the others did not run, so this is not a pass"
+        )
     if failed:
         return f"{len(failed)} of {len(ran)} checks failed: {', '.join(failed)}"
     return f"all {len(ran)} checks passed" + (
@@ -93,15 +100,20 @@ def all_passed(results: Sequence[CheckResult]) -> bool:
     return bool(results) and all(r.status != FAIL for r in results)
 
 
-def json_report(results: Sequence[CheckResult], expect: Expectations, interrupted: bool) -> dict:
+def json_report(
+    results: Sequence[CheckResult], expect: Expectations, interrupted: bool, unreachable: bool = False
+) -> dict:
     return {
         "stack": expect.stack,
-        "passed": all_passed(results) and not interrupted,
+        "passed": all_passed(results) and not interrupted and not unreachable,
         "interrupted": interrupted,
+        "unreachable": unreachable,
         "checks": [asdict(result) for result in results],
     }
 
 
-def write_json_report(path: Path, results: Sequence[CheckResult], expect: Expectations, interrupted: bool) -> None:
+def write_json_report(
+    path: Path, results: Sequence[CheckResult], expect: Expectations, interrupted: bool, unreachable: bool = False
+) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(json_report(results, expect, interrupted), indent=2) + "\n")
+    path.write_text(json.dumps(json_report(results, expect, interrupted, unreachable), indent=2) + "\n")

@@ -31,6 +31,7 @@ from tools.verify.smoke import GPU_WORKLOAD, NETWORK_WORKLOAD, SmokeRun, SmokeSe
 PASS, FAIL, SKIP = "pass", "fail", "skip"
 NO_INFINIBAND = "the stack has no InfiniBand GPU groups"
 NOT_READ = "not run: the cluster could not be read"
+UNREACHABLE = "not run: the cluster stopped answering (see the step that failed)"
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,8 @@ class Verification:
         self.progress = progress
         self.clock = clock
         self.state: ClusterState | None = None
+        # Set once a step could not reach the cluster: the later steps are skipped, the run exits 2.
+        self.unreachable = False
 
     def _read(self) -> Outcome:
         self.state = read_cluster_state(self.cluster, self.expect)
@@ -144,7 +147,7 @@ class Verification:
             yield result
 
     def _run_step(self, step: Step) -> CheckResult:
-        reason = step.skip_reason()
+        reason = step.skip_reason() or (UNREACHABLE if self.unreachable else None)
         if reason:
             return CheckResult(step.name, step.title, SKIP, reason)
         started = self.clock()
@@ -154,6 +157,7 @@ class Verification:
             outcome = api_failure(error)
         except Exception as error:
             outcome = unexpected_failure(error)
+        self.unreachable = self.unreachable or outcome.unreachable
         status = PASS if outcome.passed else FAIL
         return CheckResult(
             step.name, step.title, status, outcome.summary, outcome.findings, round(self.clock() - started, 3)

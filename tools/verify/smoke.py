@@ -14,7 +14,7 @@ import string
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from components.dra_constants import GPU_TEMPLATE, IB_TEMPLATE
@@ -222,7 +222,7 @@ class SmokeRun:
             leftovers, interrupted = self._clean_up(created)
         if result is None or interrupted:
             raise SmokeInterrupted(leftovers)
-        return Outcome(result.summary, result.findings + tuple(leftovers))
+        return replace(result, findings=result.findings + tuple(leftovers))
 
     def _clean_up(self, created: CreatedObjects) -> tuple[list[Finding], bool]:
         """What could not be deleted, and whether Ctrl-C or SIGTERM arrived meanwhile."""

@@ -1,0 +1,469 @@
+"""The verifier against hostile input: it never hangs and never ends in a traceback.
+
+An API server that accepts connections and never answers, an exec credential command that
+never returns (a `nebius` CLI waiting for a browser login), and every kind of malformed
+kubeconfig each end in one message naming the server URL, the command or the file, and exit
+status 2. The servers here listen on 127.0.0.1 only and are stopped by each test; the
+plugins are tiny shell scripts in the test's temporary directory.
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import os
+import signal
+import socket
+import stat
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+import yaml
+from kubernetes import client
+
+from tools.verify import __main__ as cli
+from tools.verify.cluster import ClusterError, ClusterUnreachableError, KubeCluster
+from tools.verify.kubeconfig import ExecPlugin, ExecPluginError, load_kubeconfig
+
+EXEC_API = "client.authentication.k8s.io/v1beta1"
+# Generous against a loaded CI machine, far below "forever": the limits under test are 0.5 s and 1 s.
+BOUND_S = 5.0
+
+
+@pytest.fixture(scope="module", autouse=True)
+def warm_client() -> None:
+    """The client builds its API classes on first use (seconds); pay that before any test measures time."""
+    KubeCluster(client.ApiClient())
+
+
+class SilentServer:
+    """A TCP server on 127.0.0.1 that accepts every connection and never sends a byte."""
+
+    def __init__(self) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.listener.settimeout(0.05)
+        self.port = self.listener.getsockname()[1]
+        self.accepted: list[socket.socket] = []
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+        self.thread.start()
+
+    def _accept(self) -> None:
+        while not self.stopping.is_set():
+            try:
+                connection, _ = self.listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            self.accepted.append(connection)
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.thread.join(timeout=2)
+        self.listener.close()
+        for connection in self.accepted:
+            connection.close()
+
+
+@pytest.fixture
+def silent_server() -> Iterator[SilentServer]:
+    server = SilentServer()
+    yield server
+    server.stop()
+
+
+def kubeconfig_text(server: str, user: dict[str, Any] | None = None) -> str:
+    return yaml.safe_dump(
+        {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": "c", "cluster": {"server": server}}],
+            "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
+            "users": [{"name": "u", "user": user if user is not None else {"token": "t"}}],
+            "current-context": "x",
+        }
+    )
+
+
+def write_kubeconfig(tmp_path: Path, server: str, user: dict[str, Any] | None = None) -> Path:
+    path = tmp_path / "kubeconfig"
+    path.write_text(kubeconfig_text(server, user))
+    return path
+
+
+def script(tmp_path: Path, name: str, body: str) -> Path:
+    path = tmp_path / name
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return path
+
+
+def exec_user(command: str, env: dict[str, str] | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {"apiVersion": EXEC_API, "command": command, "args": ["--profile", "dev"]}
+    if env:
+        spec["env"] = [{"name": name, "value": value} for name, value in env.items()]
+    return {"exec": spec}
+
+
+def gone(pid: int) -> bool:
+    """No such process, or only its zombie waiting for an init that does not reap."""
+    try:
+        status = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return True
+    return status.rsplit(")", 1)[1].split()[0] == "Z"
+
+
+def wait_gone(pids: list[int]) -> list[int]:
+    deadline = time.monotonic() + 2
+    while time.monotonic() < deadline and not all(gone(pid) for pid in pids):
+        time.sleep(0.02)
+    return [pid for pid in pids if not gone(pid)]
+
+
+def run_cli(*args: str) -> tuple[int, float]:
+    started = time.monotonic()
+    status = cli.main(["--stack", "dev", "--skip-smoke", *args])
+    return status, time.monotonic() - started
+
+
+@pytest.mark.parametrize("scheme", ["http", "https"])
+def test_an_api_server_that_accepts_and_never_answers_fails_within_the_request_timeout(
+    scheme, silent_server, tmp_path, capsys
+):
+    server = f"{scheme}://127.0.0.1:{silent_server.port}"
+    kubeconfig = write_kubeconfig(tmp_path, server)
+    report = tmp_path / "verify.json"
+    status, elapsed = run_cli("--kubeconfig", str(kubeconfig), "--request-timeout", "0.5", "--json", str(report))
+    assert status == 2
+    assert elapsed < BOUND_S
+    shown = capsys.readouterr()
+    assert "FAIL [1/11] Read the cluster: the cluster could not be reached" in shown.err
+    assert f"list nodes: the API server {server} did not answer within 0.5s (--request-timeout)" in shown.err
+    assert silent_server.accepted, "the client connected and then waited for an answer"
+    assert "Traceback" not in shown.err
+    written = json.loads(report.read_text())
+    assert (written["passed"], written["unreachable"]) == (False, True)
+    assert [c["status"] for c in written["checks"]][:2] == ["fail", "skip"]
+
+
+def test_the_exec_stream_to_a_server_that_never_answers_gives_up_after_the_request_timeout(silent_server, tmp_path):
+    server = f"http://127.0.0.1:{silent_server.port}"
+    cluster = KubeCluster.from_kubeconfig(str(write_kubeconfig(tmp_path, server)), request_timeout_s=0.5)
+    started = time.monotonic()
+    with pytest.raises(ClusterUnreachableError, match=rf"exec nvidia-smi -L in dra-samples/p: the API server {server}"):
+        cluster.exec_in_pod("dra-samples", "p", "smoke", ["nvidia-smi", "-L"])
+    assert time.monotonic() - started < BOUND_S
+
+
+def test_a_refused_connection_names_the_server_and_exits_2(tmp_path, capsys):
+    with socket.create_server(("127.0.0.1", 0)) as closed:
+        port = closed.getsockname()[1]
+    status, _ = run_cli("--kubeconfig", str(write_kubeconfig(tmp_path, f"http://127.0.0.1:{port}")))
+    assert status == 2
+    assert f"cannot reach the API server http://127.0.0.1:{port}" in capsys.readouterr().err
+
+
+def test_an_exec_plugin_that_never_returns_is_killed_with_its_children_after_its_timeout(tmp_path, capsys):
+    pids = tmp_path / "pids"
+    plugin = script(
+        tmp_path,
+        "login.sh",
+        'echo "open https://auth.example/login in a browser" >&2\nsleep 300 &\necho $$ $! > "$PIDS"\nwait\n',
+    )
+    kubeconfig = write_kubeconfig(tmp_path, "http://127.0.0.1:9", exec_user("./login.sh", {"PIDS": str(pids)}))
+    status, elapsed = run_cli("--kubeconfig", str(kubeconfig), "--exec-plugin-timeout", "1")
+    assert status == 2
+    assert elapsed < BOUND_S
+    shown = capsys.readouterr().err
+    assert "FAIL [1/11] Read the cluster: the cluster could not be reached" in shown
+    assert "the exec credential command `./login.sh --profile dev`" in shown
+    assert "did not finish within 1s (--exec-plugin-timeout)" in shown
+    assert "its last words: 'open https://auth.example/login in a browser'" in shown
+    assert plugin.exists()
+    assert wait_gone([int(pid) for pid in pids.read_text().split()]) == []
+
+
+def test_ctrl_c_while_the_exec_plugin_runs_kills_it_and_exits_130(tmp_path, capsys):
+    pids = tmp_path / "pids"
+    script(tmp_path, "login.sh", 'sleep 300 &\necho $$ $! > "$PIDS"\nwait\n')
+    kubeconfig = write_kubeconfig(tmp_path, "http://127.0.0.1:9", exec_user("./login.sh", {"PIDS": str(pids)}))
+    interrupt = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+    interrupt.start()
+    try:
+        status, elapsed = run_cli("--kubeconfig", str(kubeconfig), "--exec-plugin-timeout", "30")
+    finally:
+        interrupt.cancel()
+    assert status == 130
+    assert elapsed < BOUND_S
+    out = capsys.readouterr().out
+    assert "passed" not in out
+    assert wait_gone([int(pid) for pid in pids.read_text().split()]) == []
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (
+            "echo 'error: not logged in, run nebius profile create' >&2\nexit 1\n",
+            "exited with status 1: error: not logged in",
+        ),
+        ("echo 'Welcome!'\n", "printed no ExecCredential JSON"),
+        (
+            'echo \'{"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential", "status": {"token": "t"}}\'\n',
+            "answered in apiVersion",
+        ),
+        (
+            f'echo \'{{"apiVersion": "{EXEC_API}", "kind": "ExecCredential", "status": {{}}}}\'\n',
+            "printed neither a token",
+        ),
+    ],
+    ids=["exits-1", "not-json", "wrong-api-version", "no-token"],
+)
+def test_an_exec_plugin_that_fails_names_the_command(tmp_path, capsys, body, message):
+    script(tmp_path, "get-token.sh", body)
+    kubeconfig = write_kubeconfig(tmp_path, "http://127.0.0.1:9", exec_user("./get-token.sh"))
+    status, _ = run_cli("--kubeconfig", str(kubeconfig))
+    assert status == 2
+    shown = capsys.readouterr().err
+    assert "the exec credential command `./get-token.sh --profile dev`" in shown
+    assert message in shown
+
+
+def test_an_exec_plugin_missing_from_path_is_named(tmp_path, capsys):
+    kubeconfig = write_kubeconfig(tmp_path, "http://127.0.0.1:9", exec_user("nebius-not-installed-here"))
+    assert run_cli("--kubeconfig", str(kubeconfig))[0] == 2
+    assert "`nebius-not-installed-here --profile dev`" in capsys.readouterr().err
+
+
+class TokenServer(http.server.BaseHTTPRequestHandler):
+    """Answers every GET with an empty list and records the Authorization header it got."""
+
+    seen: ClassVar[list[str]] = []
+
+    def do_GET(self) -> None:
+        self.seen.append(self.headers.get("Authorization", ""))
+        data = json.dumps({"kind": "List", "apiVersion": "v1", "items": []}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *_args: Any) -> None:
+        return
+
+
+@pytest.fixture
+def token_server() -> Iterator[str]:
+    TokenServer.seen = []
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), TokenServer)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.parametrize(
+    ("expiry", "tokens"), [("2999-01-01T00:00:00Z", ["1", "1"]), ("2000-01-01T00:00:00Z", ["1", "2"])]
+)
+def test_the_exec_plugin_token_reaches_the_server_and_is_renewed_once_it_expires(
+    token_server, tmp_path, expiry, tokens
+):
+    script(
+        tmp_path,
+        "get-token.sh",
+        'echo x >> runs\nn=$(wc -l < runs | tr -d " ")\n'
+        f'echo "{{\\"apiVersion\\": \\"{EXEC_API}\\", \\"kind\\": \\"ExecCredential\\", '
+        f'\\"status\\": {{\\"token\\": \\"tok-$n\\", \\"expirationTimestamp\\": \\"{expiry}\\"}}}}"\n',
+    )
+    cluster = KubeCluster.from_kubeconfig(str(write_kubeconfig(tmp_path, token_server, exec_user("./get-token.sh"))))
+    assert cluster.list_nodes() == [] and cluster.list_device_classes() == []
+    assert TokenServer.seen == [f"Bearer tok-{n}" for n in tokens]
+
+
+def test_kubernetes_exec_info_tells_the_plugin_it_may_not_prompt(tmp_path):
+    script(tmp_path, "get-token.sh", 'printf "%s" "$KUBERNETES_EXEC_INFO" > info.json\nexit 1\n')
+    user = exec_user("./get-token.sh")
+    config = load_kubeconfig(str(write_kubeconfig(tmp_path, "http://127.0.0.1:9", user)))
+    assert isinstance(config.exec, ExecPlugin)
+    with pytest.raises(ExecPluginError, match="exited with status 1"):
+        config.exec.run(timeout_s=5)
+    assert json.loads((tmp_path / "info.json").read_text())["spec"] == {"interactive": False}
+
+
+VALID: dict[str, Any] = yaml.safe_load(kubeconfig_text("https://127.0.0.1:6443"))
+
+
+def changed(change: Any) -> str:
+    document = json.loads(json.dumps(VALID))
+    change(document)
+    return yaml.safe_dump(document)
+
+
+def set_path(path: str, value: Any) -> Any:
+    """`clusters.0.cluster.server` -> set that field; a value of DELETE removes it."""
+
+    def apply(document: Any) -> None:
+        *parents, last = path.split(".")
+        for part in parents:
+            document = document[int(part)] if isinstance(document, list) else document[part]
+        key: Any = int(last) if isinstance(document, list) else last
+        if value is DELETE:
+            del document[key]
+        else:
+            document[key] = value
+
+    return apply
+
+
+DELETE = object()
+
+MALFORMED = {
+    "invalid-yaml": ("clusters: [\n  {name: c\n", "not valid YAML"),
+    "mapping-value-error": ("current-context: x: y\n", "not valid YAML: mapping values are not allowed here at line 1"),
+    "top-level-list": ("- clusters\n- users\n", "the top level is a list, not a mapping"),
+    "top-level-string": ("just some text\n", "the top level is a string, not a mapping"),
+    "empty": ("", "the file is empty"),
+    "cluster-as-string": (
+        changed(set_path("clusters.0.cluster", "https://127.0.0.1:6443")),
+        "cluster 'c': cluster is a string, not a mapping",
+    ),
+    "clusters-as-mapping": (changed(set_path("clusters", {"c": {}})), "clusters is a mapping, not a list"),
+    "context-entry-as-string": (changed(set_path("contexts.0", "x")), "contexts[0] is a string, not a mapping"),
+    "user-without-name": (changed(set_path("users.0.name", DELETE)), "users[0] has no name"),
+    "context-without-body": (changed(set_path("contexts.0.context", DELETE)), "context 'x': has no context"),
+    "no-current-context": (
+        changed(set_path("current-context", DELETE)),
+        "no current-context and no --context given (contexts: x)",
+    ),
+    "current-context-as-list": (changed(set_path("current-context", ["x"])), "current-context is a list"),
+    "unknown-current-context": (changed(set_path("current-context", "y")), "no context named 'y'"),
+    "context-without-cluster": (changed(set_path("contexts.0.context.cluster", DELETE)), "context 'x' has no cluster"),
+    "unknown-cluster": (changed(set_path("contexts.0.context.cluster", "d")), "names cluster 'd', which no clusters"),
+    "unknown-user": (changed(set_path("contexts.0.context.user", "v")), "names user 'v', which no users"),
+    "no-server": (changed(set_path("clusters.0.cluster.server", DELETE)), "cluster 'c' has no server"),
+    "server-not-a-url": (
+        changed(set_path("clusters.0.cluster.server", "127.0.0.1:6443")),
+        "server '127.0.0.1:6443' is not an http(s) URL",
+    ),
+    "server-as-number": (changed(set_path("clusters.0.cluster.server", 6443)), "server is a number, not a string"),
+    "skip-tls-as-string": (
+        changed(set_path("clusters.0.cluster.insecure-skip-tls-verify", "yes please")),
+        "insecure-skip-tls-verify is a string, not a boolean",
+    ),
+    "ca-data-not-base64": (
+        changed(set_path("clusters.0.cluster.certificate-authority-data", "abc")),
+        "certificate-authority-data is not base64",
+    ),
+    "ca-file-missing": (
+        changed(set_path("clusters.0.cluster.certificate-authority", "ca.crt")),
+        "certificate-authority ca.crt does not exist (relative paths are read from",
+    ),
+    "exec-as-string": (changed(set_path("users.0.user", {"exec": "nebius"})), "exec is a string, not a mapping"),
+    "exec-without-command": (
+        changed(set_path("users.0.user", {"exec": {"apiVersion": EXEC_API}})),
+        "exec of user 'u' has no command",
+    ),
+    "exec-without-api-version": (
+        changed(set_path("users.0.user", {"exec": {"command": "nebius"}})),
+        "exec of user 'u' has no apiVersion",
+    ),
+    "exec-args-as-string": (
+        changed(set_path("users.0.user", {"exec": {"apiVersion": EXEC_API, "command": "nebius", "args": "a b"}})),
+        "args is a string, not a list",
+    ),
+    "exec-env-without-value": (
+        changed(
+            set_path("users.0.user", {"exec": {"apiVersion": EXEC_API, "command": "nebius", "env": [{"name": "A"}]}})
+        ),
+        "exec env[0] is not a mapping with string name and value",
+    ),
+}
+
+
+@pytest.mark.parametrize(("text", "message"), MALFORMED.values(), ids=MALFORMED.keys())
+def test_a_malformed_kubeconfig_is_one_line_naming_the_file_and_the_problem(tmp_path, capsys, text, message):
+    path = tmp_path / "kubeconfig"
+    path.write_text(text)
+    assert run_cli("--kubeconfig", str(path))[0] == 2
+    shown = capsys.readouterr()
+    assert shown.out == ""
+    assert shown.err.startswith(f"error: kubeconfig {path}")
+    assert shown.err.count("\n") == 1, shown.err
+    assert message in shown.err
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda path: None, "no such file; write it with `pulumi stack output kubeconfig"),
+        (lambda path: path.mkdir(), "is a directory, not a file"),
+        (lambda path: path.write_bytes(b"\xff\xfe\x00\x01binary"), "not a text file (not UTF-8)"),
+    ],
+    ids=["missing", "directory", "binary"],
+)
+def test_a_kubeconfig_that_is_not_a_readable_file_is_one_line(tmp_path, capsys, make, message):
+    path = tmp_path / "kubeconfig"
+    make(path)
+    assert run_cli("--kubeconfig", str(path))[0] == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: kubeconfig {path}: {message}")
+    assert err.count("\n") == 1
+
+
+def test_an_unknown_context_flag_lists_the_contexts(tmp_path, capsys):
+    path = write_kubeconfig(tmp_path, "https://127.0.0.1:6443")
+    assert run_cli("--kubeconfig", str(path), "--context", "nope")[0] == 2
+    assert "no context named 'nope' (--context nope; contexts: x)" in capsys.readouterr().err
+
+
+def test_kubeconfig_from_the_environment_merges_files_and_names_them_when_none_exists(tmp_path, monkeypatch, capsys):
+    first, second = tmp_path / "a", tmp_path / "b"
+    document = yaml.safe_load(kubeconfig_text("https://127.0.0.1:6443"))
+    first.write_text(yaml.safe_dump({k: v for k, v in document.items() if k != "users"}))
+    second.write_text(yaml.safe_dump({"users": document["users"], "current-context": "elsewhere"}))
+    monkeypatch.setenv("KUBECONFIG", f"{first}{os.pathsep}{tmp_path / 'absent'}{os.pathsep}{second}")
+    merged = load_kubeconfig(None)
+    assert (merged.context.name, merged.server, merged.user and merged.user.source) == (
+        "x",
+        "https://127.0.0.1:6443",
+        second,
+    )
+    monkeypatch.setenv("KUBECONFIG", f"{tmp_path / 'absent'}{os.pathsep}{tmp_path / 'gone'}")
+    assert run_cli()[0] == 2
+    assert "$KUBECONFIG=" in capsys.readouterr().err
+
+
+def test_relative_certificate_paths_are_read_next_to_the_kubeconfig(tmp_path, monkeypatch):
+    (tmp_path / "ca.crt").write_text("not checked until a TLS connection is made\n")
+    document = yaml.safe_load(kubeconfig_text("https://127.0.0.1:6443"))
+    document["clusters"][0]["cluster"]["certificate-authority"] = "ca.crt"
+    path = tmp_path / "kubeconfig"
+    path.write_text(yaml.safe_dump(document))
+    monkeypatch.chdir("/")
+    cluster = KubeCluster.from_kubeconfig(str(path))
+    assert cluster.api_client.configuration.ssl_ca_cert == str(tmp_path / "ca.crt")
+    assert cluster.server == "https://127.0.0.1:6443"
+
+
+@pytest.mark.parametrize("flag", ["--request-timeout", "--exec-plugin-timeout"])
+@pytest.mark.parametrize("value", ["0", "-1", "soon", "inf"])
+def test_the_time_limits_must_be_positive_seconds(flag, value, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        cli.parse_args([flag, value])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argument {flag}: '{value}'" in err
+    assert "positive number of seconds" in err or "not a number of seconds" in err
+
+
+def test_the_kubeconfig_error_is_a_cluster_error_for_callers():
+    with pytest.raises(ClusterError, match="no such file"):
+        KubeCluster.from_kubeconfig("/nonexistent/kubeconfig")

@@ -1,0 +1,508 @@
+"""The kubeconfig, read without trusting it, and its exec credential plugin, run under a time limit.
+
+The `kubernetes` client turns a malformed kubeconfig into a traceback from deep inside itself
+(a list at the top level, `cluster:` given as a string, no current-context), and it runs the
+exec credential plugin with no time limit, so a `nebius` CLI waiting for a browser login
+holds the verifier forever. Here every file is checked first and each problem becomes one
+`KubeconfigError` line naming the file and the field; the plugin is run by `ExecPlugin`, which
+kills it, and whatever it started, once its time is up. The client is handed only the chosen
+context, its cluster and its user without `exec` (`client_config`); the token comes from
+`ExecCredentials`, which runs the plugin again when the token it gave expires.
+
+Several files in $KUBECONFIG are merged as kubectl merges them: the first file naming a
+cluster, context or user wins, and so does the first current-context.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import os
+import shlex
+import signal
+import subprocess
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import yaml
+from kubernetes.config.kube_config import ConfigNode
+
+DEFAULT_KUBECONFIG = "~/.kube/config"
+WRITE_IT = "write it with `pulumi stack output kubeconfig --show-secrets > kubeconfig` and pass --kubeconfig kubeconfig"
+# A credential this close to its expiry is renewed before the next request, not after a 401.
+RENEW_BEFORE = timedelta(seconds=30)
+
+
+class KubeconfigError(Exception):
+    """The kubeconfig cannot be used; the message is one line naming the file and what is wrong."""
+
+
+class ExecPluginError(Exception):
+    """The exec credential plugin gave no credential; the message names the command and why."""
+
+
+def kind_of(value: object) -> str:
+    """How YAML calls what was found, for messages: `cluster is a string, not a mapping`."""
+    if value is None:
+        return "empty"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return f"a {type(value).__name__}"
+
+
+def one_line(text: str, limit: int = 300) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+def yaml_problem(error: yaml.YAMLError) -> str:
+    if isinstance(error, yaml.MarkedYAMLError) and error.problem_mark is not None:
+        mark = error.problem_mark
+        return f"{error.problem or error.context or 'unreadable'} at line {mark.line + 1}, column {mark.column + 1}"
+    return one_line(str(error))
+
+
+@dataclass(frozen=True)
+class Named:
+    """One entry of clusters, contexts or users, with the file it came from (relative paths resolve there)."""
+
+    name: str
+    body: dict[str, Any]
+    source: Path
+
+    @property
+    def directory(self) -> Path:
+        return self.source.parent
+
+
+def read_document(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise KubeconfigError(f"kubeconfig {path}: no such file; {WRITE_IT}") from None
+    except IsADirectoryError:
+        raise KubeconfigError(f"kubeconfig {path}: is a directory, not a file") from None
+    except UnicodeDecodeError:
+        raise KubeconfigError(f"kubeconfig {path}: not a text file (not UTF-8); {WRITE_IT}") from None
+    except OSError as error:
+        raise KubeconfigError(f"kubeconfig {path}: cannot read it ({error.strerror or error})") from None
+    try:
+        document = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        raise KubeconfigError(f"kubeconfig {path}: not valid YAML: {yaml_problem(error)}") from None
+    except RecursionError:
+        raise KubeconfigError(f"kubeconfig {path}: not a kubeconfig (nested too deeply)") from None
+    if document is None:
+        raise KubeconfigError(f"kubeconfig {path}: the file is empty; {WRITE_IT}")
+    if not isinstance(document, dict):
+        raise KubeconfigError(
+            f"kubeconfig {path}: the top level is {kind_of(document)}, not a mapping with clusters, contexts and users"
+        )
+    return document
+
+
+def named_entries(document: Mapping[str, Any], path: Path, section: str, body_key: str) -> list[Named]:
+    """The entries of one section, each a mapping with a name and a `body_key` mapping."""
+    entries = document.get(section)
+    if entries is None:
+        return []
+    if not isinstance(entries, list):
+        raise KubeconfigError(f"kubeconfig {path}: {section} is {kind_of(entries)}, not a list")
+    found = []
+    for index, entry in enumerate(entries):
+        where = f"{section}[{index}]"
+        if not isinstance(entry, dict):
+            raise KubeconfigError(
+                f"kubeconfig {path}: {where} is {kind_of(entry)}, not a mapping with name and {body_key}"
+            )
+        name = entry.get("name")
+        if not isinstance(name, str) or not name:
+            raise KubeconfigError(f"kubeconfig {path}: {where} has no name (found {kind_of(name)})")
+        body = entry.get(body_key)
+        if not isinstance(body, dict):
+            problem = f"has no {body_key}" if body is None else f"{body_key} is {kind_of(body)}, not a mapping"
+            raise KubeconfigError(f"kubeconfig {path}: {section[:-1]} {name!r}: {problem}")
+        found.append(Named(name, body, path))
+    return found
+
+
+def field(entry: Named, what: str, key: str, kind: type, required: bool = False) -> Any:
+    """`entry.body[key]` when it has the kind the client expects; None when absent and optional."""
+    value = entry.body.get(key)
+    if value is None or value == "":
+        if required:
+            raise KubeconfigError(f"kubeconfig {entry.source}: {what} {entry.name!r} has no {key}")
+        return None
+    if not isinstance(value, kind):
+        wanted = {str: "a string", bool: "a boolean", dict: "a mapping", list: "a list"}[kind]
+        raise KubeconfigError(
+            f"kubeconfig {entry.source}: {what} {entry.name!r}: {key} is {kind_of(value)}, not {wanted}"
+        )
+    return value
+
+
+def check_file_or_data(entry: Named, what: str, key: str) -> None:
+    """`key-data` must be base64 (the client decodes it); `key` must name an existing file."""
+    data = field(entry, what, f"{key}-data", str)
+    if data is not None:
+        try:
+            base64.b64decode(data, validate=False)
+        except (binascii.Error, ValueError):
+            raise KubeconfigError(
+                f"kubeconfig {entry.source}: {what} {entry.name!r}: {key}-data is not base64"
+            ) from None
+        return
+    file = field(entry, what, key, str)
+    if file is not None and not (entry.directory / Path(file).expanduser()).is_file():
+        raise KubeconfigError(
+            f"kubeconfig {entry.source}: {what} {entry.name!r}: {key} {file} does not exist"
+            + ("" if Path(file).is_absolute() else f" (relative paths are read from {entry.directory})")
+        )
+
+
+def check_cluster(cluster: Named) -> str:
+    """The cluster's server URL, after the fields the client reads are checked."""
+    server = field(cluster, "cluster", "server", str, required=True)
+    parts = urlsplit(server)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise KubeconfigError(
+            f"kubeconfig {cluster.source}: cluster {cluster.name!r}: server {server!r} is not an http(s) URL"
+        )
+    check_file_or_data(cluster, "cluster", "certificate-authority")
+    for key in ("tls-server-name", "proxy-url"):
+        field(cluster, "cluster", key, str)
+    field(cluster, "cluster", "insecure-skip-tls-verify", bool)
+    return str(server)
+
+
+def check_user(user: Named) -> None:
+    for key in ("token", "username", "password"):
+        field(user, "user", key, str)
+    token_file = field(user, "user", "tokenFile", str)
+    if token_file is not None and not (user.directory / Path(token_file).expanduser()).is_file():
+        raise KubeconfigError(f"kubeconfig {user.source}: user {user.name!r}: tokenFile {token_file} does not exist")
+    check_file_or_data(user, "user", "client-certificate")
+    check_file_or_data(user, "user", "client-key")
+    field(user, "user", "auth-provider", dict)
+    field(user, "user", "exec", dict)
+
+
+@dataclass(frozen=True)
+class Credential:
+    """What the exec plugin printed: a bearer token, or a client certificate and key (PEM)."""
+
+    token: str | None = None
+    client_certificate: str | None = None
+    client_key: str | None = None
+    expires: datetime | None = None
+
+    def usable(self, now: datetime) -> bool:
+        return self.expires is None or now < self.expires - RENEW_BEFORE
+
+
+@dataclass(frozen=True)
+class ExecPlugin:
+    """The user's `exec` section: a command that prints an ExecCredential, run as the client would run it."""
+
+    command: str
+    args: tuple[str, ...]
+    env: tuple[tuple[str, str], ...]
+    api_version: str
+    directory: Path
+    source: Path
+    user: str
+    cluster_info: Mapping[str, Any] | None = None
+
+    @classmethod
+    def from_user(cls, user: Named, cluster: Named) -> ExecPlugin:
+        spec = Named(user.name, user.body["exec"], user.source)
+        what = "exec of user"
+        command = field(spec, what, "command", str, required=True)
+        api_version = field(spec, what, "apiVersion", str, required=True)
+        args = field(spec, what, "args", list) or []
+        if not all(isinstance(arg, str) for arg in args):
+            raise KubeconfigError(f"kubeconfig {user.source}: user {user.name!r}: exec args must all be strings")
+        env = []
+        for index, item in enumerate(field(spec, what, "env", list) or []):
+            if not (
+                isinstance(item, dict) and isinstance(item.get("name"), str) and isinstance(item.get("value"), str)
+            ):
+                raise KubeconfigError(
+                    f"kubeconfig {user.source}: user {user.name!r}: exec env[{index}] is not a mapping with string name and value"
+                )
+            env.append((item["name"], item["value"]))
+        provide = field(spec, what, "provideClusterInfo", bool)
+        return cls(
+            command=command,
+            args=tuple(args),
+            env=tuple(env),
+            api_version=api_version,
+            directory=user.directory,
+            source=user.source,
+            user=user.name,
+            cluster_info=cluster.body if provide else None,
+        )
+
+    @property
+    def command_line(self) -> str:
+        return shlex.join((self.command, *self.args))
+
+    def _describe(self) -> str:
+        return f"the exec credential command `{self.command_line}` (user {self.user!r} in {self.source})"
+
+    def run(self, timeout_s: float, interactive: bool = False) -> Credential:
+        """Runs the plugin for at most `timeout_s`; on a terminal it may prompt, elsewhere its stdin is empty."""
+        info: dict[str, Any] = {
+            "apiVersion": self.api_version,
+            "kind": "ExecCredential",
+            "spec": {"interactive": interactive},
+        }
+        if self.cluster_info is not None:
+            info["spec"]["cluster"] = dict(self.cluster_info)
+        env = {**os.environ, **dict(self.env), "KUBERNETES_EXEC_INFO": json.dumps(info)}
+        try:
+            process = subprocess.Popen(
+                [self.command, *self.args],
+                stdin=None if interactive else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=None if interactive else subprocess.PIPE,
+                cwd=self.directory,
+                env=env,
+                # Off a terminal the plugin gets its own process group, so a timeout kills its children too.
+                start_new_session=not interactive,
+            )
+        except OSError as error:
+            raise ExecPluginError(
+                f"{self._describe()} cannot start: {error.strerror or error}; install it or put it on PATH"
+            ) from None
+        try:
+            stdout, stderr = process.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired as expired:
+            stop(process, whole_group=not interactive)
+            said = last_line(expired.stderr)
+            raise ExecPluginError(
+                f"{self._describe()} did not finish within {timeout_s:g}s (--exec-plugin-timeout)"
+                + (f", its last words: {said!r}" if said else "")
+                + f"; it most likely waits for a login (a browser or a prompt): run `{self.command_line}` by hand, "
+                "finish the login, then run the verification again"
+            ) from None
+        except BaseException:
+            stop(process, whole_group=not interactive)
+            raise
+        if process.returncode != 0:
+            said = last_line(stderr)
+            raise ExecPluginError(
+                f"{self._describe()} exited with status {process.returncode}" + (f": {said}" if said else "")
+            )
+        return self._credential(stdout)
+
+    def _credential(self, stdout: bytes) -> Credential:
+        try:
+            printed = json.loads(stdout)
+        except ValueError as error:
+            raise ExecPluginError(f"{self._describe()} printed no ExecCredential JSON ({error})") from None
+        status = printed.get("status") if isinstance(printed, dict) else None
+        if not isinstance(status, dict):
+            raise ExecPluginError(f"{self._describe()} printed an ExecCredential without a status mapping")
+        if printed.get("apiVersion") != self.api_version:
+            raise ExecPluginError(
+                f"{self._describe()} answered in apiVersion {printed.get('apiVersion')!r}, the kubeconfig asks for {self.api_version!r}"
+            )
+        expires = status.get("expirationTimestamp")
+        try:
+            expiry = datetime.fromisoformat(expires.replace("Z", "+00:00")) if isinstance(expires, str) else None
+        except ValueError:
+            raise ExecPluginError(
+                f"{self._describe()} printed expirationTimestamp {expires!r}, which is not an RFC 3339 time"
+            ) from None
+        if expiry is not None and expiry.tzinfo is None:
+            expiry = expiry.replace(tzinfo=UTC)
+        token, certificate, key = (status.get(k) for k in ("token", "clientCertificateData", "clientKeyData"))
+        if isinstance(token, str) and token:
+            return Credential(token=token, expires=expiry)
+        if isinstance(certificate, str) and isinstance(key, str) and certificate and key:
+            return Credential(client_certificate=certificate, client_key=key, expires=expiry)
+        raise ExecPluginError(
+            f"{self._describe()} printed neither a token nor a client certificate and key in its status"
+        )
+
+
+def last_line(output: bytes | str | None) -> str:
+    text = output.decode(errors="replace") if isinstance(output, bytes) else (output or "")
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return one_line(lines[-1]) if lines else ""
+
+
+def stop(process: subprocess.Popen[bytes], whole_group: bool) -> None:
+    """Kills the plugin (and, in its own process group, everything it started) and reaps it."""
+    try:
+        if whole_group:
+            os.killpg(process.pid, signal.SIGKILL)
+        else:
+            process.kill()
+    except OSError:
+        pass  # it ended by itself meanwhile
+    process.wait()
+    for pipe in (process.stdout, process.stderr):
+        if pipe is not None:
+            pipe.close()
+
+
+class ExecCredentials:
+    """The exec plugin's current credential: run at the first request, and again once it expires."""
+
+    def __init__(
+        self,
+        plugin: ExecPlugin,
+        timeout_s: float,
+        interactive: bool = False,
+        now: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self.plugin = plugin
+        self.timeout_s = timeout_s
+        self.interactive = interactive
+        self.now = now
+        self.credential: Credential | None = None
+        self._files: tempfile.TemporaryDirectory[str] | None = None
+
+    def current(self) -> tuple[Credential, bool]:
+        """The credential to use, and whether it is new since the last call (so the caller installs it)."""
+        if self.credential is not None and self.credential.usable(self.now()):
+            return self.credential, False
+        self.credential = self.plugin.run(self.timeout_s, self.interactive)
+        return self.credential, True
+
+    def certificate_files(self, credential: Credential) -> tuple[str, str]:
+        """The client certificate and key written to a private directory removed when the run ends."""
+        if self._files is None:
+            self._files = tempfile.TemporaryDirectory(prefix="tools-verify-")
+        paths = []
+        for name, content in (("client.crt", credential.client_certificate), ("client.key", credential.client_key)):
+            path = Path(self._files.name) / name
+            path.write_text(content or "")
+            path.chmod(0o600)
+            paths.append(str(path))
+        return paths[0], paths[1]
+
+
+@dataclass(frozen=True)
+class Kubeconfig:
+    """The chosen context, its cluster and its user, checked; `exec` is None without an exec plugin to run."""
+
+    files: tuple[Path, ...]
+    context: Named
+    cluster: Named
+    user: Named | None
+    server: str
+    exec: ExecPlugin | None
+
+    def client_config(self) -> ConfigNode:
+        """What the client's KubeConfigLoader reads: each entry keeps its file, so relative paths resolve there."""
+        user_body = {key: value for key, value in (self.user.body if self.user else {}).items() if key != "exec"}
+        contexts = [self._node(self.context, "context", self.context.body)]
+        clusters = [self._node(self.cluster, "cluster", self.cluster.body)]
+        users = [self._node(self.user, "user", user_body)] if self.user is not None else []
+        return ConfigNode(
+            str(self.files[0]),
+            {"current-context": self.context.name, "contexts": contexts, "clusters": clusters, "users": users},
+            str(self.files[0]),
+        )
+
+    @staticmethod
+    def _node(entry: Named, key: str, body: Mapping[str, Any]) -> ConfigNode:
+        return ConfigNode(
+            f"{entry.source}/{key}s[name={entry.name}]", {"name": entry.name, key: dict(body)}, str(entry.source)
+        )
+
+
+def kubeconfig_files(path: str | None) -> tuple[Path, ...]:
+    """--kubeconfig, else every existing file of $KUBECONFIG, else ~/.kube/config."""
+    if path:
+        return (Path(path).expanduser(),)
+    listed = os.environ.get("KUBECONFIG", "")
+    if listed.strip():
+        candidates = [Path(item).expanduser() for item in listed.split(os.pathsep) if item.strip()]
+        existing = tuple(candidate for candidate in candidates if candidate.exists())
+        if not existing:
+            raise KubeconfigError(f"kubeconfig $KUBECONFIG={listed}: none of its files exist; {WRITE_IT}")
+        return existing
+    return (Path(DEFAULT_KUBECONFIG).expanduser(),)
+
+
+def first_by_name(entries: list[Named]) -> dict[str, Named]:
+    found: dict[str, Named] = {}
+    for entry in entries:
+        found.setdefault(entry.name, entry)
+    return found
+
+
+def names(entries: Mapping[str, Named]) -> str:
+    return ", ".join(sorted(entries)) or "none"
+
+
+def load_kubeconfig(path: str | None, context: str | None = None) -> Kubeconfig:
+    """Reads and checks the kubeconfig down to what the chosen context uses; every problem is a KubeconfigError."""
+    files = kubeconfig_files(path)
+    documents = [(file, read_document(file)) for file in files]
+    sections: dict[str, list[Named]] = {"contexts": [], "clusters": [], "users": []}
+    current: tuple[str, Path] | None = None
+    for file, document in documents:
+        for section, body_key in (("contexts", "context"), ("clusters", "cluster"), ("users", "user")):
+            sections[section] += named_entries(document, file, section, body_key)
+        chosen = document.get("current-context")
+        if chosen not in (None, "") and not isinstance(chosen, str):
+            raise KubeconfigError(f"kubeconfig {file}: current-context is {kind_of(chosen)}, not a context name")
+        if chosen and current is None:
+            current = (chosen, file)
+    where = str(files[0]) if len(files) == 1 else f"$KUBECONFIG ({os.pathsep.join(map(str, files))})"
+    contexts, clusters, users = (first_by_name(sections[key]) for key in ("contexts", "clusters", "users"))
+    if context:
+        name, named_in = context, f"--context {context}"
+    elif current is not None:
+        name, named_in = current[0], f"current-context in {current[1]}"
+    else:
+        raise KubeconfigError(
+            f"kubeconfig {where}: no current-context and no --context given (contexts: {names(contexts)})"
+        )
+    chosen_context = contexts.get(name)
+    if chosen_context is None:
+        raise KubeconfigError(
+            f"kubeconfig {where}: no context named {name!r} ({named_in}; contexts: {names(contexts)})"
+        )
+    cluster_name = field(chosen_context, "context", "cluster", str, required=True)
+    user_name = field(chosen_context, "context", "user", str)
+    cluster = clusters.get(cluster_name)
+    if cluster is None:
+        raise KubeconfigError(
+            f"kubeconfig {chosen_context.source}: context {name!r} names cluster {cluster_name!r}, "
+            f"which no clusters entry defines (clusters: {names(clusters)})"
+        )
+    server = check_cluster(cluster)
+    user = users.get(user_name) if user_name else None
+    if user_name and user is None:
+        raise KubeconfigError(
+            f"kubeconfig {chosen_context.source}: context {name!r} names user {user_name!r}, "
+            f"which no users entry defines (users: {names(users)})"
+        )
+    plugin = None
+    if user is not None:
+        check_user(user)
+        # The client prefers an auth-provider or a token over exec; so does this.
+        others = any(user.body.get(key) for key in ("auth-provider", "token", "tokenFile"))
+        if user.body.get("exec") is not None and not others:
+            plugin = ExecPlugin.from_user(user, cluster)
+    return Kubeconfig(files, chosen_context, cluster, user, server, plugin)
