@@ -16,7 +16,7 @@ import celpy
 import pytest
 import yaml
 
-from components.config.claims import cel_compile_error, removed_attribute_in
+from components.config.cel import removed_attribute, selector_problem
 from components.dra_constants import CLASS_DRIVERS, GPU_DRIVER, PCIE_ROOT_ATTRIBUTE, REMOVED_GPU_ATTRIBUTES
 from components.values.claims import product_selector
 
@@ -90,7 +90,7 @@ def test_registered_selectors_compile_and_select_what_they_should(stack_runs):
         for (template, request), (device_class, expressions) in registered_selectors(run).items():
             offered = [label for label in SAMPLES if sample(label)[0] == CLASS_DRIVERS[device_class]]
             for expression in expressions:
-                assert cel_compile_error(expression) is None, f"{stack}/{template}: {expression}"
+                assert selector_problem(expression) is None, f"{stack}/{template}: {expression}"
             chosen = {label for label in offered if all(selects(e, label) for e in expressions)}
             assert chosen == EXPECTED[(template, request)], f"{stack}/{template}/{request}"
 
@@ -100,7 +100,7 @@ def test_product_selector_lists_products_and_quotes_them():
     assert selects(both, "h200") and selects(both, "h100")
     assert not selects(product_selector(["NVIDIA H100 80GB HBM3"]), "h200")
     awkward = product_selector(['NVIDIA "H200"\\'])
-    assert cel_compile_error(awkward) is None
+    assert selector_problem(awkward) is None
     assert not selects(awkward, "h200")
 
 
@@ -125,13 +125,13 @@ def test_both_drivers_publish_the_pcie_root_the_aligned_template_matches():
 @pytest.mark.parametrize("attribute", REMOVED_GPU_ATTRIBUTES)
 def test_removed_gpu_attributes_are_flagged_and_really_absent(attribute):
     expression = f'device.attributes["gpu.nvidia.com"].{attribute} == 0'
-    assert removed_attribute_in(expression) == attribute
-    assert removed_attribute_in(f'device.attributes["gpu.nvidia.com"]["{attribute}"] == 0') == attribute
+    assert removed_attribute(expression) == attribute
+    assert removed_attribute(f'device.attributes["gpu.nvidia.com"]["{attribute}"] == 0') == attribute
     assert attribute not in cel_view(*sample("h200"))["device"]["attributes"][GPU_DRIVER]
     with pytest.raises(AssertionError, match="on h200"):
         selects(expression, "h200")
 
 
 def test_attributes_merely_named_like_removed_ones_are_not_flagged():
-    assert removed_attribute_in('device.attributes["gpu.nvidia.com"].productName.indexOf("H") == 0') is None
-    assert removed_attribute_in('device.attributes["dra.net"].ifName == "index"') is None
+    assert removed_attribute('device.attributes["gpu.nvidia.com"].productName.indexOf("H") == 0') is None
+    assert removed_attribute('device.attributes["dra.net"].ifName == "index"') is None
