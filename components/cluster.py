@@ -1,4 +1,8 @@
-"""The Nebius mk8s cluster: the control plane the rest of the stack hangs off."""
+"""The Nebius mk8s cluster: the control plane the rest of the stack hangs off.
+
+The control plane takes the configured version as MAJOR.MINOR only; a `-nebius-node.N`
+suffix goes to the node groups (components.values.node_groups.control_plane_version).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ import pulumi
 import pulumi_nebius as nebius
 
 from components.model import ClusterConfig
+from components.values.node_groups import control_plane_version
 
 
 @dataclass
@@ -36,7 +41,7 @@ class Mk8sCluster(pulumi.ComponentResource):
             parent_id=settings.parent_id,
             control_plane=nebius.Mk8sV1ClusterControlPlaneArgs(
                 subnet_id=settings.subnet_id,
-                version=settings.kubernetes_version,
+                version=control_plane_version(settings.kubernetes_version),
                 etcd_cluster_size=settings.etcd_cluster_size,
                 endpoints=endpoints,
             ),

@@ -13,7 +13,7 @@ import pulumi
 import pulumi_nebius as nebius
 
 from components.model import GpuNodeGroupConfig
-from components.values.node_groups import gpu_node_template, scaling
+from components.values.node_groups import gpu_node_template, node_group_version, scaling
 
 
 @dataclass
@@ -24,6 +24,7 @@ class GpuNodeGroupArgs:
     gpu_cluster_id: pulumi.Input[str] | None
     service_account_id: str | None
     protect: bool
+    kubernetes_version: str
 
 
 class GpuNodeGroup(pulumi.ComponentResource):
@@ -36,6 +37,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
             f"{name}-nodes",
             name=f"{args.cluster_name}-{group.name}",
             parent_id=args.cluster_id,
+            version=node_group_version(args.kubernetes_version),
             template=gpu_node_template(group, args.gpu_cluster_id, args.service_account_id),
             opts=pulumi.ResourceOptions(parent=self, protect=args.protect),
             **scaling(group),  # type: ignore[arg-type]

@@ -55,6 +55,7 @@ class DraPlatform(pulumi.ComponentResource):
                 cluster_name=config.cluster.name,
                 settings=config.system_nodes,
                 service_account_id=config.node_service_account_id,
+                kubernetes_version=config.cluster.kubernetes_version,
             ),
             child,
         )
@@ -82,6 +83,7 @@ class DraPlatform(pulumi.ComponentResource):
                     gpu_cluster_id=self.fabric.gpu_cluster.id if group.infiniband and self.fabric else None,
                     service_account_id=config.node_service_account_id,
                     protect=config.protect,
+                    kubernetes_version=config.cluster.kubernetes_version,
                 ),
                 child,
             )
@@ -125,11 +127,14 @@ class DraPlatform(pulumi.ComponentResource):
         operator_taints = [
             taint for group in config.gpu_node_groups if not group.preinstalled_driver for taint in group.taints
         ]
+        gpu_taints = [taint for group in config.gpu_node_groups for taint in group.taints]
         self.gpu_operator = (
             NvidiaOperator(
                 f"{name}-gpu-operator",
                 NvidiaOperatorArgs(
-                    gpu_operator_spec(driver.gpu_operator_version, operator_taints), provider, system_nodes
+                    gpu_operator_spec(driver.gpu_operator_version, operator_taints, gpu_taints),
+                    provider,
+                    system_nodes,
                 ),
                 child,
             )
@@ -153,7 +158,7 @@ class DraPlatform(pulumi.ComponentResource):
             f"{name}-dra-driver",
             DraDriverArgs(
                 driver=driver,
-                gpu_taints=[taint for group in config.gpu_node_groups for taint in group.taints],
+                gpu_taints=gpu_taints,
                 provider=provider,
                 depends_on=[*system_nodes, *([self.gpu_operator.release] if self.gpu_operator else [])],
             ),

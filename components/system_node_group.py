@@ -12,7 +12,7 @@ import pulumi
 import pulumi_nebius as nebius
 
 from components.model import SystemNodeGroupConfig
-from components.values.node_groups import system_node_template
+from components.values.node_groups import node_group_version, system_node_template
 
 
 @dataclass
@@ -21,6 +21,7 @@ class SystemNodeGroupArgs:
     cluster_name: str
     settings: SystemNodeGroupConfig
     service_account_id: str | None
+    kubernetes_version: str
 
 
 class SystemNodeGroup(pulumi.ComponentResource):
@@ -33,6 +34,7 @@ class SystemNodeGroup(pulumi.ComponentResource):
             f"{name}-nodes",
             name=f"{args.cluster_name}-system",
             parent_id=args.cluster_id,
+            version=node_group_version(args.kubernetes_version),
             fixed_node_count=settings.node_count,
             template=system_node_template(settings, args.service_account_id),
             opts=pulumi.ResourceOptions(parent=self),

@@ -141,6 +141,25 @@ def test_mixed_modes_are_refused_unless_the_operator_stays_off_the_preset_nodes(
     assert len(releases(allowed, "gpu-operator")) == 1 and len(releases(allowed, "network-operator")) == 1
 
 
+def test_mixed_modes_nfd_tolerates_every_gpu_group_and_operands_only_the_operator_groups(stack_config):
+    """The Operator resets nvidia.com/gpu.present on any node NFD's worker does not reach, preset nodes included."""
+    groups = stack_groups(stack_config, "prod")
+    groups[0]["labels"][OPERANDS_OFF_LABEL] = "false"
+    groups[0]["taints"] = [{"key": "preset-only", "value": "h200", "effect": "NoExecute"}]
+    groups[1].pop("driversPreset")
+    run = mutated(stack_config, "prod", groups, draDriverRoot="/run/nvidia/driver")
+    assert run.error is None, run.error
+    (operator,) = releases(run, "gpu-operator")
+    preset_toleration = {"key": "preset-only", "operator": "Equal", "value": "h200", "effect": "NoExecute"}
+    operator_toleration = {"key": "nvidia.com/gpu", "operator": "Equal", "value": "true", "effect": "NoSchedule"}
+    values = operator.inputs["values"]
+    assert values["node-feature-discovery"]["worker"]["tolerations"] == [operator_toleration, preset_toleration]
+    assert values["daemonsets"]["tolerations"] == [operator_toleration]
+    assert values["driver"]["manager"]["env"] == [
+        {"name": "NODE_LABEL_FOR_GPU_POD_EVICTION", "value": "nvidia.com/dra-kubelet-plugin"}
+    ]
+
+
 @pytest.mark.parametrize(
     ("repository", "chart", "repo_opts"),
     [

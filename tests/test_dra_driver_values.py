@@ -24,7 +24,7 @@ from components.dra_constants import (
     RENAMED_CHART,
     SYSTEM_ROLE_LABEL,
 )
-from components.labels import system_node_labels, tolerations_for
+from components.labels import kubelet_plugin_node_selector, system_node_labels, tolerations_for
 from components.merge import deep_merge
 from components.model import StackConfig, Taint
 from components.values.dra_driver import dra_driver_values
@@ -209,7 +209,9 @@ def test_kubernetes_fragments_in_the_values_are_valid_pod_fields():
         "containers": [{"name": "probe", "image": "registry.k8s.io/pause:3.10"}],
         "nodeSelector": values["kubeletPlugin"]["nodeSelector"],
         "tolerations": values["kubeletPlugin"]["tolerations"]
-        + gpu_operator_values(config.gpu_node_groups[0].taints)["daemonsets"]["tolerations"],
+        + gpu_operator_values(config.gpu_node_groups[0].taints, config.gpu_node_groups[1].taints)[
+            "node-feature-discovery"
+        ]["worker"]["tolerations"],
         "affinity": values["controller"]["affinity"],
     }
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "probe"}, "spec": pod_spec}
@@ -222,6 +224,7 @@ GPU_OPERATOR_KEYS = {
     "devicePlugin.enabled",
     "cdi.enabled",
     "driver.enabled",
+    "driver.manager.env",
     "daemonsets.tolerations",
     "node-feature-discovery.worker.tolerations",
 }
@@ -236,19 +239,31 @@ def leaf_paths(values: Mapping[str, Any], prefix: str = "") -> set[str]:
     return paths
 
 
+GPU_TAINT = Taint("nvidia.com/gpu", "true", "NoSchedule")
+
+
 def test_gpu_operator_leaves_the_gpus_to_the_dra_driver():
-    values = gpu_operator_values([Taint("nvidia.com/gpu", "true", "NoSchedule")])
+    values = gpu_operator_values([GPU_TAINT], [GPU_TAINT])
     assert values["devicePlugin"] == {"enabled": False}
     assert values["cdi"] == {"enabled": True}
-    assert values["driver"] == {"enabled": True}
-    assert values["daemonsets"]["tolerations"] == tolerations_for([Taint("nvidia.com/gpu", "true", "NoSchedule")])
+    assert values["driver"]["enabled"] is True
+    assert values["daemonsets"]["tolerations"] == tolerations_for([GPU_TAINT])
 
 
-def test_node_feature_discovery_reaches_gpu_nodes_under_any_configured_taint():
-    """The Operator marks a node without NFD's PCI labels as GPU-less and deploys nothing there."""
-    taints = [Taint("dedicated", "training", "NoSchedule"), Taint("burst", "", "NoExecute")]
-    values = gpu_operator_values(taints)
-    assert values["node-feature-discovery"]["worker"]["tolerations"] == tolerations_for(taints)
+def test_driver_upgrades_evict_the_dra_kubelet_plugin_by_its_node_label():
+    """NVIDIA's DRA guide: the driver manager evicts the kubelet plugin only when told the plugin's node label."""
+    env = gpu_operator_values([], [])["driver"]["manager"]["env"]
+    assert env == [{"name": "NODE_LABEL_FOR_GPU_POD_EVICTION", "value": KUBELET_PLUGIN_LABEL}]
+    assert kubelet_plugin_node_selector() == {KUBELET_PLUGIN_LABEL: "true"}
+
+
+def test_node_feature_discovery_reaches_every_gpu_node_and_operands_only_the_operator_groups():
+    """The Operator marks a node without NFD's PCI labels as GPU-less (gpu.present=false), preset nodes included."""
+    operator = [Taint("dedicated", "training", "NoSchedule"), Taint("burst", "yes", "NoExecute")]
+    preset = [Taint("preset", "h200", "PreferNoSchedule")]
+    values = gpu_operator_values(operator, [*operator, *preset])
+    assert values["node-feature-discovery"]["worker"]["tolerations"] == tolerations_for([*operator, *preset])
+    assert values["daemonsets"]["tolerations"] == tolerations_for(operator)
 
 
 def test_network_operator_creates_no_object_whose_type_another_release_brings():
@@ -257,7 +272,7 @@ def test_network_operator_creates_no_object_whose_type_another_release_brings():
 
 
 def test_operator_values_use_only_keys_their_charts_define():
-    assert leaf_paths(gpu_operator_values([Taint("nvidia.com/gpu", "true", "NoSchedule")])) <= GPU_OPERATOR_KEYS
+    assert leaf_paths(gpu_operator_values([GPU_TAINT], [GPU_TAINT])) <= GPU_OPERATOR_KEYS
     assert leaf_paths(network_operator_values()) <= NETWORK_OPERATOR_KEYS
     assert leaf_paths({"daemonsets": {"toleration": []}}) - GPU_OPERATOR_KEYS == {"daemonsets.toleration"}
 

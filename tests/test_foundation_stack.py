@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import base64
 
+import pytest
 import yaml
 
 from components.config.stack_file import load_stack_config
-from components.dra_constants import GPU_PRESENT_LABEL, KUBELET_PLUGIN_LABEL
+from components.dra_constants import GPU_PRESENT_LABEL, KUBELET_PLUGIN_LABEL, TAINT_EFFECTS
+from components.model import Taint
 from components.values.kubeconfig import EXEC_API_VERSION, TOKEN_ARGS
-from tools.plan.mock_engine import MOCK_CA_PEM, ProgramRun
+from components.values.node_groups import nebius_taints
+from tools.plan.mock_engine import MOCK_CA_PEM, ProgramRun, run_program
 
 CLUSTER = "nebius:index/mk8sV1Cluster:Mk8sV1Cluster"
 NODE_GROUP = "nebius:index/mk8sV1NodeGroup:Mk8sV1NodeGroup"
@@ -25,11 +28,24 @@ def stack_groups(stack: str) -> dict[str, dict]:
     return {g["name"]: g for g in yaml.safe_load(load_stack_config(stack)["nebius-dra:gpuNodeGroups"])}
 
 
-def test_cluster_runs_the_configured_version(stack_runs):
+def test_cluster_and_every_node_group_run_the_configured_version(stack_runs):
     for stack, run in stack_runs.items():
+        configured = load_stack_config(stack)["nebius-dra:kubernetesVersion"]
         (cluster,) = run.of_type(CLUSTER)
-        assert cluster.inputs["controlPlane"]["version"] == load_stack_config(stack)["nebius-dra:kubernetesVersion"]
-        assert cluster.inputs["controlPlane"]["version"] == "1.34"
+        assert cluster.inputs["controlPlane"]["version"] == configured == "1.34"
+        groups = run.of_type(NODE_GROUP)
+        assert groups and all(group.inputs["version"] == configured for group in groups)
+
+
+def test_a_node_build_suffix_goes_to_the_node_groups_and_the_control_plane_takes_major_minor(stack_config):
+    """Mk8sV1ClusterControlPlaneArgs.version takes <major>.<minor> only; node groups take -nebius-node.N too."""
+    run = run_program("prod", config={**stack_config("prod"), "nebius-dra:kubernetesVersion": "1.34-nebius-node.3"})
+    assert run.error is None, run.error
+    (cluster,) = run.of_type(CLUSTER)
+    assert cluster.inputs["controlPlane"]["version"] == "1.34"
+    groups = run.of_type(NODE_GROUP)
+    assert len(groups) == 3 and all(group.inputs["version"] == "1.34-nebius-node.3" for group in groups)
+    assert all(cluster.urn in group.dependencies for group in groups)
 
 
 def test_prod_has_three_etcd_members_and_dev_one(dev_run, prod_run):
@@ -95,9 +111,27 @@ def test_prod_protects_cluster_fabric_and_gpu_groups(prod_run, dev_run):
     assert not any(r.protect for r in dev_run.resources)
 
 
-def test_taints_reach_the_node_template(prod_run):
+def test_taints_reach_the_node_template_with_the_nebius_effect_enum(prod_run):
+    """Nebius takes NO_SCHEDULE (Mk8sV1NodeGroupTemplateTaintArgs.effect); tolerations keep Kubernetes' NoSchedule."""
     for group in gpu_groups(prod_run):
-        assert {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"} in group.inputs["template"]["taints"]
+        assert group.inputs["template"]["taints"] == [
+            {"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}
+        ]
+
+
+@pytest.mark.parametrize("effect", TAINT_EFFECTS)
+def test_every_kubernetes_effect_maps_to_the_nebius_enum(effect):
+    (taint,) = nebius_taints([Taint("k", "v", effect)]) or []
+    assert (
+        taint.effect
+        == {"NoSchedule": "NO_SCHEDULE", "PreferNoSchedule": "PREFER_NO_SCHEDULE", "NoExecute": "NO_EXECUTE"}[effect]
+    )
+
+
+def test_an_unknown_effect_is_refused_with_its_name():
+    with pytest.raises(ValueError, match="'Sometimes'"):
+        nebius_taints([Taint("k", "v", "Sometimes")])
+    assert nebius_taints([]) is None
 
 
 def test_kubeconfig_is_a_secret_output_with_exec_plugin_and_ca(stack_runs):

@@ -8,6 +8,7 @@ from typing import Any
 from components.dra_constants import (
     GPU_OPERATOR_CHART,
     GPU_OPERATOR_NAMESPACE,
+    KUBELET_PLUGIN_LABEL,
     NETWORK_OPERATOR_CHART,
     NETWORK_OPERATOR_NAMESPACE,
     NGC_REPOSITORY,
@@ -19,20 +20,36 @@ from components.values.release import ReleaseSpec
 OPERATOR_TIMEOUT_SECONDS = 900
 
 
-def gpu_operator_values(operator_taints: Iterable[Taint]) -> dict[str, Any]:
+# NVIDIA's GPU Operator guide for the DRA driver ("NVIDIA DRA Driver for GPUs", Known issues,
+# docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/dra-intro-install.html): the driver
+# manager does not know the DRA kubelet plugin and does not evict it when it upgrades the driver,
+# unless it is told the node label that marks the plugin's nodes. The stack labels every GPU node
+# with KUBELET_PLUGIN_LABEL (components.labels.gpu_node_labels). `driver.manager.env` is a list in
+# gpu-operator v25.10.1's values.yaml (default empty).
+GPU_POD_EVICTION_ENV = "NODE_LABEL_FOR_GPU_POD_EVICTION"
+
+
+def gpu_operator_values(operator_taints: Iterable[Taint], gpu_taints: Iterable[Taint]) -> dict[str, Any]:
     """The Operator installs the driver and toolkit, never the legacy device plugin: the DRA driver owns the GPUs.
 
-    Node Feature Discovery's worker tolerates the same taints as the operands: the Operator
-    treats a node without NFD's NVIDIA PCI label as GPU-less, resets nvidia.com/gpu.present
-    and deploys no driver there, and the chart's worker tolerates only nvidia.com/gpu.
+    `operator_taints` are the taints of the groups whose driver the Operator installs; its
+    operands (`daemonsets.tolerations`) tolerate those only, so they stay off the preset groups.
+    `gpu_taints` are every GPU group's taints: Node Feature Discovery's worker must run on every
+    GPU node, preset groups included (their operands are off through the
+    nvidia.com/gpu.deploy.operands=false label), because the Operator sets nvidia.com/gpu.present
+    to false on any node without NFD's NVIDIA PCI label, and the DRA kubelet plugin then leaves
+    that node. The chart's own worker tolerations cover only nvidia.com/gpu.
     """
-    tolerations = tolerations_for(operator_taints)
+    operator_taints = list(operator_taints)
     return {
         "devicePlugin": {"enabled": False},
         "cdi": {"enabled": True},
-        "driver": {"enabled": True},
-        "daemonsets": {"tolerations": tolerations},
-        "node-feature-discovery": {"worker": {"tolerations": tolerations}},
+        "driver": {
+            "enabled": True,
+            "manager": {"env": [{"name": GPU_POD_EVICTION_ENV, "value": KUBELET_PLUGIN_LABEL}]},
+        },
+        "daemonsets": {"tolerations": tolerations_for(operator_taints)},
+        "node-feature-discovery": {"worker": {"tolerations": tolerations_for([*operator_taints, *gpu_taints])}},
     }
 
 
@@ -45,13 +62,13 @@ def network_operator_values() -> dict[str, Any]:
     return {"nfd": {"enabled": False, "deployNodeFeatureRules": False}}
 
 
-def gpu_operator_spec(version: str, operator_taints: Sequence[Taint]) -> ReleaseSpec:
+def gpu_operator_spec(version: str, operator_taints: Sequence[Taint], gpu_taints: Sequence[Taint]) -> ReleaseSpec:
     return ReleaseSpec(
         release_name=GPU_OPERATOR_CHART,
         chart=GPU_OPERATOR_CHART,
         version=version,
         namespace=GPU_OPERATOR_NAMESPACE,
-        values=gpu_operator_values(operator_taints),
+        values=gpu_operator_values(operator_taints, gpu_taints),
         repository=NGC_REPOSITORY,
         timeout_seconds=OPERATOR_TIMEOUT_SECONDS,
     )
