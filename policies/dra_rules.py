@@ -11,6 +11,8 @@ This module imports nothing from the program: the Pulumi CLI runs the pack from 
 
 from __future__ import annotations
 
+import difflib
+import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -46,7 +48,7 @@ DEFAULT_MINIMUM_VERSION = "1.34"
 _DRA_OBJECT_TYPE = re.compile(
     r"^kubernetes:resource\.k8s\.io/(?P<version>[^:]+):(?P<kind>ResourceClaimTemplate|ResourceClaim|DeviceClass)(?:Patch)?$"
 )
-_CLUSTER_VERSION = re.compile(r"^(?P<major>\d+)\.(?P<minor>\d+)(?:-nebius-node\.\d+)?$")
+_CLUSTER_VERSION = re.compile(r"^(?P<major>[0-9]{1,3})\.(?P<minor>[0-9]{1,3})(?:-nebius-node\.[0-9]{1,6})?\Z")
 _MINIMUM_VERSION = re.compile(r"^\d+\.\d+$")
 _EXACT_CHART_VERSION = re.compile(r"^v?\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.+-]+)?$")
 _IMAGE_DIGEST = re.compile(r"@sha256:[0-9a-f]{64}$")
@@ -76,6 +78,30 @@ class Finding:
 
 class PolicyConfigError(ValueError):
     """A `--policy-pack-config` document the rules cannot use; the message names the entry and what is allowed."""
+
+
+ALL_POLICIES = "all"
+LEVEL_KEY = "enforcementLevel"
+
+
+def _shown(value: Any) -> str:
+    """A config value as it would appear in the JSON document."""
+    try:
+        return json.dumps(value, sort_keys=True)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _did_you_mean(word: str, choices: Sequence[str]) -> str:
+    close = difflib.get_close_matches(word, choices, n=1)
+    return f' (did you mean "{close[0]}"?)' if close else ""
+
+
+def _unknown_setting_message(policy: str, key: str, value: Any, known: Sequence[str]) -> str:
+    allowed = (
+        f"its settings are {', '.join([LEVEL_KEY, *known])}" if known else f"it takes no settings, only {LEVEL_KEY}"
+    )
+    return f'{policy}: unknown setting "{key}" (given {_shown(value)}){_did_you_mean(key, known)}; {allowed}'
 
 
 ResourceCheck = Callable[[PlannedResource, Mapping[str, Any]], list[str]]
@@ -394,8 +420,23 @@ class _Rule:
     check: Callable[..., list]
     config_schema: PolicyConfigSchema | None = None
 
+    def setting_names(self) -> list[str]:
+        """The settings this rule reads: its config schema's properties."""
+        return sorted(self.config_schema.properties) if self.config_schema else []
+
+    def check_settings(self, given: Mapping[str, Any]) -> None:
+        """PolicyConfigError for a setting the rule does not read, so a misspelt one cannot quietly do nothing.
+
+        The pack has to check this itself: a policy's config schema reaches the CLI as properties
+        and required only, and the CLI validates against an object schema that allows any other key.
+        """
+        for key in given:
+            if key not in self.setting_names():
+                raise PolicyConfigError(_unknown_setting_message(self.name, key, given[key], self.setting_names()))
+
     def _settings(self, given: Mapping[str, Any]) -> dict[str, Any]:
         """Schema defaults under the given config: the CLI may or may not have filled them in."""
+        self.check_settings(given)
         properties = self.config_schema.properties if self.config_schema else {}
         return {**{key: spec["default"] for key, spec in properties.items() if "default" in spec}, **given}
 
@@ -540,9 +581,38 @@ def _level_and_properties(
     name: str, default: EnforcementLevel, config: Mapping[str, Any]
 ) -> tuple[EnforcementLevel, dict]:
     """The policy's own entry wins over `all`, which wins over the policy's built-in level."""
-    pack_level, _ = _config_entry("all", config.get("all", {}))
+    pack_level, _ = _config_entry(ALL_POLICIES, config.get(ALL_POLICIES, {}))
     level, properties = _config_entry(name, config.get(name, {}))
     return level or pack_level or default, properties
+
+
+def validate_policy_config(config: Any) -> None:
+    """PolicyConfigError unless every entry of a `--policy-pack-config` document would take effect.
+
+    Refused: a policy name the pack does not have (the Pulumi CLI keeps such an entry without a
+    word), a setting the policy does not read, settings under `all` (which sets only a level),
+    and an entry that is neither a level nor an object. Settings' values are checked by the rules.
+    """
+    if config is None:
+        return
+    if not isinstance(config, Mapping):
+        raise PolicyConfigError(f"expected an object of policy names, got a {type(config).__name__}")
+    rules = {rule.name: rule for rule in RULES}
+    for name, entry in config.items():
+        if name != ALL_POLICIES and name not in rules:
+            raise PolicyConfigError(
+                f'unknown policy "{name}" (given {_shown(entry)}){_did_you_mean(str(name), sorted(rules))}; '
+                f"the pack's policies are {', '.join(sorted(rules))}, or {ALL_POLICIES} for every policy"
+            )
+        _, properties = _config_entry(name, entry)
+        if name in rules:
+            rules[name].check_settings(properties)
+        elif properties:
+            key = next(iter(properties))
+            raise PolicyConfigError(
+                f'{ALL_POLICIES}: unknown setting "{key}" (given {_shown(properties[key])}); "{ALL_POLICIES}" '
+                f"takes only {LEVEL_KEY}, settings go under the policy that reads them"
+            )
 
 
 def _reported(policy: Any, args: Any, subject: str | None) -> list[tuple[str | None, str, bool]]:
@@ -560,10 +630,10 @@ def check_resources(resources: Sequence[PlannedResource], config: Mapping[str, A
 
     `config` has the shape of a `--policy-pack-config` file: policy name (or `all`) to a level
     ("advisory", "mandatory", "disabled") or to an object of settings and `enforcementLevel`;
-    a document the rules cannot use raises PolicyConfigError.
+    a document the rules cannot use, or with an entry that would do nothing (an unknown policy
+    or setting), raises PolicyConfigError.
     """
-    if config is not None and not isinstance(config, Mapping):
-        raise PolicyConfigError(f"expected an object of policy names, got a {type(config).__name__}")
+    validate_policy_config(config)
     findings: list[Finding] = []
     props = [sdk_props(r.props) for r in resources]
     for rule, policy in zip(RULES, POLICIES):

@@ -180,3 +180,29 @@ def test_configure_sets_minimum_version_and_levels(analyzer, dev_run):
     finally:
         analyzer.Configure(analyzer_pb2.ConfigureAnalyzerRequest(), timeout=CALL_TIMEOUT_S)
     assert analyze(analyzer, cluster) == []
+
+
+@pytest.mark.parametrize(
+    ("policy", "setting", "expected"),
+    [
+        ("mk8s-cluster-version", {"minimumVersoin": "1.35"}, 'mk8s-cluster-version: unknown setting "minimumVersoin"'),
+        ("gpu-node-group-dra-enabled", {"strict": True}, 'gpu-node-group-dra-enabled: unknown setting "strict"'),
+    ],
+)
+def test_an_unknown_setting_fails_the_analysis_instead_of_being_ignored(analyzer, dev_run, policy, setting, expected):
+    # The CLI validates settings against each policy's config schema, but that schema travels as
+    # properties and required only, so it lets an extra key through: the pack must refuse it.
+    [cluster] = dev_run.of_type("nebius:index/mk8sV1Cluster:Mk8sV1Cluster")
+    typo = analyzer_pb2.ConfigureAnalyzerRequest(
+        policyConfig={
+            policy: analyzer_pb2.PolicyConfig(enforcementLevel=analyzer_pb2.MANDATORY, properties=_struct(setting))
+        }
+    )
+    try:
+        analyzer.Configure(typo, timeout=CALL_TIMEOUT_S)
+        with pytest.raises(grpc.RpcError) as failed:
+            analyze_all(analyzer, [cluster])
+        assert expected in failed.value.details()
+    finally:
+        analyzer.Configure(analyzer_pb2.ConfigureAnalyzerRequest(), timeout=CALL_TIMEOUT_S)
+    assert analyze(analyzer, cluster) == []

@@ -11,7 +11,9 @@ as `pulumi preview --policy-pack-config`.
 
 Exit status: 0 when `pulumi up` could proceed, 1 when a mandatory policy is violated,
 2 when the program itself refuses the config (the message names the key), or the stack
-file or the policy config cannot be used.
+name, the stack file or the policy config cannot be used (an unknown policy or setting is
+refused, not ignored), or the output directory is not safe to write: the plan never writes
+or deletes through a symbolic link in `<out>/<stack>/`.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from policies.dra_rules import PolicyConfigError
-from tools.plan.model import DEFAULT_OUT, Plan, build_plan
+from tools.plan.model import DEFAULT_OUT, Plan, StackNameError, build_plan, check_stack_name
 from tools.plan.report import RENDERERS, render_error
 
 EXIT_OK, EXIT_POLICY, EXIT_PROGRAM = 0, 1, 2
@@ -32,7 +34,11 @@ NO_FILES = "none"
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m tools.plan", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--stack", default="dev", help="stack to plan: reads Pulumi.<stack>.yaml (default dev)")
+    parser.add_argument(
+        "--stack",
+        default="dev",
+        help="stack to plan: reads Pulumi.<stack>.yaml (default dev); letters, digits, '-', '_' and '.' only",
+    )
     parser.add_argument("--format", choices=sorted(RENDERERS), default="text", help="output format (default text)")
     parser.add_argument(
         "--out",
@@ -55,9 +61,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     out = None if args.out == NO_FILES else Path(args.out)
     try:
+        stack = check_stack_name(args.stack)
         policy_config = json.loads(args.policy_config.read_text()) if args.policy_config else None
-        plan = build_plan(args.stack, out=out, policy_config=policy_config)
-    except (OSError, json.JSONDecodeError) as unusable:
+        plan = build_plan(stack, out=out, policy_config=policy_config)
+    except StackNameError as invalid:
+        print(f"python -m tools.plan: {invalid}", file=sys.stderr)
+        return EXIT_PROGRAM
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as unusable:
         print(f"python -m tools.plan: {unusable}", file=sys.stderr)
         return EXIT_PROGRAM
     except PolicyConfigError as invalid:

@@ -8,7 +8,11 @@ are removed, or a deleted object would look as if it were still planned.
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import os
 import re
+import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +39,14 @@ class ForeignDirectoryError(FileExistsError):
     """The output directory holds files the plan did not write; cleaning it could delete someone's work."""
 
 
+class UnsafePlanPathError(OSError):
+    """A path the plan would write or delete is not a plain file or folder inside its own directory."""
+
+
+class SymlinkRefusedError(UnsafePlanPathError):
+    """The plan directory, or something in it the plan would touch, is a symbolic link."""
+
+
 class _PlanDumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]  # libyaml when the wheel has it: 4x faster, same text
     """Multi-line strings (scripts, CEL expressions) as literal blocks, so a diff shows lines, not escapes."""
 
@@ -53,7 +65,9 @@ def to_yaml(document: Any) -> str:
 
 
 def _safe(part: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]", "_", part) or "_"
+    """One path component: unusual characters become `_`, and `.` or `..` (a folder, not a name) become `_`/`__`."""
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", part)
+    return "_" * max(1, len(safe)) if safe in ("", ".", "..") else safe
 
 
 def api_version_and_kind(type_token: str, inputs: Mapping[str, Any]) -> tuple[str, str]:
@@ -125,37 +139,172 @@ class WriteResult:
     removed: list[str]
 
 
+_DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _link_refused(shown: Path) -> SymlinkRefusedError:
+    return SymlinkRefusedError(
+        f"{shown} is a symbolic link; the plan never writes, reads or deletes through a link in its output "
+        "directory. Remove the link, or choose another --out."
+    )
+
+
+def _kind_at(parent: int, name: str, shown: Path) -> int | None:
+    """The file type bits of `name` inside the open directory `parent`, without following a link; None if absent."""
+    try:
+        mode = os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode
+    except FileNotFoundError:
+        return None
+    if stat.S_ISLNK(mode):
+        raise _link_refused(shown)
+    if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
+        raise UnsafePlanPathError(f"{shown} is neither a file nor a directory; the plan will not touch it")
+    return stat.S_IFMT(mode)
+
+
+def _open_directory(parent: int, name: str, shown: Path, create: bool) -> int:
+    """`name` inside `parent`, opened as a directory and never through a link (made first when `create`)."""
+    kind = _kind_at(parent, name, shown)
+    if kind is None and create:
+        os.mkdir(name, 0o777, dir_fd=parent)
+    elif kind is not None and kind != stat.S_IFDIR:
+        raise UnsafePlanPathError(f"{shown} is a file where the plan needs a directory")
+    try:
+        return os.open(name, _DIRECTORY_FLAGS, dir_fd=parent)
+    except OSError as error:
+        if error.errno == errno.ELOOP:  # became a link since the check above
+            raise _link_refused(shown) from None
+        raise
+
+
+def _parts(relative: str) -> list[str]:
+    parts = relative.split("/")
+    if any(part in ("", ".", "..") for part in parts):
+        raise UnsafePlanPathError(f"refusing plan file path {relative!r}: every part must be a plain name")
+    return parts
+
+
+def _read_file(parent: int, name: str, shown: Path) -> bytes | None:
+    """The file's bytes, or None when there is none; a link or anything but a regular file is refused."""
+    if _kind_at(parent, name, shown) is None:
+        return None
+    try:
+        descriptor = os.open(name, _READ_FLAGS, dir_fd=parent)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise _link_refused(shown) from None
+        raise
+    with os.fdopen(descriptor, "rb") as file:
+        if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+            raise UnsafePlanPathError(f"{shown} is not a regular file; the plan will not touch it")
+        return file.read()
+
+
+def _write_file(parent: int, name: str, data: bytes, shown: Path) -> None:
+    """Writes a new file beside `name` and renames it over `name`.
+
+    The rename replaces whatever `name` is (a link is replaced, never followed; a hard link to a
+    file elsewhere is broken off, never written through) and readers never see half a file.
+    """
+    temporary = f".{name}.{os.getpid()}.tmp"
+    descriptor = os.open(temporary, _CREATE_FLAGS, 0o666, dir_fd=parent)
+    try:
+        with os.fdopen(descriptor, "wb") as file:
+            file.write(data)
+        os.replace(temporary, name, src_dir_fd=parent, dst_dir_fd=parent)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary, dir_fd=parent)
+        raise
+
+
+def _walk(directory: int, shown: Path, prefix: str = "") -> tuple[list[str], list[str]]:
+    """(files, folders) below an open directory, as relative paths, folders deepest first.
+
+    Refuses a link or a special file anywhere in the tree before anything is written or deleted.
+    """
+    files: list[str] = []
+    folders: list[str] = []
+    for name in sorted(os.listdir(directory)):
+        relative = f"{prefix}{name}"
+        if _kind_at(directory, name, shown / relative) == stat.S_IFREG:
+            files.append(relative)
+            continue
+        child = _open_directory(directory, name, shown / relative, create=False)
+        try:
+            below, below_folders = _walk(child, shown, f"{relative}/")
+        finally:
+            os.close(child)
+        files += below
+        folders += [*below_folders, relative]
+    return files, folders
+
+
+class _Directories:
+    """Open descriptors of the plan directory and the folders below it, by relative path, each opened once."""
+
+    def __init__(self, root: int, shown: Path) -> None:
+        self.shown = shown
+        self.opened: dict[str, int] = {"": root}
+
+    def get(self, folder: str, create: bool) -> int:
+        if folder not in self.opened:
+            parent, _, name = folder.rpartition("/")
+            self.opened[folder] = _open_directory(self.get(parent, create), name, self.shown / folder, create)
+        return self.opened[folder]
+
+    def close(self) -> None:
+        for descriptor in self.opened.values():
+            os.close(descriptor)
+
+
 def write_plan_files(files: Mapping[str, str], directory: Path) -> WriteResult:
     """Writes what changed, leaves identical files untouched, deletes what this run no longer plans.
 
     Only in a directory the plan made (it carries MARKER) or an empty one: `--out .` must never
-    delete a user's `./dev`.
+    delete a user's `./dev`. Nothing is followed through a symbolic link: when `directory`, or
+    anything in it the plan would read, write or delete, is a link, SymlinkRefusedError is raised
+    before any file changes. Every file and folder is reached from an already-open parent folder
+    with O_NOFOLLOW, so a link swapped in while the plan runs is refused too. `directory`'s own
+    parents are the caller's choice and may be links.
     """
-    if directory.is_dir() and any(directory.iterdir()) and not (directory / MARKER).is_file():
-        raise ForeignDirectoryError(
-            f"{directory} has files the plan did not write (no {MARKER}); choose an empty or plan-made directory with --out"
-        )
-    directory.mkdir(parents=True, exist_ok=True)
-    (directory / MARKER).write_text(MARKER_TEXT)
-    written, unchanged = [], []
-    for relative, text in files.items():
-        target = directory / relative
-        if target.exists() and target.read_text() == text:
-            unchanged.append(relative)
-            continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text)
-        written.append(relative)
-    removed = sorted(
-        relative
-        for path in directory.rglob("*")
-        if path.is_file() and (relative := str(path.relative_to(directory))) not in files and relative != MARKER
-    )
-    for relative in removed:
-        (directory / relative).unlink()
-    for folder in sorted(
-        (path for path in directory.rglob("*") if path.is_dir()), key=lambda p: len(p.parts), reverse=True
-    ):
-        if not any(folder.iterdir()):
-            folder.rmdir()
+    if directory.name in ("", ".", ".."):
+        raise UnsafePlanPathError(f"{directory}: the plan directory must end in a plain name such as the stack's")
+    planned = {relative: _parts(relative) for relative in files}
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    parent = os.open(directory.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        root = _open_directory(parent, directory.name, directory, create=True)
+    finally:
+        os.close(parent)
+    folders = _Directories(root, directory)
+    try:
+        if os.listdir(root) and _kind_at(root, MARKER, directory / MARKER) != stat.S_IFREG:
+            raise ForeignDirectoryError(
+                f"{directory} has files the plan did not write (no {MARKER}); choose an empty or plan-made directory with --out"
+            )
+        existing, existing_folders = _walk(root, directory)
+        _write_file(root, MARKER, MARKER_TEXT.encode(), directory / MARKER)
+        removed = sorted(relative for relative in existing if relative not in files and relative != MARKER)
+        for relative in removed:
+            folder, _, name = relative.rpartition("/")
+            os.unlink(name, dir_fd=folders.get(folder, create=False))
+        written, unchanged = [], []
+        for relative, text in files.items():
+            *path, name = planned[relative]
+            parent = folders.get("/".join(path), create=True)
+            data = text.encode()
+            if _read_file(parent, name, directory / relative) == data:
+                unchanged.append(relative)
+                continue
+            _write_file(parent, name, data, directory / relative)
+            written.append(relative)
+        for relative in existing_folders:  # each after the folders inside it
+            if not os.listdir(folders.get(relative, create=False)):
+                folder, _, name = relative.rpartition("/")
+                os.rmdir(name, dir_fd=folders.get(folder, create=False))
+    finally:
+        folders.close()
     return WriteResult(directory, written, unchanged, removed)

@@ -6,12 +6,13 @@ what `make bench` times is exactly what `make plan` does.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from policies.dra_rules import Finding, PlannedResource, check_resources
+from policies.dra_rules import Finding, PlannedResource, check_resources, validate_policy_config
 from tools.plan.files import WriteResult, plan_files, write_plan_files
 from tools.plan.graph import Edge, PathStep, critical_path, dependency_edges
 from tools.plan.mock_engine import ProgramRun, run_program
@@ -20,6 +21,23 @@ from tools.plan.tree import PlanNode, build_tree
 from tools.plan.values import mock_id_references, presentable
 
 DEFAULT_OUT = Path("build/plan")
+# Pulumi's own rule (`tokens.IsName` and the 100-character limit that `pulumi stack init` enforces):
+# ASCII letters, digits, '-', '_' and '.'. The name becomes `Pulumi.<stack>.yaml` and `<out>/<stack>/`,
+# so '.' and '..', which Pulumi would accept, are refused too: as a folder they mean "here" and "up".
+STACK_NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}")
+STACK_NAME_RULE = "1 to 100 ASCII letters, digits, '-', '_' or '.', and not '.' or '..'"
+
+
+class StackNameError(ValueError):
+    """A `--stack` value that is not a Pulumi stack name; it is never used as a path."""
+
+
+def check_stack_name(stack: str) -> str:
+    """`stack`, when it is a stack name Pulumi accepts and a safe single path component; else StackNameError."""
+    if not isinstance(stack, str) or not STACK_NAME.fullmatch(stack) or stack in (".", ".."):
+        qualified = "; give the bare stack name, not org/project/stack" if "/" in str(stack) else ""
+        raise StackNameError(f"invalid stack name {stack!r}: a stack name is {STACK_NAME_RULE}{qualified}")
+    return stack
 
 
 @dataclass
@@ -55,7 +73,13 @@ def build_plan(
     out: Path | None = DEFAULT_OUT,
     policy_config: Mapping[str, Any] | None = None,
 ) -> Plan:
-    """Runs the program for `stack` and derives tree, graph, verdicts and files; `out=None` writes nothing."""
+    """Runs the program for `stack` and derives tree, graph, verdicts and files; `out=None` writes nothing.
+
+    The stack name and the policy config are checked before anything runs: StackNameError or
+    PolicyConfigError.
+    """
+    check_stack_name(stack)
+    validate_policy_config(policy_config)
     run = run_program(stack, config=config)
     plan = Plan(stack, run)
     if run.error is not None:

@@ -1,0 +1,219 @@
+"""Hostile input to `python -m tools.plan`: links in its output directory and stack names that are paths.
+
+The plan writes and deletes files under `<out>/<stack>/`. It must never do so through a symbolic
+link (a link there could point at anything the user can write), and `--stack` must be a Pulumi
+stack name before it is used as a file name or a folder. Each refusal exits with status 2 and a
+message on stderr, never a traceback, and leaves every file as it was.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+from pathlib import Path
+
+import pytest
+
+from tools.plan import __main__ as plan
+from tools.plan import model
+from tools.plan.files import MARKER, SymlinkRefusedError, plan_files, write_plan_files
+from tools.plan.mock_engine import RegisteredResource
+from tools.plan.model import check_stack_name
+
+VICTIM_TEXT = "precious, outside the plan directory\n"
+FIFO_DEADLINE_S = 30
+
+
+@pytest.fixture
+def asked(monkeypatch, dev_run) -> list[str]:
+    """Runs the plan on the dev program run, whatever `--stack` says; lists the stacks the program was run for."""
+    stacks: list[str] = []
+
+    def run_program(stack, config=None):
+        stacks.append(stack)
+        return dev_run
+
+    monkeypatch.setattr(model, "run_program", run_program)
+    return stacks
+
+
+def _tree(directory: Path) -> dict[str, str]:
+    """Every entry below `directory`, links not followed: files with their text, links with their target."""
+    entries = {}
+    for path in sorted(directory.rglob("*")):
+        relative = str(path.relative_to(directory))
+        if path.is_symlink():
+            entries[relative] = f"-> {os.readlink(path)}"
+        elif path.is_file():
+            entries[relative] = path.read_text()
+        else:
+            entries[relative] = "/"
+    return entries
+
+
+def _refused(capsys, argv: list[str]) -> str:
+    assert plan.main(argv) == plan.EXIT_PROGRAM
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err and captured.out == ""
+    return captured.err
+
+
+@pytest.fixture
+def planned(tmp_path, asked, capsys) -> Path:
+    """`<tmp>/out/dev`, written by one plan run."""
+    out = tmp_path / "out"
+    assert plan.main(["--stack", "dev", "--out", str(out)]) == plan.EXIT_OK
+    capsys.readouterr()
+    return out / "dev"
+
+
+# Links
+
+
+@pytest.mark.parametrize("plan_made", [False, True], ids=["empty-target", "plan-made-target"])
+def test_a_symlinked_stack_directory_is_refused(tmp_path, asked, capsys, plan_made):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    if plan_made:  # looks like the plan's own folder: the old code cleaned it, deleting through the link
+        (elsewhere / MARKER).write_text("")
+        (elsewhere / "victim.yaml").write_text(VICTIM_TEXT)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "dev").symlink_to(elsewhere, target_is_directory=True)
+    before = _tree(elsewhere)
+    err = _refused(capsys, ["--stack", "dev", "--out", str(out)])
+    assert f"{out / 'dev'} is a symbolic link" in err
+    assert _tree(elsewhere) == before
+    assert (out / "dev").is_symlink()
+
+
+def test_a_symlinked_file_inside_is_refused_and_its_target_kept(tmp_path, planned, capsys):
+    victim = tmp_path / "victim.txt"
+    victim.write_text(VICTIM_TEXT)
+    [values] = sorted((planned / "helm").rglob("*.values.yaml"))[:1]
+    values.unlink()
+    values.symlink_to(victim)
+    before = _tree(planned)
+    err = _refused(capsys, ["--stack", "dev", "--out", str(planned.parent)])
+    assert f"{values} is a symbolic link" in err
+    assert victim.read_text() == VICTIM_TEXT
+    assert _tree(planned) == before
+
+
+def test_a_symlinked_folder_inside_is_refused_and_nothing_written_through_it(tmp_path, planned, capsys):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "victim.yaml").write_text(VICTIM_TEXT)
+    shutil.rmtree(planned / "kubernetes")
+    (planned / "kubernetes").symlink_to(elsewhere, target_is_directory=True)
+    err = _refused(capsys, ["--stack", "dev", "--out", str(planned.parent)])
+    assert f"{planned / 'kubernetes'} is a symbolic link" in err
+    assert _tree(elsewhere) == {"victim.yaml": VICTIM_TEXT}
+
+
+def test_a_stale_symlink_inside_is_refused_not_cleaned(tmp_path, planned, capsys):
+    victim = tmp_path / "victim.txt"
+    victim.write_text(VICTIM_TEXT)
+    (planned / "kubernetes" / "gone.yaml").symlink_to(victim)
+    err = _refused(capsys, ["--stack", "dev", "--out", str(planned.parent)])
+    assert "gone.yaml is a symbolic link" in err
+    assert (planned / "kubernetes" / "gone.yaml").is_symlink() and victim.read_text() == VICTIM_TEXT
+
+
+def test_a_symlinked_marker_is_refused(tmp_path, planned, capsys):
+    victim = tmp_path / "victim.txt"
+    victim.write_text(VICTIM_TEXT)
+    (planned / MARKER).unlink()
+    (planned / MARKER).symlink_to(victim)
+    err = _refused(capsys, ["--stack", "dev", "--out", str(planned.parent)])
+    assert f"{planned / MARKER} is a symbolic link" in err
+    assert victim.read_text() == VICTIM_TEXT
+
+
+def test_a_fifo_inside_is_refused_instead_of_blocking_the_plan(planned, capsys):
+    [values] = sorted((planned / "helm").rglob("*.values.yaml"))[:1]
+    values.unlink()
+    os.mkfifo(values)
+
+    def blocked(signum, frame):
+        raise TimeoutError("the plan blocked opening a FIFO in its output directory")
+
+    previous = signal.signal(signal.SIGALRM, blocked)
+    signal.alarm(FIFO_DEADLINE_S)
+    try:
+        err = _refused(capsys, ["--stack", "dev", "--out", str(planned.parent)])
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert f"{values} is neither a file nor a directory" in err
+
+
+def test_an_out_directory_that_is_itself_a_link_is_the_users_choice(tmp_path, asked, capsys):
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "out").symlink_to(real, target_is_directory=True)
+    assert plan.main(["--stack", "dev", "--out", str(tmp_path / "out")]) == plan.EXIT_OK
+    assert (real / "dev" / MARKER).is_file()
+
+
+def test_a_hard_link_inside_is_replaced_not_written_through(tmp_path, planned, capsys):
+    victim = tmp_path / "victim.txt"
+    victim.write_text(VICTIM_TEXT)
+    [values] = sorted((planned / "helm").rglob("*.values.yaml"))[:1]
+    planned_text = values.read_text()
+    values.unlink()
+    os.link(victim, values)
+    assert plan.main(["--stack", "dev", "--out", str(planned.parent)]) == plan.EXIT_OK
+    assert victim.read_text() == VICTIM_TEXT
+    assert values.read_text() == planned_text and not values.samefile(victim)
+
+
+def test_write_plan_files_refuses_a_plan_path_that_climbs_out(tmp_path):
+    with pytest.raises(OSError, match="every part must be a plain name"):
+        write_plan_files({"kubernetes/../../escape.yaml": "x\n"}, tmp_path / "dev")
+    assert not (tmp_path / "escape.yaml").exists()
+
+
+def test_write_plan_files_refuses_a_link_swapped_in_for_the_directory(tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "dev").symlink_to(elsewhere, target_is_directory=True)
+    with pytest.raises(SymlinkRefusedError):
+        write_plan_files({"helm/a/b.values.yaml": "x\n"}, tmp_path / "dev")
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_a_namespace_or_release_named_dots_stays_a_name_not_a_folder():
+    config_map = "urn:pulumi:dev::nebius-dra::kubernetes:core/v1:ConfigMap::odd"
+    release = "urn:pulumi:dev::nebius-dra::kubernetes:helm.sh/v3:Release::rel"
+    resources = [
+        RegisteredResource(config_map, "kubernetes:core/v1:ConfigMap", "odd", True, {}, "", [], {}, "", False),
+        RegisteredResource(release, "kubernetes:helm.sh/v3:Release", "rel", True, {}, "", [], {}, "", False),
+    ]
+    inputs = {
+        config_map: {"metadata": {"namespace": "..", "name": "."}},
+        release: {"name": "..", "namespace": ".", "chart": "c"},
+    }
+    paths = plan_files(resources, inputs)
+    assert sorted(paths) == ["helm/_/__.values.yaml", "kubernetes/__/configmap-_.yaml"]
+
+
+# Stack names
+
+
+@pytest.mark.parametrize(
+    "stack", ["../x", "a/b", "../../etc", "/etc", ".", "..", "", "dev prod", "dev\n", "dév", "x" * 101]
+)
+def test_a_stack_name_that_is_not_a_pulumi_name_is_refused_before_any_use(tmp_path, asked, capsys, stack):
+    out = tmp_path / "out"
+    err = _refused(capsys, ["--stack", stack, "--out", str(out)])
+    assert f"invalid stack name {stack!r}" in err
+    assert "letters, digits, '-', '_' or '.'" in err and "not '.' or '..'" in err
+    assert asked == [], "the program ran for a stack name that is not one"
+    assert sorted(tmp_path.iterdir()) == [], "something was written for a refused stack name"
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod", "feature-x.eu_1", "-", "...", "A" * 100])
+def test_pulumi_stack_names_are_accepted(stack):
+    assert check_stack_name(stack) == stack

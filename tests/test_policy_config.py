@@ -1,0 +1,142 @@
+"""A policy config entry that would do nothing is an error, not a gate that silently stays open.
+
+`--policy-config` (the plan) and `--policy-pack-config` (the Pulumi CLI) take the same document:
+policy name, or `all`, to a level or to settings. A misspelt policy name or setting used to be
+ignored, so `{"mk8s-cluster-versoin": {"minimumVersion": "1.35"}}` let a 1.34 cluster through.
+The plan refuses such a document before it runs the program (exit 2, the entry named on stderr);
+the pack's rules refuse an unknown setting when the CLI hands it to them.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from pulumi_policy import PolicyCustomTimeouts, PolicyResourceOptions, ResourceValidationArgs
+
+from policies.dra_rules import (
+    CLUSTER_TYPE,
+    POLICIES,
+    RULES,
+    PlannedResource,
+    PolicyConfigError,
+    check_resources,
+    validate_policy_config,
+)
+from tools.plan import __main__ as plan
+from tools.plan import model
+
+CLUSTER = PlannedResource(
+    "urn:pulumi:t::p::" + CLUSTER_TYPE + "::c", CLUSTER_TYPE, "c", {"controlPlane": {"version": "1.34"}}
+)
+OPTIONS = PolicyResourceOptions(False, [], None, [], PolicyCustomTimeouts(0, 0, 0), [], None)
+
+REFUSED = [
+    pytest.param(
+        {"mk8s-cluster-versoin": {"minimumVersion": "1.35"}},
+        [
+            'unknown policy "mk8s-cluster-versoin" (given {"minimumVersion": "1.35"})',
+            'did you mean "mk8s-cluster-version"?',
+            "the pack's policies are dra-api-version-v1, dra-autoscaling-min-nodes,",
+            "or all for every policy",
+        ],
+        id="unknown-policy",
+    ),
+    pytest.param(
+        {"workload-images-pined": "mandatory"},
+        ['unknown policy "workload-images-pined" (given "mandatory")', 'did you mean "workload-images-pinned"?'],
+        id="unknown-policy-given-a-level",
+    ),
+    pytest.param(
+        {"mk8s-cluster-version": {"minimumVersoin": "1.35"}},
+        [
+            'mk8s-cluster-version: unknown setting "minimumVersoin" (given "1.35")',
+            'did you mean "minimumVersion"?',
+            "its settings are enforcementLevel, minimumVersion",
+        ],
+        id="unknown-setting-of-a-policy-with-settings",
+    ),
+    pytest.param(
+        {"workload-images-pinned": {"enforcementLevel": "mandatory", "allowLatest": True}},
+        [
+            'workload-images-pinned: unknown setting "allowLatest" (given true)',
+            "it takes no settings, only enforcementLevel",
+        ],
+        id="setting-of-a-policy-without-settings",
+    ),
+    pytest.param(
+        {"all": {"enforcementLevel": "mandatory", "minimumVersion": "1.35"}},
+        ['all: unknown setting "minimumVersion" (given "1.35")', '"all" takes only enforcementLevel'],
+        id="setting-under-all",
+    ),
+]
+
+
+@pytest.fixture
+def program_runs(monkeypatch, dev_run) -> list[str]:
+    """The stacks the plan ran the program for; the run itself is the dev stack's, already made."""
+    stacks: list[str] = []
+
+    def run_program(stack, config=None):
+        stacks.append(stack)
+        return dev_run
+
+    monkeypatch.setattr(model, "run_program", run_program)
+    return stacks
+
+
+@pytest.mark.parametrize(("document", "expected"), REFUSED)
+def test_the_plan_refuses_an_entry_that_would_do_nothing(tmp_path, capsys, program_runs, document, expected):
+    policy_config = tmp_path / "policy-config.json"
+    policy_config.write_text(json.dumps(document))
+    status = plan.main(["--stack", "dev", "--out", "none", "--policy-config", str(policy_config)])
+    captured = capsys.readouterr()
+    assert status == plan.EXIT_PROGRAM
+    assert captured.err.startswith("python -m tools.plan: invalid policy config: ")
+    for text in expected:
+        assert text in captured.err
+    assert "Traceback" not in captured.err and captured.out == ""
+    assert program_runs == [], "the program ran before the policy config was checked"
+
+
+@pytest.mark.parametrize(("document", "expected"), REFUSED)
+def test_check_resources_refuses_an_entry_that_would_do_nothing(document, expected):
+    with pytest.raises(PolicyConfigError) as refused:
+        check_resources([CLUSTER], document)
+    for text in expected:
+        assert text in str(refused.value)
+
+
+def test_a_rule_refuses_an_unknown_setting_handed_to_it_as_the_cli_does():
+    # The CLI checks settings against each policy's config schema, but the schema reaches it as
+    # `properties` (and `required`) only, so an extra key passes; the rule itself must refuse it.
+    [version] = [policy for policy in POLICIES if policy.name == "mk8s-cluster-version"]
+    args = ResourceValidationArgs(
+        CLUSTER_TYPE, CLUSTER.props, CLUSTER.urn, "c", OPTIONS, None, {"minimumVersion": "1.34", "minVersion": "1.35"}
+    )
+    with pytest.raises(PolicyConfigError, match='mk8s-cluster-version: unknown setting "minVersion"'):
+        version.validate(args, lambda message, urn=None: None)
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        {
+            "mk8s-cluster-version": {"minimumVersion": "1.35"},
+            "workload-images-pinned": "mandatory",
+            "network-device-requested-once": {"enforcementLevel": "disabled"},
+        },
+        {"all": "advisory"},
+        {"all": {"enforcementLevel": "disabled"}},
+        {rule.name: {"enforcementLevel": "advisory"} for rule in RULES},
+        {},
+        None,
+    ],
+)
+def test_every_documented_form_is_still_accepted(document):
+    validate_policy_config(document)
+
+
+def test_every_schema_setting_is_accepted():
+    for rule in RULES:
+        rule.check_settings({name: None for name in rule.setting_names()})
