@@ -6,7 +6,6 @@ functions, so a label or taint is spelled in exactly one place.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 
 from components.dra_constants import (
@@ -17,25 +16,6 @@ from components.dra_constants import (
     SYSTEM_ROLE_LABEL,
 )
 from components.model import Taint
-
-_NAME = r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?"
-_PREFIX = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
-_LABEL_KEY = re.compile(rf"^({_PREFIX}/)?{_NAME}$")
-_LABEL_VALUE = re.compile(rf"^({_NAME})?$")
-DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
-LABEL_KEY_RULE = "expected [prefix/]name: an optional DNS-subdomain prefix (at most 253 characters) and a name of at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit"
-LABEL_VALUE_RULE = "expected a string of at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit (or empty)"
-
-
-def valid_label_key(key: object) -> bool:
-    if not isinstance(key, str) or not _LABEL_KEY.match(key):
-        return False
-    prefix, _, _ = key.rpartition("/")
-    return len(prefix) <= 253
-
-
-def valid_label_value(value: object) -> bool:
-    return isinstance(value, str) and bool(_LABEL_VALUE.match(value))
 
 
 def gpu_node_labels(group_name: str, preinstalled_driver: bool, user_labels: Mapping[str, str]) -> dict[str, str]:

@@ -20,7 +20,14 @@ from components.dra_constants import (
     PCIE_ROOT_ATTRIBUTE,
     RESOURCE_API_VERSION,
 )
-from components.model import NO_CLAIMS, ConstraintConfig, DeviceSelection, DeviceRequestConfig, OpaqueConfig, UserClaimTemplate
+from components.model import (
+    NO_CLAIMS,
+    ConstraintConfig,
+    DeviceRequestConfig,
+    DeviceSelection,
+    OpaqueConfig,
+    UserClaimTemplate,
+)
 from components.values.claims import builtin_template_specs, claim_template_specs, user_template_spec
 
 # The two templates exactly as the Nebius DRA guide writes them ("Request a GPU", "Request an

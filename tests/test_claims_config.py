@@ -108,7 +108,7 @@ def test_both_network_classes_pass_when_two_devices_are_meant():
         pytest.param(
             "dev",
             {"name": "odd", "requests": [request(device_class="gpu.example.com")]},
-            'request gpu: deviceClassName "gpu.example.com" is not a DeviceClass this cluster provides',
+            'request gpu: exactly: deviceClassName "gpu.example.com" is not a DeviceClass this cluster provides',
             id="unknown-class",
         ),
         pytest.param(
@@ -160,7 +160,7 @@ def test_both_network_classes_pass_when_two_devices_are_meant():
                     request(selectors=[{"cel": {"expression": 'device.attributes["gpu.nvidia.com"].productName =='}}])
                 ],
             },
-            "request gpu: selectors[0] is not valid CEL",
+            "request gpu: exactly: selectors[0] is not valid CEL",
             id="cel-syntax",
         ),
         pytest.param(
@@ -298,7 +298,7 @@ def test_every_template_problem_is_reported_in_one_run():
             {"nebius-dra:claimNamespace": "DRA_Samples"},
             'nebius-dra:claimNamespace: got "DRA_Samples"; expected a DNS label',
         ),
-        ("dev", {"nebius-dra:gpuProducts": json.dumps(["NVIDIA H200", ""])}, "nebius-dra:gpuProducts: [1] got \"\""),
+        ("dev", {"nebius-dra:gpuProducts": json.dumps(["NVIDIA H200", ""])}, 'nebius-dra:gpuProducts: [1] got ""'),
         ("dev", {USER_KEY: json.dumps({"name": "x"})}, "nebius-dra:userClaimTemplates: got"),
     ],
 )

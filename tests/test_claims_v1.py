@@ -26,14 +26,27 @@ NVIDIA_V1_EXAMPLES = {
     "gpu-test-mps": (
         {
             "requests": [{"name": "mps-gpu", "exactly": {"deviceClassName": GPU}}],
-            "config": [{"requests": ["mps-gpu"], "opaque": {"driver": GPU, "parameters": {**GPU_CONFIG, "sharing": {"strategy": "MPS"}}}}],
+            "config": [
+                {
+                    "requests": ["mps-gpu"],
+                    "opaque": {"driver": GPU, "parameters": {**GPU_CONFIG, "sharing": {"strategy": "MPS"}}},
+                }
+            ],
         },
         None,
     ),
     "gpu-test4": (
         {
             "requests": [
-                {"name": f"mig-{i}", "exactly": {"deviceClassName": "mig.nvidia.com", "selectors": [{"cel": {"expression": "device.attributes['gpu.nvidia.com'].profile == '1g.5gb'"}}]}}
+                {
+                    "name": f"mig-{i}",
+                    "exactly": {
+                        "deviceClassName": "mig.nvidia.com",
+                        "selectors": [
+                            {"cel": {"expression": "device.attributes['gpu.nvidia.com'].profile == '1g.5gb'"}}
+                        ],
+                    },
+                }
                 for i in range(2)
             ],
             "constraints": [{"requests": [], "matchAttribute": "gpu.nvidia.com/parentUUID"}],
@@ -42,10 +55,19 @@ NVIDIA_V1_EXAMPLES = {
     ),
     "gpu-test5": (
         {
-            "requests": [{"name": "ts-gpu", "exactly": {"deviceClassName": GPU}}, {"name": "mps-gpu", "exactly": {"deviceClassName": GPU}}],
+            "requests": [
+                {"name": "ts-gpu", "exactly": {"deviceClassName": GPU}},
+                {"name": "mps-gpu", "exactly": {"deviceClassName": GPU}},
+            ],
             "config": [
-                {"requests": ["ts-gpu"], "opaque": {"driver": GPU, "parameters": {**GPU_CONFIG, "sharing": {"strategy": "TimeSlicing"}}}},
-                {"requests": ["mps-gpu"], "opaque": {"driver": GPU, "parameters": {**GPU_CONFIG, "sharing": {"strategy": "MPS"}}}},
+                {
+                    "requests": ["ts-gpu"],
+                    "opaque": {"driver": GPU, "parameters": {**GPU_CONFIG, "sharing": {"strategy": "TimeSlicing"}}},
+                },
+                {
+                    "requests": ["mps-gpu"],
+                    "opaque": {"driver": GPU, "parameters": {**GPU_CONFIG, "sharing": {"strategy": "MPS"}}},
+                },
             ],
         },
         None,
@@ -57,16 +79,29 @@ NVIDIA_V1_EXAMPLES = {
                     "name": "gpu",
                     "exactly": {
                         "deviceClassName": GPU,
-                        "selectors": [{"cel": {"expression": "device.attributes['gpu.nvidia.com'].productName.lowerAscii().matches('^.*a100.*$') && (device.attributes['gpu.nvidia.com'].index == 0 || device.attributes['gpu.nvidia.com'].index == 2)"}}],
+                        "selectors": [
+                            {
+                                "cel": {
+                                    "expression": "device.attributes['gpu.nvidia.com'].productName.lowerAscii().matches('^.*a100.*$') && (device.attributes['gpu.nvidia.com'].index == 0 || device.attributes['gpu.nvidia.com'].index == 2)"
+                                }
+                            }
+                        ],
                     },
                 }
             ]
         },
         "index",
     ),
-    "gpu-test-vfiopci": ({"requests": [{"name": "gpu", "exactly": {"deviceClassName": "vfio.gpu.nvidia.com"}}]}, "PassthroughSupport"),
+    "gpu-test-vfiopci": (
+        {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "vfio.gpu.nvidia.com"}}]},
+        "PassthroughSupport",
+    ),
     "memory-sharing": (
-        {"requests": [{"name": "gpu", "exactly": {"deviceClassName": GPU, "capacity": {"requests": {"memory": "4Gi"}}}}]},
+        {
+            "requests": [
+                {"name": "gpu", "exactly": {"deviceClassName": GPU, "capacity": {"requests": {"memory": "4Gi"}}}}
+            ]
+        },
         "DRAConsumableCapacity",
     ),
 }
@@ -99,7 +134,10 @@ def test_nvidia_v1_examples_are_accepted_or_refused_naming_the_attribute_or_gate
 
 def test_vfio_is_accepted_when_the_driver_enables_passthrough():
     body, _ = NVIDIA_V1_EXAMPLES["gpu-test-vfiopci"]
-    config = dev_config({"name": "vfio", **body}, **{"nebius-dra:draDriverValues": json.dumps({"featureGates": {"PassthroughSupport": True}})})
+    config = dev_config(
+        {"name": "vfio", **body},
+        **{"nebius-dra:draDriverValues": json.dumps({"featureGates": {"PassthroughSupport": True}})},
+    )
     assert plan(config).error is None
 
 
@@ -109,12 +147,23 @@ FIRST_AVAILABLE = {
         {
             "name": "gpu",
             "firstAvailable": [
-                {"name": "h200", "deviceClassName": GPU, "selectors": [{"cel": {"expression": 'device.attributes["gpu.nvidia.com"].productName == "NVIDIA H200"'}}]},
+                {
+                    "name": "h200",
+                    "deviceClassName": GPU,
+                    "selectors": [
+                        {"cel": {"expression": 'device.attributes["gpu.nvidia.com"].productName == "NVIDIA H200"'}}
+                    ],
+                },
                 {"name": "any", "deviceClassName": GPU},
             ],
         }
     ],
-    "config": [{"requests": ["gpu/h200"], "opaque": {"driver": GPU, "parameters": {**GPU_CONFIG, "sharing": {"strategy": "TimeSlicing"}}}}],
+    "config": [
+        {
+            "requests": ["gpu/h200"],
+            "opaque": {"driver": GPU, "parameters": {**GPU_CONFIG, "sharing": {"strategy": "TimeSlicing"}}},
+        }
+    ],
 }
 
 
@@ -125,12 +174,22 @@ def test_first_available_plans_as_a_prioritized_list_and_validates_strictly():
     request = template.inputs["spec"]["spec"]["devices"]["requests"][0]
     assert [sub["name"] for sub in request["firstAvailable"]] == ["h200", "any"]
     assert "exactly" not in request
-    manifest = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": "gpu-any", "namespace": "x"}, **template.inputs}
+    manifest = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaimTemplate",
+        "metadata": {"name": "gpu-any", "namespace": "x"},
+        **template.inputs,
+    }
     kubernetes_validate.validate(manifest, "1.34.0", strict=True)
 
 
 def test_admin_access_labels_the_claim_namespace():
-    admin = {"name": "monitor", "requests": [{"name": "gpu", "exactly": {"deviceClassName": GPU, "allocationMode": "All", "adminAccess": True}}]}
+    admin = {
+        "name": "monitor",
+        "requests": [
+            {"name": "gpu", "exactly": {"deviceClassName": GPU, "allocationMode": "All", "adminAccess": True}}
+        ],
+    }
     run = plan(dev_config(admin))
     assert run.error is None, run.error
     [namespace] = [r for r in run.resources if r.type == "kubernetes:core/v1:Namespace"]
@@ -148,16 +207,50 @@ def test_without_admin_access_the_namespace_carries_no_admin_label():
 @pytest.mark.parametrize(
     ("request_body", "expected"),
     [
-        ({"name": "gpu", "exactly": {"deviceClassName": GPU, "tolerations": [{"key": "x", "operator": "Exists"}]}}, "needs the Kubernetes feature gate DRADeviceTaints (alpha since 1.33, off by default in 1.34)"),
-        ({"name": "gpu", "firstAvailable": [{"name": "a", "deviceClassName": GPU, "capacity": {"requests": {"memory": "1Gi"}}}]}, "firstAvailable[0] (a).capacity needs the Kubernetes feature gate DRAConsumableCapacity"),
+        (
+            {"name": "gpu", "exactly": {"deviceClassName": GPU, "tolerations": [{"key": "x", "operator": "Exists"}]}},
+            "needs the Kubernetes feature gate DRADeviceTaints (alpha since 1.33, off by default in 1.34)",
+        ),
+        (
+            {
+                "name": "gpu",
+                "firstAvailable": [{"name": "a", "deviceClassName": GPU, "capacity": {"requests": {"memory": "1Gi"}}}],
+            },
+            "firstAvailable[0] (a).capacity needs the Kubernetes feature gate DRAConsumableCapacity",
+        ),
         ({"name": "gpu"}, "set exactly one of exactly: {deviceClassName, ...} or firstAvailable"),
-        ({"name": "gpu", "exactly": {"deviceClassName": GPU}, "firstAvailable": [{"name": "a", "deviceClassName": GPU}]}, "got both"),
+        (
+            {
+                "name": "gpu",
+                "exactly": {"deviceClassName": GPU},
+                "firstAvailable": [{"name": "a", "deviceClassName": GPU}],
+            },
+            "got both",
+        ),
         ({"name": "gpu", "firstAvailable": []}, "firstAvailable got []"),
-        ({"name": "gpu", "firstAvailable": [{"name": f"s{i}", "deviceClassName": GPU} for i in range(9)]}, "firstAvailable got"),
-        ({"name": "gpu", "firstAvailable": [{"name": "a", "deviceClassName": GPU, "adminAccess": True}]}, 'unknown field(s) "adminAccess"'),
-        ({"name": "gpu", "firstAvailable": [{"name": "a", "deviceClassName": GPU}, {"name": "a", "deviceClassName": GPU}]}, 'firstAvailable names ["a", "a"] repeat'),
-        ({"name": "gpu", "firstAvailable": [{"name": "a", "deviceClassName": "gpu.example.com"}]}, 'deviceClassName "gpu.example.com" is not a DeviceClass'),
-        ({"name": "gpu", "exactly": {"deviceClassName": GPU, "sharing": True}}, 'unknown field(s) "sharing"; allowed: deviceClassName'),
+        (
+            {"name": "gpu", "firstAvailable": [{"name": f"s{i}", "deviceClassName": GPU} for i in range(9)]},
+            "firstAvailable got",
+        ),
+        (
+            {"name": "gpu", "firstAvailable": [{"name": "a", "deviceClassName": GPU, "adminAccess": True}]},
+            'unknown field(s) "adminAccess"',
+        ),
+        (
+            {
+                "name": "gpu",
+                "firstAvailable": [{"name": "a", "deviceClassName": GPU}, {"name": "a", "deviceClassName": GPU}],
+            },
+            'firstAvailable names ["a", "a"] repeat',
+        ),
+        (
+            {"name": "gpu", "firstAvailable": [{"name": "a", "deviceClassName": "gpu.example.com"}]},
+            'deviceClassName "gpu.example.com" is not a DeviceClass',
+        ),
+        (
+            {"name": "gpu", "exactly": {"deviceClassName": GPU, "sharing": True}},
+            'unknown field(s) "sharing"; allowed: deviceClassName',
+        ),
     ],
 )
 def test_v1_requests_are_refused_with_the_reason(request_body, expected):
@@ -168,14 +261,24 @@ def test_v1_requests_are_refused_with_the_reason(request_body, expected):
 
 
 def test_constraints_and_config_name_subrequests_and_unknown_ones_are_refused():
-    template = {**FIRST_AVAILABLE, "config": [{"requests": ["gpu/h100"], "opaque": {"driver": GPU, "parameters": GPU_CONFIG}}]}
+    template = {
+        **FIRST_AVAILABLE,
+        "config": [{"requests": ["gpu/h100"], "opaque": {"driver": GPU, "parameters": GPU_CONFIG}}],
+    }
     run = plan(dev_config(template))
     assert isinstance(run.error, ConfigError)
-    assert "config[0].requests names gpu/h100, which this template does not request; it may name: gpu, gpu/h200, gpu/any" in str(run.error)
+    assert (
+        "config[0].requests names gpu/h100, which this template does not request; it may name: gpu, gpu/h200, gpu/any"
+        in str(run.error)
+    )
 
 
 def test_distinct_attribute_constraint_names_its_gate():
-    template = {"name": "probe", "requests": [{"name": "gpu", "exactly": {"deviceClassName": GPU, "count": 2}}], "constraints": [{"distinctAttribute": "gpu.nvidia.com/uuid"}]}
+    template = {
+        "name": "probe",
+        "requests": [{"name": "gpu", "exactly": {"deviceClassName": GPU, "count": 2}}],
+        "constraints": [{"distinctAttribute": "gpu.nvidia.com/uuid"}],
+    }
     run = plan(dev_config(template))
     assert isinstance(run.error, ConfigError)
     assert "constraints[0].distinctAttribute needs the Kubernetes feature gate DRAConsumableCapacity" in str(run.error)

@@ -81,7 +81,10 @@ def test_good_kubernetes_versions_run(stack_config, version):
             {"taints": [{"key": "gpu", "value": "x", "effect": "Sometimes"}]},
             'taints[0].effect got "Sometimes"; allowed: NoSchedule, PreferNoSchedule, NoExecute',
         ),
-        ({"taints": [{"key": "-gpu", "value": "x", "effect": "NoSchedule"}]}, 'taints[0].key got "-gpu"; expected [prefix/]name'),
+        (
+            {"taints": [{"key": "-gpu", "value": "x", "effect": "NoSchedule"}]},
+            'taints[0].key got "-gpu"; expected [prefix/]name',
+        ),
         ({"taints": "gpu=true:NoSchedule"}, "taints got"),
         ({"driversPreset": "latest"}, 'driversPreset got "latest"'),
         ({"fixedNodeCount": 0}, "fixedNodeCount got 0; expected a whole number from 1 to 100"),

@@ -183,7 +183,7 @@ def test_renamed_chart_installs_from_ngc_or_oci_under_the_old_names(stack_config
         ({"draDriverNamespace": "default"}, 'nebius-dra:draDriverNamespace: got "default"'),
         (
             {"draDriverNamespace": "GPU_Drivers"},
-            'nebius-dra:draDriverNamespace: got "GPU_Drivers"; expected a namespace name',
+            'nebius-dra:draDriverNamespace: got "GPU_Drivers"; expected a DNS label',
         ),
         (
             {"draDriverChart": "k8s-dra-driver"},

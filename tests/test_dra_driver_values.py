@@ -101,10 +101,10 @@ def test_operator_nodes_read_the_driver_the_operator_installs():
 
 def test_kubelet_plugin_tolerates_every_gpu_group_taint():
     groups = without_presets("prod")
-    groups[1]["taints"] = [{"key": "burst", "value": "", "effect": "NoExecute"}]
+    groups[1]["taints"] = [{"key": "burst", "value": "yes", "effect": "NoExecute"}]
     config = parsed("prod", gpuNodeGroups=groups)
     assert values_of(config)["kubeletPlugin"]["tolerations"] == tolerations_for(
-        [Taint("nvidia.com/gpu", "true", "NoSchedule"), Taint("burst", "", "NoExecute")]
+        [Taint("nvidia.com/gpu", "true", "NoSchedule"), Taint("burst", "yes", "NoExecute")]
     )
 
 
@@ -178,7 +178,7 @@ CHART_CASES = [
     {"draDriverChart": LEGACY_CHART, "draComputeDomains": "true"},
     {"draDriverChart": RENAMED_CHART},
     {"draDriverChart": RENAMED_CHART, "draComputeDomains": "true", "draDriverRepository": KUBERNETES_OCI_REPOSITORY},
-    {"draDriverChart": RENAMED_CHART, "draDriverVersion": "0.4.0", "gpuNodeGroups": "operator"},
+    {"draDriverChart": RENAMED_CHART, "draDriverVersion": "0.4.1", "gpuNodeGroups": "operator"},
 ]
 
 

@@ -11,9 +11,9 @@ import json
 from typing import Any
 
 import pytest
-from pulumi.runtime import rpc
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pulumi.runtime import rpc
 
 from components.config import ConfigError, parse_stack_config
 from components.config.schema import StackInput
@@ -22,13 +22,32 @@ from tools.plan.mock_engine import run_program
 from tools.plan.values import presentable
 
 KEYS = list(StackInput.model_fields)
-GROUP_FIELDS = ["name", "platform", "preset", "fixedNodeCount", "autoscaling", "driversPreset", "infiniband",
-                "bootDiskSizeGib", "labels", "taints"]  # fmt: skip
-TEMPLATE_PATHS = [("name",), ("requests",), ("requests", 0, "name"), ("requests", 0, "exactly"),
-                  ("requests", 0, "exactly", "count"), ("requests", 0, "exactly", "deviceClassName"),
-                  ("requests", 0, "exactly", "selectors"), ("requests", 0, "exactly", "selectors", 0, "cel", "expression"),
-                  ("requests", 0, "exactly", "allocationMode"), ("requests", 0, "firstAvailable"), ("constraints",),
-                  ("config",)]  # fmt: skip
+GROUP_FIELDS = [
+    "name",
+    "platform",
+    "preset",
+    "fixedNodeCount",
+    "autoscaling",
+    "driversPreset",
+    "infiniband",
+    "bootDiskSizeGib",
+    "labels",
+    "taints",
+]
+TEMPLATE_PATHS = [
+    ("name",),
+    ("requests",),
+    ("requests", 0, "name"),
+    ("requests", 0, "exactly"),
+    ("requests", 0, "exactly", "count"),
+    ("requests", 0, "exactly", "deviceClassName"),
+    ("requests", 0, "exactly", "selectors"),
+    ("requests", 0, "exactly", "selectors", 0, "cel", "expression"),
+    ("requests", 0, "exactly", "allocationMode"),
+    ("requests", 0, "firstAvailable"),
+    ("constraints",),
+    ("config",),
+]
 # Fixed alphabets: no Unicode table to build inside Hypothesis's health-check window on a fresh clone.
 TEXT = st.text(alphabet="aZ09-._/: \n\t١８é😀\"'[]{}", max_size=24)
 SCALARS = st.one_of(
@@ -37,14 +56,42 @@ SCALARS = st.one_of(
     st.integers(min_value=-(10**40), max_value=10**40),
     st.floats(allow_nan=True, allow_infinity=True),
     TEXT,
-    st.sampled_from(["1.34\n", "١.٣٤", "8gpu-128vcpu-1600gb\n", "nvidia.com/gpu", "NoSchedule", "All", "true", "", "x" * 300,
-                     "device.driver == 'gpu.nvidia.com'", "1 + 1", "gpu.nvidia.com", "kube-system", "system"]),  # fmt: skip
+    st.sampled_from(
+        [
+            "1.34\n",
+            "١.٣٤",
+            "8gpu-128vcpu-1600gb\n",
+            "nvidia.com/gpu",
+            "NoSchedule",
+            "All",
+            "true",
+            "",
+            "x" * 300,
+            "device.driver == 'gpu.nvidia.com'",
+            "1 + 1",
+            "gpu.nvidia.com",
+            "kube-system",
+            "system",
+        ]
+    ),
 )
-VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3), max_leaves=6)
+VALUES = st.recursive(
+    SCALARS, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3), max_leaves=6
+)
 TEMPLATE = {
     "name": "probe",
-    "requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 1,
-                  "selectors": [{"cel": {"expression": 'device.attributes["gpu.nvidia.com"].productName == "NVIDIA H200"'}}]}}],  # fmt: skip
+    "requests": [
+        {
+            "name": "gpu",
+            "exactly": {
+                "deviceClassName": "gpu.nvidia.com",
+                "count": 1,
+                "selectors": [
+                    {"cel": {"expression": 'device.attributes["gpu.nvidia.com"].productName == "NVIDIA H200"'}}
+                ],
+            },
+        }
+    ],
 }
 
 
@@ -154,7 +201,12 @@ def test_hostile_values_are_refused_with_the_key(key, value, expected):
         ({"name": "system"}, "would give the node group dra-dev-system"),
         ({"taints": [{"key": "a", "value": "", "effect": "NoSchedule"}]}, "Nebius requires a taint value"),
         (
-            {"taints": [{"key": "a", "value": "x", "effect": "NoSchedule"}, {"key": "a", "value": "y", "effect": "NoSchedule"}]},
+            {
+                "taints": [
+                    {"key": "a", "value": "x", "effect": "NoSchedule"},
+                    {"key": "a", "value": "y", "effect": "NoSchedule"},
+                ]
+            },
             "taints[1] repeats key a with effect NoSchedule",
         ),
         ({"labels": {"node-role.kubernetes.io/gpu": "x"}}, "Nebius ignores such node labels"),
@@ -185,9 +237,12 @@ def test_a_secret_key_other_than_driver_values_is_refused():
 
 
 def test_secret_driver_values_stay_secret_in_the_helm_release():
-    config = {**dev_config(), "nebius-dra:draDriverValues": json.dumps({"imagePullSecrets": [{"name": "ngc-key-5ecret"}]})}
+    config = {
+        **dev_config(),
+        "nebius-dra:draDriverValues": json.dumps({"imagePullSecrets": [{"name": "ngc-key-5ecret"}]}),
+    }
     run = run_program("dev", config=config, secret_keys=["nebius-dra:draDriverValues"])
     assert run.error is None, run.error
     [release] = [r for r in run.resources if r.type == "kubernetes:helm.sh/v3:Release"]
     assert rpc.is_rpc_secret(release.inputs["values"])
-    assert "ngc-key-5ecret" not in json.dumps(presentable(release.inputs))
+    assert "ngc-key-5ecret" not in json.dumps(presentable(release.inputs, {}))

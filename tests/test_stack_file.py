@@ -54,15 +54,30 @@ def test_a_valid_stack_file_reads_with_project_defaults(project):
 @pytest.mark.parametrize(
     ("line", "expected"),
     [
-        ("  nebius-dra:protected: true\n", "nebius-dra:protected: is set in Pulumi.t.yaml but Pulumi.yaml does not declare it"),
+        (
+            "  nebius-dra:protected: true\n",
+            "nebius-dra:protected: is set in Pulumi.t.yaml but Pulumi.yaml does not declare it",
+        ),
         ("  protected: true\n", "nebius-dra:protected: is set in Pulumi.t.yaml but Pulumi.yaml does not declare it"),
-        ("  nebius-dra:publicEndpoint: on\n", 'nebius-dra:publicEndpoint: got "on", but Pulumi.yaml declares it boolean'),
-        ("  nebius-dra:systemNodeCount: 1:30\n", 'nebius-dra:systemNodeCount: got "1:30", but Pulumi.yaml declares it integer'),
-        ("  nebius-dra:clusterName: 010\n", "nebius-dra:clusterName: got 10, but Pulumi.yaml declares it string (quote it"),
+        (
+            "  nebius-dra:publicEndpoint: on\n",
+            'nebius-dra:publicEndpoint: got "on", but Pulumi.yaml declares it boolean',
+        ),
+        (
+            "  nebius-dra:systemNodeCount: 1:30\n",
+            'nebius-dra:systemNodeCount: got "1:30", but Pulumi.yaml declares it integer',
+        ),
+        (
+            "  nebius-dra:clusterName: 010\n",
+            "nebius-dra:clusterName: got 10, but Pulumi.yaml declares it string (quote it",
+        ),
         ("  nebius-dra:systemNodeCount: 2.0\n", "got 2.0, but Pulumi.yaml declares it integer"),
         ("  nebius-dra:gpuProducts: [1]\n", "got [1], but Pulumi.yaml declares it array"),
         ("  nebius-dra:draDriverValues: {a: .nan}\n", "a got nan; numbers must be finite"),
-        ("  nebius-dra:draDriverValues: {a: !!binary aGVsbG8=}\n", "a got a YAML bytes, which a stack value cannot hold"),
+        (
+            "  nebius-dra:draDriverValues: {a: !!binary aGVsbG8=}\n",
+            "a got a YAML bytes, which a stack value cannot hold",
+        ),
         ("  nebius-dra:draDriverValues: {a: !!timestamp 2024-01-01}\n", "a got a YAML date"),
         ("  nebius-dra:gpuNodeGroups:\n    secure: v1:abc\n", "is encrypted as a whole (secure:)"),
     ],
@@ -73,7 +88,9 @@ def test_refused_stack_values_name_the_key(project, line, expected):
 
 
 def test_yaml_1_2_scalars_stay_strings_where_yaml_1_1_converted_them(project):
-    values = read_stack_file(stack_with(project, "  nebius-dra:clusterName: 2024-01-01\n  nebius-dra:nebiusProfile: on\n"), project).values
+    values = read_stack_file(
+        stack_with(project, "  nebius-dra:clusterName: 2024-01-01\n  nebius-dra:nebiusProfile: on\n"), project
+    ).values
     assert values["nebius-dra:clusterName"] == "2024-01-01"
     assert values["nebius-dra:nebiusProfile"] == "on"
 
@@ -97,7 +114,9 @@ def test_the_program_run_reports_an_unreadable_stack_file_without_registering(pr
 
 
 def test_secure_values_are_secrets_and_their_ciphertext_is_never_a_value(project):
-    secret = "  nebius-dra:draDriverValues:\n    imagePullSecrets:\n      - name:\n          secure: v1:c2VjcmV0Y2lwaGVy\n"
+    secret = (
+        "  nebius-dra:draDriverValues:\n    imagePullSecrets:\n      - name:\n          secure: v1:c2VjcmV0Y2lwaGVy\n"
+    )
     stack_file = read_stack_file(stack_with(project, secret), project)
     assert "nebius-dra:draDriverValues" in stack_file.secret_keys
     assert "c2VjcmV0Y2lwaGVy" not in stack_file.values["nebius-dra:draDriverValues"]

@@ -35,8 +35,16 @@ def test_every_stack_file_is_valid(stack):
         {"nebius-dra:etcdClusterSize": 5},
         {"nebius-dra:systemNodeCount": "2"},
         {"nebius-dra:kubernetesVersion": 1.34},
-        {"nebius-dra:gpuNodeGroups": [{"name": "g", "platform": "gpu-h200-sxm", "preset": "8gpu-128vcpu-1600gb", "fixedNodeCount": 101}]},
-        {"nebius-dra:gpuNodeGroups": [{"name": "g", "platform": "gpu-h200-sxm", "preset": "8gpu\n", "fixedNodeCount": 1}]},
+        {
+            "nebius-dra:gpuNodeGroups": [
+                {"name": "g", "platform": "gpu-h200-sxm", "preset": "8gpu-128vcpu-1600gb", "fixedNodeCount": 101}
+            ]
+        },
+        {
+            "nebius-dra:gpuNodeGroups": [
+                {"name": "g", "platform": "gpu-h200-sxm", "preset": "8gpu\n", "fixedNodeCount": 1}
+            ]
+        },
     ],
 )
 def test_values_the_program_refuses_fail_the_schema(change):

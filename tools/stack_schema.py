@@ -33,7 +33,10 @@ SECURE_VALUE = {
 def _ecma_patterns(node: Any) -> Any:
     """Python's whole-string anchor `\\Z` is `$` in the ECMA regexes editors run (no trailing-newline match there)."""
     if isinstance(node, dict):
-        return {key: (value.replace("\\Z", "$") if key == "pattern" else _ecma_patterns(value)) for key, value in node.items()}
+        return {
+            key: (value.replace("\\Z", "$") if key == "pattern" else _ecma_patterns(value))
+            for key, value in node.items()
+        }
     if isinstance(node, list):
         return [_ecma_patterns(item) for item in node]
     return node

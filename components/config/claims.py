@@ -14,8 +14,8 @@ pkg/features/kube_features.go).
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from components.config.cel import selector_problem
@@ -77,7 +77,9 @@ def image_problem(image: str) -> str | None:
         return None
     tag = IMAGE_TAG.search(image.rsplit("/", 1)[-1])
     if tag is None:
-        return "has no tag; pin one (for example nvidia/cuda:13.1.1-runtime-ubuntu24.04) so every run pulls the same image"
+        return (
+            "has no tag; pin one (for example nvidia/cuda:13.1.1-runtime-ubuntu24.04) so every run pulls the same image"
+        )
     if tag.group(1) == "latest":
         return "uses the tag latest, which moves; pin a release tag or a digest"
     return None
@@ -206,7 +208,9 @@ class _TemplateReader:
             spot = f"constraints[{index}]"
             _gated(spot, item, self.add)
             if item.matchAttribute is None:
-                self.add(f"{spot} has no matchAttribute; expected {{requests: [...], matchAttribute: <domain>/<attribute>}}")
+                self.add(
+                    f"{spot} has no matchAttribute; expected {{requests: [...], matchAttribute: <domain>/<attribute>}}"
+                )
             elif self.known_references(spot, item.requests, references):
                 constraint = self.constraint(spot, item, item.matchAttribute, references)
                 if constraint:
@@ -277,7 +281,12 @@ class _ClaimsContext:
 
 def _namespace(settings: StackInput, problems: ConfigProblems) -> str:
     namespace = settings.claimNamespace
-    releases = {settings.draDriverNamespace, DEFAULT_DRIVER_NAMESPACE, GPU_OPERATOR_NAMESPACE, NETWORK_OPERATOR_NAMESPACE}
+    releases = {
+        settings.draDriverNamespace,
+        DEFAULT_DRIVER_NAMESPACE,
+        GPU_OPERATOR_NAMESPACE,
+        NETWORK_OPERATOR_NAMESPACE,
+    }
     if namespace in RESERVED_NAMESPACES or namespace in releases:
         owner = "Kubernetes" if namespace in RESERVED_NAMESPACES else "a Helm release of this stack"
         problems.add(

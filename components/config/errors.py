@@ -99,8 +99,9 @@ def add_validation_problems(
         described = _describe(model, location)
         key = str(location.pop(0)) if location else "?"
         where = config_key(key)
-        if key in NAMED_ENTRY_KEYS and location and isinstance(location[0], int):
-            where = entry_where(key, document.get(key), location.pop(0))
+        if key in NAMED_ENTRY_KEYS and location and isinstance(index := location[0], int):
+            location.pop(0)
+            where = entry_where(key, document.get(key), index)
         kind, given = item["type"], item.get("input")
         rule = described.description or item["msg"]
         if location and location[-1] == "[key]":
@@ -109,7 +110,9 @@ def add_validation_problems(
         elif kind == "extra_forbidden":
             place = _path(location[:-1])
             allowed = ", ".join(described.parent_fields)
-            problems.add(where, f"{place + ' ' if place else ''}has unknown field(s) {shown(location[-1])}; allowed: {allowed}")
+            problems.add(
+                where, f"{place + ' ' if place else ''}has unknown field(s) {shown(location[-1])}; allowed: {allowed}"
+            )
         elif kind == "value_error":
             place = _path(location)
             reason = str((item.get("ctx") or {}).get("error", item["msg"]))

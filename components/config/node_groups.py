@@ -121,7 +121,8 @@ def parse_gpu_node_groups(
     for group in groups:
         if group.name in seen:
             problems.add(
-                config_key("gpuNodeGroups"), f"name {shown(group.name)} is used by more than one group; names must be unique"
+                config_key("gpuNodeGroups"),
+                f"name {shown(group.name)} is used by more than one group; names must be unique",
             )
         seen.add(group.name)
     return groups

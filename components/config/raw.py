@@ -16,13 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pulumi
 from pulumi.runtime.config import get_config, is_config_secret
 
 from components.config.errors import ConfigProblems, config_key, shown
 from components.config.schema import StackInput
 from components.config.stack_file import project_config_keys
 
+UNDECODABLE: Any = object()
 WHOLE_NUMBER = re.compile(r"^-?[0-9]{1,18}\Z")
 MAX_JSON_TEXT = 1 << 20
 
@@ -75,15 +75,15 @@ def _decode(key: str, text: str, kind: str, problems: ConfigProblems) -> Any:
         if text in ("true", "false"):
             return text == "true"
         problems.add(config_key(key), f"got {shown(text)}; expected true or false")
-        return None
+        return UNDECODABLE
     if kind == "int":
         if WHOLE_NUMBER.match(text):
             return int(text)
         problems.add(config_key(key), f"got {shown(text)}; expected a whole number")
-        return None
+        return UNDECODABLE
     if len(text) > MAX_JSON_TEXT:
         problems.add(config_key(key), f"is {len(text)} characters long; the stack reads at most {MAX_JSON_TEXT}")
-        return None
+        return UNDECODABLE
     try:
         return json.loads(text, parse_constant=_reject_constant)
     except (ValueError, RecursionError) as error:
@@ -91,7 +91,7 @@ def _decode(key: str, text: str, kind: str, problems: ConfigProblems) -> Any:
             config_key(key),
             f"got {shown(text)}, which is not structured YAML/JSON ({error}); set it in the stack file as a YAML list or map",
         )
-        return None
+        return UNDECODABLE
 
 
 def decode_config(raw: Mapping[str, str], problems: ConfigProblems) -> tuple[dict[str, Any], set[str]]:
@@ -107,7 +107,7 @@ def decode_config(raw: Mapping[str, str], problems: ConfigProblems) -> tuple[dic
             problems.add(config_key(key), f"is not a key this project declares; declared: {', '.join(FIELD_KINDS)}")
             continue
         value = _decode(key, text, kind, problems)
-        if value is None:
+        if value is UNDECODABLE:
             undecodable.add(key)
         else:
             decoded[key] = value

@@ -54,7 +54,6 @@ LABEL_KEY_PATTERN = rf"^(?=[^/]{{0,253}}(/|\Z))({LABEL_PREFIX}/)?{LABEL_NAME}\Z"
 LABEL_VALUE_PATTERN = rf"^({LABEL_NAME})?\Z"
 
 
-
 def optional(pattern: str) -> str:
     """`pattern` (anchored with ^ and \\Z) or the empty string, still anchored at both ends."""
     return rf"^(?:{pattern[1:-2]})?\Z"

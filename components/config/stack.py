@@ -37,7 +37,11 @@ def kubernetes_version_problem(version: str) -> str | None:
     if not match:
         return f"got {shown(version)}; allowed: {allowed}"
     if (int(match.group(1)), int(match.group(2))) < MIN_KUBERNETES:
-        hint = " (an unquoted 1.30 in YAML reads as 1.3: quote the version)" if re.match(r"^[0-9]+\.[0-9]\Z", version) else ""
+        hint = (
+            " (an unquoted 1.30 in YAML reads as 1.3: quote the version)"
+            if re.match(r"^[0-9]+\.[0-9]\Z", version)
+            else ""
+        )
         return f'got {shown(version)}: DRA\'s resource.k8s.io/v1 API is GA from Kubernetes 1.34, so the stack needs 1.34 or later; write "1.34"{hint}'
     return None
 

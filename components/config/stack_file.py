@@ -31,7 +31,7 @@ STACK_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}\Z")
 _BASE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-class Yaml12Loader(_BASE_LOADER):  # type: ignore[misc,valid-type]
+class Yaml12Loader(_BASE_LOADER):
     """Safe loading with the YAML 1.2 core schema's implicit types only (libyaml when the wheel has it)."""
 
 
@@ -78,7 +78,7 @@ class StackFileConfig:
 def load_yaml_file(path: Path) -> Any:
     """A YAML document read with YAML 1.2 scalars; a malformed file raises `StackFileError` naming the place."""
     try:
-        return yaml.load(path.read_text(), Loader=Yaml12Loader)  # noqa: S506 - Yaml12Loader is a safe loader
+        return yaml.load(path.read_text(), Loader=Yaml12Loader)
     except yaml.YAMLError as error:
         raise StackFileError(f"{path.name} is not valid YAML: {error}") from None
 
@@ -177,14 +177,18 @@ def read_stack_file(stack: str, project_dir: Path = PROJECT_DIR) -> StackFileCon
         key = _full_key(raw_key)
         spec = declared.get(key)
         if key.startswith(f"{NAMESPACE}:") and spec is None:
-            problems.add(key, f"is set in {stack_file.name} but Pulumi.yaml does not declare it; the Pulumi CLI refuses it")
+            problems.add(
+                key, f"is set in {stack_file.name} but Pulumi.yaml does not declare it; the Pulumi CLI refuses it"
+            )
             continue
         scan = _SecretScan(key, problems)
         value = scan.clean(raw_value)
         if scan.secret:
             secret_keys.add(key)
             if value == SECRET_PLACEHOLDER and isinstance(spec, dict) and spec.get("type") != "string":
-                problems.add(key, "is encrypted as a whole (secure:); the offline plan cannot decrypt it: use pulumi preview")
+                problems.add(
+                    key, "is encrypted as a whole (secure:); the offline plan cannot decrypt it: use pulumi preview"
+                )
                 continue
         elif isinstance(spec, dict) and (type_problem := _declared_type_problem(value, spec)):
             problems.add(key, type_problem)

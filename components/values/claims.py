@@ -7,12 +7,12 @@ so a misspelt or newly added field fails a test instead of vanishing.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pulumi_kubernetes.resource import v1 as dra
 
+from components.config.cel import cel_string
 from components.dra_constants import (
     ADMIN_ACCESS_LABEL,
     EXACT_COUNT,
@@ -30,11 +30,6 @@ from components.dra_constants import (
 )
 from components.model import ClaimsConfig, DeviceRequestConfig, DeviceSelection, UserClaimTemplate
 from components.values.strict import fields_of
-
-
-def cel_string(value: str) -> str:
-    """A CEL string literal; JSON's escapes are a subset of CEL's."""
-    return json.dumps(value)
 
 
 def product_selector(products: Sequence[str]) -> str:
@@ -65,7 +60,10 @@ def exact_request(
     allocation_mode: str = EXACT_COUNT,
     selectors: Iterable[str] = (),
 ) -> dict[str, Any]:
-    return {"name": name, "exactly": selection_fields(DeviceSelection(device_class, count, allocation_mode, tuple(selectors)))}
+    return {
+        "name": name,
+        "exactly": selection_fields(DeviceSelection(device_class, count, allocation_mode, tuple(selectors))),
+    }
 
 
 def device_request(request: DeviceRequestConfig) -> dict[str, Any]:
