@@ -291,11 +291,17 @@ def check_dra_api_version(resource: PlannedResource, config: Mapping[str, Any]) 
 
 def check_network_device_requested_once(resource: PlannedResource, config: Mapping[str, Any]) -> list[str]:
     by_class: dict[str, list[str]] = {}
+    nic_requests = 0
     for request in claim_requests(resource):
-        device_class = _exact_device_class(request)
-        if device_class in NETWORK_DEVICE_CLASSES:
-            by_class.setdefault(device_class, []).append(str(field_at(request, "name")))
-    if len(by_class) < len(NETWORK_DEVICE_CLASSES):
+        exact = _exact_device_class(request)
+        alternatives: list[Any] = [exact] if exact else []
+        alternatives += [field_at(sub, "deviceClassName") for sub in _items(field_at(request, "firstAvailable"))]
+        if not alternatives or not all(device_class in NETWORK_DEVICE_CLASSES for device_class in alternatives):
+            continue
+        nic_requests += 1
+        for device_class in dict.fromkeys(alternatives):
+            by_class.setdefault(str(device_class), []).append(str(field_at(request, "name")))
+    if nic_requests < 2 or len(by_class) < len(NETWORK_DEVICE_CLASSES):
         return []
     return [
         f"{_named(resource)} requests both {RDMA_DEVICE_CLASS} (request {', '.join(by_class[RDMA_DEVICE_CLASS])}) and "

@@ -293,3 +293,39 @@ def test_first_available_translates_to_typed_args_without_losing_a_field():
     args = template_spec_args(spec)
     request = args.spec.devices.requests[0]
     assert [sub.name for sub in request.first_available] == ["h200", "any"]
+
+
+IB, RDMA = "ib.networking.nebius.ai", "rdma.networking.nebius.ai"
+
+
+def prod_config(*templates: dict) -> dict[str, str]:
+    from components.config.stack_file import load_stack_config
+
+    return {**load_stack_config("prod"), USER_KEY: json.dumps(list(templates))}
+
+
+def test_one_request_that_accepts_either_nic_class_is_one_nic():
+    either = {
+        "name": "any-nic",
+        "requests": [
+            {
+                "name": "nic",
+                "firstAvailable": [{"name": "ib", "deviceClassName": IB}, {"name": "rdma", "deviceClassName": RDMA}],
+            }
+        ],
+    }
+    run = run_program("prod", config=prod_config(either))
+    assert run.error is None, run.error
+
+
+def test_two_requests_that_each_get_a_nic_of_each_class_are_refused():
+    two = {
+        "name": "two-nics",
+        "requests": [
+            {"name": "a", "firstAvailable": [{"name": "ib", "deviceClassName": IB}]},
+            {"name": "b", "exactly": {"deviceClassName": RDMA}},
+        ],
+    }
+    run = run_program("prod", config=prod_config(two))
+    assert isinstance(run.error, ConfigError)
+    assert "requests both rdma.networking.nebius.ai and ib.networking.nebius.ai" in str(run.error)

@@ -312,6 +312,10 @@ def test_one_network_class_per_claim_passes(props):
     [
         (TEMPLATE_TYPE, template(exactly("rdma", RDMA), exactly("ib", IB))),
         (CLAIM_TYPE, claim(exactly("rdma", RDMA), exactly("ib", IB))),
+        (
+            TEMPLATE_TYPE,
+            template(exactly("rdma", RDMA), {"name": "ib", "firstAvailable": [{"name": "x", "deviceClassName": IB}]}),
+        ),
     ],
 )
 def test_rdma_and_ib_in_one_claim_fails(type_token, props):

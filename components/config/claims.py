@@ -186,8 +186,13 @@ class _TemplateReader:
         return tuple(accepted)
 
     def network_pair(self, requests: Sequence[DeviceRequestConfig]) -> None:
-        classes = {device_class for request in requests for device_class in request.device_classes}
-        if {IB_CLASS, RDMA_CLASS} <= classes and not self.entry.separateNetworkDevices:
+        """Two requests that each get a NIC, one InfiniBand and one RDMA, where one NIC was meant.
+
+        A single request whose firstAvailable lists both classes gets one NIC: that is the way to accept either.
+        """
+        nic_requests = [r for r in requests if r.device_classes and set(r.device_classes) <= set(NETWORK_CLASSES)]
+        classes = {device_class for request in nic_requests for device_class in request.device_classes}
+        if len(nic_requests) > 1 and {IB_CLASS, RDMA_CLASS} <= classes and not self.entry.separateNetworkDevices:
             self.add(
                 f"requests both {RDMA_CLASS} and {IB_CLASS}: Kubernetes treats them as independent requests and allocates two separate NICs. "
                 f"An InfiniBand interface is already RDMA-capable: request {IB_CLASS} alone for one InfiniBand NIC ({RDMA_CLASS} alone for any RDMA NIC), "
