@@ -312,6 +312,18 @@ def check_network_device_requested_once(resource: PlannedResource, config: Mappi
     ]
 
 
+def check_infiniband_autoscaling(resource: PlannedResource, config: Mapping[str, Any]) -> list[str]:
+    if not is_infiniband_dra_node_group(resource) or not isinstance(field_at(resource.props, "autoscaling"), Mapping):
+        return []
+    low = field_at(resource.props, "autoscaling", "minNodeCount") or 0
+    high = field_at(resource.props, "autoscaling", "maxNodeCount") or 0
+    return [
+        f"{_named(resource)} is an InfiniBand DRA group that autoscales ({low:g}..{high:g}): a Nebius measurement "
+        "(solutions-library, 2026-10) saw the cluster autoscaler never add InfiniBand DRA nodes, so plan on "
+        "minNodeCount nodes only, or use fixedNodeCount for training fabrics."
+    ]
+
+
 def check_dra_autoscaling_minimum(resource: PlannedResource, config: Mapping[str, Any]) -> list[str]:
     if not is_dra_gpu_node_group(resource) or not isinstance(field_at(resource.props, "autoscaling"), Mapping):
         return []
@@ -528,6 +540,12 @@ RULES: tuple[ResourceRule | StackRule, ...] = (
         "Autoscaled DRA GPU node groups keep minNodeCount >= 1.",
         MANDATORY,
         check_dra_autoscaling_minimum,
+    ),
+    ResourceRule(
+        "infiniband-autoscaling",
+        "InfiniBand DRA GPU node groups use a fixed size: the autoscaler was seen never adding InfiniBand DRA nodes.",
+        ADVISORY,
+        check_infiniband_autoscaling,
     ),
     ResourceRule(
         "workload-images-pinned",

@@ -129,6 +129,7 @@ def test_sample_pods_wait_longer_when_the_operator_builds_the_driver(dev_run, op
 def test_mixed_modes_are_refused_unless_the_operator_stays_off_the_preset_nodes(stack_config):
     groups = stack_groups(stack_config, "prod")
     groups[1].pop("driversPreset")
+    groups[1]["infiniband"] = True
     refused = mutated(stack_config, "prod", groups)
     assert refused.resources == []
     assert "nebius-dra:gpuNodeGroups: groups h200-train have a driversPreset" in str(refused.error)

@@ -87,14 +87,13 @@ def test_dev_is_one_node_one_group_without_infiniband(dev_run):
     assert dev_run.of_type(GPU_CLUSTER) == []
 
 
-def test_prod_infiniband_groups_join_the_one_gpu_cluster(prod_run):
+def test_prod_infiniband_groups_join_the_one_gpu_cluster_and_the_burst_group_stays_off_it(prod_run):
     (fabric,) = prod_run.of_type(GPU_CLUSTER)
     assert fabric.inputs["infinibandFabric"] == "fabric-3"
-    groups = gpu_groups(prod_run)
-    assert len(groups) >= 2
-    for group in groups:
-        assert group.inputs["template"]["gpuCluster"]["id"] == f"{fabric.name}-id"
-        assert fabric.urn in group.dependencies
+    groups = {group.inputs["name"].rsplit("-", 1)[-1]: group for group in gpu_groups(prod_run)}
+    assert groups["train"].inputs["template"]["gpuCluster"]["id"] == f"{fabric.name}-id"
+    assert fabric.urn in groups["train"].dependencies
+    assert "gpuCluster" not in groups["burst"].inputs["template"]
 
 
 def test_prod_has_an_autoscaled_group_that_never_scales_to_zero(prod_run):

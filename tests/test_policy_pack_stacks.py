@@ -150,6 +150,13 @@ def second_driver_release(resources: Resources) -> PlannedResource:
     return second
 
 
+def infiniband_group_autoscaled(resources: Resources) -> PlannedResource:
+    group = the_one(resources, lambda r: r.type == NODE_GROUP and "gpuCluster" in r.props["template"])
+    group.props.pop("fixedNodeCount")
+    group.props["autoscaling"] = {"minNodeCount": 4.0, "maxNodeCount": 8.0}
+    return group
+
+
 def no_infiniband_group(resources: Resources) -> PlannedResource:
     for group in resources:
         if group.type == NODE_GROUP:
@@ -168,6 +175,7 @@ MUTATIONS = {
     "claim template on v1beta1": ("dev", beta_claim_template, "dra-api-version-v1", True),
     "rdma and ib for one NIC": ("prod", rdma_and_ib_together, "network-device-requested-once", False),
     "autoscaling from zero": ("prod", autoscaling_from_zero, "dra-autoscaling-min-nodes", True),
+    "InfiniBand group autoscaled": ("prod", infiniband_group_autoscaled, "infiniband-autoscaling", False),
     "sample image on latest": ("dev", latest_sample_image, "workload-images-pinned", False),
     "no DRA driver release": ("prod", no_driver_release, "single-dra-driver-release", True),
     "two DRA driver releases": ("dev", second_driver_release, "single-dra-driver-release", True),

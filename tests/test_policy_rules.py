@@ -123,7 +123,7 @@ def pod(*images: str, init_images: tuple[str, ...] = ()) -> dict:
 
 
 def test_levels_follow_the_issue():
-    advisory = {"network-device-requested-once", "workload-images-pinned"}
+    advisory = {"network-device-requested-once", "workload-images-pinned", "infiniband-autoscaling"}
     assert {p.name for p in POLICIES if p.enforcement_level == EnforcementLevel.ADVISORY} == advisory
     assert all(p.enforcement_level == EnforcementLevel.MANDATORY for p in POLICIES if p.name not in advisory)
 
