@@ -90,10 +90,7 @@ def _kube_ldflags(version: str) -> str:
     if not m:
         raise BuildError(f"unexpected {KUBE_MODULE} version {version!r}")
     pkg = "k8s.io/component-base/version"
-    return (
-        f"-s -w -X {pkg}.gitVersion={version}"
-        f" -X {pkg}.gitMajor={m.group(1)} -X {pkg}.gitMinor={m.group(2)}"
-    )
+    return f"-s -w -X {pkg}.gitVersion={version} -X {pkg}.gitMajor={m.group(1)} -X {pkg}.gitMinor={m.group(2)}"
 
 
 def _go() -> str:
@@ -116,8 +113,12 @@ def _go_build(module_dir: Path, package: str, ldflags: str, out: Path) -> None:
     start = time.monotonic()
     try:
         proc = subprocess.run(
-            cmd, cwd=module_dir, env=env, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, text=True,
+            cmd,
+            cwd=module_dir,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
         )
         if proc.returncode != 0:
             lines = proc.stdout.strip().splitlines()
@@ -125,9 +126,7 @@ def _go_build(module_dir: Path, package: str, ldflags: str, out: Path) -> None:
             hint = ""
             if "not available" in proc.stdout or "403 Forbidden" in proc.stdout or "404 Not Found" in proc.stdout:
                 hint = "\n(the Go module proxy does not serve a required module/version; see e2e/kube/BUILD-NOTES.md)"
-            raise BuildError(
-                f"`go build {package}` failed (exit {proc.returncode}) in {module_dir}:\n{tail}{hint}"
-            )
+            raise BuildError(f"`go build {package}` failed (exit {proc.returncode}) in {module_dir}:\n{tail}{hint}")
         os.chmod(tmp, 0o755)
         os.replace(tmp, out)
     finally:

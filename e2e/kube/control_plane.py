@@ -15,6 +15,7 @@ Standard library only; certificates are made with the `openssl` CLI.
 from __future__ import annotations
 
 import base64
+import contextlib
 import ctypes
 import importlib.util
 import json
@@ -57,11 +58,11 @@ BuildError = _build.BuildError
 # particular no node-lifecycle / node-ipam / pod-garbage-collector /
 # taint-eviction controllers, since there are no kubelets.
 CONTROLLERS = (
-    "resourceclaim-controller",          # ResourceClaimTemplate -> ResourceClaim, reservedFor cleanup
-    "serviceaccount-controller",         # "default" ServiceAccount in every namespace
-    "serviceaccount-token-controller",   # legacy SA token secrets / token signer wiring
-    "namespace-controller",              # namespace deletion
-    "garbage-collector-controller",      # ownerReference cascade (claims owned by pods)
+    "resourceclaim-controller",  # ResourceClaimTemplate -> ResourceClaim, reservedFor cleanup
+    "serviceaccount-controller",  # "default" ServiceAccount in every namespace
+    "serviceaccount-token-controller",  # legacy SA token secrets / token signer wiring
+    "namespace-controller",  # namespace deletion
+    "garbage-collector-controller",  # ownerReference cascade (claims owned by pods)
     "root-ca-certificate-publisher-controller",  # kube-root-ca.crt ConfigMap
 )
 
@@ -119,22 +120,30 @@ class _PKI:
         os.chmod(key, 0o600)
         return key
 
-    def ca(self) -> tuple[Path, Path]:
-        key = self._key("ca")
-        crt = self.dir / "ca.crt"
-        cnf = self.dir / "ca.cnf"
+    def ca(self, name: str = "ca", cn: str = "nebius-dra-e2e-ca") -> tuple[Path, Path]:
+        key = self._key(name)
+        crt = self.dir / f"{name}.crt"
+        cnf = self.dir / f"{name}.cnf"
         cnf.write_text(
             "[req]\ndistinguished_name = dn\nprompt = no\nx509_extensions = ext\n"
-            "[dn]\nCN = nebius-dra-e2e-ca\n"
+            f"[dn]\nCN = {cn}\n"
             "[ext]\nbasicConstraints = critical,CA:TRUE\nkeyUsage = critical,keyCertSign,cRLSign,digitalSignature\n"
             "subjectKeyIdentifier = hash\n"
         )
         self._run("req", "-x509", "-new", "-config", str(cnf), "-key", str(key), "-days", "2", "-out", str(crt))
-        self.ca_crt, self.ca_key = crt, key
         return crt, key
 
-    def leaf(self, name: str, cn: str, org: str | None = None, *, server: bool = False, client: bool = True,
-             sans: tuple[str, ...] = ()) -> tuple[Path, Path]:
+    def leaf(
+        self,
+        ca: tuple[Path, Path],
+        name: str,
+        cn: str,
+        org: str | None = None,
+        *,
+        server: bool = False,
+        client: bool = True,
+        sans: tuple[str, ...] = (),
+    ) -> tuple[Path, Path]:
         key = self._key(name)
         csr = self.dir / f"{name}.csr"
         crt = self.dir / f"{name}.crt"
@@ -153,9 +162,24 @@ class _PKI:
         extfile = self.dir / f"{name}.ext"
         extfile.write_text("\n".join(ext) + "\n")
         self._run(
-            "x509", "-req", "-in", str(csr), "-CA", str(self.ca_crt), "-CAkey", str(self.ca_key),
-            "-set_serial", "0x" + os.urandom(12).hex(), "-days", "2",
-            "-extfile", str(extfile), "-extensions", "ext", "-out", str(crt),
+            "x509",
+            "-req",
+            "-in",
+            str(csr),
+            "-CA",
+            str(ca[0]),
+            "-CAkey",
+            str(ca[1]),
+            "-set_serial",
+            "0x" + os.urandom(12).hex(),
+            "-days",
+            "2",
+            "-extfile",
+            str(extfile),
+            "-extensions",
+            "ext",
+            "-out",
+            str(crt),
         )
         csr.unlink()
         return crt, key
@@ -191,7 +215,10 @@ class _Proc:
         self.started = time.monotonic()
         with open(log, "ab") as out:
             self.popen = subprocess.Popen(
-                argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
                 start_new_session=True,  # own process group: signals from the terminal do not reach it
                 preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
             )
@@ -209,10 +236,8 @@ class _Proc:
         try:
             self.popen.wait(timeout)
         except subprocess.TimeoutExpired:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.popen.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
             self.popen.wait(5)
 
 
@@ -227,8 +252,15 @@ class ControlPlane:
     in place (logs stay readable) unless remove_workdir=True.
     """
 
-    def __init__(self, workdir: Path | None = None, *, remove_workdir: bool | None = None,
-                 start_timeout: float = 120.0, verbosity: int = 2, quiet: bool = False):
+    def __init__(
+        self,
+        workdir: Path | None = None,
+        *,
+        remove_workdir: bool | None = None,
+        start_timeout: float = 120.0,
+        verbosity: int = 2,
+        quiet: bool = False,
+    ):
         self._given_workdir = Path(workdir) if workdir is not None else None
         self._remove_workdir = (workdir is None) if remove_workdir is None else remove_workdir
         self.start_timeout = start_timeout
@@ -243,7 +275,7 @@ class ControlPlane:
         self.timings: dict[str, float] = {}
 
     # ----------------------------------------------------------------- public
-    def __enter__(self) -> "ControlPlane":
+    def __enter__(self) -> ControlPlane:
         self._install_sigterm_handler()
         try:
             self._start()
@@ -296,27 +328,47 @@ class ControlPlane:
 
         t = time.monotonic()
         pki = _PKI(wd / "pki")
-        ca, _ = pki.ca()
+        ca_pair = pki.ca()
+        ca = ca_pair[0]
         self.ca_file = ca
-        serving_sans = ("IP:127.0.0.1", "DNS:localhost", f"IP:{SERVICE_IP}", "DNS:kubernetes",
-                        "DNS:kubernetes.default", "DNS:kubernetes.default.svc",
-                        "DNS:kubernetes.default.svc.cluster.local")
+        serving_sans = (
+            "IP:127.0.0.1",
+            "DNS:localhost",
+            f"IP:{SERVICE_IP}",
+            "DNS:kubernetes",
+            "DNS:kubernetes.default",
+            "DNS:kubernetes.default.svc",
+            "DNS:kubernetes.default.svc.cluster.local",
+        )
         # serverAuth+clientAuth: also used by etcd for its peer listener.
-        serving_crt, serving_key = pki.leaf("serving", "127.0.0.1", server=True, client=True, sans=serving_sans)
-        etcd_client_crt, etcd_client_key = pki.leaf("apiserver-etcd-client", "kube-apiserver-etcd-client")
-        admin_crt, admin_key = pki.leaf("admin", "kubernetes-admin", "system:masters")
-        kcm_crt, kcm_key = pki.leaf("kube-controller-manager", "system:kube-controller-manager")
-        sched_crt, sched_key = pki.leaf("kube-scheduler", "system:kube-scheduler")
+        serving_crt, serving_key = pki.leaf(
+            ca_pair, "serving", "127.0.0.1", server=True, client=True, sans=serving_sans
+        )
+        etcd_client_crt, etcd_client_key = pki.leaf(ca_pair, "apiserver-etcd-client", "kube-apiserver-etcd-client")
+        admin_crt, admin_key = pki.leaf(ca_pair, "admin", "kubernetes-admin", "system:masters")
+        kcm_crt, kcm_key = pki.leaf(ca_pair, "kube-controller-manager", "system:kube-controller-manager")
+        sched_crt, sched_key = pki.leaf(ca_pair, "kube-scheduler", "system:kube-scheduler")
+        # Request-header (front-proxy) CA, as kubeadm sets up: without it the controller-manager and
+        # scheduler log "missing content for CA bundle ... requestheader-client-ca-file" errors.
+        fp_ca = pki.ca("front-proxy-ca", "nebius-dra-e2e-front-proxy-ca")
+        fp_crt, fp_key = pki.leaf(fp_ca, "front-proxy-client", "front-proxy-client")
         sa_key, sa_pub = pki.rsa_keypair("service-account")
         self.timings["pki"] = time.monotonic() - t
 
         etcd_client, etcd_peer, api_port, kcm_port, sched_port = _free_ports(5)
         self.server = f"https://127.0.0.1:{api_port}"
         self.kubeconfig = _kubeconfig(wd / "admin.kubeconfig", self.server, ca, admin_crt, admin_key, "admin")
-        kcm_kubeconfig = _kubeconfig(wd / "kube-controller-manager.kubeconfig", self.server, ca, kcm_crt, kcm_key,
-                                     "system:kube-controller-manager")
-        sched_kubeconfig = _kubeconfig(wd / "kube-scheduler.kubeconfig", self.server, ca, sched_crt, sched_key,
-                                       "system:kube-scheduler")
+        kcm_kubeconfig = _kubeconfig(
+            wd / "kube-controller-manager.kubeconfig",
+            self.server,
+            ca,
+            kcm_crt,
+            kcm_key,
+            "system:kube-controller-manager",
+        )
+        sched_kubeconfig = _kubeconfig(
+            wd / "kube-scheduler.kubeconfig", self.server, ca, sched_crt, sched_key, "system:kube-scheduler"
+        )
 
         self._admin_ctx = ssl.create_default_context(cafile=str(ca))
         self._admin_ctx.load_cert_chain(str(admin_crt), str(admin_key))
@@ -327,19 +379,30 @@ class ControlPlane:
         t = time.monotonic()
         etcd_url = f"https://127.0.0.1:{etcd_client}"
         peer_url = f"https://127.0.0.1:{etcd_peer}"
-        self._spawn("etcd", [
-            str(self.binaries["etcd"]),
-            "--name=e2e", f"--data-dir={wd / 'etcd-data'}",
-            f"--listen-client-urls={etcd_url}", f"--advertise-client-urls={etcd_url}",
-            f"--listen-peer-urls={peer_url}", f"--initial-advertise-peer-urls={peer_url}",
-            f"--initial-cluster=e2e={peer_url}", "--initial-cluster-state=new",
-            f"--cert-file={serving_crt}", f"--key-file={serving_key}",
-            "--client-cert-auth=true", f"--trusted-ca-file={ca}",
-            f"--peer-cert-file={serving_crt}", f"--peer-key-file={serving_key}",
-            "--peer-client-cert-auth=true", f"--peer-trusted-ca-file={ca}",
-            "--unsafe-no-fsync=true",  # throw-away data dir; durability not needed
-            "--log-level=info",
-        ])
+        self._spawn(
+            "etcd",
+            [
+                str(self.binaries["etcd"]),
+                "--name=e2e",
+                f"--data-dir={wd / 'etcd-data'}",
+                f"--listen-client-urls={etcd_url}",
+                f"--advertise-client-urls={etcd_url}",
+                f"--listen-peer-urls={peer_url}",
+                f"--initial-advertise-peer-urls={peer_url}",
+                f"--initial-cluster=e2e={peer_url}",
+                "--initial-cluster-state=new",
+                f"--cert-file={serving_crt}",
+                f"--key-file={serving_key}",
+                "--client-cert-auth=true",
+                f"--trusted-ca-file={ca}",
+                f"--peer-cert-file={serving_crt}",
+                f"--peer-key-file={serving_key}",
+                "--peer-client-cert-auth=true",
+                f"--peer-trusted-ca-file={ca}",
+                "--unsafe-no-fsync=true",  # throw-away data dir; durability not needed
+                "--log-level=info",
+            ],
+        )
         etcd_ctx = ssl.create_default_context(cafile=str(ca))
         etcd_ctx.load_cert_chain(str(etcd_client_crt), str(etcd_client_key))
         self._wait("etcd", lambda: self._ok(etcd_url + "/health", etcd_ctx, lambda b: '"health":"true"' in b))
@@ -347,67 +410,106 @@ class ControlPlane:
 
         # ---- kube-apiserver
         t = time.monotonic()
-        self._spawn("kube-apiserver", [
-            str(self.binaries["kube-apiserver"]),
-            "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", f"--secure-port={api_port}",
-            f"--etcd-servers={etcd_url}", f"--etcd-cafile={ca}",
-            f"--etcd-certfile={etcd_client_crt}", f"--etcd-keyfile={etcd_client_key}",
-            f"--tls-cert-file={serving_crt}", f"--tls-private-key-file={serving_key}",
-            f"--client-ca-file={ca}",
-            f"--service-account-key-file={sa_pub}", f"--service-account-signing-key-file={sa_key}",
-            "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-            f"--service-cluster-ip-range={SERVICE_CIDR}",
-            "--authorization-mode=Node,RBAC",
-            "--profiling=false",
-            # resource.k8s.io/v1 is GA and served by default in 1.34 (checked below); no --runtime-config.
-            v,
-        ])
+        self._spawn(
+            "kube-apiserver",
+            [
+                str(self.binaries["kube-apiserver"]),
+                "--bind-address=127.0.0.1",
+                "--advertise-address=127.0.0.1",
+                f"--secure-port={api_port}",
+                f"--etcd-servers={etcd_url}",
+                f"--etcd-cafile={ca}",
+                f"--etcd-certfile={etcd_client_crt}",
+                f"--etcd-keyfile={etcd_client_key}",
+                f"--tls-cert-file={serving_crt}",
+                f"--tls-private-key-file={serving_key}",
+                f"--client-ca-file={ca}",
+                f"--requestheader-client-ca-file={fp_ca[0]}",
+                "--requestheader-allowed-names=front-proxy-client",
+                "--requestheader-username-headers=X-Remote-User",
+                "--requestheader-group-headers=X-Remote-Group",
+                "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+                f"--proxy-client-cert-file={fp_crt}",
+                f"--proxy-client-key-file={fp_key}",
+                f"--service-account-key-file={sa_pub}",
+                f"--service-account-signing-key-file={sa_key}",
+                "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+                f"--service-cluster-ip-range={SERVICE_CIDR}",
+                "--authorization-mode=Node,RBAC",
+                # The "kubernetes" Endpoints may not hold a loopback address (validation rejects
+                # 127.0.0.1 every 10s otherwise); nothing here runs in-cluster clients.
+                "--endpoint-reconciler-type=none",
+                "--profiling=false",
+                # resource.k8s.io/v1 is GA and served by default in 1.34 (checked below); no --runtime-config.
+                v,
+            ],
+        )
         self._wait("kube-apiserver", lambda: self._ok(self.server + "/readyz", self._admin_ctx, lambda b: b == "ok"))
         status, body = self.get("/apis/resource.k8s.io/v1")
         if status != 200 or '"resourceslices"' not in body or '"resourceclaims"' not in body:
             raise ControlPlaneError(
-                f"resource.k8s.io/v1 is not served (GET /apis/resource.k8s.io/v1 -> {status}): {body[:500]}")
+                f"resource.k8s.io/v1 is not served (GET /apis/resource.k8s.io/v1 -> {status}): {body[:500]}"
+            )
         self.timings["kube-apiserver"] = time.monotonic() - t
 
         # ---- kube-controller-manager and kube-scheduler (started together)
         t = time.monotonic()
-        self._spawn("kube-controller-manager", [
-            str(self.binaries["kube-controller-manager"]),
-            f"--kubeconfig={kcm_kubeconfig}",
-            f"--authentication-kubeconfig={kcm_kubeconfig}", f"--authorization-kubeconfig={kcm_kubeconfig}",
-            "--bind-address=127.0.0.1", f"--secure-port={kcm_port}",
-            f"--tls-cert-file={serving_crt}", f"--tls-private-key-file={serving_key}",
-            "--controllers=" + ",".join(CONTROLLERS),
-            f"--service-account-private-key-file={sa_key}", f"--root-ca-file={ca}",
-            "--use-service-account-credentials=true",
-            "--leader-elect=false",
-            "--profiling=false",
-            v,
-        ])
-        self._spawn("kube-scheduler", [
-            str(self.binaries["kube-scheduler"]),
-            f"--kubeconfig={sched_kubeconfig}",
-            f"--authentication-kubeconfig={sched_kubeconfig}", f"--authorization-kubeconfig={sched_kubeconfig}",
-            "--bind-address=127.0.0.1", f"--secure-port={sched_port}",
-            f"--tls-cert-file={serving_crt}", f"--tls-private-key-file={serving_key}",
-            "--leader-elect=false",
-            "--profiling=false",
-            v,
-        ])
-        self._wait("kube-controller-manager",
-                   lambda: self._ok(f"https://127.0.0.1:{kcm_port}/healthz", anon_ctx, lambda b: b == "ok"))
-        self._wait("kube-scheduler",
-                   lambda: self._ok(f"https://127.0.0.1:{sched_port}/healthz", anon_ctx, lambda b: b == "ok"))
+        self._spawn(
+            "kube-controller-manager",
+            [
+                str(self.binaries["kube-controller-manager"]),
+                f"--kubeconfig={kcm_kubeconfig}",
+                f"--authentication-kubeconfig={kcm_kubeconfig}",
+                f"--authorization-kubeconfig={kcm_kubeconfig}",
+                "--bind-address=127.0.0.1",
+                f"--secure-port={kcm_port}",
+                f"--tls-cert-file={serving_crt}",
+                f"--tls-private-key-file={serving_key}",
+                "--controllers=" + ",".join(CONTROLLERS),
+                f"--service-account-private-key-file={sa_key}",
+                f"--root-ca-file={ca}",
+                "--use-service-account-credentials=true",
+                "--leader-elect=false",
+                "--profiling=false",
+                v,
+            ],
+        )
+        self._spawn(
+            "kube-scheduler",
+            [
+                str(self.binaries["kube-scheduler"]),
+                f"--kubeconfig={sched_kubeconfig}",
+                f"--authentication-kubeconfig={sched_kubeconfig}",
+                f"--authorization-kubeconfig={sched_kubeconfig}",
+                "--bind-address=127.0.0.1",
+                f"--secure-port={sched_port}",
+                f"--tls-cert-file={serving_crt}",
+                f"--tls-private-key-file={serving_key}",
+                "--leader-elect=false",
+                "--profiling=false",
+                v,
+            ],
+        )
+        self._wait(
+            "kube-controller-manager",
+            lambda: self._ok(f"https://127.0.0.1:{kcm_port}/healthz", anon_ctx, lambda b: b == "ok"),
+        )
+        self._wait(
+            "kube-scheduler", lambda: self._ok(f"https://127.0.0.1:{sched_port}/healthz", anon_ctx, lambda b: b == "ok")
+        )
         # Pods cannot be created before the serviceaccount controller made "default/default".
-        self._wait("kube-controller-manager",
-                   lambda: self.get("/api/v1/namespaces/default/serviceaccounts/default")[0] == 200,
-                   what="ServiceAccount default/default")
+        self._wait(
+            "kube-controller-manager",
+            lambda: self.get("/api/v1/namespaces/default/serviceaccounts/default")[0] == 200,
+            what="ServiceAccount default/default",
+        )
         self.timings["controllers"] = time.monotonic() - t
 
         self.startup_seconds = time.monotonic() - t0
         self._say(
             f"ready at {self.server} in {self.startup_seconds:.1f}s ("
-            + ", ".join(f"{k} {v:.1f}s" for k, v in self.timings.items()) + ")"
+            + ", ".join(f"{k} {v:.1f}s" for k, v in self.timings.items())
+            + ")"
         )
 
     def _spawn(self, name: str, argv: list[str]) -> None:
@@ -442,7 +544,8 @@ class ControlPlane:
             if not proc.alive():
                 raise ControlPlaneError(
                     f"{name} exited with code {proc.popen.returncode} while waiting for {what}; "
-                    f"last lines of {self.logs[name]}:\n" + textwrap.indent(self.log_tail(name), "  "))
+                    f"last lines of {self.logs[name]}:\n" + textwrap.indent(self.log_tail(name), "  ")
+                )
             try:
                 if probe():
                     return
@@ -451,7 +554,8 @@ class ControlPlane:
             if time.monotonic() > deadline:
                 raise ControlPlaneError(
                     f"timed out after {self.start_timeout:.0f}s waiting for {what}; "
-                    f"last lines of {self.logs[name]}:\n" + textwrap.indent(self.log_tail(name), "  "))
+                    f"last lines of {self.logs[name]}:\n" + textwrap.indent(self.log_tail(name), "  ")
+                )
             time.sleep(0.2)
 
     def _stop(self) -> None:
@@ -462,10 +566,8 @@ class ControlPlane:
                     proc.stop(timeout=1.0 if interrupted else STOP_TIMEOUT)
                 except BaseException as exc:  # e.g. a second Ctrl-C: keep stopping, then re-raise
                     interrupted = interrupted or exc
-                    try:
+                    with contextlib.suppress(ProcessLookupError):
                         os.killpg(proc.popen.pid, signal.SIGKILL)
-                    except ProcessLookupError:
-                        pass
             self._procs.clear()
             if interrupted is not None:
                 self._say("interrupted while stopping; remaining processes were killed")

@@ -11,9 +11,8 @@ import time
 import uuid
 
 import pytest
-from kubernetes import client, config
-
 from control_plane import ControlPlane, ensure_binaries
+from kubernetes import client, config
 
 DRIVER = "gpu.nvidia.com"
 NODE = "e2e-gpu-node-0"
@@ -81,10 +80,18 @@ def claim_template(name: str, count: int) -> dict:
         "apiVersion": "resource.k8s.io/v1",
         "kind": "ResourceClaimTemplate",
         "metadata": {"name": name, "namespace": NAMESPACE},
-        "spec": {"spec": {"devices": {"requests": [{
-            "name": "gpu",
-            "exactly": {"deviceClassName": DRIVER, "allocationMode": "ExactCount", "count": count},
-        }]}}},
+        "spec": {
+            "spec": {
+                "devices": {
+                    "requests": [
+                        {
+                            "name": "gpu",
+                            "exactly": {"deviceClassName": DRIVER, "allocationMode": "ExactCount", "count": count},
+                        }
+                    ]
+                }
+            }
+        },
     }
 
 
@@ -97,11 +104,13 @@ def gpu_pod(name: str, template: str) -> dict:
             "nodeSelector": {NODE_LABEL[0]: NODE_LABEL[1]},
             "tolerations": [GPU_TOLERATION],
             "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": template}],
-            "containers": [{
-                "name": "cuda",
-                "image": "registry.k8s.io/pause:3.10",  # never pulled: there is no kubelet
-                "resources": {"claims": [{"name": "gpu"}]},
-            }],
+            "containers": [
+                {
+                    "name": "cuda",
+                    "image": "registry.k8s.io/pause:3.10",  # never pulled: there is no kubelet
+                    "resources": {"claims": [{"name": "gpu"}]},
+                }
+            ],
         },
     }
 
@@ -112,52 +121,83 @@ def gpu_cluster(cp, api):
     core = client.CoreV1Api(api)
     resource = client.ResourceV1Api(api)
 
-    core.create_node(client.V1Node.from_dict({
-        "apiVersion": "v1", "kind": "Node",
-        "metadata": {"name": NODE, "labels": {NODE_LABEL[0]: NODE_LABEL[1], "kubernetes.io/hostname": NODE}},
-        "spec": {"taints": [GPU_TAINT]},
-    }))
+    core.create_node(
+        client.V1Node.from_dict(
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {"name": NODE, "labels": {NODE_LABEL[0]: NODE_LABEL[1], "kubernetes.io/hostname": NODE}},
+                "spec": {"taints": [GPU_TAINT]},
+            }
+        )
+    )
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    core.patch_node_status(NODE, {"status": {
-        "capacity": {"cpu": "16", "memory": "200Gi", "pods": "110"},
-        "allocatable": {"cpu": "15", "memory": "190Gi", "pods": "110"},
-        "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
+    core.patch_node_status(
+        NODE,
+        {
+            "status": {
+                "capacity": {"cpu": "16", "memory": "200Gi", "pods": "110"},
+                "allocatable": {"cpu": "15", "memory": "190Gi", "pods": "110"},
+                "conditions": [
+                    {
+                        "type": "Ready",
+                        "status": "True",
+                        "reason": "KubeletReady",
                         "message": "fake node for e2e (no kubelet)",
-                        "lastHeartbeatTime": now, "lastTransitionTime": now}],
-    }})
+                        "lastHeartbeatTime": now,
+                        "lastTransitionTime": now,
+                    }
+                ],
+            }
+        },
+    )
     # The TaintNodesByCondition admission plugin adds node.kubernetes.io/not-ready:NoSchedule
     # on create; node-lifecycle-controller (deliberately not running) would remove it once the
     # node reports Ready. Do its job: keep only our own taint.
     node = as_dict(api, core.read_node(NODE))
     if node["spec"].get("taints") != [GPU_TAINT]:
         print(f"node taints after create: {node['spec'].get('taints')}; setting them to [{GPU_TAINT}]")
-        core.patch_node(NODE, [{"op": "replace", "path": "/spec/taints", "value": [GPU_TAINT]}],
-                        _content_type="application/json-patch+json")
+        core.patch_node(
+            NODE,
+            [{"op": "replace", "path": "/spec/taints", "value": [GPU_TAINT]}],
+            _content_type="application/json-patch+json",
+        )
     node = as_dict(api, core.read_node(NODE))
     assert node["spec"]["taints"] == [GPU_TAINT]
     assert node["status"]["allocatable"] == {"cpu": "15", "memory": "190Gi", "pods": "110"}
 
-    resource.create_device_class(client.V1DeviceClass.from_dict({
-        "apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
-        "metadata": {"name": DRIVER},
-        "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]},
-    }))
-    resource.create_resource_slice(client.V1ResourceSlice.from_dict({
-        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
-        "metadata": {"name": f"{NODE}-{DRIVER}"},
-        "spec": {
-            "driver": DRIVER,
-            "nodeName": NODE,
-            "pool": {"name": NODE, "generation": 1, "resourceSliceCount": 1},
-            "devices": [gpu_device(0), gpu_device(1)],
-        },
-    }))
+    resource.create_device_class(
+        client.V1DeviceClass.from_dict(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "DeviceClass",
+                "metadata": {"name": DRIVER},
+                "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]},
+            }
+        )
+    )
+    resource.create_resource_slice(
+        client.V1ResourceSlice.from_dict(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceSlice",
+                "metadata": {"name": f"{NODE}-{DRIVER}"},
+                "spec": {
+                    "driver": DRIVER,
+                    "nodeName": NODE,
+                    "pool": {"name": NODE, "generation": 1, "resourceSliceCount": 1},
+                    "devices": [gpu_device(0), gpu_device(1)],
+                },
+            }
+        )
+    )
 
     core.create_namespace(client.V1Namespace.from_dict({"metadata": {"name": NAMESPACE}}))
     # ServiceAccount admission rejects pods until serviceaccount-controller made "default".
-    wait_for(f"ServiceAccount {NAMESPACE}/default",
-             lambda: any(sa.metadata.name == "default"
-                         for sa in core.list_namespaced_service_account(NAMESPACE).items))
+    wait_for(
+        f"ServiceAccount {NAMESPACE}/default",
+        lambda: any(sa.metadata.name == "default" for sa in core.list_namespaced_service_account(NAMESPACE).items),
+    )
     return {"core": core, "resource": resource}
 
 
@@ -174,7 +214,8 @@ def test_serves_v1_34_and_resource_v1(cp, api):
 def test_claim_from_template_is_allocated_and_pod_bound(cp, api, gpu_cluster):
     core, resource = gpu_cluster["core"], gpu_cluster["resource"]
     resource.create_namespaced_resource_claim_template(
-        NAMESPACE, client.V1ResourceClaimTemplate.from_dict(claim_template("one-gpu", 1)))
+        NAMESPACE, client.V1ResourceClaimTemplate.from_dict(claim_template("one-gpu", 1))
+    )
     core.create_namespaced_pod(NAMESPACE, client.V1Pod.from_dict(gpu_pod("cuda-1gpu", "one-gpu")))
 
     def claim_name():
@@ -203,33 +244,41 @@ def test_claim_from_template_is_allocated_and_pod_bound(cp, api, gpu_cluster):
     assert node_terms[0]["matchFields"][0]["values"] == [NODE]
     assert claim["status"]["reservedFor"][0]["name"] == "cuda-1gpu"
 
-    pod = wait_for("pod cuda-1gpu to be bound",
-                   lambda: (p := as_dict(api, core.read_namespaced_pod("cuda-1gpu", NAMESPACE)))
-                   ["spec"].get("nodeName") and p)
+    pod = wait_for(
+        "pod cuda-1gpu to be bound",
+        lambda: (p := as_dict(api, core.read_namespaced_pod("cuda-1gpu", NAMESPACE)))["spec"].get("nodeName") and p,
+    )
     assert pod["spec"]["nodeName"] == NODE
 
 
 def test_three_gpus_stay_unschedulable(cp, api, gpu_cluster):
     core, resource = gpu_cluster["core"], gpu_cluster["resource"]
     resource.create_namespaced_resource_claim_template(
-        NAMESPACE, client.V1ResourceClaimTemplate.from_dict(claim_template("three-gpus", 3)))
+        NAMESPACE, client.V1ResourceClaimTemplate.from_dict(claim_template("three-gpus", 3))
+    )
     core.create_namespaced_pod(NAMESPACE, client.V1Pod.from_dict(gpu_pod("cuda-3gpu", "three-gpus")))
 
     def unschedulable_about_claims():
         pod = as_dict(api, core.read_namespaced_pod("cuda-3gpu", NAMESPACE))
         for cond in pod.get("status", {}).get("conditions") or []:
-            if (cond["type"] == "PodScheduled" and cond["status"] == "False"
-                    and cond.get("reason") == "Unschedulable"
-                    and "claim" in (cond.get("message") or "").lower()
-                    and "not created yet" not in cond["message"]):
+            if (
+                cond["type"] == "PodScheduled"
+                and cond["status"] == "False"
+                and cond.get("reason") == "Unschedulable"
+                and "claim" in (cond.get("message") or "").lower()
+                and "not created yet" not in cond["message"]
+            ):
                 return pod, cond
         return None
 
-    pod, cond = wait_for("pod cuda-3gpu to be reported unschedulable because of its claim",
-                         unschedulable_about_claims)
-    events = [e for e in core.list_namespaced_event(
-        NAMESPACE, field_selector="involvedObject.kind=Pod,involvedObject.name=cuda-3gpu").items
-        if e.reason == "FailedScheduling"]
+    pod, cond = wait_for("pod cuda-3gpu to be reported unschedulable because of its claim", unschedulable_about_claims)
+    events = [
+        e
+        for e in core.list_namespaced_event(
+            NAMESPACE, field_selector="involvedObject.kind=Pod,involvedObject.name=cuda-3gpu"
+        ).items
+        if e.reason == "FailedScheduling"
+    ]
     print(f"PodScheduled condition: {cond['reason']}: {cond['message']}")
     for e in events:
         print(f"event {e.reason} from {e.reporting_component or e.source.component}: {e.message}")
