@@ -448,13 +448,13 @@ def check_gpu_operator_device_plugin(
 def check_gpu_metrics_present(
     resources: Sequence[PlannedResource], config: Mapping[str, Any]
 ) -> list[tuple[str | None, str]]:
-    dra_groups = [r.name for r in resources if is_dra_gpu_node_group(r)]
-    if not dra_groups or any(is_dcgm_exporter_release(r) or operator_exporter_on(r) for r in resources):
+    gpu_groups = [r.name for r in resources if is_gpu_node_group(r)]
+    if not gpu_groups or any(is_dcgm_exporter_release(r) or operator_exporter_on(r) for r in resources):
         return []
     return [
         (
             None,
-            f"The stack has DRA GPU node groups ({', '.join(dra_groups)}) but no GPU metrics: no {DCGM_EXPORTER_CHART} "
+            f"The stack has GPU node groups ({', '.join(gpu_groups)}) but no GPU metrics: no {DCGM_EXPORTER_CHART} "
             "release, and on DRA node groups Nebius turns off the device-plugin app that brought its exporter. Nobody "
             "sees GPU utilisation, memory or errors, let alone per pod. Install NVIDIA's DCGM exporter with "
             "kubernetesDRA.enabled: true (in this project: nebius-dra:gpuMetrics: true).",
@@ -649,7 +649,7 @@ RULES: tuple[ResourceRule | StackRule, ...] = (
     ),
     StackRule(
         "gpu-metrics-present",
-        "A stack with DRA GPU node groups exports GPU metrics (a dcgm-exporter release).",
+        "A stack with GPU node groups exports GPU metrics (a dcgm-exporter release).",
         ADVISORY,
         check_gpu_metrics_present,
     ),

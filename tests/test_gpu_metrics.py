@@ -253,6 +253,7 @@ def test_the_gpu_operators_exporter_is_off_so_no_gpu_is_scraped_twice():
         ({"gpuMetricsNamespace": "nvidia-dra-driver-gpu"}, "which is also nebius-dra:draDriverNamespace"),
         ({"gpuMetricsNamespace": "monitoring", "kubePrometheusStack": "true"}, "kube-prometheus-stack release"),
         ({"gpuMetrics": "false", "prometheusServiceMonitor": "true"}, "nebius-dra:prometheusServiceMonitor: is true"),
+        ({"gpuMetrics": "false", "kubePrometheusStack": "true"}, "nebius-dra:kubePrometheusStack: is true while"),
         ({"gpuMetricsValues": [1]}, "nebius-dra:gpuMetricsValues: got [1]; expected a map of chart values"),
     ],
 )

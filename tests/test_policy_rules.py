@@ -493,7 +493,9 @@ def test_a_stack_with_dra_gpus_and_no_exporter_is_advised():
     [(urn, message)] = stack_violations("gpu-metrics-present", DRA_GROUP)
     assert urn is None
     assert "no GPU metrics" in message and "nebius-dra:gpuMetrics: true" in message
-    assert stack_violations("gpu-metrics-present", (NODE_GROUP_TYPE, "gpu", node_group(dra=False))) == []
+    assert len(stack_violations("gpu-metrics-present", (NODE_GROUP_TYPE, "gpu", node_group(dra=False)))) == 1
+    cpu_only = (NODE_GROUP_TYPE, "system", node_group(platform="cpu-d3", dra=None))
+    assert stack_violations("gpu-metrics-present", cpu_only) == []
     off = operator({"devicePlugin": {"enabled": False}, "dcgmExporter": {"enabled": False}})
     assert len(stack_violations("gpu-metrics-present", DRA_GROUP, off)) == 1
 

@@ -156,6 +156,12 @@ def parse_observability_config(
             "is true while nebius-dra:gpuMetrics is false: the ServiceMonitor comes with the exporter; turn gpuMetrics on "
             "or the ServiceMonitor off",
         )
+    if settings.kubePrometheusStack and not settings.gpuMetrics:
+        problems.add(
+            config_key("kubePrometheusStack"),
+            "is true while nebius-dra:gpuMetrics is false: the stack installs kube-prometheus-stack to scrape the GPU "
+            "exporter; turn gpuMetrics on, or install your own Prometheus outside the stack",
+        )
     every_group_operator = bool(groups) and not any(group.preinstalled_driver for group in groups)
     observability = ObservabilityConfig(
         enabled=settings.gpuMetrics,
