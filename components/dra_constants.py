@@ -90,3 +90,25 @@ DRIVER_MODE_LABEL = "nebius-dra/driver-mode"
 SYSTEM_ROLE_LABEL = "nebius-dra/role"
 RESERVED_GPU_LABELS = {GPU_PRESENT_LABEL: "true", KUBELET_PLUGIN_LABEL: "true"}
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+
+# GPU metrics. NVIDIA's DCGM exporter chart (github.com/NVIDIA/dcgm-exporter, `deployment/`; Helm repository
+# from its README). 4.8.3 (image 4.6.0-4.8.3) is the first release whose DRA mode reads resource.k8s.io/v1
+# ResourceSlices (NVIDIA/dcgm-exporter#590, fixed by #654 in 4.6.0-4.8.3); 4.8.2 watches only v1beta1.
+DCGM_EXPORTER_CHART = "dcgm-exporter"
+DCGM_EXPORTER_REPOSITORY = "https://nvidia.github.io/dcgm-exporter/helm-charts"
+DCGM_EXPORTER_VERSION = "4.8.3"
+DEFAULT_METRICS_NAMESPACE = "gpu-metrics"
+# Labels the exporter adds to a GPU's series in DRA mode (internal/pkg/transformation/const.go, 4.6.0-4.8.3).
+DCGM_POD_LABEL = "pod"
+DCGM_NAMESPACE_LABEL = "namespace"
+DCGM_CLAIM_LABEL = "dra_claim_name"
+DCGM_CLAIM_NAMESPACE_LABEL = "dra_claim_namespace"
+DCGM_DEVICE_LABEL = "dra_device_name"
+DCGM_POOL_LABEL = "dra_pool_name"
+# Optional Prometheus for clusters that have none (prometheus-community/helm-charts).
+KUBE_PROMETHEUS_STACK_CHART = "kube-prometheus-stack"
+PROMETHEUS_COMMUNITY_REPOSITORY = "https://prometheus-community.github.io/helm-charts"
+KUBE_PROMETHEUS_STACK_VERSION = "88.5.3"
+MONITORING_NAMESPACE = "monitoring"
+# The Grafana sidecar's default dashboard label (grafana chart 12.11.1 sidecar.dashboards.label/labelValue).
+GRAFANA_DASHBOARD_LABEL = "grafana_dashboard"

@@ -12,7 +12,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from components.dra_constants import (
+    DCGM_EXPORTER_VERSION,
     DEFAULT_CLAIM_NAMESPACE,
+    DEFAULT_METRICS_NAMESPACE,
+    KUBE_PROMETHEUS_STACK_VERSION,
     LEGACY_CHART,
     MULTI_GPU_TEMPLATE,
     NETWORK_TEMPLATES,
@@ -213,6 +216,39 @@ NO_CLAIMS = ClaimsConfig(
 )
 
 
+FULL_PROFILE = "full"
+BASIC_PROFILE = "basic"
+
+
+@dataclass(frozen=True)
+class ObservabilityConfig:
+    """GPU metrics: one DCGM exporter in DRA mode on every GPU node, and optionally Prometheus around it.
+
+    `profile` is the exporter's field list: `full` has DCGM's profiling fields (DCGM_FI_PROF_*),
+    `basic` leaves them out for platforms whose profiling module fails (L40S on Nebius).
+    """
+
+    enabled: bool
+    version: str
+    namespace: str
+    profile: str
+    value_overrides: Mapping[str, Any] = field(default_factory=dict)
+    service_monitor: bool = False
+    kube_prometheus_stack: bool = False
+    kube_prometheus_stack_version: str = KUBE_PROMETHEUS_STACK_VERSION
+    runtime_class: str | None = None
+
+    @property
+    def scraped(self) -> bool:
+        """A ServiceMonitor is rendered: the user's Prometheus Operator or the stack's kube-prometheus-stack reads it."""
+        return self.enabled and (self.service_monitor or self.kube_prometheus_stack)
+
+
+NO_OBSERVABILITY = ObservabilityConfig(
+    enabled=False, version=DCGM_EXPORTER_VERSION, namespace=DEFAULT_METRICS_NAMESPACE, profile=FULL_PROFILE
+)
+
+
 @dataclass(frozen=True)
 class StackConfig:
     cluster: ClusterConfig
@@ -223,6 +259,7 @@ class StackConfig:
     node_service_account_id: str | None
     driver: DraDriverConfig
     claims: ClaimsConfig = NO_CLAIMS
+    observability: ObservabilityConfig = NO_OBSERVABILITY
 
     @property
     def infiniband_groups(self) -> tuple[GpuNodeGroupConfig, ...]:

@@ -13,7 +13,9 @@ from components.dra_driver import DraDriver, DraDriverArgs
 from components.gpu_fabric import InfinibandFabric, InfinibandFabricArgs
 from components.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
 from components.gpu_operator import NvidiaOperator, NvidiaOperatorArgs
+from components.labels import system_node_labels
 from components.model import StackConfig
+from components.observability import GpuMetrics, GpuMetricsArgs
 from components.system_node_group import SystemNodeGroup, SystemNodeGroupArgs
 from components.values.gpu_operator import gpu_operator_spec, network_operator_spec
 
@@ -37,6 +39,7 @@ class DraPlatform(pulumi.ComponentResource):
     gpu_operator: NvidiaOperator | None
     network_operator: NvidiaOperator | None
     dra_driver: DraDriver
+    metrics: GpuMetrics | None
     workloads: DraWorkloads
 
     def __init__(self, name: str, args: DraPlatformArgs, opts: pulumi.ResourceOptions | None = None) -> None:
@@ -101,6 +104,24 @@ class DraPlatform(pulumi.ComponentResource):
             child,
         )
         self._install_drivers(name, config, child)
+        self.metrics = (
+            GpuMetrics(
+                f"{name}-metrics",
+                GpuMetricsArgs(
+                    observability=config.observability,
+                    gpu_taints=[taint for group in config.gpu_node_groups for taint in group.taints],
+                    system_node_selector=system_node_labels(),
+                    provider=self.access.provider,
+                    depends_on=[
+                        self.system_nodes.node_group,
+                        *([self.gpu_operator.release] if self.gpu_operator else []),
+                    ],
+                ),
+                child,
+            )
+            if config.observability.enabled
+            else None
+        )
         self.workloads = DraWorkloads(
             f"{name}-workloads",
             DraWorkloadsArgs(

@@ -39,6 +39,10 @@ HELM_RELEASE_TYPES = ("kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v4:Ch
 POD_TYPE = "kubernetes:core/v1:Pod"
 DRA_DRIVER_CHARTS = ("nvidia-dra-driver-gpu", "dra-driver-nvidia-gpu")
 GPU_OPERATOR_CHART = "gpu-operator"
+DCGM_EXPORTER_CHART = "dcgm-exporter"
+# dcgm-exporter's DRA mode reads resource.k8s.io/v1 ResourceSlices from chart 4.8.3 (image 4.6.0-4.8.3) on;
+# earlier charts watch only v1beta1 (NVIDIA/dcgm-exporter#590).
+MINIMUM_DCGM_EXPORTER_VERSION = (4, 8, 3)
 DRA_API_VERSION = "v1"
 RDMA_DEVICE_CLASS = "rdma.networking.nebius.ai"
 IB_DEVICE_CLASS = "ib.networking.nebius.ai"
@@ -167,6 +171,17 @@ def is_dra_driver_release(resource: PlannedResource) -> bool:
 
 def is_gpu_operator_release(resource: PlannedResource) -> bool:
     return _is_release_of(resource, (GPU_OPERATOR_CHART,))
+
+
+def is_dcgm_exporter_release(resource: PlannedResource) -> bool:
+    return _is_release_of(resource, (DCGM_EXPORTER_CHART,))
+
+
+def operator_exporter_on(resource: PlannedResource) -> bool:
+    """A GPU Operator release whose own DCGM exporter runs (the chart's default)."""
+    return (
+        is_gpu_operator_release(resource) and field_at(resource.props, "values", "dcgmExporter", "enabled") is not False
+    )
 
 
 def _dra_object(resource: PlannedResource) -> re.Match | None:
@@ -430,6 +445,73 @@ def check_gpu_operator_device_plugin(
     ]
 
 
+def check_gpu_metrics_present(
+    resources: Sequence[PlannedResource], config: Mapping[str, Any]
+) -> list[tuple[str | None, str]]:
+    gpu_groups = [r.name for r in resources if is_gpu_node_group(r)]
+    if not gpu_groups or any(is_dcgm_exporter_release(r) or operator_exporter_on(r) for r in resources):
+        return []
+    return [
+        (
+            None,
+            f"The stack has GPU node groups ({', '.join(gpu_groups)}) but no GPU metrics: no {DCGM_EXPORTER_CHART} "
+            "release, and on DRA node groups Nebius turns off the device-plugin app that brought its exporter. Nobody "
+            "sees GPU utilisation, memory or errors, let alone per pod. Install NVIDIA's DCGM exporter with "
+            "kubernetesDRA.enabled: true (in this project: nebius-dra:gpuMetrics: true).",
+        )
+    ]
+
+
+def _version_below(version: Any, minimum: tuple[int, ...]) -> bool:
+    if not isinstance(version, str) or not _EXACT_CHART_VERSION.match(version):
+        return True
+    return tuple(int(part) for part in re.findall(r"\d+", version)[:3]) < minimum
+
+
+def check_gpu_metrics_dra_attribution(
+    resources: Sequence[PlannedResource], config: Mapping[str, Any]
+) -> list[tuple[str | None, str]]:
+    if not any(is_dra_gpu_node_group(r) for r in resources):
+        return []
+    minimum = ".".join(map(str, MINIMUM_DCGM_EXPORTER_VERSION))
+    violations: list[tuple[str | None, str]] = []
+    for release in resources:
+        if is_dcgm_exporter_release(release):
+            if field_at(release.props, "values", "kubernetesDRA", "enabled") is not True:
+                violations.append(
+                    (
+                        release.urn,
+                        f"{_named(release)} ({DCGM_EXPORTER_CHART}) does not set values.kubernetesDRA.enabled: true on a "
+                        "stack with DRA GPU node groups: the exporter then reads only the device plugin's pod resources, "
+                        "which hold no DRA-allocated GPU, so no series names the pod or ResourceClaim using a GPU. Set "
+                        "kubernetesDRA.enabled to true (in this project the stack sets it: take it out of "
+                        "nebius-dra:gpuMetricsValues).",
+                    )
+                )
+            if _version_below(field_at(release.props, "version"), MINIMUM_DCGM_EXPORTER_VERSION):
+                violations.append(
+                    (
+                        release.urn,
+                        f'{_named(release)} ({DCGM_EXPORTER_CHART}) has version "{field_at(release.props, "version")}", '
+                        f"not an exact {minimum} or later: earlier charts' DRA mode watches only resource.k8s.io/v1beta1 "
+                        "ResourceSlices (NVIDIA/dcgm-exporter#590), so GPUs the DRA driver publishes in v1 are never "
+                        f"attributed. Pin {minimum} or later (in this project: nebius-dra:dcgmExporterVersion).",
+                    )
+                )
+        elif operator_exporter_on(release):
+            violations.append(
+                (
+                    release.urn,
+                    f"{_named(release)} (GPU Operator) leaves values.dcgmExporter.enabled on, on a stack with DRA GPU "
+                    "node groups: the Operator's exporter runs the device plugin's pod-resources path without DRA mode, "
+                    "so it cannot tell which pod holds a GPU, and beside a DRA-mode exporter it scrapes every GPU "
+                    f"twice. Set dcgmExporter.enabled to false and run one {DCGM_EXPORTER_CHART} release with "
+                    "kubernetesDRA.enabled: true (in this project: nebius-dra:gpuMetrics).",
+                )
+            )
+    return violations
+
+
 @dataclass(frozen=True)
 class _Rule:
     name: str
@@ -564,6 +646,19 @@ RULES: tuple[ResourceRule | StackRule, ...] = (
         "Claims for RDMA or InfiniBand NICs exist only on a stack with an InfiniBand DRA node group.",
         MANDATORY,
         check_network_claims_need_infiniband,
+    ),
+    StackRule(
+        "gpu-metrics-present",
+        "A stack with GPU node groups exports GPU metrics (a dcgm-exporter release).",
+        ADVISORY,
+        check_gpu_metrics_present,
+    ),
+    StackRule(
+        "gpu-metrics-dra-attribution",
+        "GPU metrics on DRA node groups come from an exporter in DRA mode (dcgm-exporter 4.8.3 or later with "
+        "kubernetesDRA.enabled), never from the GPU Operator's exporter on the device plugin's path.",
+        MANDATORY,
+        check_gpu_metrics_dra_attribution,
     ),
     StackRule(
         "gpu-operator-device-plugin-disabled",

@@ -21,6 +21,8 @@ import tools
 from components.config import claims as claims_config
 from components.config import stack as stack_config
 from components.dra_constants import (
+    DCGM_EXPORTER_CHART,
+    DCGM_EXPORTER_VERSION,
     GPU_OPERATOR_CHART,
     IB_CLASS,
     LEGACY_CHART,
@@ -158,6 +160,8 @@ def test_the_typed_pod_translation_refuses_a_field_it_does_not_know():
 def test_policy_copies_of_chart_names_and_device_classes_match_the_program():
     assert dra_rules.DRA_DRIVER_CHARTS == (LEGACY_CHART, RENAMED_CHART)
     assert dra_rules.GPU_OPERATOR_CHART == GPU_OPERATOR_CHART
+    assert dra_rules.DCGM_EXPORTER_CHART == DCGM_EXPORTER_CHART
+    assert ".".join(map(str, dra_rules.MINIMUM_DCGM_EXPORTER_VERSION)) == DCGM_EXPORTER_VERSION
     assert f"resource.k8s.io/{dra_rules.DRA_API_VERSION}" == RESOURCE_API_VERSION
     assert (dra_rules.RDMA_DEVICE_CLASS, dra_rules.IB_DEVICE_CLASS) == (RDMA_CLASS, IB_CLASS)
 

@@ -225,6 +225,7 @@ GPU_OPERATOR_KEYS = {
     "cdi.enabled",
     "driver.enabled",
     "driver.manager.env",
+    "dcgmExporter.enabled",
     "daemonsets.tolerations",
     "node-feature-discovery.worker.tolerations",
 }

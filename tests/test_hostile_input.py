@@ -243,6 +243,14 @@ def test_secret_driver_values_stay_secret_in_the_helm_release():
     }
     run = run_program("dev", config=config, secret_keys=["nebius-dra:draDriverValues"])
     assert run.error is None, run.error
-    [release] = [r for r in run.resources if r.type == "kubernetes:helm.sh/v3:Release"]
+    [release] = [
+        r
+        for r in run.resources
+        if r.type == "kubernetes:helm.sh/v3:Release" and r.inputs["chart"] == "nvidia-dra-driver-gpu"
+    ]
     assert rpc.is_rpc_secret(release.inputs["values"])
+    others = [r for r in run.resources if r.type == "kubernetes:helm.sh/v3:Release" and r is not release]
+    assert others and not any(rpc.is_rpc_secret(r.inputs["values"]) for r in others), (
+        "only the driver's values are secret"
+    )
     assert "ngc-key-5ecret" not in json.dumps(presentable(release.inputs, {}))

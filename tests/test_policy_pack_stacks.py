@@ -46,6 +46,10 @@ def autoscaled_gpu_group(r: PlannedResource) -> bool:
     return r.type == NODE_GROUP and "autoscaling" in r.props and "gpuSettings" in r.props["template"]
 
 
+def exporter_release(r: PlannedResource) -> bool:
+    return r.type == RELEASE and r.props["chart"] == "dcgm-exporter"
+
+
 def template_named(name: str) -> Callable[[PlannedResource], bool]:
     return lambda r: r.type == TEMPLATE and r.props["metadata"]["name"] == name
 
@@ -165,6 +169,23 @@ def no_infiniband_group(resources: Resources) -> PlannedResource:
     return the_one(resources, template_named("ib-network"))
 
 
+def exporter_without_dra_mode(resources: Resources) -> PlannedResource:
+    return set_field(the_one(resources, exporter_release), "values.kubernetesDRA.enabled", False)
+
+
+def exporter_before_v1_support(resources: Resources) -> PlannedResource:
+    return set_field(the_one(resources, exporter_release), "version", "4.8.2")
+
+
+def operator_exporter_on(resources: Resources) -> PlannedResource:
+    operator = the_one(resources, lambda r: r.type == RELEASE and r.props["chart"].endswith("gpu-operator"))
+    return set_field(operator, "values.dcgmExporter.enabled", True)
+
+
+def no_gpu_metrics(resources: Resources) -> None:
+    resources.remove(the_one(resources, exporter_release))
+
+
 MUTATIONS = {
     "cluster below 1.34": ("prod", old_cluster, "mk8s-cluster-version", True),
     "DRA off on one GPU group": ("prod", dra_off_on_one_group, "gpu-node-group-dra-enabled", True),
@@ -180,6 +201,10 @@ MUTATIONS = {
     "no DRA driver release": ("prod", no_driver_release, "single-dra-driver-release", True),
     "two DRA driver releases": ("dev", second_driver_release, "single-dra-driver-release", True),
     "network claims without InfiniBand": ("prod", no_infiniband_group, "network-claims-need-infiniband", True),
+    "GPU metrics exporter without DRA mode": ("prod", exporter_without_dra_mode, "gpu-metrics-dra-attribution", True),
+    "GPU metrics exporter before 4.8.3": ("dev", exporter_before_v1_support, "gpu-metrics-dra-attribution", True),
+    "GPU Operator's own exporter on": ("dev-operator", operator_exporter_on, "gpu-metrics-dra-attribution", True),
+    "no GPU metrics": ("prod", no_gpu_metrics, "gpu-metrics-present", False),
 }
 
 

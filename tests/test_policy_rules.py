@@ -123,7 +123,12 @@ def pod(*images: str, init_images: tuple[str, ...] = ()) -> dict:
 
 
 def test_levels_follow_the_issue():
-    advisory = {"network-device-requested-once", "workload-images-pinned", "infiniband-autoscaling"}
+    advisory = {
+        "network-device-requested-once",
+        "workload-images-pinned",
+        "infiniband-autoscaling",
+        "gpu-metrics-present",
+    }
     assert {p.name for p in POLICIES if p.enforcement_level == EnforcementLevel.ADVISORY} == advisory
     assert all(p.enforcement_level == EnforcementLevel.MANDATORY for p in POLICIES if p.name not in advisory)
 
@@ -462,6 +467,71 @@ def test_operator_with_device_plugin_on_dra_stack_fails(values):
     [(urn, message)] = stack_violations("gpu-operator-device-plugin-disabled", DRA_GROUP, operator(values))
     assert urn == urn_of(RELEASE_TYPE, "gpu-operator")
     assert 'Release "gpu-operator" (GPU Operator) does not set values.devicePlugin.enabled: false' in message
+
+
+# gpu-metrics-present and gpu-metrics-dra-attribution
+
+
+def exporter(version: str | None = "4.8.3", values: dict | None = None, chart: str = "dcgm-exporter") -> tuple:
+    values = {"kubernetesDRA": {"enabled": True}} if values is None else values
+    return (
+        RELEASE_TYPE,
+        "dcgm-exporter",
+        release(chart=chart, version=version, namespace="gpu-metrics", values=values),
+    )
+
+
+@pytest.mark.parametrize("chart", ["dcgm-exporter", "gpu-helm-charts/dcgm-exporter"])
+def test_a_dra_mode_exporter_passes_both_metrics_rules(chart):
+    assert stack_violations("gpu-metrics-present", DRA_GROUP, exporter(chart=chart)) == []
+    assert stack_violations("gpu-metrics-dra-attribution", DRA_GROUP, exporter(chart=chart)) == []
+    disabled = operator({"devicePlugin": {"enabled": False}, "dcgmExporter": {"enabled": False}})
+    assert stack_violations("gpu-metrics-dra-attribution", DRA_GROUP, exporter(), disabled) == []
+
+
+def test_a_stack_with_dra_gpus_and_no_exporter_is_advised():
+    [(urn, message)] = stack_violations("gpu-metrics-present", DRA_GROUP)
+    assert urn is None
+    assert "no GPU metrics" in message and "nebius-dra:gpuMetrics: true" in message
+    assert len(stack_violations("gpu-metrics-present", (NODE_GROUP_TYPE, "gpu", node_group(dra=False)))) == 1
+    cpu_only = (NODE_GROUP_TYPE, "system", node_group(platform="cpu-d3", dra=None))
+    assert stack_violations("gpu-metrics-present", cpu_only) == []
+    off = operator({"devicePlugin": {"enabled": False}, "dcgmExporter": {"enabled": False}})
+    assert len(stack_violations("gpu-metrics-present", DRA_GROUP, off)) == 1
+
+
+@pytest.mark.parametrize("values", [{}, {"kubernetesDRA": {"enabled": False}}, {"kubernetesDRA": {"enabled": "true"}}])
+def test_an_exporter_without_dra_mode_fails(values):
+    [(urn, message)] = stack_violations("gpu-metrics-dra-attribution", DRA_GROUP, exporter(values=values))
+    assert urn == urn_of(RELEASE_TYPE, "dcgm-exporter")
+    assert 'Release "dcgm-exporter" (dcgm-exporter) does not set values.kubernetesDRA.enabled: true' in message
+    assert "nebius-dra:gpuMetricsValues" in message
+
+
+@pytest.mark.parametrize("version", ["4.8.2", "4.7.1", "3.6.1", None, "4.8", "latest"])
+def test_an_exporter_before_v1_resource_slices_fails(version):
+    [(_, message)] = stack_violations("gpu-metrics-dra-attribution", DRA_GROUP, exporter(version=version))
+    assert "not an exact 4.8.3 or later" in message and "NVIDIA/dcgm-exporter#590" in message
+
+
+@pytest.mark.parametrize("version", ["4.8.3", "4.8.10", "4.9.0", "5.0.0"])
+def test_an_exporter_from_4_8_3_on_passes(version):
+    assert stack_violations("gpu-metrics-dra-attribution", DRA_GROUP, exporter(version=version)) == []
+
+
+@pytest.mark.parametrize("values", [{}, {"dcgmExporter": {}}, {"dcgmExporter": {"enabled": True}}])
+def test_the_gpu_operators_own_exporter_fails_on_a_dra_stack(values):
+    [(urn, message)] = stack_violations(
+        "gpu-metrics-dra-attribution", DRA_GROUP, operator({"devicePlugin": {"enabled": False}, **values})
+    )
+    assert urn == urn_of(RELEASE_TYPE, "gpu-operator")
+    assert "leaves values.dcgmExporter.enabled on" in message and "scrapes every GPU twice" in message
+    assert stack_violations("gpu-metrics-present", DRA_GROUP, operator(values)) == []
+
+
+def test_metrics_rules_ignore_stacks_without_dra_gpu_groups():
+    no_dra = (NODE_GROUP_TYPE, "gpu", node_group(dra=False))
+    assert stack_violations("gpu-metrics-dra-attribution", no_dra, exporter(values={}), operator({})) == []
 
 
 # check_resources: the entry point the offline plan uses

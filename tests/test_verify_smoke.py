@@ -77,6 +77,9 @@ class FakeCluster:
             IB_POD: [running_ib_pod()],
         }
         self.events: list[dict[str, Any]] = []
+        self.exporter_pods = [load("pod-dcgm-exporter.yaml")]
+        self.metrics_pages: list[str] = [text("dcgm-metrics-dra.txt")]
+        self.proxied: list[tuple[str, str, int, str]] = []
         self.outputs: dict[tuple[str, ...], Any] = {
             NVIDIA_SMI: ExecResult(text("nvidia-smi-L-claimed.txt"), "", 0),
             LS_NET: ExecResult(text("ls-sys-class-net.txt"), "", 0),
@@ -92,7 +95,12 @@ class FakeCluster:
         return self.state.nodes
 
     def list_pods(self, namespace):
-        return self.state.driver_pods
+        return self.exporter_pods if namespace == "gpu-metrics" else self.state.driver_pods
+
+    def proxy_pod(self, namespace: str, name: str, port: int, path: str) -> str:
+        """Each read of the exporter returns the next scripted page, then the last one again."""
+        self.proxied.append((namespace, name, port, path))
+        return self.metrics_pages[min(len(self.proxied), len(self.metrics_pages)) - 1]
 
     def list_device_classes(self):
         return self.state.device_classes
@@ -342,10 +350,17 @@ def test_every_step_passes_on_a_healthy_prod_cluster(cluster):
         ("network-deviceclasses", PASS),
         ("dranet-slices", PASS),
         ("smoke-gpu", PASS),
+        ("gpu-metrics", PASS),
         ("smoke-ib-network", PASS),
     ]
-    assert "PASS [10/11] Smoke workload: gpu claim, nvidia-smi -L: pod on computeinstance-e00h7qk2rm8v1t9b4x" in shown
-    assert "all 11 checks passed" in summary_table(results)
+    assert "PASS [10/12] Smoke workload: gpu claim, nvidia-smi -L: pod on computeinstance-e00h7qk2rm8v1t9b4x" in shown
+    assert (
+        "PASS [11/12] GPU metrics name the smoke pod and its claim (dcgm-exporter): 4 series on "
+        "GPU-1f6a3d8b-c2e7-4950-8ab4-73d5e1c09f26 name pod verify-gpu-k3x9q and claim verify-gpu-k3x9q-gpu-7tq2n "
+        "(exporter gpu-metrics/dcgm-exporter-x7q2m)"
+    ) in shown
+    assert cluster.proxied == [("gpu-metrics", "dcgm-exporter-x7q2m", 9400, "metrics")]
+    assert "all 12 checks passed" in summary_table(results)
 
 
 def test_dev_skips_the_infiniband_steps_and_skip_smoke_skips_the_workloads():
@@ -354,7 +369,8 @@ def test_dev_skips_the_infiniband_steps_and_skip_smoke_skips_the_workloads():
     assert statuses["dranet"] == (SKIP, "the stack has no InfiniBand GPU groups")
     assert statuses["smoke-gpu"] == (SKIP, "skipped (--skip-smoke)")
     assert all(status in (PASS, SKIP) for status, _ in statuses.values())
-    assert summary_table(results).endswith("all 6 checks passed (5 skipped)\n")
+    assert statuses["gpu-metrics"] == (SKIP, "skipped (--skip-smoke): it needs the GPU smoke pod")
+    assert summary_table(results).endswith("all 6 checks passed (6 skipped)\n")
 
 
 def test_an_unreadable_cluster_fails_the_read_and_runs_nothing_else(cluster):
@@ -397,7 +413,7 @@ def test_a_failing_check_prints_expected_found_and_cause(cluster):
     cluster.state.resource_slices.clear()
     results, shown = run_all(cluster, prod_expectations(), None)
     assert next(r for r in results if r.name == "gpu-slices").status == FAIL
-    assert "FAIL [5/11] gpu.nvidia.com ResourceSlices: 5 of 5 GPU node(s) publish the wrong GPUs" in shown
+    assert "FAIL [5/12] gpu.nvidia.com ResourceSlices: 5 of 5 GPU node(s) publish the wrong GPUs" in shown
     assert "        expected:     8 GPU device(s) in gpu.nvidia.com slices" in shown
     assert "        likely cause: the kubelet plugin is not scheduled there" in shown
     assert summary_table(results).splitlines()[-1] == "2 of 9 checks failed: gpu-slices, dranet-slices"
@@ -406,7 +422,7 @@ def test_a_failing_check_prints_expected_found_and_cause(cluster):
 @pytest.fixture
 def cli_cluster(monkeypatch, cluster):
     monkeypatch.setattr(KubeCluster, "from_kubeconfig", classmethod(lambda cls, path, context=None, **_limits: cluster))
-    monkeypatch.setattr(cli, "SmokeSettings", lambda timeout_s: settings(timeout_s))
+    monkeypatch.setattr(cli, "SmokeSettings", lambda timeout_s, **_: settings(timeout_s))
     return cluster
 
 
@@ -415,8 +431,8 @@ def test_the_cli_exits_0_and_writes_the_json_report_when_all_pass(cli_cluster, t
     assert cli.main(["--stack", "prod", "--json", str(report)]) == 0
     written = json.loads(report.read_text())
     assert written["passed"] is True and written["stack"] == "prod"
-    assert [c["status"] for c in written["checks"]] == [PASS] * 11
-    assert "all 11 checks passed" in capsys.readouterr().out
+    assert [c["status"] for c in written["checks"]] == [PASS] * 12
+    assert "all 12 checks passed" in capsys.readouterr().out
 
 
 def test_the_cli_exits_1_when_a_check_fails(cli_cluster, tmp_path):

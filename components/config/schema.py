@@ -506,6 +506,19 @@ class StackInput(Shape):
     sampleRdmaImage: Image
     userClaimTemplates: list[UserClaimTemplateInput]
     allowedDeviceClasses: list[DnsSubdomain]
+    gpuMetrics: BOOL
+    dcgmExporterVersion: ChartVersion
+    gpuMetricsNamespace: DnsLabel
+    gpuMetricsProfile: Annotated[
+        Literal["", "full", "basic"],
+        Field(
+            description="allowed: full (DCGM profiling fields on), basic (no DCGM_FI_PROF_* fields), or empty to choose by the GPU groups' platforms"
+        ),
+    ]
+    gpuMetricsValues: Annotated[dict[StrictStr, Any], Field(description="expected a map of chart values")]
+    prometheusServiceMonitor: BOOL
+    kubePrometheusStack: BOOL
+    kubePrometheusStackVersion: ChartVersion
 
 
 # Keys whose values may be set as secrets (`pulumi config set --secret`, or `secure:` in the stack

@@ -18,6 +18,7 @@ from components.config.claims import parse_claims_config
 from components.config.driver import parse_driver_config
 from components.config.errors import ConfigProblems, add_validation_problems, config_key, shown
 from components.config.node_groups import check_node_group_names, parse_gpu_node_groups
+from components.config.observability import parse_observability_config
 from components.config.raw import RawConfig, decode_config, secret_problems
 from components.config.schema import RESOURCE_NAME_PATTERN, SECRET_CAPABLE_KEYS, StackInput
 from components.model import ClusterConfig, StackConfig, SystemNodeGroupConfig
@@ -110,6 +111,7 @@ def parse_stack_config(raw: Mapping[str, str] | RawConfig, stack: str) -> StackC
         node_service_account_id=settings.nodeServiceAccountId or None,
         driver=driver,
         claims=parse_claims_config(settings, gpu_groups, driver, problems),
+        observability=parse_observability_config(settings, gpu_groups, driver, problems),
     )
     problems.raise_if_any()
     return config

@@ -30,7 +30,7 @@ GPU_POD_EVICTION_ENV = "NODE_LABEL_FOR_GPU_POD_EVICTION"
 
 
 def gpu_operator_values(operator_taints: Iterable[Taint], gpu_taints: Iterable[Taint]) -> dict[str, Any]:
-    """The Operator installs the driver and toolkit, never the legacy device plugin: the DRA driver owns the GPUs.
+    """The Operator installs the driver and toolkit, never the legacy device plugin or its exporter: the DRA driver owns the GPUs.
 
     `operator_taints` are the taints of the groups whose driver the Operator installs; its
     operands (`daemonsets.tolerations`) tolerate those only, so they stay off the preset groups.
@@ -43,6 +43,10 @@ def gpu_operator_values(operator_taints: Iterable[Taint], gpu_taints: Iterable[T
     operator_taints = list(operator_taints)
     return {
         "devicePlugin": {"enabled": False},
+        # The Operator's exporter (4.4.2-4.7.0 in v25.10.1) reads only the device plugin's pod resources: without DRA
+        # mode it cannot tell which pod holds a GPU. The stack runs one exporter in DRA mode instead
+        # (components/observability.py), so GPUs are never scraped twice.
+        "dcgmExporter": {"enabled": False},
         "cdi": {"enabled": True},
         "driver": {
             "enabled": True,

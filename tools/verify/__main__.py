@@ -10,7 +10,7 @@ Nothing waits without a limit: every API request and the exec stream into the sm
 connect and read under --request-timeout (default 30 s), the exec credential command (for
 example the `nebius` CLI, which may wait for a browser login) is killed after
 --exec-plugin-timeout (default 60 s), and a smoke pod has --timeout to reach Running
-(default 300 s). A malformed kubeconfig is one line naming the file and what is wrong.
+(default 300 s), and the GPU metrics exporter has --metrics-timeout to name that pod (default 90 s). A malformed kubeconfig is one line naming the file and what is wrong.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from tools.verify.runner import FAIL, CheckResult, Verification
 from tools.verify.smoke import SmokeInterrupted, SmokeSettings
 
 DEFAULT_TIMEOUT_S = 300.0
+DEFAULT_METRICS_TIMEOUT_S = 90.0
 
 
 def seconds(text: str) -> float:
@@ -59,6 +60,16 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         default=DEFAULT_TIMEOUT_S,
         metavar="S",
         help=f"seconds a smoke pod may take to reach Running (default: {DEFAULT_TIMEOUT_S:.0f})",
+    )
+    parser.add_argument(
+        "--metrics-timeout",
+        type=seconds,
+        default=DEFAULT_METRICS_TIMEOUT_S,
+        metavar="S",
+        help=(
+            "seconds the GPU metrics exporter may take to name the GPU smoke pod and its claim "
+            f"(default: {DEFAULT_METRICS_TIMEOUT_S:.0f})"
+        ),
     )
     parser.add_argument(
         "--request-timeout",
@@ -123,7 +134,7 @@ def _verify(args: argparse.Namespace) -> int:
         print("\ninterrupted before the cluster was read: nothing was checked", file=sys.stderr)
         return 130
     progress = Progress(sys.stderr, interactive=sys.stderr.isatty())
-    smoke = None if args.skip_smoke else SmokeSettings(timeout_s=args.timeout)
+    smoke = None if args.skip_smoke else SmokeSettings(timeout_s=args.timeout, metrics_timeout_s=args.metrics_timeout)
     verification = Verification(cluster, expect, smoke, progress)
     results: list[CheckResult] = []
     interrupted = False

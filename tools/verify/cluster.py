@@ -104,6 +104,7 @@ class Cluster(Protocol):
     def exec_in_pod(self, namespace: str, name: str, container: str, command: Sequence[str]) -> ExecResult: ...
     def delete_pod(self, namespace: str, name: str) -> None: ...
     def delete_claim(self, namespace: str, name: str) -> None: ...
+    def proxy_pod(self, namespace: str, name: str, port: int, path: str) -> str: ...
 
 
 def explain_api_error(error: ApiException, action: str) -> str:
@@ -215,9 +216,10 @@ class KubeCluster:
             "check the kubeconfig's server and your network"
         )
 
-    def _call(
+    def _request(
         self, action: str, call: Callable[..., Any], *args: Any, missing_ok: bool = False, **kwargs: Any
-    ) -> Obj | None:
+    ) -> bytes | None:
+        """The answer's body; None for a missing object when `missing_ok`."""
         self._authenticate(action)
         timeout = (self.request_timeout_s, self.request_timeout_s)
         try:
@@ -231,6 +233,14 @@ class KubeCluster:
             raise ClusterError(explain_api_error(error, action)) from error
         except (urllib3.exceptions.HTTPError, OSError) as error:
             raise self._unreachable(action, error) from error
+        return data if isinstance(data, bytes) else str(data or "").encode()
+
+    def _call(
+        self, action: str, call: Callable[..., Any], *args: Any, missing_ok: bool = False, **kwargs: Any
+    ) -> Obj | None:
+        data = self._request(action, call, *args, missing_ok=missing_ok, **kwargs)
+        if data is None:
+            return None
         if not data:
             return {}
         try:
@@ -314,6 +324,17 @@ class KubeCluster:
             namespace,
             missing_ok=True,
         )
+
+    def proxy_pod(self, namespace: str, name: str, port: int, path: str) -> str:
+        """GET `path` from a pod's port through the API server's proxy (the `pods/proxy` subresource)."""
+        data = self._request(
+            f"read /{path} of pod {namespace}/{name}:{port} through the API server's proxy",
+            self.core.connect_get_namespaced_pod_proxy_with_path,
+            f"{name}:{port}",
+            namespace,
+            path,
+        )
+        return (data or b"").decode(errors="replace")
 
     def exec_in_pod(self, namespace: str, name: str, container: str, command: Sequence[str]) -> ExecResult:
         action = f"exec {' '.join(command)} in {namespace}/{name}"

@@ -42,6 +42,8 @@ class Expectations:
     claims_namespace: str
     claim_templates: tuple[str, ...]
     smoke_image: str
+    # The GPU metrics exporter's namespace, or None when the stack installs no exporter (gpuMetrics: false).
+    metrics_namespace: str | None = None
 
     @property
     def infiniband(self) -> bool:
@@ -80,6 +82,7 @@ def expectations_for(config: StackConfig, stack: str, smoke_image: str | None = 
         claims_namespace=config.claims.namespace,
         claim_templates=tuple(config.claims.builtin_templates),
         smoke_image=smoke_image or config.claims.sample_gpu_image,
+        metrics_namespace=config.observability.namespace if config.observability.enabled else None,
     )
 
 

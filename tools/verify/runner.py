@@ -8,9 +8,9 @@ yielded one by one, so an interrupted run still reports what it finished.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from tools.verify.checks import (
     CLUSTER_CHECKS,
@@ -25,10 +25,13 @@ from tools.verify.checks import (
 )
 from tools.verify.cluster import Cluster, ClusterError
 from tools.verify.expectations import Expectations
+from tools.verify.metrics import HeldGpu, MetricsSettings, read_attribution
 from tools.verify.objects import current_slices
 from tools.verify.smoke import GPU_WORKLOAD, NETWORK_WORKLOAD, SmokeRun, SmokeSettings, SmokeWorkload
 
 PASS, FAIL, SKIP = "pass", "fail", "skip"
+NO_METRICS = "the stack installs no GPU metrics exporter (gpuMetrics: false)"
+NOT_HELD = "not run: it reads the exporter while the GPU smoke pod holds its GPU, and that pod never proved it did (see smoke-gpu)"
 NO_INFINIBAND = "the stack has no InfiniBand GPU groups"
 NOT_READ = "not run: the cluster could not be read"
 UNREACHABLE = "not run: the cluster stopped answering (see the step that failed)"
@@ -86,6 +89,8 @@ class Verification:
         self.state: ClusterState | None = None
         # Set once a step could not reach the cluster: the later steps are skipped, the run exits 2.
         self.unreachable = False
+        # What the exporter said while the GPU smoke pod held its GPU; the gpu-metrics step reports it.
+        self.metrics: Outcome | None = None
 
     def _read(self) -> Outcome:
         self.state = read_cluster_state(self.cluster, self.expect)
@@ -107,6 +112,39 @@ class Verification:
 
         return Step(check.name, check.title, judge, skip_reason)
 
+    def _read_metrics(self, pod: Mapping[str, Any], claim: Mapping[str, Any]) -> None:
+        """Runs inside the GPU smoke workload, while its pod holds the GPU; a failure here never fails smoke-gpu."""
+        namespace = self.expect.metrics_namespace
+        if namespace is None or self.smoke is None:
+            return
+        settings = MetricsSettings(
+            self.smoke.metrics_timeout_s, self.smoke.metrics_poll_interval_s, self.smoke.clock, self.smoke.sleep
+        )
+        try:
+            self.metrics = read_attribution(
+                self.cluster, namespace, HeldGpu.from_objects(pod, claim), settings, self.progress.update
+            )
+        except ClusterError as error:
+            self.metrics = api_failure(error)
+        except KeyboardInterrupt:
+            raise
+        except Exception as error:
+            self.metrics = unexpected_failure(error)
+
+    def _metrics_step(self) -> Step:
+        def skip_reason() -> str | None:
+            if self.expect.metrics_namespace is None:
+                return NO_METRICS
+            if self.smoke is None:
+                return "skipped (--skip-smoke): it needs the GPU smoke pod"
+            return NOT_HELD if self.metrics is None else None
+
+        def report() -> Outcome:
+            assert self.metrics is not None, "reported only after the smoke pod held its GPU (skip_reason)"
+            return self.metrics
+
+        return Step("gpu-metrics", "GPU metrics name the smoke pod and its claim (dcgm-exporter)", report, skip_reason)
+
     def _smoke_step(self, name: str, title: str, workload: SmokeWorkload, infiniband_only: bool) -> Step:
         def skip_reason() -> str | None:
             if infiniband_only and not self.expect.infiniband:
@@ -121,7 +159,8 @@ class Verification:
 
         def run() -> Outcome:
             assert self.smoke is not None, "a smoke step runs only with smoke settings (skip_reason)"
-            return SmokeRun(self.cluster, self.expect, self.smoke, self.progress.update).run(workload)
+            held = self._read_metrics if workload is GPU_WORKLOAD else None
+            return SmokeRun(self.cluster, self.expect, self.smoke, self.progress.update, held).run(workload)
 
         return Step(name, title, run, skip_reason)
 
@@ -130,6 +169,7 @@ class Verification:
             Step("cluster-read", "Read the cluster", self._read, lambda: None),
             *(self._check_step(check) for check in CLUSTER_CHECKS),
             self._smoke_step("smoke-gpu", "Smoke workload: gpu claim, nvidia-smi -L", GPU_WORKLOAD, False),
+            self._metrics_step(),
             self._smoke_step(
                 "smoke-ib-network",
                 "Smoke workload: ib-network claim, /sys/class/net and /sys/class/infiniband",

@@ -92,6 +92,9 @@ NETWORK_WORKLOAD = SmokeWorkload(
 class SmokeSettings:
     timeout_s: float
     poll_interval_s: float = 2.0
+    # How long the GPU smoke pod's metrics may take to name it: the exporter maps pods to GPUs when it collects.
+    metrics_timeout_s: float = 90.0
+    metrics_poll_interval_s: float = 5.0
     clock: Callable[[], float] = time.monotonic
     sleep: Callable[[float], None] = time.sleep
     name_suffix: Callable[[], str] = field(
@@ -188,12 +191,19 @@ class SmokeRun:
     """Runs one smoke workload end to end and always cleans up after it."""
 
     def __init__(
-        self, cluster: Cluster, expect: Expectations, settings: SmokeSettings, on_progress: Callable[[str], None]
+        self,
+        cluster: Cluster,
+        expect: Expectations,
+        settings: SmokeSettings,
+        on_progress: Callable[[str], None],
+        while_held: Callable[[Mapping[str, Any], Mapping[str, Any]], None] | None = None,
     ) -> None:
+        """`while_held(pod, claim)` runs after the pod proved it holds its devices, before the pod is deleted."""
         self.cluster = cluster
         self.expect = expect
         self.settings = settings
         self.on_progress = on_progress
+        self.while_held = while_held
 
     def run(self, workload: SmokeWorkload) -> Outcome:
         namespace = self.expect.claims_namespace
@@ -284,6 +294,8 @@ class SmokeRun:
                 )
             outputs.append(executed.stdout)
         verdict = workload.judge(claim, self.cluster.list_resource_slices(), outputs)
+        if verdict.passed and self.while_held is not None:
+            self.while_held(pod, claim)
         node = pod.get("spec", {}).get("nodeName", "?")
         return Outcome(f"pod on {node}: {verdict.summary}" if verdict.passed else verdict.summary, verdict.findings)
 

@@ -1,0 +1,196 @@
+"""GPU metrics from stack config: the DCGM exporter in DRA mode, its field profile, and the Prometheus around it.
+
+One exporter serves every GPU node in both driver modes; the GPU Operator's own exporter is
+turned off (components/values/gpu_operator.py), so no GPU is scraped twice. Per-pod
+attribution under DRA needs the exporter's DRA mode, which reads resource.k8s.io/v1
+ResourceSlices from chart 4.8.3 on (NVIDIA/dcgm-exporter#590, fixed in 4.6.0-4.8.3); older
+charts watch only v1beta1 and are refused. Everything is checked here, so a bad
+combination stops the program before any resource is registered.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from components.config.errors import ConfigProblems, config_key, shown
+from components.config.schema import StackInput
+from components.dra_constants import (
+    DCGM_EXPORTER_VERSION,
+    GPU_OPERATOR_NAMESPACE,
+    KUBE_PROMETHEUS_STACK_VERSION,
+    MONITORING_NAMESPACE,
+    NETWORK_OPERATOR_NAMESPACE,
+)
+from components.labels import kubelet_plugin_node_selector, tolerations_for
+from components.merge import deep_merge
+from components.model import (
+    BASIC_PROFILE,
+    FULL_PROFILE,
+    DraDriverConfig,
+    GpuNodeGroupConfig,
+    ObservabilityConfig,
+    Taint,
+)
+
+_MISSING = object()
+RESERVED_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+# The DCGM profiling module fails on Nebius L40S VMs, so DCGM_FI_PROF_* fields must stay off there
+# (field report in the project's facts sheet; Nebius's L40S platforms are named gpu-l40s-*, for
+# example gpu-l40s-a). Every other platform family gets the full profile.
+PROFILE_BY_PLATFORM_PREFIX = {"gpu-l40s": BASIC_PROFILE}
+
+# 4.8.x from 4.8.3: 4.8.3 is the first chart whose DRA mode reads resource.k8s.io/v1, and the stack's
+# value keys were read from 4.8.3's values.yaml (tests/data/dcgm-exporter-4.8.3.keys).
+DCGM_VERSION_PATTERN = re.compile(r"^4\.8\.([3-9]|[1-9][0-9]{1,2})\Z")
+# 88.5.x from 88.5.3, whose values.yaml the kube-prometheus-stack keys were read from.
+KPS_VERSION_PATTERN = re.compile(r"^88\.5\.([3-9]|[1-9][0-9]{1,2})\Z")
+
+GUARD_REASONS = {
+    "kubernetesDRA.enabled": "must stay true: without DRA mode the exporter reads the device plugin's pod resources, "
+    "which carry no DRA-allocated GPU, so no series names the pod or claim holding a GPU",
+    "nodeSelector": "must stay the label every GPU node group carries, or the exporter lands on no GPU node",
+    "tolerations": "is derived from the taints of nebius-dra:gpuNodeGroups; add the taint to the group instead",
+    "customMetrics": "is the field list of nebius-dra:gpuMetricsProfile; set that key instead",
+    "serviceMonitor.enabled": "is set from nebius-dra:prometheusServiceMonitor and nebius-dra:kubePrometheusStack; "
+    "a ServiceMonitor without the Prometheus Operator's CRDs fails the install",
+    "kubeletPath": "must stay the kubelet's pod-resources directory: the exporter learns which pod holds which GPU from its socket",
+}
+
+
+def profile_for_platform(platform: str) -> str:
+    for prefix, profile in PROFILE_BY_PLATFORM_PREFIX.items():
+        if platform.startswith(prefix):
+            return profile
+    return FULL_PROFILE
+
+
+def automatic_profile(groups: Iterable[GpuNodeGroupConfig]) -> str:
+    """One exporter serves every GPU node with one field list: profiling only when every group's platform takes it."""
+    profiles = {profile_for_platform(group.platform) for group in groups}
+    return BASIC_PROFILE if BASIC_PROFILE in profiles else FULL_PROFILE
+
+
+def _lookup(values: Any, path: str) -> Any:
+    for part in path.split("."):
+        if not isinstance(values, Mapping) or part not in values:
+            return _MISSING
+        values = values[part]
+    return values
+
+
+def guarded_metrics_values(observability: ObservabilityConfig, gpu_taints: Iterable[Taint]) -> dict[str, Any]:
+    """The values that make the exporter attribute GPUs to pods and claims on every GPU node; no override may change them.
+
+    `customMetrics` is filled in by the value builder (components/values/observability.py);
+    here it only needs to exist, so the guard sees any override of it.
+    """
+    return {
+        "kubernetesDRA": {"enabled": True},
+        "kubeletPath": "/var/lib/kubelet/pod-resources",
+        "nodeSelector": kubelet_plugin_node_selector(),
+        "tolerations": tolerations_for(gpu_taints),
+        "serviceMonitor": {"enabled": observability.scraped},
+    }
+
+
+def guarded_override_problems(observability: ObservabilityConfig, gpu_taints: Iterable[Taint]) -> list[tuple[str, str]]:
+    guarded = guarded_metrics_values(observability, gpu_taints)
+    merged = deep_merge(guarded, observability.value_overrides)
+    problems = []
+    for path, reason in GUARD_REASONS.items():
+        if path == "customMetrics":
+            if "customMetrics" in observability.value_overrides:
+                problems.append((path, f"the override sets it, but it {reason}"))
+            continue
+        wanted, result = _lookup(guarded, path), _lookup(merged, path)
+        if result is not wanted and result != wanted:
+            given = "removes it" if result is _MISSING else f"sets it to {shown(result)}"
+            problems.append((path, f"the override {given}, but it {reason}"))
+    return problems
+
+
+def _version(key: str, given: str, pattern: re.Pattern[str], allowed: str, why: str, problems: ConfigProblems) -> str:
+    if not pattern.match(given):
+        problems.add(config_key(key), f"got {shown(given)}; allowed: {allowed} ({why})")
+    return given
+
+
+def _namespace(settings: StackInput, driver: DraDriverConfig, problems: ConfigProblems) -> str:
+    namespace = settings.gpuMetricsNamespace
+    taken = {
+        driver.namespace: "nebius-dra:draDriverNamespace (the DRA driver's release)",
+        GPU_OPERATOR_NAMESPACE: "the GPU Operator's release",
+        NETWORK_OPERATOR_NAMESPACE: "the Network Operator's release",
+        settings.claimNamespace: "nebius-dra:claimNamespace, which the stack deletes with its claim templates",
+    }
+    if settings.kubePrometheusStack:
+        taken[MONITORING_NAMESPACE] = "the kube-prometheus-stack release"
+    if namespace in RESERVED_NAMESPACES:
+        problems.add(
+            config_key("gpuMetricsNamespace"),
+            f"got {shown(namespace)}, a namespace Kubernetes owns; the exporter's privileged pods belong in a namespace "
+            "of their own, for example gpu-metrics",
+        )
+    elif namespace in taken:
+        problems.add(
+            config_key("gpuMetricsNamespace"),
+            f"got {shown(namespace)}, which is also {taken[namespace]}; the exporter's chart names its ConfigMap and Role "
+            "without the release name, so it needs a namespace of its own, for example gpu-metrics",
+        )
+    return namespace
+
+
+def parse_observability_config(
+    settings: StackInput,
+    groups: Sequence[GpuNodeGroupConfig],
+    driver: DraDriverConfig,
+    problems: ConfigProblems,
+) -> ObservabilityConfig:
+    """Reads the GPU metrics keys; `groups` choose the profile and the exporter's tolerations, `driver` its runtime."""
+    if settings.prometheusServiceMonitor and not settings.gpuMetrics:
+        problems.add(
+            config_key("prometheusServiceMonitor"),
+            "is true while nebius-dra:gpuMetrics is false: the ServiceMonitor comes with the exporter; turn gpuMetrics on "
+            "or the ServiceMonitor off",
+        )
+    if settings.kubePrometheusStack and not settings.gpuMetrics:
+        problems.add(
+            config_key("kubePrometheusStack"),
+            "is true while nebius-dra:gpuMetrics is false: the stack installs kube-prometheus-stack to scrape the GPU "
+            "exporter; turn gpuMetrics on, or install your own Prometheus outside the stack",
+        )
+    every_group_operator = bool(groups) and not any(group.preinstalled_driver for group in groups)
+    observability = ObservabilityConfig(
+        enabled=settings.gpuMetrics,
+        version=_version(
+            "dcgmExporterVersion",
+            settings.dcgmExporterVersion,
+            DCGM_VERSION_PATTERN,
+            f"4.8.x from {DCGM_EXPORTER_VERSION}",
+            "older charts' DRA mode watches only resource.k8s.io/v1beta1 ResourceSlices, NVIDIA/dcgm-exporter#590",
+            problems,
+        ),
+        namespace=_namespace(settings, driver, problems),
+        profile=settings.gpuMetricsProfile or automatic_profile(groups),
+        value_overrides=settings.gpuMetricsValues,
+        service_monitor=settings.prometheusServiceMonitor,
+        kube_prometheus_stack=settings.kubePrometheusStack,
+        kube_prometheus_stack_version=_version(
+            "kubePrometheusStackVersion",
+            settings.kubePrometheusStackVersion,
+            KPS_VERSION_PATTERN,
+            f"88.5.x from {KUBE_PROMETHEUS_STACK_VERSION}",
+            "the release whose values the stack's keys were checked against",
+            problems,
+        ),
+        # The GPU Operator creates the RuntimeClass `nvidia` (gpu-operator v25.10.1 values operator.runtimeClass) and
+        # runs its own operands with it; preset images run the exporter with the node's default runtime.
+        runtime_class="nvidia" if every_group_operator else None,
+    )
+    taints = [taint for group in groups for taint in group.taints]
+    for path, message in guarded_override_problems(observability, taints):
+        problems.add(config_key("gpuMetricsValues"), f"{path}: {message}")
+    return observability
