@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from components.config.errors import ConfigProblems, config_key, shown
+from components.config.guards import override_problems
 from components.config.schema import StackInput
 from components.dra_constants import (
     DEFAULT_DRIVER_NAMESPACE,
@@ -29,10 +30,7 @@ from components.dra_constants import (
     RESOURCE_API_VERSION,
 )
 from components.labels import kubelet_plugin_node_selector, tolerations_for
-from components.merge import deep_merge
 from components.model import DraDriverConfig, GpuNodeGroupConfig, Taint
-
-_MISSING = object()
 
 GUARD_REASONS = {
     "gpuResourcesEnabledOverride": "must stay true: the chart refuses to serve GPUs without it, and DRA node groups have the legacy device plugin turned off",
@@ -79,14 +77,6 @@ CHART_LINES = {
 }
 
 
-def _lookup(values: Any, path: str) -> Any:
-    for part in path.split("."):
-        if not isinstance(values, Mapping) or part not in values:
-            return _MISSING
-        values = values[part]
-    return values
-
-
 def guarded_values(driver: DraDriverConfig, gpu_taints: Iterable[Taint]) -> dict[str, Any]:
     """The values that make the driver serve GPUs on these node groups; no override may change them."""
     values: dict[str, Any] = {
@@ -109,15 +99,7 @@ def guarded_values(driver: DraDriverConfig, gpu_taints: Iterable[Taint]) -> dict
 
 def guarded_override_problems(driver: DraDriverConfig, gpu_taints: Iterable[Taint]) -> list[tuple[str, str]]:
     """(path, complaint) for every guarded value the user's overrides would change."""
-    guarded = guarded_values(driver, gpu_taints)
-    merged = deep_merge(guarded, driver.value_overrides)
-    problems = []
-    for path, reason in GUARD_REASONS.items():
-        wanted, result = _lookup(guarded, path), _lookup(merged, path)
-        if result is not wanted and result != wanted:
-            given = "removes it" if result is _MISSING else f"sets it to {shown(result)}"
-            problems.append((path, f"the override {given}, but it {reason}"))
-    return problems
+    return override_problems(guarded_values(driver, gpu_taints), driver.value_overrides, GUARD_REASONS)
 
 
 def _version(settings: StackInput, line: ChartLine, problems: ConfigProblems) -> str:

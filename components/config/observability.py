@@ -11,10 +11,11 @@ combination stops the program before any resource is registered.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from components.config.errors import ConfigProblems, config_key, shown
+from components.config.guards import override_problems
 from components.config.schema import StackInput
 from components.dra_constants import (
     DCGM_EXPORTER_VERSION,
@@ -24,7 +25,6 @@ from components.dra_constants import (
     NETWORK_OPERATOR_NAMESPACE,
 )
 from components.labels import kubelet_plugin_node_selector, tolerations_for
-from components.merge import deep_merge
 from components.model import (
     BASIC_PROFILE,
     FULL_PROFILE,
@@ -34,7 +34,6 @@ from components.model import (
     Taint,
 )
 
-_MISSING = object()
 RESERVED_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 # The DCGM profiling module fails on Nebius L40S VMs, so DCGM_FI_PROF_* fields must stay off there
@@ -73,14 +72,6 @@ def automatic_profile(groups: Iterable[GpuNodeGroupConfig]) -> str:
     return BASIC_PROFILE if BASIC_PROFILE in profiles else FULL_PROFILE
 
 
-def _lookup(values: Any, path: str) -> Any:
-    for part in path.split("."):
-        if not isinstance(values, Mapping) or part not in values:
-            return _MISSING
-        values = values[part]
-    return values
-
-
 def guarded_metrics_values(observability: ObservabilityConfig, gpu_taints: Iterable[Taint]) -> dict[str, Any]:
     """The values that make the exporter attribute GPUs to pods and claims on every GPU node; no override may change them.
 
@@ -97,18 +88,16 @@ def guarded_metrics_values(observability: ObservabilityConfig, gpu_taints: Itera
 
 
 def guarded_override_problems(observability: ObservabilityConfig, gpu_taints: Iterable[Taint]) -> list[tuple[str, str]]:
-    guarded = guarded_metrics_values(observability, gpu_taints)
-    merged = deep_merge(guarded, observability.value_overrides)
-    problems = []
-    for path, reason in GUARD_REASONS.items():
-        if path == "customMetrics":
-            if "customMetrics" in observability.value_overrides:
-                problems.append((path, f"the override sets it, but it {reason}"))
-            continue
-        wanted, result = _lookup(guarded, path), _lookup(merged, path)
-        if result is not wanted and result != wanted:
-            given = "removes it" if result is _MISSING else f"sets it to {shown(result)}"
-            problems.append((path, f"the override {given}, but it {reason}"))
+    """(path, complaint) for every guarded value the user's overrides would change.
+
+    `customMetrics` is the one guarded value the builder fills later, so any override of it is refused.
+    """
+    value_reasons = {path: reason for path, reason in GUARD_REASONS.items() if path != "customMetrics"}
+    problems = override_problems(
+        guarded_metrics_values(observability, gpu_taints), observability.value_overrides, value_reasons
+    )
+    if "customMetrics" in observability.value_overrides:
+        problems.append(("customMetrics", f"the override sets it, but it {GUARD_REASONS['customMetrics']}"))
     return problems
 
 
