@@ -1,0 +1,257 @@
+"""Shared fixtures of the DRA e2e tests: one real control plane for the session, the stacks' plans, the report.
+
+Each test module covers one stack (its module-level `SCENARIO`): the `deployed` fixture builds that
+stack on the control plane and tears it down at the end of the module, so the next module starts
+from an empty cluster. The plans of every collected stack are started in subprocesses as soon as
+the session begins, so they run while the control plane starts.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+PROJECT = HERE.parent.parent
+for path in (str(PROJECT), str(HERE)):
+    if path not in sys.path:
+        sys.path.insert(0, path)
+
+from dra_fakes import device_classes  # noqa: E402
+from dra_kube import Kube, api_message  # noqa: E402
+from dra_scenarios import SCENARIOS  # noqa: E402
+from dra_stack import deploy, probe, release, teardown, watch_allocation  # noqa: E402
+
+REPORT_PATH = PROJECT / "build" / "e2e" / "report.json"
+PLAN_TIMEOUT = 240.0
+
+
+def _load_control_plane():
+    """e2e/kube/control_plane.py, loaded by path under a name of its own (the e2e/kube tests import it too)."""
+    name = "nebius_dra_e2e_control_plane"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, PROJECT / "e2e" / "kube" / "control_plane.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+# ------------------------------------------------------------------------------------------ report
+class Report:
+    """What `make e2e` prints at the end and writes to build/e2e/report.json."""
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+        self.data: dict = {"control_plane": {}, "scenarios": {}, "device_classes": {}}
+
+    def scenario(self, name: str) -> dict:
+        return self.data["scenarios"].setdefault(
+            name, {"objects": 0, "accepted": 0, "helm_not_installed": [], "claims": {}, "notes": [], "seconds": 0.0}
+        )
+
+    def claim(self, scenario: str, template: str, allocated: bool, where: str) -> None:
+        entry = self.scenario(scenario)["claims"].setdefault(template, {"allocated": 0, "refused": 0, "where": []})
+        entry["allocated" if allocated else "refused"] += 1
+        entry["where"].append(where)
+
+    def table(self) -> str:
+        rows = [("scenario", "objects accepted", "claims allocated per template", "seconds")]
+        for name, s in self.data["scenarios"].items():
+            claims = ", ".join(
+                f"{t} {c['allocated']}" + (f" (+{c['refused']} refused)" if c["refused"] else "")
+                for t, c in s["claims"].items()
+            )
+            rows.append((name, f"{s['accepted']}/{s['objects']}", claims or "-", f"{s['seconds']:.1f}"))
+        widths = [max(len(r[i]) for r in rows) for i in range(3)]
+        lines = ["  ".join(r[i].ljust(widths[i]) for i in range(3)) + "  " + r[3] for r in rows]
+        lines.insert(1, "  ".join("-" * w for w in widths) + "  -------")
+        total = self.data.get("seconds", time.monotonic() - self.started)
+        startup = self.data["control_plane"].get("startup_seconds")
+        lines.append(f"total {total:.1f}s" + (f" (control plane start {startup:.1f}s)" if startup else ""))
+        return "\n".join(lines)
+
+    def write(self) -> None:
+        self.data["seconds"] = round(time.monotonic() - self.started, 1)
+        REPORT_PATH.parent.mkdir(parents=True, exist_ok=True)
+        REPORT_PATH.write_text(json.dumps(self.data, indent=2, sort_keys=True) + "\n")
+
+
+REPORT = Report()
+
+
+@pytest.fixture(scope="session")
+def report() -> Report:
+    return REPORT
+
+
+def pytest_sessionfinish(session):
+    if REPORT.data["scenarios"]:
+        REPORT.write()
+
+
+def pytest_terminal_summary(terminalreporter):
+    if REPORT.data["scenarios"]:
+        terminalreporter.write_sep("-", "DRA e2e report")
+        terminalreporter.write_line(REPORT.table())
+        terminalreporter.write_line(f"written to {REPORT_PATH.relative_to(PROJECT)}")
+
+
+# ------------------------------------------------------------------------------------------ plans
+class Plans:
+    """The offline plan of each stack, run in a subprocess into a temporary directory."""
+
+    def __init__(self, names: list[str], out: Path) -> None:
+        self.out = out
+        self.runs: dict[str, subprocess.Popen] = {}
+        self.started: dict[str, float] = {}
+        for name in names:
+            self.runs[name] = self._start(name)
+
+    def _start(self, name: str) -> subprocess.Popen:
+        scenario = SCENARIOS[name]
+        if scenario.has_stack_file:
+            argv = [sys.executable, "-m", "tools.plan", "--stack", name, "--out", str(self.out)]
+        else:
+            config_file = self.out / f"{name}.config.json"
+            config_file.write_text(json.dumps(scenario.raw_config(), indent=2))
+            argv = [
+                sys.executable,
+                str(HERE / "plan_variant.py"),
+                "--stack",
+                name,
+                "--config",
+                str(config_file),
+                "--out",
+                str(self.out),
+            ]
+        self.started[name] = time.monotonic()
+        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+        return subprocess.Popen(argv, cwd=PROJECT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+
+    def directory(self, name: str) -> Path:
+        """Waits for the plan (bounded) and returns `<out>/<stack>`; a failed plan fails with its own message."""
+        run = self.runs.get(name) or self.runs.setdefault(name, self._start(name))
+        try:
+            stdout, stderr = run.communicate(timeout=PLAN_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            run.kill()
+            raise AssertionError(
+                f"the plan of {name} did not finish within {PLAN_TIMEOUT:.0f}s: {' '.join(run.args)}"
+            ) from None
+        except ValueError:  # already collected
+            stdout, stderr = "", ""
+        assert run.returncode == 0, (
+            f"the plan of {name} exited {run.returncode} ({' '.join(run.args)}):\n{stderr[-4000:]}\n{stdout[-2000:]}"
+        )
+        return self.out / name
+
+    def close(self) -> None:
+        for run in self.runs.values():
+            if run.poll() is None:
+                run.kill()
+                run.wait(10)
+
+
+@pytest.fixture(scope="session")
+def plans(request, tmp_path_factory):
+    wanted = []
+    for item in request.session.items:
+        name = getattr(item.module, "SCENARIO", None)
+        if name and name not in wanted:
+            wanted.append(name)
+    runs = Plans(wanted, tmp_path_factory.mktemp("plans"))
+    yield runs
+    runs.close()
+
+
+# ------------------------------------------------------------------------------------- the cluster
+@pytest.fixture(scope="session")
+def cp(plans, report):
+    control_plane = _load_control_plane()
+    with control_plane.ControlPlane(quiet=True) as plane:
+        report.data["control_plane"] = {
+            "server": plane.server,
+            "startup_seconds": round(plane.startup_seconds, 1),
+            "kubernetes": control_plane._build.kube_version(),
+        }
+        yield plane
+
+
+@pytest.fixture(scope="session")
+def kube(cp):
+    client = Kube(str(cp.kubeconfig))
+    yield client
+    client.close()
+
+
+@pytest.fixture(scope="session")
+def classes(kube, report):
+    """The NVIDIA chart's DeviceClasses and Nebius's network classes, created once for every stack.
+
+    Returns name -> (error or None, stored object); the API server compiles each CEL selector on create.
+    """
+    created = {}
+    for manifest in device_classes():
+        name = manifest["metadata"]["name"]
+        try:
+            created[name] = (None, kube.create(manifest))
+        except Exception as error:
+            created[name] = (api_message(error), None)
+    gpu = created.get("gpu.nvidia.com", (None, None))[1] or {}
+    report.data["device_classes"] = {
+        "created": sorted(n for n, (e, _) in created.items() if e is None),
+        "refused": {n: e for n, (e, _) in created.items() if e},
+        "gpu.nvidia.com extendedResourceName kept": "extendedResourceName" in gpu.get("spec", {}),
+    }
+    return created
+
+
+@pytest.fixture(scope="module")
+def deployed(request, kube, plans, classes, report):
+    started = time.monotonic()
+    name = request.module.SCENARIO
+    scenario = SCENARIOS[name]
+    plan_dir = plans.directory(name)
+    stack = deploy(kube, scenario, plan_dir)
+    entry = report.scenario(name)
+    entry["objects"] = len(stack.applied)
+    entry["accepted"] = sum(1 for a in stack.applied if a.error is None and not a.differences)
+    entry["helm_not_installed"] = [f"{r.namespace}/{r.release} ({r.chart} {r.version})" for r in stack.helm]
+    entry["nodes"] = {node: group or "system" for node, group in stack.nodes.items()}
+    yield stack
+    teardown(kube, stack)
+    entry["seconds"] = round(time.monotonic() - started, 1)
+
+
+@pytest.fixture(scope="module")
+def samples(deployed, kube, report):
+    """The stack's sample pods, waited for until allocated and bound, then deleted to free their devices."""
+    found = {}
+    for applied in deployed.applied:
+        if applied.kind == "Pod" and applied.error is None:
+            template = deployed.manifests()[applied.path]["spec"]["resourceClaims"][0]["resourceClaimTemplateName"]
+            found[applied.name] = watch_allocation(kube, applied.namespace, applied.name, template)
+    for name, result in found.items():
+        report.claim(deployed.scenario.name, f"sample pod {name}", result.problem is None, result.group or "-")
+        release(kube, result.namespace, name)
+    return found
+
+
+@pytest.fixture(scope="module")
+def probes(deployed, samples, kube, report):
+    """One probe pod per ResourceClaimTemplate the stack ships, one after the other (each frees its devices)."""
+    found = {}
+    for applied in deployed.applied:
+        if applied.kind == "ResourceClaimTemplate" and applied.error is None:
+            result = probe(kube, deployed, applied.name, namespace=applied.namespace)
+            found[applied.name] = result
+            report.claim(deployed.scenario.name, applied.name, result.problem is None, result.group or "-")
+    return found

@@ -1,0 +1,170 @@
+"""The stacks the DRA e2e tests put on a real control plane: dev, prod and two InfiniBand variants of prod.
+
+dev and prod are read from their `Pulumi.<stack>.yaml` exactly as the program reads them
+(`load_stack_config`, then `parse_stack_config` on the un-namespaced keys). The variants start from
+prod's config and change it the way a user would edit the stack file; they have no stack file of
+their own, so they are planned through `plan_variant.py` with the config handed over as JSON.
+
+What each scenario expects (which node groups can serve each claim template, where each sample
+pod may run) is written here by hand, from the stack files and the README's tables: the tests
+compare the real scheduler's decisions with it. A template the plan writes that is not listed
+here fails the test, so a new template cannot slip through unchecked.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from components.config import parse_stack_config
+from components.config.stack_file import load_stack_config, program_config
+from components.dra_constants import NAMESPACE, OPERATOR_DRIVER_ROOT
+from components.model import StackConfig
+
+# GPU products by Nebius platform: the string the NVIDIA DRA driver publishes as productName, which is
+# what nvidia-smi prints (../shared/reference/device-output), and the memory it reports per GPU.
+H200 = "NVIDIA H200"
+H100 = "NVIDIA H100 80GB HBM3"
+PLATFORM_GPUS = {
+    "gpu-h200-sxm": (H200, "143771Mi"),
+    "gpu-h100-sxm": (H100, "81559Mi"),
+}
+
+
+def _key(name: str) -> str:
+    return f"{NAMESPACE}:{name}"
+
+
+def _groups(config: dict[str, str]) -> list[dict]:
+    return json.loads(config[_key("gpuNodeGroups")])
+
+
+def ib_operator(config: dict[str, str]) -> dict[str, str]:
+    """prod with the GPU Operator installing the driver: no group has a driversPreset, draDriverRoot is set.
+
+    samplePods is turned on too, so `rdma-workload` (InfiniBand groups only) is planned and placed.
+    """
+    groups = _groups(config)
+    for group in groups:
+        group.pop("driversPreset", None)
+    return {
+        **config,
+        _key("gpuNodeGroups"): json.dumps(groups),
+        _key("draDriverRoot"): OPERATOR_DRIVER_ROOT,
+        _key("samplePods"): "true",
+    }
+
+
+# README "Example: any GPU, an H200 first", verbatim in the stack file's shape.
+GPU_ANY = {
+    "name": "gpu-any",
+    "requests": [
+        {
+            "name": "gpu",
+            "firstAvailable": [
+                {
+                    "name": "h200",
+                    "deviceClassName": "gpu.nvidia.com",
+                    "selectors": [
+                        {"cel": {"expression": 'device.attributes["gpu.nvidia.com"].productName == "NVIDIA H200"'}}
+                    ],
+                },
+                {"name": "any", "deviceClassName": "gpu.nvidia.com"},
+            ],
+        }
+    ],
+}
+# A monitoring claim: every GPU of a node, even those other claims hold (DRAAdminAccess).
+GPU_MONITOR = {
+    "name": "gpu-monitor",
+    "requests": [
+        {
+            "name": "gpus",
+            "exactly": {"deviceClassName": "gpu.nvidia.com", "allocationMode": "All", "adminAccess": True},
+        }
+    ],
+}
+H100_GROUP = {
+    "name": "h100",
+    "platform": "gpu-h100-sxm",
+    "preset": "8gpu-128vcpu-1600gb",
+    "fixedNodeCount": 1,
+    "labels": {"workload-class": "inference"},
+    "taints": [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}],
+}
+
+
+def ib_operator_templates(config: dict[str, str]) -> dict[str, str]:
+    """The operator variant plus an H100 group off the fabric and user templates: gpu-any and an adminAccess one."""
+    config = ib_operator(config)
+    templates = json.loads(config[_key("userClaimTemplates")])
+    return {
+        **config,
+        _key("gpuNodeGroups"): json.dumps([*_groups(config), H100_GROUP]),
+        _key("userClaimTemplates"): json.dumps([*templates, GPU_ANY, GPU_MONITOR]),
+    }
+
+
+TRAIN, BURST = "h200-train", "h200-burst"
+PROD_SERVES = {
+    "gpu": {TRAIN, BURST},
+    "gpu-by-product": {TRAIN, BURST},
+    "multi-gpu": {TRAIN, BURST},
+    "ib-network": {TRAIN},
+    "rdma-network": {TRAIN},
+    "gpu-nic-aligned": {TRAIN},
+    "h200-full-node": {TRAIN},
+}
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str  # the stack name planned (and the Node name prefix)
+    base: str  # the Pulumi.<base>.yaml it starts from
+    change: Callable[[dict[str, str]], dict[str, str]] | None = None
+    serves: Mapping[str, set[str]] = field(default_factory=dict)  # template -> node groups that can serve it
+    sample_pods: Mapping[str, set[str]] = field(default_factory=dict)  # sample pod -> node groups it may run on
+
+    @property
+    def has_stack_file(self) -> bool:
+        return self.change is None
+
+    def raw_config(self) -> dict[str, str]:
+        """Full keys -> strings, as the Pulumi CLI hands them to the program."""
+        config = load_stack_config(self.base)
+        return self.change(config) if self.change else config
+
+    def config(self) -> StackConfig:
+        return parse_stack_config(program_config(self.raw_config()), self.name)
+
+
+SCENARIOS = {
+    s.name: s
+    for s in (
+        Scenario(
+            "dev", "dev", serves={"gpu": {"h200"}, "gpu-by-product": {"h200"}}, sample_pods={"gpu-workload": {"h200"}}
+        ),
+        Scenario("prod", "prod", serves=PROD_SERVES),
+        Scenario(
+            "ib-operator",
+            "prod",
+            ib_operator,
+            serves=PROD_SERVES,
+            sample_pods={"gpu-workload": {TRAIN, BURST}, "rdma-workload": {TRAIN}},
+        ),
+        Scenario(
+            "ib-operator-templates",
+            "prod",
+            ib_operator_templates,
+            serves={
+                **PROD_SERVES,
+                "gpu": {TRAIN, BURST, "h100"},
+                "multi-gpu": {TRAIN, BURST, "h100"},
+                "gpu-any": {TRAIN, BURST, "h100"},
+                "gpu-monitor": {TRAIN, BURST, "h100"},
+            },
+            sample_pods={"gpu-workload": {TRAIN, BURST, "h100"}, "rdma-workload": {TRAIN}},
+        ),
+    )
+}
