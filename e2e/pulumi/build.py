@@ -264,32 +264,28 @@ def kubernetes_artifact() -> Artifact:
 
 
 def python_artifacts() -> list[Artifact]:
+    """The Python language host and its exec script, when the wrapper pins the host."""
     wrapper = HERE / "python"
     mod = go_mod(wrapper)
-    sdk = requirement(mod, SDK_MODULE)
-    if not sdk:
-        raise BuildError(f"{wrapper}/go.mod does not require {SDK_MODULE}")
-
-    def copy_from_sdk(relative: str) -> Callable[[Path], None]:
-        def build(out: Path) -> None:
-            source = module_dir(wrapper, SDK_MODULE) / relative
-            if not source.is_file():
-                raise BuildError(f"{SDK_MODULE}@{sdk} has no {relative}")
-            shutil.copyfile(source, out)
-        return build
-
     host = requirement(mod, PYTHON_HOST_MODULE)
     if not host:
-        # No language host: the CLI falls back to the upstream policy shim for Python packs.
-        return [Artifact("pulumi-analyzer-policy-python", f"{SDK_MODULE}@{sdk} python/dist",
-                         copy_from_sdk("python/dist/pulumi-analyzer-policy-python"))]
-    package = PYTHON_HOST_MODULE
+        return []
+    # The host's version string and its exec script come from the sdk/v3 of its build list.
+    sdk_dir = module_dir(wrapper, SDK_MODULE)
+    sdk = json.loads(run(["go", "list", "-m", "-json", SDK_MODULE], wrapper, "go list sdk/v3"))["Version"]
     ldflags = f"-X {CLI_VERSION_VAR}={sdk}"
-    artifacts = [Artifact("pulumi-language-python", f"{package}@{host} {ldflags}",
-                          lambda out: go_build(wrapper, package, out, ldflags)),
-                 Artifact("pulumi-language-python-exec", f"{SDK_MODULE}@{sdk} python/cmd",
-                          copy_from_sdk("python/cmd/pulumi-language-python-exec"))]
-    return artifacts
+
+    def copy_exec(out: Path) -> None:
+        source = sdk_dir / "python" / "cmd" / "pulumi-language-python-exec"
+        if not source.is_file():
+            raise BuildError(f"{SDK_MODULE}@{sdk} has no python/cmd/pulumi-language-python-exec")
+        shutil.copyfile(source, out)
+
+    return [
+        Artifact("pulumi-language-python", f"{PYTHON_HOST_MODULE}@{host} {ldflags}",
+                 lambda out: go_build(wrapper, PYTHON_HOST_MODULE, out, ldflags)),
+        Artifact("pulumi-language-python-exec", f"{SDK_MODULE}@{sdk} python/cmd", copy_exec),
+    ]
 
 
 def python_host_available() -> bool:
