@@ -99,11 +99,9 @@ def go_env() -> dict[str, str]:
     return env
 
 
-def run(cmd: list[str], cwd: Path, what: str, env: dict[str, str] | None = None,
-        timeout: float = GO_TIMEOUT_S) -> str:
+def run(cmd: list[str], cwd: Path, what: str, env: dict[str, str] | None = None, timeout: float = GO_TIMEOUT_S) -> str:
     try:
-        proc = subprocess.run(cmd, cwd=cwd, env=env or go_env(), capture_output=True, text=True,
-                              timeout=timeout)
+        proc = subprocess.run(cmd, cwd=cwd, env=env or go_env(), capture_output=True, text=True, timeout=timeout)
     except FileNotFoundError:
         raise BuildError(f"{what}: '{cmd[0]}' not found on PATH") from None
     except subprocess.TimeoutExpired:
@@ -154,8 +152,12 @@ class Artifact:
         return bin_dir() / f".{self.name}.stamp"
 
     def up_to_date(self) -> bool:
-        return (self.path.is_file() and os.access(self.path, os.X_OK)
-                and self.stamp_path.is_file() and self.stamp_path.read_text() == self.stamp)
+        return (
+            self.path.is_file()
+            and os.access(self.path, os.X_OK)
+            and self.stamp_path.is_file()
+            and self.stamp_path.read_text() == self.stamp
+        )
 
     def ensure(self) -> bool:
         """Build if missing; True if it was built."""
@@ -177,8 +179,7 @@ class Artifact:
 
 
 def go_build(wrapper: Path, package: str, out: Path, ldflags: str) -> None:
-    run(["go", "build", "-trimpath", "-ldflags", ldflags, "-o", str(out), package], wrapper,
-        f"go build {package}")
+    run(["go", "build", "-trimpath", "-ldflags", ldflags, "-o", str(out), package], wrapper, f"go build {package}")
 
 
 def cli_artifact() -> Artifact:
@@ -188,8 +189,9 @@ def cli_artifact() -> Artifact:
     if not version:
         raise BuildError(f"{wrapper}/go.mod does not require {PKG_MODULE}")
     ldflags = f"-X {CLI_VERSION_VAR}={version}"
-    return Artifact("pulumi", f"{CLI_PACKAGE}@{version} {ldflags}",
-                    lambda out: go_build(wrapper, CLI_PACKAGE, out, ldflags))
+    return Artifact(
+        "pulumi", f"{CLI_PACKAGE}@{version} {ldflags}", lambda out: go_build(wrapper, CLI_PACKAGE, out, ldflags)
+    )
 
 
 def yaml_artifact() -> Artifact:
@@ -201,8 +203,11 @@ def yaml_artifact() -> Artifact:
     package = YAML_MODULE + "/cmd/pulumi-language-yaml"
     ldflags = f"-X {YAML_VERSION_VAR}={version.lstrip('v')}"
     pkg = requirement(mod, PKG_MODULE)
-    return Artifact("pulumi-language-yaml", f"{package}@{version} pkg@{pkg} {ldflags}",
-                    lambda out: go_build(wrapper, package, out, ldflags))
+    return Artifact(
+        "pulumi-language-yaml",
+        f"{package}@{version} pkg@{pkg} {ldflags}",
+        lambda out: go_build(wrapper, package, out, ldflags),
+    )
 
 
 def _copy_writable(src: Path, dst: Path) -> None:
@@ -216,15 +221,23 @@ def _copy_writable(src: Path, dst: Path) -> None:
             shutil.copyfile(Path(root) / name, target / name)
 
 
+def kubernetes_provider_version() -> str:
+    """The version the built provider reports: provider/v4 has no tags, so the release it belongs
+    to is the one of the Go SDK (sdk/v4) the wrapper pins beside it."""
+    wrapper = HERE / "kubernetes"
+    release = requirement(go_mod(wrapper), K8S_SDK_MODULE)
+    if not release:
+        raise BuildError(f"{wrapper}/go.mod does not require {K8S_SDK_MODULE}")
+    return release.lstrip("v")
+
+
 def kubernetes_artifact() -> Artifact:
     wrapper = HERE / "kubernetes"
     mod = go_mod(wrapper)
     pseudo = requirement(mod, K8S_PROVIDER_MODULE)
-    release = requirement(mod, K8S_SDK_MODULE)
-    if not pseudo or not release:
-        raise BuildError(f"{wrapper}/go.mod must require {K8S_PROVIDER_MODULE} and {K8S_SDK_MODULE}")
-    # provider/v4 has no tags; the release it belongs to is the one of its Go SDK (sdk/v4).
-    version = release.lstrip("v")
+    if not pseudo:
+        raise BuildError(f"{wrapper}/go.mod does not require {K8S_PROVIDER_MODULE}")
+    version = kubernetes_provider_version()
     ldflags = f"-X {K8S_VERSION_VAR}={version}"
     pkg = requirement(mod, PKG_MODULE)
 
@@ -240,13 +253,15 @@ def kubernetes_artifact() -> Artifact:
         # The generator is compiled within the wrapper module (the provider's own go.mod points
         # at ../sdk, which a module copy does not have) and run in the command's directory.
         gen = work / "generate"
-        step("  compile upstream generate.go", lambda: run(
-            ["go", "build", "-o", str(gen), str(cmd_dir / "generate.go")], wrapper,
-            "go build generate.go"))
+        step(
+            "  compile upstream generate.go",
+            lambda: run(["go", "build", "-o", str(gen), str(cmd_dir / "generate.go")], wrapper, "go build generate.go"),
+        )
         env = go_env()
         env["VERSION"] = version
-        step(f"  generate embedded schema (VERSION={version})",
-             lambda: run([str(gen)], cmd_dir, "generate.go", env=env))
+        step(
+            f"  generate embedded schema (VERSION={version})", lambda: run([str(gen)], cmd_dir, "generate.go", env=env)
+        )
         for name in ("schema-embed.json", "terraform-mapping-embed.json"):
             if not (cmd_dir / name).is_file():
                 raise BuildError(f"generate.go did not write {cmd_dir / name}")
@@ -256,8 +271,7 @@ def kubernetes_artifact() -> Artifact:
         build_mod.mkdir(parents=True, exist_ok=True)
         for name in ("go.mod", "go.sum"):
             shutil.copyfile(wrapper / name, build_mod / name)
-        run(["go", "mod", "edit", f"-replace={K8S_PROVIDER_MODULE}={src}"], build_mod,
-            "go mod edit -replace")
+        run(["go", "mod", "edit", f"-replace={K8S_PROVIDER_MODULE}={src}"], build_mod, "go mod edit -replace")
         step(f"  go build {K8S_PACKAGE}", lambda: go_build(build_mod, K8S_PACKAGE, out, ldflags))
 
     return Artifact("pulumi-resource-kubernetes", f"{K8S_PACKAGE}@{pseudo} pkg@{pkg} {ldflags}", build)
@@ -282,8 +296,11 @@ def python_artifacts() -> list[Artifact]:
         shutil.copyfile(source, out)
 
     return [
-        Artifact("pulumi-language-python", f"{PYTHON_HOST_MODULE}@{host} {ldflags}",
-                 lambda out: go_build(wrapper, PYTHON_HOST_MODULE, out, ldflags)),
+        Artifact(
+            "pulumi-language-python",
+            f"{PYTHON_HOST_MODULE}@{host} {ldflags}",
+            lambda out: go_build(wrapper, PYTHON_HOST_MODULE, out, ldflags),
+        ),
         Artifact("pulumi-language-python-exec", f"{SDK_MODULE}@{sdk} python/cmd", copy_exec),
     ]
 
@@ -318,8 +335,11 @@ def ensure_binaries() -> dict[str, Path]:
             step(f"{artifact.name} <- {artifact.stamp}", artifact.ensure)
         result[artifact.name] = artifact.path
     if not python_host_available():
-        print(f"[build] pulumi-language-python: not built: {PYTHON_HOST_MODULE} is not served by the "
-              "Go module proxy (see e2e/pulumi/BUILD-NOTES.md)", flush=True)
+        print(
+            f"[build] pulumi-language-python: not built: {PYTHON_HOST_MODULE} is not served by the "
+            "Go module proxy (see e2e/pulumi/BUILD-NOTES.md)",
+            flush=True,
+        )
     return result
 
 

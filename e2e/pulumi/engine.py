@@ -42,34 +42,39 @@ DEFAULT_TIMEOUT_S = 300.0
 
 def offline_env(bin_dir: Path, root: Path, base: dict[str, str] | None = None) -> dict[str, str]:
     """Environment for an offline CLI run with private state under `root`."""
-    env = {k: v for k, v in (os.environ if base is None else base).items()
-           if not k.startswith("PULUMI_")}
+    env = {k: v for k, v in (os.environ if base is None else base).items() if not k.startswith("PULUMI_")}
     home = root / "pulumi-home"
     state = root / "state"
     home.mkdir(parents=True, exist_ok=True)
     state.mkdir(parents=True, exist_ok=True)
-    env.update({
-        "PULUMI_HOME": str(home),
-        "PULUMI_BACKEND_URL": state.as_uri(),
-        "PULUMI_CONFIG_PASSPHRASE": TEST_PASSPHRASE,
-        "PULUMI_SKIP_UPDATE_CHECK": "true",
-        "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
-        "PULUMI_DISABLE_REGISTRY_RESOLVE": "true",
-        "PATH": os.pathsep.join([str(bin_dir), env.get("PATH", os.defpath)]),
-    })
+    env.update(
+        {
+            "PULUMI_HOME": str(home),
+            "PULUMI_BACKEND_URL": state.as_uri(),
+            "PULUMI_CONFIG_PASSPHRASE": TEST_PASSPHRASE,
+            "PULUMI_SKIP_UPDATE_CHECK": "true",
+            "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
+            "PULUMI_DISABLE_REGISTRY_RESOLVE": "true",
+            "PATH": os.pathsep.join([str(bin_dir), env.get("PATH", os.defpath)]),
+        }
+    )
     return env
 
 
-def run_pulumi(args: list[str], cwd: Path, env: dict[str, str], bin_dir: Path,
-               timeout: float = DEFAULT_TIMEOUT_S) -> tuple[int, str, str]:
+def run_pulumi(
+    args: list[str], cwd: Path, env: dict[str, str], bin_dir: Path, timeout: float = DEFAULT_TIMEOUT_S
+) -> tuple[int, str, str]:
     """Run `pulumi <args>`; returns (exit code, stdout, stderr). A timeout kills it and returns 124."""
     cmd = [str(bin_dir / "pulumi"), "--color=never", *args]
     try:
-        proc = subprocess.run(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True,
-                              text=True, timeout=timeout)
+        proc = subprocess.run(
+            cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout
+        )
     except subprocess.TimeoutExpired as exc:
+
         def text(value: bytes | str | None) -> str:
             return value.decode(errors="replace") if isinstance(value, bytes) else (value or "")
+
         return 124, text(exc.stdout), text(exc.stderr) + f"\n[engine] timed out after {timeout:.0f}s"
     return proc.returncode, proc.stdout, proc.stderr
 
@@ -85,8 +90,9 @@ class OfflineEngine:
         self.root = Path(tempfile.mkdtemp(prefix="pulumi-e2e-")) if root is None else Path(root)
         self.env = offline_env(self.bin_dir, self.root)
 
-    def run(self, args: list[str], cwd: Path, timeout: float = DEFAULT_TIMEOUT_S,
-            extra_env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    def run(
+        self, args: list[str], cwd: Path, timeout: float = DEFAULT_TIMEOUT_S, extra_env: dict[str, str] | None = None
+    ) -> tuple[int, str, str]:
         env = {**self.env, **(extra_env or {})}
         return run_pulumi(args, cwd, env, self.bin_dir, timeout)
 

@@ -19,9 +19,9 @@ import re
 import socket
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Callable
 
 import pytest
 
@@ -111,30 +111,45 @@ def yaml_program(project: Path, kubeconfig: str, with_configmap: bool) -> None:
             "options": {"provider": "${k8s}"},
         }
     project.mkdir(parents=True, exist_ok=True)
-    (project / "Pulumi.yaml").write_text(json.dumps({
-        "name": "e2e-engine",
-        "runtime": "yaml",
-        "config": {"greeting": {"type": "string"}, "token": {"type": "string"}},
-        "resources": resources,
-        "outputs": {"greeting": "${greeting}", "token": "${token}", "providerUrn": "${k8s.urn}"},
-    }, indent=2))
+    (project / "Pulumi.yaml").write_text(
+        json.dumps(
+            {
+                "name": "e2e-engine",
+                "runtime": "yaml",
+                "config": {"greeting": {"type": "string"}, "token": {"type": "string"}},
+                "resources": resources,
+                "outputs": {"greeting": "${greeting}", "token": "${token}", "providerUrn": "${k8s.urn}"},
+            },
+            indent=2,
+        )
+    )
 
 
 def python_program(project: Path, kubeconfig: str, with_configmap: bool) -> None:
     project.mkdir(parents=True, exist_ok=True)
-    (project / "Pulumi.yaml").write_text(json.dumps({
-        "name": "e2e-engine",
-        "runtime": {"name": "python", "options": {"toolchain": "pip", "virtualenv": str(VENV)}},
-    }, indent=2))
-    configmap = textwrap.dedent("""\
+    (project / "Pulumi.yaml").write_text(
+        json.dumps(
+            {
+                "name": "e2e-engine",
+                "runtime": {"name": "python", "options": {"toolchain": "pip", "virtualenv": str(VENV)}},
+            },
+            indent=2,
+        )
+    )
+    configmap = (
+        textwrap.dedent("""\
         k8s.core.v1.ConfigMap(
             "cm",
             metadata={"name": "e2e-greeting"},
             data={"greeting": config.require("greeting")},
             opts=pulumi.ResourceOptions(provider=provider),
         )
-        """) if with_configmap else ""
-    (project / "__main__.py").write_text(textwrap.dedent(f"""\
+        """)
+        if with_configmap
+        else ""
+    )
+    (project / "__main__.py").write_text(
+        textwrap.dedent(f"""\
         import pulumi
         import pulumi_kubernetes as k8s
 
@@ -143,21 +158,26 @@ def python_program(project: Path, kubeconfig: str, with_configmap: bool) -> None
         pulumi.export("greeting", config.require("greeting"))
         pulumi.export("token", config.require_secret("token"))
         pulumi.export("providerUrn", provider.urn)
-        """) + configmap)
+        """)
+        + configmap
+    )
 
 
 def policy_pack(pack: Path) -> None:
     """A pulumi-policy pack with one mandatory rule that always fails."""
     pack.mkdir(parents=True)
-    (pack / "PulumiPolicy.yaml").write_text(textwrap.dedent(f"""\
+    (pack / "PulumiPolicy.yaml").write_text(
+        textwrap.dedent(f"""\
         description: e2e pack whose only rule always fails
         runtime:
           name: python
           options:
             virtualenv: {VENV}
         version: 0.0.1
-        """))
-    (pack / "__main__.py").write_text(textwrap.dedent(f"""\
+        """)
+    )
+    (pack / "__main__.py").write_text(
+        textwrap.dedent(f"""\
         from pulumi_policy import EnforcementLevel, PolicyPack, StackValidationPolicy
 
 
@@ -176,7 +196,8 @@ def policy_pack(pack: Path) -> None:
                 ),
             ],
         )
-        """))
+        """)
+    )
 
 
 # --------------------------------------------------------------------------- the lifecycle
@@ -194,8 +215,16 @@ def lifecycle(engine, project: Path, write_program: Callable[[bool], None], kube
     out = _ok(engine.run(["preview"], project, timeout=TIMEOUT_S), "preview")
     assert re.search(r"\+\s+kubernetes:core/v1:ConfigMap\s+cm\s+create", out), out
     assert "+ 3 to create" in out, out
-    # The engine names the provider binary it took from $PATH: the one build.py built.
+    # The engine names the provider binary it took from $PATH: the one build.py built ...
     assert f"using pulumi-resource-kubernetes from $PATH at {kubernetes_plugin}" in out, out
+    # ... and its engine log shows where it found it and the version that binary reports (build.py's ldflags).
+    _code, _out, log = engine.run(["preview", "--logtostderr", "-v=7"], project, timeout=TIMEOUT_S)
+    found = r"GetPluginPath\(resource, kubernetes, [^,]*, [^)]*\): found on \$PATH " + re.escape(str(kubernetes_plugin))
+    assert re.search(found, log), log[-3000:]
+    version = build.kubernetes_provider_version()
+    assert re.search(r"Provider\[\w+\]\.GetPluginInfo\(\) success \(#version=" + re.escape(version) + r"\)", log), log[
+        -3000:
+    ]
 
     # Creating the ConfigMap needs a cluster, so the rest of the lifecycle runs without it.
     write_program(False)
@@ -205,14 +234,17 @@ def lifecycle(engine, project: Path, write_program: Callable[[bool], None], kube
 
     out = _ok(engine.run(["up", "--yes"], project, timeout=TIMEOUT_S), "up --yes")
     assert "+ 2 created" in out, out
-    out = _ok(engine.run(["preview", "--expect-no-changes"], project, timeout=TIMEOUT_S),
-              "preview --expect-no-changes")
+    out = _ok(engine.run(["preview", "--expect-no-changes"], project, timeout=TIMEOUT_S), "preview --expect-no-changes")
     assert "2 unchanged" in out, out
 
-    shown = json.loads(_ok(engine.run(["stack", "output", "--json", "--show-secrets"], project),
-                           "stack output --show-secrets"))
-    assert shown == {"greeting": GREETING, "token": SECRET,
-                     "providerUrn": f"urn:pulumi:{STACK}::e2e-engine::pulumi:providers:kubernetes::k8s"}, shown
+    shown = json.loads(
+        _ok(engine.run(["stack", "output", "--json", "--show-secrets"], project), "stack output --show-secrets")
+    )
+    assert shown == {
+        "greeting": GREETING,
+        "token": SECRET,
+        "providerUrn": f"urn:pulumi:{STACK}::e2e-engine::pulumi:providers:kubernetes::k8s",
+    }, shown
     hidden = json.loads(_ok(engine.run(["stack", "output", "--json"], project), "stack output"))
     assert hidden["token"] == "[secret]", hidden
     state = _ok(engine.run(["stack", "export"], project), "stack export")
@@ -233,8 +265,10 @@ def test_cli_is_the_pinned_build(engine, binaries: dict[str, Path], tmp_path: Pa
 
 def require_python_host(binaries: dict[str, Path]) -> None:
     if "pulumi-language-python" not in binaries:
-        pytest.skip(f"no pulumi-language-python: {build.PYTHON_HOST_MODULE} is not served by the Go module "
-                    "proxy (e2e/pulumi/BUILD-NOTES.md)")
+        pytest.skip(
+            f"no pulumi-language-python: {build.PYTHON_HOST_MODULE} is not served by the Go module "
+            "proxy (e2e/pulumi/BUILD-NOTES.md)"
+        )
 
 
 def test_yaml_program_lifecycle(engine, binaries: dict[str, Path], kubeconfig: str, tmp_path: Path) -> None:
@@ -245,12 +279,12 @@ def test_yaml_program_lifecycle(engine, binaries: dict[str, Path], kubeconfig: s
 def test_python_program_lifecycle(engine, binaries: dict[str, Path], kubeconfig: str, tmp_path: Path) -> None:
     require_python_host(binaries)
     project = tmp_path / "project"
-    lifecycle(engine, project, lambda cm: python_program(project, kubeconfig, cm),
-              binaries["pulumi-resource-kubernetes"])
+    lifecycle(
+        engine, project, lambda cm: python_program(project, kubeconfig, cm), binaries["pulumi-resource-kubernetes"]
+    )
 
 
-def test_python_policy_pack_fails_preview(engine, binaries: dict[str, Path], kubeconfig: str,
-                                          tmp_path: Path) -> None:
+def test_python_policy_pack_fails_preview(engine, binaries: dict[str, Path], kubeconfig: str, tmp_path: Path) -> None:
     # pulumi v3.274 runs a Python policy pack only through pulumi-language-python (RunPlugin); the
     # old fallback to the pulumi-analyzer-policy-python shim is gone from the engine.
     require_python_host(binaries)
