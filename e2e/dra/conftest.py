@@ -63,25 +63,38 @@ class Report:
         entry["where"].append(where)
 
     def table(self) -> str:
-        rows = [("scenario", "objects accepted", "claims allocated per template", "seconds")]
-        for name, s in self.data["scenarios"].items():
-            claims = ", ".join(
-                f"{t} {c['allocated']}" + (f" (+{c['refused']} refused)" if c["refused"] else "")
-                for t, c in s["claims"].items()
-            )
-            rows.append((name, f"{s['accepted']}/{s['objects']}", claims or "-", f"{s['seconds']:.1f}"))
-        widths = [max(len(r[i]) for r in rows) for i in range(3)]
-        lines = ["  ".join(r[i].ljust(widths[i]) for i in range(3)) + "  " + r[3] for r in rows]
-        lines.insert(1, "  ".join("-" * w for w in widths) + "  -------")
+        scenarios = [("scenario", "objects accepted", "seconds")] + [
+            (name, f"{s['accepted']}/{s['objects']}", f"{s['seconds']:.1f}")
+            for name, s in self.data["scenarios"].items()
+        ]
+        claims = [("scenario", "template", "allocated", "refused", "where")] + [
+            (name, template, str(c["allocated"]), str(c["refused"]), ", ".join(c["where"]))
+            for name, s in self.data["scenarios"].items()
+            for template, c in s["claims"].items()
+        ]
         total = self.data.get("seconds", time.monotonic() - self.started)
         startup = self.data["control_plane"].get("startup_seconds")
-        lines.append(f"total {total:.1f}s" + (f" (control plane start {startup:.1f}s)" if startup else ""))
-        return "\n".join(lines)
+        return "\n".join(
+            [
+                *_columns(scenarios),
+                "",
+                *_columns(claims),
+                "",
+                f"total {total:.1f}s" + (f" (control plane start {startup:.1f}s)" if startup else ""),
+            ]
+        )
 
     def write(self) -> None:
         self.data["seconds"] = round(time.monotonic() - self.started, 1)
         REPORT_PATH.parent.mkdir(parents=True, exist_ok=True)
         REPORT_PATH.write_text(json.dumps(self.data, indent=2, sort_keys=True) + "\n")
+
+
+def _columns(rows: list[tuple[str, ...]]) -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows]
+    lines.insert(1, "  ".join("-" * width for width in widths))
+    return lines
 
 
 REPORT = Report()

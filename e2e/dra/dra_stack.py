@@ -95,9 +95,19 @@ def differences(sent: Any, stored: Any, path: str = "") -> list[str]:
                 found.extend(differences(value, stored[key], f"{path}.{key}"))
         return found
     if isinstance(sent, list):
-        if not isinstance(stored, list) or len(stored) != len(sent):
-            return [f"{path}: sent {len(sent)} item(s), stored {stored!r}"]
-        return [d for i, (a, b) in enumerate(zip(sent, stored, strict=True)) for d in differences(a, b, f"{path}[{i}]")]
+        if not isinstance(stored, list):
+            return [f"{path}: sent a list, stored {stored!r}"]
+        if len(stored) == len(sent):
+            return [
+                d for i, (a, b) in enumerate(zip(sent, stored, strict=True)) for d in differences(a, b, f"{path}[{i}]")
+            ]
+        # Admission may append items (DefaultTolerationSeconds adds two tolerations to every pod): then
+        # every sent item must still be there, as sent.
+        return [
+            f"{path}[{i}]: {item!r} is not among the stored items {stored!r}"
+            for i, item in enumerate(sent)
+            if not any(not differences(item, candidate) for candidate in stored)
+        ]
     return [] if sent == stored else [f"{path}: sent {sent!r}, stored {stored!r}"]
 
 
