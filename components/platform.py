@@ -9,12 +9,14 @@ import pulumi
 from components.claims import DraWorkloads, DraWorkloadsArgs
 from components.cluster import Mk8sCluster, Mk8sClusterArgs
 from components.cluster_access import ClusterAccess, ClusterAccessArgs
+from components.cost import CostEstimate, CostEstimateArgs
 from components.dra_driver import DraDriver, DraDriverArgs
 from components.gpu_fabric import InfinibandFabric, InfinibandFabricArgs
 from components.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
 from components.gpu_operator import NvidiaOperator, NvidiaOperatorArgs
 from components.model import StackConfig
 from components.system_node_group import SystemNodeGroup, SystemNodeGroupArgs
+from components.values.cost import stack_cost
 from components.values.gpu_operator import gpu_operator_spec, network_operator_spec
 
 # Pulumi waits about 10 minutes for a Pod to become ready. When the GPU Operator builds the
@@ -38,6 +40,7 @@ class DraPlatform(pulumi.ComponentResource):
     network_operator: NvidiaOperator | None
     dra_driver: DraDriver
     workloads: DraWorkloads
+    cost: CostEstimate
 
     def __init__(self, name: str, args: DraPlatformArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("nebius-dra:index:DraPlatform", name, None, opts)
@@ -112,6 +115,7 @@ class DraPlatform(pulumi.ComponentResource):
             ),
             child,
         )
+        self.cost = CostEstimate(f"{name}-cost", CostEstimateArgs(estimate=stack_cost(config)), child)
         self.register_outputs(
             {
                 "cluster_id": self.cluster.cluster_id,

@@ -42,7 +42,12 @@ def test_project_runs_python_in_the_venv_the_makefile_builds():
 
 
 DECLARATION_FIELDS = {"type", "items", "description", "secret", "default", "value"}
-UNTYPED_STRUCTURED_KEYS = {"nebius-dra:gpuNodeGroups", "nebius-dra:userClaimTemplates", "nebius-dra:draDriverValues"}
+UNTYPED_STRUCTURED_KEYS = {
+    "nebius-dra:gpuNodeGroups",
+    "nebius-dra:userClaimTemplates",
+    "nebius-dra:draDriverValues",
+    "nebius-dra:priceOverrides",
+}
 
 
 def pulumi_accepts(type_name: str, items: dict | None, value) -> bool:
