@@ -42,6 +42,8 @@ POD_TYPE = "kubernetes:core/v1:Pod"
 # each node group's price per node-hour with the price's source and date.
 COST_ESTIMATE_TYPE = "nebius-dra:cost:CostEstimate"
 HOURS_PER_30_DAYS = 24 * 30
+# A budget below a cent per hour is a typo; JSON Schema's `minimum` means the same in every draft the CLI may use.
+MIN_HOURLY_USD = 0.01
 DRA_DRIVER_CHARTS = ("nvidia-dra-driver-gpu", "dra-driver-nvidia-gpu")
 GPU_OPERATOR_CHART = "gpu-operator"
 DRA_API_VERSION = "v1"
@@ -443,9 +445,11 @@ def _max_hourly_usd(config: Mapping[str, Any]) -> float | None:
     limit = config.get("maxHourlyUsd")
     if limit is None:
         return None
-    if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not math.isfinite(limit) or limit <= 0:
+    amount = isinstance(limit, (int, float)) and not isinstance(limit, bool) and math.isfinite(limit)
+    if not amount or limit < MIN_HOURLY_USD:
         raise PolicyConfigError(
-            f"max-hourly-cost: maxHourlyUsd must be a number of US dollars per hour above 0, got {_shown(limit)}"
+            f"max-hourly-cost: maxHourlyUsd must be a number of US dollars per hour, at least {MIN_HOURLY_USD}, "
+            f"got {_shown(limit)}"
         )
     return float(limit)
 
@@ -686,7 +690,7 @@ RULES: tuple[ResourceRule | StackRule, ...] = (
             properties={
                 "maxHourlyUsd": {
                     "type": "number",
-                    "exclusiveMinimum": 0,
+                    "minimum": MIN_HOURLY_USD,
                     "description": "Most the stack's nodes may cost per hour, in US dollars, at fixed counts and "
                     "autoscaling maxima, priced from the program's cost estimate.",
                 },

@@ -566,10 +566,12 @@ def test_a_preemptible_node_group_needs_a_spot_price():
     assert stack_violations("max-hourly-cost", group, spot, config=budget(46.4)) == []
 
 
-@pytest.mark.parametrize("limit", [0, -1, "100", True, float("nan"), float("inf")])
-def test_max_hourly_cost_refuses_a_threshold_that_is_not_a_positive_amount(limit):
+@pytest.mark.parametrize("limit", [0, -1, 0.009, "100", True, float("nan"), float("inf")])
+def test_max_hourly_cost_refuses_a_threshold_that_is_not_an_amount_of_at_least_a_cent(limit):
     resources = [planned(*TRAIN), planned(*PRICED)]
-    with pytest.raises(PolicyConfigError, match="maxHourlyUsd must be a number of US dollars per hour above 0"):
+    with pytest.raises(
+        PolicyConfigError, match=r"maxHourlyUsd must be a number of US dollars per hour, at least 0\.01"
+    ):
         check_resources(resources, {"max-hourly-cost": budget(limit)})
 
 

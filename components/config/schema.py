@@ -353,6 +353,7 @@ class UserClaimTemplateInput(Shape):
 
 # Prices: the table in prices/nebius.yaml and a stack's nebius-dra:priceOverrides share one shape.
 MAX_USD_PER_UNIT_HOUR = 1000  # Far above any published Nebius price per GPU, vCPU or GiB hour.
+MAX_PRICE_ENTRIES = 200
 DATE_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}\Z"
 SOURCE_PATTERN = r"^[\x21-\x7e]([\x20-\x7e]{0,298}[\x21-\x7e])?\Z"
 
@@ -441,7 +442,7 @@ class GpuPriceInput(Shape):
                 ),
             ]
         ],
-        Field(min_length=1, description="expected the non-empty list of presets the price holds for"),
+        Field(min_length=1, max_length=64, description="expected 1 to 64 presets the price holds for"),
     ]
     onDemand: GpuRateInput
     spot: GpuRateInput | None = None
@@ -463,10 +464,14 @@ class PriceTableInput(Shape):
 
     currency: Annotated[Literal["USD"], Field(description="allowed: USD")] = "USD"
     gpu: list[GpuPriceInput] = Field(
-        default_factory=list, description="expected a list of {platform, presets, onDemand, spot?, note?}"
+        default_factory=list,
+        max_length=MAX_PRICE_ENTRIES,
+        description=f"expected a list of at most {MAX_PRICE_ENTRIES} {{platform, presets, onDemand, spot?, note?}}",
     )
     cpu: list[CpuPriceInput] = Field(
-        default_factory=list, description="expected a list of {platform, onDemand, spot?, note?}"
+        default_factory=list,
+        max_length=MAX_PRICE_ENTRIES,
+        description=f"expected a list of at most {MAX_PRICE_ENTRIES} {{platform, onDemand, spot?, note?}}",
     )
 
 
