@@ -208,7 +208,7 @@ def test_an_unpriced_group_is_reported_and_left_out_of_the_total():
     document = cost.as_document()
     assert document["total"] == {**document["total"], "complete": False, "unpriced": ["b300"]}
     text = "\n".join(render_cost_text(document))
-    assert "unpriced: no price for GPU platform gpu-b300-sxm" in text
+    assert "note: b300 is unpriced: no price for GPU platform gpu-b300-sxm" in text
     assert "total of priced groups (1 unpriced)" in text and "never guessed" in text
 
 

@@ -55,7 +55,7 @@ def _row(group: Mapping[str, Any]) -> tuple[str, ...]:
             str(group.get("capacity")),
             nodes(group),
             "unpriced",
-            f"unpriced: {group.get('unpriced')}",
+            NONE,
             NONE,
             NONE,
         )
@@ -94,6 +94,7 @@ def _notes(document: Document) -> list[str]:
     notes = []
     groups = _groups(document)
     unpriced = [group for group in groups if group.get("usdPerNodeHour") is None]
+    notes += [f"{group.get('name')} is unpriced: {group.get('unpriced')}" for group in unpriced]
     if unpriced:
         notes.append(
             f"{len(unpriced)} group(s) unpriced and left out of the total: add their prices to prices/nebius.yaml, or "
