@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STACK ?= dev
 FORMAT ?= text
 
-.PHONY: setup plan lint test bench verify up preview clean
+.PHONY: setup plan cost lint test bench verify up preview clean
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt requirements-verify.txt policies/requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,6 +17,9 @@ setup: $(VENV)/.installed
 
 plan: setup  ## Offline plan of STACK (default dev), FORMAT text|markdown|json: no cloud account, no Pulumi CLI.
 	$(PY) -m tools.plan --stack $(STACK) --format $(FORMAT)
+
+cost: setup  ## What STACK's nodes cost (FORMAT text|markdown|json); BASE=<git revision> adds what the change costs.
+	$(PY) -m tools.cost --stack $(STACK) --format $(FORMAT) $(if $(BASE),--base $(BASE))
 
 lint: setup  ## ruff (lint and format) and mypy, as configured in pyproject.toml.
 	$(PY) -m ruff check .

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 from components.dra_constants import (
@@ -250,6 +251,84 @@ NO_OBSERVABILITY = ObservabilityConfig(
 
 
 @dataclass(frozen=True)
+class PriceSource:
+    """Where a price was read and the day it holds; `origin` is the file or config key that carried it."""
+
+    source: str
+    date: str
+    origin: str
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class GpuRate:
+    """Nebius's unified price of one GPU of a preset, which covers the preset's vCPUs and RAM."""
+
+    usd_per_gpu_hour: Decimal
+    source: PriceSource
+
+
+@dataclass(frozen=True)
+class CpuRate:
+    usd_per_vcpu_hour: Decimal
+    usd_per_gib_hour: Decimal
+    source: PriceSource
+
+
+@dataclass(frozen=True)
+class GpuPrice:
+    platform: str
+    presets: tuple[str, ...]
+    on_demand: GpuRate
+    spot: GpuRate | None = None
+
+
+@dataclass(frozen=True)
+class CpuPrice:
+    platform: str
+    on_demand: CpuRate
+    spot: CpuRate | None = None
+
+
+@dataclass(frozen=True)
+class PriceTable:
+    """GPU prices by platform and preset, CPU prices by platform; what is missing is unpriced, never guessed."""
+
+    gpu: tuple[GpuPrice, ...] = ()
+    cpu: tuple[CpuPrice, ...] = ()
+
+    def gpu_price(self, platform: str, preset: str) -> GpuPrice | None:
+        return next((p for p in self.gpu if p.platform == platform and preset in p.presets), None)
+
+    def gpu_presets(self, platform: str) -> tuple[str, ...]:
+        return tuple(preset for p in self.gpu if p.platform == platform for preset in p.presets)
+
+    def cpu_price(self, platform: str) -> CpuPrice | None:
+        return next((p for p in self.cpu if p.platform == platform), None)
+
+    def overridden_by(self, overrides: PriceTable) -> PriceTable:
+        """This table with `overrides` winning: per GPU platform and preset, per CPU platform."""
+        replaced = {(p.platform, preset) for p in overrides.gpu for preset in p.presets}
+        kept_gpu = []
+        for price in self.gpu:
+            presets = tuple(preset for preset in price.presets if (price.platform, preset) not in replaced)
+            if presets:
+                kept_gpu.append(
+                    price
+                    if presets == price.presets
+                    else GpuPrice(price.platform, presets, price.on_demand, price.spot)
+                )
+        overridden_cpu = {p.platform for p in overrides.cpu}
+        return PriceTable(
+            gpu=(*kept_gpu, *overrides.gpu),
+            cpu=(*(p for p in self.cpu if p.platform not in overridden_cpu), *overrides.cpu),
+        )
+
+
+NO_PRICES = PriceTable()
+
+
+@dataclass(frozen=True)
 class StackConfig:
     cluster: ClusterConfig
     system_nodes: SystemNodeGroupConfig
@@ -260,6 +339,7 @@ class StackConfig:
     driver: DraDriverConfig
     claims: ClaimsConfig = NO_CLAIMS
     observability: ObservabilityConfig = NO_OBSERVABILITY
+    prices: PriceTable = NO_PRICES
 
     @property
     def infiniband_groups(self) -> tuple[GpuNodeGroupConfig, ...]:

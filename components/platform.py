@@ -9,6 +9,7 @@ import pulumi
 from components.claims import DraWorkloads, DraWorkloadsArgs
 from components.cluster import Mk8sCluster, Mk8sClusterArgs
 from components.cluster_access import ClusterAccess, ClusterAccessArgs
+from components.cost import CostEstimate, CostEstimateArgs
 from components.dra_driver import DraDriver, DraDriverArgs
 from components.gpu_fabric import InfinibandFabric, InfinibandFabricArgs
 from components.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
@@ -17,6 +18,7 @@ from components.labels import system_node_labels
 from components.model import StackConfig
 from components.observability import GpuMetrics, GpuMetricsArgs
 from components.system_node_group import SystemNodeGroup, SystemNodeGroupArgs
+from components.values.cost import stack_cost
 from components.values.gpu_operator import gpu_operator_spec, network_operator_spec
 
 # Pulumi waits about 10 minutes for a Pod to become ready. When the GPU Operator builds the
@@ -41,6 +43,7 @@ class DraPlatform(pulumi.ComponentResource):
     dra_driver: DraDriver
     metrics: GpuMetrics | None
     workloads: DraWorkloads
+    cost: CostEstimate
 
     def __init__(self, name: str, args: DraPlatformArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("nebius-dra:index:DraPlatform", name, None, opts)
@@ -133,6 +136,7 @@ class DraPlatform(pulumi.ComponentResource):
             ),
             child,
         )
+        self.cost = CostEstimate(f"{name}-cost", CostEstimateArgs(estimate=stack_cost(config)), child)
         self.register_outputs(
             {
                 "cluster_id": self.cluster.cluster_id,

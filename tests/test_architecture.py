@@ -20,6 +20,7 @@ import components
 import tools
 from components.config import claims as claims_config
 from components.config import stack as stack_config
+from components.cost import COST_ESTIMATE_TYPE
 from components.dra_constants import (
     DCGM_EXPORTER_CHART,
     DCGM_EXPORTER_VERSION,
@@ -31,6 +32,7 @@ from components.dra_constants import (
     RESOURCE_API_VERSION,
 )
 from components.values.claims import template_spec_args
+from components.values.cost import HOURS_PER_30_DAYS
 from components.values.sample_pods import pod_spec_args, sample_pod_spec
 from components.values.strict import UnknownFieldError
 from policies import dra_rules
@@ -164,6 +166,11 @@ def test_policy_copies_of_chart_names_and_device_classes_match_the_program():
     assert ".".join(map(str, dra_rules.MINIMUM_DCGM_EXPORTER_VERSION)) == DCGM_EXPORTER_VERSION
     assert f"resource.k8s.io/{dra_rules.DRA_API_VERSION}" == RESOURCE_API_VERSION
     assert (dra_rules.RDMA_DEVICE_CLASS, dra_rules.IB_DEVICE_CLASS) == (RDMA_CLASS, IB_CLASS)
+
+
+def test_policy_copy_of_the_cost_estimate_type_is_the_programs():
+    assert dra_rules.COST_ESTIMATE_TYPE == COST_ESTIMATE_TYPE
+    assert dra_rules.HOURS_PER_30_DAYS == HOURS_PER_30_DAYS
 
 
 def test_policy_minimum_version_is_the_programs():

@@ -206,3 +206,28 @@ def test_an_unknown_setting_fails_the_analysis_instead_of_being_ignored(analyzer
     finally:
         analyzer.Configure(analyzer_pb2.ConfigureAnalyzerRequest(), timeout=CALL_TIMEOUT_S)
     assert analyze(analyzer, cluster) == []
+
+
+def test_a_budget_from_the_policy_config_gates_the_stack_over_grpc(analyzer, prod_run):
+    """`max-hourly-cost` as the CLI runs it: configured mandatory, prod over its budget fails, at its budget passes."""
+    [estimate] = prod_run.of_type("nebius-dra:cost:CostEstimate")
+    cost = estimate.inputs["total"]["hourlyUsd"]["max"]
+    info = analyzer.GetAnalyzerInfo(empty_pb2.Empty(), timeout=CALL_TIMEOUT_S)
+    [budget_policy] = [p for p in info.policies if p.name == "max-hourly-cost"]
+    assert budget_policy.enforcementLevel == analyzer_pb2.ADVISORY
+    assert budget_policy.configSchema.properties["maxHourlyUsd"]["minimum"] == 0.01
+
+    def gate(limit: float) -> analyzer_pb2.ConfigureAnalyzerRequest:
+        settings = analyzer_pb2.PolicyConfig(
+            enforcementLevel=analyzer_pb2.MANDATORY, properties=_struct({"maxHourlyUsd": limit})
+        )
+        return analyzer_pb2.ConfigureAnalyzerRequest(policyConfig={"max-hourly-cost": settings})
+
+    try:
+        analyzer.Configure(gate(cost - 1), timeout=CALL_TIMEOUT_S)
+        [(policy, message)] = mandatory(analyze_stack(analyzer, prod_run.resources))
+        assert policy == "max-hourly-cost" and f"cost up to ${cost:,.2f} per hour" in message
+        analyzer.Configure(gate(cost), timeout=CALL_TIMEOUT_S)
+        assert mandatory(analyze_stack(analyzer, prod_run.resources)) == []
+    finally:
+        analyzer.Configure(analyzer_pb2.ConfigureAnalyzerRequest(), timeout=CALL_TIMEOUT_S)

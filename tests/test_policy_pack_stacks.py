@@ -26,6 +26,7 @@ GPU_CLUSTER = "nebius:index/computeV1GpuCluster:ComputeV1GpuCluster"
 RELEASE = "kubernetes:helm.sh/v3:Release"
 TEMPLATE = "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate"
 POD = "kubernetes:core/v1:Pod"
+COST_ESTIMATE = "nebius-dra:cost:CostEstimate"
 Resources = list[PlannedResource]
 
 
@@ -186,6 +187,30 @@ def no_gpu_metrics(resources: Resources) -> None:
     resources.remove(the_one(resources, exporter_release))
 
 
+def estimate_of(resources: Resources) -> PlannedResource:
+    return the_one(resources, lambda r: r.type == COST_ESTIMATE)
+
+
+def largest_hourly_cost(resources: Resources) -> float:
+    """What the stack's nodes cost per hour at their largest size, from the registered estimate."""
+    return float(estimate_of(resources).props["total"]["hourlyUsd"]["max"])
+
+
+def fixed_gpu_group(r: PlannedResource) -> bool:
+    return r.type == NODE_GROUP and "fixedNodeCount" in r.props and "gpuSettings" in r.props["template"]
+
+
+def one_more_fabric_node(resources: Resources) -> None:
+    """A PR that adds a node to prod's fixed InfiniBand group, against a budget of prod's cost today."""
+    group = the_one(resources, fixed_gpu_group)
+    group.props["fixedNodeCount"] += 1
+
+
+def group_on_an_unpriced_platform(resources: Resources) -> PlannedResource:
+    """The program priced the group it registered; the edited resource runs something the estimate did not price."""
+    return set_field(the_one(resources, autoscaled_gpu_group), "template.resources.platform", "gpu-b300-sxm")
+
+
 MUTATIONS = {
     "cluster below 1.34": ("prod", old_cluster, "mk8s-cluster-version", True),
     "DRA off on one GPU group": ("prod", dra_off_on_one_group, "gpu-node-group-dra-enabled", True),
@@ -205,6 +230,13 @@ MUTATIONS = {
     "GPU metrics exporter before 4.8.3": ("dev", exporter_before_v1_support, "gpu-metrics-dra-attribution", True),
     "GPU Operator's own exporter on": ("dev-operator", operator_exporter_on, "gpu-metrics-dra-attribution", True),
     "no GPU metrics": ("prod", no_gpu_metrics, "gpu-metrics-present", False),
+    "prod over its budget": ("prod", one_more_fabric_node, "max-hourly-cost", False),
+    "GPU group the estimate did not price": ("prod", group_on_an_unpriced_platform, "max-hourly-cost", False),
+}
+# Mutations of rules that check nothing until their policy config asks for it: the config, from the stack as planned.
+MUTATION_CONFIGS: dict[str, Callable[[Resources], dict]] = {
+    "prod over its budget": lambda resources: {"max-hourly-cost": {"maxHourlyUsd": largest_hourly_cost(resources)}},
+    "GPU group the estimate did not price": lambda resources: {"max-hourly-cost": {"maxHourlyUsd": 1e6}},
 }
 
 
@@ -216,8 +248,11 @@ def test_every_rule_has_a_mutation():
 def test_mutation_is_caught_by_its_rule_only(stacks, mutation):
     stack, mutate, policy, mandatory = MUTATIONS[mutation]
     resources = stacks[stack]
+    config = MUTATION_CONFIGS[mutation](resources) if mutation in MUTATION_CONFIGS else None
+    if config is not None:
+        assert check_resources(resources, config) == [], "the stack as planned must pass its own config"
     culprit = mutate(resources)
-    findings = check_resources(resources)
+    findings = check_resources(resources, config)
     assert {(f.policy, f.mandatory) for f in findings} == {(policy, mandatory)}, findings
     if culprit is not None:
         on_culprit = [f for f in findings if f.urn == culprit.urn]
@@ -230,3 +265,13 @@ def test_minimum_version_from_policy_config_fails_the_real_dev_stack(stacks):
     [finding] = check_resources(stacks["dev"], config)
     assert finding.policy == "mk8s-cluster-version" and finding.mandatory
     assert "Kubernetes 1.34, below the required 1.35" in finding.message
+
+
+@pytest.mark.parametrize("stack", [*STACKS, "dev-operator"])
+def test_real_stacks_pass_a_budget_of_their_own_cost_and_fail_one_a_cent_lower(stacks, stack):
+    resources = stacks[stack]
+    cost = largest_hourly_cost(resources)
+    assert check_resources(resources, {"max-hourly-cost": {"maxHourlyUsd": cost}}) == []
+    [finding] = check_resources(resources, {"max-hourly-cost": {"maxHourlyUsd": cost - 0.01}})
+    assert finding.policy == "max-hourly-cost" and finding.urn is None
+    assert f"cost up to ${cost:,.2f} per hour" in finding.message

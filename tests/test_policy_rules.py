@@ -23,10 +23,12 @@ from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, unknown_checking_proxy
 
 from policies.dra_rules import (
     CLUSTER_TYPE,
+    COST_ESTIMATE_TYPE,
     NODE_GROUP_TYPE,
     POD_TYPE,
     POLICIES,
     PlannedResource,
+    PolicyConfigError,
     check_resources,
     image_is_pinned,
 )
@@ -60,13 +62,17 @@ def resource_violations(
     return reported
 
 
-def stack_violations(policy: str, *resources: tuple[str, str, dict]) -> list[tuple[str | None, str]]:
+def stack_violations(
+    policy: str, *resources: tuple[str, str, dict], config: dict | None = None
+) -> list[tuple[str | None, str]]:
     reported: list[tuple[str | None, str]] = []
     stack = [
         PolicyResource(type_token, as_engine_sends(props), urn_of(type_token, name), name, OPTIONS, None, None, [], {})
         for type_token, name, props in resources
     ]
-    POLICY[policy].validate(StackValidationArgs(stack), lambda message, urn=None: reported.append((urn, message)))
+    POLICY[policy].validate(
+        StackValidationArgs(stack, config), lambda message, urn=None: reported.append((urn, message))
+    )
     return reported
 
 
@@ -128,6 +134,7 @@ def test_levels_follow_the_issue():
         "workload-images-pinned",
         "infiniband-autoscaling",
         "gpu-metrics-present",
+        "max-hourly-cost",
     }
     assert {p.name for p in POLICIES if p.enforcement_level == EnforcementLevel.ADVISORY} == advisory
     assert all(p.enforcement_level == EnforcementLevel.MANDATORY for p in POLICIES if p.name not in advisory)
@@ -532,6 +539,122 @@ def test_the_gpu_operators_own_exporter_fails_on_a_dra_stack(values):
 def test_metrics_rules_ignore_stacks_without_dra_gpu_groups():
     no_dra = (NODE_GROUP_TYPE, "gpu", node_group(dra=False))
     assert stack_violations("gpu-metrics-dra-attribution", no_dra, exporter(values={}), operator({})) == []
+
+
+# max-hourly-cost (stack)
+
+
+def named_group(name: str, platform: str = "gpu-h200-sxm", **kwargs) -> dict:
+    return {**node_group(platform=platform, **kwargs), "name": name}
+
+
+def estimated(name: str, price: float | None, platform: str = "gpu-h200-sxm", capacity: str = "on-demand") -> dict:
+    entry: dict = {
+        "name": name.rsplit("-", 1)[-1],
+        "nodeGroup": name,
+        "platform": platform,
+        "preset": "8gpu-128vcpu-1600gb",
+        "capacity": capacity,
+        "usdPerNodeHour": price,
+    }
+    if price is None:
+        entry["unpriced"] = f"no price for GPU platform {platform}"
+    else:
+        entry.update(priceSource="https://docs.nebius.com/compute/resources/pricing", priceDate="2026-10-01")
+    return entry
+
+
+def cost_estimate(*entries: dict) -> tuple[str, str, dict]:
+    return (COST_ESTIMATE_TYPE, "dra-prod-cost", {"currency": "USD", "groups": list(entries)})
+
+
+TRAIN = (NODE_GROUP_TYPE, "train", named_group("dra-prod-train", fixed=4.0))
+BURST = (
+    NODE_GROUP_TYPE,
+    "burst",
+    named_group("dra-prod-burst", fixed=None, autoscaling={"minNodeCount": 1.0, "maxNodeCount": 8.0}),
+)
+PRICED = cost_estimate(estimated("dra-prod-train", 28.0), estimated("dra-prod-burst", 28.0))
+
+
+def budget(limit) -> dict:
+    return {"maxHourlyUsd": limit}
+
+
+def test_max_hourly_cost_checks_nothing_without_a_threshold():
+    unpriced = cost_estimate(estimated("dra-prod-train", None))
+    assert stack_violations("max-hourly-cost", TRAIN, BURST, unpriced) == []
+    assert stack_violations("max-hourly-cost", TRAIN, BURST, PRICED, config={}) == []
+
+
+def test_max_hourly_cost_counts_autoscaled_groups_at_their_maximum():
+    # 4 x $28 fixed + 8 x $28 at the autoscaling maximum = $336 per hour.
+    assert stack_violations("max-hourly-cost", TRAIN, BURST, PRICED, config=budget(336)) == []
+    [(urn, message)] = stack_violations("max-hourly-cost", TRAIN, BURST, PRICED, config=budget(335.99))
+    assert urn is None
+    assert "cost up to $336.00 per hour ($241,920.00 per 30 days) at their largest size" in message
+    assert "over max-hourly-cost.maxHourlyUsd $335.99" in message
+    assert "dra-prod-burst 8 x $28.00, dra-prod-train 4 x $28.00" in message
+    assert "list prices of 2026-10-01" in message
+
+
+def test_max_hourly_cost_takes_node_counts_from_the_node_groups_not_the_estimate():
+    five = (NODE_GROUP_TYPE, "train", named_group("dra-prod-train", fixed=5.0))
+    [(urn, message)] = stack_violations("max-hourly-cost", five, PRICED, config=budget(112))
+    assert urn is None and "cost up to $140.00 per hour" in message and "dra-prod-train 5 x $28.00" in message
+
+
+@pytest.mark.parametrize(
+    ("estimate", "reason"),
+    [
+        (cost_estimate(), "the stack's cost estimate (nebius-dra:cost:CostEstimate) has no price for it"),
+        (cost_estimate(estimated("dra-prod-train", None)), "no price for GPU platform gpu-h200-sxm"),
+        (
+            cost_estimate(estimated("dra-prod-train", 28.0, platform="gpu-h100-sxm")),
+            "the cost estimate prices gpu-h100-sxm 8gpu-128vcpu-1600gb, but the node group runs gpu-h200-sxm "
+            "8gpu-128vcpu-1600gb",
+        ),
+        (
+            cost_estimate(estimated("dra-prod-train", 28.0, capacity="spot")),
+            "the cost estimate prices it spot, but the node group is on-demand",
+        ),
+    ],
+)
+def test_a_node_group_the_estimate_cannot_price_fails_the_budget(estimate, reason):
+    [(urn, message)] = stack_violations("max-hourly-cost", TRAIN, estimate, config=budget(1000))
+    assert urn == urn_of(NODE_GROUP_TYPE, "train")
+    assert f'Mk8sV1NodeGroup "train" (node group dra-prod-train) cannot be priced: {reason}.' in message
+    assert "prices/nebius.yaml, or nebius-dra:priceOverrides" in message
+
+
+def test_a_preemptible_node_group_needs_a_spot_price():
+    spot_group = named_group("dra-prod-train", fixed=4.0)
+    spot_group["template"]["preemptible"] = {}
+    group = (NODE_GROUP_TYPE, "train", spot_group)
+    [(_, message)] = stack_violations("max-hourly-cost", group, PRICED, config=budget(1000))
+    assert "prices it on-demand, but the node group is preemptible (template.preemptible)" in message
+    spot = cost_estimate(estimated("dra-prod-train", 11.6, capacity="spot"))
+    assert stack_violations("max-hourly-cost", group, spot, config=budget(46.4)) == []
+
+
+@pytest.mark.parametrize("limit", [0, -1, 0.009, "100", True, float("nan"), float("inf")])
+def test_max_hourly_cost_refuses_a_threshold_that_is_not_an_amount_of_at_least_a_cent(limit):
+    resources = [planned(*TRAIN), planned(*PRICED)]
+    with pytest.raises(
+        PolicyConfigError, match=r"maxHourlyUsd must be a number of US dollars per hour, at least 0\.01"
+    ):
+        check_resources(resources, {"max-hourly-cost": budget(limit)})
+
+
+def test_max_hourly_cost_is_advisory_unless_the_config_makes_it_a_gate():
+    resources = [planned(*TRAIN), planned(*BURST), planned(*PRICED)]
+
+    def budget_findings(entry: dict) -> list[tuple[str, bool]]:
+        findings = check_resources(resources, {"max-hourly-cost": entry})
+        return [(f.policy, f.mandatory) for f in findings if f.policy == "max-hourly-cost"]
+
+    assert budget_findings(budget(100)) == [("max-hourly-cost", False)]
+    assert budget_findings({**budget(100), "enforcementLevel": "mandatory"}) == [("max-hourly-cost", True)]
 
 
 # check_resources: the entry point the offline plan uses

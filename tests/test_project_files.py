@@ -47,6 +47,7 @@ UNTYPED_STRUCTURED_KEYS = {
     "nebius-dra:userClaimTemplates",
     "nebius-dra:draDriverValues",
     "nebius-dra:gpuMetricsValues",
+    "nebius-dra:priceOverrides",
 }
 
 

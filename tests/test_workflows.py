@@ -151,6 +151,26 @@ def test_fork_prs_get_the_offline_plan_in_the_summary_and_as_an_artifact_without
     assert upload["with"]["path"].splitlines() == ["plan-${{ matrix.stack }}.md", "build/plan/${{ matrix.stack }}/"]
 
 
+def test_both_pr_jobs_put_what_the_change_costs_in_the_job_summary():
+    """Head, base and difference, from the merge commit's first parent; the preview job's even when the preview failed."""
+    jobs = workflow("preview.yml")["jobs"]
+    for name, job in jobs.items():
+        checkout = job["steps"][0]
+        assert checkout["uses"].startswith("actions/checkout@"), name
+        assert checkout["with"]["fetch-depth"] == 2, f"{name}: HEAD^1, the base branch's tip, must be fetched"
+        script = "\n".join(step.get("run", "") for step in job["steps"])
+        assert re.search(r'python -m tools\.cost --stack "\$STACK" --base HEAD\^1 --format markdown', script), name
+        assert '>> "$GITHUB_STEP_SUMMARY"' in script, name
+    (cost,) = [step for step in jobs["preview"]["steps"] if "tools.cost" in step.get("run", "")]
+    steps = jobs["preview"]["steps"]
+    assert steps.index(cost) > steps.index(pulumi_step(jobs["preview"]))
+    assert cost["if"] == "always() && steps.setup.outcome == 'success'"
+    assert cost["env"] == {"STACK": "${{ matrix.stack }}"}, "the stack reaches the script through the environment"
+    fork = "\n".join(step.get("run", "") for step in jobs["offline-plan"]["steps"])
+    assert "--change-only" in fork, "the plan above it already shows the cost of the head"
+    assert "make cost" in (ROOT / "README.md").read_text()
+
+
 def test_previews_run_one_at_a_time_per_stack_and_pr():
     for job in workflow("preview.yml")["jobs"].values():
         group = job["concurrency"]["group"]

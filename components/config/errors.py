@@ -12,7 +12,7 @@ import json
 import re
 import types
 import typing
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Annotated, Any, Union
 
 import pulumi
@@ -87,10 +87,12 @@ def add_validation_problems(
     document: Mapping[str, Any],
     model: type[BaseModel],
     skip: Collection[str] = (),
+    where_for: Callable[[str], str] = config_key,
 ) -> None:
     """One line per pydantic error, in the project's words: key, place, value given, what is allowed.
 
     Keys in `skip` already have their problem recorded (they could not be decoded), so their "missing" is not news.
+    `where_for` names a top-level key: the config key by default, a file's key for documents read from files.
     """
     for item in error.errors(include_url=False):
         location = list(item["loc"])
@@ -98,7 +100,7 @@ def add_validation_problems(
             continue
         described = _describe(model, location)
         key = str(location.pop(0)) if location else "?"
-        where = config_key(key)
+        where = where_for(key)
         if key in NAMED_ENTRY_KEYS and location and isinstance(index := location[0], int):
             location.pop(0)
             where = entry_where(key, document.get(key), index)

@@ -14,9 +14,10 @@ CELSelectorExpressionMaxLength = 10 * 1024, AllocationResultsMaxSize = 32).
 
 from __future__ import annotations
 
+import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, field_validator, model_validator
 
 from components.dra_constants import (
     ALL_DEVICES,
@@ -350,6 +351,130 @@ class UserClaimTemplateInput(Shape):
     separateNetworkDevices: StrictBool = False
 
 
+# Prices: the table in prices/nebius.yaml and a stack's nebius-dra:priceOverrides share one shape.
+MAX_USD_PER_UNIT_HOUR = 1000  # Far above any published Nebius price per GPU, vCPU or GiB hour.
+MAX_PRICE_ENTRIES = 200
+DATE_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}\Z"
+SOURCE_PATTERN = r"^[\x21-\x7e]([\x20-\x7e]{0,298}[\x21-\x7e])?\Z"
+
+
+UsdPerGpuHour = Annotated[
+    float,
+    Field(
+        gt=0,
+        le=MAX_USD_PER_UNIT_HOUR,
+        description=f"expected US dollars per GPU-hour, a number above 0 and at most {MAX_USD_PER_UNIT_HOUR}",
+    ),
+]
+UsdPerVcpuHour = Annotated[
+    float,
+    Field(
+        gt=0,
+        le=MAX_USD_PER_UNIT_HOUR,
+        description=f"expected US dollars per vCPU-hour, a number above 0 and at most {MAX_USD_PER_UNIT_HOUR}",
+    ),
+]
+UsdPerGibHour = Annotated[
+    float,
+    Field(
+        gt=0,
+        le=MAX_USD_PER_UNIT_HOUR,
+        description=f"expected US dollars per GiB-hour of RAM, a number above 0 and at most {MAX_USD_PER_UNIT_HOUR}",
+    ),
+]
+
+
+PriceSource = Annotated[
+    StrictStr,
+    Field(
+        pattern=SOURCE_PATTERN,
+        max_length=300,
+        description="expected where the price comes from: the URL of the Nebius page (or a reference such as a "
+        "contract number), printable ASCII, at most 300 characters",
+    ),
+]
+PriceDate = Annotated[
+    StrictStr,
+    Field(
+        pattern=DATE_PATTERN,
+        description='expected the day the price holds, as a quoted "YYYY-MM-DD"',
+    ),
+]
+PriceNote = Annotated[StrictStr, Field(max_length=1000, description="expected a note of at most 1000 characters")]
+
+
+class _DatedPrice(Shape):
+    source: PriceSource
+    date: PriceDate
+
+    @field_validator("date")
+    @classmethod
+    def _real_day(cls, value: str) -> str:
+        try:
+            datetime.date.fromisoformat(value)
+        except ValueError:
+            raise ValueError(f'date "{value}" is not a day of the calendar; write "YYYY-MM-DD"') from None
+        return value
+
+
+class GpuRateInput(_DatedPrice):
+    usdPerGpuHour: UsdPerGpuHour
+
+
+class CpuRateInput(_DatedPrice):
+    usdPerVcpuHour: UsdPerVcpuHour
+    usdPerGibHour: UsdPerGibHour
+
+
+class GpuPriceInput(Shape):
+    platform: Annotated[
+        StrictStr,
+        Field(pattern=PLATFORM_PATTERN, max_length=63, description="expected a GPU platform such as gpu-h200-sxm"),
+    ]
+    presets: Annotated[
+        list[
+            Annotated[
+                StrictStr,
+                Field(
+                    pattern=GPU_PRESET_PATTERN,
+                    max_length=63,
+                    description="expected a GPU preset such as 8gpu-128vcpu-1600gb",
+                ),
+            ]
+        ],
+        Field(min_length=1, max_length=64, description="expected 1 to 64 presets the price holds for"),
+    ]
+    onDemand: GpuRateInput
+    spot: GpuRateInput | None = None
+    note: PriceNote | None = None
+
+
+class CpuPriceInput(Shape):
+    platform: Annotated[
+        StrictStr,
+        Field(pattern=PLATFORM_PATTERN, max_length=63, description="expected a CPU platform such as cpu-d3"),
+    ]
+    onDemand: CpuRateInput
+    spot: CpuRateInput | None = None
+    note: PriceNote | None = None
+
+
+class PriceTableInput(Shape):
+    """prices/nebius.yaml, and the shape of nebius-dra:priceOverrides."""
+
+    currency: Annotated[Literal["USD"], Field(description="allowed: USD")] = "USD"
+    gpu: list[GpuPriceInput] = Field(
+        default_factory=list,
+        max_length=MAX_PRICE_ENTRIES,
+        description=f"expected a list of at most {MAX_PRICE_ENTRIES} {{platform, presets, onDemand, spot?, note?}}",
+    )
+    cpu: list[CpuPriceInput] = Field(
+        default_factory=list,
+        max_length=MAX_PRICE_ENTRIES,
+        description=f"expected a list of at most {MAX_PRICE_ENTRIES} {{platform, onDemand, spot?, note?}}",
+    )
+
+
 BuiltinTemplateName = Annotated[
     StrictStr,
     Field(pattern=rf"^({'|'.join(BUILTIN_TEMPLATES)})\Z", description=f"allowed: {', '.join(BUILTIN_TEMPLATES)}"),
@@ -519,6 +644,13 @@ class StackInput(Shape):
     prometheusServiceMonitor: BOOL
     kubePrometheusStack: BOOL
     kubePrometheusStackVersion: ChartVersion
+    priceOverrides: Annotated[
+        PriceTableInput,
+        Field(
+            description="expected a map {gpu?: [{platform, presets, onDemand: {usdPerGpuHour, source, date}, spot?, "
+            "note?}], cpu?: [{platform, onDemand: {usdPerVcpuHour, usdPerGibHour, source, date}, spot?, note?}]}"
+        ),
+    ]
 
 
 # Keys whose values may be set as secrets (`pulumi config set --secret`, or `secure:` in the stack

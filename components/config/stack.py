@@ -19,9 +19,10 @@ from components.config.driver import parse_driver_config
 from components.config.errors import ConfigProblems, add_validation_problems, config_key, shown
 from components.config.node_groups import check_node_group_names, parse_gpu_node_groups
 from components.config.observability import parse_observability_config
+from components.config.prices import stack_prices
 from components.config.raw import RawConfig, decode_config, secret_problems
 from components.config.schema import RESOURCE_NAME_PATTERN, SECRET_CAPABLE_KEYS, StackInput
-from components.model import ClusterConfig, StackConfig, SystemNodeGroupConfig
+from components.model import ClusterConfig, PriceTable, StackConfig, SystemNodeGroupConfig
 
 MIN_KUBERNETES = (1, 34)
 VERSION_PATTERN = re.compile(r"^([0-9]{1,3})\.([0-9]{1,3})(?:-nebius-node\.([0-9]{1,6}))?\Z")
@@ -71,8 +72,14 @@ def _validated(raw: RawConfig, problems: ConfigProblems) -> StackInput | None:
         return None
 
 
-def parse_stack_config(raw: Mapping[str, str] | RawConfig, stack: str) -> StackConfig:
-    """Turns the raw config into a `StackConfig`, or raises one `ConfigError` listing every problem."""
+def parse_stack_config(
+    raw: Mapping[str, str] | RawConfig, stack: str, price_table: PriceTable | None = None
+) -> StackConfig:
+    """Turns the raw config into a `StackConfig`, or raises one `ConfigError` listing every problem.
+
+    Prices come from `price_table` (default: the project's `prices/nebius.yaml`) under the
+    stack's `priceOverrides`.
+    """
     problems = ConfigProblems()
     given = raw if isinstance(raw, RawConfig) else RawConfig(raw)
     settings = _validated(given, problems)
@@ -112,6 +119,7 @@ def parse_stack_config(raw: Mapping[str, str] | RawConfig, stack: str) -> StackC
         driver=driver,
         claims=parse_claims_config(settings, gpu_groups, driver, problems),
         observability=parse_observability_config(settings, gpu_groups, driver, problems),
+        prices=stack_prices(price_table, settings.priceOverrides, problems),
     )
     problems.raise_if_any()
     return config

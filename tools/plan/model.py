@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from components.cost import COST_ESTIMATE_TYPE
 from policies.dra_rules import Finding, PlannedResource, check_resources, validate_policy_config
 from tools.plan.files import WriteResult, plan_files, write_plan_files
 from tools.plan.graph import Edge, PathStep, critical_path, dependency_edges
@@ -49,6 +50,12 @@ class Plan:
     path: list[PathStep] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     files: WriteResult | None = None
+
+    @property
+    def cost(self) -> dict[str, Any] | None:
+        """The estimate the program registered (`nebius-dra:cost:CostEstimate`), or None when it registered none."""
+        estimates = self.run.of_type(COST_ESTIMATE_TYPE)
+        return dict(estimates[0].inputs) if len(estimates) == 1 else None
 
     @property
     def error(self) -> BaseException | None:

@@ -11,6 +11,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from tools.cost.render import render_cost_markdown, render_cost_text
 from tools.plan.graph import DURATION_ESTIMATES, minutes, render_mermaid
 from tools.plan.model import Plan
 from tools.plan.tree import render_tree
@@ -80,6 +81,7 @@ def render_text(plan: Plan) -> str:
             f"  {'MANDATORY' if finding.mandatory else 'advisory'}  {finding.policy}  on {_resource_of(plan, finding.urn)}"
         )
         lines.append(f"    {finding.message}")
+    lines += ["", *(render_cost_text(plan.cost) if plan.cost else ["Cost: the program registered no estimate"])]
     lines += ["", "Resources", *render_tree(_stack_title(plan), plan.roots), ""]
     lines += ["Critical path of a first `pulumi up` (estimates per kind; see README, Offline plan and benchmark)"]
     lines += ["  " + row for row in _table(_path_rows(plan), ("resource", "kind", "estimate", "done at"))]
@@ -108,6 +110,12 @@ def render_markdown(plan: Plan) -> str:
         ]
     else:
         lines.append("Every rule passes.")
+    lines += [
+        "",
+        "### Cost",
+        "",
+        *(render_cost_markdown(plan.cost) if plan.cost else ["The program registered no estimate."]),
+    ]
     lines += ["", "### Resources", "", "```text", *render_tree(_stack_title(plan), plan.roots), "```", ""]
     lines += ["### Critical path of a first `pulumi up` (estimates)", ""]
     lines += [
@@ -139,6 +147,7 @@ def plan_document(plan: Plan) -> dict[str, Any]:
             ],
         },
         "estimates": {kind: {"seconds": e.seconds, "basis": e.basis} for kind, e in DURATION_ESTIMATES.items()},
+        "cost": plan.cost,
         "files": None
         if plan.files is None
         else {

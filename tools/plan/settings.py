@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from policies.dra_rules import CLUSTER_TYPE, NODE_GROUP_TYPE, POD_TYPE, field_at
+from policies.dra_rules import CLUSTER_TYPE, COST_ESTIMATE_TYPE, NODE_GROUP_TYPE, POD_TYPE, field_at
+from tools.cost.render import span
 
 Settings = dict[str, str]
 
@@ -152,6 +153,17 @@ def _pod(inputs: Mapping[str, Any]) -> Settings:
     return {**_metadata(inputs), **_present({"claims": ", ".join(claims) or None, "images": ", ".join(images) or None})}
 
 
+def _cost_estimate(inputs: Mapping[str, Any]) -> Settings:
+    hourly = field_at(inputs, "total", "hourlyUsd") or {}
+    unpriced = field_at(inputs, "total", "unpriced") or []
+    return _present(
+        {
+            "perHour": span(float(hourly.get("min", 0)), float(hourly.get("max", 0))) if hourly else None,
+            "unpriced": ", ".join(map(str, unpriced)) or None,
+        }
+    )
+
+
 SETTINGS_BY_TYPE: dict[str, Callable[[Mapping[str, Any]], Settings]] = {
     CLUSTER_TYPE: _cluster,
     NODE_GROUP_TYPE: _node_group,
@@ -162,6 +174,7 @@ SETTINGS_BY_TYPE: dict[str, Callable[[Mapping[str, Any]], Settings]] = {
     RESOURCE_CLAIM: _resource_claim,
     DEVICE_CLASS: _device_class,
     POD_TYPE: _pod,
+    COST_ESTIMATE_TYPE: _cost_estimate,
 }
 
 

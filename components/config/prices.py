@@ -1,0 +1,150 @@
+"""Prices: the table in `prices/nebius.yaml` and a stack's `nebius-dra:priceOverrides`, as one `PriceTable`.
+
+The schema (`PriceTableInput`) checks each entry's shape, bounds and dates; here are the rules
+across entries: a GPU entry names a `gpu-` platform and a CPU entry does not, and no platform
+(and, for GPUs, no preset) is priced twice in one document. What neither document prices stays
+unpriced: the estimate never borrows a sibling preset's price.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from functools import lru_cache
+from pathlib import Path
+
+import yaml
+from pydantic import Field, ValidationError
+
+from components.config.errors import ConfigError, ConfigProblems, add_validation_problems, config_key, shown
+from components.config.schema import CpuRateInput, GpuRateInput, PriceTableInput, Shape
+from components.config.stack_file import PROJECT_DIR, Yaml12Loader
+from components.model import CpuPrice, CpuRate, GpuPrice, GpuRate, PriceSource, PriceTable
+
+PRICE_TABLE_FILE = PROJECT_DIR / "prices" / "nebius.yaml"
+OVERRIDES_KEY = "priceOverrides"
+
+
+class PriceTableError(ConfigError):
+    """The price table file cannot be used; the message names the file, the entry and what is allowed."""
+
+
+class _PriceFile(Shape):
+    """The file as one field, so that each problem is reported as `<file>: gpu[0].onDemand.date ...`."""
+
+    table: PriceTableInput = Field(description="expected a map {currency?, gpu?: [...], cpu?: [...]}")
+
+
+def _label(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(PROJECT_DIR))
+    except ValueError:
+        return str(path)
+
+
+def _gpu_rate(rate: GpuRateInput, origin: str, note: str | None) -> GpuRate:
+    return GpuRate(Decimal(str(rate.usdPerGpuHour)), PriceSource(rate.source, rate.date, origin, note))
+
+
+def _cpu_rate(rate: CpuRateInput, origin: str, note: str | None) -> CpuRate:
+    return CpuRate(
+        Decimal(str(rate.usdPerVcpuHour)),
+        Decimal(str(rate.usdPerGibHour)),
+        PriceSource(rate.source, rate.date, origin, note),
+    )
+
+
+def price_table_from_input(document: PriceTableInput, origin: str, where: str, problems: ConfigProblems) -> PriceTable:
+    """The validated document as a `PriceTable`; entries that break a cross-entry rule are reported and left out."""
+    gpu: list[GpuPrice] = []
+    seen_presets: set[tuple[str, str]] = set()
+    for index, entry in enumerate(document.gpu):
+        place = f"{where}: gpu[{index}] ({entry.platform})"
+        if not entry.platform.startswith("gpu-"):
+            problems.add(place, f"platform {shown(entry.platform)} is not a GPU platform (gpu-...); price it under cpu")
+            continue
+        repeated = sorted(
+            {p for p in entry.presets if (entry.platform, p) in seen_presets or entry.presets.count(p) > 1}
+        )
+        if repeated:
+            problems.add(
+                place, f"prices preset(s) {', '.join(repeated)} again; give each platform and preset one price"
+            )
+            continue
+        seen_presets.update((entry.platform, preset) for preset in entry.presets)
+        gpu.append(
+            GpuPrice(
+                platform=entry.platform,
+                presets=tuple(entry.presets),
+                on_demand=_gpu_rate(entry.onDemand, origin, entry.note),
+                spot=_gpu_rate(entry.spot, origin, entry.note) if entry.spot else None,
+            )
+        )
+    cpu: list[CpuPrice] = []
+    for index, cpu_entry in enumerate(document.cpu):
+        place = f"{where}: cpu[{index}] ({cpu_entry.platform})"
+        if cpu_entry.platform.startswith("gpu-"):
+            problems.add(
+                place,
+                f"platform {shown(cpu_entry.platform)} is a GPU platform; price it under gpu, per GPU and preset",
+            )
+            continue
+        if any(existing.platform == cpu_entry.platform for existing in cpu):
+            problems.add(place, "prices the platform again; give each CPU platform one entry")
+            continue
+        cpu.append(
+            CpuPrice(
+                platform=cpu_entry.platform,
+                on_demand=_cpu_rate(cpu_entry.onDemand, origin, cpu_entry.note),
+                spot=_cpu_rate(cpu_entry.spot, origin, cpu_entry.note) if cpu_entry.spot else None,
+            )
+        )
+    return PriceTable(gpu=tuple(gpu), cpu=tuple(cpu))
+
+
+@lru_cache(maxsize=8)
+def _parse_table(text: str, label: str) -> PriceTable:
+    problems = ConfigProblems()
+    try:
+        document = yaml.load(text, Loader=Yaml12Loader)
+    except yaml.YAMLError as error:
+        raise PriceTableError(f"{label} is not valid YAML: {error}") from None
+    try:
+        validated = _PriceFile.model_validate({"table": document}).table
+    except ValidationError as error:
+        add_validation_problems(problems, error, {"table": document}, _PriceFile, where_for=lambda _: label)
+        raise PriceTableError(_heading(label, problems)) from None
+    table = price_table_from_input(validated, label, label, problems)
+    if problems.lines:
+        raise PriceTableError(_heading(label, problems))
+    return table
+
+
+def _heading(label: str, problems: ConfigProblems) -> str:
+    count = len(problems.lines)
+    return "\n".join(
+        [
+            f"invalid price table {label} ({count} problem{'s' if count > 1 else ''}):",
+            *(f"  - {line}" for line in problems.lines),
+        ]
+    )
+
+
+def parse_price_table(text: str, label: str = "prices/nebius.yaml") -> PriceTable:
+    """A price table from YAML text (for example another branch's file); `PriceTableError` names every problem."""
+    return _parse_table(text, label)
+
+
+def load_price_table(path: Path = PRICE_TABLE_FILE) -> PriceTable:
+    """The project's price table (default `prices/nebius.yaml`); `PriceTableError` when it cannot be used."""
+    try:
+        text = path.read_text()
+    except OSError as error:
+        raise PriceTableError(f"cannot read the price table {_label(path)}: {error.strerror or error}") from None
+    return _parse_table(text, _label(path))
+
+
+def stack_prices(base: PriceTable | None, overrides: PriceTableInput, problems: ConfigProblems) -> PriceTable:
+    """The table (the project's, unless `base` is given) with the stack's `priceOverrides` winning."""
+    table = load_price_table() if base is None else base
+    key = config_key(OVERRIDES_KEY)
+    return table.overridden_by(price_table_from_input(overrides, key, key, problems))

@@ -1,0 +1,449 @@
+"""What a change costs: the price table, the stack's overrides, the estimate, the plan's section and the base diff.
+
+Expected amounts are computed from the table's own entries, so updating a price keeps these tests
+true; the arithmetic itself is pinned with a synthetic table.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import shutil
+import subprocess
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+import yaml
+
+from components.config import ConfigError, parse_stack_config
+from components.config.prices import PRICE_TABLE_FILE, PriceTableError, load_price_table, parse_price_table
+from components.config.stack_file import PROJECT_DIR, load_stack_config, program_config
+from components.cost import COST_ESTIMATE_TYPE
+from components.model import PriceTable
+from components.values.cost import HOURS_PER_30_DAYS, node_price, stack_cost
+from tests.helpers import STACKS
+from tools.cost import __main__ as cost_cli
+from tools.cost.render import money, render_cost_text, span
+from tools.plan.model import build_plan
+from tools.plan.report import render_json, render_markdown, render_text
+
+TABLE = yaml.safe_load(PRICE_TABLE_FILE.read_text())
+NEBIUS_PAGES = ("https://docs.nebius.com/", "https://nebius.com/")
+OVERRIDES = "nebius-dra:priceOverrides"
+
+
+def gpu_rate(platform: str) -> Decimal:
+    [entry] = [e for e in TABLE["gpu"] if e["platform"] == platform]
+    return Decimal(str(entry["onDemand"]["usdPerGpuHour"]))
+
+
+def cpu_node(platform: str, vcpus: int, gib: int) -> Decimal:
+    [entry] = [e for e in TABLE["cpu"] if e["platform"] == platform]
+    rate = entry["onDemand"]
+    return Decimal(str(rate["usdPerVcpuHour"])) * vcpus + Decimal(str(rate["usdPerGibHour"])) * gib
+
+
+def parsed(stack: str, **changes: str):
+    return parse_stack_config(program_config({**load_stack_config(stack), **changes}), stack)
+
+
+def overrides(**document) -> dict[str, str]:
+    return {OVERRIDES: json.dumps(document)}
+
+
+def h200_override(price: float, presets: list[str] | None = None, **rate) -> dict:
+    return {
+        "platform": "gpu-h200-sxm",
+        "presets": presets or ["8gpu-128vcpu-1600gb"],
+        "onDemand": {"usdPerGpuHour": price, "source": "contract NB-2026-17", "date": "2026-11-01", **rate},
+    }
+
+
+# The table
+
+
+def every_price(entry: dict) -> list[dict]:
+    return [entry[capacity] for capacity in ("onDemand", "spot") if entry.get(capacity)]
+
+
+@pytest.mark.parametrize("entry", [*TABLE["gpu"], *TABLE["cpu"]], ids=lambda e: e["platform"])
+def test_every_price_in_the_table_has_a_nebius_source_and_a_date(entry):
+    for price in every_price(entry):
+        assert price["source"].startswith(NEBIUS_PAGES), price
+        assert isinstance(price["date"], str) and datetime.date.fromisoformat(price["date"]) <= datetime.date.today()
+    assert entry.get("note"), "say how the figure reached the table"
+
+
+def test_the_table_loads_and_prices_what_the_stacks_run():
+    table = load_price_table()
+    assert table.gpu_price("gpu-h200-sxm", "8gpu-128vcpu-1600gb") and table.gpu_price(
+        "gpu-h200-sxm", "1gpu-16vcpu-200gb"
+    )
+    assert table.cpu_price("cpu-d3")
+
+
+def test_a_preset_the_table_does_not_list_is_unpriced_never_borrowed_from_a_sibling():
+    table = load_price_table()
+    reason = node_price(table, "gpu-h200-sxm", "2gpu-32vcpu-400gb", spot=False)
+    assert reason == (
+        "gpu-h200-sxm is priced for presets 1gpu-16vcpu-200gb, 8gpu-128vcpu-1600gb only, not 2gpu-32vcpu-400gb"
+    )
+    assert node_price(table, "gpu-b300-sxm", "8gpu-192vcpu-2768gb", spot=False) == (
+        "no price for GPU platform gpu-b300-sxm"
+    )
+    assert node_price(table, "cpu-x9", "4vcpu-16gb", spot=False) == "no price for CPU platform cpu-x9"
+    assert node_price(table, "cpu-d3", "4vcpu-16gb", spot=True) == "no spot price for cpu-d3"
+
+
+SYNTHETIC = """
+gpu:
+  - platform: gpu-x1
+    presets: [1gpu-8vcpu-100gb, 4gpu-32vcpu-400gb]
+    onDemand: {usdPerGpuHour: 2.25, source: https://nebius.com/prices, date: "2026-01-02"}
+    spot: {usdPerGpuHour: 0.9, source: https://nebius.com/prices, date: "2026-01-03"}
+cpu:
+  - platform: cpu-x1
+    onDemand: {usdPerVcpuHour: 0.01, usdPerGibHour: 0.002, source: https://nebius.com/prices, date: "2026-01-04"}
+"""
+
+
+def test_the_arithmetic_per_node():
+    table = parse_price_table(SYNTHETIC, "synthetic.yaml")
+    gpu = node_price(table, "gpu-x1", "4gpu-32vcpu-400gb", spot=False)
+    assert not isinstance(gpu, str)
+    assert gpu.usd_per_node_hour == Decimal("9.00") and gpu.basis == "4 GPUs x $2.25 per GPU-hour"
+    assert (gpu.source.date, gpu.source.origin) == ("2026-01-02", "synthetic.yaml")
+    spot = node_price(table, "gpu-x1", "1gpu-8vcpu-100gb", spot=True)
+    assert not isinstance(spot, str) and spot.usd_per_node_hour == Decimal("0.9") and spot.source.date == "2026-01-03"
+    cpu = node_price(table, "cpu-x1", "16vcpu-64gb", spot=False)
+    assert not isinstance(cpu, str) and cpu.usd_per_node_hour == Decimal("0.288")
+    assert cpu.basis == "16 vCPU x $0.01 + 64 GiB x $0.002 per hour"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "gpu: [{platform: gpu-x1, presets: [1gpu-8vcpu-100gb], onDemand: {usdPerGpuHour: 1}}]",
+            "gpu[0].onDemand.source is required",
+        ),
+        (
+            'gpu: [{platform: gpu-x1, presets: [1gpu-8vcpu-100gb], onDemand: {usdPerGpuHour: 1, source: s, date: "2026-02-30"}}]',
+            'date "2026-02-30" is not a day of the calendar',
+        ),
+        (
+            'gpu: [{platform: gpu-x1, presets: [1gpu-8vcpu-100gb], onDemand: {usdPerGpuHour: 0, source: s, date: "2026-02-03"}}]',
+            "expected US dollars per GPU-hour, a number above 0",
+        ),
+        (
+            'cpu: [{platform: gpu-x1, onDemand: {usdPerVcpuHour: 1, usdPerGibHour: 1, source: s, date: "2026-02-03"}}]',
+            'cpu[0] (gpu-x1): platform "gpu-x1" is a GPU platform',
+        ),
+        (
+            'gpu: [{platform: gpu-x1, presets: [1gpu-8vcpu-100gb, 1gpu-8vcpu-100gb], onDemand: {usdPerGpuHour: 1, source: s, date: "2026-02-03"}}]',
+            "prices preset(s) 1gpu-8vcpu-100gb again",
+        ),
+        ("currency: EUR", 'currency got "EUR"; allowed: USD'),
+        ("gpu: [{platform: gpu-x1, presets: [1gpu-8vcpu-100gb], onDemand: {}, price: 3}]", "has unknown field(s)"),
+    ],
+)
+def test_a_broken_table_is_refused_naming_the_file_and_the_entry(text, expected):
+    with pytest.raises(PriceTableError) as refused:
+        parse_price_table(text, "prices/broken.yaml")
+    assert "invalid price table prices/broken.yaml" in str(refused.value)
+    assert expected in str(refused.value)
+    assert all(line.startswith("  - prices/broken.yaml: ") for line in str(refused.value).splitlines()[1:])
+
+
+def test_a_missing_table_stops_the_program_with_the_file_named(tmp_path):
+    with pytest.raises(ConfigError, match=r"cannot read the price table .*missing\.yaml"):
+        load_price_table(tmp_path / "missing.yaml")
+
+
+# The stacks' estimates
+
+
+def test_dev_costs_its_one_h200_and_its_system_node():
+    cost = stack_cost(parsed("dev"))
+    expected = gpu_rate("gpu-h200-sxm") + cpu_node("cpu-d3", 4, 16)
+    assert [g.name for g in cost.groups] == ["h200", "system"]
+    assert cost.hourly_min == cost.hourly_max == expected
+    assert not cost.unpriced
+
+
+def test_prod_costs_its_fixed_group_its_autoscaled_range_and_its_system_group():
+    cost = stack_cost(parsed("prod"))
+    node = 8 * gpu_rate("gpu-h200-sxm")
+    system = 3 * cpu_node("cpu-d3", 16, 64)
+    train, burst, system_group = cost.groups
+    assert (train.min_nodes, train.max_nodes, burst.min_nodes, burst.max_nodes) == (4, 4, 1, 8)
+    assert train.price and train.price.usd_per_node_hour == node
+    assert system_group.node_group == "dra-prod-system" and system_group.kind == "cpu"
+    assert (cost.hourly_min, cost.hourly_max) == (4 * node + node + system, 4 * node + 8 * node + system)
+    total = cost.as_document()["total"]
+    assert total["usdPer30Days"]["max"] == pytest.approx(float(cost.hourly_max * HOURS_PER_30_DAYS))
+    assert total["complete"] and total["unpriced"] == []
+
+
+def test_every_group_is_priced_on_demand_until_capacity_is_configured():
+    assert {g.capacity for stack in STACKS for g in stack_cost(parsed(stack)).groups} == {"on-demand"}
+
+
+def test_an_unpriced_group_is_reported_and_left_out_of_the_total():
+    groups = json.loads(load_stack_config("prod")["nebius-dra:gpuNodeGroups"])
+    groups.append(
+        {
+            "name": "b300",
+            "platform": "gpu-b300-sxm",
+            "preset": "8gpu-192vcpu-2768gb",
+            "driversPreset": "cuda13.0",
+            "fixedNodeCount": 2,
+        }
+    )
+    cost = stack_cost(parsed("prod", **{"nebius-dra:gpuNodeGroups": json.dumps(groups)}))
+    [b300] = cost.unpriced
+    assert b300.name == "b300" and b300.unpriced == "no price for GPU platform gpu-b300-sxm"
+    assert cost.hourly_max == stack_cost(parsed("prod")).hourly_max
+    document = cost.as_document()
+    assert document["total"] == {**document["total"], "complete": False, "unpriced": ["b300"]}
+    text = "\n".join(render_cost_text(document))
+    assert "note: b300 is unpriced: no price for GPU platform gpu-b300-sxm" in text
+    assert "total of priced groups (1 unpriced)" in text and "never guessed" in text
+
+
+# The stack's overrides
+
+
+def test_an_override_wins_for_its_presets_only_and_names_its_source():
+    config = parsed("prod", **overrides(gpu=[h200_override(2.0)]))
+    train = stack_cost(config).groups[0]
+    assert train.price and train.price.usd_per_node_hour == Decimal("16.0")
+    assert (train.price.source.source, train.price.source.date, train.price.source.origin) == (
+        "contract NB-2026-17",
+        "2026-11-01",
+        OVERRIDES,
+    )
+    single, table = config.prices.gpu_price("gpu-h200-sxm", "1gpu-16vcpu-200gb"), load_price_table()
+    assert single and single.on_demand == table.gpu_price("gpu-h200-sxm", "1gpu-16vcpu-200gb").on_demand  # type: ignore[union-attr]
+
+
+def test_an_override_adds_a_platform_the_table_lacks():
+    groups = [{"name": "b300", "platform": "gpu-b300-sxm", "preset": "8gpu-192vcpu-2768gb", "fixedNodeCount": 1}]
+    b300 = {**h200_override(7.5, ["8gpu-192vcpu-2768gb"]), "platform": "gpu-b300-sxm"}
+    cost = stack_cost(parsed("dev", **{"nebius-dra:gpuNodeGroups": json.dumps(groups)}, **overrides(gpu=[b300])))
+    assert not cost.unpriced and cost.groups[0].price and cost.groups[0].price.usd_per_node_hour == Decimal("60.0")
+
+
+def test_a_cpu_override_replaces_the_platform():
+    cpu = {
+        "platform": "cpu-d3",
+        "onDemand": {"usdPerVcpuHour": 0.02, "usdPerGibHour": 0.005, "source": "x", "date": "2026-11-01"},
+    }
+    system = stack_cost(parsed("dev", **overrides(cpu=[cpu]))).groups[-1]
+    assert system.price and system.price.usd_per_node_hour == Decimal("0.160")
+
+
+@pytest.mark.parametrize(
+    ("document", "expected"),
+    [
+        (
+            {"gpu": [{**h200_override(2.0), "onDemand": {"usdPerGpuHour": 2.0, "source": "x"}}]},
+            "gpu[0].onDemand.date is required",
+        ),
+        (
+            {"gpu": [h200_override(2.0, date="01/11/2026")]},
+            'expected the day the price holds, as a quoted "YYYY-MM-DD"',
+        ),
+        ({"gpu": [h200_override(2.0, source="")]}, "expected where the price comes from"),
+        (
+            {"gpu": [h200_override(2.0), h200_override(3.0)]},
+            "gpu[1] (gpu-h200-sxm): prices preset(s) 8gpu-128vcpu-1600gb again",
+        ),
+        ({"gpu": [{**h200_override(2.0), "platform": "cpu-d3"}]}, 'platform "cpu-d3" is not a GPU platform'),
+        ({"tpu": []}, 'has unknown field(s) "tpu"'),
+    ],
+)
+def test_a_bad_override_is_refused_by_key(document, expected):
+    with pytest.raises(ConfigError) as refused:
+        parsed("prod", **{OVERRIDES: json.dumps(document)})
+    assert f"{OVERRIDES}: " in str(refused.value) and expected in str(refused.value)
+
+
+# What the program registers, and what the plan prints
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_the_program_registers_the_estimate_the_config_gives(stack, stack_runs):
+    [registered] = stack_runs[stack].of_type(COST_ESTIMATE_TYPE)
+    assert not registered.custom
+    assert json.loads(json.dumps(registered.inputs)) == json.loads(json.dumps(stack_cost(parsed(stack)).as_document()))
+    assert registered.parent.endswith(f"nebius-dra:index:DraPlatform::dra-{stack}")
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_the_plan_prints_the_cost_in_every_format(stack):
+    plan = build_plan(stack, out=None)
+    cost = stack_cost(parsed(stack))
+    hourly = span(float(cost.hourly_min), float(cost.hourly_max))
+    monthly = span(float(cost.hourly_min * HOURS_PER_30_DAYS), float(cost.hourly_max * HOURS_PER_30_DAYS))
+    text, markdown = render_text(plan), render_markdown(plan)
+    assert text.index("Policy verdicts") < text.index("Cost (USD") < text.index("Resources")
+    assert (
+        "not included: boot disks, the control plane, the InfiniBand GPU cluster, network, egress and storage" in text
+    )
+    total = next(line for line in text.splitlines() if line.strip().startswith("total"))
+    assert hourly in total and monthly in total
+    assert "### Cost" in markdown and f"**{hourly}**" in markdown and f"**{monthly}**" in markdown
+    document = json.loads(render_json(plan))["cost"]
+    assert document["total"]["hourlyUsd"] == {"min": float(cost.hourly_min), "max": float(cost.hourly_max)}
+    for group in cost.groups:
+        assert group.price is not None
+        assert f"{group.price.source.date}  {group.price.source.source}" in text
+
+
+def test_money_is_shown_to_the_cent_and_small_rates_to_a_tenth_of_one():
+    assert [money(v) for v in (28, 0.528, 0.132, 0.05, 0, 101940.48)] == [
+        "$28.00",
+        "$0.528",
+        "$0.132",
+        "$0.05",
+        "$0.00",
+        "$101,940.48",
+    ]
+    assert span(28, 224) == "$28.00..$224.00" and span(-3, 5, signed=True) == "-$3.00..+$5.00"
+
+
+# What a change costs: the base branch against the head
+
+
+@pytest.fixture
+def repository(tmp_path) -> Path:
+    """A git repository holding this project's stack files and price table, committed once as the base."""
+    if shutil.which("git") is None:
+        pytest.fail("git is needed to compare a change with its base")
+    for name in ("Pulumi.yaml", *(f"Pulumi.{stack}.yaml" for stack in STACKS), "prices/nebius.yaml"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(PROJECT_DIR / name, tmp_path / name)
+    git(tmp_path, "init", "--quiet")
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "--quiet", "-m", "base")
+    return tmp_path
+
+
+def git(directory: Path, *args: str) -> None:
+    identity = ["-c", "user.name=test", "-c", "user.email=test@example.com", "-c", "commit.gpgsign=false"]
+    subprocess.run(["git", "-C", str(directory), *identity, *args], check=True, capture_output=True)
+
+
+def add_group(directory: Path, group: dict) -> None:
+    path = directory / "Pulumi.prod.yaml"
+    document = yaml.safe_load(path.read_text())
+    document["config"]["nebius-dra:gpuNodeGroups"].append(group)
+    path.write_text(yaml.safe_dump(document, sort_keys=False))
+    git(directory, "commit", "--quiet", "-am", "head")
+
+
+FOUR_H200 = {
+    "name": "h200-extra",
+    "platform": "gpu-h200-sxm",
+    "preset": "8gpu-128vcpu-1600gb",
+    "driversPreset": "cuda13.0",
+    "fixedNodeCount": 4,
+}
+
+
+def test_a_group_added_in_a_change_shows_as_a_cost_difference(repository):
+    add_group(repository, FOUR_H200)
+    head = cost_cli.estimate("prod", repository)
+    base = cost_cli.base_cost("prod", "HEAD^1", repository)
+    assert base.document is not None and base.note is None
+    added = 4 * 8 * float(gpu_rate("gpu-h200-sxm"))
+    assert head["total"]["hourlyUsd"]["max"] == pytest.approx(base.document["total"]["hourlyUsd"]["max"] + added)
+    text = cost_cli.render("prod", head, base, "text")
+    change = text[text.index("Cost change against base HEAD^1") :]
+    row = next(line for line in change.splitlines() if line.strip().startswith("h200-extra"))
+    assert row.split()[1] == "-" and money(added, signed=True) in row
+    assert money(added * HOURS_PER_30_DAYS, signed=True) in row
+    total = next(line for line in change.splitlines() if line.strip().startswith("total"))
+    assert money(added, signed=True) in total
+    markdown = cost_cli.render("prod", head, base, "markdown")
+    assert "#### What this change costs to `prod` (base HEAD^1)" in markdown and "| h200-extra | - |" in markdown
+    assert "### Cost of stack `prod`" in markdown
+    change_only = cost_cli.render("prod", head, base, "markdown", change_only=True)
+    assert change_only.startswith("#### What this change costs") and "### Cost of stack" not in change_only
+    assert json.loads(cost_cli.render("prod", head, base, "json"))["base"]["ref"] == "HEAD^1"
+
+
+def test_a_price_change_alone_shows_as_a_cost_difference(repository):
+    table = repository / "prices" / "nebius.yaml"
+    table.write_text(table.read_text().replace("usdPerGpuHour: 3.50", "usdPerGpuHour: 4.50"))
+    git(repository, "commit", "--quiet", "-am", "new price")
+    head = cost_cli.estimate("prod", repository)
+    base = cost_cli.base_cost("prod", "HEAD^1", repository)
+    assert base.document is not None
+    change = head["total"]["hourlyUsd"]["max"] - base.document["total"]["hourlyUsd"]["max"]
+    assert change == pytest.approx(12 * 8 * 1.0)
+
+
+def test_a_base_without_the_stack_or_a_table_is_said_so(repository):
+    (repository / "prices" / "nebius.yaml").unlink()
+    git(repository, "commit", "--quiet", "-am", "no table in the base")
+    shutil.copy(PRICE_TABLE_FILE, repository / "prices" / "nebius.yaml")
+    git(repository, "add", ".")
+    git(repository, "commit", "--quiet", "-m", "table")
+    base = cost_cli.base_cost("prod", "HEAD^1", repository)
+    assert (
+        base.document is not None
+        and base.note == "HEAD^1 has no prices/nebius.yaml; its config is priced with this change's table"
+    )
+    new = cost_cli.base_cost("staging", "HEAD^1", repository)
+    assert new.document is None and new.comparable and "has no stack staging" in str(new.note)
+
+
+def test_a_base_key_this_change_adds_reads_as_its_default(repository):
+    project = yaml.safe_load((repository / "Pulumi.yaml").read_text())
+    del project["config"][OVERRIDES]
+    (repository / "Pulumi.yaml").write_text(yaml.safe_dump(project, sort_keys=False))
+    git(repository, "commit", "--quiet", "-am", "base without the key")
+    shutil.copy(PROJECT_DIR / "Pulumi.yaml", repository / "Pulumi.yaml")
+    git(repository, "commit", "--quiet", "-am", "the change declares it")
+    base = cost_cli.base_cost("prod", "HEAD^1", repository)
+    assert base.document is not None and base.note is None
+    assert base.document["total"] == cost_cli.estimate("prod", repository)["total"]
+
+
+def test_a_base_this_code_cannot_read_is_reported_not_fatal(repository):
+    stack = repository / "Pulumi.prod.yaml"
+    stack.write_text(stack.read_text().replace("etcdClusterSize: 3", "etcdClusterSize: 5"))
+    git(repository, "commit", "--quiet", "-am", "broken base")
+    shutil.copy(PROJECT_DIR / "Pulumi.prod.yaml", stack)
+    git(repository, "commit", "--quiet", "-am", "fixed")
+    base = cost_cli.base_cost("prod", "HEAD^1", repository)
+    assert base.document is None and not base.comparable
+    assert "cannot be priced by this checkout's code" in str(base.note) and "etcdClusterSize" in str(base.note)
+    text = cost_cli.render("prod", cost_cli.estimate("prod", repository), base, "text")
+    assert "note: the base HEAD^1 cannot be priced" in text and "Cost change against" not in text
+
+
+def test_the_cli_prices_a_stack_and_refuses_an_unknown_revision(capsys):
+    assert cost_cli.main(["--stack", "prod", "--format", "json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["stack"] == "prod" and document["base"] is None and document["cost"]["total"]["complete"]
+    assert cost_cli.main(["--stack", "prod", "--base", "no-such-revision-anywhere"]) == 2
+    assert "is not a git revision" in capsys.readouterr().err
+    assert cost_cli.main(["--stack", "../x"]) == 2
+    assert "not a Pulumi stack name" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        cost_cli.main(["--stack", "prod", "--change-only"])
+    assert "--change-only needs --base" in capsys.readouterr().err
+
+
+def test_prices_are_a_table_never_constants_in_code():
+    """No module of the program or the pack carries a dollar figure of its own."""
+    for path in [*PROJECT_DIR.glob("components/**/*.py"), PROJECT_DIR / "policies" / "dra_rules.py"]:
+        text = path.read_text()
+        for entry in TABLE["gpu"]:
+            rate = entry["onDemand"]["usdPerGpuHour"]
+            assert f"= {rate}" not in text and f"({rate})" not in text, f"{path} carries the price {rate}"
+    assert isinstance(load_price_table(), PriceTable)

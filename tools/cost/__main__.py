@@ -1,0 +1,178 @@
+"""`python -m tools.cost`: what a stack's nodes cost, and what a change to it costs.
+
+    python -m tools.cost --stack prod [--base REF] [--format text|markdown|json]
+
+Prices the stack's GPU and system node groups from `prices/nebius.yaml` and the stack's
+`nebius-dra:priceOverrides` (the same estimate `make plan` prints and the policy
+`max-hourly-cost` reads). With `--base REF` it also prices the stack as it is at the git
+revision REF (that revision's `Pulumi.yaml`, `Pulumi.<stack>.yaml` and price table, read with
+`git show`, parsed by this checkout's code) and prints the difference per group and in total.
+In a pull request's merge commit, `HEAD^1` is the base branch's tip.
+
+Exit status: 0 when the stack could be priced (unpriced groups are listed, not fatal; a base
+that cannot be read is reported, not fatal), 2 when this checkout's stack config, its price
+table or REF cannot be used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from components.config import ConfigError, parse_stack_config
+from components.config.prices import PRICE_TABLE_FILE, load_price_table, parse_price_table
+from components.config.stack_file import PROJECT_DIR, load_yaml_file, program_config, read_stack_file
+from components.model import PriceTable
+from components.values.cost import stack_cost
+from tools.cost.render import render_cost_markdown, render_cost_text, render_diff_markdown, render_diff_text
+
+EXIT_OK, EXIT_UNUSABLE = 0, 2
+FORMATS = ("text", "markdown", "json")
+PRICE_TABLE = PRICE_TABLE_FILE.relative_to(PROJECT_DIR).as_posix()
+
+
+class UnusableInputError(Exception):
+    """This checkout's config or price table, or the base revision, cannot be used: exit status 2."""
+
+
+@dataclass
+class BaseCost:
+    """The stack's cost at the base revision; `document` None with `new_stack` False means it could not be priced."""
+
+    ref: str
+    document: dict[str, Any] | None
+    note: str | None = None
+    new_stack: bool = False
+
+    @property
+    def comparable(self) -> bool:
+        return self.document is not None or self.new_stack
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m tools.cost", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--stack", default="dev", help="stack to price: reads Pulumi.<stack>.yaml (default dev)")
+    parser.add_argument("--base", metavar="REF", help="git revision to compare with, for example HEAD^1 or origin/main")
+    parser.add_argument("--format", choices=FORMATS, default="text", help="output format (default text)")
+    parser.add_argument(
+        "--change-only",
+        action="store_true",
+        help="with --base, print only the change (for a page that already shows the cost, such as the plan)",
+    )
+    args = parser.parse_args(argv)
+    if args.change_only and not args.base:
+        parser.error("--change-only needs --base")
+    return args
+
+
+def estimate(stack: str, project_dir: Path, table: PriceTable | None = None) -> dict:
+    """The cost document of `stack` as configured in `project_dir`, priced from `table` (default: its own table)."""
+    values = read_stack_file(stack, project_dir).values
+    prices = load_price_table(project_dir / PRICE_TABLE) if table is None else table
+    return stack_cost(parse_stack_config(program_config(values), stack, price_table=prices)).as_document()
+
+
+def _git(project_dir: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", "-C", str(project_dir), *args], capture_output=True, text=True, timeout=60)
+
+
+def _show(project_dir: Path, ref: str, path: str) -> str | None:
+    """The file at `path` (relative to the project) in revision `ref`, or None when it has no such file."""
+    if _git(project_dir, "cat-file", "-e", f"{ref}:./{path}").returncode != 0:
+        return None
+    shown = _git(project_dir, "show", f"{ref}:./{path}")
+    if shown.returncode != 0:
+        raise UnusableInputError(f"git show {ref}:./{path} failed: {shown.stderr.strip()}")
+    return shown.stdout
+
+
+def _with_new_declarations(base_project: str, project_dir: Path) -> str:
+    """The base's Pulumi.yaml plus the keys this checkout declares and it does not, with their defaults.
+
+    A key added by the change reads as its default in the base, which is what the base program did without it.
+    """
+    document = yaml.safe_load(base_project) or {}
+    declared = document.setdefault("config", {})
+    for key, spec in (load_yaml_file(project_dir / "Pulumi.yaml").get("config") or {}).items():
+        declared.setdefault(key, spec)
+    return yaml.safe_dump(document, sort_keys=False)
+
+
+def base_cost(stack: str, ref: str, project_dir: Path = PROJECT_DIR) -> BaseCost:
+    """The stack's cost at revision `ref`, read with git and parsed by this checkout's code."""
+    if _git(project_dir, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}").returncode != 0:
+        raise UnusableInputError(
+            f"--base {ref!r} is not a git revision of this repository (or its history is not fetched)"
+        )
+    project = _show(project_dir, ref, "Pulumi.yaml")
+    stack_file = _show(project_dir, ref, f"Pulumi.{stack}.yaml")
+    if project is None or stack_file is None:
+        return BaseCost(ref, None, f"{ref} has no stack {stack}: the whole cost is new", new_stack=True)
+    table_text = _show(project_dir, ref, PRICE_TABLE)
+    note = (
+        None if table_text is not None else f"{ref} has no {PRICE_TABLE}; its config is priced with this change's table"
+    )
+    with tempfile.TemporaryDirectory(prefix="nebius-dra-cost-") as directory:
+        folder = Path(directory)
+        (folder / "Pulumi.yaml").write_text(_with_new_declarations(project, project_dir))
+        (folder / f"Pulumi.{stack}.yaml").write_text(stack_file)
+        try:
+            table = (
+                load_price_table(project_dir / PRICE_TABLE)
+                if table_text is None
+                else parse_price_table(table_text, f"{ref}:{PRICE_TABLE}")
+            )
+            document = estimate(stack, folder, table)
+        except ConfigError as error:
+            return BaseCost(ref, None, f"the base {ref} cannot be priced by this checkout's code: {error}")
+    return BaseCost(ref, document, note)
+
+
+def render(stack: str, head: dict, base: BaseCost | None, output: str, change_only: bool = False) -> str:
+    if output == "json":
+        document = {
+            "stack": stack,
+            "cost": head,
+            "base": None if base is None else {"ref": base.ref, "cost": base.document, "note": base.note},
+        }
+        return json.dumps(document, indent=2, sort_keys=True) + "\n"
+    label = f"base {base.ref}" if base is not None else ""
+    if output == "markdown":
+        lines = [] if change_only else [f"### Cost of stack `{stack}`", "", *render_cost_markdown(head), ""]
+        if base is not None:
+            lines += [f"#### What this change costs to `{stack}` ({label})", ""]
+            lines += [f"> {base.note}", ""] if base.note else []
+            if base.comparable:
+                lines += render_diff_markdown(base.document, head, label)
+        return "\n".join(lines) + "\n"
+    lines = [] if change_only else [f"Cost of stack {stack}", "", *render_cost_text(head), ""]
+    if base is not None:
+        lines += [f"note: {base.note}"] if base.note else []
+        if base.comparable:
+            lines += render_diff_text(base.document, head, label)
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        head = estimate(args.stack, PROJECT_DIR)
+        base = base_cost(args.stack, args.base) if args.base else None
+    except (ConfigError, UnusableInputError, OSError, subprocess.SubprocessError) as unusable:
+        print(f"python -m tools.cost: {unusable}", file=sys.stderr)
+        return EXIT_UNUSABLE
+    sys.stdout.write(render(args.stack, head, base, args.format, args.change_only))
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

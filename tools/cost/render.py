@@ -1,0 +1,211 @@
+"""A cost estimate, and the difference between two, as text and Markdown.
+
+Both read the plain document `components/values/cost.py` builds (`StackCost.as_document()`),
+which is also what the program registers as `nebius-dra:cost:CostEstimate`: the plan prints the
+registered one, `python -m tools.cost` the one it computes for a branch. Numbers may arrive as
+floats (the mock engine returns every number as one), so counts are shown with `:g`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+Document = Mapping[str, Any]
+NONE = "-"
+
+
+def money(amount: float, signed: bool = False) -> str:
+    """`$1,234.56`; below a dollar up to four decimals (`$0.528`); `signed` adds + to a rise."""
+    sign = "-" if amount < 0 else ("+" if signed and amount > 0 else "")
+    value = abs(amount)
+    text = f"{value:,.2f}" if value >= 1 or round(value, 4) == 0 else f"{value:.4f}".rstrip("0")
+    if value < 1 and len(text.split(".")[1]) < 2:
+        text = f"{value:.2f}"
+    return f"{sign}${text}"
+
+
+def span(low: float, high: float, signed: bool = False) -> str:
+    return money(low, signed) if round(low, 4) == round(high, 4) else f"{money(low, signed)}..{money(high, signed)}"
+
+
+def _range(document: Any, key: str, signed: bool = False) -> str:
+    bounds = document.get(key) if isinstance(document, Mapping) else None
+    if not isinstance(bounds, Mapping):
+        return NONE
+    return span(float(bounds.get("min", 0)), float(bounds.get("max", 0)), signed)
+
+
+def nodes(group: Mapping[str, Any]) -> str:
+    low, high = group.get("minNodes", 0), group.get("maxNodes", 0)
+    return f"{low:g}" if low == high else f"{low:g}..{high:g}"
+
+
+def _groups(document: Document) -> list[Mapping[str, Any]]:
+    groups = document.get("groups")
+    return [group for group in groups if isinstance(group, Mapping)] if isinstance(groups, Sequence) else []
+
+
+def _row(group: Mapping[str, Any]) -> tuple[str, ...]:
+    where = f"{group.get('platform')} {group.get('preset')}"
+    if group.get("usdPerNodeHour") is None:
+        return (
+            str(group.get("name")),
+            where,
+            str(group.get("capacity")),
+            nodes(group),
+            "unpriced",
+            NONE,
+            NONE,
+            NONE,
+        )
+    return (
+        str(group.get("name")),
+        where,
+        str(group.get("capacity")),
+        nodes(group),
+        money(float(group["usdPerNodeHour"])),
+        _range(group, "hourlyUsd"),
+        _range(group, "usdPer30Days"),
+        str(group.get("priceDate")),
+    )
+
+
+HEADER = ("group", "platform / preset", "capacity", "nodes", "per node-hour", "per hour", "per 30 days", "price of")
+
+
+def _total_row(document: Document) -> tuple[str, ...]:
+    total = document.get("total") or {}
+    unpriced = total.get("unpriced") or []
+    label = f"total of priced groups ({len(unpriced)} unpriced)" if unpriced else "total"
+    return (label, "", "", "", "", _range(total, "hourlyUsd"), _range(total, "usdPer30Days"), "")
+
+
+def _sources(document: Document) -> list[tuple[str, str, str]]:
+    """(date, source, file or key it came from) of every price the estimate used, oldest first."""
+    seen: dict[tuple[str, str, str], None] = {}
+    for group in _groups(document):
+        if group.get("usdPerNodeHour") is not None:
+            seen[(str(group.get("priceDate")), str(group.get("priceSource")), str(group.get("priceFrom")))] = None
+    return sorted(seen)
+
+
+def _notes(document: Document) -> list[str]:
+    notes = []
+    groups = _groups(document)
+    unpriced = [group for group in groups if group.get("usdPerNodeHour") is None]
+    notes += [f"{group.get('name')} is unpriced: {group.get('unpriced')}" for group in unpriced]
+    if unpriced:
+        notes.append(
+            f"{len(unpriced)} group(s) unpriced and left out of the total: add their prices to prices/nebius.yaml, or "
+            "to nebius-dra:priceOverrides for this stack. A missing price is never guessed."
+        )
+    spot = [group for group in groups if group.get("note")]
+    if spot:
+        notes.append(f"{', '.join(str(g.get('name')) for g in spot)}: {spot[0].get('note')}")
+    return notes
+
+
+def scope(document: Document) -> str:
+    return (
+        f"{document.get('currency', 'USD')}, GPU and CPU nodes at list prices; not included: "
+        f"{document.get('notIncluded', 'disks, network, egress, storage')}"
+    )
+
+
+def _table(rows: Sequence[tuple[str, ...]], header: tuple[str, ...]) -> list[str]:
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    return ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in [header, *rows]]
+
+
+def render_cost_text(document: Document) -> list[str]:
+    rows = [*map(_row, _groups(document)), _total_row(document)]
+    lines = [f"Cost ({scope(document)})"]
+    lines += ["  " + line for line in _table(rows, HEADER)]
+    lines += [f"  note: {note}" for note in _notes(document)]
+    lines += ["  prices:", *(f"    {date}  {source}  (from {origin})" for date, source, origin in _sources(document))]
+    return lines
+
+
+def markdown_row(cells: Sequence[str]) -> str:
+    return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
+
+
+def render_cost_markdown(document: Document) -> list[str]:
+    lines = [f"_{scope(document)}._", "", markdown_row(HEADER), markdown_row(["---"] * len(HEADER))]
+    lines += [markdown_row(row) for row in map(_row, _groups(document))]
+    total = _total_row(document)
+    lines.append(markdown_row([f"**{total[0]}**", *total[1:5], f"**{total[5]}**", f"**{total[6]}**", total[7]]))
+    lines += [""] + [f"- {note}" for note in _notes(document)]
+    lines += [f"- prices of {date}: {source} (from `{origin}`)" for date, source, origin in _sources(document)]
+    return lines
+
+
+def _bounds(document: Any, key: str) -> tuple[float, float] | None:
+    bounds = document.get(key) if isinstance(document, Mapping) else None
+    if not isinstance(bounds, Mapping):
+        return None
+    return float(bounds.get("min", 0)), float(bounds.get("max", 0))
+
+
+def _change(base: tuple[float, float] | None, head: tuple[float, float] | None) -> tuple[float, float]:
+    low_base, high_base = base or (0.0, 0.0)
+    low_head, high_head = head or (0.0, 0.0)
+    return low_head - low_base, high_head - high_base
+
+
+def _describe(group: Mapping[str, Any] | None) -> str:
+    if group is None:
+        return NONE
+    if group.get("usdPerNodeHour") is None:
+        return f"{nodes(group)} x {group.get('preset')}: unpriced"
+    return f"{nodes(group)} x {group.get('preset')}: {_range(group, 'hourlyUsd')}"
+
+
+DIFF_HEADER = ("group", "base", "this change", "change per hour", "change per 30 days")
+
+
+def diff_rows(base: Document | None, head: Document) -> list[tuple[str, ...]]:
+    """Per group (matched by name) and in total: base, head, and head minus base at min and max node counts."""
+    base_groups = {str(g.get("name")): g for g in _groups(base or {})}
+    head_groups = {str(g.get("name")): g for g in _groups(head)}
+    names = [*head_groups, *(name for name in base_groups if name not in head_groups)]
+    rows: list[tuple[str, ...]] = []
+    for name in names:
+        old, new = base_groups.get(name), head_groups.get(name)
+        hourly = _change(_bounds(old, "hourlyUsd"), _bounds(new, "hourlyUsd"))
+        unpriced = any(g is not None and g.get("usdPerNodeHour") is None for g in (old, new))
+        change = "unknown (unpriced)" if unpriced else span(*hourly, signed=True)
+        monthly = (
+            "unknown (unpriced)"
+            if unpriced
+            else span(*_change(_bounds(old, "usdPer30Days"), _bounds(new, "usdPer30Days")), signed=True)
+        )
+        rows.append((name, _describe(old), _describe(new), change, monthly))
+    base_total = (base or {}).get("total")
+    head_total = head.get("total")
+    rows.append(
+        (
+            "total",
+            _range(base_total, "hourlyUsd") if base is not None else NONE,
+            _range(head_total, "hourlyUsd"),
+            span(*_change(_bounds(base_total, "hourlyUsd"), _bounds(head_total, "hourlyUsd")), signed=True),
+            span(*_change(_bounds(base_total, "usdPer30Days"), _bounds(head_total, "usdPer30Days")), signed=True),
+        )
+    )
+    return rows
+
+
+def render_diff_text(base: Document | None, head: Document, base_label: str) -> list[str]:
+    lines = [f"Cost change against {base_label} (per hour at min..max nodes)"]
+    lines += ["  " + line for line in _table(diff_rows(base, head), DIFF_HEADER)]
+    return lines
+
+
+def render_diff_markdown(base: Document | None, head: Document, base_label: str) -> list[str]:
+    rows = diff_rows(base, head)
+    lines = [f"Against {base_label}, per hour at min..max nodes:", ""]
+    lines += [markdown_row(DIFF_HEADER), markdown_row(["---"] * len(DIFF_HEADER))]
+    lines += [markdown_row(row) for row in rows[:-1]]
+    lines.append(markdown_row([f"**{cell}**" if cell else cell for cell in rows[-1]]))
+    return lines
