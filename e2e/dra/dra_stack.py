@@ -27,7 +27,7 @@ from components.model import GpuNodeGroupConfig, StackConfig
 
 PROBE_IMAGE = "registry.k8s.io/pause:3.10"  # never pulled: no kubelet runs it
 PROBE_LABEL = ("app.kubernetes.io/part-of", "nebius-dra-e2e")
-UNSCHEDULABLE_GRACE = 15.0  # an expected-to-fit probe that stays unschedulable this long is reported, not waited out
+UNSCHEDULABLE_GRACE = 20.0  # an expected-to-fit probe that stays unschedulable this long is reported, not waited out
 HOLD = 3.0  # how long an unschedulable pod is watched after the verdict, to show it stays unplaced
 
 
@@ -376,6 +376,7 @@ class Refusal:
     message: str  # the PodScheduled condition's message
     events: list[str]  # FailedScheduling events, as the scheduler wrote them
     story: str
+    seconds: float  # from the pod's creation to the scheduler's verdict
 
 
 def unschedulable(
@@ -383,12 +384,14 @@ def unschedulable(
 ) -> Refusal:
     """A pod that must never be placed: waits for the scheduler's verdict, watches it stay unplaced, deletes it."""
     name = _pod_name(f"never-{template}")
+    started = time.monotonic()
     kube.create(probe_pod(name, namespace, template, deployed.tolerations(), node_selector))
     message = wait_for(
         f"the scheduler to judge pod {namespace}/{name} unschedulable (template {template})",
         lambda: unschedulable_message(kube.pod(namespace, name) or {}),
         explain=lambda: kube.pod_story(namespace, name),
     )
+    seconds = time.monotonic() - started
     events = wait_for(
         f"a FailedScheduling event for pod {namespace}/{name}",
         lambda: [e["message"] for e in kube.events(namespace, "Pod", name) if e.get("reason") == "FailedScheduling"],
@@ -402,4 +405,4 @@ def unschedulable(
         claim = kube.claim(namespace, claim_name) or {}
         assert not claim.get("status", {}).get("allocation"), f"claim {claim_name} was allocated after all:\n{story}"
     release(kube, namespace, name)
-    return Refusal(name, message, events, story)
+    return Refusal(name, message, events, story, round(seconds, 1))

@@ -42,7 +42,7 @@ def test_every_claim_template_is_allocated_on_a_group_that_serves_it(deployed, p
 
 def test_more_gpus_than_any_node_has_stays_unschedulable(kube, deployed, probes, report):
     refusal = check_unfit_request(kube, deployed)
-    report.scenario(SCENARIO)["unschedulable"] = refusal.message
+    report.scenario(SCENARIO)["unschedulable"] = {"message": refusal.message, "seconds_to_verdict": refusal.seconds}
 
 
 def _verify(cp, tmp_path, name):

@@ -15,7 +15,6 @@ from dra_checks import (
     check_sample_pods,
     check_template_details,
     check_templates,
-    check_unfit_request,
 )
 
 from components.dra_constants import DRIVER_MODE_LABEL, OPERATOR_DRIVER_ROOT
@@ -48,8 +47,3 @@ def test_sample_pods_run_where_the_stack_means_them(deployed, samples):
 def test_every_claim_template_is_allocated_on_a_group_that_serves_it(deployed, probes):
     check_templates(deployed, probes)
     check_template_details(deployed, probes)
-
-
-def test_more_gpus_than_any_node_has_stays_unschedulable(kube, deployed, probes, report):
-    refusal = check_unfit_request(kube, deployed)
-    report.scenario(SCENARIO)["unschedulable"] = refusal.message

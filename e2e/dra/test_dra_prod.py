@@ -8,6 +8,8 @@ Run from the repository root: venv/bin/python -m pytest -q e2e/dra
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from dra_checks import (
     check_objects_accepted,
@@ -18,10 +20,15 @@ from dra_checks import (
     run_verify,
 )
 from dra_kube import RESOURCE_API, api_message
+from dra_scenarios import SCENARIOS
 from dra_stack import ensure_namespace, unschedulable
+
+from components.config import ConfigError, parse_stack_config
+from components.config.stack_file import program_config
 
 SCENARIO = "prod"
 BROKEN_NAMESPACE = "dra-e2e-broken"
+CEL_TYPE_ERROR = 'device.driver + 1 == "gpu.nvidia.com"'  # string + int
 
 
 def test_api_server_accepts_every_object_of_the_plan(deployed):
@@ -63,7 +70,7 @@ def test_whole_node_template_takes_every_gpu_and_infiniband_nic(probes):
 
 def test_more_gpus_than_any_node_has_stays_unschedulable(kube, deployed, probes, report):
     refusal = check_unfit_request(kube, deployed)
-    report.scenario(SCENARIO)["unschedulable"] = refusal.message
+    report.scenario(SCENARIO)["unschedulable"] = {"message": refusal.message, "seconds_to_verdict": refusal.seconds}
 
 
 def test_verifier_passes(cp, deployed, probes, tmp_path, report):
@@ -110,13 +117,25 @@ def broken_namespace(kube, deployed, probes):
 
 
 def test_cel_type_error_is_refused_by_the_api_server(kube, broken_namespace, report):
-    bad = template("cel-type-error", [exactly("gpu", "gpu.nvidia.com", 'device.driver + 1 == "gpu.nvidia.com"')])
+    bad = template("cel-type-error", [exactly("gpu", "gpu.nvidia.com", CEL_TYPE_ERROR)])
     with pytest.raises(Exception) as refused:
         kube.apply(bad)
     message = api_message(refused.value)
     assert "422" in message and "cel.expression" in message, message
     assert "no matching overload" in message, message
     report.scenario(SCENARIO)["refused: CEL type error"] = message
+
+
+def test_cel_type_error_is_refused_by_the_stack_config_too():
+    """The stack's own checker (cel-expr-python) refuses what the API server refuses, before anything is created."""
+    scenario = SCENARIOS[SCENARIO]
+    raw = program_config(scenario.raw_config())
+    raw["userClaimTemplates"] = json.dumps(
+        [{"name": "cel-type-error", "requests": [exactly("gpu", "gpu.nvidia.com", CEL_TYPE_ERROR)]}]
+    )
+    with pytest.raises(ConfigError) as refused:
+        parse_stack_config(raw, SCENARIO)
+    assert "no matching overload" in str(refused.value), str(refused.value)
 
 
 def test_unknown_device_class_is_never_allocated(kube, deployed, broken_namespace, report):

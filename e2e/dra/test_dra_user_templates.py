@@ -19,7 +19,6 @@ from dra_checks import (
     check_sample_pods,
     check_template_details,
     check_templates,
-    check_unfit_request,
 )
 from dra_kube import api_message
 from dra_scenarios import H100, H200
@@ -110,8 +109,3 @@ def test_admin_access_template_is_refused_in_a_namespace_without_the_label(kube,
     message = api_message(refused.value)
     assert ADMIN_ACCESS_LABEL in message, message
     report.scenario(SCENARIO)["refused: adminAccess without the namespace label"] = message
-
-
-def test_more_gpus_than_any_node_has_stays_unschedulable(kube, deployed, probes, report):
-    refusal = check_unfit_request(kube, deployed)
-    report.scenario(SCENARIO)["unschedulable"] = refusal.message
