@@ -165,6 +165,30 @@ def no_infiniband_group(resources: Resources) -> PlannedResource:
     return the_one(resources, template_named("ib-network"))
 
 
+def train_group(r: PlannedResource) -> bool:
+    return r.type == NODE_GROUP and "gpuCluster" in r.props["template"]
+
+
+def strategy_left_to_nebius(resources: Resources) -> PlannedResource:
+    group = the_one(resources, autoscaled_gpu_group)
+    del group.props["strategy"]
+    return group
+
+
+def reserved_strict_group_surges(resources: Resources) -> PlannedResource:
+    group = the_one(resources, train_group)
+    group.props["template"]["reservationPolicy"] = {"policy": "STRICT", "reservationIds": ["capacityblockgroup-e00x"]}
+    group.props["strategy"]["maxSurge"] = {"count": 1.0}
+    return group
+
+
+def spot_group_on_the_fabric(resources: Resources) -> PlannedResource:
+    group = the_one(resources, train_group)
+    group.props["template"]["preemptible"] = {}
+    group.props["template"]["followsSpotPrice"] = {}
+    return group
+
+
 MUTATIONS = {
     "cluster below 1.34": ("prod", old_cluster, "mk8s-cluster-version", True),
     "DRA off on one GPU group": ("prod", dra_off_on_one_group, "gpu-node-group-dra-enabled", True),
@@ -180,6 +204,9 @@ MUTATIONS = {
     "no DRA driver release": ("prod", no_driver_release, "single-dra-driver-release", True),
     "two DRA driver releases": ("dev", second_driver_release, "single-dra-driver-release", True),
     "network claims without InfiniBand": ("prod", no_infiniband_group, "network-claims-need-infiniband", True),
+    "GPU group strategy left to Nebius": ("prod", strategy_left_to_nebius, "gpu-node-group-strategy", True),
+    "reserved STRICT group surges": ("prod", reserved_strict_group_surges, "reserved-strict-no-surge", True),
+    "spot group on the fabric": ("prod", spot_group_on_the_fabric, "spot-infiniband", False),
 }
 
 

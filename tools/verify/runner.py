@@ -1,4 +1,4 @@
-"""The verification as an ordered list of named steps, each ending in a pass, fail or skip.
+"""The verification as an ordered list of named steps, each ending in a pass, warn, fail or skip.
 
 The first step reads the cluster once; the read-only checks judge that snapshot; the smoke
 workloads come last because they change the cluster and take the longest. Results are
@@ -28,7 +28,7 @@ from tools.verify.expectations import Expectations
 from tools.verify.objects import current_slices
 from tools.verify.smoke import GPU_WORKLOAD, NETWORK_WORKLOAD, SmokeRun, SmokeSettings, SmokeWorkload
 
-PASS, FAIL, SKIP = "pass", "fail", "skip"
+PASS, FAIL, SKIP, WARN = "pass", "fail", "skip", "warn"
 NO_INFINIBAND = "the stack has no InfiniBand GPU groups"
 NOT_READ = "not run: the cluster could not be read"
 UNREACHABLE = "not run: the cluster stopped answering (see the step that failed)"
@@ -42,6 +42,7 @@ class CheckResult:
     summary: str
     findings: tuple[Finding, ...] = ()
     seconds: float = 0.0
+    warnings: tuple[Finding, ...] = ()
 
 
 class ProgressDisplay(Protocol):
@@ -158,7 +159,13 @@ class Verification:
         except Exception as error:
             outcome = unexpected_failure(error)
         self.unreachable = self.unreachable or outcome.unreachable
-        status = PASS if outcome.passed else FAIL
+        status = FAIL if not outcome.passed else WARN if outcome.warnings else PASS
         return CheckResult(
-            step.name, step.title, status, outcome.summary, outcome.findings, round(self.clock() - started, 3)
+            step.name,
+            step.title,
+            status,
+            outcome.summary,
+            outcome.findings,
+            round(self.clock() - started, 3),
+            outcome.warnings,
         )
