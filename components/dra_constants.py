@@ -100,7 +100,6 @@ GPU_ERROR_CONDITION = "NebiusGPUError"
 BOOT_DISK_ERROR_CONDITION = "NebiusBootDiskIOError"
 MAINTENANCE_CONDITION = "NebiusMaintenanceScheduled"
 AUTO_REPAIR_CONDITIONS = (GPU_ERROR_CONDITION, BOOT_DISK_ERROR_CONDITION, READY_CONDITION)
-CONDITION_STATUSES = ("True", "False", "Unknown")
 
 # Where a GPU node group's VMs come from: regular pay-as-you-go VMs (Nebius's default reservation policy
 # AUTO still uses a suitable capacity block when one is free), reserved capacity (capacity block groups),

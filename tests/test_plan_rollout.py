@@ -186,3 +186,18 @@ def test_the_cli_compares_with_a_baseline_file_and_refuses_a_bad_one(tmp_path, c
     baseline.write_text(json.dumps({"stack": "dev", "nodeGroups": []}))
     assert plan_cli.main(["--stack", "prod", "--out", "none", "--baseline", str(baseline)]) == plan_cli.EXIT_PROGRAM
     assert "the baseline is a plan of stack dev, not of prod" in capsys.readouterr().err
+
+
+def test_the_resource_tree_shows_capacity_strategy_and_repair(prod_baseline):
+    config = prod_with(
+        h200_train={"capacity": {"type": "reserved", "capacityBlockGroupIds": ["capacityblockgroup-e00aaaa"]}},
+        h200_burst={
+            "capacity": {"type": "spot", "maxPricePerGpuHour": "3.515"},
+            "autoRepair": [{"type": "NebiusGPUError", "status": "True", "timeout": "10m"}],
+        },
+    )
+    text = render_text(build_plan("prod", config=config, out=None))
+    assert "capacity=reservations STRICT (capacityblockgroup-e00aaaa)" in text
+    assert "capacity=spot (max price ${dra-prod-gpu-h200-burst-spot-price.id})" in text
+    assert "autoRepair=NebiusGPUError=TRUE after 10m" in text
+    assert "platform=gpu-h200-sxm  maxPrice=3.515 USD per GPU-hour" in text
