@@ -112,3 +112,23 @@ KUBE_PROMETHEUS_STACK_VERSION = "88.5.3"
 MONITORING_NAMESPACE = "monitoring"
 # The Grafana sidecar's default dashboard label (grafana chart 12.11.1 sidecar.dashboards.label/labelValue).
 GRAFANA_DASHBOARD_LABEL = "grafana_dashboard"
+
+# Node conditions Nebius sets on mk8s nodes (docs.nebius.com/kubernetes/maintenance/health-checks and
+# /kubernetes/maintenance/manage): a GPU fault (nvidia-smi, dcgmi and dmesg checks every five minutes: Xid,
+# ECC, InfiniBand, NVLink), boot-disk I/O errors for 30 s or more, and a scheduled maintenance event whose
+# message carries the SLA deadline. Auto-repair acts on the first two (and on Ready); the verifier reports all three.
+READY_CONDITION = "Ready"
+GPU_ERROR_CONDITION = "NebiusGPUError"
+BOOT_DISK_ERROR_CONDITION = "NebiusBootDiskIOError"
+MAINTENANCE_CONDITION = "NebiusMaintenanceScheduled"
+AUTO_REPAIR_CONDITIONS = (GPU_ERROR_CONDITION, BOOT_DISK_ERROR_CONDITION, READY_CONDITION)
+
+# Where a GPU node group's VMs come from: regular pay-as-you-go VMs (Nebius's default reservation policy
+# AUTO still uses a suitable capacity block when one is free), reserved capacity (capacity block groups),
+# or preemptible VMs at the spot price.
+ON_DEMAND_CAPACITY = "on-demand"
+RESERVED_CAPACITY = "reserved"
+SPOT_CAPACITY = "spot"
+CAPACITY_TYPES = (ON_DEMAND_CAPACITY, RESERVED_CAPACITY, SPOT_CAPACITY)
+# template.reservation_policy.policy (pulumi-nebius 0.6.73 Mk8sV1NodeGroupTemplateReservationPolicyArgs.policy).
+RESERVATION_POLICIES = ("AUTO", "FORBID", "STRICT")

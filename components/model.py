@@ -6,6 +6,7 @@ builders, components, the verifier) receives them and never reads `pulumi.Config
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -20,10 +21,131 @@ from components.dra_constants import (
     LEGACY_CHART,
     MULTI_GPU_TEMPLATE,
     NETWORK_TEMPLATES,
+    ON_DEMAND_CAPACITY,
     RENAMED_CHART,
+    RESERVED_CAPACITY,
+    SPOT_CAPACITY,
 )
 
 GPU_PRESET_PATTERN = re.compile(r"^(\d+)gpu-\d+vcpu-\d+gb$")
+# Durations as the Nebius API takes them (pulumi-nebius 0.6.73, strategy.drain_timeout and
+# auto_repair.conditions[].timeout): "a sequence of decimal numbers, each with optional fraction and a
+# unit suffix ... Valid time units are ns, us (or µs), ms, s, m, h, d". The config accepts the ASCII units.
+DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600, "d": 86400}
+_DURATION_PART = re.compile(r"([0-9]+(?:\.[0-9]+)?)(ns|us|ms|s|m|h|d)")
+
+
+def duration_seconds(text: str) -> float:
+    """Seconds in a duration such as `30m`, `1h30m` or `0`; ValueError for anything else."""
+    if text == "0":
+        return 0.0
+    parts = _DURATION_PART.findall(text)
+    if not parts or "".join(number + unit for number, unit in parts) != text:
+        raise ValueError(f"{text!r} is not a duration such as 30m or 1h30m")
+    return sum(float(number) * DURATION_UNITS[unit] for number, unit in parts)
+
+
+@dataclass(frozen=True)
+class NodeAmount:
+    """A number of nodes, or a percentage of the group's nodes: strategy.max_surge and max_unavailable.
+
+    pulumi-nebius 0.6.73 (Mk8sV1NodeGroupStrategyArgs): a percentage of max_surge is rounded up to the
+    nearest whole number, one of max_unavailable rounded down.
+    """
+
+    count: int | None = None
+    percent: int | None = None
+
+    def nodes(self, group_size: int, round_up: bool) -> int:
+        if self.count is not None:
+            return self.count
+        exact = group_size * (self.percent or 0) / 100
+        return math.ceil(exact) if round_up else math.floor(exact)
+
+    def __str__(self) -> str:
+        return f"{self.percent}%" if self.percent is not None else str(self.count or 0)
+
+
+@dataclass(frozen=True)
+class RolloutStrategy:
+    """How Nebius replaces a group's nodes when its template changes: node-group `strategy`, always sent.
+
+    The API's own defaults change in Q3 2026 (pulumi-nebius 0.6.73 docstrings: drain timeout 0 -> 10m,
+    max surge 1 -> 0, max unavailable 0 -> 1), so the stack never leaves them to it.
+    """
+
+    max_surge: NodeAmount
+    max_unavailable: NodeAmount
+    drain_timeout: str
+
+    def surge_nodes(self, group_size: int) -> int:
+        """Extra nodes Nebius may create during a roll-out (percentages round up)."""
+        return self.max_surge.nodes(group_size, round_up=True)
+
+    def unavailable_nodes(self, group_size: int) -> int:
+        """Nodes that may be down at once during a roll-out (percentages round down)."""
+        return self.max_unavailable.nodes(group_size, round_up=False)
+
+    @property
+    def drain_seconds(self) -> float:
+        """0 means no limit: a PodDisruptionBudget that forbids an eviction then holds the roll-out."""
+        return duration_seconds(self.drain_timeout)
+
+    def __str__(self) -> str:
+        return f"maxSurge {self.max_surge}, maxUnavailable {self.max_unavailable}, drainTimeout {self.drain_timeout}"
+
+
+# GPU groups replace one node at a time and never create an extra one: a surge node needs a whole spare
+# GPU node of quota (8 GPUs on training presets), and on reserved capacity it spills into pay-as-you-go
+# (AUTO) or stalls the roll-out (STRICT). The drain gets 30 minutes, time for a training job to checkpoint,
+# and is bounded so that a PodDisruptionBudget cannot hold a roll-out for ever.
+GPU_ROLLOUT = RolloutStrategy(NodeAmount(count=0), NodeAmount(count=1), "30m")
+# The system group keeps its controllers up: one extra CPU node during a roll-out, none taken away first.
+SYSTEM_ROLLOUT = RolloutStrategy(NodeAmount(count=1), NodeAmount(count=0), "10m")
+
+
+@dataclass(frozen=True)
+class AutoRepairCondition:
+    """One `auto_repair.conditions` entry: repair a node whose condition `type` stays `status` for `timeout`,
+    or (`disabled`) switch off Nebius's default repair rule for that condition. `status` in Kubernetes spelling."""
+
+    type: str
+    status: str
+    timeout: str | None = None
+    disabled: bool = False
+
+    def __str__(self) -> str:
+        return f"{self.type}={self.status} " + ("off" if self.disabled else f"after {self.timeout}")
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """Where a GPU group's VMs come from: `on-demand`, `reserved` (capacity block groups) or `spot` (preemptible)."""
+
+    type: str = ON_DEMAND_CAPACITY
+    reservation_policy: str | None = None
+    capacity_block_group_ids: tuple[str, ...] = ()
+    max_price_per_gpu_hour: str | None = None
+
+    @property
+    def spot(self) -> bool:
+        return self.type == SPOT_CAPACITY
+
+    @property
+    def reserved(self) -> bool:
+        return self.type == RESERVED_CAPACITY
+
+    def __str__(self) -> str:
+        if self.spot:
+            price = f"max {self.max_price_per_gpu_hour} USD per GPU-hour" if self.max_price_per_gpu_hour else None
+            return f"spot ({price or 'follows the spot price'})"
+        if self.reserved:
+            blocks = ", ".join(self.capacity_block_group_ids) or "any suitable capacity block"
+            return f"reserved {self.reservation_policy} ({blocks})"
+        return ON_DEMAND_CAPACITY + (f" (reservations {self.reservation_policy})" if self.reservation_policy else "")
+
+
+ON_DEMAND = Capacity()
 
 
 @dataclass(frozen=True)
@@ -51,6 +173,21 @@ class GpuNodeGroupConfig:
     boot_disk_gib: int
     labels: Mapping[str, str] = field(default_factory=dict)
     taints: tuple[Taint, ...] = ()
+    strategy: RolloutStrategy = GPU_ROLLOUT
+    auto_repair: tuple[AutoRepairCondition, ...] = ()
+    capacity: Capacity = ON_DEMAND
+
+    @property
+    def spot(self) -> bool:
+        """Preemptible VMs at the spot price."""
+        return self.capacity.spot
+
+    @property
+    def smallest_size(self) -> int:
+        """The fewest nodes the group runs: its fixed count, or its autoscaling minimum."""
+        if self.autoscaling is not None:
+            return self.autoscaling.min_nodes
+        return self.fixed_node_count or 0
 
     @property
     def preinstalled_driver(self) -> bool:
@@ -80,6 +217,8 @@ class SystemNodeGroupConfig:
     preset: str
     node_count: int
     boot_disk_gib: int
+    strategy: RolloutStrategy = SYSTEM_ROLLOUT
+    auto_repair: tuple[AutoRepairCondition, ...] = ()
 
 
 @dataclass(frozen=True)

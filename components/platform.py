@@ -90,6 +90,7 @@ class DraPlatform(pulumi.ComponentResource):
                     service_account_id=config.node_service_account_id,
                     protect=config.protect,
                     kubernetes_version=config.cluster.kubernetes_version,
+                    project_id=config.cluster.parent_id,
                 ),
                 child,
             )

@@ -12,7 +12,7 @@ import pulumi
 import pulumi_nebius as nebius
 
 from components.model import SystemNodeGroupConfig
-from components.values.node_groups import node_group_version, system_node_template
+from components.values.node_groups import auto_repair_args, node_group_version, strategy_args, system_node_template
 
 
 @dataclass
@@ -37,6 +37,8 @@ class SystemNodeGroup(pulumi.ComponentResource):
             version=node_group_version(args.kubernetes_version),
             fixed_node_count=settings.node_count,
             template=system_node_template(settings, args.service_account_id),
+            strategy=strategy_args(settings.strategy),
+            auto_repair=auto_repair_args(settings.auto_repair),
             opts=pulumi.ResourceOptions(parent=self),
         )
         self.register_outputs({"node_group_id": self.node_group.id})

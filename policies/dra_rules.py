@@ -359,6 +359,70 @@ def check_dra_autoscaling_minimum(resource: PlannedResource, config: Mapping[str
     ]
 
 
+# Nebius's node-group strategy defaults change in Q3 2026 (pulumi-nebius 0.6.73 Mk8sV1NodeGroupStrategyArgs):
+# drain timeout 0 -> 10m, max surge 1 -> 0, max unavailable 0 -> 1.
+STRATEGY_FIELDS = ("maxSurge", "maxUnavailable", "drainTimeout")
+STRATEGY_DEFAULTS_CHANGE = "drain timeout 0 -> 10m, max surge 1 -> 0, max unavailable 0 -> 1"
+
+
+def _amount_is_set(amount: Any) -> bool:
+    return _has_key(amount, "count") or _has_key(amount, "percent")
+
+
+def check_gpu_node_group_strategy(resource: PlannedResource, config: Mapping[str, Any]) -> list[str]:
+    if not is_gpu_node_group(resource):
+        return []
+    strategy = field_at(resource.props, "strategy")
+    missing = [
+        key
+        for key in STRATEGY_FIELDS
+        if not (_has_key(strategy, key) if key == "drainTimeout" else _amount_is_set(field_at(strategy, key)))
+    ]
+    if not missing:
+        return []
+    return [
+        f"{_named(resource)} leaves strategy.{', strategy.'.join(missing)} to Nebius's defaults, which change in Q3 2026 "
+        f"({STRATEGY_DEFAULTS_CHANGE}): how its GPU nodes are replaced on the next template change would then depend "
+        "on the date, not on this stack. Set maxSurge, maxUnavailable and drainTimeout (in this project: strategy of "
+        "the gpuNodeGroups entry; its defaults are 0, 1 and 30m)."
+    ]
+
+
+def check_reserved_strict_surge(resource: PlannedResource, config: Mapping[str, Any]) -> list[str]:
+    if (
+        not is_gpu_node_group(resource)
+        or field_at(resource.props, "template", "reservationPolicy", "policy") != "STRICT"
+    ):
+        return []
+    surge = field_at(resource.props, "strategy", "maxSurge")
+    if _amount_is_set(surge):
+        count, percent = field_at(surge, "count") or 0, field_at(surge, "percent") or 0
+        if count <= 0 and percent <= 0:
+            return []
+        shown = f"{percent:g}%" if percent else f"{count:g}"
+        given = f"strategy.maxSurge {shown}"
+    else:
+        given = "no strategy.maxSurge, so Nebius's default (1 until Q3 2026)"
+    return [
+        f"{_named(resource)} runs on reserved capacity with reservationPolicy STRICT and has {given}: every surge node "
+        "must come from a free block of the reservation, and when the reservation is fully used the roll-out stalls "
+        "(Nebius solutions-library PR #1091). Set strategy.maxSurge to 0 and maxUnavailable to 1 or more (in this "
+        "project: strategy of the gpuNodeGroups entry)."
+    ]
+
+
+def check_spot_infiniband(resource: PlannedResource, config: Mapping[str, Any]) -> list[str]:
+    template = field_at(resource.props, "template")
+    if not is_gpu_node_group(resource) or not (_has_key(template, "preemptible") and _has_key(template, "gpuCluster")):
+        return []
+    return [
+        f"{_named(resource)} runs preemptible (spot) VMs in an InfiniBand GPU cluster: Nebius may stop a node with 60 "
+        "seconds' notice, and a multi-node job over the fabric then restarts as a whole from its last checkpoint, so "
+        "every preemption costs the whole job's progress since then. Prefer reserved or on-demand capacity for the "
+        "fabric group and keep spot for single-node work (in this project: capacity of the gpuNodeGroups entry)."
+    ]
+
+
 def image_is_pinned(image: str) -> bool:
     """A digest, or a tag other than `latest`: a reference without a tag means `latest`."""
     if _IMAGE_DIGEST.search(image):
@@ -743,6 +807,24 @@ RULES: tuple[ResourceRule | StackRule, ...] = (
         "InfiniBand DRA GPU node groups use a fixed size: the autoscaler was seen never adding InfiniBand DRA nodes.",
         ADVISORY,
         check_infiniband_autoscaling,
+    ),
+    ResourceRule(
+        "gpu-node-group-strategy",
+        "Every GPU node group sets its roll-out strategy (maxSurge, maxUnavailable, drainTimeout) instead of Nebius's changing defaults.",
+        MANDATORY,
+        check_gpu_node_group_strategy,
+    ),
+    ResourceRule(
+        "reserved-strict-no-surge",
+        "A GPU node group on reserved capacity with reservationPolicy STRICT does not surge.",
+        MANDATORY,
+        check_reserved_strict_surge,
+    ),
+    ResourceRule(
+        "spot-infiniband",
+        "Preemptible (spot) GPU node groups stay out of InfiniBand GPU clusters, where a preemption restarts the whole job.",
+        ADVISORY,
+        check_spot_infiniband,
     ),
     ResourceRule(
         "workload-images-pinned",

@@ -186,8 +186,20 @@ def test_prod_costs_its_fixed_group_its_autoscaled_range_and_its_system_group():
     assert total["complete"] and total["unpriced"] == []
 
 
-def test_every_group_is_priced_on_demand_until_capacity_is_configured():
+def test_every_group_of_the_real_stacks_is_priced_on_demand():
     assert {g.capacity for stack in STACKS for g in stack_cost(parsed(stack)).groups} == {"on-demand"}
+
+
+def test_a_spot_group_is_priced_at_the_spot_price_with_its_note():
+    groups = json.loads(load_stack_config("prod")["nebius-dra:gpuNodeGroups"])
+    burst = next(group for group in groups if group["name"] == "h200-burst")
+    burst["capacity"] = {"type": "spot"}
+    cost = stack_cost(parsed("prod", **{"nebius-dra:gpuNodeGroups": json.dumps(groups)}))
+    [spot] = [group for group in cost.groups if group.name == "h200-burst"]
+    [on_demand] = [group for group in stack_cost(parsed("prod")).groups if group.name == "h200-burst"]
+    assert spot.capacity == "spot"
+    assert spot.price is not None and on_demand.price is not None
+    assert spot.price.usd_per_node_hour < on_demand.price.usd_per_node_hour
 
 
 def test_an_unpriced_group_is_reported_and_left_out_of_the_total():

@@ -33,6 +33,23 @@ GROUP_FIELDS = [
     "bootDiskSizeGib",
     "labels",
     "taints",
+    "strategy",
+    "autoRepair",
+    "capacity",
+]
+# Fields inside the groups' nested maps, so hostile values reach every one of them too.
+GROUP_PATHS = [
+    ("strategy", "maxSurge"),
+    ("strategy", "maxUnavailable"),
+    ("strategy", "drainTimeout"),
+    ("autoRepair", 0, "type"),
+    ("autoRepair", 0, "status"),
+    ("autoRepair", 0, "timeout"),
+    ("autoRepair", 0, "disabled"),
+    ("capacity", "type"),
+    ("capacity", "reservationPolicy"),
+    ("capacity", "capacityBlockGroupIds"),
+    ("capacity", "maxPricePerGpuHour"),
 ]
 TEMPLATE_PATHS = [
     ("name",),
@@ -147,6 +164,15 @@ def test_any_value_of_any_gpu_group_field_plans_or_is_refused_by_key(field, valu
     config = dev_config()
     groups = json.loads(config["nebius-dra:gpuNodeGroups"])
     groups[0][field] = value
+    parse({**config, "nebius-dra:gpuNodeGroups": json.dumps(groups)})
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(path=st.sampled_from(GROUP_PATHS), value=VALUES)
+def test_any_value_in_a_gpu_groups_strategy_repair_or_capacity_plans_or_is_refused_by_key(path, value):
+    config = dev_config()
+    groups = json.loads(config["nebius-dra:gpuNodeGroups"])
+    groups[0] = put(groups[0], path, value)
     parse({**config, "nebius-dra:gpuNodeGroups": json.dumps(groups)})
 
 

@@ -173,6 +173,8 @@ def test_key_settings_show_what_reviewers_check(tmp_path, capsys):
         "[protected]",
         "chart=",
         "requests=",
+        "strategy=surge 0, unavailable 1, drain 30m",
+        "strategy=surge 1, unavailable 0, drain 10m",
     ):
         assert setting in text
 

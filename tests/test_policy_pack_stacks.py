@@ -211,6 +211,30 @@ def group_on_an_unpriced_platform(resources: Resources) -> PlannedResource:
     return set_field(the_one(resources, autoscaled_gpu_group), "template.resources.platform", "gpu-b300-sxm")
 
 
+def train_group(r: PlannedResource) -> bool:
+    return r.type == NODE_GROUP and "gpuCluster" in r.props["template"]
+
+
+def strategy_left_to_nebius(resources: Resources) -> PlannedResource:
+    group = the_one(resources, autoscaled_gpu_group)
+    del group.props["strategy"]
+    return group
+
+
+def reserved_strict_group_surges(resources: Resources) -> PlannedResource:
+    group = the_one(resources, train_group)
+    group.props["template"]["reservationPolicy"] = {"policy": "STRICT", "reservationIds": ["capacityblockgroup-e00x"]}
+    group.props["strategy"]["maxSurge"] = {"count": 1.0}
+    return group
+
+
+def spot_group_on_the_fabric(resources: Resources) -> PlannedResource:
+    group = the_one(resources, train_group)
+    group.props["template"]["preemptible"] = {}
+    group.props["template"]["followsSpotPrice"] = {}
+    return group
+
+
 MUTATIONS = {
     "cluster below 1.34": ("prod", old_cluster, "mk8s-cluster-version", True),
     "DRA off on one GPU group": ("prod", dra_off_on_one_group, "gpu-node-group-dra-enabled", True),
@@ -232,6 +256,9 @@ MUTATIONS = {
     "no GPU metrics": ("prod", no_gpu_metrics, "gpu-metrics-present", False),
     "prod over its budget": ("prod", one_more_fabric_node, "max-hourly-cost", False),
     "GPU group the estimate did not price": ("prod", group_on_an_unpriced_platform, "max-hourly-cost", False),
+    "GPU group strategy left to Nebius": ("prod", strategy_left_to_nebius, "gpu-node-group-strategy", True),
+    "reserved STRICT group surges": ("prod", reserved_strict_group_surges, "reserved-strict-no-surge", True),
+    "spot group on the fabric": ("prod", spot_group_on_the_fabric, "spot-infiniband", False),
 }
 # Mutations of rules that check nothing until their policy config asks for it: the config, from the stack as planned.
 MUTATION_CONFIGS: dict[str, Callable[[Resources], dict]] = {

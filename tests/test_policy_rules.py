@@ -135,6 +135,7 @@ def test_levels_follow_the_issue():
         "infiniband-autoscaling",
         "gpu-metrics-present",
         "max-hourly-cost",
+        "spot-infiniband",
     }
     assert {p.name for p in POLICIES if p.enforcement_level == EnforcementLevel.ADVISORY} == advisory
     assert all(p.enforcement_level == EnforcementLevel.MANDATORY for p in POLICIES if p.name not in advisory)
@@ -392,6 +393,98 @@ def test_pod_images_rule():
         name="gpu-workload",
     )
     assert 'Pod "gpu-workload" runs unpinned images in container(s) init0 (busybox)' in message
+
+
+# gpu-node-group-strategy, reserved-strict-no-surge, spot-infiniband (advisory)
+
+STRATEGY = {"maxSurge": {"count": 0.0}, "maxUnavailable": {"count": 1.0}, "drainTimeout": "30m"}
+
+
+def run_as(strategy: dict | None = None, gpu_cluster: bool = False, **template: dict) -> dict:
+    """A GPU node group with a strategy (None leaves it out) and extra template fields."""
+    props = node_group(gpu_cluster=gpu_cluster)
+    if strategy is not None:
+        props["strategy"] = strategy
+    props["template"].update(template)
+    return props
+
+
+@pytest.mark.parametrize(
+    "strategy",
+    [
+        STRATEGY,
+        {**STRATEGY, "maxSurge": {"percent": 25.0}, "drainTimeout": "0"},
+        {**STRATEGY, "maxUnavailable": {"percent": 0.0}},
+    ],
+)
+def test_a_gpu_group_with_every_strategy_field_passes(strategy):
+    assert resource_violations("gpu-node-group-strategy", NODE_GROUP_TYPE, run_as(strategy)) == []
+
+
+@pytest.mark.parametrize(
+    ("strategy", "missing"),
+    [
+        (None, "strategy.maxSurge, strategy.maxUnavailable, strategy.drainTimeout"),
+        ({"maxSurge": {"count": 0.0}, "maxUnavailable": {"count": 1.0}}, "strategy.drainTimeout to"),
+        ({**STRATEGY, "maxSurge": {}}, "strategy.maxSurge to"),
+    ],
+)
+def test_a_gpu_group_that_leaves_its_strategy_to_nebius_fails(strategy, missing):
+    [message] = resource_violations("gpu-node-group-strategy", NODE_GROUP_TYPE, run_as(strategy), name="train")
+    assert f'Mk8sV1NodeGroup "train" leaves {missing}' in message
+    assert "change in Q3 2026" in message and "strategy of the gpuNodeGroups entry" in message
+
+
+def test_the_strategy_rule_leaves_cpu_groups_alone():
+    assert (
+        resource_violations("gpu-node-group-strategy", NODE_GROUP_TYPE, node_group(platform="cpu-d3", dra=None)) == []
+    )
+
+
+STRICT = {"policy": "STRICT", "reservationIds": ["capacityblockgroup-e00a"]}
+
+
+@pytest.mark.parametrize(
+    "props",
+    [
+        run_as(STRATEGY, reservationPolicy=STRICT),
+        run_as({**STRATEGY, "maxSurge": {"percent": 0.0}}, reservationPolicy=STRICT),
+        run_as({**STRATEGY, "maxSurge": {"count": 2.0}}, reservationPolicy={"policy": "AUTO"}),
+        run_as({**STRATEGY, "maxSurge": {"count": 1.0}}),
+    ],
+)
+def test_no_surge_on_strict_reservations_or_surge_elsewhere_passes(props):
+    assert resource_violations("reserved-strict-no-surge", NODE_GROUP_TYPE, props) == []
+
+
+@pytest.mark.parametrize(
+    ("strategy", "given"),
+    [
+        ({**STRATEGY, "maxSurge": {"count": 1.0}}, "strategy.maxSurge 1:"),
+        ({**STRATEGY, "maxSurge": {"percent": 10.0}}, "strategy.maxSurge 10%:"),
+        (None, "no strategy.maxSurge, so Nebius's default (1 until Q3 2026)"),
+    ],
+)
+def test_a_strict_reserved_group_that_surges_fails(strategy, given):
+    props = run_as(strategy, reservationPolicy=STRICT)
+    [message] = resource_violations("reserved-strict-no-surge", NODE_GROUP_TYPE, props, name="train")
+    assert 'Mk8sV1NodeGroup "train" runs on reserved capacity with reservationPolicy STRICT' in message
+    assert given in message and "Set strategy.maxSurge to 0" in message
+
+
+def test_spot_off_the_fabric_and_on_demand_on_it_pass():
+    spot = {"preemptible": {}, "followsSpotPrice": {}}
+    assert resource_violations("spot-infiniband", NODE_GROUP_TYPE, run_as(STRATEGY, **spot)) == []
+    assert resource_violations("spot-infiniband", NODE_GROUP_TYPE, run_as(STRATEGY, gpu_cluster=True)) == []
+
+
+@pytest.mark.parametrize("pricing", [{"followsSpotPrice": {}}, {"spotPricingPolicy": {"id": UNKNOWN_STRING_VALUE}}])
+def test_spot_in_an_infiniband_gpu_cluster_is_called_out(pricing):
+    props = run_as(STRATEGY, gpu_cluster=True, preemptible={}, **pricing)
+    [message] = resource_violations("spot-infiniband", NODE_GROUP_TYPE, props, name="train")
+    assert 'Mk8sV1NodeGroup "train" runs preemptible (spot) VMs in an InfiniBand GPU cluster' in message
+    findings = check_resources([planned(NODE_GROUP_TYPE, "train", props)])
+    assert [(f.policy, f.mandatory) for f in findings if f.policy == "spot-infiniband"] == [("spot-infiniband", False)]
 
 
 # single-dra-driver-release (stack)

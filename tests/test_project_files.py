@@ -22,7 +22,7 @@ from components.dra_constants import (
     NETWORK_OPERATOR_VERSION,
 )
 from components.labels import tolerations_for
-from components.model import NO_CLAIMS, Taint
+from components.model import NO_CLAIMS, SYSTEM_ROLLOUT, RolloutStrategy, Taint
 from components.values.kubeconfig import build_kubeconfig
 from tests.helpers import STACKS
 
@@ -48,6 +48,8 @@ UNTYPED_STRUCTURED_KEYS = {
     "nebius-dra:draDriverValues",
     "nebius-dra:gpuMetricsValues",
     "nebius-dra:priceOverrides",
+    "nebius-dra:systemNodeStrategy",
+    "nebius-dra:systemNodeAutoRepair",
 }
 
 
@@ -108,6 +110,19 @@ def test_the_type_check_mirrors_pulumi_on_the_cases_that_matter():
     assert not pulumi_accepts("integer", None, True) and not pulumi_accepts("boolean", None, "yes")
 
 
+def declared_strategy(strategy: RolloutStrategy) -> dict:
+    """A strategy as Pulumi.yaml writes it: counts as numbers, percentages as "N%"."""
+
+    def amount(value) -> int | str:
+        return f"{value.percent}%" if value.percent is not None else value.count
+
+    return {
+        "maxSurge": amount(strategy.max_surge),
+        "maxUnavailable": amount(strategy.max_unavailable),
+        "drainTimeout": strategy.drain_timeout,
+    }
+
+
 def test_the_parsers_fallbacks_are_the_declared_defaults():
     """A key left empty falls back in code; that fallback must be what Pulumi.yaml declares."""
     declared = {key.split(":", 1)[1]: spec.get("default") for key, spec in project()["config"].items()}
@@ -119,6 +134,8 @@ def test_the_parsers_fallbacks_are_the_declared_defaults():
         "claimNamespace": NO_CLAIMS.namespace,
         "builtinClaimTemplates": list(BUILTIN_TEMPLATES),
         "gpuProducts": list(DEFAULT_GPU_PRODUCTS),
+        "systemNodeStrategy": declared_strategy(SYSTEM_ROLLOUT),
+        "systemNodeAutoRepair": [],
     }
     assert {key: declared[key] for key in fallbacks} == fallbacks
 

@@ -40,6 +40,7 @@ PACKAGE = "nebius:"
 CLUSTER = "nebius:index/mk8sV1Cluster:Mk8sV1Cluster"
 NODE_GROUP = "nebius:index/mk8sV1NodeGroup:Mk8sV1NodeGroup"
 GPU_CLUSTER = "nebius:index/computeV1GpuCluster:ComputeV1GpuCluster"
+PRICING_POLICY = "nebius:index/billingV1PricingPolicy:BillingV1PricingPolicy"
 
 # ---------------------------------------------------------------------------------------------
 # What the installed SDK documents: resource types, their input classes, field names and enums.
@@ -238,6 +239,15 @@ def _labels_kept(value: Any) -> bool:
 
 NAME = Limit("1-63 characters", _length(1, 63), FACTS)
 NODE_COUNT = Limit("a whole number 0-100", _whole_in(0, 100), FACTS)
+# "Duration as a string: possibly signed sequence of decimal numbers, each with optional fraction and a unit
+# suffix ... Valid time units are ns, us (or µs), ms, s, m, h, d." A negative drain or repair time means nothing.
+DURATION = re.compile(r"^(0|([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h|d))+)$")
+DURATION_LIMIT = "a duration such as 30m, never negative"
+PERCENT = Limit(
+    "a whole percentage 0-100",
+    _whole_in(0, 100),
+    f"{SDK}Mk8sV1NodeGroupStrategyArgs (a percentage of the desired number of nodes)",
+)
 
 # (resource type, engine path) -> limit. The paths are the walk's: `[]` marks list items.
 LIMITS: Mapping[tuple[str, str], Limit] = {
@@ -266,6 +276,150 @@ LIMITS: Mapping[tuple[str, str], Limit] = {
     ),
     (NODE_GROUP, "template.metadata.labels"): Limit(
         "no key containing kubernetes.io or k8s.io (Nebius ignores those labels)", _labels_kept, FACTS
+    ),
+    (NODE_GROUP, "strategy.drainTimeout"): Limit(
+        DURATION_LIMIT,
+        _matches(DURATION),
+        f"{SDK}Mk8sV1NodeGroupStrategyArgs.drain_timeout",
+        quote="Duration as a string: possibly signed sequence of decimal numbers",
+    ),
+    (NODE_GROUP, "autoRepair.conditions[].timeout"): Limit(
+        DURATION_LIMIT,
+        _matches(DURATION),
+        f"{SDK}Mk8sV1NodeGroupAutoRepairConditionArgs.timeout",
+        quote="Duration as a string: possibly signed sequence of decimal numbers",
+    ),
+    (NODE_GROUP, "strategy.maxSurge.count"): NODE_COUNT,
+    (NODE_GROUP, "strategy.maxUnavailable.count"): NODE_COUNT,
+    (NODE_GROUP, "strategy.maxSurge.percent"): PERCENT,
+    (NODE_GROUP, "strategy.maxUnavailable.percent"): PERCENT,
+    (NODE_GROUP, "template.reservationPolicy.reservationIds[]"): Limit(
+        "a capacity block group ID", _matches(re.compile(r"^[a-z][a-z0-9]*-[a-z0-9]+$")), FACTS
+    ),
+    (PRICING_POLICY, "pricing.maxPriceV1.maxPrice"): Limit(
+        "a decimal string with at most 3 decimals",
+        _matches(re.compile(r"^[0-9]+(\.[0-9]{1,3})?$")),
+        f"{SDK}BillingV1PricingPolicyPricingMaxPriceV1Args.max_price",
+        quote="Per-GPU hourly limit in USD, decimal string 3 digits precision",
+    ),
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# Rules across fields: "Cannot be set alongside" (read from every docstring), and the few others.
+# ---------------------------------------------------------------------------------------------
+
+_ALONGSIDE = re.compile(r"Cannot be set alongside(.*?)\.\*")
+
+
+def _normalized(name: str) -> str:
+    return name.replace("_", "").lower()
+
+
+def alongside_names(doc: str | None) -> list[str]:
+    """The field names after "Cannot be set alongside", in whichever language's spelling the generator chose."""
+    match = _ALONGSIDE.search(" ".join(_SPAN.sub(r"\1", doc or "").split()))
+    return [part.strip() for part in re.split(r",| or ", match.group(1)) if part.strip()] if match else []
+
+
+@cache
+def exclusive_fields(args_class: type) -> dict[str, frozenset[str]]:
+    """Engine name -> the engine names its docstring says it "cannot be set alongside".
+
+    A name the class lacks is skipped: the SDK's `...Sensitive...` classes share docstrings with
+    their plain twins, which have a field more.
+    """
+    fields = fields_of(args_class)
+    by_normal = {_normalized(field.python_name): engine for engine, field in fields.items()}
+    exclusive: dict[str, frozenset[str]] = {}
+    for engine, field in fields.items():
+        names = alongside_names(field.doc)
+        if names:
+            exclusive[engine] = frozenset(by_normal[n] for n in map(_normalized, names) if n in by_normal)
+    return exclusive
+
+
+def exclusion_problems(inputs: Mapping[str, Any], args_class: type, prefix: str = "") -> Iterator[str]:
+    """Every pair of fields set together that a docstring says cannot be, at any depth."""
+    for engine, others in exclusive_fields(args_class).items():
+        for other in sorted(others & set(inputs)):
+            if engine in inputs and engine < other:
+                yield f"{prefix}{engine} and {prefix}{other} are both set, but {args_class.__name__} takes only one"
+    for engine, value in inputs.items():
+        field = fields_of(args_class).get(engine)
+        if field is None:
+            continue
+        kind, inner = _container(field.annotation)
+        if kind == "object" and isinstance(value, Mapping):
+            yield from exclusion_problems(value, inner, f"{prefix}{engine}.")
+        elif kind == "list" and isinstance(value, list):
+            item_kind, item_class = _container(inner)
+            for item in value:
+                if item_kind == "object" and isinstance(item, Mapping):
+                    yield from exclusion_problems(item, item_class, f"{prefix}{engine}[].")
+
+
+def _amount(inputs: Mapping[str, Any], key: str) -> float | None:
+    amount = field_at(inputs, "strategy", key)
+    if not isinstance(amount, Mapping):
+        return None
+    return amount.get("count", amount.get("percent"))
+
+
+def field_at(value: Any, *path: str) -> Any:
+    for key in path:
+        value = value.get(key) if isinstance(value, Mapping) else None
+    return value
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A rule across fields: `holds(inputs)` for one resource's inputs, with its source and a quote to keep true."""
+
+    rule: str
+    holds: Callable[[Mapping[str, Any]], bool]
+    source: str
+    quote: tuple[type, str, str] | None = None  # (SDK class, python field, words its docstring must still contain)
+
+
+RULES: Mapping[str, tuple[Rule, ...]] = {
+    NODE_GROUP: (
+        Rule(
+            "strategy.maxSurge and strategy.maxUnavailable are not both 0",
+            lambda inputs: not (_amount(inputs, "maxSurge") == 0 and _amount(inputs, "maxUnavailable") == 0),
+            f"{SDK}Mk8sV1NodeGroupStrategyArgs.max_surge",
+            (pulumi_nebius.Mk8sV1NodeGroupStrategyArgs, "max_surge", "This value cannot be 0 if"),
+        ),
+        Rule(
+            "template.reservationPolicy FORBID takes no reservationIds",
+            lambda inputs: (
+                not (
+                    field_at(inputs, "template", "reservationPolicy", "policy") == "FORBID"
+                    and field_at(inputs, "template", "reservationPolicy", "reservationIds")
+                )
+            ),
+            f"{SDK}Mk8sV1NodeGroupTemplateReservationPolicyArgs.policy",
+            (pulumi_nebius.Mk8sV1NodeGroupTemplateReservationPolicyArgs, "policy", "It's an error to provide"),
+        ),
+        Rule(
+            "a preemptible template takes no reservationPolicy",
+            lambda inputs: (
+                not (
+                    "preemptible" in (inputs.get("template") or {})
+                    and "reservationPolicy" in (inputs.get("template") or {})
+                )
+            ),
+            "docs.nebius.com/kubernetes/node-groups/reservations: preemptible node groups do not support reservations",
+        ),
+        Rule(
+            "followsSpotPrice and spotPricingPolicy only on a preemptible template",
+            lambda inputs: (
+                "preemptible" in (inputs.get("template") or {})
+                or not {"followsSpotPrice", "spotPricingPolicy"} & set(inputs.get("template") or {})
+            ),
+            f"{SDK}Mk8sV1NodeGroupTemplateArgs.follows_spot_price ('The preemptible VM accepts the current spot price')",
+            (pulumi_nebius.Mk8sV1NodeGroupTemplateArgs, "follows_spot_price", "The preemptible VM accepts"),
+        ),
     ),
 }
 
@@ -311,6 +465,12 @@ def problems_of(resource_type: str, name: str, inputs: Mapping[str, Any]) -> lis
         limit = LIMITS.get((resource_type, leaf.path))
         if limit is not None and not limit.holds(leaf.value):
             problems.append(f"{name}: {leaf.path} = {leaf.value!r}, but it must be {limit.rule} ({limit.source})")
+    problems += [f"{name}: {problem} (the SDK's docstring)" for problem in exclusion_problems(inputs, args_class)]
+    problems += [
+        f"{name}: {rule.rule} does not hold ({rule.source})"
+        for rule in RULES.get(resource_type, ())
+        if not rule.holds(inputs)
+    ]
     return problems
 
 
@@ -369,6 +529,19 @@ def _mixed(groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [*_driverless([first]), *kept]
 
 
+def _with(groups: list[dict[str, Any]], **fields: Any) -> list[dict[str, Any]]:
+    return [{**group, **fields} for group in groups]
+
+
+RESERVED = {"type": "reserved", "capacityBlockGroupIds": ["capacityblockgroup-e00aaaa", "capacityblockgroup-e00bbbb"]}
+ROLLOUT = {"maxSurge": "25%", "maxUnavailable": "50%", "drainTimeout": "1h30m"}
+REPAIR = [
+    {"type": "NebiusGPUError", "status": "True", "timeout": "10m"},
+    {"type": "Ready", "status": "Unknown", "disabled": True},
+    {"type": "NebiusBootDiskIOError", "status": "True", "timeout": "30s"},
+]
+
+
 def generated_configs(stack: str) -> dict[str, dict[str, Any]]:
     """Named changes to a stack: structured values as Python data, scalars as strings."""
     groups = _groups(stack)
@@ -383,6 +556,20 @@ def generated_configs(stack: str) -> dict[str, dict[str, Any]]:
             "kubernetesVersion": "1.35-nebius-node.7",
             "etcdClusterSize": "3",
             **fabric,
+        },
+    }
+    configs |= {
+        "reserved-strict": {"gpuNodeGroups": _with(groups, capacity=RESERVED)},
+        "reserved-auto": {"gpuNodeGroups": _with(groups, capacity={"type": "reserved", "reservationPolicy": "AUTO"})},
+        "on-demand-forbid": {
+            "gpuNodeGroups": _with(groups, capacity={"type": "on-demand", "reservationPolicy": "FORBID"})
+        },
+        "spot": {"gpuNodeGroups": _with(groups, capacity={"type": "spot"})},
+        "spot-max-price": {"gpuNodeGroups": _with(groups, capacity={"type": "spot", "maxPricePerGpuHour": "3.515"})},
+        "rollout-and-repair": {
+            "gpuNodeGroups": _with(groups, strategy=ROLLOUT, autoRepair=REPAIR),
+            "systemNodeStrategy": {"maxSurge": "50%", "maxUnavailable": 1, "drainTimeout": "0"},
+            "systemNodeAutoRepair": REPAIR[1:2],
         },
     }
     for effect in TAINT_EFFECTS:
@@ -435,7 +622,69 @@ def test_every_nebius_input_of_a_generated_config_is_what_the_sdk_documents(gene
 
 def test_the_walk_reaches_the_enumerated_fields_the_program_sets(generated_runs):
     reached = set().union(*(enum_leaves(run) for run in generated_runs.values()))
-    assert {"Mk8sV1NodeGroup.template.taints[].effect", "Mk8sV1NodeGroup.template.bootDisk.type"} <= reached
+    assert {
+        "Mk8sV1NodeGroup.template.taints[].effect",
+        "Mk8sV1NodeGroup.template.bootDisk.type",
+        "Mk8sV1NodeGroup.template.reservationPolicy.policy",
+        "Mk8sV1NodeGroup.autoRepair.conditions[].status",
+    } <= reached
+
+
+def test_the_generated_configs_reach_every_capacity_and_rollout_field(generated_runs):
+    """Proof the walk saw spot, reserved, repair and percentages, not only the on-demand defaults."""
+    paths = {
+        f"{resource.type.rsplit(':', 1)[-1]}.{leaf.path}"
+        for run in generated_runs.values()
+        for resource in run.resources
+        if resource.type.startswith(PACKAGE)
+        for leaf in walk(resource.inputs, resource_arg_classes()[resource.type])
+        if isinstance(leaf, Leaf)
+    }
+    assert {
+        "Mk8sV1NodeGroup.template.preemptible",
+        "Mk8sV1NodeGroup.template.followsSpotPrice",
+        "Mk8sV1NodeGroup.template.spotPricingPolicy.id",
+        "Mk8sV1NodeGroup.template.reservationPolicy.reservationIds[]",
+        "Mk8sV1NodeGroup.strategy.maxSurge.percent",
+        "Mk8sV1NodeGroup.strategy.maxUnavailable.count",
+        "Mk8sV1NodeGroup.strategy.drainTimeout",
+        "Mk8sV1NodeGroup.autoRepair.conditions[].timeout",
+        "Mk8sV1NodeGroup.autoRepair.conditions[].disabled",
+        "BillingV1PricingPolicy.pricing.maxPriceV1.maxPrice",
+    } <= paths
+
+
+def test_every_cannot_be_set_alongside_docstring_in_the_sdk_names_fields_of_its_class():
+    """A change in how the generator words exclusive fields must fail here, not silently allow both."""
+    input_classes = {
+        cls
+        for _, cls in inspect.getmembers(pulumi_nebius, inspect.isclass)
+        if pulumi_types.is_input_type(cls) and cls.__name__.endswith("Args")
+    }
+    pairs = 0
+    for cls in input_classes:
+        mentioned = [field for field in fields_of(cls).values() if "Cannot be set alongside" in (field.doc or "")]
+        assert all(alongside_names(field.doc) for field in mentioned), cls.__name__
+        exclusive = exclusive_fields(cls)
+        pairs += sum(len(others) for others in exclusive.values())
+        if cls.__name__.startswith(("Mk8sV1", "BillingV1")):
+            assert all(len(exclusive[f.engine_name]) == len(alongside_names(f.doc)) for f in mentioned), cls.__name__
+    assert pairs >= 100
+    assert exclusive_fields(pulumi_nebius.Mk8sV1NodeGroupTemplateArgs)["followsSpotPrice"] == {
+        "onDemand",
+        "spotPricingPolicy",
+    }
+    assert exclusive_fields(pulumi_nebius.Mk8sV1NodeGroupAutoRepairConditionArgs)["timeout"] == {"disabled"}
+
+
+def test_every_rule_still_says_what_it_quotes():
+    for rules in RULES.values():
+        for rule in rules:
+            assert rule.source
+            if rule.quote:
+                cls, python_name, words = rule.quote
+                doc = next(f.doc for f in fields_of(cls).values() if f.python_name == python_name)
+                assert words in " ".join(_SPAN.sub(r"\1", doc or "").split()), (cls.__name__, python_name)
 
 
 def test_the_parser_reads_the_taint_effects_the_sdk_documents():
@@ -537,6 +786,32 @@ def _taint(**fields: str) -> dict[str, Any]:
         ({"autoscaling": {"minNodeCount": 1.0, "maxNodeCount": 200.0}}, "autoscaling.maxNodeCount = 200.0"),
         ({"version": "1.34.2"}, "version = '1.34.2', but it must be MAJOR.MINOR or MAJOR.MINOR-nebius-node.N"),
         ({"fixedNodeCountt": 1.0}, "fixedNodeCountt is not a field of Mk8sV1NodeGroupArgs"),
+        (
+            {"strategy": {"maxSurge": {"count": 0.0}, "maxUnavailable": {"percent": 0.0}, "drainTimeout": "10m"}},
+            "strategy.maxSurge and strategy.maxUnavailable are not both 0 does not hold",
+        ),
+        ({"strategy": {"maxSurge": {"count": 1.0, "percent": 5.0}}}, "strategy.maxSurge.count and"),
+        ({"strategy": {"drainTimeout": "-10m"}}, "strategy.drainTimeout = '-10m', but it must be a duration"),
+        ({"strategy": {"maxSurge": {"percent": 150.0}}}, "strategy.maxSurge.percent = 150.0"),
+        (
+            {"autoRepair": {"conditions": [{"type": "Ready", "status": "TRUE", "timeout": "5m", "disabled": True}]}},
+            "autoRepair.conditions[].disabled and autoRepair.conditions[].timeout are both set",
+        ),
+        ({"autoRepair": {"conditions": [{"type": "Ready", "status": "True"}]}}, "status = 'True'"),
+        (
+            {"template": {"reservationPolicy": {"policy": "FORBID", "reservationIds": ["capacityblockgroup-e00a"]}}},
+            "FORBID takes no reservationIds does not hold",
+        ),
+        ({"template": {"reservationPolicy": {"policy": "NEVER"}}}, "template.reservationPolicy.policy = 'NEVER'"),
+        (
+            {"template": {"preemptible": {}, "reservationPolicy": {"policy": "STRICT"}}},
+            "a preemptible template takes no reservationPolicy",
+        ),
+        ({"template": {"followsSpotPrice": {}}}, "followsSpotPrice and spotPricingPolicy only on a preemptible"),
+        (
+            {"template": {"preemptible": {}, "followsSpotPrice": {}, "spotPricingPolicy": {"id": "p"}}},
+            "template.followsSpotPrice and template.spotPricingPolicy are both set",
+        ),
     ],
 )
 def test_the_check_refuses_a_node_group_nebius_refuses(changes, expected):

@@ -24,6 +24,7 @@ from tests.verify_fixtures import (
     on_node,
     plugin_pod,
     prod_expectations,
+    replace_node,
 )
 from tools.verify.checks import (
     CLUSTER_CHECKS,
@@ -37,6 +38,8 @@ from tools.verify.checks import (
     check_gpu_slices,
     check_legacy_device_plugin,
     check_network_device_classes,
+    check_node_health,
+    maintenance_deadline,
 )
 from tools.verify.objects import attribute, devices_on_node, pod_state
 
@@ -71,6 +74,8 @@ def test_the_healthy_prod_cluster_passes_every_check(state, prod):
         outcome = check.judge(state, prod)
         assert outcome.passed, (check.name, outcome.findings)
     assert check_gpu_slices(state, prod).summary == "5 GPU node(s) publish 40 GPU(s), as their presets imply"
+    health = check_node_health(state, prod)
+    assert health.warnings == () and health.summary == "5 GPU node(s): no GPU or boot-disk error reported by Nebius"
 
 
 def test_the_healthy_dev_cluster_passes_with_one_gpu_per_node_from_its_preset():
@@ -301,3 +306,75 @@ def test_attribute_reads_qualified_and_unqualified_keys():
     assert attribute({"attributes": {"rdma": {"bool": True}}}, "dra.net", "rdma") is True
     assert attribute({"attributes": {"rdma": True}}, "dra.net", "rdma") is None
     assert pod_state(load("pod-kubelet-plugin.yaml")) == "Running, 2/2 containers ready"
+
+
+# node-health: Nebius's health conditions, on node objects shaped as the fixtures record them
+
+
+def test_a_gpu_error_fails_its_node_and_says_nebius_repairs_it(state, prod):
+    replace_node(state, TRAIN_NODES[2], "node-gpu-gpu-error.yaml")
+    outcome = check_node_health(state, prod)
+    finding = single_finding(outcome)
+    assert finding.subject == f"node {TRAIN_NODES[2]} (group h200-train)"
+    assert finding.expected == "NebiusGPUError=False (Nebius's GPU health checks pass)"
+    assert finding.found == "NebiusGPUError=True"
+    assert "auto-repair is on" in finding.likely_cause and "recreated under a new name" in finding.likely_cause
+    assert outcome.summary == "1 health problem(s) on 5 GPU node(s)"
+
+
+def test_a_gpu_error_on_a_group_without_its_auto_repair_says_nothing_replaces_the_node(state, prod):
+    replace_node(state, TRAIN_NODES[0], "node-gpu-gpu-error.yaml")
+    groups = tuple(
+        dataclasses.replace(group, auto_repair_off=("NebiusGPUError",)) if group.name == "h200-train" else group
+        for group in prod.groups
+    )
+    finding = single_finding(check_node_health(state, dataclasses.replace(prod, groups=groups)))
+    assert "auto-repair of NebiusGPUError is off for group h200-train (autoRepair)" in finding.likely_cause
+    assert f"kubectl drain {TRAIN_NODES[0]}" in finding.likely_cause
+
+
+def test_a_boot_disk_error_fails_its_node(state, prod):
+    replace_node(state, TRAIN_NODES[1], "node-gpu-boot-disk-error.yaml")
+    finding = single_finding(check_node_health(state, prod))
+    assert finding.found == "NebiusBootDiskIOError=True"
+    assert "boot disk has reported I/O errors" in finding.likely_cause
+
+
+def test_a_scheduled_maintenance_warns_with_its_deadline_and_passes(state, prod):
+    replace_node(state, TRAIN_NODES[3], "node-gpu-maintenance.yaml")
+    outcome = check_node_health(state, prod)
+    assert outcome.passed and outcome.findings == ()
+    [warning] = outcome.warnings
+    assert warning.subject == f"node {TRAIN_NODES[3]} (group h200-train)"
+    assert warning.found.endswith("; deadline 2026-11-30T12:26:00Z")
+    assert (
+        "NebiusMaintenanceScheduled=True (MaintenanceScheduled: Node scheduled for urgent maintenance" in warning.found
+    )
+    assert "restart the VM before 2026-11-30T12:26:00Z" in warning.likely_cause
+    assert outcome.summary.endswith("; maintenance scheduled on 1")
+
+
+def test_unknown_gpu_health_warns(state, prod):
+    node = state.nodes[1]
+    next(c for c in node["status"]["conditions"] if c["type"] == "NebiusGPUError")["status"] = "Unknown"
+    outcome = check_node_health(state, prod)
+    assert outcome.passed and len(outcome.warnings) == 1
+    assert outcome.summary.endswith("; GPU health unknown on 1")
+
+
+def test_health_conditions_of_nodes_outside_the_gpu_groups_are_not_judged(state, prod):
+    state.nodes[0]["status"]["conditions"].append({"type": "NebiusGPUError", "status": "True"})
+    assert check_node_health(state, prod).passed
+
+
+@pytest.mark.parametrize(
+    ("message", "deadline"),
+    [
+        ("Node scheduled for urgent maintenance, SLA deadline is 2025-08-13T12:26:00Z", "2025-08-13T12:26:00Z"),
+        ("SLA deadline is 2026-01-02T03:04:05Z.", "2026-01-02T03:04:05Z"),
+        ("maintenance soon", None),
+    ],
+)
+def test_the_maintenance_deadline_is_read_from_the_message(message, deadline):
+    node = {"status": {"conditions": [{"type": "NebiusMaintenanceScheduled", "status": "True", "message": message}]}}
+    assert maintenance_deadline(node) == deadline

@@ -46,10 +46,16 @@ def on_node(obj: dict[str, Any], node: str) -> dict[str, Any]:
     return json.loads(json.dumps(obj).replace(FIXTURE_NODE, node))
 
 
-def gpu_node(node: str, group: str) -> dict[str, Any]:
-    result = on_node(load("node-gpu.yaml"), node)
+def gpu_node(node: str, group: str, fixture: str = "node-gpu.yaml") -> dict[str, Any]:
+    result = on_node(load(fixture), node)
     result["metadata"]["labels"]["nebius-dra/node-group"] = group
     return result
+
+
+def replace_node(state: ClusterState, node: str, fixture: str) -> None:
+    """The GPU node `node` of `state` as another fixture records it (same name and group)."""
+    index, current = next((i, n) for i, n in enumerate(state.nodes) if n["metadata"]["name"] == node)
+    state.nodes[index] = gpu_node(node, current["metadata"]["labels"]["nebius-dra/node-group"], fixture)
 
 
 def plugin_pod(node: str, fixture: str = "pod-kubelet-plugin.yaml") -> dict[str, Any]:

@@ -3,7 +3,8 @@
 The schema has checked every field's type, pattern and bound; here are the rules that need
 several fields or the whole stack: one of fixed size or autoscaling, InfiniBand only on
 8-GPU presets with a fabric, labels the stack owns or Nebius ignores, repeated taints, and
-names that must stay unique and within Nebius's 63 characters once prefixed.
+names that must stay unique and within Nebius's 63 characters once prefixed. Roll-out
+strategy, auto-repair and capacity have their rules in `rollout.py`, shared with the system group.
 """
 
 from __future__ import annotations
@@ -11,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from components.config.errors import ConfigProblems, config_key, shown
+from components.config.rollout import check_reserved_surge, parse_auto_repair, parse_capacity, parse_strategy
 from components.config.schema import GpuNodeGroupInput, TaintInput
 from components.dra_constants import RESERVED_GPU_LABELS
-from components.model import Autoscaling, GpuNodeGroupConfig, Taint
+from components.model import GPU_ROLLOUT, Autoscaling, GpuNodeGroupConfig, Taint
 
 NAME_LIMIT = 63  # Nebius: names of clusters, node groups and GPU clusters are 1-63 characters.
 INFINIBAND_GPUS = 8  # Nebius GPU clusters (InfiniBand fabrics) take only 8-GPU presets.
@@ -86,6 +88,10 @@ def _group(entry: GpuNodeGroupInput, fabric: str, problems: ConfigProblems) -> G
             "gpu-b200-sxm-a, gpu-b300-sxm, ...); CPU nodes belong in the system node group",
         )
     fixed, autoscaling = _scaling(entry, problems)
+    smallest = autoscaling.min_nodes if autoscaling is not None else fixed or 0
+    strategy = parse_strategy(entry.strategy, GPU_ROLLOUT, smallest, where, problems)
+    capacity = parse_capacity(entry.capacity, where, problems)
+    check_reserved_surge(capacity, strategy, smallest, where, problems)
     group = GpuNodeGroupConfig(
         name=entry.name,
         platform=entry.platform,
@@ -97,6 +103,9 @@ def _group(entry: GpuNodeGroupInput, fabric: str, problems: ConfigProblems) -> G
         boot_disk_gib=entry.bootDiskSizeGib,
         labels=_labels(entry, problems),
         taints=_taints(entry, problems),
+        strategy=strategy,
+        auto_repair=parse_auto_repair(entry.autoRepair, where, problems),
+        capacity=capacity,
     )
     if group.infiniband and not fabric:
         problems.add(

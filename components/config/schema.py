@@ -17,14 +17,29 @@ from __future__ import annotations
 import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+    field_validator,
+    model_validator,
+)
 
+from components.config.errors import shown
 from components.dra_constants import (
     ALL_DEVICES,
+    AUTO_REPAIR_CONDITIONS,
     BUILTIN_TEMPLATES,
+    CAPACITY_TYPES,
     EXACT_COUNT,
     LEGACY_CHART,
     RENAMED_CHART,
+    RESERVATION_POLICIES,
     TAINT_EFFECTS,
 )
 
@@ -53,6 +68,13 @@ LABEL_NAME = r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?"
 LABEL_PREFIX = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
 LABEL_KEY_PATTERN = rf"^(?=[^/]{{0,253}}(/|\Z))({LABEL_PREFIX}/)?{LABEL_NAME}\Z"
 LABEL_VALUE_PATTERN = rf"^({LABEL_NAME})?\Z"
+# A Nebius duration (pulumi-nebius 0.6.73: decimal numbers, each with an optional fraction and a unit
+# among ns, us, ms, s, m, h, d), never negative; `0` alone is allowed.
+DURATION_PATTERN = r"^(0|([0-9]{1,6}(\.[0-9]{1,9})?(ns|us|ms|s|m|h|d)){1,6})\Z"
+PERCENT_PATTERN = r"^(100|[1-9]?[0-9])%\Z"
+CONDITION_TYPE_PATTERN = r"^[A-Z][A-Za-z0-9]{0,62}\Z"
+# BillingV1PricingPolicyPricingMaxPriceV1Args.max_price: "Per-GPU hourly limit in USD, decimal string 3 digits precision".
+PRICE_PATTERN = r"^(0|[1-9][0-9]{0,3})(\.[0-9]{1,3})?\Z"
 
 
 def optional(pattern: str) -> str:
@@ -68,6 +90,8 @@ MAX_SUBREQUESTS = 8  # FirstAvailableDeviceRequestMaxSize.
 MAX_SELECTORS = 32  # DeviceSelectorsMaxSize.
 MAX_CONSTRAINTS = 32  # DeviceConstraintsMaxSize.
 MAX_CONFIGS = 32  # DeviceConfigMaxSize.
+MAX_CAPACITY_BLOCK_GROUPS = 16
+MAX_AUTO_REPAIR_CONDITIONS = 16
 
 LABEL_KEY_RULE = (
     "expected [prefix/]name: an optional DNS-subdomain prefix (at most 253 characters) and a name of at most "
@@ -158,6 +182,82 @@ class AutoscalingInput(Shape):
     ]
 
 
+NODE_AMOUNT_RULE = (
+    f'expected a whole number of nodes from 0 to {MAX_NODES}, or a percentage of the group\'s nodes such as "25%"'
+)
+DURATION_RULE = "expected a duration such as 30m, 1h30m or 0 (units ns, us, ms, s, m, h, d; no sign)"
+Duration = Annotated[StrictStr, Field(pattern=DURATION_PATTERN, max_length=64, description=DURATION_RULE)]
+NodeAmountValue = Annotated[
+    Annotated[StrictInt, Field(ge=0, le=MAX_NODES)] | Annotated[StrictStr, Field(pattern=PERCENT_PATTERN)],
+    Field(description=NODE_AMOUNT_RULE),
+]
+
+
+class StrategyInput(Shape):
+    """Node-group `strategy`: every field left out takes the stack's default for the group (GPU or system)."""
+
+    maxSurge: NodeAmountValue | None = None
+    maxUnavailable: NodeAmountValue | None = None
+    drainTimeout: Duration | None = None
+
+    @field_validator("maxSurge", "maxUnavailable", mode="wrap")
+    @classmethod
+    def _count_or_percent(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        """One message for a value that is neither a count nor a percentage, not one per member of the union."""
+        try:
+            return handler(value)
+        except ValidationError:
+            raise ValueError(f"got {shown(value)}; {NODE_AMOUNT_RULE}") from None
+
+
+class AutoRepairConditionInput(Shape):
+    type: Annotated[
+        StrictStr,
+        Field(
+            pattern=CONDITION_TYPE_PATTERN,
+            max_length=63,
+            description=f"expected a node condition type such as {', '.join(AUTO_REPAIR_CONDITIONS)}",
+        ),
+    ]
+    status: Annotated[
+        Literal["True", "False", "Unknown"],
+        Field(description='allowed: "True", "False" or "Unknown", quoted (unquoted, True and False are YAML booleans)'),
+    ]
+    timeout: Duration | None = None
+    disabled: Annotated[StrictBool, Field(description="expected true or false")] = False
+
+
+class CapacityInput(Shape):
+    type: Annotated[
+        Literal["on-demand", "reserved", "spot"], Field(description=f"allowed: {', '.join(CAPACITY_TYPES)}")
+    ]
+    reservationPolicy: (
+        Annotated[Literal["AUTO", "FORBID", "STRICT"], Field(description=f"allowed: {', '.join(RESERVATION_POLICIES)}")]
+        | None
+    ) = None
+    capacityBlockGroupIds: list[
+        Annotated[
+            StrictStr,
+            Field(
+                pattern=NEBIUS_ID_PATTERN,
+                max_length=63,
+                description="expected the ID of a capacity block group, such as capacityblockgroup-e00...",
+            ),
+        ]
+    ] = Field(default_factory=list, max_length=MAX_CAPACITY_BLOCK_GROUPS)
+    maxPricePerGpuHour: (
+        Annotated[
+            StrictStr,
+            Field(
+                pattern=PRICE_PATTERN,
+                max_length=8,
+                description='expected a price in USD per GPU-hour with at most 3 decimals, quoted, such as "3.515"',
+            ),
+        ]
+        | None
+    ) = None
+
+
 class GpuNodeGroupInput(Shape):
     name: Annotated[
         StrictStr,
@@ -215,6 +315,15 @@ class GpuNodeGroupInput(Shape):
         default_factory=dict, description="expected a map of label key to string value"
     )
     taints: list[TaintInput] = Field(default_factory=list, description="expected a list of {key, value, effect}")
+    strategy: StrategyInput = Field(
+        default_factory=StrategyInput, description="expected {maxSurge, maxUnavailable, drainTimeout}"
+    )
+    autoRepair: list[AutoRepairConditionInput] = Field(
+        default_factory=list,
+        max_length=MAX_AUTO_REPAIR_CONDITIONS,
+        description="expected a list of {type, status, timeout} or {type, status, disabled: true}",
+    )
+    capacity: CapacityInput | None = None
 
 
 class CelSelectorInput(Shape):
@@ -560,6 +669,16 @@ class StackInput(Shape):
     systemNodeBootDiskGib: Annotated[
         StrictInt,
         Field(ge=64, le=MAX_BOOT_DISK_GIB, description=f"expected a whole number from {64} to {MAX_BOOT_DISK_GIB}"),
+    ]
+    systemNodeStrategy: Annotated[
+        StrategyInput, Field(description="expected a map {maxSurge, maxUnavailable, drainTimeout}")
+    ]
+    systemNodeAutoRepair: Annotated[
+        list[AutoRepairConditionInput],
+        Field(
+            max_length=MAX_AUTO_REPAIR_CONDITIONS,
+            description="expected a list of {type, status, timeout} or {type, status, disabled: true}",
+        ),
     ]
     gpuNodeGroups: Annotated[
         list[GpuNodeGroupInput],

@@ -21,8 +21,9 @@ from components.config.node_groups import check_node_group_names, parse_gpu_node
 from components.config.observability import parse_observability_config
 from components.config.prices import stack_prices
 from components.config.raw import RawConfig, decode_config, secret_problems
+from components.config.rollout import parse_auto_repair, parse_strategy
 from components.config.schema import RESOURCE_NAME_PATTERN, SECRET_CAPABLE_KEYS, StackInput
-from components.model import ClusterConfig, PriceTable, StackConfig, SystemNodeGroupConfig
+from components.model import SYSTEM_ROLLOUT, ClusterConfig, PriceTable, StackConfig, SystemNodeGroupConfig
 
 MIN_KUBERNETES = (1, 34)
 VERSION_PATTERN = re.compile(r"^([0-9]{1,3})\.([0-9]{1,3})(?:-nebius-node\.([0-9]{1,6}))?\Z")
@@ -100,6 +101,17 @@ def parse_stack_config(
         preset=settings.systemNodePreset,
         node_count=settings.systemNodeCount,
         boot_disk_gib=settings.systemNodeBootDiskGib,
+        strategy=parse_strategy(
+            settings.systemNodeStrategy,
+            SYSTEM_ROLLOUT,
+            settings.systemNodeCount,
+            config_key("systemNodeStrategy"),
+            problems,
+            field="",
+        ),
+        auto_repair=parse_auto_repair(
+            settings.systemNodeAutoRepair, config_key("systemNodeAutoRepair"), problems, field=""
+        ),
     )
     if system_nodes.platform.startswith("gpu-"):
         problems.add(

@@ -221,9 +221,8 @@ def gpu_group_cost(cluster_name: str, group: GpuNodeGroupConfig, prices: PriceTa
 def stack_cost(config: StackConfig) -> StackCost:
     """Every GPU group, then the system group, priced from `config.prices`."""
     cluster = config.cluster.name
-    # Issue 17 (GPU capacity: on-demand / reserved / spot) wires this: spot=group.capacity == "spot".
     # Until then every group is on-demand, which is what the program creates.
-    groups = [gpu_group_cost(cluster, group, config.prices, spot=False) for group in config.gpu_node_groups]
+    groups = [gpu_group_cost(cluster, group, config.prices, spot=group.spot) for group in config.gpu_node_groups]
     system = config.system_nodes
     groups.append(
         _group_cost(

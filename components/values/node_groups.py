@@ -1,15 +1,25 @@
-"""Typed Nebius node-group arguments: the template CPU and GPU groups share, GPU settings, taints, scaling, versions."""
+"""Typed Nebius node-group arguments: the template CPU and GPU groups share, GPU settings, taints, scaling, versions,
+and how a group is run: roll-out strategy, auto-repair and capacity (on-demand, reserved, spot)."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import TypeVar
 
 import pulumi
 import pulumi_nebius as nebius
 
 from components.labels import gpu_node_labels, system_node_labels
-from components.model import GpuNodeGroupConfig, SystemNodeGroupConfig, Taint
+from components.model import (
+    AutoRepairCondition,
+    Capacity,
+    GpuNodeGroupConfig,
+    NodeAmount,
+    RolloutStrategy,
+    SystemNodeGroupConfig,
+    Taint,
+)
 
 BOOT_DISK_TYPE = "NETWORK_SSD"
 
@@ -108,8 +118,12 @@ def gpu_settings(group: GpuNodeGroupConfig) -> nebius.Mk8sV1NodeGroupTemplateGpu
 
 
 def gpu_node_template(
-    group: GpuNodeGroupConfig, gpu_cluster_id: pulumi.Input[str] | None, service_account_id: str | None
+    group: GpuNodeGroupConfig,
+    gpu_cluster_id: pulumi.Input[str] | None,
+    service_account_id: str | None,
+    spot_pricing_policy_id: pulumi.Input[str] | None = None,
 ) -> nebius.Mk8sV1NodeGroupTemplateArgs:
+    """`spot_pricing_policy_id` is the pricing policy of a spot group with a maximum price (see `pricing_policy_args`)."""
     fabric = nebius.Mk8sV1NodeGroupTemplateGpuClusterArgs(id=gpu_cluster_id) if gpu_cluster_id is not None else None
     return node_template(
         group.platform,
@@ -120,6 +134,7 @@ def gpu_node_template(
         gpu_settings=gpu_settings(group),
         gpu_cluster=fabric,
         taints=nebius_taints(group.taints),
+        **capacity_template_fields(group.capacity, spot_pricing_policy_id),
     )
 
 
@@ -132,3 +147,98 @@ def scaling(group: GpuNodeGroupConfig) -> dict[str, int | nebius.Mk8sV1NodeGroup
             )
         }
     return {"fixed_node_count": group.fixed_node_count}
+
+
+# Node condition status in Kubernetes spelling -> the enum `auto_repair.conditions[].status` takes (pulumi-nebius
+# 0.6.73, Mk8sV1NodeGroupAutoRepairConditionArgs.status: "Possible values: CONDITION_STATUS_UNSPECIFIED, TRUE,
+# FALSE, UNKNOWN").
+NEBIUS_CONDITION_STATUSES = {"True": "TRUE", "False": "FALSE", "Unknown": "UNKNOWN"}
+
+
+AmountArgs = TypeVar(
+    "AmountArgs", nebius.Mk8sV1NodeGroupStrategyMaxSurgeArgs, nebius.Mk8sV1NodeGroupStrategyMaxUnavailableArgs
+)
+
+
+def _amount_args(amount: NodeAmount, args_class: Callable[..., AmountArgs]) -> AmountArgs:
+    """`{count}` or `{percent}`: the two "cannot be set alongside" each other."""
+    if amount.percent is not None:
+        return args_class(percent=amount.percent)
+    return args_class(count=amount.count or 0)
+
+
+def strategy_args(strategy: RolloutStrategy) -> nebius.Mk8sV1NodeGroupStrategyArgs:
+    """Every field set, so Nebius's changing defaults (Q3 2026) never decide how a group rolls out."""
+    return nebius.Mk8sV1NodeGroupStrategyArgs(
+        max_surge=_amount_args(strategy.max_surge, nebius.Mk8sV1NodeGroupStrategyMaxSurgeArgs),
+        max_unavailable=_amount_args(strategy.max_unavailable, nebius.Mk8sV1NodeGroupStrategyMaxUnavailableArgs),
+        drain_timeout=strategy.drain_timeout,
+    )
+
+
+def auto_repair_args(conditions: tuple[AutoRepairCondition, ...]) -> nebius.Mk8sV1NodeGroupAutoRepairArgs | None:
+    """None when nothing is tuned: Nebius's default rules apply (docs.nebius.com/kubernetes/maintenance/health-checks)."""
+    if not conditions:
+        return None
+    return nebius.Mk8sV1NodeGroupAutoRepairArgs(
+        conditions=[
+            nebius.Mk8sV1NodeGroupAutoRepairConditionArgs(
+                type=condition.type,
+                status=NEBIUS_CONDITION_STATUSES[condition.status],
+                disabled=True if condition.disabled else None,
+                timeout=None if condition.disabled else condition.timeout,
+            )
+            for condition in conditions
+        ]
+    )
+
+
+def capacity_template_fields(capacity: Capacity, spot_pricing_policy_id: pulumi.Input[str] | None) -> dict[str, object]:
+    """The template fields that say where the VMs come from; nothing at all for plain on-demand.
+
+    On-demand sends no field, so an existing group's template (and its nodes) stay as they are;
+    Nebius's default reservation policy AUTO then applies. Reserved sends `reservation_policy`
+    (capacity block groups in the given order). Spot sends `preemptible` and either
+    `follows_spot_price` or `spot_pricing_policy` (pulumi-nebius 0.6.73: the two, and `on_demand`,
+    cannot be set alongside each other).
+    """
+    if capacity.spot:
+        if capacity.max_price_per_gpu_hour is not None:
+            if spot_pricing_policy_id is None:
+                raise ValueError("a spot group with a maximum price needs its pricing policy's ID")
+            pricing: dict[str, object] = {
+                "spot_pricing_policy": nebius.Mk8sV1NodeGroupTemplateSpotPricingPolicyArgs(id=spot_pricing_policy_id)
+            }
+        else:
+            pricing = {"follows_spot_price": nebius.Mk8sV1NodeGroupTemplateFollowsSpotPriceArgs()}
+        return {"preemptible": nebius.Mk8sV1NodeGroupTemplatePreemptibleArgs(), **pricing}
+    if capacity.reservation_policy is not None:
+        return {
+            "reservation_policy": nebius.Mk8sV1NodeGroupTemplateReservationPolicyArgs(
+                policy=capacity.reservation_policy,
+                reservation_ids=list(capacity.capacity_block_group_ids) or None,
+            )
+        }
+    return {}
+
+
+def pricing_policy_args(group: GpuNodeGroupConfig, project_id: str, name: str) -> nebius.BillingV1PricingPolicyArgs:
+    """The maximum price of a spot group: a Nebius pricing policy for the group's platform in the project.
+
+    pulumi-nebius 0.6.73, BillingV1PricingPolicyPricingMaxPriceV1Args.max_price: "Per-GPU hourly limit in
+    USD, decimal string 3 digits precision ... Mutable only while status.running_vm_count is 0".
+    """
+    if group.capacity.max_price_per_gpu_hour is None:
+        raise ValueError(f"group {group.name} has no maximum price")
+    return nebius.BillingV1PricingPolicyArgs(
+        name=name,
+        parent_id=project_id,
+        compute_instance_spec=nebius.BillingV1PricingPolicyComputeInstanceSpecArgs(
+            v1=nebius.BillingV1PricingPolicyComputeInstanceSpecV1Args(platform=group.platform)
+        ),
+        pricing=nebius.BillingV1PricingPolicyPricingArgs(
+            max_price_v1=nebius.BillingV1PricingPolicyPricingMaxPriceV1Args(
+                max_price=group.capacity.max_price_per_gpu_hour
+            )
+        ),
+    )

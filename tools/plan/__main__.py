@@ -1,13 +1,15 @@
 """`make plan`: what `pulumi up` would do to a stack, without a cloud account or the Pulumi CLI.
 
     python -m tools.plan --stack dev [--format text|markdown|json] [--out build/plan]
-                         [--policy-config policy-config.json]
+                         [--policy-config policy-config.json] [--baseline main-plan.json]
 
 Runs the real program with the stack's real config under the SDK's mock engine, then
 prints the policy verdicts, the resource tree with key settings, the critical path of a
 first `pulumi up` and the dependency graph (Mermaid), and writes every Kubernetes object
 and Helm values file under `<out>/<stack>/`. `--policy-config` takes the same JSON document
-as `pulumi preview --policy-pack-config`.
+as `pulumi preview --policy-pack-config`. `--baseline` takes the JSON plan of the same stack made
+earlier (for example on the main branch) and names every node group whose nodes the change
+would recreate.
 
 Exit status: 0 when `pulumi up` could proceed, 1 when a mandatory policy is violated,
 2 when the program itself refuses the config (the message names the key), or the stack
@@ -27,6 +29,7 @@ from pathlib import Path
 from policies.dra_rules import PolicyConfigError
 from tools.plan.model import DEFAULT_OUT, Plan, StackNameError, build_plan, check_stack_name
 from tools.plan.report import RENDERERS, render_error
+from tools.plan.rollout import BaselineError
 
 EXIT_OK, EXIT_POLICY, EXIT_PROGRAM = 0, 1, 2
 NO_FILES = "none"
@@ -48,6 +51,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--policy-config", type=Path, help="policy pack config, as for pulumi preview --policy-pack-config"
     )
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="JSON plan of the same stack to compare with (--format json of the base branch): names the node "
+        "groups whose nodes this change recreates",
+    )
     return parser.parse_args(argv)
 
 
@@ -63,7 +72,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         stack = check_stack_name(args.stack)
         policy_config = json.loads(args.policy_config.read_text()) if args.policy_config else None
-        plan = build_plan(stack, out=out, policy_config=policy_config)
+        baseline = json.loads(args.baseline.read_text()) if args.baseline else None
+        plan = build_plan(stack, out=out, policy_config=policy_config, baseline=baseline)
     except StackNameError as invalid:
         print(f"python -m tools.plan: {invalid}", file=sys.stderr)
         return EXIT_PROGRAM
@@ -72,6 +82,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_PROGRAM
     except PolicyConfigError as invalid:
         print(f"python -m tools.plan: invalid policy config: {invalid}", file=sys.stderr)
+        return EXIT_PROGRAM
+    except BaselineError as invalid:
+        print(f"python -m tools.plan: {args.baseline}: {invalid}", file=sys.stderr)
         return EXIT_PROGRAM
     if plan.error is not None and args.format != "json":
         sys.stderr.write(render_error(plan))

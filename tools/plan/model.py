@@ -17,6 +17,7 @@ from policies.dra_rules import Finding, PlannedResource, check_resources, valida
 from tools.plan.files import WriteResult, plan_files, write_plan_files
 from tools.plan.graph import Edge, PathStep, critical_path, dependency_edges
 from tools.plan.mock_engine import ProgramRun, run_program
+from tools.plan.rollout import Recreation, Rollout, baseline_templates, node_group_snapshots, recreations, rollout_of
 from tools.plan.settings import key_settings
 from tools.plan.tree import PlanNode, build_tree
 from tools.plan.values import mock_id_references, presentable
@@ -50,6 +51,10 @@ class Plan:
     path: list[PathStep] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     files: WriteResult | None = None
+    rollouts: list[Rollout] = field(default_factory=list)
+    node_groups: list[dict[str, Any]] = field(default_factory=list)
+    # None without a baseline; else the node groups whose template changes against it (nodes recreated).
+    recreations: list[Recreation] | None = None
 
     @property
     def cost(self) -> dict[str, Any] | None:
@@ -79,14 +84,17 @@ def build_plan(
     config: Mapping[str, str] | None = None,
     out: Path | None = DEFAULT_OUT,
     policy_config: Mapping[str, Any] | None = None,
+    baseline: Any = None,
 ) -> Plan:
     """Runs the program for `stack` and derives tree, graph, verdicts and files; `out=None` writes nothing.
 
-    The stack name and the policy config are checked before anything runs: StackNameError or
-    PolicyConfigError.
+    `baseline` is the JSON document of an earlier plan (`--format json`): node groups whose template
+    changes against it are listed in `recreations`. The stack name, the policy config and the
+    baseline are checked before anything runs: StackNameError, PolicyConfigError or BaselineError.
     """
     check_stack_name(stack)
     validate_policy_config(policy_config)
+    before = baseline_templates(baseline, stack) if baseline is not None else None
     run = run_program(stack, config=config)
     plan = Plan(stack, run)
     if run.error is not None:
@@ -99,6 +107,13 @@ def build_plan(
     plan.path = critical_path(run.resources, plan.edges)
     planned = [PlannedResource(r.urn, r.type, r.name, r.inputs) for r in run.resources]
     plan.findings = sorted_findings(check_resources(planned, policy_config))
+    plan.rollouts = sorted(
+        (r for r in (rollout_of(resource, inputs[resource.urn]) for resource in run.resources) if r is not None),
+        key=lambda rollout: rollout.name,
+    )
+    plan.node_groups = node_group_snapshots(run.resources, inputs)
+    if before is not None:
+        plan.recreations = recreations(before, plan.node_groups, {r.urn: r for r in plan.rollouts})
     if out is not None:
         plan.files = write_plan_files(plan_files(run.resources, inputs), out / stack)
     return plan

@@ -31,8 +31,10 @@ def _summary(plan: Plan) -> str:
     advisory = len(plan.findings) - mandatory
     verdict = f"BLOCKED by {mandatory} mandatory policy violation(s)" if mandatory else "policies pass"
     advice = f", {advisory} advisory finding(s)" if advisory else ""
+    recreated = f"; recreates the nodes of {len(plan.recreations)} node group(s)" if plan.recreations else ""
     return (
-        f"{len(nodes)} resources ({custom} created by providers, {len(nodes) - custom} components); {verdict}{advice}"
+        f"{len(nodes)} resources ({custom} created by providers, {len(nodes) - custom} components); "
+        f"{verdict}{advice}{recreated}"
     )
 
 
@@ -67,6 +69,26 @@ def _table(rows: Sequence[tuple[str, ...]], header: tuple[str, ...]) -> list[str
     return ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in [header, *rows]]
 
 
+ROLLOUT_TITLE = "Node roll-outs: a template change replaces a group's nodes under its strategy"
+
+
+def _recreation_lines(plan: Plan) -> list[str]:
+    """The groups a change recreates (with a baseline), each changed field indented under it."""
+    if plan.recreations is None:
+        return []
+    if not plan.recreations:
+        return ["No node group's template changes against the baseline: no node is recreated"]
+    lines = [f"RECREATES NODES of {len(plan.recreations)} node group(s) (template changes against the baseline)"]
+    for recreation in plan.recreations:
+        lines.append(f"  {recreation.name}: {recreation.rollout.describe() if recreation.rollout else ''}".rstrip())
+        lines += [f"    {change}" for change in recreation.changes]
+    return lines
+
+
+def _rollout_rows(plan: Plan) -> list[tuple[str, str]]:
+    return [(rollout.name, rollout.describe()) for rollout in plan.rollouts]
+
+
 def render_error(plan: Plan) -> str:
     return f"Plan of stack {plan.stack} failed before any resource could be planned:\n{plan.error}\n"
 
@@ -82,6 +104,9 @@ def render_text(plan: Plan) -> str:
         )
         lines.append(f"    {finding.message}")
     lines += ["", *(render_cost_text(plan.cost) if plan.cost else ["Cost: the program registered no estimate"])]
+    if plan.recreations is not None:
+        lines += ["", *_recreation_lines(plan)]
+    lines += ["", ROLLOUT_TITLE, *(f"  {name}: {text}" for name, text in _rollout_rows(plan))]
     lines += ["", "Resources", *render_tree(_stack_title(plan), plan.roots), ""]
     lines += ["Critical path of a first `pulumi up` (estimates per kind; see README, Offline plan and benchmark)"]
     lines += ["  " + row for row in _table(_path_rows(plan), ("resource", "kind", "estimate", "done at"))]
@@ -116,6 +141,10 @@ def render_markdown(plan: Plan) -> str:
         "",
         *(render_cost_markdown(plan.cost) if plan.cost else ["The program registered no estimate."]),
     ]
+    if plan.recreations is not None:
+        lines += ["", "### Nodes recreated", "", "```text", *_recreation_lines(plan), "```"]
+    lines += ["", f"### {ROLLOUT_TITLE}", "", "| node group | roll-out |", "| --- | --- |"]
+    lines += [_markdown_row(row) for row in _rollout_rows(plan)]
     lines += ["", "### Resources", "", "```text", *render_tree(_stack_title(plan), plan.roots), "```", ""]
     lines += ["### Critical path of a first `pulumi up` (estimates)", ""]
     lines += [
@@ -148,6 +177,9 @@ def plan_document(plan: Plan) -> dict[str, Any]:
         },
         "estimates": {kind: {"seconds": e.seconds, "basis": e.basis} for kind, e in DURATION_ESTIMATES.items()},
         "cost": plan.cost,
+        "nodeGroups": plan.node_groups,
+        "rollouts": [rollout.as_dict() for rollout in plan.rollouts],
+        "recreations": None if plan.recreations is None else [r.as_dict() for r in plan.recreations],
         "files": None
         if plan.files is None
         else {

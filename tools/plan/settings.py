@@ -16,6 +16,7 @@ from tools.cost.render import span
 Settings = dict[str, str]
 
 NEBIUS_GPU_CLUSTER = "nebius:index/computeV1GpuCluster:ComputeV1GpuCluster"
+NEBIUS_PRICING_POLICY = "nebius:index/billingV1PricingPolicy:BillingV1PricingPolicy"
 KUBERNETES_PROVIDER = "pulumi:providers:kubernetes"
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 CLAIM_TEMPLATE = "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate"
@@ -53,6 +54,44 @@ def _node_count(inputs: Mapping[str, Any]) -> str:
     return f"fixed {inputs.get('fixedNodeCount')}"
 
 
+def _amount(amount: Any) -> str:
+    if not isinstance(amount, Mapping):
+        return "?"
+    return f"{amount['percent']}%" if "percent" in amount else str(amount.get("count", "?"))
+
+
+def _strategy(strategy: Any) -> str | None:
+    if not isinstance(strategy, Mapping):
+        return None
+    return (
+        f"surge {_amount(strategy.get('maxSurge'))}, unavailable {_amount(strategy.get('maxUnavailable'))}, "
+        f"drain {strategy.get('drainTimeout', '?')}"
+    )
+
+
+def _capacity(template: Mapping[str, Any]) -> str | None:
+    """Spot or reserved; nothing for plain on-demand, which sends no capacity field."""
+    if "preemptible" in template:
+        policy = field_at(template, "spotPricingPolicy", "id")
+        return f"spot (max price {policy})" if policy else "spot (follows the spot price)"
+    reservation = template.get("reservationPolicy")
+    if isinstance(reservation, Mapping):
+        blocks = reservation.get("reservationIds") or []
+        return f"reservations {reservation.get('policy')}" + (f" ({', '.join(map(str, blocks))})" if blocks else "")
+    return None
+
+
+def _auto_repair(auto_repair: Any) -> str | None:
+    conditions = field_at(auto_repair, "conditions") or []
+    return (
+        ", ".join(
+            f"{c.get('type')}={c.get('status')} " + ("off" if c.get("disabled") else f"after {c.get('timeout')}")
+            for c in conditions
+        )
+        or None
+    )
+
+
 def _node_group(inputs: Mapping[str, Any]) -> Settings:
     template = inputs.get("template") or {}
     gpu_settings = template.get("gpuSettings")
@@ -71,12 +110,26 @@ def _node_group(inputs: Mapping[str, Any]) -> Settings:
             "gpuCluster": field_at(template, "gpuCluster", "id"),
             "bootDiskGib": field_at(template, "bootDisk", "sizeGibibytes"),
             "taints": ", ".join(f"{t.get('key')}={t.get('value')}:{t.get('effect')}" for t in taints) or None,
+            "capacity": _capacity(template),
+            "strategy": _strategy(inputs.get("strategy")),
+            "autoRepair": _auto_repair(inputs.get("autoRepair")),
         }
     )
 
 
 def _gpu_cluster(inputs: Mapping[str, Any]) -> Settings:
     return _present({"name": inputs.get("name"), "fabric": inputs.get("infinibandFabric")})
+
+
+def _pricing_policy(inputs: Mapping[str, Any]) -> Settings:
+    price = field_at(inputs, "pricing", "maxPriceV1", "maxPrice")
+    return _present(
+        {
+            "name": inputs.get("name"),
+            "platform": field_at(inputs, "computeInstanceSpec", "v1", "platform"),
+            "maxPrice": f"{price} USD per GPU-hour" if price else None,
+        }
+    )
 
 
 def _kubernetes_provider(inputs: Mapping[str, Any]) -> Settings:
@@ -168,6 +221,7 @@ SETTINGS_BY_TYPE: dict[str, Callable[[Mapping[str, Any]], Settings]] = {
     CLUSTER_TYPE: _cluster,
     NODE_GROUP_TYPE: _node_group,
     NEBIUS_GPU_CLUSTER: _gpu_cluster,
+    NEBIUS_PRICING_POLICY: _pricing_policy,
     KUBERNETES_PROVIDER: _kubernetes_provider,
     HELM_RELEASE: _helm_release,
     CLAIM_TEMPLATE: _claim_template,

@@ -8,15 +8,26 @@ the output knows where to look next without re-running the commands by hand.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from components.dra_constants import GPU_CLASS, GPU_DRIVER, KUBELET_PLUGIN_LABEL, NETWORK_CLASSES, NODE_GROUP_LABEL
+from components.dra_constants import (
+    BOOT_DISK_ERROR_CONDITION,
+    GPU_CLASS,
+    GPU_DRIVER,
+    GPU_ERROR_CONDITION,
+    KUBELET_PLUGIN_LABEL,
+    MAINTENANCE_CONDITION,
+    NETWORK_CLASSES,
+    NODE_GROUP_LABEL,
+)
 from tools.verify.cluster import ClusterUnreachableError
 from tools.verify.expectations import Expectations, GroupExpectation
 from tools.verify.objects import (
     attribute,
+    condition,
     condition_text,
     condition_true,
     devices_on_node,
@@ -45,11 +56,16 @@ class Finding:
 
 @dataclass(frozen=True)
 class Outcome:
-    """What one check concluded: passed when it has no findings; `unreachable` when the cluster could not be asked."""
+    """What one check concluded: passed when it has no findings; `unreachable` when the cluster could not be asked.
+
+    `warnings` are findings that do not fail the check (a maintenance scheduled on a node): the step
+    then ends as WARN, which the exit status counts as a pass.
+    """
 
     summary: str
     findings: tuple[Finding, ...] = ()
     unreachable: bool = False
+    warnings: tuple[Finding, ...] = ()
 
     @property
     def passed(self) -> bool:
@@ -186,6 +202,107 @@ def check_gpu_nodes(state: ClusterState, expect: Expectations) -> Outcome:
         findings,
         f"{len(members)} node(s) in {len(expect.groups)} group(s), all Ready and labelled for the kubelet plugin",
         f"{len(members)} GPU node(s) found",
+    )
+
+
+# docs.nebius.com/kubernetes/maintenance/manage: the condition's message reads
+# "Node scheduled for urgent maintenance, SLA deadline is 2025-08-13T12:26:00Z".
+SLA_DEADLINE = re.compile(r"SLA deadline is (\S+?)\.?$")
+HEALTH_CHECKS_DOC = "docs.nebius.com/kubernetes/maintenance/health-checks"
+MAINTENANCE_DOC = "docs.nebius.com/kubernetes/maintenance/manage"
+
+
+def maintenance_deadline(node: Mapping[str, Any]) -> str | None:
+    """The SLA deadline Nebius wrote into the node's NebiusMaintenanceScheduled message, if any."""
+    match = SLA_DEADLINE.search(str(condition(node, MAINTENANCE_CONDITION).get("message") or "").strip())
+    return match.group(1) if match else None
+
+
+def _repair_cause(node: Mapping[str, Any], group: GroupExpectation, kind: str, fault: str) -> str:
+    if kind in group.auto_repair_off:
+        return (
+            f"{fault}; auto-repair of {kind} is off for group {group.name} (autoRepair), so nothing replaces the node: "
+            f"drain it (`kubectl drain {name_of(node)} --ignore-daemonsets`) and replace it, or turn the rule back on"
+        )
+    return (
+        f"{fault}; Nebius auto-repair is on for it: the node is cordoned, GPU workloads are waited for, then it is "
+        f"drained (up to 1 h) and recreated under a new name ({HEALTH_CHECKS_DOC}); `kubectl describe node "
+        f"{name_of(node)}` shows the condition's message. Run the verification again once the new node has joined"
+    )
+
+
+def check_node_health(state: ClusterState, expect: Expectations) -> Outcome:
+    """Nebius's health conditions on every GPU node: a GPU or boot-disk error fails, a scheduled maintenance warns."""
+    findings: list[Finding] = []
+    warnings: list[Finding] = []
+    members = gpu_nodes(state, expect)
+    for node, group in members:
+        subject = f"node {name_of(node)} (group {group.name})"
+        gpu_status = condition(node, GPU_ERROR_CONDITION).get("status")
+        if gpu_status == "True":
+            findings.append(
+                Finding(
+                    subject=subject,
+                    expected=f"{GPU_ERROR_CONDITION}=False (Nebius's GPU health checks pass)",
+                    found=condition_text(node, GPU_ERROR_CONDITION),
+                    likely_cause=_repair_cause(
+                        node,
+                        group,
+                        GPU_ERROR_CONDITION,
+                        "a GPU health check failed (nvidia-smi, dcgmi or dmesg: an Xid or ECC error, an InfiniBand "
+                        "or NVLink fault)",
+                    ),
+                )
+            )
+        elif gpu_status == "Unknown":
+            warnings.append(
+                Finding(
+                    subject=subject,
+                    expected=f"{GPU_ERROR_CONDITION}=False (Nebius's GPU health checks pass)",
+                    found=condition_text(node, GPU_ERROR_CONDITION),
+                    likely_cause="Nebius could not run its GPU health checks on the node (they run every five minutes): "
+                    "look again in a few minutes; if it stays Unknown, `kubectl describe node` shows the node problem detector's state",
+                )
+            )
+        if condition(node, BOOT_DISK_ERROR_CONDITION).get("status") == "True":
+            findings.append(
+                Finding(
+                    subject=subject,
+                    expected=f"{BOOT_DISK_ERROR_CONDITION} absent or False",
+                    found=condition_text(node, BOOT_DISK_ERROR_CONDITION),
+                    likely_cause=_repair_cause(
+                        node,
+                        group,
+                        BOOT_DISK_ERROR_CONDITION,
+                        "the node's boot disk has reported I/O errors for 30 seconds or more",
+                    ),
+                )
+            )
+        if condition(node, MAINTENANCE_CONDITION).get("status") == "True":
+            deadline = maintenance_deadline(node)
+            by = f"before {deadline}" if deadline else "before the SLA deadline in the condition's message"
+            warnings.append(
+                Finding(
+                    subject=subject,
+                    expected="no maintenance scheduled",
+                    found=condition_text(node, MAINTENANCE_CONDITION) + (f"; deadline {deadline}" if deadline else ""),
+                    likely_cause=(
+                        f"Nebius will cordon the node, wait for its workloads, drain it (up to 1 h) and restart the VM {by}; "
+                        "workloads should finish at least one hour before the deadline. Checkpoint or move long jobs, or start "
+                        f"the maintenance earlier yourself ({MAINTENANCE_DOC})"
+                    ),
+                )
+            )
+    scheduled = sum(1 for warning in warnings if warning.expected == "no maintenance scheduled")
+    summary = f"{len(members)} GPU node(s): no GPU or boot-disk error reported by Nebius"
+    if scheduled:
+        summary += f"; maintenance scheduled on {scheduled}"
+    if len(warnings) > scheduled:
+        summary += f"; GPU health unknown on {len(warnings) - scheduled}"
+    return Outcome(
+        f"{len(findings)} health problem(s) on {len(members)} GPU node(s)" if findings else summary,
+        tuple(findings),
+        warnings=tuple(warnings),
     )
 
 
@@ -489,6 +606,7 @@ class ClusterCheck:
 
 CLUSTER_CHECKS = (
     ClusterCheck("gpu-nodes", "GPU nodes joined and labelled", check_gpu_nodes),
+    ClusterCheck("node-health", "Nebius health conditions on GPU nodes", check_node_health),
     ClusterCheck("driver-pods", "DRA driver pods", check_driver_pods),
     ClusterCheck("gpu-deviceclass", f"DeviceClass {GPU_CLASS}", check_gpu_device_class),
     ClusterCheck("gpu-slices", f"{GPU_DRIVER} ResourceSlices", check_gpu_slices),

@@ -25,6 +25,7 @@ class GroupExpectation:
     min_nodes: int
     max_nodes: int
     taints: tuple[Taint, ...]
+    auto_repair_off: tuple[str, ...] = ()
 
     @property
     def node_count_text(self) -> str:
@@ -69,6 +70,7 @@ def _group_expectation(group: GpuNodeGroupConfig) -> GroupExpectation:
         min_nodes=low,
         max_nodes=high,
         taints=tuple(group.taints),
+        auto_repair_off=tuple(condition.type for condition in group.auto_repair if condition.disabled),
     )
 
 

@@ -16,9 +16,9 @@ from typing import IO
 
 from tools.verify.checks import Finding
 from tools.verify.expectations import Expectations
-from tools.verify.runner import FAIL, PASS, SKIP, CheckResult
+from tools.verify.runner import FAIL, PASS, SKIP, WARN, CheckResult
 
-MARKS = {PASS: "PASS", FAIL: "FAIL", SKIP: "SKIP"}
+MARKS = {PASS: "PASS", FAIL: "FAIL", SKIP: "SKIP", WARN: "WARN"}
 
 
 class Progress:
@@ -56,11 +56,13 @@ class Progress:
         self._write(f"{clear}{MARKS[result.status]} {self.prefix}: {result.summary}{timing}\n")
         for finding in result.findings:
             self._write(format_finding(finding))
+        for warning in result.warnings:
+            self._write(format_finding(warning, mark="!"))
 
 
-def format_finding(finding: Finding) -> str:
+def format_finding(finding: Finding, mark: str = "x") -> str:
     return (
-        f"    x {finding.subject}\n"
+        f"    {mark} {finding.subject}\n"
         f"        expected:     {finding.expected}\n"
         f"        found:        {finding.found}\n"
         f"        likely cause: {finding.likely_cause}\n"
@@ -91,9 +93,10 @@ def verdict_line(results: Sequence[CheckResult], interrupted: bool = False) -> s
         )
     if failed:
         return f"{len(failed)} of {len(ran)} checks failed: {', '.join(failed)}"
-    return f"all {len(ran)} checks passed" + (
-        f" ({len(results) - len(ran)} skipped)" if len(ran) < len(results) else ""
-    )
+    warned = [r.name for r in results if r.status == WARN]
+    notes = [f"{len(results) - len(ran)} skipped"] if len(ran) < len(results) else []
+    notes += [f"with warnings: {', '.join(warned)}"] if warned else []
+    return f"all {len(ran)} checks passed" + (f" ({'; '.join(notes)})" if notes else "")
 
 
 def all_passed(results: Sequence[CheckResult]) -> bool:

@@ -1,4 +1,4 @@
-"""The verification as an ordered list of named steps, each ending in a pass, fail or skip.
+"""The verification as an ordered list of named steps, each ending in a pass, warn, fail or skip.
 
 The first step reads the cluster once; the read-only checks judge that snapshot; the smoke
 workloads come last because they change the cluster and take the longest. Results are
@@ -29,7 +29,7 @@ from tools.verify.metrics import HeldGpu, MetricsSettings, read_attribution
 from tools.verify.objects import current_slices
 from tools.verify.smoke import GPU_WORKLOAD, NETWORK_WORKLOAD, SmokeRun, SmokeSettings, SmokeWorkload
 
-PASS, FAIL, SKIP = "pass", "fail", "skip"
+PASS, FAIL, SKIP, WARN = "pass", "fail", "skip", "warn"
 NO_METRICS = "the stack installs no GPU metrics exporter (gpuMetrics: false)"
 NOT_HELD = "not run: it reads the exporter while the GPU smoke pod holds its GPU, and that pod never proved it did (see smoke-gpu)"
 NO_INFINIBAND = "the stack has no InfiniBand GPU groups"
@@ -45,6 +45,7 @@ class CheckResult:
     summary: str
     findings: tuple[Finding, ...] = ()
     seconds: float = 0.0
+    warnings: tuple[Finding, ...] = ()
 
 
 class ProgressDisplay(Protocol):
@@ -198,7 +199,13 @@ class Verification:
         except Exception as error:
             outcome = unexpected_failure(error)
         self.unreachable = self.unreachable or outcome.unreachable
-        status = PASS if outcome.passed else FAIL
+        status = FAIL if not outcome.passed else WARN if outcome.warnings else PASS
         return CheckResult(
-            step.name, step.title, status, outcome.summary, outcome.findings, round(self.clock() - started, 3)
+            step.name,
+            step.title,
+            status,
+            outcome.summary,
+            outcome.findings,
+            round(self.clock() - started, 3),
+            outcome.warnings,
         )
