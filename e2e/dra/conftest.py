@@ -27,7 +27,7 @@ for path in (str(PROJECT), str(HERE)):
 from dra_fakes import device_classes  # noqa: E402
 from dra_kube import Kube, api_message  # noqa: E402
 from dra_scenarios import SCENARIOS  # noqa: E402
-from dra_stack import deploy, probe, release, teardown, watch_allocation  # noqa: E402
+from dra_stack import Deployed, deploy, probe, release, teardown, watch_allocation  # noqa: E402
 
 REPORT_PATH = PROJECT / "build" / "e2e" / "report.json"
 PLAN_TIMEOUT = 240.0
@@ -57,10 +57,18 @@ class Report:
             name, {"objects": 0, "accepted": 0, "helm_not_installed": [], "claims": {}, "notes": [], "seconds": 0.0}
         )
 
-    def claim(self, scenario: str, template: str, allocated: bool, where: str) -> None:
-        entry = self.scenario(scenario)["claims"].setdefault(template, {"allocated": 0, "refused": 0, "where": []})
+    def claim(self, scenario: str, template: str, allocated: bool, where: str, result=None) -> None:
+        """One claim from `template`: allocated or refused, where, and (given a Probe) the devices it got."""
+        entry = self.scenario(scenario)["claims"].setdefault(
+            template, {"allocated": 0, "refused": 0, "where": [], "devices": []}
+        )
         entry["allocated" if allocated else "refused"] += 1
         entry["where"].append(where)
+        if result is not None and result.results:
+            devices: dict[str, list[str]] = {}
+            for r in result.results:
+                devices.setdefault(r["request"], []).append(f"{r['pool']}/{r['device']}")
+            entry["devices"].append(devices)
 
     def table(self) -> str:
         scenarios = [("scenario", "objects accepted", "seconds")] + [
@@ -232,16 +240,18 @@ def deployed(request, kube, plans, classes, report):
     started = time.monotonic()
     name = request.module.SCENARIO
     scenario = SCENARIOS[name]
-    plan_dir = plans.directory(name)
-    stack = deploy(kube, scenario, plan_dir)
+    stack = Deployed(scenario, scenario.config(), plans.directory(name))
     entry = report.scenario(name)
-    entry["objects"] = len(stack.applied)
-    entry["accepted"] = sum(1 for a in stack.applied if a.error is None and not a.differences)
-    entry["helm_not_installed"] = [f"{r.namespace}/{r.release} ({r.chart} {r.version})" for r in stack.helm]
-    entry["nodes"] = {node: group or "system" for node, group in stack.nodes.items()}
-    yield stack
-    teardown(kube, stack)
-    entry["seconds"] = round(time.monotonic() - started, 1)
+    try:
+        deploy(kube, stack)
+        entry["objects"] = len(stack.applied)
+        entry["accepted"] = sum(1 for a in stack.applied if a.error is None and not a.differences)
+        entry["helm_not_installed"] = [f"{r.namespace}/{r.release} ({r.chart} {r.version})" for r in stack.helm]
+        entry["nodes"] = {node: group or "system" for node, group in stack.nodes.items()}
+        yield stack
+    finally:
+        teardown(kube)
+        entry["seconds"] = round(time.monotonic() - started, 1)
 
 
 @pytest.fixture(scope="module")
@@ -253,7 +263,7 @@ def samples(deployed, kube, report):
             template = deployed.manifests()[applied.path]["spec"]["resourceClaims"][0]["resourceClaimTemplateName"]
             found[applied.name] = watch_allocation(kube, applied.namespace, applied.name, template)
     for name, result in found.items():
-        report.claim(deployed.scenario.name, f"sample pod {name}", result.problem is None, result.group or "-")
+        report.claim(deployed.scenario.name, f"sample pod {name}", result.problem is None, result.group or "-", result)
         release(kube, result.namespace, name)
     return found
 
@@ -266,5 +276,5 @@ def probes(deployed, samples, kube, report):
         if applied.kind == "ResourceClaimTemplate" and applied.error is None:
             result = probe(kube, deployed, applied.name, namespace=applied.namespace)
             found[applied.name] = result
-            report.claim(deployed.scenario.name, applied.name, result.problem is None, result.group or "-")
+            report.claim(deployed.scenario.name, applied.name, result.problem is None, result.group or "-", result)
     return found

@@ -80,6 +80,10 @@ def check_templates(deployed: Deployed, probes: dict[str, Probe]) -> None:
     )
     problems = _problems(probes)
     assert not problems, "claims from these templates were not allocated:\n" + "\n\n".join(problems)
+    for template, result in probes.items():
+        # Generated for the pod by the resourceclaim controller, and reserved for it by the scheduler.
+        assert result.owners == [f"Pod/{result.pod}"], f"{template}: claim {result.claim} owned by {result.owners}"
+        assert result.reserved_for == [f"pods/{result.pod}"], f"{template}: claim reserved for {result.reserved_for}"
     wrong = [
         f"{t}: allocated on {p.node} (group {p.group}); groups that can serve it: {sorted(serves[t])}"
         for t, p in probes.items()

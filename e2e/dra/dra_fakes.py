@@ -251,9 +251,8 @@ def group_node_count(group: GpuNodeGroupConfig) -> int:
     return group.fixed_node_count or (group.autoscaling.min_nodes if group.autoscaling else 0)
 
 
-def create_stack_nodes(kube: Kube, stack: str, config: StackConfig) -> dict[str, str | None]:
-    """Every node the stack's groups start with, and their slices. Returns node name -> GPU group (None: system)."""
-    nodes: dict[str, str | None] = {}
+def create_stack_nodes(kube: Kube, stack: str, config: StackConfig, nodes: dict[str, str | None]) -> None:
+    """Every node the stack's groups start with, and their slices, recorded in `nodes` (name -> GPU group, None: system)."""
     for index in range(config.system_nodes.node_count):
         name = node_name(stack, "system", index)
         create_node(kube, name, system_node_labels(), [], config.system_nodes.preset)
@@ -270,7 +269,6 @@ def create_stack_nodes(kube: Kube, stack: str, config: StackConfig) -> dict[str,
             if group.infiniband:
                 kube.create(resource_slice(name, NETWORK_DRIVER, nic_devices()))
             nodes[name] = group.name
-    return nodes
 
 
 def kubelet_plugin_pod(node: str, namespace: str, release: str, chart_version: str, values: Mapping[str, Any]) -> Obj:

@@ -1,8 +1,8 @@
 """One stack on the e2e control plane: its plan's objects applied, its nodes and devices standing in, probe pods.
 
 `deploy` builds what `pulumi up` plus Nebius plus the NVIDIA chart would leave in a cluster, as far
-as an API server can hold it; `teardown` removes it so the next stack starts from an empty cluster
-(the DeviceClasses, which every stack shares, stay). `probe` runs one pod that claims from one
+as an API server can hold it; `teardown` empties the cluster again so the next stack starts from
+nothing (the DeviceClasses, which every stack shares, stay). `probe` runs one pod that claims from one
 template and reports where the scheduler put it and what it was given; `unschedulable` runs one
 that must never be placed and reports why not, in the scheduler's words.
 """
@@ -59,7 +59,6 @@ class Deployed:
     nodes: dict[str, str | None] = field(default_factory=dict)  # node -> GPU group (None: a system node)
     applied: list[Applied] = field(default_factory=list)
     helm: list[HelmRelease] = field(default_factory=list)
-    namespaces: list[str] = field(default_factory=list)  # every namespace this stack (or a test of it) created
     plugin_pods: dict[str, str] = field(default_factory=dict)  # GPU node -> kubelet plugin pod
     dranet: bool = False
     seconds: float = 0.0
@@ -139,15 +138,13 @@ def _apply_order(path: Path, manifest: Mapping[str, Any]) -> tuple[int, str]:
     return rank, str(path)
 
 
-def ensure_namespace(kube: Kube, deployed: Deployed, name: str, labels: Mapping[str, str] | None = None) -> None:
+def ensure_namespace(kube: Kube, name: str, labels: Mapping[str, str] | None = None) -> None:
     """A namespace as `helm install --create-namespace` (or a test) makes it, and its default ServiceAccount.
 
     Pods are refused until the serviceaccount controller has created `default` in the namespace.
     """
     if kube.get("v1", "Namespace", name) is None:
         kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": dict(labels or {})}})
-    if name not in deployed.namespaces:
-        deployed.namespaces.append(name)
     wait_default_service_account(kube, name)
 
 
@@ -176,8 +173,6 @@ def apply_plan(kube: Kube, deployed: Deployed) -> None:
             entry.error = api_message(error)
             continue
         entry.differences = differences(manifest, stored)
-        if entry.kind == "Namespace" and entry.name not in deployed.namespaces:
-            deployed.namespaces.append(entry.name)
 
 
 def start_driver_stand_ins(kube: Kube, deployed: Deployed) -> None:
@@ -207,37 +202,44 @@ def start_driver_stand_ins(kube: Kube, deployed: Deployed) -> None:
         deployed.dranet = True
 
 
-def deploy(kube: Kube, scenario: Scenario, plan_dir: Path) -> Deployed:
+def deploy(kube: Kube, deployed: Deployed) -> None:
+    """Fills `deployed` as it goes, so a teardown after a failure still finds what was made."""
     started = time.monotonic()
-    deployed = Deployed(scenario, scenario.config(), plan_dir)
-    deployed.nodes = create_stack_nodes(kube, scenario.name, deployed.config)
-    deployed.helm = read_helm_values(plan_dir)
+    create_stack_nodes(kube, deployed.scenario.name, deployed.config, deployed.nodes)
+    deployed.helm = read_helm_values(deployed.plan_dir)
     # Helm releases are not installed (no charts here). Their namespaces are made as the releases'
     # create_namespace would, so objects the stack puts in them can be applied.
     for release in deployed.helm:
-        ensure_namespace(kube, deployed, release.namespace)
+        ensure_namespace(kube, release.namespace)
     apply_plan(kube, deployed)
     start_driver_stand_ins(kube, deployed)
     deployed.seconds = time.monotonic() - started
-    return deployed
 
 
-def teardown(kube: Kube, deployed: Deployed) -> None:
-    """Pods go with a zero grace period (no kubelet confirms their end), then namespaces, dranet, slices, nodes."""
-    for namespace in deployed.namespaces:
+KUBERNETES_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+
+def teardown(kube: Kube) -> None:
+    """Back to an empty cluster, whatever a stack or a failed test left: every namespace but Kubernetes' own
+    (pods first, with a zero grace period: no kubelet confirms their end), dranet, every slice, every node.
+    DeviceClasses stay: every stack shares them."""
+    namespaces = [
+        ns["metadata"]["name"]
+        for ns in kube.list("v1", "Namespace")
+        if ns["metadata"]["name"] not in KUBERNETES_NAMESPACES
+    ]
+    for namespace in namespaces:
         for pod in kube.list("v1", "Pod", namespace):
             kube.delete("v1", "Pod", pod["metadata"]["name"], namespace, force=True)
-    for namespace in deployed.namespaces:
         kube.delete("v1", "Namespace", namespace)
-    if deployed.dranet:
-        kube.delete("apps/v1", "DaemonSet", "dranet", "kube-system")
+    kube.delete("apps/v1", "DaemonSet", "dranet", "kube-system")
     for item in kube.slices():
-        if item["spec"].get("nodeName") in deployed.nodes:
-            kube.delete(RESOURCE_API, "ResourceSlice", item["metadata"]["name"])
-    for node in deployed.nodes:
+        kube.delete(RESOURCE_API, "ResourceSlice", item["metadata"]["name"])
+    nodes = [node["metadata"]["name"] for node in kube.list("v1", "Node")]
+    for node in nodes:
         kube.delete("v1", "Node", node)
-    kube.wait_gone("v1", "Namespace", deployed.namespaces)
-    kube.wait_gone("v1", "Node", deployed.nodes)
+    kube.wait_gone("v1", "Namespace", namespaces)
+    kube.wait_gone("v1", "Node", nodes)
 
 
 # ------------------------------------------------------------------------------------------ probes
@@ -251,6 +253,8 @@ class Probe:
     claim: str | None = None
     results: list[Obj] = field(default_factory=list)  # status.allocation.devices.results
     devices: list[Obj] = field(default_factory=list)  # the allocated devices as their slices publish them
+    owners: list[str] = field(default_factory=list)  # the claim's ownerReferences, as Kind/name
+    reserved_for: list[str] = field(default_factory=list)  # status.reservedFor, as Kind/name
     seconds: float = 0.0
     problem: str | None = None  # why it was not allocated, with the scheduler's words
 
@@ -323,6 +327,8 @@ def watch_allocation(kube: Kube, namespace: str, pod_name: str, template: str, t
                 NODE_GROUP_LABEL
             )
             result.claim = claim["metadata"]["name"]
+            result.owners = [f"{o['kind']}/{o['name']}" for o in claim["metadata"].get("ownerReferences") or []]
+            result.reserved_for = [f"{r['resource']}/{r['name']}" for r in claim["status"].get("reservedFor") or []]
             result.results = allocation["devices"]["results"]
             result.devices = allocated_devices(kube, result.results)
             result.seconds = time.monotonic() - started

@@ -112,7 +112,7 @@ def exactly(name: str, device_class: str, *selectors: str) -> dict:
 
 @pytest.fixture(scope="module")
 def broken_namespace(kube, deployed, probes):
-    ensure_namespace(kube, deployed, BROKEN_NAMESPACE)
+    ensure_namespace(kube, BROKEN_NAMESPACE)
     return BROKEN_NAMESPACE
 
 

@@ -67,7 +67,7 @@ def test_first_available_allocates_the_first_alternative_that_fits(
 ):
     result = probe(kube, deployed, "gpu-any", node_selector=on_group(group), label=f"-{group}")
     assert result.problem is None, result.problem
-    report.claim(SCENARIO, "gpu-any", True, f"{group} (pinned) as {alternative}")
+    report.claim(SCENARIO, "gpu-any", True, f"{group} (pinned) as {alternative}", result)
     assert [r["request"] for r in result.results] == [alternative], result.results
     assert result.attribute("gpu", "productName") == [product], result.devices
 
@@ -88,14 +88,14 @@ def test_admin_access_template_is_allocated_even_over_a_held_gpu(kube, deployed,
     finally:
         release(kube, holder.namespace, holder.pod)
     assert monitor.problem is None, monitor.problem
-    report.claim(SCENARIO, "gpu-monitor", True, "h100 (pinned, one GPU held by another claim)")
+    report.claim(SCENARIO, "gpu-monitor", True, "h100 (pinned, one GPU held by another claim)", monitor)
     devices = {r["device"] for r in monitor.results}
     assert len(devices) == 8 and holder.results[0]["device"] in devices, (holder.results, monitor.results)
     assert all(r.get("adminAccess") is True for r in monitor.results), monitor.results
 
 
 def test_admin_access_template_is_refused_in_a_namespace_without_the_label(kube, deployed, probes, report):
-    ensure_namespace(kube, deployed, UNLABELLED_NAMESPACE)
+    ensure_namespace(kube, UNLABELLED_NAMESPACE)
     manifest = copy.deepcopy(
         next(
             m
