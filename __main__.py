@@ -11,7 +11,8 @@ raw_config = read_raw_config(Path(__file__).with_name("Pulumi.yaml"))
 config = parse_stack_config(raw_config, pulumi.get_stack())
 platform = DraPlatform(f"dra-{pulumi.get_stack()}", DraPlatformArgs(config=config))
 
-pulumi.export("clusterId", platform.cluster.cluster_id)
-pulumi.export("clusterEndpoint", platform.cluster.endpoint)
+if platform.cluster is not None:
+    pulumi.export("clusterId", platform.cluster.cluster_id)
+    pulumi.export("clusterEndpoint", platform.cluster.endpoint)
 pulumi.export("kubeconfig", platform.access.kubeconfig)
 pulumi.export("gpuNodeGroupIds", {name: group.node_group.id for name, group in platform.gpu_node_groups.items()})

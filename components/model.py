@@ -479,6 +479,12 @@ class StackConfig:
     claims: ClaimsConfig = NO_CLAIMS
     observability: ObservabilityConfig = NO_OBSERVABILITY
     prices: PriceTable = NO_PRICES
+    # Existing-cluster mode: the kubeconfig of a cluster the stack does not create (a secret).
+    existing_kubeconfig: str | None = None
+
+    @property
+    def creates_cluster(self) -> bool:
+        return self.existing_kubeconfig is None
 
     @property
     def infiniband_groups(self) -> tuple[GpuNodeGroupConfig, ...]:

@@ -11,6 +11,7 @@ from components.cluster import Mk8sCluster, Mk8sClusterArgs
 from components.cluster_access import ClusterAccess, ClusterAccessArgs
 from components.cost import CostEstimate, CostEstimateArgs
 from components.dra_driver import DraDriver, DraDriverArgs
+from components.existing_gpu_node_group import ExistingGpuNodeGroup, ExistingGpuNodeGroupArgs
 from components.gpu_fabric import InfinibandFabric, InfinibandFabricArgs
 from components.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
 from components.gpu_operator import NvidiaOperator, NvidiaOperatorArgs
@@ -33,22 +34,70 @@ class DraPlatformArgs:
 
 
 class DraPlatform(pulumi.ComponentResource):
-    cluster: Mk8sCluster
-    system_nodes: SystemNodeGroup
+    cluster: Mk8sCluster | None
+    system_nodes: SystemNodeGroup | None
     fabric: InfinibandFabric | None
     gpu_node_groups: dict[str, GpuNodeGroup]
+    existing_gpu_node_groups: dict[str, ExistingGpuNodeGroup]
     access: ClusterAccess
     gpu_operator: NvidiaOperator | None
     network_operator: NvidiaOperator | None
     dra_driver: DraDriver
     metrics: GpuMetrics | None
     workloads: DraWorkloads
-    cost: CostEstimate
+    cost: CostEstimate | None
 
     def __init__(self, name: str, args: DraPlatformArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("nebius-dra:index:DraPlatform", name, None, opts)
         config = args.config
         child = pulumi.ResourceOptions(parent=self)
+        if config.existing_kubeconfig is None:
+            self._create_cluster(name, config, child)
+        else:
+            self._describe_existing_cluster(name, config, child)
+        self._install_drivers(name, config, child)
+        self.metrics = (
+            GpuMetrics(
+                f"{name}-metrics",
+                GpuMetricsArgs(
+                    observability=config.observability,
+                    gpu_taints=[taint for group in config.gpu_node_groups for taint in group.taints],
+                    system_node_selector=system_node_labels(),
+                    provider=self.access.provider,
+                    depends_on=[*self._system_nodes(), *([self.gpu_operator.release] if self.gpu_operator else [])],
+                ),
+                child,
+            )
+            if config.observability.enabled
+            else None
+        )
+        self.workloads = DraWorkloads(
+            f"{name}-workloads",
+            DraWorkloadsArgs(
+                provider=self.access.provider,
+                claims=config.claims,
+                gpu_groups=config.gpu_node_groups,
+                depends_on=[*self.gpu_node_groups.values(), self.dra_driver],
+                sample_pod_create_timeout=OPERATOR_SAMPLE_POD_TIMEOUT if self.gpu_operator else None,
+            ),
+            child,
+        )
+        # The stack's nodes cost what it creates; an existing cluster's nodes are not its to price.
+        self.cost = (
+            CostEstimate(f"{name}-cost", CostEstimateArgs(estimate=stack_cost(config)), child)
+            if config.creates_cluster
+            else None
+        )
+        self.register_outputs(
+            {
+                "cluster_id": self.cluster.cluster_id if self.cluster else None,
+                "kubeconfig": self.access.kubeconfig,
+            }
+        )
+
+    def _create_cluster(self, name: str, config: StackConfig, child: pulumi.ResourceOptions) -> None:
+        """The mk8s cluster, its system and GPU node groups, the InfiniBand fabric, and access built from them."""
+        self.existing_gpu_node_groups = {}
         self.cluster = Mk8sCluster(
             f"{name}-mk8s",
             Mk8sClusterArgs(settings=config.cluster, protect=config.protect),
@@ -107,47 +156,34 @@ class DraPlatform(pulumi.ComponentResource):
             ),
             child,
         )
-        self._install_drivers(name, config, child)
-        self.metrics = (
-            GpuMetrics(
-                f"{name}-metrics",
-                GpuMetricsArgs(
-                    observability=config.observability,
-                    gpu_taints=[taint for group in config.gpu_node_groups for taint in group.taints],
-                    system_node_selector=system_node_labels(),
-                    provider=self.access.provider,
-                    depends_on=[
-                        self.system_nodes.node_group,
-                        *([self.gpu_operator.release] if self.gpu_operator else []),
-                    ],
-                ),
-                child,
-            )
-            if config.observability.enabled
-            else None
-        )
-        self.workloads = DraWorkloads(
-            f"{name}-workloads",
-            DraWorkloadsArgs(
-                provider=self.access.provider,
-                claims=config.claims,
-                gpu_groups=config.gpu_node_groups,
-                depends_on=[*self.gpu_node_groups.values(), self.dra_driver],
-                sample_pod_create_timeout=OPERATOR_SAMPLE_POD_TIMEOUT if self.gpu_operator else None,
+
+    def _system_nodes(self) -> list[pulumi.Resource]:
+        """What Helm releases wait for: the system node group the stack creates, nothing on an existing cluster."""
+        return [self.system_nodes.node_group] if self.system_nodes else []
+
+    def _describe_existing_cluster(self, name: str, config: StackConfig, child: pulumi.ResourceOptions) -> None:
+        """Existing-cluster mode: no Nebius resource; access from the given kubeconfig, the GPU groups described."""
+        self.cluster = None
+        self.system_nodes = None
+        self.fabric = None
+        self.gpu_node_groups = {}
+        self.existing_gpu_node_groups = {
+            group.name: ExistingGpuNodeGroup(f"{name}-gpu-{group.name}", ExistingGpuNodeGroupArgs(group=group), child)
+            for group in config.gpu_node_groups
+        }
+        self.access = ClusterAccess(
+            f"{name}-access",
+            ClusterAccessArgs(
+                cluster_name=config.cluster.name,
+                cluster_id=f"existing:{config.cluster.name}",
+                existing_kubeconfig=config.existing_kubeconfig,
             ),
             child,
-        )
-        self.cost = CostEstimate(f"{name}-cost", CostEstimateArgs(estimate=stack_cost(config)), child)
-        self.register_outputs(
-            {
-                "cluster_id": self.cluster.cluster_id,
-                "kubeconfig": self.access.kubeconfig,
-            }
         )
 
     def _install_drivers(self, name: str, config: StackConfig, child: pulumi.ResourceOptions) -> None:
         """Helm releases wait for the system nodes, never for GPU groups: GPU pods land as GPU nodes join."""
-        system_nodes = [self.system_nodes.node_group]
+        system_nodes = self._system_nodes()
         provider = self.access.provider
         driver = config.driver
         operator_taints = [

@@ -36,6 +36,8 @@ from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
 
 CLUSTER_TYPE = "nebius:index/mk8sV1Cluster:Mk8sV1Cluster"
 NODE_GROUP_TYPE = "nebius:index/mk8sV1NodeGroup:Mk8sV1NodeGroup"
+# Existing-cluster mode: a GPU group the stack describes but does not create (components/existing_gpu_node_group.py).
+EXISTING_GPU_GROUP_TYPE = "nebius-dra:nodes:ExistingGpuNodeGroup"
 HELM_RELEASE_TYPES = ("kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v4:Chart")
 POD_TYPE = "kubernetes:core/v1:Pod"
 # The program registers its cost estimate as this component (components/cost.py); its inputs carry
@@ -477,10 +479,14 @@ def check_single_dra_driver_release(
     ]
 
 
+def is_existing_infiniband_group(resource: PlannedResource) -> bool:
+    return resource.type == EXISTING_GPU_GROUP_TYPE and field_at(resource.props, "infiniband") is True
+
+
 def check_network_claims_need_infiniband(
     resources: Sequence[PlannedResource], config: Mapping[str, Any]
 ) -> list[tuple[str | None, str]]:
-    if any(is_infiniband_dra_node_group(r) for r in resources):
+    if any(is_infiniband_dra_node_group(r) or is_existing_infiniband_group(r) for r in resources):
         return []
     violations: list[tuple[str | None, str]] = []
     for resource in resources:

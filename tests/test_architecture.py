@@ -213,3 +213,11 @@ IMAGES = [
 @pytest.mark.parametrize("image", IMAGES)
 def test_policy_image_pinning_agrees_with_the_program(image):
     assert dra_rules.image_is_pinned(image) == (claims_config.image_problem(image) is None)
+
+
+def test_policy_copy_of_the_existing_group_type_matches_the_component():
+    from components.existing_gpu_node_group import ExistingGpuNodeGroup, ExistingGpuNodeGroupArgs
+
+    source = inspect.getsource(ExistingGpuNodeGroup.__init__)
+    assert f'"{dra_rules.EXISTING_GPU_GROUP_TYPE}"' in source
+    assert ExistingGpuNodeGroupArgs.__dataclass_fields__

@@ -115,7 +115,7 @@ def test_every_problem_is_reported_at_once(stack_config):
 @pytest.mark.parametrize(
     ("key", "value", "expected"),
     [
-        ("nebius-dra:parentId", "", 'nebius-dra:parentId: got ""; expected the ID of a Nebius project'),
+        ("nebius-dra:parentId", "", "nebius-dra:parentId: is required to create the cluster"),
         ("nebius-dra:etcdClusterSize", "2", "nebius-dra:etcdClusterSize: got 2; allowed: 1 or 3"),
         ("nebius-dra:systemNodeCount", "many", 'nebius-dra:systemNodeCount: got "many"; expected a whole number'),
         ("nebius-dra:publicEndpoint", "yes", 'nebius-dra:publicEndpoint: got "yes"; expected true or false'),

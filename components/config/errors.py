@@ -44,11 +44,20 @@ class ConfigError(pulumi.RunError):
 class ConfigProblems:
     """Collects `key: problem` lines and raises them as one `ConfigError`."""
 
-    def __init__(self) -> None:
+    def __init__(self, secrets: Collection[str] = ()) -> None:
         self.lines: list[str] = []
+        # Texts of secret values, raw and as `shown` quotes them: never printed, whatever a message quotes.
+        self.secrets = sorted(
+            {form for text in secrets if len(text) >= 4 for form in (text, json.dumps(text)[1:-1])},
+            key=len,
+            reverse=True,
+        )
 
     def add(self, key: str, message: str) -> None:
-        self.lines.append(f"{key}: {message}")
+        line = f"{key}: {message}"
+        for secret in self.secrets:
+            line = line.replace(secret, "[secret]")
+        self.lines.append(line)
 
     def raise_if_any(self) -> None:
         if self.lines:

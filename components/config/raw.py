@@ -114,6 +114,30 @@ def decode_config(raw: Mapping[str, str], problems: ConfigProblems) -> tuple[dic
     return decoded, undecodable
 
 
+def secret_texts(raw: RawConfig) -> list[str]:
+    """Every string inside the secret keys' values (the leaves; map keys are structure): what no message may quote."""
+    texts: list[str] = []
+
+    def collect(value: Any) -> None:
+        if isinstance(value, str):
+            texts.append(value)
+        elif isinstance(value, dict):
+            for item in value.values():
+                collect(item)
+        elif isinstance(value, list):
+            for item in value:
+                collect(item)
+
+    for key in raw.secret_keys:
+        text = raw.values.get(key, "")
+        texts.append(text)
+        try:
+            collect(json.loads(text))
+        except (ValueError, RecursionError):
+            continue
+    return texts
+
+
 def secret_problems(secret_keys: Collection[str], allowed: Collection[str], problems: ConfigProblems) -> None:
     for key in sorted(set(secret_keys) - set(allowed)):
         problems.add(

@@ -609,17 +609,17 @@ class StackInput(Shape):
     parentId: Annotated[
         StrictStr,
         Field(
-            pattern=NEBIUS_ID_PATTERN,
+            pattern=optional(NEBIUS_ID_PATTERN),
             max_length=63,
-            description="expected the ID of a Nebius project, such as project-e00...",
+            description="expected the ID of a Nebius project, such as project-e00... (empty only with existingClusterKubeconfig)",
         ),
     ]
     subnetId: Annotated[
         StrictStr,
         Field(
-            pattern=NEBIUS_ID_PATTERN,
+            pattern=optional(NEBIUS_ID_PATTERN),
             max_length=63,
-            description="expected the ID of a VPC subnet, such as vpcsubnet-e00...",
+            description="expected the ID of a VPC subnet, such as vpcsubnet-e00... (empty only with existingClusterKubeconfig)",
         ),
     ]
     clusterName: Annotated[
@@ -750,6 +750,13 @@ class StackInput(Shape):
     sampleRdmaImage: Image
     userClaimTemplates: list[UserClaimTemplateInput]
     allowedDeviceClasses: list[DnsSubdomain]
+    existingClusterKubeconfig: Annotated[
+        StrictStr,
+        Field(
+            max_length=1 << 20,
+            description="expected the kubeconfig (YAML text) of a cluster that already exists, set as a secret, or empty",
+        ),
+    ]
     gpuMetrics: BOOL
     dcgmExporterVersion: ChartVersion
     gpuMetricsNamespace: DnsLabel
@@ -774,4 +781,6 @@ class StackInput(Shape):
 
 # Keys whose values may be set as secrets (`pulumi config set --secret`, or `secure:` in the stack
 # file): their values reach only Helm values, which the stack then marks secret as a whole.
-SECRET_CAPABLE_KEYS = ("draDriverValues",)
+SECRET_CAPABLE_KEYS = ("draDriverValues", "existingClusterKubeconfig")
+# Keys that hold credentials: set only as secrets.
+SECRET_ONLY_KEYS = ("existingClusterKubeconfig",)

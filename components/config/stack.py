@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+import yaml
 from pydantic import ValidationError
 
 from components.config.claims import parse_claims_config
@@ -20,9 +21,10 @@ from components.config.errors import ConfigProblems, add_validation_problems, co
 from components.config.node_groups import check_node_group_names, parse_gpu_node_groups
 from components.config.observability import parse_observability_config
 from components.config.prices import stack_prices
-from components.config.raw import RawConfig, decode_config, secret_problems
+from components.config.raw import RawConfig, decode_config, secret_problems, secret_texts
 from components.config.rollout import parse_auto_repair, parse_strategy
 from components.config.schema import RESOURCE_NAME_PATTERN, SECRET_CAPABLE_KEYS, StackInput
+from components.config.stack_file import SECRET_PLACEHOLDER
 from components.model import SYSTEM_ROLLOUT, ClusterConfig, PriceTable, StackConfig, SystemNodeGroupConfig
 
 MIN_KUBERNETES = (1, 34)
@@ -81,8 +83,8 @@ def parse_stack_config(
     Prices come from `price_table` (default: the project's `prices/nebius.yaml`) under the
     stack's `priceOverrides`.
     """
-    problems = ConfigProblems()
     given = raw if isinstance(raw, RawConfig) else RawConfig(raw)
+    problems = ConfigProblems(secrets=secret_texts(given))
     settings = _validated(given, problems)
     if settings is None:
         problems.raise_if_any()
@@ -132,6 +134,45 @@ def parse_stack_config(
         claims=parse_claims_config(settings, gpu_groups, driver, problems),
         observability=parse_observability_config(settings, gpu_groups, driver, problems),
         prices=stack_prices(price_table, settings.priceOverrides, problems),
+        existing_kubeconfig=existing_kubeconfig(settings, given, problems),
     )
+    if config.creates_cluster:
+        for key in ("parentId", "subnetId"):
+            if not getattr(settings, key):
+                problems.add(
+                    config_key(key),
+                    f"is required to create the cluster: set it with `pulumi config set {config_key(key)} <id>` "
+                    f"(or deploy onto an existing cluster with {config_key('existingClusterKubeconfig')})",
+                )
     problems.raise_if_any()
     return config
+
+
+def existing_kubeconfig(settings: StackInput, raw: RawConfig, problems: ConfigProblems) -> str | None:
+    """The kubeconfig of a cluster the stack does not create, checked for shape; its text is never quoted."""
+    key = "existingClusterKubeconfig"
+    text = getattr(settings, key)
+    if not text:
+        return None
+    if key not in raw.secret_keys:
+        problems.add(
+            config_key(key),
+            "is set in plain text, but it holds the credentials of a cluster: set it as a secret, "
+            f"`pulumi config set --secret {config_key(key)} < kubeconfig` (and remove the plain value)",
+        )
+        return None
+    if text == SECRET_PLACEHOLDER:
+        return text
+    try:
+        document = yaml.safe_load(text)
+    except yaml.YAMLError:
+        document = None
+    shape = {"clusters": list, "users": list, "contexts": list, "current-context": str}
+    if not isinstance(document, dict) or any(not isinstance(document.get(k), t) for k, t in shape.items()):
+        problems.add(
+            config_key(key),
+            "is not a kubeconfig: expected YAML with clusters, users and contexts lists and a current-context "
+            "(the value is secret and not shown)",
+        )
+        return None
+    return text

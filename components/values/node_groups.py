@@ -242,3 +242,20 @@ def pricing_policy_args(group: GpuNodeGroupConfig, project_id: str, name: str) -
             )
         ),
     )
+
+
+def described_gpu_group(group: GpuNodeGroupConfig) -> dict[str, object]:
+    """What an existing cluster's GPU group must look like for the stack's driver, claims and samples to work there.
+
+    In existing-cluster mode the stack creates no node group; this description is recorded in the state
+    (and read by the policy pack) instead, so a preview shows what the nodes are expected to carry.
+    """
+    return {
+        "name": group.name,
+        "platform": group.platform,
+        "preset": group.preset,
+        "infiniband": group.infiniband,
+        "gpuSettings": {"dra": True},
+        "labels": gpu_node_labels(group.name, group.preinstalled_driver, group.labels),
+        "taints": [{"key": t.key, "value": t.value, "effect": t.effect} for t in group.taints],
+    }
