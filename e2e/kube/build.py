@@ -124,8 +124,18 @@ def _go_build(module_dir: Path, package: str, ldflags: str, out: Path) -> None:
             lines = proc.stdout.strip().splitlines()
             tail = "\n".join(lines[-40:])
             hint = ""
-            if "not available" in proc.stdout or "403 Forbidden" in proc.stdout or "404 Not Found" in proc.stdout:
-                hint = "\n(the Go module proxy does not serve a required module/version; see e2e/kube/BUILD-NOTES.md)"
+            fetch_markers = (
+                "not available",
+                "403 Forbidden",
+                "404 Not Found",
+                "reading https://",
+                "module lookup disabled",
+            )
+            if any(marker in proc.stdout for marker in fetch_markers):
+                hint = (
+                    "\n(fetching a Go module failed: check network access to GOPROXY; if the proxy does not serve"
+                    " a required module/version, see e2e/kube/BUILD-NOTES.md)"
+                )
             raise BuildError(f"`go build {package}` failed (exit {proc.returncode}) in {module_dir}:\n{tail}{hint}")
         os.chmod(tmp, 0o755)
         os.replace(tmp, out)
