@@ -65,8 +65,6 @@ def gpu_device(index: int) -> dict:
             "brand": {"string": "Nvidia"},
             "cudaComputeCapability": {"version": "9.0.0"},
             "driverVersion": {"version": "580.159.4"},
-            "index": {"int": index},
-            "minor": {"int": index},
             # Distinct PCI slot per device: 0000:00:06.0, 0000:00:07.0
             "resource.kubernetes.io/pciBusID": {"string": f"0000:00:{6 + index:02x}.0"},
             "resource.kubernetes.io/pcieRoot": {"string": "pci0000:00"},
