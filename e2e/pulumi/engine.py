@@ -1,6 +1,7 @@
 """Run the real Pulumi CLI offline, for the end-to-end tests.
 
-    from e2e.pulumi.engine import OfflineEngine
+    # e2e/pulumi is deliberately no package (it would shadow the `pulumi` SDK): load this file by
+    # path (importlib.util.spec_from_file_location), as test_engine.py does.
     with OfflineEngine(bin_dir) as engine:
         code, out, err = engine.run(["stack", "init", "dev"], cwd=project_dir)
 
@@ -18,11 +19,11 @@ What an offline CLI run needs (checked against pulumi v3.274 and build.py's arti
   PULUMI_IGNORE_AMBIENT_PLUGINS is set, so that variable is removed. Language hosts
   (pulumi-language-python, -yaml) are also looked for next to the `pulumi` executable. Nothing has
   to be registered with `pulumi plugin install`.
-* Python policy packs: with a pulumi-language-python host the CLI runs the pack through the host
-  (RunPlugin); without one it falls back to the plugin `pulumi-analyzer-policy-python` (the
-  upstream shim build.py installs), which runs `<virtualenv>/bin/python -m pulumi.policy`, the
-  virtualenv coming from `runtime.options.virtualenv` in PulumiPolicy.yaml (else python3 on PATH).
-  That interpreter needs the `pulumi` and `pulumi-policy` packages.
+* Python policy packs: pulumi v3.274 runs them only through the pulumi-language-python host
+  (RunPlugin), whatever the program's language; the older fallback to a
+  `pulumi-analyzer-policy-python` shim plugin is gone from the engine. The pack's PulumiPolicy.yaml
+  `runtime.options.virtualenv` must name a venv with `pulumi` and `pulumi-policy` (the project's
+  venv has both). That host is not buildable here (BUILD-NOTES.md).
 
 Every other PULUMI_* variable of the calling environment is dropped, so a developer's login,
 organisation or debug settings cannot leak into a test.

@@ -6,9 +6,9 @@ The binaries come from build.py (built on first use, then cached). Each test get
 PULUMI_HOME and file backend (engine.py). The Kubernetes provider is pointed at a kubeconfig
 for a closed 127.0.0.1 port, so nothing leaves the machine.
 
-The Python language host is not served by the Go module proxy (BUILD-NOTES.md), so the Python
-program test skips until build.py can build it; the same lifecycle runs with Pulumi's YAML
-runtime, and the Python policy pack runs through the upstream policy shim.
+The Python language host is not served by the Go module proxy (BUILD-NOTES.md). pulumi v3.274
+needs it both for Python programs and for Python policy packs, so those two tests skip (with that
+reason) until build.py can build it; the same lifecycle runs with Pulumi's YAML runtime meanwhile.
 """
 
 from __future__ import annotations
