@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STACK ?= dev
 FORMAT ?= text
 
-.PHONY: setup plan cost lint test bench verify up preview clean
+.PHONY: setup plan cost lint test e2e bench verify up preview clean
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt requirements-verify.txt policies/requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,9 @@ lint: setup  ## ruff (lint and format) and mypy, as configured in pyproject.toml
 
 test: lint  ## Lint, type check, then the whole test suite.
 	$(PY) -m pytest -q
+
+e2e: setup  ## Real engines: Kubernetes 1.34 control plane and the Pulumi CLI, built from Go modules (cached in ~/.cache/nebius-dra-e2e).
+	$(PY) -m pytest -q -p no:cacheprovider e2e
 
 bench: setup  ## Benchmark: import floor, dev/prod plans and generated fleets.
 	$(PY) -m tools.bench
