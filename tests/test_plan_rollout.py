@@ -201,3 +201,12 @@ def test_the_resource_tree_shows_capacity_strategy_and_repair(prod_baseline):
     assert "capacity=spot (max price ${dra-prod-gpu-h200-burst-spot-price.id})" in text
     assert "autoRepair=NebiusGPUError=TRUE after 10m" in text
     assert "platform=gpu-h200-sxm  maxPrice=3.515 USD per GPU-hour" in text
+
+
+def test_the_plan_says_label_and_taint_edits_reach_only_new_nodes():
+    from tools.plan.model import build_plan
+    from tools.plan.report import LABELS_NOTE, RENDERERS
+
+    plan = build_plan("prod", out=None)
+    for renderer in ("text", "markdown"):
+        assert LABELS_NOTE in RENDERERS[renderer](plan)

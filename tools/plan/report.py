@@ -70,6 +70,13 @@ def _table(rows: Sequence[tuple[str, ...]], header: tuple[str, ...]) -> list[str
 
 
 ROLLOUT_TITLE = "Node roll-outs: a template change replaces a group's nodes under its strategy"
+# Nebius applies node-group label and taint edits to new nodes only (pulumi-nebius 0.6.73, template.metadata.labels
+# and template.taints): existing nodes keep the old ones until they are replaced, and no roll-out is started.
+LABELS_NOTE = (
+    "Labels and taints: an edit reaches only nodes created after it; existing nodes keep the old ones until "
+    "they are replaced (Nebius starts no roll-out for it). Set the mixed-mode opt-out label "
+    "nvidia.com/gpu.deploy.operands when a group is created."
+)
 
 
 def _recreation_lines(plan: Plan) -> list[str]:
@@ -106,7 +113,7 @@ def render_text(plan: Plan) -> str:
     lines += ["", *(render_cost_text(plan.cost) if plan.cost else ["Cost: the program registered no estimate"])]
     if plan.recreations is not None:
         lines += ["", *_recreation_lines(plan)]
-    lines += ["", ROLLOUT_TITLE, *(f"  {name}: {text}" for name, text in _rollout_rows(plan))]
+    lines += ["", ROLLOUT_TITLE, *(f"  {name}: {text}" for name, text in _rollout_rows(plan)), f"  {LABELS_NOTE}"]
     lines += ["", "Resources", *render_tree(_stack_title(plan), plan.roots), ""]
     lines += ["Critical path of a first `pulumi up` (estimates per kind; see README, Offline plan and benchmark)"]
     lines += ["  " + row for row in _table(_path_rows(plan), ("resource", "kind", "estimate", "done at"))]
@@ -145,6 +152,7 @@ def render_markdown(plan: Plan) -> str:
         lines += ["", "### Nodes recreated", "", "```text", *_recreation_lines(plan), "```"]
     lines += ["", f"### {ROLLOUT_TITLE}", "", "| node group | roll-out |", "| --- | --- |"]
     lines += [_markdown_row(row) for row in _rollout_rows(plan)]
+    lines += ["", LABELS_NOTE]
     lines += ["", "### Resources", "", "```text", *render_tree(_stack_title(plan), plan.roots), "```", ""]
     lines += ["### Critical path of a first `pulumi up` (estimates)", ""]
     lines += [
