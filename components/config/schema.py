@@ -344,27 +344,9 @@ class SelectorInput(Shape):
 GATED_FIELD = Field(default=None, description="a field behind a Kubernetes alpha feature gate")
 
 
-class SubRequestInput(Shape):
-    name: DnsLabel
-    deviceClassName: DnsSubdomain
-    selectors: list[SelectorInput] = Field(default_factory=list, max_length=MAX_SELECTORS)
-    allocationMode: Literal["ExactCount", "All"] = "ExactCount"
-    count: (
-        Annotated[
-            StrictInt,
-            Field(
-                ge=1,
-                le=MAX_DEVICES_PER_CLAIM,
-                description=f"expected a whole number from {1} to {MAX_DEVICES_PER_CLAIM}",
-            ),
-        ]
-        | None
-    ) = None
-    tolerations: Any = GATED_FIELD
-    capacity: Any = GATED_FIELD
+class SelectionInput(Shape):
+    """Which devices and how many: what `exactly` and each `firstAvailable` entry have in common."""
 
-
-class ExactRequestInput(Shape):
     deviceClassName: DnsSubdomain
     selectors: list[SelectorInput] = Field(default_factory=list, max_length=MAX_SELECTORS)
     allocationMode: Annotated[
@@ -381,9 +363,16 @@ class ExactRequestInput(Shape):
         ]
         | None
     ) = None
-    adminAccess: StrictBool | None = None
     tolerations: Any = GATED_FIELD
     capacity: Any = GATED_FIELD
+
+
+class SubRequestInput(SelectionInput):
+    name: DnsLabel
+
+
+class ExactRequestInput(SelectionInput):
+    adminAccess: StrictBool | None = None
 
 
 # resource.k8s.io/v1beta1 had these on the request itself; v1 moved them under `exactly`.
