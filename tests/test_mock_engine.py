@@ -35,3 +35,11 @@ def test_runs_are_independent_and_record_parents():
     assert {r.urn for r in first.resources}.isdisjoint(r.urn for r in second.resources)
     urns = {r.urn for r in second.resources}
     assert all(r.parent in urns or r.parent.endswith("::nebius-dra-dev") for r in second.resources)
+
+
+def test_the_sdk_stack_trace_hook_is_restored_after_a_run():
+    import pulumi.runtime.resource as resource_runtime
+
+    before = resource_runtime._get_stack_trace
+    run_program("dev")
+    assert resource_runtime._get_stack_trace is before
