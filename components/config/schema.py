@@ -138,6 +138,26 @@ ChartVersion = Annotated[
 ]
 
 
+NodeCount = Annotated[
+    StrictInt,
+    Field(
+        ge=1,
+        le=MAX_NODES,
+        description=f"expected a whole number from 1 to {MAX_NODES} (Nebius allows at most {MAX_NODES} nodes)",
+    ),
+]
+BootDiskGib = Annotated[
+    StrictInt,
+    Field(ge=64, le=MAX_BOOT_DISK_GIB, description=f"expected a whole number from {64} to {MAX_BOOT_DISK_GIB}"),
+]
+RequestReference = Annotated[
+    StrictStr,
+    Field(
+        pattern=REQUEST_REFERENCE_PATTERN, max_length=255, description="expected a request name, or request/subrequest"
+    ),
+]
+
+
 class Shape(BaseModel):
     """Strict: no coercion (a string is never a number), no unknown field, no NaN or infinity."""
 
@@ -172,14 +192,7 @@ class AutoscalingInput(Shape):
             description=f"expected a whole number from 1 to {MAX_NODES} (Nebius allows at most {MAX_NODES} nodes)",
         ),
     ]
-    max: Annotated[
-        StrictInt,
-        Field(
-            ge=1,
-            le=MAX_NODES,
-            description=f"expected a whole number from 1 to {MAX_NODES} (Nebius allows at most {MAX_NODES} nodes)",
-        ),
-    ]
+    max: NodeCount
 
 
 NODE_AMOUNT_RULE = (
@@ -283,17 +296,7 @@ class GpuNodeGroupInput(Shape):
             description="expected a GPU preset such as 8gpu-128vcpu-1600gb or 1gpu-16vcpu-200gb",
         ),
     ]
-    fixedNodeCount: (
-        Annotated[
-            StrictInt,
-            Field(
-                ge=1,
-                le=MAX_NODES,
-                description=f"expected a whole number from 1 to {MAX_NODES} (Nebius allows at most {MAX_NODES} nodes)",
-            ),
-        ]
-        | None
-    ) = None
+    fixedNodeCount: NodeCount | None = None
     autoscaling: AutoscalingInput | None = None
     driversPreset: (
         Annotated[
@@ -307,10 +310,7 @@ class GpuNodeGroupInput(Shape):
         | None
     ) = None
     infiniband: Annotated[StrictBool, Field(description="expected true or false")] = False
-    bootDiskSizeGib: Annotated[
-        StrictInt,
-        Field(ge=64, le=MAX_BOOT_DISK_GIB, description=f"expected a whole number from {64} to {MAX_BOOT_DISK_GIB}"),
-    ] = 200
+    bootDiskSizeGib: BootDiskGib = 200
     labels: dict[LabelKey, LabelValue] = Field(
         default_factory=dict, description="expected a map of label key to string value"
     )
@@ -398,16 +398,7 @@ class DeviceRequestInput(Shape):
 
 
 class ConstraintInput(Shape):
-    requests: list[
-        Annotated[
-            StrictStr,
-            Field(
-                pattern=REQUEST_REFERENCE_PATTERN,
-                max_length=255,
-                description="expected a request name, or request/subrequest",
-            ),
-        ]
-    ] = Field(default_factory=list)
+    requests: list[RequestReference] = Field(default_factory=list)
     matchAttribute: (
         Annotated[
             StrictStr,
@@ -428,16 +419,7 @@ class OpaqueInput(Shape):
 
 
 class ClaimConfigInput(Shape):
-    requests: list[
-        Annotated[
-            StrictStr,
-            Field(
-                pattern=REQUEST_REFERENCE_PATTERN,
-                max_length=255,
-                description="expected a request name, or request/subrequest",
-            ),
-        ]
-    ] = Field(default_factory=list)
+    requests: list[RequestReference] = Field(default_factory=list)
     opaque: OpaqueInput
 
 
@@ -647,18 +629,8 @@ class StackInput(Shape):
         StrictStr,
         Field(pattern=CPU_PRESET_PATTERN, max_length=63, description="expected a CPU preset such as 4vcpu-16gb"),
     ]
-    systemNodeCount: Annotated[
-        StrictInt,
-        Field(
-            ge=1,
-            le=MAX_NODES,
-            description=f"expected a whole number from 1 to {MAX_NODES} (Nebius allows at most {MAX_NODES} nodes)",
-        ),
-    ]
-    systemNodeBootDiskGib: Annotated[
-        StrictInt,
-        Field(ge=64, le=MAX_BOOT_DISK_GIB, description=f"expected a whole number from {64} to {MAX_BOOT_DISK_GIB}"),
-    ]
+    systemNodeCount: NodeCount
+    systemNodeBootDiskGib: BootDiskGib
     systemNodeStrategy: Annotated[
         StrategyInput, Field(description="expected a map {maxSurge, maxUnavailable, drainTimeout}")
     ]
