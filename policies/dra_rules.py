@@ -348,6 +348,68 @@ def check_infiniband_autoscaling(resource: PlannedResource, config: Mapping[str,
     ]
 
 
+# The driver presets Nebius publishes per Kubernetes minor and GPU platform, as the checks Nebius's own Terraform runs
+# before it creates preinstalled-driver node groups list them (nebius/nebius-solutions-library,
+# soperator/installations/example/driver_presets.tf: 1.32 and 1.33 from the file's earlier version, 1.35 and 1.36 from
+# commit 9a187732a69e500115f78a088dc2ceb3981540e3), read on DRIVER_PRESETS_READ. No published source lists 1.34.
+# The authority is `nebius mk8s node-group get-compatibility-matrix` (pulumi-nebius 0.6.73, GpuSettings.drivers_preset).
+DRIVER_PRESETS_READ = "2026-11-30"
+_CUDA13 = ("cuda13.0",)
+# Every platform of the 1.33 row, which later rows keep and extend.
+_PRESET_PLATFORMS = (
+    "gpu-l40s-a",
+    "gpu-l40s-d",
+    "gpu-h100-sxm",
+    "gpu-h200-sxm",
+    "gpu-b200-sxm",
+    "gpu-b200-sxm-a",
+    "gpu-b300-sxm",
+    "gpu-rtx6000",
+)
+DRIVER_PRESETS: Mapping[str, Mapping[str, tuple[str, ...]]] = {
+    "1.32": {
+        **dict.fromkeys(_PRESET_PLATFORMS, ("cuda12", "cuda12.8", "cuda13.0")),
+        "gpu-b300-sxm": _CUDA13,
+        "gpu-rtx6000": _CUDA13,
+    },
+    "1.33": {**dict.fromkeys(_PRESET_PLATFORMS, _CUDA13), "gpu-b200-sxm-a": ("cuda12.8", "cuda13.0")},
+    "1.35": dict.fromkeys((*_PRESET_PLATFORMS, "gpu-gb300"), _CUDA13),
+    "1.36": dict.fromkeys((*_PRESET_PLATFORMS, "gpu-gb300", "gpu-rtx6000-a"), _CUDA13),
+}
+
+
+def _listing(values: Sequence[str]) -> str:
+    return ", ".join(values[:-1]) + f" and {values[-1]}" if len(values) > 1 else values[0]
+
+
+def check_gpu_drivers_preset_known(resource: PlannedResource, config: Mapping[str, Any]) -> list[str]:
+    preset = field_at(resource.props, "template", "gpuSettings", "driversPreset")
+    version = field_at(resource.props, "version")
+    if not is_gpu_node_group(resource) or not isinstance(preset, str) or not isinstance(version, str):
+        return []
+    match = _CLUSTER_VERSION.match(version)
+    if match is None:
+        return []
+    minor = f"{match['major']}.{match['minor']}"
+    platform = field_at(resource.props, "template", "resources", "platform")
+    row = DRIVER_PRESETS.get(minor)
+    listed = None if row is None else row.get(platform)
+    if listed is not None and preset in listed:
+        return []
+    if row is None:
+        found = f"has no row for {minor} (its rows: {_listing(sorted(DRIVER_PRESETS))})"
+    elif listed is None:
+        found = f"lists no preinstalled-driver image for {platform} on {minor}"
+    else:
+        found = f"lists only {_listing(listed)} for {platform} on {minor}"
+    return [
+        f'{_named(resource)} asks for driversPreset "{preset}" on {platform} with Kubernetes {minor}; the dated table '
+        f"of Nebius driver presets (read {DRIVER_PRESETS_READ}) {found}. Confirm the preset before `pulumi up` with "
+        f"`nebius mk8s node-group get-compatibility-matrix --cluster-kubernetes-version {minor} --platform {platform}`, "
+        "or leave driversPreset out to have the GPU Operator install the driver."
+    ]
+
+
 def check_dra_autoscaling_minimum(resource: PlannedResource, config: Mapping[str, Any]) -> list[str]:
     if not is_dra_gpu_node_group(resource) or not isinstance(field_at(resource.props, "autoscaling"), Mapping):
         return []
@@ -813,6 +875,12 @@ RULES: tuple[ResourceRule | StackRule, ...] = (
         "InfiniBand DRA GPU node groups use a fixed size: the autoscaler was seen never adding InfiniBand DRA nodes.",
         ADVISORY,
         check_infiniband_autoscaling,
+    ),
+    ResourceRule(
+        "gpu-drivers-preset-known",
+        "A GPU node group's driversPreset is one Nebius lists for its platform and Kubernetes minor in the dated table.",
+        ADVISORY,
+        check_gpu_drivers_preset_known,
     ),
     ResourceRule(
         "gpu-node-group-strategy",

@@ -132,7 +132,7 @@ def test_turning_dra_off_in_the_baseline_shows_every_node_of_the_group_recreated
     assert recreation.name == "dra-prod-h200-train"
     assert recreation.changes == ("template.gpuSettings.dra: false -> true",)
     text = render_text(plan)
-    assert "policies pass; recreates the nodes of 1 node group(s)" in text.splitlines()[0]
+    assert "policies pass, 2 advisory finding(s); recreates the nodes of 1 node group(s)" in text.splitlines()[0]
     assert "RECREATES NODES of 1 node group(s) (template changes against the baseline)" in text
     assert "    template.gpuSettings.dra: false -> true" in text
     assert "### Nodes recreated" in render_markdown(plan)

@@ -17,7 +17,7 @@ import pytest
 
 from components.config.stack_file import load_stack_config
 from policies.dra_rules import RULES, PlannedResource, check_resources
-from tests.helpers import STACKS
+from tests.helpers import STACKS, beyond_the_unlisted_minor
 from tools.plan.mock_engine import ProgramRun, run_program
 
 CLUSTER = "nebius:index/mk8sV1Cluster:Mk8sV1Cluster"
@@ -74,9 +74,19 @@ def stacks(stack_runs, operator_mode_run) -> dict[str, Resources]:
     return {**{stack: planned(run) for stack, run in stack_runs.items()}, "dev-operator": planned(operator_mode_run)}
 
 
+def on_unlisted_minor_with_preset(r: PlannedResource) -> bool:
+    return (
+        r.type == NODE_GROUP
+        and "driversPreset" in r.props["template"].get("gpuSettings", {})
+        and r.props["version"].split("-")[0] == "1.34"
+    )
+
+
 @pytest.mark.parametrize("stack", [*STACKS, "dev-operator"])
-def test_real_stacks_pass_every_rule(stacks, stack):
-    assert check_resources(stacks[stack]) == []
+def test_real_stacks_pass_every_rule_with_one_advisory_per_preset_group_on_1_34(stacks, stack):
+    findings = check_resources(stacks[stack])
+    assert beyond_the_unlisted_minor(findings) == []
+    assert sorted(f.urn for f in findings) == sorted(r.urn for r in stacks[stack] if on_unlisted_minor_with_preset(r))
 
 
 def set_field(resource: PlannedResource, path: str, value) -> PlannedResource:
@@ -134,6 +144,12 @@ def rdma_and_ib_together(resources: Resources) -> PlannedResource:
 
 def autoscaling_from_zero(resources: Resources) -> PlannedResource:
     return set_field(the_one(resources, autoscaled_gpu_group), "autoscaling.minNodeCount", 0.0)
+
+
+def preset_not_listed_for_its_minor(resources: Resources) -> PlannedResource:
+    group = the_one(resources, lambda r: r.type == NODE_GROUP and "gpuSettings" in r.props["template"])
+    set_field(group, "version", "1.35")
+    return set_field(group, "template.gpuSettings.driversPreset", "cuda12.8")
 
 
 def latest_sample_image(resources: Resources) -> PlannedResource:
@@ -259,6 +275,7 @@ MUTATIONS = {
     "GPU group strategy left to Nebius": ("prod", strategy_left_to_nebius, "gpu-node-group-strategy", True),
     "reserved STRICT group surges": ("prod", reserved_strict_group_surges, "reserved-strict-no-surge", True),
     "spot group on the fabric": ("prod", spot_group_on_the_fabric, "spot-infiniband", False),
+    "driver preset not listed": ("dev", preset_not_listed_for_its_minor, "gpu-drivers-preset-known", False),
 }
 # Mutations of rules that check nothing until their policy config asks for it: the config, from the stack as planned.
 MUTATION_CONFIGS: dict[str, Callable[[Resources], dict]] = {
@@ -276,10 +293,10 @@ def test_mutation_is_caught_by_its_rule_only(stacks, mutation):
     stack, mutate, policy, mandatory = MUTATIONS[mutation]
     resources = stacks[stack]
     config = MUTATION_CONFIGS[mutation](resources) if mutation in MUTATION_CONFIGS else None
-    if config is not None:
-        assert check_resources(resources, config) == [], "the stack as planned must pass its own config"
+    before = check_resources(resources, config)
+    assert beyond_the_unlisted_minor(before) == [], "the stack as planned must pass its own config"
     culprit = mutate(resources)
-    findings = check_resources(resources, config)
+    findings = beyond_the_unlisted_minor([f for f in check_resources(resources, config) if f not in before])
     assert {(f.policy, f.mandatory) for f in findings} == {(policy, mandatory)}, findings
     if culprit is not None:
         on_culprit = [f for f in findings if f.urn == culprit.urn]
@@ -289,7 +306,7 @@ def test_mutation_is_caught_by_its_rule_only(stacks, mutation):
 
 def test_minimum_version_from_policy_config_fails_the_real_dev_stack(stacks):
     config = {"mk8s-cluster-version": {"minimumVersion": "1.35"}}
-    [finding] = check_resources(stacks["dev"], config)
+    [finding] = beyond_the_unlisted_minor(check_resources(stacks["dev"], config))
     assert finding.policy == "mk8s-cluster-version" and finding.mandatory
     assert "Kubernetes 1.34, below the required 1.35" in finding.message
 
@@ -298,7 +315,9 @@ def test_minimum_version_from_policy_config_fails_the_real_dev_stack(stacks):
 def test_real_stacks_pass_a_budget_of_their_own_cost_and_fail_one_a_cent_lower(stacks, stack):
     resources = stacks[stack]
     cost = largest_hourly_cost(resources)
-    assert check_resources(resources, {"max-hourly-cost": {"maxHourlyUsd": cost}}) == []
-    [finding] = check_resources(resources, {"max-hourly-cost": {"maxHourlyUsd": cost - 0.01}})
+    assert beyond_the_unlisted_minor(check_resources(resources, {"max-hourly-cost": {"maxHourlyUsd": cost}})) == []
+    [finding] = beyond_the_unlisted_minor(
+        check_resources(resources, {"max-hourly-cost": {"maxHourlyUsd": cost - 0.01}})
+    )
     assert finding.policy == "max-hourly-cost" and finding.urn is None
     assert f"cost up to ${cost:,.2f} per hour" in finding.message

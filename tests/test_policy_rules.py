@@ -136,6 +136,7 @@ def test_levels_follow_the_issue():
         "gpu-metrics-present",
         "max-hourly-cost",
         "spot-infiniband",
+        "gpu-drivers-preset-known",
     }
     assert {p.name for p in POLICIES if p.enforcement_level == EnforcementLevel.ADVISORY} == advisory
     assert all(p.enforcement_level == EnforcementLevel.MANDATORY for p in POLICIES if p.name not in advisory)
@@ -485,6 +486,65 @@ def test_spot_in_an_infiniband_gpu_cluster_is_called_out(pricing):
     assert 'Mk8sV1NodeGroup "train" runs preemptible (spot) VMs in an InfiniBand GPU cluster' in message
     findings = check_resources([planned(NODE_GROUP_TYPE, "train", props)])
     assert [(f.policy, f.mandatory) for f in findings if f.policy == "spot-infiniband"] == [("spot-infiniband", False)]
+
+
+# gpu-drivers-preset-known (advisory)
+
+
+def with_preset(version: str, platform: str, preset: str | None) -> dict:
+    props = node_group(platform=platform)
+    props["version"] = version
+    if preset is None:
+        del props["template"]["gpuSettings"]["driversPreset"]
+    else:
+        props["template"]["gpuSettings"]["driversPreset"] = preset
+    return props
+
+
+@pytest.mark.parametrize(
+    "props",
+    [
+        with_preset("1.35", "gpu-h200-sxm", "cuda13.0"),
+        with_preset("1.36-nebius-node.3", "gpu-rtx6000-a", "cuda13.0"),
+        with_preset("1.33-nebius-node.4", "gpu-b200-sxm-a", "cuda12.8"),
+        with_preset("1.34", "gpu-h200-sxm", None),
+        node_group(platform="cpu-d3", dra=None) | {"version": "1.34"},
+        node_group(),
+    ],
+    ids=["listed", "listed-with-node-suffix", "older-listed", "operator-mode", "cpu", "no-version"],
+)
+def test_a_listed_preset_or_none_passes(props):
+    assert resource_violations("gpu-drivers-preset-known", NODE_GROUP_TYPE, props) == []
+
+
+@pytest.mark.parametrize(
+    ("props", "found"),
+    [
+        (with_preset("1.35", "gpu-h200-sxm", "cuda12.8"), "lists only cuda13.0 for gpu-h200-sxm on 1.35."),
+        (
+            with_preset("1.32", "gpu-h100-sxm", "cuda12.4"),
+            "lists only cuda12, cuda12.8 and cuda13.0 for gpu-h100-sxm on 1.32.",
+        ),
+        (
+            with_preset("1.35", "gpu-rtx6000-a", "cuda13.0"),
+            "lists no preinstalled-driver image for gpu-rtx6000-a on 1.35.",
+        ),
+        (with_preset("1.34", "gpu-h200-sxm", "cuda13.0"), "has no row for 1.34 (its rows: 1.32, 1.33, 1.35 and 1.36)."),
+        (with_preset("1.37-nebius-node.1", "gpu-b300-sxm", "cuda13.0"), "has no row for 1.37 (its rows:"),
+    ],
+    ids=["unlisted-preset", "unlisted-older-preset", "unlisted-platform", "unlisted-minor", "newer-minor"],
+)
+def test_a_preset_outside_the_dated_table_is_an_advisory_naming_the_check(props, found):
+    [message] = resource_violations("gpu-drivers-preset-known", NODE_GROUP_TYPE, props, name="train")
+    driver_preset = props["template"]["gpuSettings"]["driversPreset"]
+    assert f'Mk8sV1NodeGroup "train" asks for driversPreset "{driver_preset}"' in message
+    assert "the dated table of Nebius driver presets (read 2026-11-30)" in message and found in message
+    minor, platform = props["version"].split("-")[0], props["template"]["resources"]["platform"]
+    assert f"get-compatibility-matrix --cluster-kubernetes-version {minor} --platform {platform}`" in message
+    findings = check_resources([planned(NODE_GROUP_TYPE, "train", props)])
+    assert [(f.policy, f.mandatory) for f in findings if f.policy == "gpu-drivers-preset-known"] == [
+        ("gpu-drivers-preset-known", False)
+    ]
 
 
 # single-dra-driver-release (stack)
