@@ -24,6 +24,7 @@ from components.dra_constants import (
 from components.labels import tolerations_for
 from components.model import NO_CLAIMS, SYSTEM_ROLLOUT, RolloutStrategy, Taint
 from components.values.kubeconfig import build_kubeconfig
+from policies.dra_rules import DRIVER_PRESETS, DRIVER_PRESETS_READ, RULES
 from tests.helpers import STACKS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -144,6 +145,25 @@ def test_readme_documents_every_key():
     readme = (ROOT / "README.md").read_text()
     for key in project_config_keys(ROOT / "Pulumi.yaml"):
         assert re.search(rf"^\| `{re.escape(key)}` \|", readme, re.MULTILINE), f"README has no row for {key}"
+
+
+def test_the_policy_docs_describe_every_rule():
+    docs = (ROOT / "docs" / "policy-pack.md").read_text()
+    for rule in RULES:
+        assert re.search(rf"^\| `{re.escape(rule.name)}` \|", docs, re.MULTILINE), f"no row for {rule.name}"
+
+
+def test_the_readme_driver_preset_table_is_the_policys():
+    readme = (ROOT / "README.md").read_text()
+    assert f"read on {DRIVER_PRESETS_READ}" in readme
+    rows: dict[str, set[str]] = {}
+    for minor, presets in re.findall(r"^  \| (1\.\d+) \| [^|]+ \|([^|]*)\|$", readme, re.MULTILINE):
+        rows.setdefault(minor, set()).update(re.findall(r"`(cuda[0-9.]+)`", presets))
+    listed = {
+        minor: {preset for presets in row.values() for preset in presets} for minor, row in DRIVER_PRESETS.items()
+    }
+    assert {minor: presets for minor, presets in rows.items() if presets} == listed
+    assert set(rows) - set(listed) == {"1.34"}, "the README names the one minor without a published row"
 
 
 def test_readme_starts_with_the_two_commands_ci_runs():
