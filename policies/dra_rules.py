@@ -382,7 +382,48 @@ def _listing(values: Sequence[str]) -> str:
     return ", ".join(values[:-1]) + f" and {values[-1]}" if len(values) > 1 else values[0]
 
 
+# A team's own record of `get-compatibility-matrix`: what the table does not list yet, with the day it was checked.
+CHECKED_PRESET_FIELDS = {
+    "kubernetesVersion": re.compile(r"^[0-9]{1,3}\.[0-9]{1,3}\Z"),
+    "platform": re.compile(r"^gpu-[a-z0-9][a-z0-9-]{0,61}\Z"),
+    "driversPreset": re.compile(r"^cuda[0-9]{1,3}(\.[0-9]{1,3})?\Z"),
+    "checkedOn": re.compile(r"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])\Z"),
+}
+CHECKED_PRESET_EXAMPLE = {
+    "kubernetesVersion": "1.34",
+    "platform": "gpu-h200-sxm",
+    "driversPreset": "cuda13.0",
+    "checkedOn": "2026-11-30",
+}
+
+
+def _checked_presets(config: Mapping[str, Any]) -> set[tuple[str, str, str]]:
+    """(minor, platform, preset) of each `checkedPresets` entry; PolicyConfigError names a malformed one."""
+    entries = config.get("checkedPresets", [])
+    expected = f"expected a list of objects like {_shown(CHECKED_PRESET_EXAMPLE)}"
+    if not isinstance(entries, Sequence) or isinstance(entries, str):
+        raise PolicyConfigError(f"gpu-drivers-preset-known: checkedPresets {expected}, got {_shown(entries)}")
+    checked = set()
+    for index, entry in enumerate(entries):
+        fields = dict(entry) if isinstance(entry, Mapping) else {}
+        wrong = sorted(
+            key
+            for key in {*fields, *CHECKED_PRESET_FIELDS}
+            if key not in CHECKED_PRESET_FIELDS
+            or not isinstance(fields.get(key), str)
+            or not CHECKED_PRESET_FIELDS[key].match(fields[key])
+        )
+        if not isinstance(entry, Mapping) or wrong:
+            named = f" ({', '.join(wrong)} missing, unknown or malformed)" if isinstance(entry, Mapping) else ""
+            raise PolicyConfigError(
+                f"gpu-drivers-preset-known: checkedPresets entry {index}{named}: {expected}, got {_shown(entry)}"
+            )
+        checked.add((fields["kubernetesVersion"], fields["platform"], fields["driversPreset"]))
+    return checked
+
+
 def check_gpu_drivers_preset_known(resource: PlannedResource, config: Mapping[str, Any]) -> list[str]:
+    checked = _checked_presets(config)
     preset = field_at(resource.props, "template", "gpuSettings", "driversPreset")
     version = field_at(resource.props, "version")
     if not is_gpu_node_group(resource) or not isinstance(preset, str) or not isinstance(version, str):
@@ -394,7 +435,7 @@ def check_gpu_drivers_preset_known(resource: PlannedResource, config: Mapping[st
     platform = field_at(resource.props, "template", "resources", "platform")
     row = DRIVER_PRESETS.get(minor)
     listed = None if row is None else row.get(platform)
-    if listed is not None and preset in listed:
+    if (listed is not None and preset in listed) or (minor, platform, preset) in checked:
         return []
     if row is None:
         found = f"has no row for {minor} (its rows: {_listing(sorted(DRIVER_PRESETS))})"
@@ -405,8 +446,9 @@ def check_gpu_drivers_preset_known(resource: PlannedResource, config: Mapping[st
     return [
         f'{_named(resource)} asks for driversPreset "{preset}" on {platform} with Kubernetes {minor}; the dated table '
         f"of Nebius driver presets (read {DRIVER_PRESETS_READ}) {found}. Confirm the preset before `pulumi up` with "
-        f"`nebius mk8s node-group get-compatibility-matrix --cluster-kubernetes-version {minor} --platform {platform}`, "
-        "or leave driversPreset out to have the GPU Operator install the driver."
+        f"`nebius mk8s node-group get-compatibility-matrix --cluster-kubernetes-version {minor} --platform {platform}` "
+        "and record what it lists in this policy's checkedPresets setting, or leave driversPreset out to have the GPU "
+        "Operator install the driver."
     ]
 
 
@@ -878,9 +920,29 @@ RULES: tuple[ResourceRule | StackRule, ...] = (
     ),
     ResourceRule(
         "gpu-drivers-preset-known",
-        "A GPU node group's driversPreset is one Nebius lists for its platform and Kubernetes minor in the dated table.",
+        "A GPU node group's driversPreset is one Nebius lists for its platform and Kubernetes minor in the dated table, "
+        "or one the team checked (checkedPresets).",
         ADVISORY,
         check_gpu_drivers_preset_known,
+        PolicyConfigSchema(
+            properties={
+                "checkedPresets": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            key: {"type": "string", "pattern": pattern.pattern}
+                            for key, pattern in CHECKED_PRESET_FIELDS.items()
+                        },
+                        "required": list(CHECKED_PRESET_FIELDS),
+                        "additionalProperties": False,
+                    },
+                    "description": "Presets confirmed with `nebius mk8s node-group get-compatibility-matrix` that "
+                    "the dated table does not list, each with its Kubernetes MAJOR.MINOR, platform and the day "
+                    "(YYYY-MM-DD) it was checked; they pass like listed ones.",
+                },
+            }
+        ),
     ),
     ResourceRule(
         "gpu-node-group-strategy",

@@ -304,6 +304,21 @@ def test_mutation_is_caught_by_its_rule_only(stacks, mutation):
         assert all(f'"{culprit.name}"' in f.message for f in on_culprit)
 
 
+@pytest.mark.parametrize("stack", STACKS)
+def test_recording_each_groups_checked_preset_clears_the_advisory(stacks, stack):
+    checked = [
+        {
+            "kubernetesVersion": r.props["version"].split("-")[0],
+            "platform": r.props["template"]["resources"]["platform"],
+            "driversPreset": r.props["template"]["gpuSettings"]["driversPreset"],
+            "checkedOn": "2026-11-30",
+        }
+        for r in stacks[stack]
+        if on_unlisted_minor_with_preset(r)
+    ]
+    assert check_resources(stacks[stack], {"gpu-drivers-preset-known": {"checkedPresets": checked}}) == []
+
+
 def test_minimum_version_from_policy_config_fails_the_real_dev_stack(stacks):
     config = {"mk8s-cluster-version": {"minimumVersion": "1.35"}}
     [finding] = beyond_the_unlisted_minor(check_resources(stacks["dev"], config))

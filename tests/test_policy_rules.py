@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import jsonschema
 import pytest
 from google.protobuf import json_format, struct_pb2
 from pulumi_policy import (
@@ -545,6 +546,50 @@ def test_a_preset_outside_the_dated_table_is_an_advisory_naming_the_check(props,
     assert [(f.policy, f.mandatory) for f in findings if f.policy == "gpu-drivers-preset-known"] == [
         ("gpu-drivers-preset-known", False)
     ]
+
+
+CHECKED = {
+    "kubernetesVersion": "1.34",
+    "platform": "gpu-h200-sxm",
+    "driversPreset": "cuda13.0",
+    "checkedOn": "2026-11-30",
+}
+CHECKED_SCHEMA = POLICY["gpu-drivers-preset-known"].config_schema.properties["checkedPresets"]
+
+
+def test_a_preset_the_team_checked_passes_and_only_that_one():
+    config = {"checkedPresets": [CHECKED]}
+    checked = with_preset("1.34-nebius-node.2", "gpu-h200-sxm", "cuda13.0")
+    assert resource_violations("gpu-drivers-preset-known", NODE_GROUP_TYPE, checked, config=config) == []
+    for other in [with_preset("1.34", "gpu-h100-sxm", "cuda13.0"), with_preset("1.34", "gpu-h200-sxm", "cuda12.8")]:
+        [message] = resource_violations("gpu-drivers-preset-known", NODE_GROUP_TYPE, other, config=config)
+        assert "record what it lists in this policy's checkedPresets setting" in message
+
+
+@pytest.mark.parametrize(
+    ("checked_presets", "named"),
+    [
+        ("1.34/gpu-h200-sxm/cuda13.0", "checkedPresets expected a list of objects like"),
+        ([{**CHECKED, "checkedOn": "yesterday"}], "entry 0 (checkedOn missing, unknown or malformed)"),
+        ([CHECKED, {k: v for k, v in CHECKED.items() if k != "platform"}], "entry 1 (platform missing"),
+        ([{**CHECKED, "kubernetesVersion": "1.34.2"}], "entry 0 (kubernetesVersion missing"),
+        ([{**CHECKED, "preset": "cuda13.0"}], "entry 0 (preset missing, unknown or malformed)"),
+        (["cuda13.0"], 'entry 0: expected a list of objects like {"checkedOn": "2026-11-30"'),
+    ],
+)
+def test_a_malformed_checked_preset_is_refused_naming_the_entry(checked_presets, named):
+    props = with_preset("1.34", "gpu-h200-sxm", "cuda13.0")
+    with pytest.raises(PolicyConfigError, match=r"^gpu-drivers-preset-known: ") as refused:
+        resource_violations(
+            "gpu-drivers-preset-known", NODE_GROUP_TYPE, props, config={"checkedPresets": checked_presets}
+        )
+    assert named in str(refused.value)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(checked_presets, CHECKED_SCHEMA)
+
+
+def test_the_published_schema_takes_what_the_rule_takes():
+    jsonschema.validate([CHECKED, {**CHECKED, "kubernetesVersion": "1.35", "driversPreset": "cuda12"}], CHECKED_SCHEMA)
 
 
 # single-dra-driver-release (stack)
