@@ -23,7 +23,9 @@ ACTIONS = ROOT / ".github" / "actions"
 # The current major version of every third-party action the workflows may use. Bumping one is a
 # deliberate change: edit this table in the same commit.
 CURRENT_MAJORS = {
+    "actions/cache": 6,  # v6.0.0 2026-06, v6.1.0 since (actions/cache releases)
     "actions/checkout": 7,
+    "actions/setup-go": 7,  # v7.0.0 2026-07 (actions/setup-go releases)
     "actions/setup-python": 7,
     "actions/upload-artifact": 7,
     "pulumi/actions": 7,
@@ -89,6 +91,19 @@ def test_tests_run_on_every_push_and_pull_request_with_the_readme_command():
     python = load(ACTIONS / "python" / "action.yml")["runs"]["steps"][0]
     assert python["uses"].startswith("actions/setup-python@")
     assert python["with"]["python-version"] == "3.11"
+
+
+def test_the_e2e_tests_run_beside_them_with_go_and_the_built_engines_cached():
+    job = workflow("test.yml")["jobs"]["e2e"]
+    steps = {step.get("uses", step.get("run")): step for step in job["steps"]}
+    assert "make e2e" in steps and "make e2e" in (ROOT / "README.md").read_text()
+    go = steps["actions/setup-go@v7"]["with"]
+    assert go["go-version"] == "1.26" and go["cache-dependency-path"] == "e2e/**/go.sum"
+    binaries = steps["actions/cache@v6"]["with"]
+    assert binaries["path"] == "~/.cache/nebius-dra-e2e", "where e2e/kube and e2e/pulumi build.py put the binaries"
+    for pin in ("e2e/**/go.mod", "e2e/**/go.sum", "requirements.txt"):
+        assert pin in binaries["key"]
+    assert job["timeout-minutes"] >= 90, "a cold build takes about an hour"
 
 
 def test_previews_run_on_pull_requests_never_with_the_base_repositorys_token_for_forks():
