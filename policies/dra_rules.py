@@ -405,20 +405,23 @@ def _checked_presets(config: Mapping[str, Any]) -> set[tuple[str, str, str]]:
         raise PolicyConfigError(f"gpu-drivers-preset-known: checkedPresets {expected}, got {_shown(entries)}")
     checked = set()
     for index, entry in enumerate(entries):
-        fields = dict(entry) if isinstance(entry, Mapping) else {}
+        where = f"gpu-drivers-preset-known: checkedPresets entry {index}"
+        if not isinstance(entry, Mapping):
+            raise PolicyConfigError(f"{where}: {expected}, got {_shown(entry)}")
         wrong = sorted(
             key
-            for key in {*fields, *CHECKED_PRESET_FIELDS}
-            if key not in CHECKED_PRESET_FIELDS
-            or not isinstance(fields.get(key), str)
-            or not CHECKED_PRESET_FIELDS[key].match(fields[key])
-        )
-        if not isinstance(entry, Mapping) or wrong:
-            named = f" ({', '.join(wrong)} missing, unknown or malformed)" if isinstance(entry, Mapping) else ""
-            raise PolicyConfigError(
-                f"gpu-drivers-preset-known: checkedPresets entry {index}{named}: {expected}, got {_shown(entry)}"
+            for key in {*entry, *CHECKED_PRESET_FIELDS}
+            if not (
+                key in CHECKED_PRESET_FIELDS
+                and isinstance(entry.get(key), str)
+                and CHECKED_PRESET_FIELDS[key].match(entry[key])
             )
-        checked.add((fields["kubernetesVersion"], fields["platform"], fields["driversPreset"]))
+        )
+        if wrong:
+            raise PolicyConfigError(
+                f"{where} ({', '.join(wrong)} missing, unknown or malformed): {expected}, got {_shown(entry)}"
+            )
+        checked.add((entry["kubernetesVersion"], entry["platform"], entry["driversPreset"]))
     return checked
 
 
