@@ -654,15 +654,18 @@ def test_the_generated_configs_reach_every_capacity_and_rollout_field(generated_
     } <= paths
 
 
+# Every input (Args) class the installed pulumi-nebius defines: what its generator's docstrings are read from.
+SDK_INPUT_CLASSES = frozenset(
+    cls
+    for _, cls in inspect.getmembers(pulumi_nebius, inspect.isclass)
+    if pulumi_types.is_input_type(cls) and cls.__name__.endswith("Args")
+)
+
+
 def test_every_cannot_be_set_alongside_docstring_in_the_sdk_names_fields_of_its_class():
     """A change in how the generator words exclusive fields must fail here, not silently allow both."""
-    input_classes = {
-        cls
-        for _, cls in inspect.getmembers(pulumi_nebius, inspect.isclass)
-        if pulumi_types.is_input_type(cls) and cls.__name__.endswith("Args")
-    }
     pairs = 0
-    for cls in input_classes:
+    for cls in SDK_INPUT_CLASSES:
         mentioned = [field for field in fields_of(cls).values() if "Cannot be set alongside" in (field.doc or "")]
         assert all(alongside_names(field.doc) for field in mentioned), cls.__name__
         exclusive = exclusive_fields(cls)
@@ -697,13 +700,8 @@ def test_the_parser_reads_the_taint_effects_the_sdk_documents():
 
 def test_every_possible_values_docstring_in_the_sdk_yields_values():
     """A change in how the generator writes enum lists must fail here, not silently empty every enum."""
-    input_classes = {
-        cls
-        for _, cls in inspect.getmembers(pulumi_nebius, inspect.isclass)
-        if pulumi_types.is_input_type(cls) and cls.__name__.endswith("Args")
-    }
     with_enums = 0
-    for cls in input_classes:
+    for cls in SDK_INPUT_CLASSES:
         for field in fields_of(cls).values():
             if field.doc and POSSIBLE_VALUES in field.doc:
                 assert field.documented, f"{field.where}: 'Possible values' listed nothing the parser reads"

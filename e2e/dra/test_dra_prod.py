@@ -138,38 +138,38 @@ def test_cel_type_error_is_refused_by_the_stack_config_too():
     assert "no matching overload" in str(refused.value), str(refused.value)
 
 
+def never_allocated(kube, deployed, namespace, report, claim_template: dict, reason: str, outcome: str) -> None:
+    """Applies `claim_template`, sees a pod that claims it stay unplaced for `reason`, and reports it as `outcome`."""
+    kube.apply(claim_template)
+    refusal = unschedulable(kube, deployed, claim_template["metadata"]["name"], namespace)
+    assert reason in refusal.message, refusal.story
+    report.scenario(SCENARIO)[f"never allocated: {outcome}"] = refusal.message
+
+
 def test_unknown_device_class_is_never_allocated(kube, deployed, broken_namespace, report):
-    kube.apply(template("wrong-class", [exactly("gpu", "gpu.nvidia.co")]))
-    refusal = unschedulable(kube, deployed, "wrong-class", broken_namespace)
-    assert "gpu.nvidia.co" in refusal.message, refusal.story
-    report.scenario(SCENARIO)["never allocated: unknown DeviceClass"] = refusal.message
+    wrong_class = template("wrong-class", [exactly("gpu", "gpu.nvidia.co")])
+    never_allocated(kube, deployed, broken_namespace, report, wrong_class, "gpu.nvidia.co", "unknown DeviceClass")
 
 
 def test_impossible_match_attribute_is_never_allocated(kube, deployed, broken_namespace, report):
     # Two GPUs of one node that share a UUID: no two GPUs do.
-    kube.apply(
-        template(
-            "same-uuid",
-            [exactly("a", "gpu.nvidia.com"), exactly("b", "gpu.nvidia.com")],
-            [{"requests": ["a", "b"], "matchAttribute": "gpu.nvidia.com/uuid"}],
-        )
+    same_uuid = template(
+        "same-uuid",
+        [exactly("a", "gpu.nvidia.com"), exactly("b", "gpu.nvidia.com")],
+        [{"requests": ["a", "b"], "matchAttribute": "gpu.nvidia.com/uuid"}],
     )
-    refusal = unschedulable(kube, deployed, "same-uuid", broken_namespace)
-    assert "cannot allocate all claims" in refusal.message, refusal.story
-    report.scenario(SCENARIO)["never allocated: matchAttribute gpu.nvidia.com/uuid"] = refusal.message
+    outcome = "matchAttribute gpu.nvidia.com/uuid"
+    never_allocated(kube, deployed, broken_namespace, report, same_uuid, "cannot allocate all claims", outcome)
 
 
 def test_match_attribute_of_one_driver_over_another_drivers_device_is_never_allocated(
     kube, deployed, broken_namespace, report
 ):
     # A NIC has no gpu.nvidia.com/productName, so no GPU/NIC pair can match on it.
-    kube.apply(
-        template(
-            "cross-driver",
-            [exactly("gpu", "gpu.nvidia.com"), exactly("nic", "ib.networking.nebius.ai")],
-            [{"requests": ["gpu", "nic"], "matchAttribute": "gpu.nvidia.com/productName"}],
-        )
+    cross_driver = template(
+        "cross-driver",
+        [exactly("gpu", "gpu.nvidia.com"), exactly("nic", "ib.networking.nebius.ai")],
+        [{"requests": ["gpu", "nic"], "matchAttribute": "gpu.nvidia.com/productName"}],
     )
-    refusal = unschedulable(kube, deployed, "cross-driver", broken_namespace)
-    assert "cannot allocate all claims" in refusal.message, refusal.story
-    report.scenario(SCENARIO)["never allocated: matchAttribute across drivers"] = refusal.message
+    outcome = "matchAttribute across drivers"
+    never_allocated(kube, deployed, broken_namespace, report, cross_driver, "cannot allocate all claims", outcome)
