@@ -6,6 +6,7 @@ import pytest
 
 from components.config.stack_file import load_stack_config
 from tests.helpers import STACKS
+from tools.plan import model
 from tools.plan.mock_engine import ProgramRun, run_program
 
 
@@ -31,3 +32,16 @@ def prod_run(stack_runs) -> ProgramRun:
 def stack_config():
     """A copy of a stack's merged config, to mutate in a test: `stack_config("dev")`."""
     return lambda stack: dict(load_stack_config(stack))
+
+
+@pytest.fixture
+def program_runs(monkeypatch, dev_run) -> list[str]:
+    """The stacks the plan ran the program for; the run itself is the dev stack's, already made, whatever the stack."""
+    stacks: list[str] = []
+
+    def run_dev(stack, config=None):
+        stacks.append(stack)
+        return dev_run
+
+    monkeypatch.setattr(model, "run_program", run_dev)
+    return stacks

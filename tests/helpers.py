@@ -2,13 +2,29 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
-from components.config.stack_file import stack_names
+from components.config.stack_file import load_stack_config, stack_names
 from policies.dra_rules import Finding
 
 # Every Pulumi.<stack>.yaml beside Pulumi.yaml: a new stack file is tested without editing a test.
 STACKS = tuple(stack_names())
+
+
+def with_gpu_groups_changed(stack: str, changes_of: Callable[[dict[str, Any]], Mapping[str, Any]]) -> dict[str, str]:
+    """The stack's merged config with `changes_of(group)` applied to each GPU group; a value None removes the field."""
+    config = dict(load_stack_config(stack))
+    groups = json.loads(config["nebius-dra:gpuNodeGroups"])
+    for group in groups:
+        for key, value in changes_of(group).items():
+            if value is None:
+                group.pop(key, None)
+            else:
+                group[key] = value
+    config["nebius-dra:gpuNodeGroups"] = json.dumps(groups)
+    return config
 
 
 UNLISTED_MINOR_POLICY = "gpu-drivers-preset-known"

@@ -14,7 +14,7 @@ import pytest
 from components.config import ConfigError, parse_stack_config
 from components.config.stack_file import load_stack_config, program_config
 from components.model import GPU_ROLLOUT, SYSTEM_ROLLOUT, Capacity, NodeAmount, RolloutStrategy, duration_seconds
-from tests.helpers import beyond_the_unlisted_minor
+from tests.helpers import beyond_the_unlisted_minor, with_gpu_groups_changed
 from tools.plan.mock_engine import ProgramRun, run_program
 from tools.plan.model import build_plan
 
@@ -25,16 +25,7 @@ BLOCKS = ["capacityblockgroup-e00aaaa", "capacityblockgroup-e00bbbb"]
 
 def with_groups(stack: str, **changes: Any) -> dict[str, str]:
     """The stack's config with `changes` applied to every GPU group (a value None removes the field)."""
-    config = dict(load_stack_config(stack))
-    groups = json.loads(config["nebius-dra:gpuNodeGroups"])
-    for group in groups:
-        for key, value in changes.items():
-            if value is None:
-                group.pop(key, None)
-            else:
-                group[key] = value
-    config["nebius-dra:gpuNodeGroups"] = json.dumps(groups)
-    return config
+    return with_gpu_groups_changed(stack, lambda group: changes)
 
 
 def refused(config: dict[str, str], stack: str = "dev") -> str:

@@ -16,26 +16,12 @@ from pathlib import Path
 import pytest
 
 from tools.plan import __main__ as plan
-from tools.plan import model
 from tools.plan.files import MARKER, SymlinkRefusedError, plan_files, write_plan_files
 from tools.plan.mock_engine import RegisteredResource
 from tools.plan.model import check_stack_name
 
 VICTIM_TEXT = "precious, outside the plan directory\n"
 FIFO_DEADLINE_S = 30
-
-
-@pytest.fixture
-def asked(monkeypatch, dev_run) -> list[str]:
-    """Runs the plan on the dev program run, whatever `--stack` says; lists the stacks the program was run for."""
-    stacks: list[str] = []
-
-    def run_program(stack, config=None):
-        stacks.append(stack)
-        return dev_run
-
-    monkeypatch.setattr(model, "run_program", run_program)
-    return stacks
 
 
 def _tree(directory: Path) -> dict[str, str]:
@@ -60,7 +46,7 @@ def _refused(capsys, argv: list[str]) -> str:
 
 
 @pytest.fixture
-def planned(tmp_path, asked, capsys) -> Path:
+def planned(tmp_path, program_runs, capsys) -> Path:
     """`<tmp>/out/dev`, written by one plan run."""
     out = tmp_path / "out"
     assert plan.main(["--stack", "dev", "--out", str(out)]) == plan.EXIT_OK
@@ -72,7 +58,7 @@ def planned(tmp_path, asked, capsys) -> Path:
 
 
 @pytest.mark.parametrize("plan_made", [False, True], ids=["empty-target", "plan-made-target"])
-def test_a_symlinked_stack_directory_is_refused(tmp_path, asked, capsys, plan_made):
+def test_a_symlinked_stack_directory_is_refused(tmp_path, program_runs, capsys, plan_made):
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     if plan_made:  # looks like the plan's own folder: the old code cleaned it, deleting through the link
@@ -149,7 +135,7 @@ def test_a_fifo_inside_is_refused_instead_of_blocking_the_plan(planned, capsys):
     assert f"{values} is neither a file nor a directory" in err
 
 
-def test_an_out_directory_that_is_itself_a_link_is_the_users_choice(tmp_path, asked, capsys):
+def test_an_out_directory_that_is_itself_a_link_is_the_users_choice(tmp_path, program_runs, capsys):
     real = tmp_path / "real"
     real.mkdir()
     (tmp_path / "out").symlink_to(real, target_is_directory=True)
@@ -205,12 +191,12 @@ def test_a_namespace_or_release_named_dots_stays_a_name_not_a_folder():
 @pytest.mark.parametrize(
     "stack", ["../x", "a/b", "../../etc", "/etc", ".", "..", "", "dev prod", "dev\n", "dév", "x" * 101]
 )
-def test_a_stack_name_that_is_not_a_pulumi_name_is_refused_before_any_use(tmp_path, asked, capsys, stack):
+def test_a_stack_name_that_is_not_a_pulumi_name_is_refused_before_any_use(tmp_path, program_runs, capsys, stack):
     out = tmp_path / "out"
     err = _refused(capsys, ["--stack", stack, "--out", str(out)])
     assert f"invalid stack name {stack!r}" in err
     assert "letters, digits, '-', '_' or '.'" in err and "not '.' or '..'" in err
-    assert asked == [], "the program ran for a stack name that is not one"
+    assert program_runs == [], "the program ran for a stack name that is not one"
     assert sorted(tmp_path.iterdir()) == [], "something was written for a refused stack name"
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from components.config.stack_file import load_stack_config
+from tests.helpers import with_gpu_groups_changed
 from tools.plan import __main__ as plan_cli
 from tools.plan.mock_engine import RegisteredResource
 from tools.plan.model import build_plan
@@ -30,16 +30,7 @@ def prod_baseline() -> dict[str, Any]:
 
 def prod_with(**changes_by_group: dict[str, Any]) -> dict[str, str]:
     """prod with fields of its groups changed (keyword: the group's name with `_`); None removes a field."""
-    config = dict(load_stack_config("prod"))
-    groups = json.loads(config["nebius-dra:gpuNodeGroups"])
-    for group in groups:
-        for key, value in changes_by_group.get(group["name"].replace("-", "_"), {}).items():
-            if value is None:
-                group.pop(key, None)
-            else:
-                group[key] = value
-    config["nebius-dra:gpuNodeGroups"] = json.dumps(groups)
-    return config
+    return with_gpu_groups_changed("prod", lambda group: changes_by_group.get(group["name"].replace("-", "_"), {}))
 
 
 def node_group(strategy: dict[str, Any] | None, preset: str = "8gpu-128vcpu-1600gb", **scale: Any) -> Rollout:

@@ -24,7 +24,6 @@ from policies.dra_rules import (
     validate_policy_config,
 )
 from tools.plan import __main__ as plan
-from tools.plan import model
 
 CLUSTER = PlannedResource(
     "urn:pulumi:t::p::" + CLUSTER_TYPE + "::c", CLUSTER_TYPE, "c", {"controlPlane": {"version": "1.34"}}
@@ -70,19 +69,6 @@ REFUSED = [
         id="setting-under-all",
     ),
 ]
-
-
-@pytest.fixture
-def program_runs(monkeypatch, dev_run) -> list[str]:
-    """The stacks the plan ran the program for; the run itself is the dev stack's, already made."""
-    stacks: list[str] = []
-
-    def run_program(stack, config=None):
-        stacks.append(stack)
-        return dev_run
-
-    monkeypatch.setattr(model, "run_program", run_program)
-    return stacks
 
 
 @pytest.mark.parametrize(("document", "expected"), REFUSED)
