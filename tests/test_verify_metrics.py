@@ -11,7 +11,7 @@ import io
 import pytest
 
 from tests.test_verify_smoke import GPU_CLAIM, GPU_POD, FakeCluster, settings, slice_node_state
-from tests.verify_fixtures import FIXTURE_NODE, copied, healthy_prod_state, load, prod_expectations, text
+from tests.verify_fixtures import FIXTURE_NODE, FakeClock, copied, healthy_prod_state, load, prod_expectations, text
 from tools.verify.cluster import ClusterError
 from tools.verify.metrics import (
     ExpositionError,
@@ -128,19 +128,8 @@ def test_the_held_gpu_comes_from_the_running_pod_and_its_allocated_claim():
 # Reading the exporter through the API server
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.now += seconds
-
-
-def metrics_settings(timeout_s: float = 60) -> tuple[MetricsSettings, Clock]:
-    clock = Clock()
+def metrics_settings(timeout_s: float = 60) -> tuple[MetricsSettings, FakeClock]:
+    clock = FakeClock()
     return MetricsSettings(timeout_s, 5.0, clock, clock.sleep), clock
 
 

@@ -24,6 +24,7 @@ from kubernetes.stream import ws_client
 from websocket import WebSocketBadStatusException, WebSocketConnectionClosedException
 
 from tests.verify_fixtures import (
+    FakeClock,
     copied,
     dev_expectations,
     healthy_dev_state,
@@ -149,17 +150,6 @@ class FakeCluster:
 
     def delete_claim(self, namespace, name):
         self._delete("resourceclaim", name)
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.now += seconds
 
 
 def settings(timeout_s: float = 10.0) -> SmokeSettings:

@@ -126,3 +126,16 @@ def dev_expectations() -> Expectations:
 
 def copied(state: ClusterState) -> ClusterState:
     return copy.deepcopy(state)
+
+
+class FakeClock:
+    """A monotonic clock the verifier's waits advance through `sleep`, so a time limit is reached without waiting."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
