@@ -14,6 +14,7 @@ from decimal import Decimal
 from typing import Any
 
 from components.dra_constants import (
+    DCGM_EXPORTER_REPOSITORY,
     DCGM_EXPORTER_VERSION,
     DEFAULT_CLAIM_NAMESPACE,
     DEFAULT_METRICS_NAMESPACE,
@@ -22,6 +23,7 @@ from components.dra_constants import (
     MULTI_GPU_TEMPLATE,
     NETWORK_TEMPLATES,
     ON_DEMAND_CAPACITY,
+    PROMETHEUS_COMMUNITY_REPOSITORY,
     RENAMED_CHART,
     RESERVED_CAPACITY,
     SPOT_CAPACITY,
@@ -234,20 +236,13 @@ class DraDriverConfig:
     network_operator: bool
     gpu_operator_version: str
     network_operator_version: str
+    gpu_operator_repository: str
+    network_operator_repository: str
     secret_values: bool = False
 
     @property
     def renamed_chart(self) -> bool:
         return self.chart == RENAMED_CHART
-
-    @property
-    def from_oci(self) -> bool:
-        return self.repository.startswith("oci://")
-
-    @property
-    def chart_reference(self) -> str:
-        """Helm pulls an OCI chart by its full reference; a classic repository takes the bare name."""
-        return f"{self.repository}/{self.chart}" if self.from_oci else self.chart
 
     @property
     def name_override(self) -> str | None:
@@ -377,6 +372,8 @@ class ObservabilityConfig:
     kube_prometheus_stack: bool = False
     kube_prometheus_stack_version: str = KUBE_PROMETHEUS_STACK_VERSION
     runtime_class: str | None = None
+    repository: str = DCGM_EXPORTER_REPOSITORY
+    kube_prometheus_stack_repository: str = PROMETHEUS_COMMUNITY_REPOSITORY
 
     @property
     def scraped(self) -> bool:

@@ -53,7 +53,7 @@ class GpuMetrics(pulumi.ComponentResource):
         self.prometheus = (
             pinned_release(
                 f"{name}-prometheus",
-                kube_prometheus_stack_spec(observability.kube_prometheus_stack_version, args.system_node_selector),
+                kube_prometheus_stack_spec(observability, args.system_node_selector),
                 args.provider,
                 args.depends_on,
                 self,

@@ -194,7 +194,7 @@ class DraPlatform(pulumi.ComponentResource):
             NvidiaOperator(
                 f"{name}-gpu-operator",
                 NvidiaOperatorArgs(
-                    gpu_operator_spec(driver.gpu_operator_version, operator_taints, gpu_taints),
+                    gpu_operator_spec(driver, operator_taints, gpu_taints),
                     provider,
                     system_nodes,
                 ),
@@ -207,7 +207,7 @@ class DraPlatform(pulumi.ComponentResource):
             NvidiaOperator(
                 f"{name}-network-operator",
                 NvidiaOperatorArgs(
-                    network_operator_spec(driver.network_operator_version),
+                    network_operator_spec(driver),
                     provider,
                     [*system_nodes, *([self.gpu_operator.release] if self.gpu_operator else [])],
                 ),

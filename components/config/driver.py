@@ -17,6 +17,7 @@ from typing import Any
 
 from components.config.errors import ConfigProblems, config_key, shown
 from components.config.guards import override_problems
+from components.config.repositories import chart_repository
 from components.config.schema import StackInput
 from components.dra_constants import (
     DEFAULT_DRIVER_NAMESPACE,
@@ -76,6 +77,8 @@ CHART_LINES = {
     ),
 }
 
+UPSTREAM_DRIVER_REPOSITORIES = {repository for line in CHART_LINES.values() for repository in line.repositories}
+
 
 def guarded_values(driver: DraDriverConfig, gpu_taints: Iterable[Taint]) -> dict[str, Any]:
     """The values that make the driver serve GPUs on these node groups; no override may change them."""
@@ -115,8 +118,9 @@ def _version(settings: StackInput, line: ChartLine, problems: ConfigProblems) ->
 
 
 def _repository(settings: StackInput, line: ChartLine, problems: ConfigProblems) -> str:
-    repository = (settings.draDriverRepository or NGC_REPOSITORY).rstrip("/")
-    if repository not in line.repositories:
+    """Any mirror is taken as it is; an upstream repository is refused for a chart line it does not serve."""
+    repository = chart_repository(settings.draDriverRepository, line.repositories[0])
+    if repository in UPSTREAM_DRIVER_REPOSITORIES and repository not in line.repositories:
         problems.add(
             config_key("draDriverRepository"),
             f"got {shown(repository)} for chart {line.chart}; allowed: {' or '.join(line.repositories)}",
@@ -184,6 +188,8 @@ def parse_driver_config(
         network_operator=any(group.infiniband for group in operator_groups),
         gpu_operator_version=settings.gpuOperatorVersion,
         network_operator_version=settings.networkOperatorVersion,
+        gpu_operator_repository=chart_repository(settings.gpuOperatorRepository, NGC_REPOSITORY),
+        network_operator_repository=chart_repository(settings.networkOperatorRepository, NGC_REPOSITORY),
         secret_values=secret_values,
     )
     taints = [taint for group in groups for taint in group.taints]

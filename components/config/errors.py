@@ -26,6 +26,11 @@ SHOWN_LIMIT = 120
 NAMED_ENTRY_KEYS = ("gpuNodeGroups", "userClaimTemplates")
 
 
+# The user[:password]@ part of any URL a message quotes (a chart repository, a price source): a
+# refused value is still a credential, and problem lines reach terminals and CI logs.
+URL_CREDENTIALS = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]{0,31}://)[^/?#@\s\"]*@")
+
+
 def config_key(key: str) -> str:
     """The key as users type it with `pulumi config set`."""
     return f"{NAMESPACE}:{key}"
@@ -54,7 +59,7 @@ class ConfigProblems:
         )
 
     def add(self, key: str, message: str) -> None:
-        line = f"{key}: {message}"
+        line = URL_CREDENTIALS.sub(r"\g<scheme>[credentials]@", f"{key}: {message}")
         for secret in self.secrets:
             line = line.replace(secret, "[secret]")
         self.lines.append(line)

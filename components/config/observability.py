@@ -16,13 +16,16 @@ from typing import Any
 
 from components.config.errors import ConfigProblems, config_key, shown
 from components.config.guards import override_problems
+from components.config.repositories import chart_repository
 from components.config.schema import StackInput
 from components.dra_constants import (
+    DCGM_EXPORTER_REPOSITORY,
     DCGM_EXPORTER_VERSION,
     GPU_OPERATOR_NAMESPACE,
     KUBE_PROMETHEUS_STACK_VERSION,
     MONITORING_NAMESPACE,
     NETWORK_OPERATOR_NAMESPACE,
+    PROMETHEUS_COMMUNITY_REPOSITORY,
 )
 from components.labels import kubelet_plugin_node_selector, tolerations_for
 from components.model import (
@@ -178,6 +181,10 @@ def parse_observability_config(
         # The GPU Operator creates the RuntimeClass `nvidia` (gpu-operator v25.10.1 values operator.runtimeClass) and
         # runs its own operands with it; preset images run the exporter with the node's default runtime.
         runtime_class="nvidia" if every_group_operator else None,
+        repository=chart_repository(settings.dcgmExporterRepository, DCGM_EXPORTER_REPOSITORY),
+        kube_prometheus_stack_repository=chart_repository(
+            settings.kubePrometheusStackRepository, PROMETHEUS_COMMUNITY_REPOSITORY
+        ),
     )
     taints = [taint for group in groups for taint in group.taints]
     for path, message in guarded_override_problems(observability, taints):

@@ -74,6 +74,11 @@ DURATION_PATTERN = r"^(0|([0-9]{1,6}(\.[0-9]{1,9})?(ns|us|ms|s|m|h|d)){1,6})\Z"
 PERCENT_PATTERN = r"^(100|[1-9]?[0-9])%\Z"
 CONDITION_TYPE_PATTERN = r"^[A-Z][A-Za-z0-9]{0,62}\Z"
 # BillingV1PricingPolicyPricingMaxPriceV1Args.max_price: "Per-GPU hourly limit in USD, decimal string 3 digits precision".
+# A chart repository or mirror: classic (https://, or http:// inside a private network) or OCI. No user or
+# password part: a credential in the URL would reach the release's inputs, the state and the plan in clear.
+CHART_REPOSITORY_PATTERN = (
+    r"^(https?|oci)://[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(:[0-9]{1,5})?(/[A-Za-z0-9._~%+-]+)*/?\Z"
+)
 PRICE_PATTERN = r"^(0|[1-9][0-9]{0,3})(\.[0-9]{1,3})?\Z"
 
 
@@ -134,6 +139,15 @@ ChartVersion = Annotated[
         pattern=CHART_VERSION_PATTERN,
         max_length=32,
         description="expected an exact chart version such as 25.7.0 or v25.10.1 (ranges are not pinned)",
+    ),
+]
+ChartRepository = Annotated[
+    StrictStr,
+    Field(
+        pattern=optional(CHART_REPOSITORY_PATTERN),
+        max_length=255,
+        description="expected a chart repository or mirror URL (https://, http:// or oci://, without user or "
+        "password), or empty for the chart's upstream repository",
     ),
 ]
 
@@ -665,9 +679,7 @@ class StackInput(Shape):
             description="expected an exact chart version, or empty for the chart line's default",
         ),
     ]
-    draDriverRepository: Annotated[
-        StrictStr, Field(max_length=255, description="expected a chart repository URL, or empty for NVIDIA NGC")
-    ]
+    draDriverRepository: ChartRepository
     draDriverNamespace: DnsLabel
     draDriverRoot: Annotated[
         StrictStr,
@@ -680,7 +692,9 @@ class StackInput(Shape):
     draComputeDomains: BOOL
     draDriverValues: Annotated[dict[StrictStr, Any], Field(description="expected a map of chart values")]
     gpuOperatorVersion: ChartVersion
+    gpuOperatorRepository: ChartRepository
     networkOperatorVersion: ChartVersion
+    networkOperatorRepository: ChartRepository
     claimNamespace: DnsLabel
     builtinClaimTemplates: list[BuiltinTemplateName]
     multiGpuCount: Annotated[
@@ -720,6 +734,7 @@ class StackInput(Shape):
     ]
     gpuMetrics: BOOL
     dcgmExporterVersion: ChartVersion
+    dcgmExporterRepository: ChartRepository
     gpuMetricsNamespace: DnsLabel
     gpuMetricsProfile: Annotated[
         Literal["", "full", "basic"],
@@ -731,6 +746,7 @@ class StackInput(Shape):
     prometheusServiceMonitor: BOOL
     kubePrometheusStack: BOOL
     kubePrometheusStackVersion: ChartVersion
+    kubePrometheusStackRepository: ChartRepository
     priceOverrides: Annotated[
         PriceTableInput,
         Field(

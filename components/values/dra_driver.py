@@ -16,7 +16,7 @@ from components.dra_constants import RELEASE_NAME
 from components.labels import system_node_labels
 from components.merge import deep_merge
 from components.model import DraDriverConfig, Taint
-from components.values.release import ReleaseSpec
+from components.values.release import ReleaseSpec, chart_location
 
 
 def controller_placement(driver: DraDriverConfig, system_node_selector: Mapping[str, str]) -> dict[str, Any]:
@@ -52,10 +52,9 @@ def dra_driver_release(driver: DraDriverConfig, gpu_taints: Iterable[Taint]) -> 
     """The driver's chart, pinned, from the repository the stack names (an OCI chart by its full reference)."""
     return ReleaseSpec(
         release_name=RELEASE_NAME,
-        chart=driver.chart_reference,
         version=driver.version,
         namespace=driver.namespace,
         values=dra_driver_values(driver, gpu_taints, system_node_labels()),
-        repository=None if driver.from_oci else driver.repository,
+        **chart_location(driver.chart, driver.repository),
         secret_values=driver.secret_values,
     )

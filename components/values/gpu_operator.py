@@ -11,11 +11,10 @@ from components.dra_constants import (
     KUBELET_PLUGIN_LABEL,
     NETWORK_OPERATOR_CHART,
     NETWORK_OPERATOR_NAMESPACE,
-    NGC_REPOSITORY,
 )
 from components.labels import tolerations_for
-from components.model import Taint
-from components.values.release import ReleaseSpec
+from components.model import DraDriverConfig, Taint
+from components.values.release import ReleaseSpec, chart_location
 
 OPERATOR_TIMEOUT_SECONDS = 900
 
@@ -66,25 +65,25 @@ def network_operator_values() -> dict[str, Any]:
     return {"nfd": {"enabled": False, "deployNodeFeatureRules": False}}
 
 
-def gpu_operator_spec(version: str, operator_taints: Sequence[Taint], gpu_taints: Sequence[Taint]) -> ReleaseSpec:
+def gpu_operator_spec(
+    driver: DraDriverConfig, operator_taints: Sequence[Taint], gpu_taints: Sequence[Taint]
+) -> ReleaseSpec:
     return ReleaseSpec(
         release_name=GPU_OPERATOR_CHART,
-        chart=GPU_OPERATOR_CHART,
-        version=version,
+        version=driver.gpu_operator_version,
         namespace=GPU_OPERATOR_NAMESPACE,
         values=gpu_operator_values(operator_taints, gpu_taints),
-        repository=NGC_REPOSITORY,
         timeout_seconds=OPERATOR_TIMEOUT_SECONDS,
+        **chart_location(GPU_OPERATOR_CHART, driver.gpu_operator_repository),
     )
 
 
-def network_operator_spec(version: str) -> ReleaseSpec:
+def network_operator_spec(driver: DraDriverConfig) -> ReleaseSpec:
     return ReleaseSpec(
         release_name=NETWORK_OPERATOR_CHART,
-        chart=NETWORK_OPERATOR_CHART,
-        version=version,
+        version=driver.network_operator_version,
         namespace=NETWORK_OPERATOR_NAMESPACE,
         values=network_operator_values(),
-        repository=NGC_REPOSITORY,
         timeout_seconds=OPERATOR_TIMEOUT_SECONDS,
+        **chart_location(NETWORK_OPERATOR_CHART, driver.network_operator_repository),
     )

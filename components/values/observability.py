@@ -20,18 +20,16 @@ from components.dra_constants import (
     DCGM_CLAIM_NAMESPACE_LABEL,
     DCGM_DEVICE_LABEL,
     DCGM_EXPORTER_CHART,
-    DCGM_EXPORTER_REPOSITORY,
     DCGM_NAMESPACE_LABEL,
     DCGM_POD_LABEL,
     DCGM_POOL_LABEL,
     GRAFANA_DASHBOARD_LABEL,
     KUBE_PROMETHEUS_STACK_CHART,
     MONITORING_NAMESPACE,
-    PROMETHEUS_COMMUNITY_REPOSITORY,
 )
 from components.merge import deep_merge
 from components.model import BASIC_PROFILE, FULL_PROFILE, ObservabilityConfig, Taint
-from components.values.release import ReleaseSpec
+from components.values.release import ReleaseSpec, chart_location
 
 PROFILING_PREFIX = "DCGM_FI_PROF_"
 DASHBOARD_CONFIGMAP = "dra-gpu-dashboard"
@@ -111,11 +109,10 @@ def dcgm_exporter_values(observability: ObservabilityConfig, gpu_taints: Iterabl
 def dcgm_exporter_release(observability: ObservabilityConfig, gpu_taints: Iterable[Taint]) -> ReleaseSpec:
     return ReleaseSpec(
         release_name=DCGM_EXPORTER_CHART,
-        chart=DCGM_EXPORTER_CHART,
         version=observability.version,
         namespace=observability.namespace,
         values=dcgm_exporter_values(observability, gpu_taints),
-        repository=DCGM_EXPORTER_REPOSITORY,
+        **chart_location(DCGM_EXPORTER_CHART, observability.repository),
     )
 
 
@@ -145,15 +142,16 @@ def kube_prometheus_stack_values(system_node_selector: Mapping[str, str]) -> dic
     }
 
 
-def kube_prometheus_stack_spec(version: str, system_node_selector: Mapping[str, str]) -> ReleaseSpec:
+def kube_prometheus_stack_spec(
+    observability: ObservabilityConfig, system_node_selector: Mapping[str, str]
+) -> ReleaseSpec:
     return ReleaseSpec(
         release_name=KUBE_PROMETHEUS_STACK_CHART,
-        chart=KUBE_PROMETHEUS_STACK_CHART,
-        version=version,
+        version=observability.kube_prometheus_stack_version,
         namespace=MONITORING_NAMESPACE,
         values=kube_prometheus_stack_values(system_node_selector),
-        repository=PROMETHEUS_COMMUNITY_REPOSITORY,
         timeout_seconds=KPS_TIMEOUT_SECONDS,
+        **chart_location(KUBE_PROMETHEUS_STACK_CHART, observability.kube_prometheus_stack_repository),
     )
 
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 RELEASE_TIMEOUT_SECONDS = 600
+OCI_SCHEME = "oci://"
 
 
 @dataclass(frozen=True)
@@ -20,3 +21,16 @@ class ReleaseSpec:
     repository: str | None
     timeout_seconds: int = RELEASE_TIMEOUT_SECONDS
     secret_values: bool = False
+
+
+class ChartLocation(TypedDict):
+    chart: str
+    repository: str | None
+
+
+def chart_location(chart: str, repository: str) -> ChartLocation:
+    """Helm pulls an OCI chart by its full reference and no repository option; a classic repository
+    (https://, http://) takes the bare chart name and the repository URL."""
+    if repository.startswith(OCI_SCHEME):
+        return ChartLocation(chart=f"{repository}/{chart}", repository=None)
+    return ChartLocation(chart=chart, repository=repository)
