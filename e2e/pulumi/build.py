@@ -19,6 +19,7 @@ See BUILD-NOTES.md for what the proxy does and does not serve.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -26,10 +27,14 @@ import shutil
 import stat
 import subprocess
 import sys
+import tarfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -46,6 +51,10 @@ K8S_SDK_MODULE = "github.com/pulumi/pulumi-kubernetes/sdk/v4"
 K8S_PACKAGE = K8S_PROVIDER_MODULE + "/cmd/pulumi-resource-kubernetes"
 K8S_VERSION_VAR = K8S_PROVIDER_MODULE + "/pkg/version.Version"
 PYTHON_HOST_MODULE = "github.com/pulumi/pulumi/sdk/python/cmd/pulumi-language-python/v3"
+KUBERNETES_MODULE = "k8s.io/kubernetes"
+PYTHON_HOST_ARCHIVE = "pulumi-language-python-src.tar.gz"
+PYTHON_EXEC_MEMBER = "sdk/python/cmd/pulumi-language-python-exec"
+K8S_PROVIDER_ARCHIVE = "pulumi-kubernetes-provider-src.tar.gz"
 
 # Per-build timeout for one `go` invocation (a cold CLI build on 2 cores is ~15 min).
 GO_TIMEOUT_S = 60 * 60
@@ -210,20 +219,9 @@ def yaml_artifact() -> Artifact:
     )
 
 
-def _copy_writable(src: Path, dst: Path) -> None:
-    """Copy a (read-only) module tree from the module cache to a writable place."""
-    if dst.exists():
-        shutil.rmtree(dst)
-    for root, _dirs, files in os.walk(src):
-        target = dst / Path(root).relative_to(src)
-        target.mkdir(parents=True, exist_ok=True)
-        for name in files:
-            shutil.copyfile(Path(root) / name, target / name)
-
-
 def kubernetes_provider_version() -> str:
-    """The version the built provider reports: provider/v4 has no tags, so the release it belongs
-    to is the one of the Go SDK (sdk/v4) the wrapper pins beside it."""
+    """The version the built provider reports: the archive is a commit after a release, so it reports
+    the release of the Go SDK (sdk/v4) that the wrapper requires in place of upstream's ../sdk."""
     wrapper = HERE / "kubernetes"
     release = requirement(go_mod(wrapper), K8S_SDK_MODULE)
     if not release:
@@ -231,92 +229,203 @@ def kubernetes_provider_version() -> str:
     return release.lstrip("v")
 
 
-def kubernetes_artifact() -> Artifact:
+# --------------------------------------------------------------------------- vendored sources
+
+
+def vendor_dir() -> Path:
+    """Where the upstream source archives are: NEBIUS_DRA_E2E_VENDOR, or ../shared/vendor beside the repository."""
+    explicit = os.environ.get("NEBIUS_DRA_E2E_VENDOR")
+    return Path(explicit).expanduser() if explicit else REPO.parent / "shared" / "vendor"
+
+
+def sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as stream:
+        for block in iter(lambda: stream.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def unpack(archive: Path, dest: Path) -> None:
+    """A fresh copy of an archive's tree; the `data` filter refuses links and paths that leave `dest`."""
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    with tarfile.open(archive) as tar:
+        tar.extractall(dest, filter="data")
+
+
+def _from_path(name: str, archive: Path) -> Path:
+    found = shutil.which(name)
+    if found is None:
+        raise BuildError(
+            f"{archive} is missing and no {name} is on PATH: put the archive there (or point "
+            f"NEBIUS_DRA_E2E_VENDOR at its directory), or put a released {name} on PATH"
+        )
+    return Path(found)
+
+
+@dataclass
+class Released:
+    """A binary the user already has on PATH, used as it is instead of a build from an archive."""
+
+    name: str
+    path: Path
+
+    def up_to_date(self) -> bool:
+        return True
+
+    def ensure(self) -> bool:
+        return False
+
+
+def go_mod_retarget(module: Path, drop_replaces: list[str], requires: dict[str, str], what: str) -> None:
+    """Point a copied upstream go.mod at served releases instead of the monorepo, then tidy it."""
+    edits = [f"-dropreplace={path}" for path in drop_replaces] + [f"-require={p}@{v}" for p, v in requires.items()]
+    run(["go", "mod", "edit", *edits], module, f"go mod edit ({what})")
+    run(["go", "mod", "tidy"], module, f"go mod tidy ({what})")
+
+
+def kubernetes_artifact() -> Artifact | Released:
+    archive = vendor_dir() / K8S_PROVIDER_ARCHIVE
+    if not archive.is_file():
+        return Released("pulumi-resource-kubernetes", _from_path("pulumi-resource-kubernetes", archive))
     wrapper = HERE / "kubernetes"
-    mod = go_mod(wrapper)
-    pseudo = requirement(mod, K8S_PROVIDER_MODULE)
-    if not pseudo:
-        raise BuildError(f"{wrapper}/go.mod does not require {K8S_PROVIDER_MODULE}")
+    pins = {req["Path"]: req["Version"] for req in go_mod(wrapper).get("Require") or []}
     version = kubernetes_provider_version()
     ldflags = f"-X {K8S_VERSION_VAR}={version}"
-    pkg = requirement(mod, PKG_MODULE)
+    digest = sha256(archive)
 
     def build(out: Path) -> None:
-        src_mod = module_dir(wrapper, K8S_PROVIDER_MODULE)
-        work = work_dir() / f"kubernetes-{pseudo}"
-        src = work / "provider"
-        step(f"  copy {K8S_PROVIDER_MODULE}@{pseudo} to {src}", lambda: _copy_writable(src_mod, src))
-        cmd_dir = src / "cmd" / "pulumi-resource-kubernetes"
-        # Upstream Makefile (k8sprovider): `VERSION=<v> go generate cmd/pulumi-resource-kubernetes/main.go`,
-        # whose directive is `go run ./generate.go`: it writes schema-embed.json and
-        # terraform-mapping-embed.json (gitignored upstream, so not in the module zip).
-        # The generator is compiled within the wrapper module (the provider's own go.mod points
-        # at ../sdk, which a module copy does not have) and run in the command's directory.
-        gen = work / "generate"
+        work = work_dir() / "kubernetes-provider"
+        step(f"  unpack {archive.name}", lambda: unpack(archive, work))
+        provider = work / "provider"
         step(
-            "  compile upstream generate.go",
-            lambda: run(["go", "build", "-o", str(gen), str(cmd_dir / "generate.go")], wrapper, "go build generate.go"),
+            "  retarget provider/go.mod at served releases",
+            lambda: go_mod_retarget(provider, [K8S_SDK_MODULE], pins, "provider"),
+        )
+        swagger = step_value("  OpenAPI specs from the served k8s.io/kubernetes modules", lambda: openapi_specs(work))
+        generator = work / "bin" / "pulumi-gen-kubernetes"
+        step(
+            "  go build pulumi-gen-kubernetes",
+            lambda: run(
+                ["go", "build", "-o", str(generator), "./cmd/pulumi-gen-kubernetes"], provider, "go build generator"
+            ),
+        )
+        # The generator reads a Terraform schema only to write the Terraform conversion mapping, which
+        # the provider embeds but these tests never use: an empty one, as PROVENANCE.md measured.
+        (provider / "cmd" / "pulumi-gen-kubernetes" / "terraform.json").write_text("{}\n")
+        step(
+            "  pulumi-gen-kubernetes schema (the provider's own generator)",
+            lambda: run([str(generator), "--version", version, "schema", str(swagger), str(work)], work, "schema"),
         )
         env = go_env()
         env["VERSION"] = version
+        # Upstream Makefile (k8sprovider): `VERSION=<v> go generate cmd/pulumi-resource-kubernetes/main.go`
+        # embeds schema.json and the mappings into the binary.
         step(
-            f"  generate embedded schema (VERSION={version})", lambda: run([str(gen)], cmd_dir, "generate.go", env=env)
+            "  go generate (embed the schema)",
+            lambda: run(
+                ["go", "generate", "./cmd/pulumi-resource-kubernetes/main.go"], provider, "go generate", env=env
+            ),
         )
-        for name in ("schema-embed.json", "terraform-mapping-embed.json"):
-            if not (cmd_dir / name).is_file():
-                raise BuildError(f"generate.go did not write {cmd_dir / name}")
-        # Build inside a copy of the wrapper module whose only change is pointing the
-        # provider module at the generated copy.
-        build_mod = work / "build"
-        build_mod.mkdir(parents=True, exist_ok=True)
-        for name in ("go.mod", "go.sum"):
-            shutil.copyfile(wrapper / name, build_mod / name)
-        run(["go", "mod", "edit", f"-replace={K8S_PROVIDER_MODULE}={src}"], build_mod, "go mod edit -replace")
-        step(f"  go build {K8S_PACKAGE}", lambda: go_build(build_mod, K8S_PACKAGE, out, ldflags))
+        step(
+            f"  go build {K8S_PACKAGE}",
+            lambda: run(
+                ["go", "build", "-trimpath", "-ldflags", ldflags, "-o", str(out), "./cmd/pulumi-resource-kubernetes"],
+                provider,
+                "go build provider",
+            ),
+        )
 
-    return Artifact("pulumi-resource-kubernetes", f"{K8S_PACKAGE}@{pseudo} pkg@{pkg} {ldflags}", build)
+    stamp = f"{K8S_PROVIDER_ARCHIVE} sha256:{digest} {' '.join(f'{p}@{v}' for p, v in sorted(pins.items()))} {ldflags}"
+    return Artifact("pulumi-resource-kubernetes", stamp, build)
 
 
-def python_artifacts() -> list[Artifact]:
-    """The Python language host and its exec script, when the wrapper pins the host."""
+def makefile_kube_version(source: Path) -> str:
+    """The Kubernetes release whose OpenAPI spec upstream generates the schema from (its Makefile's KUBE_VERSION)."""
+    match = re.search(r"^KUBE_VERSION\s*\?=\s*(v[0-9]+\.[0-9]+\.[0-9]+)\s*$", (source / "Makefile").read_text(), re.M)
+    if match is None:
+        raise BuildError(f"no `KUBE_VERSION ?= vX.Y.Z` line in {source / 'Makefile'}")
+    return match.group(1)
+
+
+def legacy_spec_minors(source: Path) -> list[str]:
+    """The older minors whose specs pulumi-gen-kubernetes merges in, read from its own source (it would
+    download them from GitHub; placed beside the current spec, they are read instead)."""
+    main = (source / "provider" / "cmd" / "pulumi-gen-kubernetes" / "main.go").read_text()
+    match = re.search(r'filenameFmt := "swagger-v1\.%s\.0\.json"\s*for _, v := range \[\]string\{([^}]*)\}', main)
+    if match is None:
+        raise BuildError("pulumi-gen-kubernetes/main.go no longer lists its legacy specs the way build.py reads them")
+    return re.findall(r'"([0-9]+)"', match.group(1))
+
+
+def openapi_specs(source: Path) -> Path:
+    """The current spec, with the legacy ones beside it, from k8s.io/kubernetes modules (api/openapi-spec/swagger.json)."""
+    specs = source / "openapi"
+    specs.mkdir(exist_ok=True)
+    current = makefile_kube_version(source)
+    wanted = {f"swagger-{current}.json": current}
+    wanted.update({f"swagger-v1.{minor}.0.json": f"v1.{minor}.0" for minor in legacy_spec_minors(source)})
+    for name, release in wanted.items():
+        module = module_dir(HERE / "kubernetes", f"{KUBERNETES_MODULE}@{release}")
+        shutil.copyfile(module / "api" / "openapi-spec" / "swagger.json", specs / name)
+    return specs / f"swagger-{current}.json"
+
+
+def python_artifacts() -> list[Artifact | Released]:
+    """The Python language host and the exec script it starts, which sits beside it."""
+    archive = vendor_dir() / PYTHON_HOST_ARCHIVE
+    if not archive.is_file():
+        host = _from_path("pulumi-language-python", archive)
+        exec_script = host.with_name("pulumi-language-python-exec")
+        if not exec_script.is_file():
+            raise BuildError(f"{host} has no pulumi-language-python-exec beside it")
+        return [Released("pulumi-language-python", host), Released("pulumi-language-python-exec", exec_script)]
     wrapper = HERE / "python"
-    mod = go_mod(wrapper)
-    host = requirement(mod, PYTHON_HOST_MODULE)
-    if not host:
-        return []
-    # The host's version string and its exec script come from the sdk/v3 of its build list.
-    sdk_dir = module_dir(wrapper, SDK_MODULE)
-    sdk = json.loads(run(["go", "list", "-m", "-json", SDK_MODULE], wrapper, "go list sdk/v3"))["Version"]
-    ldflags = f"-X {CLI_VERSION_VAR}={sdk}"
+    pins = {req["Path"]: req["Version"] for req in go_mod(wrapper).get("Require") or []}
+    if SDK_MODULE not in pins or PKG_MODULE not in pins:
+        raise BuildError(f"{wrapper}/go.mod must require {PKG_MODULE} and {SDK_MODULE}")
+    ldflags = f"-X {CLI_VERSION_VAR}={pins[SDK_MODULE]}"
+    digest = sha256(archive)
+    work = work_dir() / "python-host"
+    host_dir = work / "sdk" / "python" / "cmd" / "pulumi-language-python"
+
+    def build_host(out: Path) -> None:
+        step(f"  unpack {archive.name}", lambda: unpack(archive, work))
+        step(
+            "  retarget the host's go.mod at served releases",
+            lambda: go_mod_retarget(host_dir, [PKG_MODULE, SDK_MODULE], pins, "python host"),
+        )
+        step(f"  go build {PYTHON_HOST_MODULE}", lambda: go_build(host_dir, ".", out, ldflags))
 
     def copy_exec(out: Path) -> None:
-        source = sdk_dir / "python" / "cmd" / "pulumi-language-python-exec"
-        if not source.is_file():
-            raise BuildError(f"{SDK_MODULE}@{sdk} has no python/cmd/pulumi-language-python-exec")
-        shutil.copyfile(source, out)
+        with tarfile.open(archive) as tar:
+            member = tar.extractfile(PYTHON_EXEC_MEMBER)
+            if member is None:
+                raise BuildError(f"{archive} has no {PYTHON_EXEC_MEMBER}")
+            out.write_bytes(member.read())
 
+    stamp = f"{PYTHON_HOST_ARCHIVE} sha256:{digest} {' '.join(f'{p}@{v}' for p, v in sorted(pins.items()))}"
     return [
-        Artifact(
-            "pulumi-language-python",
-            f"{PYTHON_HOST_MODULE}@{host} {ldflags}",
-            lambda out: go_build(wrapper, PYTHON_HOST_MODULE, out, ldflags),
-        ),
-        Artifact("pulumi-language-python-exec", f"{SDK_MODULE}@{sdk} python/cmd", copy_exec),
+        Artifact("pulumi-language-python", f"{stamp} {ldflags}", build_host),
+        Artifact("pulumi-language-python-exec", stamp, copy_exec),
     ]
-
-
-def python_host_available() -> bool:
-    return requirement(go_mod(HERE / "python"), PYTHON_HOST_MODULE) is not None
 
 
 # --------------------------------------------------------------------------- driver
 
 
-def step(label: str, action: Callable[[], object]) -> None:
+def step_value(label: str, action: Callable[[], T]) -> T:
     print(f"[build] {label} ...", flush=True)
     start = time.monotonic()
-    action()
+    value = action()
     print(f"[build] {label}: done in {time.monotonic() - start:.1f}s", flush=True)
+    return value
+
+
+def step(label: str, action: Callable[[], object]) -> None:
+    step_value(label, action)
 
 
 def ensure_binaries() -> dict[str, Path]:
@@ -329,17 +438,13 @@ def ensure_binaries() -> dict[str, Path]:
     artifacts = [cli_artifact(), yaml_artifact(), kubernetes_artifact(), *python_artifacts()]
     result: dict[str, Path] = {}
     for artifact in artifacts:
-        if artifact.up_to_date():
+        if isinstance(artifact, Released):
+            print(f"[build] {artifact.name}: released binary on PATH ({artifact.path})", flush=True)
+        elif artifact.up_to_date():
             print(f"[build] {artifact.name}: up to date ({artifact.path})", flush=True)
         else:
             step(f"{artifact.name} <- {artifact.stamp}", artifact.ensure)
         result[artifact.name] = artifact.path
-    if not python_host_available():
-        print(
-            f"[build] pulumi-language-python: not built: {PYTHON_HOST_MODULE} is not served by the "
-            "Go module proxy (see e2e/pulumi/BUILD-NOTES.md)",
-            flush=True,
-        )
     return result
 
 

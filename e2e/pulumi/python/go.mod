@@ -1,20 +1,20 @@
-// Wrapper module for the Python language host (pulumi-language-python).
+// The versions the Python language host (pulumi-language-python) is built against.
 //
-// github.com/pulumi/pulumi/sdk/python/cmd/pulumi-language-python/v3 is NOT served by
-// the Go module proxy this project can reach: the version list, @latest, tags and every
-// pseudo-version tried are refused with 403 "This module version is not available."
-// (exact errors in BUILD-NOTES.md). So nothing is required here yet, and build.py
-// reports the host as unavailable.
-//
-// When a pseudo-version is served (the one at the commit of tag v3.272.0, or the
-// CLI's release), add
-//
-//	tool github.com/pulumi/pulumi/sdk/python/cmd/pulumi-language-python/v3
-//	require github.com/pulumi/pulumi/sdk/python/cmd/pulumi-language-python/v3 <pseudo-version>
-//
-// and the `replace` lines of that module's go.mod (if any), run `go mod tidy` here,
-// and build.py builds the host and installs pulumi-language-python-exec (a file of the
-// sdk/v3 module, python/cmd/) beside it.
+// The host's own module, github.com/pulumi/pulumi/sdk/python/cmd/pulumi-language-python/v3,
+// is refused by the Go module proxy at every version (403). Its source comes from the
+// archive pulumi-language-python-src.tar.gz in the vendor directory (../shared/vendor by
+// default; PROVENANCE.md there: commit 1b5949891b, pkg/v3.259.0-14). Upstream's go.mod
+// points pkg/v3 and sdk/v3 at the monorepo (`replace => ../../../../pkg`, `../../..`);
+// build.py drops those two replaces and requires the versions below instead, which the
+// proxy serves, then runs `go mod tidy` and `go build` in a copy of the source.
+// v3.260.0 is the first served release after the host's commit (pkg/v3 v3.259.0-14).
+// The exec script pulumi-language-python-exec is the archive's, installed beside the host.
+// Nothing here is compiled: it only declares the versions (go mod edit -json reads them).
 module nebius-dra-e2e/pulumi-language-python
 
 go 1.26.6
+
+require (
+	github.com/pulumi/pulumi/pkg/v3 v3.260.0
+	github.com/pulumi/pulumi/sdk/v3 v3.260.0
+)
