@@ -66,6 +66,11 @@ CONTROLLERS = (
     "root-ca-certificate-publisher-controller",  # kube-root-ca.crt ConfigMap
 )
 
+# What workloads need besides: Helm waits for a release's Deployments, DaemonSets and Jobs, whose
+# status these controllers compute from their pods (`ControlPlane(workload_controllers=True)`, for
+# the tests that install real charts; the DRA scenarios write that status themselves).
+WORKLOAD_CONTROLLERS = ("deployment-controller", "replicaset-controller", "daemonset-controller", "job-controller")
+
 SERVICE_CIDR = "10.0.0.0/24"
 SERVICE_IP = "10.0.0.1"
 
@@ -259,6 +264,7 @@ class ControlPlane:
         remove_workdir: bool | None = None,
         start_timeout: float = 120.0,
         verbosity: int = 2,
+        workload_controllers: bool = False,
         quiet: bool = False,
     ):
         self._given_workdir = Path(workdir) if workdir is not None else None
@@ -266,6 +272,7 @@ class ControlPlane:
         self.start_timeout = start_timeout
         self.verbosity = verbosity
         self.quiet = quiet
+        self.controllers = CONTROLLERS + (WORKLOAD_CONTROLLERS if workload_controllers else ())
         self._procs: list[_Proc] = []
         self._old_sigterm = None
         self.workdir: Path | None = None
@@ -440,6 +447,9 @@ class ControlPlane:
                 # 127.0.0.1 every 10s otherwise); nothing here runs in-cluster clients.
                 "--endpoint-reconciler-type=none",
                 "--profiling=false",
+                # Real clusters (mk8s, kubeadm's default) allow privileged containers, which the DRA driver's
+                # kubelet plugin and the GPU Operator's operands need; without it their DaemonSets are refused.
+                "--allow-privileged=true",
                 # resource.k8s.io/v1 is GA and served by default in 1.34 (checked below); no --runtime-config.
                 v,
             ],
@@ -465,7 +475,7 @@ class ControlPlane:
                 f"--secure-port={kcm_port}",
                 f"--tls-cert-file={serving_crt}",
                 f"--tls-private-key-file={serving_key}",
-                "--controllers=" + ",".join(CONTROLLERS),
+                "--controllers=" + ",".join(self.controllers),
                 f"--service-account-private-key-file={sa_key}",
                 f"--root-ca-file={ca}",
                 "--use-service-account-credentials=true",

@@ -1,0 +1,91 @@
+"""The real Pulumi CLI running this repository's program and policy pack against a real control plane.
+
+Session-wide: the engine (e2e/pulumi/build.py: CLI, Python language host, Kubernetes provider), a
+Kubernetes control plane with the workload controllers Helm waits on (e2e/kube), a chart repository
+on 127.0.0.1 serving the real upstream charts of the vendor directory, and the kubelet stand-in
+(kubelet_stand_in.py). Each test module takes one stack through the CLI (cli_stack.py).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+PROJECT = HERE.parents[1]
+for path in (str(PROJECT), str(PROJECT / "e2e" / "dra"), str(HERE)):
+    if path not in sys.path:
+        sys.path.insert(0, path)
+
+from chart_repository import ChartRepository  # noqa: E402
+from dra_kube import Kube  # noqa: E402
+from kubelet_stand_in import KubeletStandIn  # noqa: E402
+
+
+def load_by_path(name: str, path: Path) -> ModuleType:
+    """e2e/pulumi and e2e/kube are no packages (e2e/pulumi would shadow the SDK): their modules load by path."""
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+engine_build = load_by_path("nebius_dra_e2e_pulumi_build", PROJECT / "e2e" / "pulumi" / "build.py")
+engine_mod = load_by_path("nebius_dra_e2e_pulumi_engine", PROJECT / "e2e" / "pulumi" / "engine.py")
+control_plane_mod = load_by_path("nebius_dra_e2e_control_plane", PROJECT / "e2e" / "kube" / "control_plane.py")
+
+
+@pytest.fixture(scope="session")
+def binaries() -> dict[str, Path]:
+    try:
+        return engine_build.ensure_binaries()
+    except engine_build.BuildError as err:
+        pytest.fail(f"building the Pulumi engine failed: {err}", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def cluster():
+    with control_plane_mod.ControlPlane(quiet=True, workload_controllers=True) as plane:
+        yield plane
+
+
+@pytest.fixture(scope="session")
+def kube(cluster):
+    client = Kube(str(cluster.kubeconfig))
+    yield client
+    client.close()
+
+
+@pytest.fixture(scope="session")
+def kubelet(cluster):
+    with KubeletStandIn(str(cluster.kubeconfig)) as stand_in:
+        yield stand_in
+
+
+@pytest.fixture(scope="session")
+def charts(tmp_path_factory):
+    vendor = engine_build.vendor_dir() / "charts"
+    if not vendor.is_dir():
+        pytest.fail(
+            f"no chart directory {vendor}: the real upstream charts are needed (NEBIUS_DRA_E2E_VENDOR names "
+            "the vendor directory)",
+            pytrace=False,
+        )
+    with ChartRepository(vendor, tmp_path_factory.mktemp("chart-repository")) as repository:
+        yield repository
+
+
+@pytest.fixture(scope="session")
+def engine(binaries, tmp_path_factory):
+    # The engine's own Python processes must not write bytecode into the copied project.
+    with engine_mod.OfflineEngine(binaries["pulumi"].parent, root=tmp_path_factory.mktemp("pulumi")) as eng:
+        eng.env["PYTHONDONTWRITEBYTECODE"] = "1"
+        eng.env.pop("VIRTUAL_ENV", None)
+        yield eng
