@@ -5,7 +5,9 @@ PY := $(VENV)/bin/python
 STACK ?= dev
 FORMAT ?= text
 
-.PHONY: setup plan cost lint test e2e bench verify up preview clean
+JS_ENGINE := tests/regex_engines/js
+
+.PHONY: setup engines plan cost lint test e2e bench verify up preview clean
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt requirements-verify.txt policies/requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,6 +16,13 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt requirements-verify.tx
 	touch $@
 
 setup: $(VENV)/.installed
+
+# ajv for the ECMA-262 regex tests, exactly as package-lock.json pins it (Node 20 or later and npm).
+$(JS_ENGINE)/node_modules/.installed: $(JS_ENGINE)/package.json $(JS_ENGINE)/package-lock.json
+	cd $(JS_ENGINE) && npm ci --silent --no-audit --no-fund
+	touch $@
+
+engines: $(JS_ENGINE)/node_modules/.installed  ## The JavaScript engine the tests run (tests/regex_engines/js); Go's needs only `go`.
 
 plan: setup  ## Offline plan of STACK (default dev), FORMAT text|markdown|json: no cloud account, no Pulumi CLI.
 	$(PY) -m tools.plan --stack $(STACK) --format $(FORMAT)
@@ -26,7 +35,7 @@ lint: setup  ## ruff (lint and format) and mypy, as configured in pyproject.toml
 	$(PY) -m ruff format --check .
 	$(PY) -m mypy
 
-test: lint  ## Lint, type check, then the whole test suite.
+test: lint engines  ## Lint, type check, then the whole test suite.
 	$(PY) -m pytest -q
 
 e2e: setup  ## Real engines: Kubernetes 1.34 control plane and the Pulumi CLI, built from Go modules (cached in ~/.cache/nebius-dra-e2e).

@@ -62,7 +62,11 @@ _DRA_OBJECT_TYPE = re.compile(
     r"^kubernetes:resource\.k8s\.io/(?P<version>[^:]+):(?P<kind>ResourceClaimTemplate|ResourceClaim|DeviceClass)(?:Patch)?$"
 )
 _CLUSTER_VERSION = re.compile(r"^(?P<major>[0-9]{1,3})\.(?P<minor>[0-9]{1,3})(?:-nebius-node\.[0-9]{1,6})?\Z")
-_MINIMUM_VERSION = re.compile(r"^\d+\.\d+$")
+# Patterns the pack serves in a config schema (this one and CHECKED_PRESET_FIELDS) are compiled by the
+# Pulumi CLI with Go's regexp (pulumi pkg/v3 resource/analyzer/config.go validates policy config with
+# xeipuuv/gojsonschema v1.2.0, schema.go: regexp.Compile): RE2 syntax, ASCII classes, `$` the end of the
+# text. The pack matches them with fullmatch, so a trailing newline fails here as it fails there.
+_MINIMUM_VERSION = re.compile(r"^[0-9]+\.[0-9]+$")
 _EXACT_CHART_VERSION = re.compile(r"^v?\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.+-]+)?$")
 _IMAGE_DIGEST = re.compile(r"@sha256:[0-9a-f]{64}$")
 _IMAGE_TAG = re.compile(r":([A-Za-z0-9_][A-Za-z0-9_.-]{0,127})$")
@@ -233,7 +237,7 @@ def check_cluster_version(resource: PlannedResource, config: Mapping[str, Any]) 
     if resource.type != CLUSTER_TYPE:
         return []
     minimum = config.get("minimumVersion", DEFAULT_MINIMUM_VERSION)
-    if not isinstance(minimum, str) or not _MINIMUM_VERSION.match(minimum):
+    if not isinstance(minimum, str) or not _MINIMUM_VERSION.fullmatch(minimum):
         raise PolicyConfigError(f'mk8s-cluster-version: minimumVersion must be "MAJOR.MINOR", got {minimum!r}')
     version = field_at(resource.props, "controlPlane", "version")
     fix = f'Set controlPlane.version to "{minimum}" or later (in this project: nebius-dra:kubernetesVersion).'
@@ -384,10 +388,10 @@ def _listing(values: Sequence[str]) -> str:
 
 # A team's own record of `get-compatibility-matrix`: what the table does not list yet, with the day it was checked.
 CHECKED_PRESET_FIELDS = {
-    "kubernetesVersion": re.compile(r"^[0-9]{1,3}\.[0-9]{1,3}\Z"),
-    "platform": re.compile(r"^gpu-[a-z0-9][a-z0-9-]{0,61}\Z"),
-    "driversPreset": re.compile(r"^cuda[0-9]{1,3}(\.[0-9]{1,3})?\Z"),
-    "checkedOn": re.compile(r"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])\Z"),
+    "kubernetesVersion": re.compile(r"^[0-9]{1,3}\.[0-9]{1,3}$"),
+    "platform": re.compile(r"^gpu-[a-z0-9][a-z0-9-]{0,61}$"),
+    "driversPreset": re.compile(r"^cuda[0-9]{1,3}(\.[0-9]{1,3})?$"),
+    "checkedOn": re.compile(r"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$"),
 }
 CHECKED_PRESET_EXAMPLE = {
     "kubernetesVersion": "1.34",
@@ -414,7 +418,7 @@ def _checked_presets(config: Mapping[str, Any]) -> set[tuple[str, str, str]]:
             if not (
                 key in CHECKED_PRESET_FIELDS
                 and isinstance(entry.get(key), str)
-                and CHECKED_PRESET_FIELDS[key].match(entry[key])
+                and CHECKED_PRESET_FIELDS[key].fullmatch(entry[key])
             )
         )
         if wrong:

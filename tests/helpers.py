@@ -1,10 +1,16 @@
-"""Helpers the test modules share: which stacks exist, found the way a user adds one."""
+"""Helpers the test modules share: which stacks exist, found the way a user adds one, and the regex engines."""
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from components.config.stack_file import load_stack_config, stack_names
 from policies.dra_rules import Finding
@@ -37,3 +43,51 @@ def beyond_the_unlisted_minor(findings: Sequence[Finding]) -> list[Finding]:
     carry that advisory on every group with a driversPreset; anything else is a real finding.
     """
     return [f for f in findings if not (f.policy == UNLISTED_MINOR_POLICY and "has no row for 1.34 " in f.message)]
+
+
+# The engines that read this project's regexes outside Python: Go's regexp (the Pulumi CLI) and
+# ECMA-262 (editors, ajv); their small programs read probes as JSON on stdin (tests/regex_engines/).
+REGEX_ENGINES = Path(__file__).resolve().parent / "regex_engines"
+JS_MODULES = REGEX_ENGINES / "js" / "node_modules"
+# A cold `go run` compiles the standard library's regexp and JSON packages: tens of seconds on 2 shared cores.
+ENGINE_TIMEOUT_S = 300
+
+
+def _needs(toolchain: str) -> None:
+    if shutil.which(toolchain) is None:
+        pytest.skip(f"{toolchain} is not on PATH: the regex engine tests need it (CI has it)")
+
+
+def _engine_output(command: list[str], program_dir: Path, stdin: Any) -> Any:
+    """What an engine program writes as JSON for `stdin`; the test is skipped where its toolchain is not installed."""
+    _needs(command[0])
+    done = subprocess.run(
+        command,
+        cwd=program_dir,
+        input=json.dumps(stdin),
+        capture_output=True,
+        text=True,
+        timeout=ENGINE_TIMEOUT_S,
+        # GOTOOLCHAIN=local: go.mod's go line never makes `go run` download a toolchain.
+        env={**os.environ, "GOTOOLCHAIN": "local"},
+        check=False,
+    )
+    assert done.returncode == 0, f"{' '.join(command)} exited {done.returncode}: {done.stderr}"
+    return json.loads(done.stdout)
+
+
+def go_regexp(probes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each probe's pattern compiled with Go's regexp and matched against its inputs (tests/regex_engines/go)."""
+    return _engine_output(["go", "run", "."], REGEX_ENGINES / "go", probes)
+
+
+def ecma_regexp(probes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The same with `new RegExp(pattern, "u")` in node (tests/regex_engines/js/patterns.js)."""
+    return _engine_output(["node", "patterns.js"], REGEX_ENGINES / "js", probes)
+
+
+def ajv_errors(schema: Mapping[str, Any], documents: Mapping[str, Any]) -> dict[str, Any]:
+    """ajv's strict-mode warnings and each document's errors as a user reads them (tests/regex_engines/js/validate.js)."""
+    _needs("node")
+    assert JS_MODULES.is_dir(), f"{JS_MODULES} is missing: `make engines` (or `make test`) installs ajv with npm ci"
+    return _engine_output(["node", "validate.js"], REGEX_ENGINES / "js", {"schema": schema, "documents": documents})

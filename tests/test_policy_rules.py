@@ -179,6 +179,14 @@ def test_cluster_minimum_version_comes_from_policy_config():
     assert resource_violations("mk8s-cluster-version", CLUSTER_TYPE, props, config={"minimumVersion": "1.33"}) == []
 
 
+@pytest.mark.parametrize("minimum", ["1.35\n", "\u0661.\u0663\u0665"])
+def test_a_minimum_version_the_cli_refuses_is_refused(minimum):
+    """The CLI checks the setting against the served pattern with Go's regexp: `$` ends the text, digits are ASCII."""
+    props = {"controlPlane": {"version": "1.34"}}
+    with pytest.raises(PolicyConfigError, match=r'minimumVersion must be "MAJOR\.MINOR"'):
+        resource_violations("mk8s-cluster-version", CLUSTER_TYPE, props, config={"minimumVersion": minimum})
+
+
 def test_cluster_version_ignores_other_types():
     assert resource_violations("mk8s-cluster-version", NODE_GROUP_TYPE, {"controlPlane": {"version": "1.20"}}) == []
 
@@ -586,6 +594,18 @@ def test_a_malformed_checked_preset_is_refused_naming_the_entry(checked_presets,
     assert named in str(refused.value)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(checked_presets, CHECKED_SCHEMA)
+
+
+@pytest.mark.parametrize("field", sorted(CHECKED))
+def test_a_checked_preset_field_with_a_trailing_newline_is_refused(field):
+    props = with_preset("1.34", "gpu-h200-sxm", "cuda13.0")
+    with pytest.raises(PolicyConfigError, match=f"entry 0 \\({field} missing, unknown or malformed\\)"):
+        resource_violations(
+            "gpu-drivers-preset-known",
+            NODE_GROUP_TYPE,
+            props,
+            config={"checkedPresets": [{**CHECKED, field: CHECKED[field] + "\n"}]},
+        )
 
 
 def test_the_published_schema_takes_what_the_rule_takes():

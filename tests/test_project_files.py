@@ -9,7 +9,7 @@ import pytest
 import yaml
 from hypothesis import given
 from hypothesis import strategies as st
-from pydantic import ConfigDict, TypeAdapter, ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from components.config.schema import LabelKey, LabelValue
 from components.config.stack_file import project_config_keys
@@ -191,9 +191,6 @@ def test_kubeconfig_profile_goes_to_the_exec_plugin():
     )
 
 
-# The schema's patterns use lookahead, which pydantic runs with its python-re engine, as the schema models do.
-PYTHON_RE = ConfigDict(regex_engine="python-re")
-
 # Fixed alphabets: a fresh clone then needs no Unicode table, which Hypothesis builds in the health-check window.
 names = st.builds(
     lambda first, middle, last: first + middle + last,
@@ -205,13 +202,13 @@ names = st.builds(
 
 @given(prefix=st.one_of(st.just(""), names.map(lambda n: f"{n}.example.com/")), name=names)
 def test_well_formed_label_keys_are_accepted(prefix, name):
-    assert TypeAdapter(LabelKey, config=PYTHON_RE).validate_python(prefix + name) == prefix + name
+    assert TypeAdapter(LabelKey).validate_python(prefix + name) == prefix + name
 
 
 @given(st.text(min_size=64, max_size=80, alphabet="abc"))
 def test_overlong_label_values_are_refused(value):
     with pytest.raises(ValidationError):
-        TypeAdapter(LabelValue, config=PYTHON_RE).validate_python(value)
+        TypeAdapter(LabelValue).validate_python(value)
 
 
 @given(

@@ -1,15 +1,23 @@
-"""The published stack-file schema is current, accepts every stack file and refuses what the program refuses."""
+"""The published stack-file schema is current, accepts every stack file and refuses what the program refuses.
+
+Three validators read it: Python's jsonschema (whose `pattern` runs Python's re), and two that run
+ECMA-262 regexes as editors do, ajv in its default strict mode and check-jsonschema in its default
+regex mode. Only the last two see what an editor sees: Python's `$` also matches before a trailing
+newline, and Python's re compiles syntax ECMA-262 refuses.
+"""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import jsonschema
 import pytest
-import yaml
 
-from components.config.stack_file import PROJECT_DIR
-from tests.helpers import STACKS
+from components.config.stack_file import PROJECT_DIR, load_yaml_file
+from tests.helpers import STACKS, ajv_errors
 from tools.stack_schema import SCHEMA_FILE, main, rendered
 
 
@@ -17,44 +25,135 @@ def validator() -> jsonschema.Draft202012Validator:
     return jsonschema.Draft202012Validator(json.loads(SCHEMA_FILE.read_text()))
 
 
+def stack_file(stack: str) -> dict:
+    """A stack file as an editor reads it (YAML 1.2), in the JSON data model the schema describes."""
+    return load_yaml_file(PROJECT_DIR / f"Pulumi.{stack}.yaml")
+
+
+def dev_with(change: dict) -> dict:
+    document = stack_file("dev")
+    document["config"].update(change)
+    return document
+
+
+def dev_group_with(change: dict) -> dict:
+    document = stack_file("dev")
+    document["config"]["nebius-dra:gpuNodeGroups"][0].update(change)
+    return document
+
+
+# Refused by every validator.
+REFUSED = {
+    "misspelt key": dev_with({"nebius-dra:protected": True}),
+    "etcd size": dev_with({"nebius-dra:etcdClusterSize": 5}),
+    "count as a string": dev_with({"nebius-dra:systemNodeCount": "2"}),
+    "version as a number": dev_with({"nebius-dra:kubernetesVersion": 1.34}),
+    "too many nodes": dev_group_with({"fixedNodeCount": 101}),
+    "malformed preset": dev_group_with({"preset": "8gpu\n"}),
+    "label prefix with capitals": dev_group_with({"labels": {"Example.com/team": "ml"}}),
+    "label prefix over 253": dev_group_with({"labels": {f"{'a' * 254}/team": "ml"}}),
+    "taint prefix over 253": dev_group_with(
+        {"taints": [{"key": f"{'a' * 254}/gpu", "value": "t", "effect": "NoSchedule"}]}
+    ),
+}
+# Refused by the ECMA-262 validators; Python's re lets a trailing newline through `$`.
+REFUSED_BY_ECMA = {
+    "preset with a trailing newline": dev_group_with({"preset": "1gpu-16vcpu-200gb\n"}),
+    "label key with a trailing newline": dev_group_with({"labels": {"team\n": "ml"}}),
+    "namespace with a trailing newline": dev_with({"nebius-dra:claimNamespace": "dra-claims\n"}),
+}
+ALLOWED = {
+    "other namespaces and secure driver values": dev_with(
+        {"nebius:profile": "ci", "kubernetes:context": "kind", "nebius-dra:draDriverValues": {"secure": "v1:abc"}}
+    ),
+    "labels and taints": dev_group_with(
+        {
+            "labels": {f"{'a' * 253}/team": "ml", "team": ""},
+            "taints": [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}],
+        }
+    ),
+}
+ACCEPTED = {**{f"Pulumi.{stack}.yaml": stack_file(stack) for stack in STACKS}, **ALLOWED}
+TYPO = dev_with({"nebius-dra:samplePod": True, "nebius-dra:systemNodeCount": "1"})
+
+
 def test_the_committed_schema_is_the_generated_one():
     assert SCHEMA_FILE.read_text() == rendered(), "run python -m tools.stack_schema"
     assert main(["--check"]) == 0
 
 
-@pytest.mark.parametrize("stack", STACKS)
-def test_every_stack_file_is_valid(stack):
-    document = yaml.safe_load((PROJECT_DIR / f"Pulumi.{stack}.yaml").read_text())
-    assert list(validator().iter_errors(document)) == []
+@pytest.mark.parametrize("name", ACCEPTED)
+def test_every_stack_file_is_valid(name):
+    assert list(validator().iter_errors(ACCEPTED[name])) == []
 
 
-@pytest.mark.parametrize(
-    "change",
-    [
-        {"nebius-dra:protected": True},
-        {"nebius-dra:etcdClusterSize": 5},
-        {"nebius-dra:systemNodeCount": "2"},
-        {"nebius-dra:kubernetesVersion": 1.34},
-        {
-            "nebius-dra:gpuNodeGroups": [
-                {"name": "g", "platform": "gpu-h200-sxm", "preset": "8gpu-128vcpu-1600gb", "fixedNodeCount": 101}
-            ]
-        },
-        {
-            "nebius-dra:gpuNodeGroups": [
-                {"name": "g", "platform": "gpu-h200-sxm", "preset": "8gpu\n", "fixedNodeCount": 1}
-            ]
-        },
-    ],
-)
-def test_values_the_program_refuses_fail_the_schema(change):
-    document = yaml.safe_load((PROJECT_DIR / "Pulumi.dev.yaml").read_text())
-    document["config"].update(change)
-    assert list(validator().iter_errors(document)), change
+@pytest.mark.parametrize("name", REFUSED)
+def test_values_the_program_refuses_fail_the_schema(name):
+    assert list(validator().iter_errors(REFUSED[name]))
 
 
-def test_other_namespaces_and_secure_driver_values_are_allowed():
-    document = yaml.safe_load((PROJECT_DIR / "Pulumi.dev.yaml").read_text())
-    document["config"]["nebius:profile"] = "ci"
-    document["config"]["nebius-dra:draDriverValues"] = {"secure": "v1:abc"}
-    assert list(validator().iter_errors(document)) == []
+def test_a_misspelt_key_is_named_with_the_keys_the_project_declares():
+    messages = [error.message for error in validator().iter_errors(TYPO)]
+    [typo] = [message for message in messages if "samplePod'" in message]
+    assert typo.startswith("'nebius-dra:samplePod' is not one of [") and "'nebius-dra:samplePods'" in typo
+    assert "'1' is not of type 'integer'" in messages
+
+
+@pytest.fixture(scope="module")
+def ajv() -> dict:
+    """One ajv run over every document these tests hand it."""
+    documents = {**ACCEPTED, **REFUSED, **REFUSED_BY_ECMA, "typo": TYPO}
+    return ajv_errors(json.loads(SCHEMA_FILE.read_text()), documents)
+
+
+def test_ajv_compiles_the_schema_in_strict_mode_without_a_warning(ajv):
+    assert ajv["warnings"] == []
+
+
+@pytest.mark.parametrize("name", ACCEPTED)
+def test_ajv_accepts_every_stack_file(ajv, name):
+    assert ajv["errors"][name] == []
+
+
+@pytest.mark.parametrize("name", [*REFUSED, *REFUSED_BY_ECMA])
+def test_ajv_refuses_what_the_program_refuses(ajv, name):
+    assert ajv["errors"][name]
+
+
+def test_ajv_names_a_misspelt_key_and_a_wrong_type(ajv):
+    errors = ajv["errors"]["typo"]
+    prefix = '/config key "nebius-dra:samplePod" must be equal to one of the allowed values: '
+    [typo] = [error for error in errors if error.startswith(prefix)]
+    assert "nebius-dra:samplePods" in typo.removeprefix(prefix).split(", ")
+    assert "/config/nebius-dra:systemNodeCount must be integer" in errors
+
+
+def check_jsonschema(*files: Path) -> subprocess.CompletedProcess:
+    """check-jsonschema in its default regex mode (ECMA-262, through regress), as its users run it."""
+    command = [sys.executable, "-m", "check_jsonschema", "--schemafile", str(SCHEMA_FILE), *map(str, files)]
+    return subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+
+
+def as_files(documents: dict, directory: Path) -> list[Path]:
+    files = [directory / f"{index}.json" for index in range(len(documents))]
+    for file, document in zip(files, documents.values(), strict=True):
+        file.write_text(json.dumps(document))
+    return files
+
+
+def test_check_jsonschema_accepts_every_stack_file(tmp_path):
+    stack_files = [PROJECT_DIR / f"Pulumi.{stack}.yaml" for stack in STACKS]
+    done = check_jsonschema(*stack_files, *as_files(ALLOWED, tmp_path))
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("name", [*REFUSED, *REFUSED_BY_ECMA])
+def test_check_jsonschema_refuses_what_the_program_refuses(tmp_path, name):
+    done = check_jsonschema(*as_files({name: {**REFUSED, **REFUSED_BY_ECMA}[name]}, tmp_path))
+    assert done.returncode == 1 and "Schema validation errors were encountered" in done.stdout, done.stderr
+
+
+def test_check_jsonschema_names_a_misspelt_key(tmp_path):
+    done = check_jsonschema(*as_files({"typo": TYPO}, tmp_path))
+    assert "$.config: 'nebius-dra:samplePod' is not one of ['nebius-dra:allowedDeviceClasses'," in done.stdout
+    assert "$.config['nebius-dra:systemNodeCount']: '1' is not of type 'integer'" in done.stdout

@@ -26,6 +26,7 @@ CURRENT_MAJORS = {
     "actions/cache": 6,  # v6.0.0 2026-06, v6.1.0 since (actions/cache releases)
     "actions/checkout": 7,
     "actions/setup-go": 7,  # v7.0.0 2026-07 (actions/setup-go releases)
+    "actions/setup-node": 7,  # v7.0.0 by 2026-08 (actions/setup-node releases)
     "actions/setup-python": 7,
     "actions/upload-artifact": 7,
     "pulumi/actions": 7,
@@ -91,6 +92,12 @@ def test_tests_run_on_every_push_and_pull_request_with_the_readme_command():
     python = load(ACTIONS / "python" / "action.yml")["runs"]["steps"][0]
     assert python["uses"].startswith("actions/setup-python@")
     assert python["with"]["python-version"] == "3.11"
+
+
+def test_the_tests_have_go_and_node_for_the_regex_engines():
+    steps = {step.get("uses"): step for step in workflow("test.yml")["jobs"]["test"]["steps"]}
+    assert steps["actions/setup-go@v7"]["with"]["go-version"] == "1.26"
+    assert steps["actions/setup-node@v7"]["with"]["node-version"] == "20", "tests/regex_engines/js asks for node 20+"
 
 
 def test_the_e2e_tests_run_beside_them_with_go_and_the_built_engines_cached():

@@ -17,11 +17,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
+from pydantic_core import core_schema
+
 from components.config.schema import SECRET_CAPABLE_KEYS, StackInput
 from components.config.stack_file import PROJECT_DIR, load_yaml_file
 from components.dra_constants import NAMESPACE
 
 SCHEMA_FILE = PROJECT_DIR / "docs" / "stack-file.schema.json"
+# A key of the project's namespace, which must then be one the project declares.
+PROJECT_KEY_PATTERN = f"^{NAMESPACE}:"
 SECURE_VALUE = {
     "type": "object",
     "required": ["secure"],
@@ -30,20 +35,24 @@ SECURE_VALUE = {
 }
 
 
-def _ecma_patterns(node: Any) -> Any:
-    """Python's whole-string anchor `\\Z` is `$` in the ECMA regexes editors run (no trailing-newline match there)."""
-    if isinstance(node, dict):
-        return {
-            key: (value.replace("\\Z", "$") if key == "pattern" else _ecma_patterns(value))
-            for key, value in node.items()
-        }
-    if isinstance(node, list):
-        return [_ecma_patterns(item) for item in node]
-    return node
+class _KeysChecked(GenerateJsonSchema):
+    """A map's key pattern as `propertyNames`, not pydantic's `patternProperties`.
+
+    Under `patternProperties` a key that does not match the pattern is not checked at all, so an
+    editor would pass a malformed label key the program refuses.
+    """
+
+    def dict_schema(self, schema: core_schema.DictSchema) -> JsonSchemaValue:
+        json_schema = super().dict_schema(schema)
+        if "patternProperties" in json_schema:
+            ((pattern, values),) = json_schema.pop("patternProperties").items()
+            json_schema["propertyNames"] = {"pattern": pattern, **json_schema.get("propertyNames", {})}
+            json_schema["additionalProperties"] = values
+        return json_schema
 
 
 def stack_file_schema() -> dict[str, Any]:
-    model = _ecma_patterns(StackInput.model_json_schema(mode="validation"))
+    model = StackInput.model_json_schema(mode="validation", schema_generator=_KeysChecked)
     declared = load_yaml_file(PROJECT_DIR / "Pulumi.yaml")["config"]
     properties: dict[str, Any] = {}
     for key, field_schema in model["properties"].items():
@@ -55,7 +64,6 @@ def stack_file_schema() -> dict[str, Any]:
         if key in SECRET_CAPABLE_KEYS:
             field_schema = {"anyOf": [field_schema, SECURE_VALUE], "description": field_schema["description"]}
         properties[f"{NAMESPACE}:{key}"] = field_schema
-    names = "|".join(model["properties"])
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": f"Pulumi stack file of the {NAMESPACE} project",
@@ -66,7 +74,9 @@ def stack_file_schema() -> dict[str, Any]:
                 "type": "object",
                 "properties": properties,
                 "required": sorted(key for key in properties if "default" not in declared[key]),
-                "propertyNames": {"not": {"pattern": f"^{NAMESPACE}:(?!({names})$)"}},
+                # A validator names a misspelt key and lists the declared ones; other namespaces
+                # (providers' config such as kubernetes:) are not the project's to check.
+                "propertyNames": {"if": {"pattern": PROJECT_KEY_PATTERN}, "then": {"enum": sorted(properties)}},
             },
             "secretsprovider": {"type": "string"},
             "encryptedkey": {"type": "string"},

@@ -15,9 +15,11 @@ CELSelectorExpressionMaxLength = 10 * 1024, AllocationResultsMaxSize = 32).
 from __future__ import annotations
 
 import datetime
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -29,6 +31,7 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 
 from components.config.errors import shown
 from components.dra_constants import (
@@ -43,48 +46,56 @@ from components.dra_constants import (
     TAINT_EFFECTS,
 )
 
-# Whole-string patterns over ASCII only: pydantic's python-re engine with `\Z`, so a trailing
-# newline or a non-ASCII digit never passes for a name, version or preset.
-DNS_LABEL_PATTERN = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\Z"
-DNS_SUBDOMAIN_PATTERN = r"^(?=.{1,253}\Z)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z"
-RESOURCE_NAME_PATTERN = r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?\Z"
-NEBIUS_ID_PATTERN = r"^[a-z][a-z0-9]*-[a-z0-9]{1,56}\Z"
-GROUP_NAME_PATTERN = r"^[a-z]([a-z0-9-]{0,30}[a-z0-9])?\Z"
-GPU_PRESET_PATTERN = r"^[0-9]{1,2}gpu-[0-9]{1,4}vcpu-[0-9]{1,5}gb\Z"
-CPU_PRESET_PATTERN = r"^[0-9]{1,4}vcpu-[0-9]{1,5}gb\Z"
-PLATFORM_PATTERN = r"^[a-z][a-z0-9]*(-[a-z0-9]+){1,6}\Z"
-DRIVERS_PRESET_PATTERN = r"^cuda[0-9]{1,3}(\.[0-9]{1,3})?\Z"
-CHART_VERSION_PATTERN = r"^v?[0-9]{1,6}\.[0-9]{1,6}\.[0-9]{1,6}\Z"
-IMAGE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,254}\Z"
-ABSOLUTE_PATH_PATTERN = r"^/[A-Za-z0-9._/-]{0,254}\Z"
-PROFILE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}\Z"
-FABRIC_PATTERN = r"^[a-z][a-z0-9]*(-[a-z0-9]+){0,4}\Z"
+# Whole-string patterns over ASCII only, in the syntax RE2 (Go) and ECMA-262 share, because editors
+# and validators run them from the published JSON Schema (stack-file.schema.json). pydantic runs
+# them with its rust-regex engine (the `regex` crate: RE2's syntax, and `$` ends the text unless
+# multi-line mode is on, as in RE2 and ECMA-262), so a trailing newline or a non-ASCII digit never
+# passes for a name, version or preset. None of these engines but ECMA-262 has lookaround, so a
+# length bound is a `max_length` or a second pattern.
+DNS_LABEL_PATTERN = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
+# Its bound of 253 characters is the `max_length` of `DnsSubdomain`.
+DNS_SUBDOMAIN_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+RESOURCE_NAME_PATTERN = r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$"
+NEBIUS_ID_PATTERN = r"^[a-z][a-z0-9]*-[a-z0-9]{1,56}$"
+GROUP_NAME_PATTERN = r"^[a-z]([a-z0-9-]{0,30}[a-z0-9])?$"
+GPU_PRESET_PATTERN = r"^[0-9]{1,2}gpu-[0-9]{1,4}vcpu-[0-9]{1,5}gb$"
+CPU_PRESET_PATTERN = r"^[0-9]{1,4}vcpu-[0-9]{1,5}gb$"
+PLATFORM_PATTERN = r"^[a-z][a-z0-9]*(-[a-z0-9]+){1,6}$"
+DRIVERS_PRESET_PATTERN = r"^cuda[0-9]{1,3}(\.[0-9]{1,3})?$"
+CHART_VERSION_PATTERN = r"^v?[0-9]{1,6}\.[0-9]{1,6}\.[0-9]{1,6}$"
+IMAGE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,254}$"
+ABSOLUTE_PATH_PATTERN = r"^/[A-Za-z0-9._/-]{0,254}$"
+PROFILE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$"
+FABRIC_PATTERN = r"^[a-z][a-z0-9]*(-[a-z0-9]+){0,4}$"
 QUALIFIED_ATTRIBUTE_PATTERN = (
-    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/[A-Za-z_][A-Za-z0-9_]{0,31}\Z"
+    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/[A-Za-z_][A-Za-z0-9_]{0,31}$"
 )
-REQUEST_REFERENCE_PATTERN = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(/[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)?\Z"
-PRODUCT_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9 ._()/+-]{0,127}\Z"
+REQUEST_REFERENCE_PATTERN = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(/[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)?$"
+PRODUCT_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9 ._()/+-]{0,127}$"
 LABEL_NAME = r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?"
 LABEL_PREFIX = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
-LABEL_KEY_PATTERN = rf"^(?=[^/]{{0,253}}(/|\Z))({LABEL_PREFIX}/)?{LABEL_NAME}\Z"
-LABEL_VALUE_PATTERN = rf"^({LABEL_NAME})?\Z"
+LABEL_KEY_PATTERN = rf"^({LABEL_PREFIX}/)?{LABEL_NAME}$"
+# The prefix's bound of 253 characters (k8s.io/apimachinery IsQualifiedName), which no pattern of the shared
+# syntax can state beside the prefix's shape: a second pattern every label key must also match.
+LABEL_PREFIX_BOUND_PATTERN = r"^([^/]{0,253}/)?[^/]*$"
+LABEL_VALUE_PATTERN = rf"^({LABEL_NAME})?$"
 # A Nebius duration (pulumi-nebius 0.6.73: decimal numbers, each with an optional fraction and a unit
 # among ns, us, ms, s, m, h, d), never negative; `0` alone is allowed.
-DURATION_PATTERN = r"^(0|([0-9]{1,6}(\.[0-9]{1,9})?(ns|us|ms|s|m|h|d)){1,6})\Z"
-PERCENT_PATTERN = r"^(100|[1-9]?[0-9])%\Z"
-CONDITION_TYPE_PATTERN = r"^[A-Z][A-Za-z0-9]{0,62}\Z"
+DURATION_PATTERN = r"^(0|([0-9]{1,6}(\.[0-9]{1,9})?(ns|us|ms|s|m|h|d)){1,6})$"
+PERCENT_PATTERN = r"^(100|[1-9]?[0-9])%$"
+CONDITION_TYPE_PATTERN = r"^[A-Z][A-Za-z0-9]{0,62}$"
 # BillingV1PricingPolicyPricingMaxPriceV1Args.max_price: "Per-GPU hourly limit in USD, decimal string 3 digits precision".
 # A chart repository or mirror: classic (https://, or http:// inside a private network) or OCI. No user or
 # password part: a credential in the URL would reach the release's inputs, the state and the plan in clear.
 CHART_REPOSITORY_PATTERN = (
-    r"^(https?|oci)://[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(:[0-9]{1,5})?(/[A-Za-z0-9._~%+-]+)*/?\Z"
+    r"^(https?|oci)://[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(:[0-9]{1,5})?(/[A-Za-z0-9._~%+-]+)*/?$"
 )
-PRICE_PATTERN = r"^(0|[1-9][0-9]{0,3})(\.[0-9]{1,3})?\Z"
+PRICE_PATTERN = r"^(0|[1-9][0-9]{0,3})(\.[0-9]{1,3})?$"
 
 
 def optional(pattern: str) -> str:
-    """`pattern` (anchored with ^ and \\Z) or the empty string, still anchored at both ends."""
-    return rf"^(?:{pattern[1:-2]})?\Z"
+    """`pattern` (anchored with ^ and $) or the empty string, still anchored at both ends."""
+    return rf"^(?:{pattern[1:-1]})?$"
 
 
 MAX_NODES = 100  # Nebius: node counts 0-100 (fixed, autoscaling max, system count).
@@ -107,7 +118,27 @@ LABEL_VALUE_RULE = (
 )
 
 
-LabelKey = Annotated[StrictStr, Field(pattern=LABEL_KEY_PATTERN, max_length=317, description=LABEL_KEY_RULE)]
+def _label_prefix_bounded(key: str) -> str:
+    """A label key's second pattern, refused with the error of its first, so the user reads the same message."""
+    if re.fullmatch(LABEL_PREFIX_BOUND_PATTERN, key) is None:
+        raise PydanticCustomError(
+            "string_pattern_mismatch",
+            "String should match pattern '{pattern}'",
+            {"pattern": LABEL_PREFIX_BOUND_PATTERN},
+        )
+    return key
+
+
+LabelKey = Annotated[
+    StrictStr,
+    Field(
+        pattern=LABEL_KEY_PATTERN,
+        max_length=317,
+        description=LABEL_KEY_RULE,
+        json_schema_extra={"allOf": [{"pattern": LABEL_PREFIX_BOUND_PATTERN}]},
+    ),
+    AfterValidator(_label_prefix_bounded),
+]
 LabelValue = Annotated[StrictStr, Field(pattern=LABEL_VALUE_PATTERN, max_length=63, description=LABEL_VALUE_RULE)]
 DnsLabel = Annotated[
     StrictStr,
@@ -176,7 +207,7 @@ class Shape(BaseModel):
     """Strict: no coercion (a string is never a number), no unknown field, no NaN or infinity."""
 
     model_config = ConfigDict(
-        strict=True, extra="forbid", frozen=True, allow_inf_nan=False, regex_engine="python-re", populate_by_name=False
+        strict=True, extra="forbid", frozen=True, allow_inf_nan=False, regex_engine="rust-regex", populate_by_name=False
     )
 
 
@@ -448,8 +479,8 @@ class UserClaimTemplateInput(Shape):
 # Prices: the table in prices/nebius.yaml and a stack's nebius-dra:priceOverrides share one shape.
 MAX_USD_PER_UNIT_HOUR = 1000  # Far above any published Nebius price per GPU, vCPU or GiB hour.
 MAX_PRICE_ENTRIES = 200
-DATE_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}\Z"
-SOURCE_PATTERN = r"^[\x21-\x7e]([\x20-\x7e]{0,298}[\x21-\x7e])?\Z"
+DATE_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
+SOURCE_PATTERN = r"^[\x21-\x7e]([\x20-\x7e]{0,298}[\x21-\x7e])?$"
 
 
 UsdPerGpuHour = Annotated[
@@ -569,9 +600,9 @@ class PriceTableInput(Shape):
     )
 
 
+BUILTIN_TEMPLATE_PATTERN = rf"^({'|'.join(BUILTIN_TEMPLATES)})$"
 BuiltinTemplateName = Annotated[
-    StrictStr,
-    Field(pattern=rf"^({'|'.join(BUILTIN_TEMPLATES)})\Z", description=f"allowed: {', '.join(BUILTIN_TEMPLATES)}"),
+    StrictStr, Field(pattern=BUILTIN_TEMPLATE_PATTERN, description=f"allowed: {', '.join(BUILTIN_TEMPLATES)}")
 ]
 BOOL = Annotated[StrictBool, Field(description="expected true or false")]
 OPTIONAL_ID = Annotated[

@@ -53,7 +53,7 @@ def kubernetes_version_problem(version: str) -> str | None:
 
 def _cluster_name(given: str, stack: str, problems: ConfigProblems) -> str:
     name = given or f"dra-{stack}"
-    if not given and not CLUSTER_NAME.match(name):
+    if not given and not CLUSTER_NAME.fullmatch(name):
         problems.add(
             config_key("clusterName"),
             f"is empty, and the default dra-<stack> gives {shown(name)}, which is not a Nebius name (at most 63 "
