@@ -76,6 +76,7 @@ WHOLE_VALUE_EXAMPLES = {
     schema.PERCENT_PATTERN: "25%",
     schema.CONDITION_TYPE_PATTERN: AUTO_REPAIR_CONDITIONS[0],
     schema.PRICE_PATTERN: "3.515",
+    schema.CHART_REPOSITORY_PATTERN: "https://helm.ngc.nvidia.com/nvidia",
     schema.DATE_PATTERN: "2026-11-30",
     schema.SOURCE_PATTERN: "https://nebius.com/prices",
     schema.BUILTIN_TEMPLATE_PATTERN: BUILTIN_TEMPLATES[0],

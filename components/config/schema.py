@@ -84,12 +84,12 @@ LABEL_VALUE_PATTERN = rf"^({LABEL_NAME})?$"
 DURATION_PATTERN = r"^(0|([0-9]{1,6}(\.[0-9]{1,9})?(ns|us|ms|s|m|h|d)){1,6})$"
 PERCENT_PATTERN = r"^(100|[1-9]?[0-9])%$"
 CONDITION_TYPE_PATTERN = r"^[A-Z][A-Za-z0-9]{0,62}$"
-# BillingV1PricingPolicyPricingMaxPriceV1Args.max_price: "Per-GPU hourly limit in USD, decimal string 3 digits precision".
 # A chart repository or mirror: classic (https://, or http:// inside a private network) or OCI. No user or
 # password part: a credential in the URL would reach the release's inputs, the state and the plan in clear.
 CHART_REPOSITORY_PATTERN = (
     r"^(https?|oci)://[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(:[0-9]{1,5})?(/[A-Za-z0-9._~%+-]+)*/?$"
 )
+# BillingV1PricingPolicyPricingMaxPriceV1Args.max_price: "Per-GPU hourly limit in USD, decimal string 3 digits precision".
 PRICE_PATTERN = r"^(0|[1-9][0-9]{0,3})(\.[0-9]{1,3})?$"
 
 
