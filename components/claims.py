@@ -21,6 +21,12 @@ from components.model import ClaimsConfig, GpuNodeGroupConfig
 from components.values.claims import claim_template_specs, namespace_labels, template_spec_args
 from components.values.sample_pods import pod_spec_args, sample_pod_specs
 
+# The API server refuses any change to a ResourceClaimTemplate's spec (k8s.io/kubernetes v1.34
+# pkg/apis/resource/validation ValidateResourceClaimTemplateUpdate: "field is immutable"), and the
+# Kubernetes provider plans such a change as an update, which fails (seen with the real CLI in
+# e2e/cli). So a changed spec replaces the template, deleted first: the new one takes the same name.
+IMMUTABLE_SPEC = pulumi.ResourceOptions(replace_on_changes=["spec"], delete_before_replace=True)
+
 MANAGED_LABELS = {"app.kubernetes.io/managed-by": "pulumi", "app.kubernetes.io/part-of": "nebius-dra"}
 
 
@@ -59,7 +65,7 @@ class DraWorkloads(pulumi.ComponentResource):
                 f"{name}-template-{template}",
                 metadata=meta.ObjectMetaArgs(name=template, namespace=namespace_name, labels=MANAGED_LABELS),
                 spec=template_spec_args(spec),
-                opts=child,
+                opts=pulumi.ResourceOptions.merge(child, IMMUTABLE_SPEC),
             )
             for template, spec in templates.items()
         }

@@ -636,7 +636,8 @@ def check_gpu_operator_device_plugin(
 def check_gpu_metrics_present(
     resources: Sequence[PlannedResource], config: Mapping[str, Any]
 ) -> list[tuple[str | None, str]]:
-    gpu_groups = [r.name for r in resources if is_gpu_node_group(r)]
+    # Groups of an existing cluster (existing-cluster mode) need their metrics as much as the ones the stack creates.
+    gpu_groups = [r.name for r in resources if is_gpu_node_group(r) or r.type == EXISTING_GPU_GROUP_TYPE]
     if not gpu_groups or any(is_dcgm_exporter_release(r) or operator_exporter_on(r) for r in resources):
         return []
     return [

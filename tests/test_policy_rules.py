@@ -25,6 +25,7 @@ from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, unknown_checking_proxy
 from policies.dra_rules import (
     CLUSTER_TYPE,
     COST_ESTIMATE_TYPE,
+    EXISTING_GPU_GROUP_TYPE,
     NODE_GROUP_TYPE,
     POD_TYPE,
     POLICIES,
@@ -723,6 +724,13 @@ def test_a_stack_with_dra_gpus_and_no_exporter_is_advised():
     assert stack_violations("gpu-metrics-present", cpu_only) == []
     off = operator({"devicePlugin": {"enabled": False}, "dcgmExporter": {"enabled": False}})
     assert len(stack_violations("gpu-metrics-present", DRA_GROUP, off)) == 1
+
+
+def test_the_groups_of_an_existing_cluster_want_metrics_too():
+    existing = (EXISTING_GPU_GROUP_TYPE, "h200", {"name": "h200", "infiniband": False})
+    [(_, message)] = stack_violations("gpu-metrics-present", existing)
+    assert "(h200)" in message
+    assert stack_violations("gpu-metrics-present", existing, exporter()) == []
 
 
 @pytest.mark.parametrize("values", [{}, {"kubernetesDRA": {"enabled": False}}, {"kubernetesDRA": {"enabled": "true"}}])

@@ -52,7 +52,7 @@ def repository_index(archives: list[Path]) -> dict[str, Any]:
 
 
 class _QuietHandler(SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+    def log_message(self, format: str, *args: Any) -> None:
         self.server.requests.append(self.path)  # type: ignore[attr-defined]
 
 

@@ -42,7 +42,11 @@ def release_objects(kube: Kube, stack: CliStack) -> list[dict[str, Any]]:
     DeviceClasses (the objects the DRA path depends on)."""
     names = {r["outputs"]["name"] for r in stack.resources() if r["type"] == RELEASE}
     found = []
-    for api_version, kind in (("apps/v1", "DaemonSet"), ("apps/v1", "Deployment"), ("resource.k8s.io/v1", "DeviceClass")):
+    for api_version, kind in (
+        ("apps/v1", "DaemonSet"),
+        ("apps/v1", "Deployment"),
+        ("resource.k8s.io/v1", "DeviceClass"),
+    ):
         for item in kube.list(api_version, kind):
             annotations = item["metadata"].get("annotations") or {}
             if annotations.get("meta.helm.sh/release-name") in names:

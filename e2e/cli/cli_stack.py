@@ -4,8 +4,9 @@
 config, plus what the local setup needs: every chart repository pointed at the local chart
 repository), sets the control plane's kubeconfig as the secret `existingClusterKubeconfig` with
 `pulumi config set --secret`, and creates what Nebius would have made: the groups' nodes and
-the DRA driver's ResourceSlices (dra_fakes.py; no kubelet plugin runs here). Everything else on the
-API server comes from `pulumi up`: the real provider, the real charts.
+the DRA driver's ResourceSlices (dra_fakes.py; no kubelet plugin runs here) and, on a fabric, Nebius's
+network DeviceClasses. Everything else on the API server comes from `pulumi up`: the real provider,
+the real charts.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from cli_project import copy_project, write_stack_file
-from dra_fakes import create_stack_nodes
+from dra_fakes import NEBIUS_CLASSES, create_stack_nodes, device_class
 from dra_kube import Kube
 from dra_scenarios import Scenario
 from dra_stack import Deployed, teardown
@@ -62,6 +63,7 @@ class CliStack:
     kubeconfig: str
     deployed: Deployed
     history: list[tuple[list[str], Result]] = field(default_factory=list)
+    preview_text: str = ""  # the first preview's output, for the checks that read what it warned
 
     @property
     def name(self) -> str:
@@ -76,10 +78,18 @@ class CliStack:
         config.update({config_key(key): repository for key in REPOSITORY_KEYS})
         config.update({config_key(key): value for key, value in LOCAL_SETTINGS.items()})
         write_stack_file(project, scenario.name, config)
-        stack = cls(scenario, project, engine, kube, kubeconfig.read_text(), Deployed(scenario, scenario.config(), workdir))
+        stack = cls(
+            scenario, project, engine, kube, kubeconfig.read_text(), Deployed(scenario, scenario.config(), workdir)
+        )
         stack.ok("stack", "init", scenario.name)
         stack.ok("config", "set", "--secret", config_key("existingClusterKubeconfig"), "--", stack.kubeconfig)
         create_stack_nodes(kube, scenario.name, stack.deployed.config, stack.deployed.nodes)
+        if stack.deployed.config.infiniband_groups:
+            # Nebius installs DRANet and its two network DeviceClasses on a fabric's clusters; the NVIDIA
+            # classes come from the DRA driver's real chart with `pulumi up`.
+            for name, expression in NEBIUS_CLASSES.items():
+                if kube.get("resource.k8s.io/v1", "DeviceClass", name) is None:
+                    kube.create(device_class(name, expression))
         return stack
 
     def pulumi(self, *args: str, timeout: float = CLI_TIMEOUT_S) -> Result:
@@ -115,6 +125,6 @@ def with_stack(args: list[str], stack: str) -> list[str]:
 def summary_counts(text: str) -> dict[str, int]:
     """`Resources:` block of a preview or update: {"create": 3, "update": 1, "unchanged": 7, ...}."""
     counts: dict[str, int] = {}
-    for number, verb in re.findall(r"^\s+[-+~]*\s*(\d+) (to \w+|\w+)", text.split("Resources:", 1)[-1], re.M):
+    for number, verb in re.findall(r"^\s+[-+~]*\s*(\d+) (to \w+|\w+)\s*$", text.split("Resources:", 1)[-1], re.M):
         counts[verb.removeprefix("to ")] = int(number)
     return counts
