@@ -23,10 +23,10 @@ class CliLifecycle:
     STACK = ""
 
     @pytest.fixture(scope="class")
-    def stack(self, engine, kube, kubelet, cluster, charts, tmp_path_factory):
+    def stack(self, new_engine, kube, kubelet, cluster, charts, tmp_path_factory):
         scenario = SCENARIOS[self.STACK]
         workdir = tmp_path_factory.mktemp(f"cli-{self.STACK}")
-        cli = CliStack.prepare(scenario, workdir, engine, kube, cluster.kubeconfig, charts.url)
+        cli = CliStack.prepare(scenario, workdir, new_engine(self.STACK), kube, cluster.kubeconfig, charts.url)
         yield cli
         cli.close()
 

@@ -83,9 +83,18 @@ def charts(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def engine(binaries, tmp_path_factory):
-    # The engine's own Python processes must not write bytecode into the copied project.
-    with engine_mod.OfflineEngine(binaries["pulumi"].parent, root=tmp_path_factory.mktemp("pulumi")) as eng:
-        eng.env["PYTHONDONTWRITEBYTECODE"] = "1"
-        eng.env.pop("VIRTUAL_ENV", None)
-        yield eng
+def new_engine(binaries, tmp_path_factory):
+    """A fresh engine per stack: its own PULUMI_HOME and file backend, so stack names never collide."""
+    engines = []
+
+    def make(label: str):
+        engine = engine_mod.OfflineEngine(binaries["pulumi"].parent, root=tmp_path_factory.mktemp(f"pulumi-{label}"))
+        # The engine's own Python processes must not write bytecode into the copied project.
+        engine.env["PYTHONDONTWRITEBYTECODE"] = "1"
+        engine.env.pop("VIRTUAL_ENV", None)
+        engines.append(engine)
+        return engine
+
+    yield make
+    for engine in engines:
+        engine.close()
