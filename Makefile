@@ -7,7 +7,7 @@ FORMAT ?= text
 
 JS_ENGINE := tests/regex_engines/js
 
-.PHONY: setup engines plan cost lint test e2e bench verify up preview clean
+.PHONY: setup engines demo plan cost lint test e2e bench verify up preview clean
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt requirements-verify.txt policies/requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,9 @@ lint: setup  ## ruff (lint and format) and mypy, as configured in pyproject.toml
 
 test: lint engines  ## Lint, type check, then the whole test suite.
 	$(PY) -m pytest -q
+
+demo: setup  ## Local demo: the real Pulumi CLI puts dev's Kubernetes layer on a local control plane, shows its claims allocated, tears down.
+	$(PY) e2e/cli/demo.py
 
 e2e: setup  ## Real engines: Kubernetes 1.34 control plane and the Pulumi CLI, built from Go modules (cached in ~/.cache/nebius-dra-e2e).
 	$(PY) -m pytest -q -p no:cacheprovider e2e

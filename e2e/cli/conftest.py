@@ -8,10 +8,8 @@ on 127.0.0.1 serving the real upstream charts of the vendor directory, and the k
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
@@ -22,24 +20,9 @@ for path in (str(PROJECT), str(PROJECT / "e2e" / "dra"), str(HERE)):
         sys.path.insert(0, path)
 
 from chart_repository import ChartRepository  # noqa: E402
+from cli_engines import control_plane_mod, engine_build, engine_mod  # noqa: E402
 from dra_kube import Kube  # noqa: E402
 from kubelet_stand_in import KubeletStandIn  # noqa: E402
-
-
-def load_by_path(name: str, path: Path) -> ModuleType:
-    """e2e/pulumi and e2e/kube are no packages (e2e/pulumi would shadow the SDK): their modules load by path."""
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-engine_build = load_by_path("nebius_dra_e2e_pulumi_build", PROJECT / "e2e" / "pulumi" / "build.py")
-engine_mod = load_by_path("nebius_dra_e2e_pulumi_engine", PROJECT / "e2e" / "pulumi" / "engine.py")
-control_plane_mod = load_by_path("nebius_dra_e2e_control_plane", PROJECT / "e2e" / "kube" / "control_plane.py")
 
 
 @pytest.fixture(scope="session")

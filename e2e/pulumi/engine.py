@@ -23,7 +23,7 @@ What an offline CLI run needs (checked against pulumi v3.274 and build.py's arti
   (RunPlugin), whatever the program's language; the older fallback to a
   `pulumi-analyzer-policy-python` shim plugin is gone from the engine. The pack's PulumiPolicy.yaml
   `runtime.options.virtualenv` must name a venv with `pulumi` and `pulumi-policy` (the project's
-  venv has both). That host is not buildable here (BUILD-NOTES.md).
+  venv has both). build.py builds that host from the vendored archive (BUILD-NOTES.md).
 
 Every other PULUMI_* variable of the calling environment is dropped, so a developer's login,
 organisation or debug settings cannot leak into a test.
