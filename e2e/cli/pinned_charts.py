@@ -11,8 +11,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from components.config.driver import CHART_LINES  # noqa: E402
-from components.dra_constants import (  # noqa: E402
+from components.config.driver import CHART_LINES
+from components.dra_constants import (
     GPU_OPERATOR_CHART,
     GPU_OPERATOR_VERSION,
     LEGACY_CHART,
