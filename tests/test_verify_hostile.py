@@ -467,3 +467,51 @@ def test_the_time_limits_must_be_positive_seconds(flag, value, capsys):
 def test_the_kubeconfig_error_is_a_cluster_error_for_callers():
     with pytest.raises(ClusterError, match="no such file"):
         KubeCluster.from_kubeconfig("/nonexistent/kubeconfig")
+
+
+FORGED_TOKEN = "tok-s3cr3t\nX-Injected: 1"
+
+
+def assert_secret_absent(secret: str, *texts: str) -> None:
+    """No part of the credential, raw or as Python or JSON would quote it, reaches any output."""
+    for text in texts:
+        for form in (secret, repr(secret)[1:-1], json.dumps(secret)[1:-1], "tok-s3cr3t"):
+            assert form not in text
+
+
+def test_a_kubeconfig_token_a_header_cannot_carry_is_refused_by_user_and_field_never_shown(tmp_path, capsys):
+    report = tmp_path / "verify.json"
+    kubeconfig = write_kubeconfig(tmp_path, "http://127.0.0.1:9", {"token": FORGED_TOKEN})
+    assert run_cli("--kubeconfig", str(kubeconfig), "--json", str(report))[0] == 2
+    shown = capsys.readouterr()
+    assert f"kubeconfig {kubeconfig}: user 'u': token holds a character an HTTP Authorization header" in shown.err
+    assert "not shown" in shown.err
+    assert_secret_absent(FORGED_TOKEN, shown.out, shown.err, report.read_text() if report.exists() else "")
+
+
+def test_an_exec_plugin_token_a_header_cannot_carry_is_refused_never_shown(tmp_path, capsys):
+    credential = {"apiVersion": EXEC_API, "kind": "ExecCredential", "status": {"token": FORGED_TOKEN}}
+    script(tmp_path, "get-token.sh", f"cat <<'JSON'\n{json.dumps(credential)}\nJSON\n")
+    report = tmp_path / "verify.json"
+    kubeconfig = write_kubeconfig(tmp_path, "http://127.0.0.1:9", exec_user("./get-token.sh"))
+    assert run_cli("--kubeconfig", str(kubeconfig), "--json", str(report))[0] == 2
+    shown = capsys.readouterr()
+    assert "the exec credential command `./get-token.sh --profile dev`" in shown.err
+    assert "printed a token that holds a character an HTTP Authorization header cannot carry" in shown.err
+    assert_secret_absent(FORGED_TOKEN, shown.out, shown.err, report.read_text())
+
+
+def test_a_token_file_is_read_trimmed_as_client_go_reads_it(token_server, tmp_path):
+    (tmp_path / "token").write_text("tok-from-file\n")
+    kubeconfig = write_kubeconfig(tmp_path, token_server, {"tokenFile": "token"})
+    assert KubeCluster.from_kubeconfig(str(kubeconfig)).list_nodes() == []
+    assert TokenServer.seen == ["Bearer tok-from-file"]
+
+
+def test_a_token_file_with_a_newline_inside_is_refused_by_name(tmp_path, capsys):
+    (tmp_path / "token").write_text(FORGED_TOKEN)
+    kubeconfig = write_kubeconfig(tmp_path, "http://127.0.0.1:9", {"tokenFile": "token"})
+    assert run_cli("--kubeconfig", str(kubeconfig))[0] == 2
+    shown = capsys.readouterr()
+    assert "user 'u': the content of tokenFile token holds a character" in shown.err
+    assert_secret_absent(FORGED_TOKEN, shown.out, shown.err)
