@@ -26,7 +26,7 @@ import yaml
 from kubernetes import client
 
 from tools.verify import __main__ as cli
-from tools.verify.cluster import ClusterError, ClusterUnreachableError, KubeCluster
+from tools.verify.cluster import ClusterError, ClusterUnreachableError, KubeCluster, UnusableAnswerError
 from tools.verify.kubeconfig import ExecPlugin, ExecPluginError, load_kubeconfig
 
 EXEC_API = "client.authentication.k8s.io/v1beta1"
@@ -515,3 +515,134 @@ def test_a_token_file_with_a_newline_inside_is_refused_by_name(tmp_path, capsys)
     shown = capsys.readouterr()
     assert "user 'u': the content of tokenFile token holds a character" in shown.err
     assert_secret_absent(FORGED_TOKEN, shown.out, shown.err)
+
+
+class ScriptedServer:
+    """A TCP server on 127.0.0.1 whose every connection is answered by `answer(connection)` on a thread of its own."""
+
+    def __init__(self, answer: Any) -> None:
+        self.answer = answer
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.listener.settimeout(0.05)
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+        self.thread.start()
+
+    def _accept(self) -> None:
+        while not self.stopping.is_set():
+            try:
+                connection, _ = self.listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(connection,), daemon=True).start()
+
+    def _serve(self, connection: socket.socket) -> None:
+        with connection:
+            try:
+                connection.recv(65536)
+                self.answer(connection, self.stopping)
+            except OSError:
+                return  # the client gave up and shut the connection down
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.thread.join(timeout=2)
+        self.listener.close()
+
+
+@pytest.fixture
+def scripted() -> Iterator[Any]:
+    servers: list[ScriptedServer] = []
+
+    def start(answer: Any) -> ScriptedServer:
+        servers.append(ScriptedServer(answer))
+        return servers[-1]
+
+    yield start
+    for server in servers:
+        server.stop()
+
+
+def drip_headers(connection: socket.socket, stopping: threading.Event) -> None:
+    for byte in b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Slow: " + b"a" * 10000:
+        if stopping.wait(0.05):
+            return
+        connection.sendall(bytes([byte]))
+
+
+def drip_body(connection: socket.socket, stopping: threading.Event) -> None:
+    connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n")
+    while not stopping.wait(0.05):
+        connection.sendall(b" ")
+
+
+def endless_chunks(connection: socket.socket, stopping: threading.Event) -> None:
+    connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
+    chunk = b"%x\r\n%s\r\n" % (1 << 20, b" " * (1 << 20))
+    while not stopping.is_set():
+        connection.sendall(chunk)
+
+
+@pytest.mark.parametrize("answer", [drip_headers, drip_body], ids=["headers", "body"])
+def test_a_server_that_drips_its_answer_fails_within_the_request_timeout_not_per_read(
+    scripted, tmp_path, capsys, answer
+):
+    server = scripted(answer)
+    status, elapsed = run_cli("--kubeconfig", str(write_kubeconfig(tmp_path, server.url)), "--request-timeout", "1")
+    assert status == 2
+    assert elapsed < BOUND_S
+    assert (
+        f"list nodes: the API server {server.url} did not answer within 1s (--request-timeout)"
+        in capsys.readouterr().err
+    )
+
+
+def test_an_endless_chunked_body_is_cut_off_at_the_size_limit(scripted, tmp_path, monkeypatch):
+    monkeypatch.setattr("tools.verify.cluster.MAX_RESPONSE_BYTES", 4 << 20)
+    server = scripted(endless_chunks)
+    cluster = KubeCluster.from_kubeconfig(str(write_kubeconfig(tmp_path, server.url)), request_timeout_s=30)
+    started = time.monotonic()
+    with pytest.raises(UnusableAnswerError, match=r"list nodes: the API server .* answered with more than 4 MiB"):
+        cluster.list_nodes()
+    assert time.monotonic() - started < BOUND_S
+
+
+def test_the_run_timeout_stops_the_requests_that_would_pass_it(silent_server, tmp_path, capsys):
+    kubeconfig = write_kubeconfig(tmp_path, f"http://127.0.0.1:{silent_server.port}")
+    status, elapsed = run_cli("--kubeconfig", str(kubeconfig), "--request-timeout", "30", "--run-timeout", "0.5")
+    assert status == 2
+    assert elapsed < BOUND_S
+    assert "list nodes: the API server" in (err := capsys.readouterr().err)
+    assert "did not answer within the run's time limit (--run-timeout)" in err
+
+
+def answer_with(body: bytes) -> Any:
+    def answer(connection: socket.socket, _stopping: threading.Event) -> None:
+        head = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+        connection.sendall(head.encode() + body)
+
+    return answer
+
+
+GARBAGE = {
+    "not-json": (b"<html>login</html>", "answered with something that is not JSON"),
+    "a-list": (b"[1, 2]", "answered with JSON that is not an object"),
+    "items-not-objects": (b'{"items": [1, "x"]}', "a list whose items are not a list of objects"),
+    "nested-too-deep": (b"[" * 100000 + b"]" * 100000, "answered with something that is not JSON"),
+}
+
+
+@pytest.mark.parametrize(("body", "message"), GARBAGE.values(), ids=GARBAGE.keys())
+def test_garbage_answers_are_an_unusable_cluster_exit_2_never_a_failed_check(scripted, tmp_path, capsys, body, message):
+    server = scripted(answer_with(body))
+    report = tmp_path / "verify.json"
+    kubeconfig = write_kubeconfig(tmp_path, server.url)
+    assert run_cli("--kubeconfig", str(kubeconfig), "--json", str(report))[0] == 2
+    err = capsys.readouterr().err
+    assert "FAIL [1/13] Read the cluster: the cluster's answers could not be used" in err
+    assert message in err
+    assert "Traceback" not in err
+    assert json.loads(report.read_text())["unusable"] is True
