@@ -327,7 +327,10 @@ DELETE = object()
 
 MALFORMED = {
     "invalid-yaml": ("clusters: [\n  {name: c\n", "not valid YAML"),
-    "mapping-value-error": ("current-context: x: y\n", "not valid YAML: mapping values are not allowed here at line 1"),
+    "mapping-value-error": (
+        "current-context: x: y\n",
+        "not valid YAML: mapping values are not allowed in this context at line 1",
+    ),
     "top-level-list": ("- clusters\n- users\n", "the top level is a list, not a mapping"),
     "top-level-string": ("just some text\n", "the top level is a string, not a mapping"),
     "empty": ("", "the file is empty"),
@@ -628,10 +631,14 @@ def answer_with(body: bytes) -> Any:
 
 
 GARBAGE = {
-    "not-json": (b"<html>login</html>", "answered with something that is not JSON"),
+    "not-json": (
+        b"<html>login</html>",
+        "answered with something this verifier cannot read (its answer is not valid JSON",
+    ),
     "a-list": (b"[1, 2]", "answered with JSON that is not an object"),
     "items-not-objects": (b'{"items": [1, "x"]}', "a list whose items are not a list of objects"),
-    "nested-too-deep": (b"[" * 100000 + b"]" * 100000, "answered with something that is not JSON"),
+    "nested-too-deep": (b"[" * 100000 + b"]" * 100000, "its answer: nested more than 64 levels deep (MAX_DEPTH)"),
+    "number-too-long": (b'{"items": [], "n": ' + b"9" * 5000 + b"}", "at most 300 (MAX_DIGITS)"),
 }
 
 

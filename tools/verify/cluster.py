@@ -38,6 +38,7 @@ from kubernetes.stream import stream, ws_client
 from kubernetes.stream.ws_client import ERROR_CHANNEL
 from websocket import WebSocket, WebSocketException, WebSocketTimeoutException
 
+from components.config.reading import InputError, parse_json, printable
 from tools.verify.kubeconfig import ExecCredentials, ExecPluginError, KubeconfigError, load_kubeconfig, one_line
 
 Obj = dict[str, Any]
@@ -382,10 +383,11 @@ class KubeCluster:
         if not data:
             return {}
         try:
-            document = json.loads(data)
-        except (ValueError, RecursionError):
-            shown = one_line(data.decode(errors="replace"), 120)
-            raise self._unusable(action, f"something that is not JSON ({shown!r})") from None
+            document = parse_json(data, "its answer")
+        except InputError as error:
+            raise self._unusable(
+                action, f"something this verifier cannot read ({printable(one_line(str(error), 200))})"
+            ) from None
         if not isinstance(document, dict):
             raise self._unusable(action, "JSON that is not an object")
         return document

@@ -31,13 +31,16 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import yaml
 from kubernetes.config.kube_config import ConfigNode
+
+from components.config.reading import load_yaml, read_text
 
 DEFAULT_KUBECONFIG = "~/.kube/config"
 WRITE_IT = "write it with `pulumi stack output kubeconfig --show-secrets > kubeconfig` and pass --kubeconfig kubeconfig"
 # A credential this close to its expiry is renewed before the next request, not after a 401.
 RENEW_BEFORE = timedelta(seconds=30)
+# A service account token is about 1 KiB, a Nebius IAM token less; a token file of more is not a token.
+MAX_TOKEN_BYTES = 64 << 10
 # A bearer token travels in the Authorization header as `Bearer <token>`, where RFC 6750 section 2.1 allows only
 # b64token characters; visible ASCII is the lenient superset kept here. A newline or another control character
 # would end the header or start a forged one (RFC 9110 section 5.5), and http.client then raises an error that
@@ -80,13 +83,6 @@ def one_line(text: str, limit: int = 300) -> str:
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
-def yaml_problem(error: yaml.YAMLError) -> str:
-    if isinstance(error, yaml.MarkedYAMLError) and error.problem_mark is not None:
-        mark = error.problem_mark
-        return f"{error.problem or error.context or 'unreadable'} at line {mark.line + 1}, column {mark.column + 1}"
-    return one_line(str(error))
-
-
 @dataclass(frozen=True)
 class Named:
     """One entry of clusters, contexts or users, with the file it came from (relative paths resolve there)."""
@@ -101,22 +97,12 @@ class Named:
 
 
 def read_document(path: Path) -> dict[str, Any]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise KubeconfigError(f"kubeconfig {path}: no such file; {WRITE_IT}") from None
-    except IsADirectoryError:
-        raise KubeconfigError(f"kubeconfig {path}: is a directory, not a file") from None
-    except UnicodeDecodeError:
-        raise KubeconfigError(f"kubeconfig {path}: not a text file (not UTF-8); {WRITE_IT}") from None
-    except OSError as error:
-        raise KubeconfigError(f"kubeconfig {path}: cannot read it ({error.strerror or error})") from None
-    try:
-        document = yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        raise KubeconfigError(f"kubeconfig {path}: not valid YAML: {yaml_problem(error)}") from None
-    except RecursionError:
-        raise KubeconfigError(f"kubeconfig {path}: not a kubeconfig (nested too deeply)") from None
+    """The file's mapping, read through the project's input limits (`components.config.reading`)."""
+    if not path.exists():
+        raise KubeconfigError(f"kubeconfig {path}: no such file; {WRITE_IT}")
+    if path.is_dir():
+        raise KubeconfigError(f"kubeconfig {path}: is a directory, not a file")
+    document = load_yaml(path, f"kubeconfig {path}", KubeconfigError)
     if document is None:
         raise KubeconfigError(f"kubeconfig {path}: the file is empty; {WRITE_IT}")
     if not isinstance(document, dict):
@@ -208,17 +194,10 @@ def read_token_file(user: Named, token_file: str) -> str:
     """The token in `tokenFile`, without surrounding white space, as client-go reads it
     (`transport.NewCachedFileTokenSource`: `strings.TrimSpace`); the Python client would send the newline."""
     path = user.directory / Path(token_file).expanduser()
-    try:
-        return path.read_text(encoding="utf-8").strip()
-    except FileNotFoundError:
-        raise KubeconfigError(
-            f"kubeconfig {user.source}: user {user.name!r}: tokenFile {token_file} does not exist"
-        ) from None
-    except (OSError, UnicodeDecodeError) as error:
-        reason = "not UTF-8 text" if isinstance(error, UnicodeDecodeError) else error.strerror or str(error)
-        raise KubeconfigError(
-            f"kubeconfig {user.source}: user {user.name!r}: tokenFile {token_file}: {reason}"
-        ) from None
+    if not path.exists():
+        raise KubeconfigError(f"kubeconfig {user.source}: user {user.name!r}: tokenFile {token_file} does not exist")
+    label = f"kubeconfig {user.source}: user {user.name!r}: tokenFile {token_file}"
+    return read_text(path, label, KubeconfigError, limit=MAX_TOKEN_BYTES).strip()
 
 
 def check_user(user: Named) -> str | None:
