@@ -60,7 +60,10 @@ class SilentServer:
                 continue
             except OSError:
                 return
-            self.accepted.append(connection)
+            self.handle(connection)
+
+    def handle(self, connection: socket.socket) -> None:
+        self.accepted.append(connection)
 
     def stop(self) -> None:
         self.stopping.set()
@@ -520,27 +523,16 @@ def test_a_token_file_with_a_newline_inside_is_refused_by_name(tmp_path, capsys)
     assert_secret_absent(FORGED_TOKEN, shown.out, shown.err)
 
 
-class ScriptedServer:
+class ScriptedServer(SilentServer):
     """A TCP server on 127.0.0.1 whose every connection is answered by `answer(connection)` on a thread of its own."""
 
     def __init__(self, answer: Any) -> None:
         self.answer = answer
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.listener.settimeout(0.05)
-        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
-        self.stopping = threading.Event()
-        self.thread = threading.Thread(target=self._accept, daemon=True)
-        self.thread.start()
+        super().__init__()
+        self.url = f"http://127.0.0.1:{self.port}"
 
-    def _accept(self) -> None:
-        while not self.stopping.is_set():
-            try:
-                connection, _ = self.listener.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            threading.Thread(target=self._serve, args=(connection,), daemon=True).start()
+    def handle(self, connection: socket.socket) -> None:
+        threading.Thread(target=self._serve, args=(connection,), daemon=True).start()
 
     def _serve(self, connection: socket.socket) -> None:
         with connection:
@@ -549,11 +541,6 @@ class ScriptedServer:
                 self.answer(connection, self.stopping)
             except OSError:
                 return  # the client gave up and shut the connection down
-
-    def stop(self) -> None:
-        self.stopping.set()
-        self.thread.join(timeout=2)
-        self.listener.close()
 
 
 @pytest.fixture
