@@ -11,6 +11,7 @@ This module imports nothing from the program: the Pulumi CLI runs the pack from 
 
 from __future__ import annotations
 
+import datetime
 import difflib
 import json
 import math
@@ -401,6 +402,15 @@ CHECKED_PRESET_EXAMPLE = {
 }
 
 
+def _is_calendar_day(text: str) -> bool:
+    """The pattern takes 2026-02-31; the calendar does not."""
+    try:
+        datetime.date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _checked_presets(config: Mapping[str, Any]) -> set[tuple[str, str, str]]:
     """(minor, platform, preset) of each `checkedPresets` entry; PolicyConfigError names a malformed one."""
     entries = config.get("checkedPresets", [])
@@ -425,6 +435,8 @@ def _checked_presets(config: Mapping[str, Any]) -> set[tuple[str, str, str]]:
             raise PolicyConfigError(
                 f"{where} ({', '.join(wrong)} missing, unknown or malformed): {expected}, got {_shown(entry)}"
             )
+        if not _is_calendar_day(entry["checkedOn"]):
+            raise PolicyConfigError(f"{where}: checkedOn {_shown(entry['checkedOn'])} is not a day of the calendar")
         checked.add((entry["kubernetesVersion"], entry["platform"], entry["driversPreset"]))
     return checked
 
@@ -1038,8 +1050,8 @@ def sdk_props(props: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def _level(name: str, text: Any) -> EnforcementLevel:
-    if text not in _LEVELS:
-        raise PolicyConfigError(f'{name}: enforcement level "{text}" is not one of {", ".join(_LEVELS)}')
+    if not isinstance(text, str) or text not in _LEVELS:
+        raise PolicyConfigError(f"{name}: enforcement level {_shown(text)} is not one of {', '.join(_LEVELS)}")
     return _LEVELS[text]
 
 
@@ -1050,8 +1062,10 @@ def _config_entry(name: str, entry: Any) -> tuple[EnforcementLevel | None, dict]
     if not isinstance(entry, Mapping):
         raise PolicyConfigError(f"{name}: expected an enforcement level or an object of settings, got {entry!r}")
     properties = dict(entry)
-    configured = properties.pop("enforcementLevel", None)
-    return (_level(name, configured) if configured else None), properties
+    if LEVEL_KEY not in properties:
+        return None, properties
+    # Present is used: false, "" or null is refused like any other wrong level, never read as "not set".
+    return _level(name, properties.pop(LEVEL_KEY)), properties
 
 
 def _level_and_properties(

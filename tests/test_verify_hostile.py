@@ -26,7 +26,7 @@ import yaml
 from kubernetes import client
 
 from tools.verify import __main__ as cli
-from tools.verify.cluster import ClusterError, ClusterUnreachableError, KubeCluster
+from tools.verify.cluster import ClusterError, ClusterUnreachableError, KubeCluster, UnusableAnswerError
 from tools.verify.kubeconfig import ExecPlugin, ExecPluginError, load_kubeconfig
 
 EXEC_API = "client.authentication.k8s.io/v1beta1"
@@ -60,7 +60,10 @@ class SilentServer:
                 continue
             except OSError:
                 return
-            self.accepted.append(connection)
+            self.handle(connection)
+
+    def handle(self, connection: socket.socket) -> None:
+        self.accepted.append(connection)
 
     def stop(self) -> None:
         self.stopping.set()
@@ -327,7 +330,10 @@ DELETE = object()
 
 MALFORMED = {
     "invalid-yaml": ("clusters: [\n  {name: c\n", "not valid YAML"),
-    "mapping-value-error": ("current-context: x: y\n", "not valid YAML: mapping values are not allowed here at line 1"),
+    "mapping-value-error": (
+        "current-context: x: y\n",
+        "not valid YAML: mapping values are not allowed in this context at line 1",
+    ),
     "top-level-list": ("- clusters\n- users\n", "the top level is a list, not a mapping"),
     "top-level-string": ("just some text\n", "the top level is a string, not a mapping"),
     "empty": ("", "the file is empty"),
@@ -467,3 +473,170 @@ def test_the_time_limits_must_be_positive_seconds(flag, value, capsys):
 def test_the_kubeconfig_error_is_a_cluster_error_for_callers():
     with pytest.raises(ClusterError, match="no such file"):
         KubeCluster.from_kubeconfig("/nonexistent/kubeconfig")
+
+
+FORGED_TOKEN = "tok-s3cr3t\nX-Injected: 1"
+
+
+def assert_secret_absent(secret: str, *texts: str) -> None:
+    """No part of the credential, raw or as Python or JSON would quote it, reaches any output."""
+    for text in texts:
+        for form in (secret, repr(secret)[1:-1], json.dumps(secret)[1:-1], "tok-s3cr3t"):
+            assert form not in text
+
+
+def test_a_kubeconfig_token_a_header_cannot_carry_is_refused_by_user_and_field_never_shown(tmp_path, capsys):
+    report = tmp_path / "verify.json"
+    kubeconfig = write_kubeconfig(tmp_path, "http://127.0.0.1:9", {"token": FORGED_TOKEN})
+    assert run_cli("--kubeconfig", str(kubeconfig), "--json", str(report))[0] == 2
+    shown = capsys.readouterr()
+    assert f"kubeconfig {kubeconfig}: user 'u': token holds a character an HTTP Authorization header" in shown.err
+    assert "not shown" in shown.err
+    assert_secret_absent(FORGED_TOKEN, shown.out, shown.err, report.read_text() if report.exists() else "")
+
+
+def test_an_exec_plugin_token_a_header_cannot_carry_is_refused_never_shown(tmp_path, capsys):
+    credential = {"apiVersion": EXEC_API, "kind": "ExecCredential", "status": {"token": FORGED_TOKEN}}
+    script(tmp_path, "get-token.sh", f"cat <<'JSON'\n{json.dumps(credential)}\nJSON\n")
+    report = tmp_path / "verify.json"
+    kubeconfig = write_kubeconfig(tmp_path, "http://127.0.0.1:9", exec_user("./get-token.sh"))
+    assert run_cli("--kubeconfig", str(kubeconfig), "--json", str(report))[0] == 2
+    shown = capsys.readouterr()
+    assert "the exec credential command `./get-token.sh --profile dev`" in shown.err
+    assert "printed a token that holds a character an HTTP Authorization header cannot carry" in shown.err
+    assert_secret_absent(FORGED_TOKEN, shown.out, shown.err, report.read_text())
+
+
+def test_a_token_file_is_read_trimmed_as_client_go_reads_it(token_server, tmp_path):
+    (tmp_path / "token").write_text("tok-from-file\n")
+    kubeconfig = write_kubeconfig(tmp_path, token_server, {"tokenFile": "token"})
+    assert KubeCluster.from_kubeconfig(str(kubeconfig)).list_nodes() == []
+    assert TokenServer.seen == ["Bearer tok-from-file"]
+
+
+def test_a_token_file_with_a_newline_inside_is_refused_by_name(tmp_path, capsys):
+    (tmp_path / "token").write_text(FORGED_TOKEN)
+    kubeconfig = write_kubeconfig(tmp_path, "http://127.0.0.1:9", {"tokenFile": "token"})
+    assert run_cli("--kubeconfig", str(kubeconfig))[0] == 2
+    shown = capsys.readouterr()
+    assert "user 'u': the content of tokenFile token holds a character" in shown.err
+    assert_secret_absent(FORGED_TOKEN, shown.out, shown.err)
+
+
+class ScriptedServer(SilentServer):
+    """A TCP server on 127.0.0.1 whose every connection is answered by `answer(connection)` on a thread of its own."""
+
+    def __init__(self, answer: Any) -> None:
+        self.answer = answer
+        super().__init__()
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def handle(self, connection: socket.socket) -> None:
+        threading.Thread(target=self._serve, args=(connection,), daemon=True).start()
+
+    def _serve(self, connection: socket.socket) -> None:
+        with connection:
+            try:
+                connection.recv(65536)
+                self.answer(connection, self.stopping)
+            except OSError:
+                return  # the client gave up and shut the connection down
+
+
+@pytest.fixture
+def scripted() -> Iterator[Any]:
+    servers: list[ScriptedServer] = []
+
+    def start(answer: Any) -> ScriptedServer:
+        servers.append(ScriptedServer(answer))
+        return servers[-1]
+
+    yield start
+    for server in servers:
+        server.stop()
+
+
+def drip_headers(connection: socket.socket, stopping: threading.Event) -> None:
+    for byte in b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Slow: " + b"a" * 10000:
+        if stopping.wait(0.05):
+            return
+        connection.sendall(bytes([byte]))
+
+
+def drip_body(connection: socket.socket, stopping: threading.Event) -> None:
+    connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n")
+    while not stopping.wait(0.05):
+        connection.sendall(b" ")
+
+
+def endless_chunks(connection: socket.socket, stopping: threading.Event) -> None:
+    connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
+    chunk = b"%x\r\n%s\r\n" % (1 << 20, b" " * (1 << 20))
+    while not stopping.is_set():
+        connection.sendall(chunk)
+
+
+@pytest.mark.parametrize("answer", [drip_headers, drip_body], ids=["headers", "body"])
+def test_a_server_that_drips_its_answer_fails_within_the_request_timeout_not_per_read(
+    scripted, tmp_path, capsys, answer
+):
+    server = scripted(answer)
+    status, elapsed = run_cli("--kubeconfig", str(write_kubeconfig(tmp_path, server.url)), "--request-timeout", "1")
+    assert status == 2
+    assert elapsed < BOUND_S
+    assert (
+        f"list nodes: the API server {server.url} did not answer within 1s (--request-timeout)"
+        in capsys.readouterr().err
+    )
+
+
+def test_an_endless_chunked_body_is_cut_off_at_the_size_limit(scripted, tmp_path, monkeypatch):
+    monkeypatch.setattr("tools.verify.cluster.MAX_RESPONSE_BYTES", 4 << 20)
+    server = scripted(endless_chunks)
+    cluster = KubeCluster.from_kubeconfig(str(write_kubeconfig(tmp_path, server.url)), request_timeout_s=30)
+    started = time.monotonic()
+    with pytest.raises(UnusableAnswerError, match=r"list nodes: the API server .* answered with more than 4 MiB"):
+        cluster.list_nodes()
+    assert time.monotonic() - started < BOUND_S
+
+
+def test_the_run_timeout_stops_the_requests_that_would_pass_it(silent_server, tmp_path, capsys):
+    kubeconfig = write_kubeconfig(tmp_path, f"http://127.0.0.1:{silent_server.port}")
+    status, elapsed = run_cli("--kubeconfig", str(kubeconfig), "--request-timeout", "30", "--run-timeout", "0.5")
+    assert status == 2
+    assert elapsed < BOUND_S
+    assert "list nodes: the API server" in (err := capsys.readouterr().err)
+    assert "did not answer within the run's time limit (--run-timeout)" in err
+
+
+def answer_with(body: bytes) -> Any:
+    def answer(connection: socket.socket, _stopping: threading.Event) -> None:
+        head = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+        connection.sendall(head.encode() + body)
+
+    return answer
+
+
+GARBAGE = {
+    "not-json": (
+        b"<html>login</html>",
+        "answered with something this verifier cannot read (its answer is not valid JSON",
+    ),
+    "a-list": (b"[1, 2]", "answered with JSON that is not an object"),
+    "items-not-objects": (b'{"items": [1, "x"]}', "a list whose items are not a list of objects"),
+    "nested-too-deep": (b"[" * 100000 + b"]" * 100000, "its answer: nested more than 64 levels deep (MAX_DEPTH)"),
+    "number-too-long": (b'{"items": [], "n": ' + b"9" * 5000 + b"}", "at most 300 (MAX_DIGITS)"),
+}
+
+
+@pytest.mark.parametrize(("body", "message"), GARBAGE.values(), ids=GARBAGE.keys())
+def test_garbage_answers_are_an_unusable_cluster_exit_2_never_a_failed_check(scripted, tmp_path, capsys, body, message):
+    server = scripted(answer_with(body))
+    report = tmp_path / "verify.json"
+    kubeconfig = write_kubeconfig(tmp_path, server.url)
+    assert run_cli("--kubeconfig", str(kubeconfig), "--json", str(report))[0] == 2
+    err = capsys.readouterr().err
+    assert "FAIL [1/13] Read the cluster: the cluster's answers could not be used" in err
+    assert message in err
+    assert "Traceback" not in err
+    assert json.loads(report.read_text())["unusable"] is True

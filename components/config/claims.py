@@ -41,6 +41,7 @@ from components.dra_constants import (
     IB_CLASS,
     IB_TEMPLATE,
     KNOWN_DEVICE_CLASSES,
+    MONITORING_NAMESPACE,
     NETWORK_CLASSES,
     NETWORK_OPERATOR_NAMESPACE,
     PASSTHROUGH_GATE,
@@ -291,6 +292,7 @@ def _namespace(settings: StackInput, problems: ConfigProblems) -> str:
         DEFAULT_DRIVER_NAMESPACE,
         GPU_OPERATOR_NAMESPACE,
         NETWORK_OPERATOR_NAMESPACE,
+        *([MONITORING_NAMESPACE] if settings.kubePrometheusStack else []),
     }
     if namespace in RESERVED_NAMESPACES or namespace in releases:
         owner = "Kubernetes" if namespace in RESERVED_NAMESPACES else "a Helm release of this stack"

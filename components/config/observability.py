@@ -90,6 +90,73 @@ def guarded_metrics_values(observability: ObservabilityConfig, gpu_taints: Itera
     }
 
 
+# How the dcgm-exporter chart lets a value reach the exporter besides the guarded keys, read from its templates
+# (dcgm-exporter 4.8.2, templates/daemonset.yaml and templates/metrics-configmap.yaml; values.yaml for the defaults):
+# - `customMetrics` becomes the ConfigMap exporter-metrics-config-map, which `extraConfigMapVolumes` and
+#   `extraVolumeMounts` mount over /etc/dcgm-exporter/default-counters.csv, which `arguments` hands to the exporter
+#   with `-f`. A list replaces the chart's whole, so new lists there unmount or bypass the field list;
+# - `extraEnv` is appended after the env the chart writes (DCGM_EXPORTER_KUBERNETES, KUBERNETES_ENABLE_DRA,
+#   DCGM_EXPORTER_LISTEN, ...), and of two entries of one name Kubernetes keeps the last: an entry of the chart's
+#   names, or any DCGM_EXPORTER_ setting the exporter reads from its environment, turns DRA mode off or replaces
+#   what the chart set;
+# - `image.tag` picks the exporter's image: `latest` is whatever was pushed last, not the release the chart pins.
+CHART_ARGUMENTS = ("-f", "/etc/dcgm-exporter/default-counters.csv")
+# Flags that name another field list (`-f`/`--collectors`, `-m`/`--configmap-data`), as values.yaml documents them.
+FIELD_LIST_FLAGS = ("-f", "--collectors", "-m", "--configmap-data")
+CHART_ENV = ("KUBERNETES_ENABLE_DRA", "NODE_NAME")
+EXPORTER_ENV_PREFIX = "DCGM_EXPORTER_"
+FIELD_LIST_MOUNTS = ("extraConfigMapVolumes", "extraVolumeMounts")
+
+
+def _arguments_problem(arguments: Any) -> str | None:
+    if not isinstance(arguments, list) or any(not isinstance(argument, str) for argument in arguments):
+        return f"got {shown(arguments)}; expected a list of strings that starts with {shown(list(CHART_ARGUMENTS))}"
+    extra = arguments[len(CHART_ARGUMENTS) :]
+    flags = sorted({argument.split("=", 1)[0] for argument in extra} & set(FIELD_LIST_FLAGS))
+    if tuple(arguments[: len(CHART_ARGUMENTS)]) != CHART_ARGUMENTS or flags:
+        return (
+            f"got {shown(arguments)}: the list replaces the chart's, whose {' '.join(CHART_ARGUMENTS)} hands the "
+            "exporter the field list of nebius-dra:gpuMetricsProfile; keep it first and add no "
+            f"{'/'.join(FIELD_LIST_FLAGS)} after it"
+        )
+    return None
+
+
+def _env_problems(entries: Any) -> list[str]:
+    if not isinstance(entries, list) or any(not isinstance(entry, dict) for entry in entries):
+        return [f"got {shown(entries)}; expected a list of {{name, value}} entries"]
+    return [
+        f"[{index}] sets {shown(entry.get('name'))}, which the chart sets (or, as DCGM_EXPORTER_*, an exporter setting "
+        "the chart owns), and Kubernetes keeps the last of two entries of one name: it would turn DRA mode off or "
+        "replace what the stack set; set the chart value instead"
+        for index, entry in enumerate(entries)
+        if str(entry.get("name")) in CHART_ENV or str(entry.get("name")).startswith(EXPORTER_ENV_PREFIX)
+    ]
+
+
+def chart_side_door_problems(overrides: dict[str, Any]) -> list[tuple[str, str]]:
+    """(path, complaint) for each override that would reach a guarded value around its key (see above)."""
+    problems: list[tuple[str, str]] = []
+    if "arguments" in overrides and (problem := _arguments_problem(overrides["arguments"])):
+        problems.append(("arguments", problem))
+    problems += [("extraEnv", problem) for problem in _env_problems(overrides.get("extraEnv", []))]
+    problems += [
+        (key, "replaces the chart's list, which mounts the field list of nebius-dra:gpuMetricsProfile; leave it out")
+        for key in FIELD_LIST_MOUNTS
+        if key in overrides
+    ]
+    image = overrides.get("image")
+    tag = image.get("tag") if isinstance(image, dict) else None
+    if isinstance(tag, str) and tag.strip().lower() == "latest":
+        problems.append(
+            (
+                "image.tag",
+                f"got {shown(tag)}, which is whatever was pushed last; give a version such as 4.5.3-4.8.2-distroless",
+            )
+        )
+    return problems
+
+
 def guarded_override_problems(observability: ObservabilityConfig, gpu_taints: Iterable[Taint]) -> list[tuple[str, str]]:
     """(path, complaint) for every guarded value the user's overrides would change.
 
@@ -101,7 +168,7 @@ def guarded_override_problems(observability: ObservabilityConfig, gpu_taints: It
     )
     if "customMetrics" in observability.value_overrides:
         problems.append(("customMetrics", f"the override sets it, but it {GUARD_REASONS['customMetrics']}"))
-    return problems
+    return problems + chart_side_door_problems(dict(observability.value_overrides))
 
 
 def _version(key: str, given: str, pattern: re.Pattern[str], allowed: str, why: str, problems: ConfigProblems) -> str:

@@ -12,12 +12,12 @@ from decimal import Decimal
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
 from pydantic import Field, ValidationError
 
 from components.config.errors import ConfigError, ConfigProblems, add_validation_problems, config_key, shown
+from components.config.reading import parse_yaml, read_text
 from components.config.schema import CpuRateInput, GpuRateInput, PriceTableInput, Shape
-from components.config.stack_file import PROJECT_DIR, Yaml12Loader
+from components.config.stack_file import PROJECT_DIR
 from components.model import CpuPrice, CpuRate, GpuPrice, GpuRate, PriceSource, PriceTable
 
 PRICE_TABLE_FILE = PROJECT_DIR / "prices" / "nebius.yaml"
@@ -104,10 +104,7 @@ def price_table_from_input(document: PriceTableInput, origin: str, where: str, p
 @lru_cache(maxsize=8)
 def _parse_table(text: str, label: str) -> PriceTable:
     problems = ConfigProblems()
-    try:
-        document = yaml.load(text, Loader=Yaml12Loader)
-    except yaml.YAMLError as error:
-        raise PriceTableError(f"{label} is not valid YAML: {error}") from None
+    document = parse_yaml(text, label, PriceTableError)
     try:
         validated = _PriceFile.model_validate({"table": document}).table
     except ValidationError as error:
@@ -136,11 +133,7 @@ def parse_price_table(text: str, label: str = "prices/nebius.yaml") -> PriceTabl
 
 def load_price_table(path: Path = PRICE_TABLE_FILE) -> PriceTable:
     """The project's price table (default `prices/nebius.yaml`); `PriceTableError` when it cannot be used."""
-    try:
-        text = path.read_text()
-    except OSError as error:
-        raise PriceTableError(f"cannot read the price table {_label(path)}: {error.strerror or error}") from None
-    return _parse_table(text, _label(path))
+    return _parse_table(read_text(path, f"the price table {_label(path)}", PriceTableError), _label(path))
 
 
 def stack_prices(base: PriceTable | None, overrides: PriceTableInput, problems: ConfigProblems) -> PriceTable:

@@ -19,6 +19,7 @@ from typing import Any
 from pulumi.runtime.config import get_config, is_config_secret
 
 from components.config.errors import ConfigProblems, config_key, shown
+from components.config.reading import InputError, parse_json
 from components.config.schema import StackInput
 from components.config.stack_file import project_config_keys
 
@@ -64,10 +65,6 @@ def _kind(annotation: Any) -> str:
 FIELD_KINDS = {name: _kind(info.annotation) for name, info in StackInput.model_fields.items()}
 
 
-def _reject_constant(constant: str) -> Any:
-    raise ValueError(f"{constant} is not a number the stack can use (numbers must be finite)")
-
-
 def _decode(key: str, text: str, kind: str, problems: ConfigProblems) -> Any:
     if kind == "str":
         return text
@@ -85,8 +82,8 @@ def _decode(key: str, text: str, kind: str, problems: ConfigProblems) -> Any:
         problems.add(config_key(key), f"is {len(text)} characters long; the stack reads at most {MAX_JSON_TEXT}")
         return UNDECODABLE
     try:
-        return json.loads(text, parse_constant=_reject_constant)
-    except (ValueError, RecursionError) as error:
+        return parse_json(text, "the value")
+    except InputError as error:
         problems.add(
             config_key(key),
             f"got {shown(text)}, which is not structured YAML/JSON ({error}); set it in the stack file as a YAML list or map",

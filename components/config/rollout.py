@@ -19,6 +19,7 @@ otherwise refuse in the middle of `pulumi up`, and the one the stack adds for re
 from __future__ import annotations
 
 from collections.abc import Sequence
+from decimal import Decimal
 
 from components.config.errors import ConfigProblems, shown
 from components.config.schema import AutoRepairConditionInput, CapacityInput, StrategyInput
@@ -26,6 +27,10 @@ from components.dra_constants import ON_DEMAND_CAPACITY, RESERVED_CAPACITY, SPOT
 from components.model import AutoRepairCondition, Capacity, NodeAmount, RolloutStrategy
 
 DEFAULT_RESERVATION_POLICY = "STRICT"
+# Nebius IDs start with their resource kind (`computeinstance-e00...`, `mk8scluster-e00...`), a capacity block
+# group's with `capacityblockgroup-` (the form the schema's field description gives); NEBIUS_ID_PATTERN takes an
+# ID of any kind, so one of another kind is refused here rather than by Nebius at `pulumi up`.
+CAPACITY_BLOCK_GROUP_PREFIX = "capacityblockgroup-"
 
 
 def _amount(value: int | str | None, default: NodeAmount) -> NodeAmount:
@@ -134,6 +139,19 @@ def parse_capacity(given: CapacityInput | None, where: str, problems: ConfigProb
                 "(reserved first, then pay-as-you-go) or STRICT (reserved only), or type: on-demand with FORBID",
             )
         policy = policy or DEFAULT_RESERVATION_POLICY
+    foreign = [block for block in blocks if not block.startswith(CAPACITY_BLOCK_GROUP_PREFIX)]
+    if foreign:
+        problems.add(
+            where,
+            f"capacity.capacityBlockGroupIds has {shown(foreign)}, which is not the ID of a capacity block group "
+            f"(those start with {CAPACITY_BLOCK_GROUP_PREFIX})",
+        )
+    if price is not None and Decimal(price) == 0:
+        problems.add(
+            where,
+            f"capacity.maxPricePerGpuHour got {shown(price)}: a spot VM is never offered at no price, so no node "
+            'would ever start; give the most you will pay per GPU-hour, such as "3.515", or leave it out',
+        )
     if len(set(blocks)) != len(blocks):
         repeated = sorted({block for block in blocks if blocks.count(block) > 1})
         problems.add(where, f"capacity.capacityBlockGroupIds repeats {', '.join(repeated)}; list each group once")

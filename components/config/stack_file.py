@@ -17,9 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from components.config.errors import ConfigError, ConfigProblems, config_key, shown
+from components.config.reading import load_yaml
 from components.dra_constants import NAMESPACE
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent.parent
@@ -27,40 +26,6 @@ PROJECT_FILE = PROJECT_DIR / "Pulumi.yaml"
 SECRET_PLACEHOLDER = "[secret]"
 # Pulumi stack names: letters, digits, '-', '_' and '.'.
 STACK_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}\Z")
-
-_BASE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-class Yaml12Loader(_BASE_LOADER):
-    """Safe loading with the YAML 1.2 core schema's implicit types only (libyaml when the wheel has it)."""
-
-
-Yaml12Loader.yaml_implicit_resolvers = {}
-for _tag, _pattern, _first in (
-    ("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
-    ("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", list("tTfF")),
-    ("tag:yaml.org,2002:int", r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$", list("-+0123456789")),
-    (
-        "tag:yaml.org,2002:float",
-        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
-        list("-+.0123456789"),
-    ),
-):
-    Yaml12Loader.add_implicit_resolver(_tag, re.compile(_pattern), _first)
-
-
-def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
-    text = str(loader.construct_scalar(node)).replace("_", "")
-    sign = -1 if text.startswith("-") else 1
-    digits = text.lstrip("+-")
-    if digits.startswith("0o"):
-        return sign * int(digits[2:], 8)
-    if digits.startswith("0x"):
-        return sign * int(digits[2:], 16)
-    return sign * int(digits, 10)
-
-
-Yaml12Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 
 
 class StackFileError(ConfigError):
@@ -76,16 +41,25 @@ class StackFileConfig:
 
 
 def load_yaml_file(path: Path) -> Any:
-    """A YAML document read with YAML 1.2 scalars; a malformed file raises `StackFileError` naming the place."""
-    try:
-        return yaml.load(path.read_text(), Loader=Yaml12Loader)
-    except yaml.YAMLError as error:
-        raise StackFileError(f"{path.name} is not valid YAML: {error}") from None
+    """A YAML document read with YAML 1.2 scalars within the input limits (`components.config.reading`);
+    a file that is not one raises `StackFileError` naming the file and the place."""
+    return load_yaml(path, path.name, StackFileError)
+
+
+def declared_config(project_file: Path = PROJECT_FILE) -> dict[str, Any]:
+    """The `config:` map of `Pulumi.yaml`; `StackFileError` when the file or its `config:` is not a map."""
+    document = load_yaml_file(project_file)
+    declared = document.get("config", {}) if isinstance(document, dict) else None
+    if not isinstance(declared, dict):
+        raise StackFileError(
+            f"{project_file.name}: expected a map with a config: map of declared keys, got {shown(document)}"
+        )
+    return declared
 
 
 def project_config_keys(project_file: Path = PROJECT_FILE) -> list[str]:
     """The keys `Pulumi.yaml` declares, without the namespace: the one list of what the stack reads."""
-    declared = load_yaml_file(project_file).get("config", {})
+    declared = declared_config(project_file)
     return [key.split(":", 1)[1] for key in declared if key.startswith(f"{NAMESPACE}:")]
 
 
@@ -162,7 +136,7 @@ def read_stack_file(stack: str, project_dir: Path = PROJECT_DIR) -> StackFileCon
     problem = stack_name_problem(stack)
     if problem:
         raise StackFileError(problem)
-    declared = (load_yaml_file(project_dir / "Pulumi.yaml") or {}).get("config", {})
+    declared = declared_config(project_dir / "Pulumi.yaml")
     stack_file = project_dir / f"Pulumi.{stack}.yaml"
     if not stack_file.exists():
         raise StackFileError(f"no stack file {stack_file.name} in {project_dir}")

@@ -29,8 +29,10 @@ from typing import Any
 import yaml
 
 from components.config import ConfigError, parse_stack_config
+from components.config.errors import shown
 from components.config.prices import PRICE_TABLE_FILE, load_price_table, parse_price_table
-from components.config.stack_file import PROJECT_DIR, load_yaml_file, program_config, read_stack_file
+from components.config.reading import MAX_INPUT_BYTES, InputError, decode_text, markdown_text, parse_yaml, printable
+from components.config.stack_file import PROJECT_DIR, StackFileError, declared_config, program_config, read_stack_file
 from components.model import PriceTable
 from components.values.cost import stack_cost
 from tools.cost.render import render_cost_markdown, render_cost_text, render_diff_markdown, render_diff_text
@@ -69,7 +71,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="with --base, print only the change (for a page that already shows the cost, such as the plan)",
     )
     args = parser.parse_args(argv)
-    if args.change_only and not args.base:
+    if args.base is not None and not args.base.strip():
+        parser.error(
+            "--base: got an empty revision; give a git revision such as HEAD^1 or origin/main, or leave --base out"
+        )
+    if args.change_only and args.base is None:
         parser.error("--change-only needs --base")
     return args
 
@@ -86,23 +92,35 @@ def _git(project_dir: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 def _show(project_dir: Path, ref: str, path: str) -> str | None:
-    """The file at `path` (relative to the project) in revision `ref`, or None when it has no such file."""
-    if _git(project_dir, "cat-file", "-e", f"{ref}:./{path}").returncode != 0:
+    """The file at `path` (relative to the project) in revision `ref`, or None when it has no such file.
+
+    Its size is asked first, so that a file past the input limit is refused before git prints it.
+    """
+    size = _git(project_dir, "cat-file", "-s", f"{ref}:./{path}")
+    if size.returncode != 0:
         return None
-    shown = _git(project_dir, "show", f"{ref}:./{path}")
+    if not size.stdout.strip().isdigit() or int(size.stdout) > MAX_INPUT_BYTES:
+        raise InputError(
+            f"{ref}:{path}: larger than {MAX_INPUT_BYTES >> 20} MiB, the limit on one input (MAX_INPUT_BYTES)"
+        )
+    shown = subprocess.run(["git", "-C", str(project_dir), "show", f"{ref}:./{path}"], capture_output=True, timeout=60)
     if shown.returncode != 0:
-        raise UnusableInputError(f"git show {ref}:./{path} failed: {shown.stderr.strip()}")
-    return shown.stdout
+        raise UnusableInputError(
+            f"git show {ref}:./{path} failed: {printable(shown.stderr.decode(errors='replace').strip())}"
+        )
+    return decode_text(shown.stdout, f"{ref}:{path}")
 
 
-def _with_new_declarations(base_project: str, project_dir: Path) -> str:
+def _with_new_declarations(base_project: str, project_dir: Path, label: str) -> str:
     """The base's Pulumi.yaml plus the keys this checkout declares and it does not, with their defaults.
 
     A key added by the change reads as its default in the base, which is what the base program did without it.
     """
-    document = yaml.safe_load(base_project) or {}
-    declared = document.setdefault("config", {})
-    for key, spec in (load_yaml_file(project_dir / "Pulumi.yaml").get("config") or {}).items():
+    document = parse_yaml(base_project, label, StackFileError)
+    declared = document.get("config", {}) if isinstance(document, dict) else None
+    if not isinstance(declared, dict):
+        raise StackFileError(f"{label}: expected a map with a config: map of declared keys, got {shown(document)}")
+    for key, spec in declared_config(project_dir / "Pulumi.yaml").items():
         declared.setdefault(key, spec)
     return yaml.safe_dump(document, sort_keys=False)
 
@@ -113,19 +131,22 @@ def base_cost(stack: str, ref: str, project_dir: Path = PROJECT_DIR) -> BaseCost
         raise UnusableInputError(
             f"--base {ref!r} is not a git revision of this repository (or its history is not fetched)"
         )
-    project = _show(project_dir, ref, "Pulumi.yaml")
-    stack_file = _show(project_dir, ref, f"Pulumi.{stack}.yaml")
+    try:
+        project = _show(project_dir, ref, "Pulumi.yaml")
+        stack_file = _show(project_dir, ref, f"Pulumi.{stack}.yaml")
+        table_text = _show(project_dir, ref, PRICE_TABLE)
+    except InputError as error:
+        return BaseCost(ref, None, f"the base {ref} cannot be read: {error}")
     if project is None or stack_file is None:
         return BaseCost(ref, None, f"{ref} has no stack {stack}: the whole cost is new", new_stack=True)
-    table_text = _show(project_dir, ref, PRICE_TABLE)
     note = (
         None if table_text is not None else f"{ref} has no {PRICE_TABLE}; its config is priced with this change's table"
     )
     with tempfile.TemporaryDirectory(prefix="nebius-dra-cost-") as directory:
         folder = Path(directory)
-        (folder / "Pulumi.yaml").write_text(_with_new_declarations(project, project_dir))
-        (folder / f"Pulumi.{stack}.yaml").write_text(stack_file)
         try:
+            (folder / "Pulumi.yaml").write_text(_with_new_declarations(project, project_dir, f"{ref}:Pulumi.yaml"))
+            (folder / f"Pulumi.{stack}.yaml").write_text(stack_file)
             table = (
                 load_price_table(project_dir / PRICE_TABLE)
                 if table_text is None
@@ -149,10 +170,11 @@ def render(stack: str, head: dict, base: BaseCost | None, output: str, change_on
     if output == "markdown":
         lines = [] if change_only else [f"### Cost of stack `{stack}`", "", *render_cost_markdown(head), ""]
         if base is not None:
-            lines += [f"#### What this change costs to `{stack}` ({label})", ""]
-            lines += [f"> {base.note}", ""] if base.note else []
+            lines += [f"#### What this change costs to `{stack}` ({markdown_text(label)})", ""]
+            # The note can quote the base revision's files: escaped, on one line, so it stays one quote.
+            lines += [f"> {markdown_text(base.note)}", ""] if base.note else []
             if base.comparable:
-                lines += render_diff_markdown(base.document, head, label)
+                lines += render_diff_markdown(base.document, head, markdown_text(label))
         return "\n".join(lines) + "\n"
     lines = [] if change_only else [f"Cost of stack {stack}", "", *render_cost_text(head), ""]
     if base is not None:
@@ -166,8 +188,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     try:
         head = estimate(args.stack, PROJECT_DIR)
-        base = base_cost(args.stack, args.base) if args.base else None
-    except (ConfigError, UnusableInputError, OSError, subprocess.SubprocessError) as unusable:
+        base = base_cost(args.stack, args.base) if args.base is not None else None
+    except (ConfigError, UnusableInputError, InputError, OSError, subprocess.SubprocessError) as unusable:
         print(f"python -m tools.cost: {unusable}", file=sys.stderr)
         return EXIT_UNUSABLE
     sys.stdout.write(render(args.stack, head, base, args.format, args.change_only))

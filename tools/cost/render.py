@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from components.config.reading import markdown_text, printable
+
 Document = Mapping[str, Any]
 NONE = "-"
 
@@ -122,8 +124,14 @@ def render_cost_text(document: Document) -> list[str]:
     rows = [*map(_row, _groups(document)), _total_row(document)]
     lines = [f"Cost ({scope(document)})"]
     lines += ["  " + line for line in _table(rows, HEADER)]
-    lines += [f"  note: {note}" for note in _notes(document)]
-    lines += ["  prices:", *(f"    {date}  {source}  (from {origin})" for date, source, origin in _sources(document))]
+    lines += [f"  note: {printable(note)}" for note in _notes(document)]
+    lines += [
+        "  prices:",
+        *(
+            f"    {printable(date)}  {printable(source)}  (from {printable(origin)})"
+            for date, source, origin in _sources(document)
+        ),
+    ]
     return lines
 
 
@@ -136,8 +144,13 @@ def render_cost_markdown(document: Document) -> list[str]:
     lines += [markdown_row(row) for row in map(_row, _groups(document))]
     total = _total_row(document)
     lines.append(markdown_row([f"**{total[0]}**", *total[1:5], f"**{total[5]}**", f"**{total[6]}**", total[7]]))
-    lines += [""] + [f"- {note}" for note in _notes(document)]
-    lines += [f"- prices of {date}: {source} (from `{origin}`)" for date, source, origin in _sources(document)]
+    # A price table's source, note and origin are outside text: escaped, so a link, an image or HTML in them
+    # shows as the characters it is made of in the PR summary.
+    lines += [""] + [f"- {markdown_text(note)}" for note in _notes(document)]
+    lines += [
+        f"- prices of {markdown_text(date)}: {markdown_text(source)} (from {markdown_text(origin)})"
+        for date, source, origin in _sources(document)
+    ]
     return lines
 
 

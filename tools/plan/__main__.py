@@ -21,11 +21,12 @@ or deletes through a symbolic link in `<out>/<stack>/`.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
+from components.config.reading import InputError, load_json
 from policies.dra_rules import PolicyConfigError
 from tools.plan.model import DEFAULT_OUT, Plan, StackNameError, build_plan, check_stack_name
 from tools.plan.report import RENDERERS, render_error
@@ -60,6 +61,17 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def read_option(path: Path | None, option: str) -> Any:
+    """The JSON document an option names, read within the input limits; a given file is never ignored,
+    so `null` in it is refused rather than read as "no such option"."""
+    if path is None:
+        return None
+    document = load_json(path, f"{option} {path}")
+    if document is None:
+        raise InputError(f"{option} {path}: the document is null; give the JSON object it takes, or leave {option} out")
+    return document
+
+
 def exit_status(plan: Plan) -> int:
     if plan.error is not None:
         return EXIT_PROGRAM
@@ -71,13 +83,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = None if args.out == NO_FILES else Path(args.out)
     try:
         stack = check_stack_name(args.stack)
-        policy_config = json.loads(args.policy_config.read_text()) if args.policy_config else None
-        baseline = json.loads(args.baseline.read_text()) if args.baseline else None
+        policy_config = read_option(args.policy_config, "--policy-config")
+        baseline = read_option(args.baseline, "--baseline")
         plan = build_plan(stack, out=out, policy_config=policy_config, baseline=baseline)
     except StackNameError as invalid:
         print(f"python -m tools.plan: {invalid}", file=sys.stderr)
         return EXIT_PROGRAM
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as unusable:
+    except (OSError, InputError) as unusable:
         print(f"python -m tools.plan: {unusable}", file=sys.stderr)
         return EXIT_PROGRAM
     except PolicyConfigError as invalid:

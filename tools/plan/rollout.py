@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from components.config.reading import printable
 from policies.dra_rules import NODE_GROUP_TYPE, field_at
 from tools.plan.graph import DURATION_ESTIMATES
 from tools.plan.mock_engine import RegisteredResource
@@ -205,11 +206,13 @@ _ABSENT = object()
 
 
 def _shown(value: Any) -> str:
+    """A template value for the plan's text; a baseline's value is outside input, so no control character of
+    it reaches a terminal or a PR summary (a newline could forge a line, an escape rewrite the screen)."""
     if value is _ABSENT:
         return "(unset)"
     if isinstance(value, bool):
         return "true" if value else "false"
-    return "{}" if value == {} else str(value)
+    return "{}" if value == {} else printable(str(value))
 
 
 @dataclass(frozen=True)
@@ -227,9 +230,15 @@ class Recreation:
 
 def baseline_templates(document: Any, stack: str) -> dict[str, Mapping[str, Any]]:
     """URN -> rolled-out template fields, from the JSON plan of `stack`; BaselineError when it is none."""
-    if isinstance(document, Mapping) and isinstance(document.get("stack"), str) and document["stack"] != stack:
+    named = document.get("stack") if isinstance(document, Mapping) else None
+    if isinstance(document, Mapping) and not isinstance(named, str):
         raise BaselineError(
-            f"the baseline is a plan of stack {document['stack']}, not of {stack}: compare plans of the same stack"
+            f'the baseline has no "stack" name, so it cannot be known to be a plan of {stack}; '
+            f"write one with `python -m tools.plan --stack {stack} --format json`"
+        )
+    if isinstance(named, str) and named != stack:
+        raise BaselineError(
+            f"the baseline is a plan of stack {printable(named)}, not of {stack}: compare plans of the same stack"
         )
     groups = document.get("nodeGroups") if isinstance(document, Mapping) else None
     if not isinstance(groups, list) or not all(
@@ -254,7 +263,7 @@ def recreations(
             continue
         old, new = _flat(dict(before), "template"), _flat(group["template"], "template")
         changes = tuple(
-            f"{path}: {_shown(old.get(path, _ABSENT))} -> {_shown(new.get(path, _ABSENT))}"
+            f"{printable(path)}: {_shown(old.get(path, _ABSENT))} -> {_shown(new.get(path, _ABSENT))}"
             for path in sorted(set(old) | set(new))
             if old.get(path, _ABSENT) != new.get(path, _ABSENT)
         )

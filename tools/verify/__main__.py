@@ -2,12 +2,15 @@
 
 Exit codes: 0 every check passed, 1 a check failed, 2 the stack config or the kubeconfig
 could not be used or the cluster could not be asked (its API server did not answer within
---request-timeout or could not be reached, or the kubeconfig's exec credential command gave
-no credential within --exec-plugin-timeout), 130 interrupted by Ctrl-C or SIGTERM (after the
+--request-timeout or --run-timeout or could not be reached, its answers could not be used: not
+JSON, not shaped as the API returns objects, larger than 64 MiB; or the kubeconfig's exec
+credential command gave no credential within --exec-plugin-timeout), 130 interrupted by Ctrl-C or SIGTERM (after the
 smoke objects were deleted; an interrupted run never reports a pass).
 
-Nothing waits without a limit: every API request and the exec stream into the smoke pod
-connect and read under --request-timeout (default 30 s), the exec credential command (for
+Nothing waits without a limit: every API request, from its connection to the last byte of
+its answer, and the opening of the exec stream into the smoke pod take at most
+--request-timeout (default 30 s), the whole run talks to the cluster for at most --run-timeout
+(default 1800 s; the smoke objects are still deleted after it), the exec credential command (for
 example the `nebius` CLI, which may wait for a browser login) is killed after
 --exec-plugin-timeout (default 60 s), and a smoke pod has --timeout to reach Running
 (default 300 s), and the GPU metrics exporter has --metrics-timeout to name that pod (default 90 s). A malformed kubeconfig is one line naming the file and what is wrong.
@@ -18,6 +21,7 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -30,6 +34,8 @@ from tools.verify.smoke import SmokeInterrupted, SmokeSettings
 
 DEFAULT_TIMEOUT_S = 300.0
 DEFAULT_METRICS_TIMEOUT_S = 90.0
+# Both smoke workloads at their --timeout, the metrics read and every request at its limit fit in it.
+DEFAULT_RUN_TIMEOUT_S = 1800.0
 
 
 def seconds(text: str) -> float:
@@ -77,8 +83,18 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         default=DEFAULT_REQUEST_TIMEOUT_S,
         metavar="S",
         help=(
-            "seconds the API server may take to accept a connection, and then to answer, for every request and "
-            f"the exec stream (default: {DEFAULT_REQUEST_TIMEOUT_S:.0f})"
+            "seconds the API server may take to accept a connection and send its whole answer, for every request, "
+            f"and to open the exec stream (default: {DEFAULT_REQUEST_TIMEOUT_S:.0f})"
+        ),
+    )
+    parser.add_argument(
+        "--run-timeout",
+        type=seconds,
+        default=DEFAULT_RUN_TIMEOUT_S,
+        metavar="S",
+        help=(
+            "seconds the whole verification may talk to the cluster; no request but the smoke objects' deletion "
+            f"is sent or waited for after it (default: {DEFAULT_RUN_TIMEOUT_S:.0f})"
         ),
     )
     parser.add_argument(
@@ -126,6 +142,7 @@ def _verify(args: argparse.Namespace) -> int:
             args.context,
             request_timeout_s=args.request_timeout,
             exec_plugin_timeout_s=args.exec_plugin_timeout,
+            run_deadline=time.monotonic() + args.run_timeout,
         )
     except ClusterError as error:
         print(f"error: {error}", file=sys.stderr)
@@ -162,11 +179,14 @@ def _verify(args: argparse.Namespace) -> int:
             )
     print(summary_table(results, interrupted), end="")
     if args.json:
-        write_json_report(args.json, results, expect, interrupted, verification.unreachable)
+        write_json_report(args.json, results, expect, interrupted, verification.unreachable, verification.unusable)
     if interrupted:
         return 130
-    if verification.unreachable:
-        print("error: the cluster could not be asked (the failed step names why); exit 2", file=sys.stderr)
+    if verification.unreachable or verification.unusable:
+        print(
+            "error: the cluster could not be asked, or its answers could not be used (the failed step names why); exit 2",
+            file=sys.stderr,
+        )
         return 2
     return 0 if all_passed(results) else 1
 

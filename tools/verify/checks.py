@@ -9,8 +9,10 @@ the output knows where to look next without re-running the commands by hand.
 from __future__ import annotations
 
 import re
+import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from components.dra_constants import (
@@ -23,7 +25,7 @@ from components.dra_constants import (
     NETWORK_CLASSES,
     NODE_GROUP_LABEL,
 )
-from tools.verify.cluster import ClusterUnreachableError
+from tools.verify.cluster import ClusterUnreachableError, UnusableAnswerError
 from tools.verify.expectations import Expectations, GroupExpectation
 from tools.verify.objects import (
     attribute,
@@ -56,7 +58,8 @@ class Finding:
 
 @dataclass(frozen=True)
 class Outcome:
-    """What one check concluded: passed when it has no findings; `unreachable` when the cluster could not be asked.
+    """What one check concluded: passed when it has no findings; `unreachable` when the cluster could not be asked
+    (the later steps are skipped), `unusable` when its answers could not be judged (the run goes on); both exit 2.
 
     `warnings` are findings that do not fail the check (a maintenance scheduled on a node): the step
     then ends as WARN, which the exit status counts as a pass.
@@ -65,6 +68,7 @@ class Outcome:
     summary: str
     findings: tuple[Finding, ...] = ()
     unreachable: bool = False
+    unusable: bool = False
     warnings: tuple[Finding, ...] = ()
 
     @property
@@ -78,6 +82,8 @@ def outcome(findings: Sequence[Finding], summary_when_passed: str, summary_when_
 
 def api_failure(error: Exception) -> Outcome:
     """A step the Kubernetes API cut short: the error already names the call and the likely fix."""
+    if isinstance(error, UnusableAnswerError):
+        return _unusable(str(error))
     if isinstance(error, ClusterUnreachableError):
         return Outcome(
             "the cluster could not be reached",
@@ -104,19 +110,32 @@ def api_failure(error: Exception) -> Outcome:
     )
 
 
-def unexpected_failure(error: Exception) -> Outcome:
-    """A step that broke on something the verifier did not expect: one FAIL line, not a traceback that ends the run."""
+def _unusable(found: str) -> Outcome:
+    """Answers no check can judge: nothing is known about the cluster, so the run exits 2, not 1 (a check failed)."""
     return Outcome(
-        "the verifier could not finish this step",
+        "the cluster's answers could not be used",
         (
             Finding(
-                subject="tools.verify",
+                subject="Kubernetes API",
                 expected="objects shaped as the Kubernetes 1.34 API and the pinned charts return them",
-                found=f"{type(error).__name__}: {error}",
-                likely_cause="an object shape the verifier does not know (another chart or API version); report it with the --json report",
+                found=found,
+                likely_cause="a proxy in the way, a server that is not a Kubernetes API server, or an object shape "
+                "the verifier does not know (another chart or API version); report it with the --json report",
             ),
         ),
+        unusable=True,
     )
+
+
+def unexpected_failure(error: Exception) -> Outcome:
+    """A step that broke on an answer it could not read: one FAIL line and exit 2, not a traceback that ends the run.
+
+    Only the exception's type and where it was raised are shown: its text may quote whatever the answer held,
+    a credential included.
+    """
+    frames = traceback.extract_tb(error.__traceback__)
+    where = f" at {Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
+    return _unusable(f"{type(error).__name__}{where} (its message is not shown: it may quote what the answer held)")
 
 
 @dataclass(frozen=True)

@@ -5,19 +5,27 @@ exactly what `kubectl get -o json` shows (camelCase, every field), never the cli
 generated model classes. Every failure becomes a `ClusterError` whose message says what to
 do about it; a missing object is `None`, not an error.
 
-Nothing here waits without a limit: every request carries a connect and a read timeout
-(`request_timeout_s`, --request-timeout), the exec websocket connects and reads under the same
-limit, and the kubeconfig's exec credential plugin runs under its own (--exec-plugin-timeout).
-A server that does not answer, or a plugin that does not finish, is a `ClusterUnreachableError`
-naming the server URL or the command.
+Nothing here waits without a limit. A socket timeout bounds one read, not a request: a server
+that sends a byte a second, in the headers or in a chunked body, would hold it for hours. So
+each request runs on a thread of its own and the caller waits for it until the request's
+deadline (`request_timeout_s`, --request-timeout, for the connection, the headers and the whole
+body) or the run's (`run_deadline`, --run-timeout), whichever comes first; the connection is
+then shut down and the worker ends. A body larger than `MAX_RESPONSE_BYTES` is cut off, not read
+until memory runs out. The exec websocket connects and reads under the same per-request limit, and
+the kubeconfig's exec credential plugin runs under its own (--exec-plugin-timeout). A server
+that does not answer in time, or a plugin that does not finish, is a `ClusterUnreachableError`
+naming the server URL or the command; an answer that cannot be used (not JSON, not the shape the
+API returns, too large) is an `UnusableAnswerError`. Both mean nothing was judged: exit 2.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -30,11 +38,15 @@ from kubernetes.stream import stream, ws_client
 from kubernetes.stream.ws_client import ERROR_CHANNEL
 from websocket import WebSocket, WebSocketException, WebSocketTimeoutException
 
+from components.config.reading import InputError, parse_json, printable
 from tools.verify.kubeconfig import ExecCredentials, ExecPluginError, KubeconfigError, load_kubeconfig, one_line
 
 Obj = dict[str, Any]
 DEFAULT_REQUEST_TIMEOUT_S = 30.0
 DEFAULT_EXEC_PLUGIN_TIMEOUT_S = 60.0
+# A list of every ResourceSlice of a thousand 8-GPU nodes is a few MiB; 64 MiB is far above any real answer.
+MAX_RESPONSE_BYTES = 64 << 20
+READ_CHUNK_BYTES = 1 << 16
 TIMEOUTS = (TimeoutError, urllib3.exceptions.TimeoutError, WebSocketTimeoutException)
 
 
@@ -45,6 +57,57 @@ class ClusterError(Exception):
 class ClusterUnreachableError(ClusterError):
     """The cluster could not be asked at all: its API server did not answer in time or could not be
     reached, or the exec credential plugin gave no credential. Nothing was judged: the run exits 2."""
+
+
+class UnusableAnswerError(ClusterError):
+    """The API server answered, but with something no check can judge (not JSON, not the object or list
+    the API returns, larger than MAX_RESPONSE_BYTES): that step judged nothing, the others go on; exit 2."""
+
+
+class _Attempt:
+    """One request on a thread of its own, so that the caller's wait bounds it whole, however the server drips."""
+
+    def __init__(self, work: Callable[[_Attempt], bytes]) -> None:
+        self.work = work
+        self.finished = threading.Event()
+        self.abandoned = False
+        self.response: Any = None
+        self.result: bytes = b""
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            self.result = self.work(self)
+        except BaseException as error:  # handed to the waiting caller, which raises it there
+            self.error = error
+        finally:
+            self.finished.set()
+
+    def abandon(self) -> None:
+        """The deadline passed: shut the connection down, so that the worker's blocked read ends now."""
+        self.abandoned = True
+        response = self.response
+        if response is not None:
+            with suppress(OSError):  # already closed by the server
+                response.shutdown()
+
+
+def read_body(response: Any, attempt: _Attempt, limit: int = MAX_RESPONSE_BYTES) -> bytes:
+    """The body in chunks, stopping at `limit` bytes or once the attempt is abandoned."""
+    chunks: list[bytes] = []
+    size = 0
+    for chunk in response.stream(READ_CHUNK_BYTES, decode_content=True):
+        size += len(chunk)
+        if size > limit:
+            raise _TooLargeError
+        if attempt.abandoned:
+            break
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+class _TooLargeError(Exception):
+    """The body passed MAX_RESPONSE_BYTES."""
 
 
 def is_timeout(error: BaseException) -> bool:
@@ -143,12 +206,19 @@ class KubeCluster:
         api_client: client.ApiClient,
         request_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S,
         credentials: ExecCredentials | None = None,
+        run_deadline: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        """`credentials`: the kubeconfig's exec plugin, run before the first request and whenever its token expires."""
+        """`credentials`: the kubeconfig's exec plugin, run before the first request and whenever its token expires.
+
+        `run_deadline` (a `clock` time): no request but a deletion starts or lasts past it; None for no run limit.
+        """
         self.api_client = api_client
         self.server = api_client.configuration.host
         self.request_timeout_s = request_timeout_s
         self.credentials = credentials
+        self.run_deadline = run_deadline
+        self.clock = clock
         self.core = client.CoreV1Api(api_client)
         self.apps = client.AppsV1Api(api_client)
         self.resource = client.ResourceV1Api(api_client)
@@ -160,6 +230,7 @@ class KubeCluster:
         context: str | None = None,
         request_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S,
         exec_plugin_timeout_s: float = DEFAULT_EXEC_PLUGIN_TIMEOUT_S,
+        run_deadline: float | None = None,
     ) -> KubeCluster:
         """Reads and checks the kubeconfig; runs no plugin and sends no request yet (the first call does)."""
         try:
@@ -183,7 +254,7 @@ class KubeCluster:
         if kubeconfig.exec is not None:
             interactive = sys.stdin.isatty() and sys.stderr.isatty()
             credentials = ExecCredentials(kubeconfig.exec, exec_plugin_timeout_s, interactive)
-        return cls(client.ApiClient(configuration), request_timeout_s, credentials)
+        return cls(client.ApiClient(configuration), request_timeout_s, credentials, run_deadline)
 
     def _authenticate(self, action: str) -> None:
         """Installs the exec plugin's credential, running the plugin when there is none yet or it expired."""
@@ -203,28 +274,80 @@ class KubeCluster:
             # The connection pool reads the client certificate when it is built.
             self.api_client.rest_client = rest.RESTClientObject(configuration)
 
+    def _late(self, action: str, limit: str) -> ClusterUnreachableError:
+        return ClusterUnreachableError(
+            f"{action}: the API server {self.server} did not answer within {limit} (an answer ends with its "
+            "last byte); check that the kubeconfig's server is the cluster's endpoint and that your network "
+            "(VPN, firewall, proxy) reaches it"
+        )
+
     def _unreachable(self, action: str, error: BaseException) -> ClusterUnreachableError:
         if is_timeout(error):
-            return ClusterUnreachableError(
-                f"{action}: the API server {self.server} did not answer within {self.request_timeout_s:g}s "
-                "(--request-timeout); check that the kubeconfig's server is the cluster's endpoint and that "
-                "your network (VPN, firewall, proxy) reaches it"
-            )
+            return self._late(action, f"{self.request_timeout_s:g}s (--request-timeout)")
         reason = getattr(error, "reason", None) or error
         return ClusterUnreachableError(
             f"{action}: cannot reach the API server {self.server} ({one_line(str(reason))}); "
             "check the kubeconfig's server and your network"
         )
 
+    def _deadline(self, cleanup: bool) -> tuple[float, str]:
+        """When this request must be done, and the limit that says so; a deletion of the verifier's own objects
+        always gets its --request-timeout, so that a run out of time still cleans up."""
+        own = self.clock() + self.request_timeout_s
+        if cleanup or self.run_deadline is None or own <= self.run_deadline:
+            return own, f"{self.request_timeout_s:g}s (--request-timeout)"
+        return self.run_deadline, "the run's time limit (--run-timeout)"
+
+    def _bounded(
+        self, action: str, call: Callable[..., Any], args: Sequence[Any], kwargs: dict, cleanup: bool
+    ) -> bytes:
+        """The body of one request, connection, headers and body all done by the deadline, at most MAX_RESPONSE_BYTES."""
+        deadline, limit = self._deadline(cleanup)
+        remaining = deadline - self.clock()
+        if remaining <= 0:
+            raise ClusterUnreachableError(f"{action}: not sent: {limit} is spent")
+
+        # The sockets' own limit is a backstop a little after the deadline, so that the wait below speaks first.
+        backstop = remaining + 1
+
+        def work(attempt: _Attempt) -> bytes:
+            response = call(*args, _preload_content=False, _request_timeout=(backstop, backstop), **kwargs)
+            attempt.response = response
+            try:
+                body = read_body(response, attempt)
+            except BaseException:
+                response.close()  # a half-read body must not go back to the pool for the next request
+                raise
+            response.release_conn()
+            return body
+
+        attempt = _Attempt(work)
+        threading.Thread(target=attempt.run, name=f"tools.verify: {action}", daemon=True).start()
+        if not attempt.finished.wait(remaining):
+            attempt.abandon()
+            raise self._late(action, limit)
+        if isinstance(attempt.error, _TooLargeError):
+            raise UnusableAnswerError(
+                f"{action}: the API server {self.server} answered with more than {MAX_RESPONSE_BYTES >> 20} MiB "
+                "(the verifier's limit on one answer); a proxy may stand in its way"
+            )
+        if attempt.error is not None:
+            raise attempt.error
+        return attempt.result
+
     def _request(
-        self, action: str, call: Callable[..., Any], *args: Any, missing_ok: bool = False, **kwargs: Any
+        self,
+        action: str,
+        call: Callable[..., Any],
+        *args: Any,
+        missing_ok: bool = False,
+        cleanup: bool = False,
+        **kwargs: Any,
     ) -> bytes | None:
         """The answer's body; None for a missing object when `missing_ok`."""
         self._authenticate(action)
-        timeout = (self.request_timeout_s, self.request_timeout_s)
         try:
-            response = call(*args, _preload_content=False, _request_timeout=timeout, **kwargs)
-            data = response.data
+            return self._bounded(action, call, args, kwargs, cleanup)
         except ApiException as error:
             if missing_ok and error.status == 404:
                 return None
@@ -233,27 +356,47 @@ class KubeCluster:
             raise ClusterError(explain_api_error(error, action)) from error
         except (urllib3.exceptions.HTTPError, OSError) as error:
             raise self._unreachable(action, error) from error
-        return data if isinstance(data, bytes) else str(data or "").encode()
+        except ValueError:  # http.client refusing a header: its message quotes the header, credential included
+            raise ClusterUnreachableError(
+                f"{action}: the request could not be sent (a header the kubeconfig gave is not a valid HTTP header; "
+                "its value is not shown)"
+            ) from None
+
+    def _unusable(self, action: str, what: str) -> UnusableAnswerError:
+        return UnusableAnswerError(
+            f"{action}: the API server {self.server} answered with {what}; a proxy may stand in its way, "
+            "or the server is not a Kubernetes API server"
+        )
 
     def _call(
-        self, action: str, call: Callable[..., Any], *args: Any, missing_ok: bool = False, **kwargs: Any
+        self,
+        action: str,
+        call: Callable[..., Any],
+        *args: Any,
+        missing_ok: bool = False,
+        cleanup: bool = False,
+        **kwargs: Any,
     ) -> Obj | None:
-        data = self._request(action, call, *args, missing_ok=missing_ok, **kwargs)
+        data = self._request(action, call, *args, missing_ok=missing_ok, cleanup=cleanup, **kwargs)
         if data is None:
             return None
         if not data:
             return {}
         try:
-            return json.loads(data)
-        except ValueError:
-            shown = one_line(data.decode(errors="replace") if isinstance(data, bytes) else str(data), 120)
-            raise ClusterError(
-                f"{action}: the API server {self.server} answered with something that is not JSON ({shown!r}); "
-                "a proxy may stand in its way"
+            document = parse_json(data, "its answer")
+        except InputError as error:
+            raise self._unusable(
+                action, f"something this verifier cannot read ({printable(one_line(str(error), 200))})"
             ) from None
+        if not isinstance(document, dict):
+            raise self._unusable(action, "JSON that is not an object")
+        return document
 
     def _items(self, action: str, call: Callable[..., Any], *args: Any, **kwargs: Any) -> list[Obj]:
-        return (self._call(action, call, *args, **kwargs) or {}).get("items") or []
+        items = (self._call(action, call, *args, **kwargs) or {}).get("items") or []
+        if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
+            raise self._unusable(action, "a list whose items are not a list of objects")
+        return items
 
     def list_nodes(self) -> list[Obj]:
         return self._items("list nodes", self.core.list_node)
@@ -314,6 +457,7 @@ class KubeCluster:
             namespace,
             grace_period_seconds=0,
             missing_ok=True,
+            cleanup=True,
         )
 
     def delete_claim(self, namespace: str, name: str) -> None:
@@ -323,6 +467,7 @@ class KubeCluster:
             name,
             namespace,
             missing_ok=True,
+            cleanup=True,
         )
 
     def proxy_pod(self, namespace: str, name: str, port: int, path: str) -> str:

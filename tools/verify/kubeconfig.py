@@ -19,6 +19,7 @@ import base64
 import binascii
 import json
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -30,13 +31,26 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import yaml
 from kubernetes.config.kube_config import ConfigNode
+
+from components.config.reading import load_yaml, read_text
 
 DEFAULT_KUBECONFIG = "~/.kube/config"
 WRITE_IT = "write it with `pulumi stack output kubeconfig --show-secrets > kubeconfig` and pass --kubeconfig kubeconfig"
 # A credential this close to its expiry is renewed before the next request, not after a 401.
 RENEW_BEFORE = timedelta(seconds=30)
+# A service account token is about 1 KiB, a Nebius IAM token less; a token file of more is not a token.
+MAX_TOKEN_BYTES = 64 << 10
+# A bearer token travels in the Authorization header as `Bearer <token>`, where RFC 6750 section 2.1 allows only
+# b64token characters; visible ASCII is the lenient superset kept here. A newline or another control character
+# would end the header or start a forged one (RFC 9110 section 5.5), and http.client then raises an error that
+# quotes the whole header, token included: such a token is refused first, by name, never by value.
+HEADER_SAFE_TOKEN = re.compile(r"^[\x21-\x7e]+\Z")
+NOT_HEADER_SAFE = (
+    "holds a character an HTTP Authorization header cannot carry (a space, a newline or another control or "
+    "non-ASCII character); a bearer token is visible ASCII only (RFC 6750 section 2.1). The value is secret and "
+    "not shown"
+)
 
 
 class KubeconfigError(Exception):
@@ -69,13 +83,6 @@ def one_line(text: str, limit: int = 300) -> str:
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
-def yaml_problem(error: yaml.YAMLError) -> str:
-    if isinstance(error, yaml.MarkedYAMLError) and error.problem_mark is not None:
-        mark = error.problem_mark
-        return f"{error.problem or error.context or 'unreadable'} at line {mark.line + 1}, column {mark.column + 1}"
-    return one_line(str(error))
-
-
 @dataclass(frozen=True)
 class Named:
     """One entry of clusters, contexts or users, with the file it came from (relative paths resolve there)."""
@@ -90,22 +97,12 @@ class Named:
 
 
 def read_document(path: Path) -> dict[str, Any]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise KubeconfigError(f"kubeconfig {path}: no such file; {WRITE_IT}") from None
-    except IsADirectoryError:
-        raise KubeconfigError(f"kubeconfig {path}: is a directory, not a file") from None
-    except UnicodeDecodeError:
-        raise KubeconfigError(f"kubeconfig {path}: not a text file (not UTF-8); {WRITE_IT}") from None
-    except OSError as error:
-        raise KubeconfigError(f"kubeconfig {path}: cannot read it ({error.strerror or error})") from None
-    try:
-        document = yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        raise KubeconfigError(f"kubeconfig {path}: not valid YAML: {yaml_problem(error)}") from None
-    except RecursionError:
-        raise KubeconfigError(f"kubeconfig {path}: not a kubeconfig (nested too deeply)") from None
+    """The file's mapping, read through the project's input limits (`components.config.reading`)."""
+    if not path.exists():
+        raise KubeconfigError(f"kubeconfig {path}: no such file; {WRITE_IT}")
+    if path.is_dir():
+        raise KubeconfigError(f"kubeconfig {path}: is a directory, not a file")
+    document = load_yaml(path, f"kubeconfig {path}", KubeconfigError)
     if document is None:
         raise KubeconfigError(f"kubeconfig {path}: the file is empty; {WRITE_IT}")
     if not isinstance(document, dict):
@@ -189,16 +186,35 @@ def check_cluster(cluster: Named) -> str:
     return str(server)
 
 
-def check_user(user: Named) -> None:
-    for key in ("token", "username", "password"):
-        field(user, "user", key, str)
-    token_file = field(user, "user", "tokenFile", str)
-    if token_file is not None and not (user.directory / Path(token_file).expanduser()).is_file():
+def header_safe(token: str) -> bool:
+    return HEADER_SAFE_TOKEN.match(token) is not None
+
+
+def read_token_file(user: Named, token_file: str) -> str:
+    """The token in `tokenFile`, without surrounding white space, as client-go reads it
+    (`transport.NewCachedFileTokenSource`: `strings.TrimSpace`); the Python client would send the newline."""
+    path = user.directory / Path(token_file).expanduser()
+    if not path.exists():
         raise KubeconfigError(f"kubeconfig {user.source}: user {user.name!r}: tokenFile {token_file} does not exist")
+    label = f"kubeconfig {user.source}: user {user.name!r}: tokenFile {token_file}"
+    return read_text(path, label, KubeconfigError, limit=MAX_TOKEN_BYTES).strip()
+
+
+def check_user(user: Named) -> str | None:
+    """The user's bearer token (`token`, else the content of `tokenFile`), after every field the client reads is checked."""
+    for key in ("username", "password"):
+        field(user, "user", key, str)
+    token = field(user, "user", "token", str)
+    where = "token"
+    if token is None and (token_file := field(user, "user", "tokenFile", str)) is not None:
+        token, where = read_token_file(user, token_file), f"the content of tokenFile {token_file}"
+    if token is not None and not header_safe(token):
+        raise KubeconfigError(f"kubeconfig {user.source}: user {user.name!r}: {where} {NOT_HEADER_SAFE}")
     check_file_or_data(user, "user", "client-certificate")
     check_file_or_data(user, "user", "client-key")
     field(user, "user", "auth-provider", dict)
     field(user, "user", "exec", dict)
+    return token or None
 
 
 @dataclass(frozen=True)
@@ -333,6 +349,8 @@ class ExecPlugin:
             expiry = expiry.replace(tzinfo=UTC)
         token, certificate, key = (status.get(k) for k in ("token", "clientCertificateData", "clientKeyData"))
         if isinstance(token, str) and token:
+            if not header_safe(token):
+                raise ExecPluginError(f"{self._describe()} printed a token that {NOT_HEADER_SAFE}")
             return Credential(token=token, expires=expiry)
         if isinstance(certificate, str) and isinstance(key, str) and certificate and key:
             return Credential(client_certificate=certificate, client_key=key, expires=expiry)
@@ -409,10 +427,20 @@ class Kubeconfig:
     user: Named | None
     server: str
     exec: ExecPlugin | None
+    token: str | None = None
 
     def client_config(self) -> ConfigNode:
-        """What the client's KubeConfigLoader reads: each entry keeps its file, so relative paths resolve there."""
-        user_body = {key: value for key, value in (self.user.body if self.user else {}).items() if key != "exec"}
+        """What the client's KubeConfigLoader reads: each entry keeps its file, so relative paths resolve there.
+
+        The token is handed over as read and checked here (`tokenFile` trimmed), never as the file to read again.
+        """
+        user_body = {
+            key: value
+            for key, value in (self.user.body if self.user else {}).items()
+            if key not in ("exec", "token", "tokenFile")
+        }
+        if self.token is not None:
+            user_body["token"] = self.token
         contexts = [self._node(self.context, "context", self.context.body)]
         clusters = [self._node(self.cluster, "cluster", self.cluster.body)]
         users = [self._node(self.user, "user", user_body)] if self.user is not None else []
@@ -498,11 +526,11 @@ def load_kubeconfig(path: str | None, context: str | None = None) -> Kubeconfig:
             f"kubeconfig {chosen_context.source}: context {name!r} names user {user_name!r}, "
             f"which no users entry defines (users: {names(users)})"
         )
-    plugin = None
+    plugin, token = None, None
     if user is not None:
-        check_user(user)
+        token = check_user(user)
         # The client prefers an auth-provider or a token over exec; so does this.
-        others = any(user.body.get(key) for key in ("auth-provider", "token", "tokenFile"))
+        others = token is not None or bool(user.body.get("auth-provider"))
         if user.body.get("exec") is not None and not others:
             plugin = ExecPlugin.from_user(user, cluster)
-    return Kubeconfig(files, chosen_context, cluster, user, server, plugin)
+    return Kubeconfig(files, chosen_context, cluster, user, server, plugin, token)

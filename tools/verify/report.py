@@ -104,19 +104,30 @@ def all_passed(results: Sequence[CheckResult]) -> bool:
 
 
 def json_report(
-    results: Sequence[CheckResult], expect: Expectations, interrupted: bool, unreachable: bool = False
+    results: Sequence[CheckResult],
+    expect: Expectations,
+    interrupted: bool,
+    unreachable: bool = False,
+    unusable: bool = False,
 ) -> dict:
     return {
         "stack": expect.stack,
-        "passed": all_passed(results) and not interrupted and not unreachable,
+        "passed": all_passed(results) and not interrupted and not unreachable and not unusable,
         "interrupted": interrupted,
         "unreachable": unreachable,
+        "unusable": unusable,
         "checks": [asdict(result) for result in results],
     }
 
 
 def write_json_report(
-    path: Path, results: Sequence[CheckResult], expect: Expectations, interrupted: bool, unreachable: bool = False
+    path: Path,
+    results: Sequence[CheckResult],
+    expect: Expectations,
+    interrupted: bool,
+    unreachable: bool = False,
+    unusable: bool = False,
 ) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(json_report(results, expect, interrupted, unreachable), indent=2) + "\n")
+    document = json_report(results, expect, interrupted, unreachable, unusable)
+    path.write_text(json.dumps(document, indent=2) + "\n")

@@ -90,6 +90,8 @@ class Verification:
         self.state: ClusterState | None = None
         # Set once a step could not reach the cluster: the later steps are skipped, the run exits 2.
         self.unreachable = False
+        # Set once a step could not judge the cluster's answers: the run goes on, and exits 2.
+        self.unusable = False
         # What the exporter said while the GPU smoke pod held its GPU; the gpu-metrics step reports it.
         self.metrics: Outcome | None = None
 
@@ -199,6 +201,7 @@ class Verification:
         except Exception as error:
             outcome = unexpected_failure(error)
         self.unreachable = self.unreachable or outcome.unreachable
+        self.unusable = self.unusable or outcome.unusable
         status = FAIL if not outcome.passed else WARN if outcome.warnings else PASS
         return CheckResult(
             step.name,

@@ -1,0 +1,245 @@
+"""The one way in for every file and answer from outside: stack files, prices, policy config, baselines,
+git revisions, kubeconfigs and API answers.
+
+Each is read as a regular file only (a FIFO or `/dev/zero` would hold a reader for ever), at most
+`MAX_INPUT_BYTES`, and parsed with caps that Python's parsers lack: nesting at most `MAX_DEPTH`
+levels (deeper, the parsers and every walk over the result end in RecursionError), YAML aliases at
+most `MAX_ALIASES` and at most `MAX_NODES` values once they are expanded (a "billion laughs" document
+is a few hundred bytes), whole numbers of at most `MAX_DIGITS` digits (a longer one overflows
+`float()` or, past 4300 digits, `int()`) and, in JSON, finite floats. Every refusal names the limit.
+
+Text that came from outside and is echoed goes through `printable` (a terminal escape or a newline
+cannot forge output) and, in Markdown, `markdown_text` (nor a link, an image or HTML in a PR summary).
+
+YAML is read with the YAML 1.2 core schema's implicit types, as the Pulumi CLI reads stack files:
+`on` and `2024-01-01` stay strings, `010` is ten.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import stat
+import unicodedata
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+MAX_INPUT_BYTES = 16 << 20
+MAX_DEPTH = 64
+MAX_ALIASES = 1_000
+MAX_NODES = 200_000
+# Past 308 digits a whole number overflows `float()`, the first thing a reader of a bound or a price does.
+MAX_DIGITS = 300
+
+ErrorFactory = Callable[[str], Exception]
+
+_BASE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class InputError(ValueError):
+    """A file or answer from outside that is not a regular file, too large, or past a parsing limit."""
+
+
+class Yaml12Loader(_BASE_LOADER):
+    """Safe loading with the YAML 1.2 core schema's implicit types only (libyaml when the wheel has it)."""
+
+
+Yaml12Loader.yaml_implicit_resolvers = {}
+for _tag, _pattern, _first in (
+    ("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
+    ("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", list("tTfF")),
+    ("tag:yaml.org,2002:int", r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$", list("-+0123456789")),
+    (
+        "tag:yaml.org,2002:float",
+        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
+        list("-+.0123456789"),
+    ),
+):
+    Yaml12Loader.add_implicit_resolver(_tag, re.compile(_pattern), _first)
+
+
+def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
+    text = str(loader.construct_scalar(node)).replace("_", "")
+    sign = -1 if text.startswith("-") else 1
+    digits = text.lstrip("+-")
+    base = {"0o": 8, "0x": 16}.get(digits[:2], 10)
+    digits = digits[2:] if base != 10 else digits
+    if len(digits) > MAX_DIGITS:
+        raise yaml.constructor.ConstructorError(
+            None, None, f"a whole number of {len(digits)} digits; at most {MAX_DIGITS} (MAX_DIGITS)", node.start_mark
+        )
+    return sign * int(digits, base)
+
+
+Yaml12Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file"
+
+
+def read_text(path: Path, label: str, error: ErrorFactory = InputError, limit: int = MAX_INPUT_BYTES) -> str:
+    """The UTF-8 text of the regular file `path`; `error(message)` naming `label` and the limit otherwise.
+
+    The file is opened without blocking, so that a FIFO is refused instead of waited on.
+    """
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as failure:
+        raise error(f"cannot read {label}: {failure.strerror or failure}") from None
+    with os.fdopen(descriptor, "rb") as file:
+        mode = os.fstat(file.fileno()).st_mode
+        if not stat.S_ISREG(mode):
+            raise error(f"cannot read {label}: it is {_kind(mode)}, not a regular file")
+        try:
+            data = file.read(limit + 1)
+        except OSError as failure:
+            raise error(f"cannot read {label}: {failure.strerror or failure}") from None
+    return decode_text(data, label, error, limit)
+
+
+def decode_text(data: bytes, label: str, error: ErrorFactory = InputError, limit: int = MAX_INPUT_BYTES) -> str:
+    """Bytes from outside (a file, a git revision, an answer) as text, at most `limit` bytes of UTF-8."""
+    if len(data) > limit:
+        raise error(f"{label}: larger than {limit >> 20} MiB, the limit on one input (MAX_INPUT_BYTES)")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as failure:
+        raise error(f"{label}: not a text file (not UTF-8) at byte {failure.start}") from None
+
+
+def _yaml_shape_problem(text: str) -> str | None:
+    """Depth, alias and expanded-size problems of a YAML document, found from its events before it is built."""
+    sizes: dict[str, int] = {}
+    open_collections: list[list[Any]] = [[None, 0]]  # [anchor, values inside], outermost first
+    aliases = 0
+    for event in yaml.parse(text, Loader=Yaml12Loader):
+        if isinstance(event, yaml.AliasEvent):
+            aliases += 1
+            if aliases > MAX_ALIASES:
+                return f"more than {MAX_ALIASES} aliases (MAX_ALIASES)"
+            open_collections[-1][1] += sizes.get(str(event.anchor), 1)
+        elif isinstance(event, yaml.ScalarEvent):
+            open_collections[-1][1] += 1
+            if event.anchor:
+                sizes[event.anchor] = 1
+        elif isinstance(event, yaml.CollectionStartEvent):
+            open_collections.append([event.anchor, 1])
+            if len(open_collections) - 1 > MAX_DEPTH:
+                return f"nested more than {MAX_DEPTH} levels deep (MAX_DEPTH)"
+        elif isinstance(event, yaml.CollectionEndEvent):
+            anchor, size = open_collections.pop()
+            if anchor:
+                sizes[anchor] = size
+            open_collections[-1][1] += size
+        if open_collections[-1][1] > MAX_NODES or open_collections[0][1] > MAX_NODES:
+            return f"more than {MAX_NODES} values once its aliases are expanded (MAX_NODES)"
+    return None
+
+
+def yaml_problem(failure: yaml.YAMLError) -> str:
+    """A YAML error as `problem at line L, column C`, without the parser's multi-line excerpt."""
+    if isinstance(failure, yaml.MarkedYAMLError) and failure.problem_mark is not None:
+        mark = failure.problem_mark
+        return f"{failure.problem or failure.context or 'unreadable'} at line {mark.line + 1}, column {mark.column + 1}"
+    return " ".join(str(failure).split())
+
+
+def parse_yaml(text: str, label: str, error: ErrorFactory = InputError) -> Any:
+    """One YAML 1.2 document within the limits above; `error(message)` naming `label` otherwise."""
+    try:
+        problem = _yaml_shape_problem(text)
+        if problem is None:
+            return check_values(yaml.load(text, Loader=Yaml12Loader), label, error)
+    except yaml.YAMLError as failure:
+        raise error(f"{label} is not valid YAML: {yaml_problem(failure)}") from None
+    raise error(f"{label}: {problem}")
+
+
+def _json_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_DIGITS:
+        raise ValueError(f"a whole number of {len(text.lstrip('-'))} digits; at most {MAX_DIGITS} (MAX_DIGITS)")
+    return int(text)
+
+
+def _json_constant(constant: str) -> Any:
+    raise ValueError(f"{constant} is not a number this project reads (numbers must be finite)")
+
+
+def _json_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text} is beyond a float's range (numbers must be finite)")
+    return value
+
+
+def parse_json(text: str | bytes, label: str, error: ErrorFactory = InputError) -> Any:
+    """One JSON document within the limits above; `error(message)` naming `label` otherwise."""
+    try:
+        document = json.loads(text, parse_int=_json_int, parse_float=_json_float, parse_constant=_json_constant)
+    except RecursionError:
+        raise error(f"{label}: nested more than {MAX_DEPTH} levels deep (MAX_DEPTH)") from None
+    except ValueError as failure:
+        raise error(f"{label} is not valid JSON: {failure}") from None
+    return check_values(document, label, error)
+
+
+def check_values(document: Any, label: str, error: ErrorFactory = InputError) -> Any:
+    """`document` when its nesting and whole numbers are within the limits; walked without recursion.
+
+    Floats are left to the readers, which name the field: YAML writes `.inf` and `.nan` on purpose.
+    """
+    pending: list[tuple[Any, int]] = [(document, 0)]
+    while pending:
+        value, depth = pending.pop()
+        if depth > MAX_DEPTH:
+            raise error(f"{label}: nested more than {MAX_DEPTH} levels deep (MAX_DEPTH)")
+        if isinstance(value, dict):
+            pending.extend((item, depth + 1) for item in value.values())
+        elif isinstance(value, list):
+            pending.extend((item, depth + 1) for item in value)
+        elif isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**MAX_DIGITS:
+            raise error(f"{label}: a whole number of more than {MAX_DIGITS} digits (MAX_DIGITS)")
+    return document
+
+
+def load_yaml(path: Path, label: str, error: ErrorFactory = InputError) -> Any:
+    return parse_yaml(read_text(path, label, error), label, error)
+
+
+def load_json(path: Path, label: str, error: ErrorFactory = InputError) -> Any:
+    return parse_json(read_text(path, label, error), label, error)
+
+
+# Unicode categories that draw nothing and can move the cursor, erase, or reorder text: controls (C0, C1, DEL,
+# and so every terminal escape), format characters (bidirectional overrides) and line or paragraph separators.
+_INVISIBLE = frozenset(("Cc", "Cf", "Zl", "Zp"))
+
+
+def printable(text: str) -> str:
+    """`text` with every control, format and line-separator character written as its JSON escape (`\\u001b`, `\\n`)."""
+    if text.isprintable():
+        return text
+    return "".join(
+        json.dumps(character)[1:-1] if unicodedata.category(character) in _INVISIBLE else character
+        for character in text
+    )
+
+
+# What starts Markdown inside a line on GitHub: emphasis, code, links and images (`[`), table cells, strike-through.
+# `.`, `-`, `(` and the like stay as they are, so a URL still reads (and links) as one.
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+
+
+def markdown_text(text: str) -> str:
+    """`text` as literal Markdown on GitHub: printable, its Markdown punctuation escaped, HTML as entities."""
+    escaped = printable(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", escaped)
