@@ -131,3 +131,25 @@ def test_bad_stack_names_are_refused(stack):
 @pytest.mark.parametrize("stack", ["dev", "prod", "staging-2", "team_a.dev"])
 def test_good_stack_names_pass(stack):
     assert stack_name_problem(stack) is None
+
+
+@pytest.mark.parametrize(
+    "line",
+    ['  nebius-dra:systemNodeCount: "3"\n', '  nebius-dra:samplePods: "true"\n', '  nebius-dra:gpuProducts: ["A"]\n'],
+)
+def test_values_the_cli_writes_back_as_text_are_taken_as_the_cli_takes_them(project, line):
+    # `pulumi config set` and `stack init` store typed values as text; the CLI accepts them (sdk/v3
+    # v3.274.0 ValidateConfigValue), and so must the offline plan (e2e/cli checks the two agree).
+    read_stack_file(stack_with(project, line), project)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        '  nebius-dra:systemNodeCount: "three"\n',
+        "  nebius-dra:systemNodeCount: 3.0\n",
+        '  nebius-dra:samplePods: "yes"\n',
+    ],
+)
+def test_text_the_cli_cannot_type_is_refused(project, line):
+    assert "but Pulumi.yaml declares it" in refusal(project, stack_with(project, line))

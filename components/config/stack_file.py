@@ -79,15 +79,40 @@ def _full_key(key: Any) -> str:
     return text if ":" in text else config_key(text)
 
 
+# The Pulumi CLI's own rule (github.com/pulumi/pulumi/sdk/v3 v3.274.0, go/common/workspace/project.go
+# ValidateConfigValue): it holds every scalar of a stack file as text, so an integer key takes a whole
+# number or text strconv.Atoi reads (the CLI itself writes `"3"` back on `pulumi config set`), a boolean
+# key `true`/`false` or that text, and an array's items follow the same rule. A string key is stricter
+# here than in the CLI: the CLI hands the program its YAML 1.1 reading of an unquoted scalar (010 as
+# "8", e2e/cli), so such a value is refused with the hint to quote it.
+CLI_INTEGER_TEXT = re.compile(r"[+-]?[0-9]{1,18}")
+
+
+def _takes(kind: Any, value: Any, item: bool = False) -> bool:
+    """`item`: an array's entry, which the CLI reads as JSON, so a whole float counts as an integer there;
+    a top-level 2.0 reaches it as the text "2.0", which strconv.Atoi refuses."""
+    if kind == "string":
+        return isinstance(value, str)
+    if kind == "integer":
+        if isinstance(value, bool):
+            return False
+        if isinstance(value, float):
+            return item and math.isfinite(value) and value == math.trunc(value)
+        return isinstance(value, int) or (isinstance(value, str) and CLI_INTEGER_TEXT.fullmatch(value) is not None)
+    if kind == "boolean":
+        return isinstance(value, bool) or value in ("true", "false")
+    return True
+
+
 def _declared_type_problem(value: Any, spec: Mapping[str, Any]) -> str | None:
     kind = spec.get("type")
-    expected = {"string": str, "integer": int, "boolean": bool, "array": list}.get(str(kind))
-    if expected is None:
+    if kind not in ("string", "integer", "boolean", "array"):
         return None
-    ok = isinstance(value, expected) and not (expected is int and isinstance(value, bool))
-    if ok and expected is list:
-        item = {"string": str, "integer": int, "boolean": bool}.get(str((spec.get("items") or {}).get("type")))
-        ok = item is None or all(isinstance(entry, item) for entry in value)
+    if kind == "array":
+        item = (spec.get("items") or {}).get("type")
+        ok = isinstance(value, list) and all(_takes(item, entry, item=True) for entry in value)
+    else:
+        ok = _takes(kind, value)
     if ok:
         return None
     hint = " (quote it to keep it text)" if kind == "string" and not isinstance(value, (dict, list)) else ""

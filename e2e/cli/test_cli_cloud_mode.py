@@ -12,6 +12,10 @@ import pytest
 from cli_project import copy_project
 from cli_stack import Result
 
+from components.config import parse_stack_config
+from components.config.errors import ConfigError
+from components.config.stack_file import load_stack_config, program_config
+
 # pulumi-nebius 0.6.73 is a parameterized Terraform bridge: its resources need the plugin
 # `terraform-provider` (pulumi/pulumi-terraform-provider) v1.5.0 with nebius/nebius 0.6.73, which the
 # Go module proxy does not serve.
@@ -61,3 +65,43 @@ def cancelled(name: str, text: str) -> bool:
         or "StatusCode.CANCELLED" in text
         or name.endswith("_InactiveRpcError")
     )
+
+
+# Values a stack file may get wrong (or right) in its YAML types; the offline plan reads stack files
+# itself (components/config/stack_file.py), so the CLI, which types them against Pulumi.yaml, is
+# the judge of whether that reader agrees with it.
+TYPED_LINES = [
+    "nebius-dra:publicEndpoint: on",
+    "nebius-dra:publicEndpoint: false",
+    'nebius-dra:publicEndpoint: "false"',
+    "nebius-dra:etcdClusterSize: 1:30",
+    "nebius-dra:etcdClusterSize: 3.0",
+    "nebius-dra:etcdClusterSize: 3",
+    'nebius-dra:etcdClusterSize: "3"',
+    'nebius-dra:etcdClusterSize: "three"',
+    "nebius-dra:gpuProducts: [1]",
+    'nebius-dra:gpuProducts: ["NVIDIA H200"]',
+    "nebius-dra:clusterName: 010",
+    "nebius-dra:clusterName: dra-typed",
+]
+
+
+@pytest.mark.parametrize("line", TYPED_LINES)
+def test_the_offline_reader_types_stack_values_as_the_cli_does(line, new_engine, tmp_path):
+    """Both refuse or both take a value, judged end to end: the CLI by its type check or the program's refusal
+    of the value it was handed (an unquoted 010 reaches the program as "8"), the offline plan by its reader."""
+    engine = new_engine("typed")
+    project = copy_project(tmp_path / "project")
+    key = line.split(": ", 1)[0]
+    (project / "Pulumi.typed.yaml").write_text((project / "Pulumi.dev.yaml").read_text() + f"  {line}\n")
+    code, _out, err = engine.run(["stack", "init", "typed"], project)
+    assert code == 0, err
+    result = Result(*engine.run(["preview", "--stack", "typed"], project, timeout=600))
+    cli_refused = f"configuration key '{key}' must be of type" in result.text or f"- {key}: got" in result.text
+    if not cli_refused:
+        assert f"no resource plugin 'pulumi-resource-{NEBIUS_PLUGIN}' found" in result.text, str(result)
+    try:
+        offline = parse_stack_config(program_config(load_stack_config("typed", project)), "typed") and "took it"
+    except ConfigError as refusal:
+        offline = f"refused it: {refusal}" if key in str(refusal) else f"took it, refusing something else: {refusal}"
+    assert offline.startswith("refused") == cli_refused, f"{line!r}: the offline reader {offline}; the CLI: {result}"
