@@ -296,3 +296,21 @@ def test_deep_merge_keeps_base_keys_and_lets_every_override_leaf_win(base, overr
             assert merged[key] == value
     for key in set(base) - set(override):
         assert merged[key] == base[key]
+
+
+@pytest.mark.parametrize(
+    ("gate", "needs"), [("NVMLDeviceHealthCheck", "DRADeviceTaints"), ("DynamicMIG", "DRAPartitionableDevices")]
+)
+def test_driver_gates_that_publish_what_1_34_cannot_store_wait_for_1_36(gate, needs):
+    from components.config import ConfigError, parse_stack_config
+    from components.config.stack_file import load_stack_config, program_config
+
+    values = json.dumps({"featureGates": {gate: True}})
+    config = {**load_stack_config("dev"), "nebius-dra:draDriverValues": values}
+    with pytest.raises(ConfigError) as refused:
+        parse_stack_config(program_config(config), "dev")
+    message = str(refused.value)
+    assert f"nebius-dra:draDriverValues: featureGates.{gate}: true needs the Kubernetes feature gate {needs}" in message
+    assert 'set kubernetesVersion to "1.36"' in message
+    on_1_36 = parse_stack_config(program_config({**config, "nebius-dra:kubernetesVersion": "1.36"}), "dev")
+    assert on_1_36.driver.value_overrides["featureGates"] == {gate: True}

@@ -30,6 +30,7 @@ from components.dra_constants import (
     RENAMED_CHART,
     RESOURCE_API_VERSION,
 )
+from components.dra_minors import DRIVER_GATE_NEEDS, gate_off_reason
 from components.labels import kubelet_plugin_node_selector, tolerations_for
 from components.model import DraDriverConfig, GpuNodeGroupConfig, Taint
 
@@ -139,6 +140,22 @@ def _namespace(settings: StackInput, problems: ConfigProblems) -> str:
     return namespace
 
 
+def _check_driver_gates(overrides: Mapping[str, Any], kubernetes_version: str, problems: ConfigProblems) -> None:
+    """A driver gate that publishes what the cluster's minor cannot store (device taints, shared counters) is refused."""
+    gates = overrides.get("featureGates")
+    for driver_gate, needs in DRIVER_GATE_NEEDS.items():
+        reason = (
+            gate_off_reason(needs, kubernetes_version)
+            if isinstance(gates, Mapping) and gates.get(driver_gate) is True
+            else None
+        )
+        if reason:
+            problems.add(
+                config_key("draDriverValues"),
+                f"featureGates.{driver_gate}: true needs {reason}, or set it to false",
+            )
+
+
 def _check_mixed_modes(groups: Sequence[GpuNodeGroupConfig], problems: ConfigProblems) -> None:
     """The GPU Operator must not touch nodes whose image already ships the driver."""
     exposed = [
@@ -192,6 +209,7 @@ def parse_driver_config(
         network_operator_repository=chart_repository(settings.networkOperatorRepository, NGC_REPOSITORY),
         secret_values=secret_values,
     )
+    _check_driver_gates(settings.draDriverValues, settings.kubernetesVersion, problems)
     taints = [taint for group in groups for taint in group.taints]
     for path, message in guarded_override_problems(driver, taints):
         problems.add(config_key("draDriverValues"), f"{path}: {message}")
