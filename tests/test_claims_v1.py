@@ -419,4 +419,6 @@ def test_a_constraint_needs_exactly_one_of_match_and_distinct_attribute():
     }
     run = plan(dev_config(template, **{"nebius-dra:kubernetesVersion": "1.36"}))
     assert isinstance(run.error, ConfigError), run.error
-    assert "constraints[0] sets both matchAttribute and distinctAttribute; a constraint takes exactly one" in str(run.error)
+    assert "constraints[0] sets both matchAttribute and distinctAttribute; a constraint takes exactly one" in str(
+        run.error
+    )

@@ -70,7 +70,8 @@ CHART_LINES = {
         "0.4.1",
         re.compile(r"^0\.4\.[0-9]{1,3}\Z"),
         "0.4.x from 0.4.1, for example 0.4.1",
-        (NGC_REPOSITORY, KUBERNETES_OCI_REPOSITORY),
+        # The kubernetes-sigs project's own registry first: the default repository of this line.
+        (KUBERNETES_OCI_REPOSITORY, NGC_REPOSITORY),
         {
             "0.4.0": "dra-driver-nvidia-gpu 0.4.0 with nameOverride renders duplicate label keys "
             "(kubernetes-sigs/dra-driver-nvidia-gpu#1184, fixed in 0.4.1); use 0.4.1",

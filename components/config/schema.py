@@ -751,7 +751,7 @@ class StackInput(Shape):
     ]
     draDriverChart: Annotated[
         Literal["nvidia-dra-driver-gpu", "dra-driver-nvidia-gpu"],
-        Field(description=f"allowed: {LEGACY_CHART} (default) or {RENAMED_CHART}"),
+        Field(description=f"allowed: {RENAMED_CHART} (default) or {LEGACY_CHART}"),
     ]
     draDriverVersion: Annotated[
         StrictStr,
