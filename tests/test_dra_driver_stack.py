@@ -156,9 +156,8 @@ def test_mixed_modes_nfd_tolerates_every_gpu_group_and_operands_only_the_operato
     values = operator.inputs["values"]
     assert values["node-feature-discovery"]["worker"]["tolerations"] == [operator_toleration, preset_toleration]
     assert values["daemonsets"]["tolerations"] == [operator_toleration]
-    assert values["driver"]["manager"]["env"] == [
-        {"name": "NODE_LABEL_FOR_GPU_POD_EVICTION", "value": "nvidia.com/dra-kubelet-plugin"}
-    ]
+    # GPU Operator v26.7.0, the default since issue 26, drains the DRA kubelet plugin itself: no eviction workaround.
+    assert values["driver"] == {"enabled": True}
 
 
 @pytest.mark.parametrize(
