@@ -251,6 +251,17 @@ class DraDriverConfig:
 
 
 @dataclass(frozen=True)
+class DeviceToleration:
+    """A request's toleration of a device taint (k8s.io/api resource/v1 DeviceToleration); None leaves a field out."""
+
+    key: str | None
+    operator: str
+    value: str | None
+    effect: str | None
+    toleration_seconds: int | None
+
+
+@dataclass(frozen=True)
 class DeviceSelection:
     """Which devices, and how many: the body of `exactly` and of each `firstAvailable` entry."""
 
@@ -259,6 +270,9 @@ class DeviceSelection:
     allocation_mode: str
     selectors: tuple[str, ...] = ()
     admin_access: bool = False
+    # Only where the stack's Kubernetes minor has DRADeviceTaints and DRAConsumableCapacity on.
+    tolerations: tuple[DeviceToleration, ...] = ()
+    capacity: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -286,8 +300,11 @@ class DeviceRequestConfig:
 
 @dataclass(frozen=True)
 class ConstraintConfig:
-    match_attribute: str
+    """`matchAttribute` (devices share the attribute) or, where DRAConsumableCapacity is on, `distinctAttribute`."""
+
+    match_attribute: str | None
     requests: tuple[str, ...] = ()
+    distinct_attribute: str | None = None
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ from policies import dra_rules
 ROOT = Path(__file__).resolve().parents[1]
 # Lower layers first; a module may import its own layer or a lower one, never a higher one.
 LAYERS = (
-    ("components.dra_constants",),
+    ("components.dra_constants", "components.dra_minors"),
     ("components.model", "components.merge"),
     ("components.labels",),
     ("components.config",),

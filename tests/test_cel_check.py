@@ -377,3 +377,11 @@ def test_importing_the_module_loads_no_cel_library():
     code = "import sys, components.config.cel; print(sorted(m for m in sys.modules if m.startswith('cel_expr_python')))"
     loaded = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     assert loaded.strip() == "[]"
+
+
+def test_allow_multiple_allocations_is_declared_only_where_consumable_capacity_is_on():
+    expression = "device.allowMultipleAllocations == true"
+    refusal = selector_problem(expression, "1.35") or ""
+    assert "DRAConsumableCapacity, Alpha and off by default in 1.35" in refusal
+    assert 'set kubernetesVersion to "1.36"' in refusal
+    assert selector_problem(expression, "1.36") is None

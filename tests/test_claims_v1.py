@@ -1,4 +1,4 @@
-"""User claim templates speak the resource.k8s.io/v1 request shape that Kubernetes 1.34 enables by default.
+"""User claim templates speak the resource.k8s.io/v1 request shape that the stack's Kubernetes minor enables by default.
 
 The template shapes below are those of the NVIDIA DRA driver's own v1 examples
 (kubernetes-sigs/dra-driver-nvidia-gpu demo/specs/quickstart/v1 and demo/specs/consumable-shares,
@@ -209,7 +209,8 @@ def test_without_admin_access_the_namespace_carries_no_admin_label():
     [
         (
             {"name": "gpu", "exactly": {"deviceClassName": GPU, "tolerations": [{"key": "x", "operator": "Exists"}]}},
-            "needs the Kubernetes feature gate DRADeviceTaints (alpha since 1.33, off by default in 1.34)",
+            "needs the Kubernetes feature gate DRADeviceTaints, Alpha and off by default in 1.34, which Nebius managed "
+            'clusters do not enable; it is Beta and on by default from 1.36: set kubernetesVersion to "1.36" or later',
         ),
         (
             {
@@ -329,3 +330,95 @@ def test_two_requests_that_each_get_a_nic_of_each_class_are_refused():
     run = run_program("prod", config=prod_config(two))
     assert isinstance(run.error, ConfigError)
     assert "requests both rdma.networking.nebius.ai and ib.networking.nebius.ai" in str(run.error)
+
+
+TAINT_TOLERANT = {
+    "name": "survives-xid",
+    "requests": [
+        {
+            "name": "gpu",
+            "exactly": {
+                "deviceClassName": GPU,
+                "tolerations": [
+                    {"key": "gpu.nvidia.com/xid", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
+                ],
+            },
+        }
+    ],
+}
+SHARED_GPU = {
+    "name": "two-shares",
+    "requests": [
+        {"name": "a", "exactly": {"deviceClassName": GPU, "capacity": {"requests": {"memory": "40Gi"}}}},
+        {"name": "b", "exactly": {"deviceClassName": GPU, "capacity": {"requests": {"memory": "40Gi"}}}},
+    ],
+    "constraints": [{"requests": ["a", "b"], "distinctAttribute": "gpu.nvidia.com/uuid"}],
+}
+
+
+def template_named(run, name: str):
+    [template] = [r for r in run.resources if r.type.endswith("ResourceClaimTemplate") and r.name.endswith(name)]
+    return template
+
+
+@pytest.mark.parametrize("minor", ["1.34", "1.35"])
+def test_device_tolerations_are_refused_below_1_36_naming_the_gate_and_where_it_turns_on(minor):
+    run = plan(dev_config(TAINT_TOLERANT, **{"nebius-dra:kubernetesVersion": minor}))
+    assert isinstance(run.error, ConfigError), run.error
+    message = str(run.error)
+    assert "request gpu: exactly.tolerations needs the Kubernetes feature gate DRADeviceTaints" in message
+    assert f"Alpha and off by default in {minor}" in message
+    assert 'on by default from 1.36: set kubernetesVersion to "1.36"' in message
+
+
+def test_a_1_36_stack_accepts_device_tolerations_and_renders_them_valid_for_1_36():
+    run = plan(dev_config(TAINT_TOLERANT, **{"nebius-dra:kubernetesVersion": "1.36"}))
+    assert run.error is None, run.error
+    template = template_named(run, "survives-xid")
+    exactly = template.inputs["spec"]["spec"]["devices"]["requests"][0]["exactly"]
+    assert exactly["tolerations"] == TAINT_TOLERANT["requests"][0]["exactly"]["tolerations"]
+    manifest = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": "x"}}
+    kubernetes_validate.validate({**manifest, **template.inputs}, "1.36.0", strict=True)
+
+
+def test_a_1_36_stack_accepts_consumable_capacity_and_distinct_attributes():
+    run = plan(dev_config(SHARED_GPU, **{"nebius-dra:kubernetesVersion": "1.36-nebius-node.1"}))
+    assert run.error is None, run.error
+    devices = template_named(run, "two-shares").inputs["spec"]["spec"]["devices"]
+    assert devices["requests"][0]["exactly"]["capacity"] == {"requests": {"memory": "40Gi"}}
+    assert devices["constraints"] == [{"distinctAttribute": "gpu.nvidia.com/uuid", "requests": ["a", "b"]}]
+
+
+@pytest.mark.parametrize(
+    ("toleration", "expected"),
+    [
+        ({"key": "k", "operator": "Exists", "value": "v"}, 'operator Exists takes no value; got value "v"'),
+        ({"operator": "Equal", "value": "v"}, "has no key, which matches every taint key only with operator Exists"),
+        (
+            {"key": "k", "effect": "NoSchedule", "tolerationSeconds": 5},
+            "tolerationSeconds applies only to effect NoExecute",
+        ),
+        ({"key": "k", "effect": "PreferNoSchedule"}, "allowed: NoSchedule or NoExecute"),
+    ],
+)
+def test_a_1_36_stack_validates_each_toleration(toleration, expected):
+    template = {
+        "name": "probe",
+        "requests": [{"name": "gpu", "exactly": {"deviceClassName": GPU, "tolerations": [toleration]}}],
+    }
+    run = plan(dev_config(template, **{"nebius-dra:kubernetesVersion": "1.36"}))
+    assert isinstance(run.error, ConfigError), run.error
+    assert "nebius-dra:userClaimTemplates entry probe" in str(run.error)
+    assert expected in str(run.error)
+
+
+def test_a_constraint_needs_exactly_one_of_match_and_distinct_attribute():
+    template = {
+        **SHARED_GPU,
+        "constraints": [{"matchAttribute": "gpu.nvidia.com/uuid", "distinctAttribute": "gpu.nvidia.com/uuid"}],
+    }
+    run = plan(dev_config(template, **{"nebius-dra:kubernetesVersion": "1.36"}))
+    assert isinstance(run.error, ConfigError), run.error
+    assert "constraints[0] sets both matchAttribute and distinctAttribute; a constraint takes exactly one" in str(
+        run.error
+    )

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 import pytest
 import yaml
 
-from components.config.stack_file import load_stack_config
+from components.config.stack_file import PROJECT_DIR, load_stack_config
 from components.dra_constants import (
     GPU_OPERATOR_VERSION,
     KUBERNETES_OCI_REPOSITORY,
@@ -156,15 +156,16 @@ def test_mixed_modes_nfd_tolerates_every_gpu_group_and_operands_only_the_operato
     values = operator.inputs["values"]
     assert values["node-feature-discovery"]["worker"]["tolerations"] == [operator_toleration, preset_toleration]
     assert values["daemonsets"]["tolerations"] == [operator_toleration]
-    assert values["driver"]["manager"]["env"] == [
-        {"name": "NODE_LABEL_FOR_GPU_POD_EVICTION", "value": "nvidia.com/dra-kubelet-plugin"}
-    ]
+    # GPU Operator v26.7.0, the default since issue 26, drains the DRA kubelet plugin itself: no eviction workaround.
+    assert values["driver"] == {"enabled": True}
 
 
 @pytest.mark.parametrize(
     ("repository", "chart", "repo_opts"),
     [
-        ("", RENAMED_CHART, {"repo": NGC_REPOSITORY}),
+        # Changed in issue 26: the renamed line's default repository is its own OCI registry, no longer NGC.
+        ("", f"{KUBERNETES_OCI_REPOSITORY}/{RENAMED_CHART}", None),
+        (NGC_REPOSITORY, RENAMED_CHART, {"repo": NGC_REPOSITORY}),
         (KUBERNETES_OCI_REPOSITORY, f"{KUBERNETES_OCI_REPOSITORY}/{RENAMED_CHART}", None),
     ],
 )
@@ -188,7 +189,7 @@ def test_renamed_chart_installs_from_ngc_or_oci_under_the_old_names(stack_config
         ),
         (
             {"draDriverChart": "k8s-dra-driver"},
-            'nebius-dra:draDriverChart: got "k8s-dra-driver"; allowed: nvidia-dra-driver-gpu (default) or dra-driver-nvidia-gpu',
+            'nebius-dra:draDriverChart: got "k8s-dra-driver"; allowed: dra-driver-nvidia-gpu (default) or nvidia-dra-driver-gpu',
         ),
         (
             {"draDriverVersion": "25.8.1"},
@@ -282,3 +283,23 @@ def test_the_graph_walk_finds_a_dependency_through_another_resource(prod_run):
     run = ProgramRun(prod_run.stack, prod_run.config, [*resources, middle], {}, set(), None)
     assert gpu_group in reachable(run, looped)
     assert gpu_group not in reachable(prod_run, release)
+
+
+def test_a_stack_file_without_a_chart_gets_the_kubernetes_sigs_line_while_dev_and_prod_name_theirs(tmp_path):
+    """Issue 26: new stacks default to dra-driver-nvidia-gpu 0.4.1 from registry.k8s.io; dev and prod name 25.12.0's line."""
+    (tmp_path / "Pulumi.yaml").write_text((PROJECT_DIR / "Pulumi.yaml").read_text())
+    dev_file = yaml.safe_load((PROJECT_DIR / "Pulumi.dev.yaml").read_text())
+    assert dev_file["config"].pop("nebius-dra:draDriverChart") == LEGACY_CHART
+    assert (
+        yaml.safe_load((PROJECT_DIR / "Pulumi.prod.yaml").read_text())["config"]["nebius-dra:draDriverChart"]
+        == LEGACY_CHART
+    )
+    (tmp_path / "Pulumi.new.yaml").write_text(yaml.safe_dump(dev_file))
+    run = run_program("new", config=load_stack_config("new", tmp_path))
+    assert run.error is None, run.error
+    release = driver_release(run)
+    assert (release.inputs["chart"], release.inputs["version"]) == (
+        f"{KUBERNETES_OCI_REPOSITORY}/{RENAMED_CHART}",
+        "0.4.1",
+    )
+    assert release.inputs["values"]["nameOverride"] == LEGACY_CHART

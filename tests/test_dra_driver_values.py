@@ -18,6 +18,7 @@ from components.config.errors import ConfigError
 from components.config.stack import parse_stack_config
 from components.config.stack_file import load_stack_config
 from components.dra_constants import (
+    GPU_OPERATOR_VERSION,
     KUBELET_PLUGIN_LABEL,
     KUBERNETES_OCI_REPOSITORY,
     LEGACY_CHART,
@@ -218,17 +219,10 @@ def test_kubernetes_fragments_in_the_values_are_valid_pod_fields():
     kubernetes_validate.validate(pod, "1.34", strict=True)
 
 
-# The value paths the stack sets on NVIDIA's Operators, each checked against that chart's values.yaml:
-# gpu-operator v25.10.1 (deployments/gpu-operator) and network-operator 25.7.0 (deployment/network-operator).
-GPU_OPERATOR_KEYS = {
-    "devicePlugin.enabled",
-    "cdi.enabled",
-    "driver.enabled",
-    "driver.manager.env",
-    "dcgmExporter.enabled",
-    "daemonsets.tolerations",
-    "node-feature-discovery.worker.tolerations",
-}
+# The value paths the stack sets on NVIDIA's Operators, each checked against that chart's values.yaml: the GPU
+# Operator's key lists in tests/data/ (read from the real archives of v25.10.1 and v26.7.0), network-operator
+# 25.7.0 (deployment/network-operator) here.
+GPU_OPERATOR_VERSIONS = ("v25.10.1", "v26.7.0")
 NETWORK_OPERATOR_KEYS = {"nfd.enabled", "nfd.deployNodeFeatureRules"}
 
 
@@ -251,9 +245,9 @@ def test_gpu_operator_leaves_the_gpus_to_the_dra_driver():
     assert values["daemonsets"]["tolerations"] == tolerations_for([GPU_TAINT])
 
 
-def test_driver_upgrades_evict_the_dra_kubelet_plugin_by_its_node_label():
+def test_driver_upgrades_evict_the_dra_kubelet_plugin_by_its_node_label_before_operator_26_7():
     """NVIDIA's DRA guide: the driver manager evicts the kubelet plugin only when told the plugin's node label."""
-    env = gpu_operator_values([], [])["driver"]["manager"]["env"]
+    env = gpu_operator_values([], [], "v25.10.1")["driver"]["manager"]["env"]
     assert env == [{"name": "NODE_LABEL_FOR_GPU_POD_EVICTION", "value": KUBELET_PLUGIN_LABEL}]
     assert kubelet_plugin_node_selector() == {KUBELET_PLUGIN_LABEL: "true"}
 
@@ -272,10 +266,20 @@ def test_network_operator_creates_no_object_whose_type_another_release_brings():
     assert network_operator_values() == {"nfd": {"enabled": False, "deployNodeFeatureRules": False}}
 
 
-def test_operator_values_use_only_keys_their_charts_define():
-    assert leaf_paths(gpu_operator_values([GPU_TAINT], [GPU_TAINT])) <= GPU_OPERATOR_KEYS
+def test_operator_26_7_drains_the_dra_kubelet_plugin_itself_so_the_workaround_is_left_out():
+    """GPU Operator v26.7.0's k8s-driver-manager v0.12.0 drains the plugin across driver reloads (k8s-driver-manager PR #203)."""
+    assert GPU_OPERATOR_VERSION == "v26.7.0"
+    assert gpu_operator_values([], [])["driver"] == {"enabled": True}
+    assert gpu_operator_values([], [], "v26.8.1")["driver"] == {"enabled": True}
+    assert "manager" in gpu_operator_values([], [], "v26.3.0")["driver"]
+
+
+@pytest.mark.parametrize("version", GPU_OPERATOR_VERSIONS)
+def test_operator_values_use_only_keys_their_charts_define(version):
+    keys = chart_keys("gpu-operator", version)
+    assert leaf_paths(gpu_operator_values([GPU_TAINT], [GPU_TAINT], version)) <= keys
     assert leaf_paths(network_operator_values()) <= NETWORK_OPERATOR_KEYS
-    assert leaf_paths({"daemonsets": {"toleration": []}}) - GPU_OPERATOR_KEYS == {"daemonsets.toleration"}
+    assert leaf_paths({"daemonsets": {"toleration": []}}) - keys == {"daemonsets.toleration"}
 
 
 plain = st.one_of(
@@ -296,3 +300,21 @@ def test_deep_merge_keeps_base_keys_and_lets_every_override_leaf_win(base, overr
             assert merged[key] == value
     for key in set(base) - set(override):
         assert merged[key] == base[key]
+
+
+@pytest.mark.parametrize(
+    ("gate", "needs"), [("NVMLDeviceHealthCheck", "DRADeviceTaints"), ("DynamicMIG", "DRAPartitionableDevices")]
+)
+def test_driver_gates_that_publish_what_1_34_cannot_store_wait_for_1_36(gate, needs):
+    from components.config import ConfigError, parse_stack_config
+    from components.config.stack_file import load_stack_config, program_config
+
+    values = json.dumps({"featureGates": {gate: True}})
+    config = {**load_stack_config("dev"), "nebius-dra:draDriverValues": values}
+    with pytest.raises(ConfigError) as refused:
+        parse_stack_config(program_config(config), "dev")
+    message = str(refused.value)
+    assert f"nebius-dra:draDriverValues: featureGates.{gate}: true needs the Kubernetes feature gate {needs}" in message
+    assert 'set kubernetesVersion to "1.36"' in message
+    on_1_36 = parse_stack_config(program_config({**config, "nebius-dra:kubernetesVersion": "1.36"}), "dev")
+    assert on_1_36.driver.value_overrides["featureGates"] == {gate: True}

@@ -1,4 +1,8 @@
-"""Every Kubernetes object the dev and prod stacks register validates against strict Kubernetes 1.34.
+"""Every Kubernetes object a stack registers validates against the strict schema of the stack's own minor.
+
+kubernetes-validate (pinned in requirements-dev.txt) ships the schemas of 1.34 to 1.37; a stack is
+checked against the minor its kubernetesVersion names, as components/dra_minors.py reads it, and dev is
+also planned on every supported minor (1.36 with a claim that tolerates device taints).
 
 The manifests are rebuilt from the engine's inputs, i.e. what the Kubernetes provider would
 send to the API server, for every helper's objects alike. Helm releases are not objects
@@ -8,15 +12,39 @@ send to the API server, for every helper's objects alike. Helm releases are not 
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import kubernetes_validate
 import pytest
 from pulumi.runtime import rpc
 
+from components.config.stack_file import load_stack_config
+from components.dra_minors import SUPPORTED_MINORS, minor_of
 from tests.helpers import STACKS
+from tools.plan.mock_engine import run_program
 
-KUBERNETES_VERSION = "1.34.0"
+KUBERNETES_VERSION = "1.34.0"  # the oldest minor: what a refusal test needs
+VERSION_KEY = "nebius-dra:kubernetesVersion"
+TOLERATING_TEMPLATE = {
+    "name": "survives-xid",
+    "requests": [
+        {
+            "name": "gpu",
+            "exactly": {
+                "deviceClassName": "gpu.nvidia.com",
+                "tolerations": [{"key": "gpu.nvidia.com/xid", "operator": "Exists", "effect": "NoExecute"}],
+            },
+        }
+    ],
+}
+
+
+def schema_version(kubernetes_version: str) -> str:
+    """The kubernetes-validate schema of a stack's minor: "1.36-nebius-node.2" -> "1.36.0"."""
+    return f"{minor_of(kubernetes_version)}.0"
+
+
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 
 
@@ -61,18 +89,33 @@ def test_type_tokens_map_to_api_versions():
     )
 
 
-@pytest.mark.parametrize("stack", STACKS)
-def test_every_kubernetes_object_validates_strictly(stack_runs, stack):
-    objects = kubernetes_objects(stack_runs[stack])
+def schema_failures(run, version: str) -> list[str]:
+    objects = kubernetes_objects(run)
     kinds = {api_version_and_kind(r.type)[1] for r in objects}
     assert {"Namespace", "ResourceClaimTemplate"} <= kinds, kinds
     failures = []
     for resource in objects:
         try:
-            kubernetes_validate.validate(manifest(resource), KUBERNETES_VERSION, strict=True)
+            kubernetes_validate.validate(manifest(resource), version, strict=True)
         except (kubernetes_validate.ValidationError, kubernetes_validate.SchemaNotFoundError) as error:
             failures.append(f"{resource.type} {resource.name}: {str(error).splitlines()[0]}")
-    assert not failures, "\n".join(failures)
+    return failures
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_kubernetes_object_validates_strictly(stack_runs, stack):
+    version = schema_version(load_stack_config(stack)[VERSION_KEY])
+    assert not schema_failures(stack_runs[stack], version)
+
+
+@pytest.mark.parametrize("minor", SUPPORTED_MINORS)
+def test_dev_on_each_supported_minor_validates_against_that_minors_schema(minor):
+    config = {**load_stack_config("dev"), VERSION_KEY: minor}
+    if minor == "1.36":
+        config["nebius-dra:userClaimTemplates"] = json.dumps([TOLERATING_TEMPLATE])
+    run = run_program("dev", config=config)
+    assert run.error is None, run.error
+    assert not schema_failures(run, schema_version(minor))
 
 
 def test_dra_objects_use_the_stable_api(stack_runs):

@@ -152,6 +152,13 @@ def preset_not_listed_for_its_minor(resources: Resources) -> PlannedResource:
     return set_field(group, "template.gpuSettings.driversPreset", "cuda12.8")
 
 
+def device_tolerations_on_1_34(resources: Resources) -> PlannedResource:
+    template = the_one(resources, template_named("gpu"))
+    exactly = template.props["spec"]["spec"]["devices"]["requests"][0]["exactly"]
+    exactly["tolerations"] = [{"key": "gpu.nvidia.com/xid", "operator": "Exists"}]
+    return template
+
+
 def latest_sample_image(resources: Resources) -> PlannedResource:
     pod = the_one(resources, lambda r: r.type == POD and r.props["metadata"]["name"] == "gpu-workload")
     pod.props["spec"]["containers"][0]["image"] = "nvidia/cuda:latest"
@@ -262,6 +269,7 @@ MUTATIONS = {
     "rdma and ib for one NIC": ("prod", rdma_and_ib_together, "network-device-requested-once", False),
     "autoscaling from zero": ("prod", autoscaling_from_zero, "dra-autoscaling-min-nodes", True),
     "InfiniBand group autoscaled": ("prod", infiniband_group_autoscaled, "infiniband-autoscaling", False),
+    "device tolerations on 1.34": ("dev", device_tolerations_on_1_34, "dra-features-on-cluster-minor", True),
     "sample image on latest": ("dev", latest_sample_image, "workload-images-pinned", False),
     "no DRA driver release": ("prod", no_driver_release, "single-dra-driver-release", True),
     "two DRA driver releases": ("dev", second_driver_release, "single-dra-driver-release", True),

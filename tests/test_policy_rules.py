@@ -930,3 +930,100 @@ def test_unknown_value_is_reported_as_unchecked_not_mandatory():
     [finding] = check_resources([cluster])
     assert finding.policy == "mk8s-cluster-version" and not finding.mandatory
     assert "cannot be checked before the update" in finding.message
+
+
+def cluster_on(version: str) -> PlannedResource:
+    return planned(CLUSTER_TYPE, "cluster", {"controlPlane": {"version": version}})
+
+
+TOLERATING_TEMPLATE = planned(
+    TEMPLATE_TYPE,
+    "survives-xid",
+    {
+        "spec": {
+            "spec": {
+                "devices": {
+                    "requests": [
+                        {
+                            "name": "gpu",
+                            "exactly": {
+                                "deviceClassName": "gpu.nvidia.com",
+                                "tolerations": [{"key": "gpu.nvidia.com/xid", "operator": "Exists"}],
+                            },
+                        }
+                    ]
+                }
+            }
+        }
+    },
+)
+LEGACY_GPU_POD = planned(
+    POD_TYPE,
+    "legacy",
+    {
+        "spec": {
+            "containers": [
+                {"name": "cuda", "image": "nvidia/cuda:13.1.1", "resources": {"limits": {"nvidia.com/gpu": 1}}}
+            ]
+        }
+    },
+)
+HEALTH_CHECKED_DRIVER = planned(
+    RELEASE_TYPE,
+    "dra-driver",
+    release(
+        "dra-driver-nvidia-gpu",
+        "0.4.1",
+        values={"gpuResourcesEnabledOverride": True, "featureGates": {"NVMLDeviceHealthCheck": True}},
+    ),
+)
+MINOR_DRA_GROUP = planned(NODE_GROUP_TYPE, "h200", node_group())
+
+
+def minor_findings(*resources: PlannedResource) -> list[str]:
+    return [f.message for f in check_resources(list(resources)) if f.policy == "dra-features-on-cluster-minor"]
+
+
+@pytest.mark.parametrize("minor", ["1.34", "1.35-nebius-node.2"])
+def test_gated_features_below_1_36_are_refused_naming_the_gate_and_where_it_turns_on(minor):
+    messages = minor_findings(
+        cluster_on(minor), MINOR_DRA_GROUP, TOLERATING_TEMPLATE, LEGACY_GPU_POD, HEALTH_CHECKED_DRIVER
+    )
+    assert len(messages) == 3, messages
+    tolerations, legacy, health = messages
+    assert (
+        "sets request gpu: exactly.tolerations, which needs the Kubernetes feature gate DRADeviceTaints" in tolerations
+    )
+    assert "asks for nvidia.com/gpu in container(s) cuda" in legacy and "DRAExtendedResource" in legacy
+    assert "NVMLDeviceHealthCheck, which needs the Kubernetes feature gate DRADeviceTaints" in health
+    for message in messages:
+        assert (
+            f"off by default in {minor[:4]}" in message
+            and 'on by default from 1.36: run the cluster on "1.36"' in message
+        )
+
+
+def test_a_1_36_cluster_takes_device_tolerations_legacy_gpu_requests_and_health_checks():
+    assert (
+        minor_findings(cluster_on("1.36"), MINOR_DRA_GROUP, TOLERATING_TEMPLATE, LEGACY_GPU_POD, HEALTH_CHECKED_DRIVER)
+        == []
+    )
+
+
+def test_features_on_by_default_in_every_minor_pass_on_1_34():
+    first_available = planned(
+        TEMPLATE_TYPE,
+        "any",
+        {
+            "spec": {
+                "spec": {
+                    "devices": {
+                        "requests": [
+                            {"name": "gpu", "firstAvailable": [{"name": "a", "deviceClassName": "gpu.nvidia.com"}]}
+                        ]
+                    }
+                }
+            }
+        },
+    )
+    assert minor_findings(cluster_on("1.34"), first_available) == []

@@ -18,8 +18,8 @@ from components.dra_constants import (
     DEFAULT_DRIVER_NAMESPACE,
     DEFAULT_GPU_PRODUCTS,
     GPU_OPERATOR_VERSION,
-    LEGACY_CHART,
     NETWORK_OPERATOR_VERSION,
+    RENAMED_CHART,
 )
 from components.labels import tolerations_for
 from components.model import NO_CLAIMS, SYSTEM_ROLLOUT, RolloutStrategy, Taint
@@ -128,7 +128,7 @@ def test_the_parsers_fallbacks_are_the_declared_defaults():
     """A key left empty falls back in code; that fallback must be what Pulumi.yaml declares."""
     declared = {key.split(":", 1)[1]: spec.get("default") for key, spec in project()["config"].items()}
     fallbacks = {
-        "draDriverChart": LEGACY_CHART,
+        "draDriverChart": RENAMED_CHART,
         "draDriverNamespace": DEFAULT_DRIVER_NAMESPACE,
         "gpuOperatorVersion": GPU_OPERATOR_VERSION,
         "networkOperatorVersion": NETWORK_OPERATOR_VERSION,

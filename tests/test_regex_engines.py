@@ -80,6 +80,8 @@ WHOLE_VALUE_EXAMPLES = {
     schema.DATE_PATTERN: "2026-11-30",
     schema.SOURCE_PATTERN: "https://nebius.com/prices",
     schema.BUILTIN_TEMPLATE_PATTERN: BUILTIN_TEMPLATES[0],
+    schema.QUANTITY_PATTERN: "40Gi",
+    schema.CAPACITY_NAME_PATTERN: "gpu.nvidia.com/memory",
     **{pattern.pattern: CHECKED_PRESET_EXAMPLE[field] for field, pattern in CHECKED_PRESET_FIELDS.items()},
     _MINIMUM_VERSION.pattern: DEFAULT_MINIMUM_VERSION,
 }

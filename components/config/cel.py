@@ -26,8 +26,8 @@ Sources (Kubernetes 1.34, the version the stacks run; tags v0.34.x of the stagin
   `newCompiler`: the variable `device` is the object `kubernetes.DRADevice` with `driver`
   (string), `attributes` (map domain -> map name -> AnyType: bool, int, string or semver at
   run time) and `capacity` (map domain -> map name -> Quantity); `allowMultipleAllocations`
-  (bool) only with the DRAConsumableCapacity feature gate, alpha and off by default in 1.34,
-  so it is not declared here. `cel.bind` (ext.Bindings) since 1.31. The output type must be
+  (bool) only with the DRAConsumableCapacity feature gate, off by default before 1.36
+  (components/dra_minors.py), so it is declared only for a stack whose minor has it on. `cel.bind` (ext.Bindings) since 1.31. The output type must be
   cel.BoolType or cel.AnyType.
 * The base environment it extends: https://github.com/kubernetes/apiserver/blob/v0.34.10/pkg/cel/environment/base.go
   with the libraries in pkg/cel/library (semverlib.go, quantity.go, lists.go, regex.go,
@@ -66,6 +66,10 @@ from functools import lru_cache
 from typing import Any
 
 from components.dra_constants import GPU_DRIVER, REMOVED_GPU_ATTRIBUTES
+from components.dra_minors import SUPPORTED_MINORS, gate_off_reason, gate_on, minor_of
+
+# The gate that declares `device.allowMultipleAllocations` (dynamic-resource-allocation cel/compile.go).
+MULTIPLE_ALLOCATIONS_GATE = "DRAConsumableCapacity"
 
 # k8s.io/api/resource/v1/types.go (v0.34.10).
 CEL_SELECTOR_MAX_LENGTH = 10 * 1024
@@ -116,8 +120,8 @@ _SIMPLE_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\
 # Public checks
 
 
-def selector_problem(expression: str) -> str | None:
-    """Why `expression` cannot work as a device selector, or None.
+def selector_problem(expression: str, kubernetes_version: str = SUPPORTED_MINORS[0]) -> str | None:
+    """Why `expression` cannot work as a device selector on `kubernetes_version`, or None.
 
     Either why the API server would refuse it (`selector_refusal`), or, for a selector it
     accepts, that it reads a GPU attribute the NVIDIA driver no longer publishes
@@ -125,10 +129,10 @@ def selector_problem(expression: str) -> str | None:
     error: ...", "is refused by the API server: undeclared reference to 'foo' (line 1, column 1)",
     "uses the GPU attribute index, which ...".
     """
-    refusal = selector_refusal(expression)
+    refusal = selector_refusal(expression, kubernetes_version)
     if refusal:
         return refusal
-    removed = removed_attribute(expression)
+    removed = removed_attribute(expression, kubernetes_version)
     if removed:
         return (
             f"uses the GPU attribute {removed}, which the NVIDIA DRA driver stopped publishing in 25.8.0: "
@@ -138,18 +142,21 @@ def selector_problem(expression: str) -> str | None:
     return None
 
 
-def selector_refusal(expression: str) -> str | None:
-    """Why the API server (Kubernetes 1.34) would refuse `expression` as a new device selector, or None."""
+def selector_refusal(expression: str, kubernetes_version: str = SUPPORTED_MINORS[0]) -> str | None:
+    """Why the API server of `kubernetes_version` would refuse `expression` as a new device selector, or None.
+
+    The minors differ here only in `device.allowMultipleAllocations`, declared where DRAConsumableCapacity is on.
+    """
     size = len(expression.encode("utf-8"))
     if size > CEL_SELECTOR_MAX_LENGTH:
         return (
             f"is {size} bytes long; the API server refuses selectors longer than "
             f"{CEL_SELECTOR_MAX_LENGTH} bytes (CELSelectorExpressionMaxLength) without compiling them"
         )
-    return _analysis(expression).refusal
+    return _analysis(expression, minor_of(kubernetes_version)).refusal
 
 
-def removed_attribute(expression: str) -> str | None:
+def removed_attribute(expression: str, kubernetes_version: str = SUPPORTED_MINORS[0]) -> str | None:
     """The GPU attribute (`index` or `minor`) that `expression` reads although the NVIDIA driver removed it, or None.
 
     Such a selector is valid CEL, so the API server accepts it, but from driver 25.8.0 on the
@@ -167,7 +174,7 @@ def removed_attribute(expression: str) -> str | None:
     """
     if len(expression.encode("utf-8")) > CEL_SELECTOR_MAX_LENGTH:
         return None
-    return _analysis(expression).removed
+    return _analysis(expression, minor_of(kubernetes_version)).removed
 
 
 # ---------------------------------------------------------------------------------------------
@@ -182,19 +189,19 @@ class _Analysis:
 
 
 @lru_cache(maxsize=4096)
-def _analysis(expression: str) -> _Analysis:
-    environment = _environment()
+def _analysis(expression: str, minor: str = SUPPORTED_MINORS[0]) -> _Analysis:
+    environment = _environment(gate_on(MULTIPLE_ALLOCATIONS_GATE, minor))
     try:
         compiled = environment.compile(expression)
     except RuntimeError as error:
         try:
             parsed = environment.compile(expression, disable_check=True)
         except RuntimeError as parse_error:
-            return _Analysis(f"is not valid CEL: {_describe(parse_error)}", None, checked=False)
+            return _Analysis(f"is not valid CEL: {_describe(parse_error, minor)}", None, checked=False)
         tree = _decode_any(parsed.serialize())
         if tree is not None and _uses_uncheckable_macro(tree.root):
             return _Analysis(None, _Walker(tree).removed(), checked=False)
-        return _Analysis(f"is refused by the API server: {_describe(error)}", None, checked=False)
+        return _Analysis(f"is refused by the API server: {_describe(error, minor)}", None, checked=False)
     tree = _decode_any(compiled.serialize())
     if tree is None:  # not expected: serialize() has always written a CheckedExpr
         return _Analysis(None, None, checked=True)
@@ -226,15 +233,13 @@ def _analysis(expression: str) -> _Analysis:
     return _Analysis(None, walker.removed(), checked=True)
 
 
-def _describe(error: Exception) -> str:
+def _describe(error: Exception, minor: str) -> str:
     text = str(error)
     found = [f"{message} (line {line}, column {column})" for line, column, message in _ERROR_LINE.findall(text)]
     message = "; ".join(found) if found else text.splitlines()[0]
-    if "allowMultipleAllocations" in message:
-        message += (
-            "; device.allowMultipleAllocations is declared only with the DRAConsumableCapacity feature gate, "
-            "alpha and off by default in Kubernetes 1.34"
-        )
+    reason = gate_off_reason(MULTIPLE_ALLOCATIONS_GATE, minor)
+    if "allowMultipleAllocations" in message and reason:
+        message += f"; device.allowMultipleAllocations is declared only with {reason}"
     return message
 
 
@@ -250,14 +255,18 @@ def _uses_uncheckable_macro(node: _Node) -> bool:
 # The environment
 
 
-@lru_cache(maxsize=1)
-def _environment() -> Any:
-    """The DRA `device` environment of a Kubernetes 1.34 API server, built on first use (~30 ms with the import)."""
+@lru_cache(maxsize=2)
+def _environment(multiple_allocations: bool) -> Any:
+    """The DRA `device` environment of a Kubernetes 1.34 API server, built on first use (~30 ms with the import).
+
+    With `multiple_allocations`, `device.allowMultipleAllocations` (bool) is declared too, as where
+    DRAConsumableCapacity is on (dynamic-resource-allocation v0.36 cel/compile.go).
+    """
     from cel_expr_python import cel
     from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
 
     return cel.NewEnv(
-        descriptor_pool=_descriptor_pool(),
+        descriptor_pool=_descriptor_pool(multiple_allocations),
         variables={"device": cel.Type("kubernetes.DRADevice")},
         extensions=[
             ext_strings.ExtStrings(2),
@@ -284,8 +293,8 @@ def _evaluator() -> Any:
     return cel.NewEnv(extensions=[ext_strings.ExtStrings(2), ext_bindings.ExtBindings(), ext_optional.ExtOptional()])
 
 
-@lru_cache(maxsize=1)
-def _descriptor_pool() -> Any:
+@lru_cache(maxsize=2)
+def _descriptor_pool(multiple_allocations: bool) -> Any:
     """The object types of the environment as protobuf messages (kept alive here for the C++ side).
 
     `kubernetes.DRADevice` is a message so that `device.foo` and `device["driver"]` fail as in
@@ -326,6 +335,8 @@ def _descriptor_pool() -> Any:
             type_name=f".kubernetes.DRADevice.{entry.name}",
             label=proto.LABEL_REPEATED,
         )
+    if multiple_allocations:
+        device.field.add(name="allowMultipleAllocations", number=4, type=proto.TYPE_BOOL, label=proto.LABEL_OPTIONAL)
     net = descriptor_pb2.FileDescriptorProto(name="nebius_dra/net.proto", package="net", syntax="proto3")
     for name in ("IP", "CIDR"):
         net.message_type.add(name=name)

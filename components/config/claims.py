@@ -4,11 +4,12 @@ A ResourceClaimTemplate that Kubernetes accepts can still never allocate: a Devi
 driver provides, a selector on an attribute the NVIDIA driver stopped publishing, or two
 network classes where one NIC was meant. The API server cannot tell; these checks can, and
 they name the entry and what to write instead. User templates speak the whole
-`resource.k8s.io/v1` request shape Kubernetes 1.34 enables by default: `exactly` or
-`firstAvailable` (DRAPrioritizedList, beta and on in 1.34), `adminAccess` (DRAAdminAccess,
-beta and on), constraints and config over requests and `request/subrequest` names. Fields
-behind alpha gates are refused with the gate's name (k8s.io/kubernetes v1.34
-pkg/features/kube_features.go).
+`resource.k8s.io/v1` request shape the stack's Kubernetes minor enables by default: `exactly` or
+`firstAvailable` (DRAPrioritizedList), `adminAccess` (DRAAdminAccess), constraints and config over
+requests and `request/subrequest` names, and from 1.36 device `tolerations` (DRADeviceTaints),
+`capacity` and `distinctAttribute` (DRAConsumableCapacity). A field whose gate is off by default on
+the stack's minor is refused with the gate's name and the minor where it turns on; the table of
+gates by minor is `components/dra_minors.py`, read from the releases' kube_features.go.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from components.config.schema import (
     ClaimConfigInput,
     ConstraintInput,
     DeviceRequestInput,
+    DeviceTolerationInput,
     ExactRequestInput,
     StackInput,
     SubRequestInput,
@@ -49,11 +51,13 @@ from components.dra_constants import (
     REMOVED_GPU_ATTRIBUTES,
     VFIO_CLASS,
 )
+from components.dra_minors import FIELD_GATES, field_gate_off_reason
 from components.model import (
     ClaimsConfig,
     ConstraintConfig,
     DeviceRequestConfig,
     DeviceSelection,
+    DeviceToleration,
     DraDriverConfig,
     GpuNodeGroupConfig,
     OpaqueConfig,
@@ -65,12 +69,9 @@ IMAGE_DIGEST = re.compile(r"@sha256:[0-9a-f]{64}\Z")
 IMAGE_TAG = re.compile(r":([A-Za-z0-9_][A-Za-z0-9_.-]{0,127})\Z")
 # Namespaces the stack must never own: a stack-owned Namespace is deleted with the stack.
 RESERVED_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
-# Fields of resource.k8s.io/v1 requests that need a feature gate Kubernetes 1.34 leaves off (alpha).
-GATED_FIELDS = {
-    "tolerations": ("DRADeviceTaints", "alpha since 1.33"),
-    "capacity": ("DRAConsumableCapacity", "alpha since 1.34"),
-    "distinctAttribute": ("DRAConsumableCapacity", "alpha since 1.34"),
-}
+# The config fields that may be behind a feature gate; `Type.field` (the k8s.io/api resource/v1 type of the shape
+# that carries it) is looked up in dra_minors.FIELD_GATES.
+GATED_FIELDS = ("tolerations", "capacity", "firstAvailable", "adminAccess", "distinctAttribute")
 
 
 def image_problem(image: str) -> str | None:
@@ -86,13 +87,33 @@ def image_problem(image: str) -> str | None:
     return None
 
 
-def _gated(spot: str, shape: Any, add: Any) -> None:
-    for field_name, (gate, stage) in GATED_FIELDS.items():
-        if getattr(shape, field_name, None) is not None:
-            add(
-                f"{spot}.{field_name} needs the Kubernetes feature gate {gate} ({stage}, off by default in 1.34), which "
-                "Nebius managed clusters do not enable; remove the field"
-            )
+def _gated(spot: str, shape: Any, api_type: str, version: str, add: Any) -> bool:
+    """Records a problem for each field of `shape` whose gate is off on `version`; True when there was none."""
+    clean = True
+    for field_name in GATED_FIELDS:
+        api_field = f"{api_type}.{field_name}"
+        if api_field not in FIELD_GATES or getattr(shape, field_name, None) in (None, False):
+            continue
+        reason = field_gate_off_reason(api_field, version)
+        if reason:
+            clean = False
+            add(f"{spot}.{field_name} needs {reason}, or remove the field")
+    return clean
+
+
+def _toleration(raw: DeviceTolerationInput) -> DeviceToleration:
+    return DeviceToleration(raw.key, raw.operator, raw.value, raw.effect, raw.tolerationSeconds)
+
+
+def toleration_problem(raw: DeviceTolerationInput) -> str | None:
+    """The API server's rules across a toleration's fields (k8s.io/kubernetes pkg/apis/resource/validation)."""
+    if raw.operator == "Exists" and raw.value:
+        return f"operator Exists takes no value; got value {shown(raw.value)}"
+    if not raw.key and raw.operator != "Exists":
+        return "has no key, which matches every taint key only with operator Exists"
+    if raw.tolerationSeconds is not None and raw.effect != "NoExecute":
+        return "tolerationSeconds applies only to effect NoExecute"
+    return None
 
 
 class _TemplateReader:
@@ -133,6 +154,7 @@ class _TemplateReader:
             self.add(
                 f"{spot}: set exactly one of exactly: {{deviceClassName, ...}} or firstAvailable: [{{name, deviceClassName, ...}}]; got {given}"
             )
+        _gated(spot, raw, "DeviceRequest", self.context.kubernetes_version, self.add)
         exactly = self.selection(f"{spot}: exactly", raw.exactly) if raw.exactly else None
         subrequests = tuple(
             SubRequestConfig(sub.name, self.selection(f"{spot}: firstAvailable[{position}] ({sub.name})", sub))
@@ -144,7 +166,8 @@ class _TemplateReader:
         return DeviceRequestConfig(name=raw.name, exactly=exactly, first_available=subrequests)
 
     def selection(self, spot: str, raw: ExactRequestInput | SubRequestInput) -> DeviceSelection:
-        _gated(spot, raw, self.add)
+        api_type = "ExactDeviceRequest" if isinstance(raw, ExactRequestInput) else "DeviceSubRequest"
+        usable = _gated(spot, raw, api_type, self.context.kubernetes_version, self.add)
         if raw.allocationMode == ALL_DEVICES and raw.count is not None:
             self.add(
                 f"{spot}: count is set with allocationMode All, which takes every matching device on the node; drop count or use ExactCount"
@@ -156,7 +179,16 @@ class _TemplateReader:
             allocation_mode=raw.allocationMode,
             selectors=self.selectors(spot, [selector.cel.expression for selector in raw.selectors]),
             admin_access=admin_access,
+            tolerations=self.tolerations(spot, raw.tolerations or []) if usable else (),
+            capacity=tuple(raw.capacity.requests.items()) if usable and raw.capacity else (),
         )
+
+    def tolerations(self, spot: str, given: Sequence[DeviceTolerationInput]) -> tuple[DeviceToleration, ...]:
+        for index, raw in enumerate(given):
+            problem = toleration_problem(raw)
+            if problem:
+                self.add(f"{spot}.tolerations[{index}] {problem}")
+        return tuple(_toleration(raw) for raw in given)
 
     def device_class(self, spot: str, device_class: str) -> str:
         known = (*KNOWN_DEVICE_CLASSES, *self.context.allowed_classes)
@@ -179,7 +211,7 @@ class _TemplateReader:
     def selectors(self, spot: str, expressions: Sequence[str]) -> tuple[str, ...]:
         accepted = []
         for index, expression in enumerate(expressions):
-            problem = selector_problem(expression)
+            problem = selector_problem(expression, self.context.kubernetes_version)
             if problem:
                 self.add(f"{spot}: selectors[{index}] {problem}")
             else:
@@ -212,8 +244,14 @@ class _TemplateReader:
         constraints = []
         for index, item in enumerate(self.entry.constraints):
             spot = f"constraints[{index}]"
-            _gated(spot, item, self.add)
-            if item.matchAttribute is None:
+            if not _gated(spot, item, "DeviceConstraint", self.context.kubernetes_version, self.add):
+                continue
+            if item.matchAttribute is not None and item.distinctAttribute is not None:
+                self.add(f"{spot} sets both matchAttribute and distinctAttribute; a constraint takes exactly one")
+            elif item.distinctAttribute is not None:
+                if self.known_references(spot, item.requests, references):
+                    constraints.append(ConstraintConfig(None, tuple(item.requests), item.distinctAttribute))
+            elif item.matchAttribute is None:
                 self.add(
                     f"{spot} has no matchAttribute; expected {{requests: [...], matchAttribute: <domain>/<attribute>}}"
                 )
@@ -280,6 +318,7 @@ class _TemplateReader:
 class _ClaimsContext:
     def __init__(self, settings: StackInput, infiniband: bool, driver: DraDriverConfig) -> None:
         self.allowed_classes = tuple(settings.allowedDeviceClasses)
+        self.kubernetes_version = settings.kubernetesVersion
         self.infiniband = infiniband
         gates = driver.value_overrides.get("featureGates")
         self.passthrough = isinstance(gates, Mapping) and gates.get(PASSTHROUGH_GATE) is True

@@ -30,6 +30,7 @@ from components.dra_constants import (
     RENAMED_CHART,
     RESOURCE_API_VERSION,
 )
+from components.dra_minors import DRIVER_GATE_NEEDS, gate_off_reason
 from components.labels import kubelet_plugin_node_selector, tolerations_for
 from components.model import DraDriverConfig, GpuNodeGroupConfig, Taint
 
@@ -69,7 +70,8 @@ CHART_LINES = {
         "0.4.1",
         re.compile(r"^0\.4\.[0-9]{1,3}\Z"),
         "0.4.x from 0.4.1, for example 0.4.1",
-        (NGC_REPOSITORY, KUBERNETES_OCI_REPOSITORY),
+        # The kubernetes-sigs project's own registry first: the default repository of this line.
+        (KUBERNETES_OCI_REPOSITORY, NGC_REPOSITORY),
         {
             "0.4.0": "dra-driver-nvidia-gpu 0.4.0 with nameOverride renders duplicate label keys "
             "(kubernetes-sigs/dra-driver-nvidia-gpu#1184, fixed in 0.4.1); use 0.4.1",
@@ -139,6 +141,22 @@ def _namespace(settings: StackInput, problems: ConfigProblems) -> str:
     return namespace
 
 
+def _check_driver_gates(overrides: Mapping[str, Any], kubernetes_version: str, problems: ConfigProblems) -> None:
+    """A driver gate that publishes what the cluster's minor cannot store (device taints, shared counters) is refused."""
+    gates = overrides.get("featureGates")
+    for driver_gate, needs in DRIVER_GATE_NEEDS.items():
+        reason = (
+            gate_off_reason(needs, kubernetes_version)
+            if isinstance(gates, Mapping) and gates.get(driver_gate) is True
+            else None
+        )
+        if reason:
+            problems.add(
+                config_key("draDriverValues"),
+                f"featureGates.{driver_gate}: true needs {reason}, or set it to false",
+            )
+
+
 def _check_mixed_modes(groups: Sequence[GpuNodeGroupConfig], problems: ConfigProblems) -> None:
     """The GPU Operator must not touch nodes whose image already ships the driver."""
     exposed = [
@@ -192,6 +210,7 @@ def parse_driver_config(
         network_operator_repository=chart_repository(settings.networkOperatorRepository, NGC_REPOSITORY),
         secret_values=secret_values,
     )
+    _check_driver_gates(settings.draDriverValues, settings.kubernetesVersion, problems)
     taints = [taint for group in groups for taint in group.taints]
     for path, message in guarded_override_problems(driver, taints):
         problems.add(config_key("draDriverValues"), f"{path}: {message}")

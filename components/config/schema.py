@@ -89,6 +89,13 @@ CONDITION_TYPE_PATTERN = r"^[A-Z][A-Za-z0-9]{0,62}$"
 CHART_REPOSITORY_PATTERN = (
     r"^(https?|oci)://[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(:[0-9]{1,5})?(/[A-Za-z0-9._~%+-]+)*/?$"
 )
+# A resource.Quantity (k8s.io/apimachinery pkg/api/resource quantity.go: sign, digits with an optional fraction,
+# and a binary suffix, a decimal suffix or an exponent), for a capacity request such as "40Gi".
+QUANTITY_PATTERN = r"^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?$"
+# A device capacity's QualifiedName (k8s.io/api resource/v1): an optional DNS-subdomain domain, then a C identifier.
+CAPACITY_NAME_PATTERN = (
+    r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z_][A-Za-z0-9_]{0,31}$"
+)
 # BillingV1PricingPolicyPricingMaxPriceV1Args.max_price: "Per-GPU hourly limit in USD, decimal string 3 digits precision".
 PRICE_PATTERN = r"^(0|[1-9][0-9]{0,3})(\.[0-9]{1,3})?$"
 
@@ -386,7 +393,38 @@ class SelectorInput(Shape):
     cel: CelSelectorInput
 
 
-GATED_FIELD = Field(default=None, description="a field behind a Kubernetes alpha feature gate")
+MAX_TOLERATIONS = 16  # k8s.io/api resource/v1 DeviceTolerationsMaxLength.
+
+
+class DeviceTolerationInput(Shape):
+    """A device toleration (k8s.io/api resource/v1 DeviceToleration), usable where DRADeviceTaints is on."""
+
+    key: LabelKey | None = None
+    operator: Annotated[Literal["Exists", "Equal"], Field(description="allowed: Exists or Equal")] = "Equal"
+    value: LabelValue | None = None
+    effect: (
+        Annotated[Literal["NoSchedule", "NoExecute"], Field(description="allowed: NoSchedule or NoExecute")] | None
+    ) = None
+    tolerationSeconds: StrictInt | None = None
+
+
+class CapacityRequirementsInput(Shape):
+    """How much of each device capacity a request consumes (DRAConsumableCapacity)."""
+
+    requests: dict[
+        Annotated[
+            StrictStr,
+            Field(
+                pattern=CAPACITY_NAME_PATTERN,
+                max_length=318,
+                description="expected a capacity name such as memory or gpu.nvidia.com/memory",
+            ),
+        ],
+        Annotated[
+            StrictStr,
+            Field(pattern=QUANTITY_PATTERN, max_length=64, description='expected a quantity such as "40Gi", quoted'),
+        ],
+    ] = Field(min_length=1)
 
 
 class SelectionInput(Shape):
@@ -408,8 +446,10 @@ class SelectionInput(Shape):
         ]
         | None
     ) = None
-    tolerations: Any = GATED_FIELD
-    capacity: Any = GATED_FIELD
+    # Behind feature gates (DRADeviceTaints, DRAConsumableCapacity): the config reader refuses them where the stack's
+    # Kubernetes minor leaves the gate off (components/dra_minors.py).
+    tolerations: list[DeviceTolerationInput] | None = Field(default=None, max_length=MAX_TOLERATIONS)
+    capacity: CapacityRequirementsInput | None = None
 
 
 class SubRequestInput(SelectionInput):
@@ -455,7 +495,18 @@ class ConstraintInput(Shape):
         ]
         | None
     ) = None
-    distinctAttribute: Any = GATED_FIELD
+    # DRAConsumableCapacity: refused where the stack's minor leaves it off, like the request fields above.
+    distinctAttribute: (
+        Annotated[
+            StrictStr,
+            Field(
+                pattern=QUALIFIED_ATTRIBUTE_PATTERN,
+                max_length=255,
+                description="expected a qualified attribute such as gpu.nvidia.com/uuid",
+            ),
+        ]
+        | None
+    ) = None
 
 
 class OpaqueInput(Shape):
@@ -700,7 +751,7 @@ class StackInput(Shape):
     ]
     draDriverChart: Annotated[
         Literal["nvidia-dra-driver-gpu", "dra-driver-nvidia-gpu"],
-        Field(description=f"allowed: {LEGACY_CHART} (default) or {RENAMED_CHART}"),
+        Field(description=f"allowed: {RENAMED_CHART} (default) or {LEGACY_CHART}"),
     ]
     draDriverVersion: Annotated[
         StrictStr,

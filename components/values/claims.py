@@ -28,7 +28,14 @@ from components.dra_constants import (
     RDMA_CLASS,
     RDMA_TEMPLATE,
 )
-from components.model import ClaimsConfig, DeviceRequestConfig, DeviceSelection, UserClaimTemplate
+from components.model import (
+    ClaimsConfig,
+    ConstraintConfig,
+    DeviceRequestConfig,
+    DeviceSelection,
+    DeviceToleration,
+    UserClaimTemplate,
+)
 from components.values.strict import fields_of
 
 
@@ -50,7 +57,23 @@ def selection_fields(selection: DeviceSelection) -> dict[str, Any]:
         fields["selectors"] = cel
     if selection.admin_access:
         fields["adminAccess"] = True
+    if selection.tolerations:
+        fields["tolerations"] = [toleration_fields(toleration) for toleration in selection.tolerations]
+    if selection.capacity:
+        fields["capacity"] = {"requests": dict(selection.capacity)}
     return fields
+
+
+def toleration_fields(toleration: DeviceToleration) -> dict[str, Any]:
+    """A device toleration in Kubernetes field names; a field left unset stays out, as the API server defaults it."""
+    fields = {
+        "key": toleration.key,
+        "operator": toleration.operator,
+        "value": toleration.value,
+        "effect": toleration.effect,
+        "tolerationSeconds": toleration.toleration_seconds,
+    }
+    return {name: value for name, value in fields.items() if value is not None}
 
 
 def exact_request(
@@ -75,12 +98,22 @@ def device_request(request: DeviceRequestConfig) -> dict[str, Any]:
     }
 
 
-def match_attribute(attribute: str, requests: Sequence[str] = ()) -> dict[str, Any]:
-    """A constraint that the devices of `requests` (all of the claim's when empty) share `attribute`."""
-    constraint: dict[str, Any] = {"matchAttribute": attribute}
+def match_attribute(attribute: str, requests: Sequence[str] = (), kind: str = "matchAttribute") -> dict[str, Any]:
+    """A constraint that the devices of `requests` (all of the claim's when empty) share `attribute`.
+
+    With kind `distinctAttribute` (DRAConsumableCapacity) they must all differ in it instead.
+    """
+    constraint: dict[str, Any] = {kind: attribute}
     if requests:
         constraint["requests"] = list(requests)
     return constraint
+
+
+def constraint_fields(constraint: ConstraintConfig) -> dict[str, Any]:
+    if constraint.distinct_attribute is not None:
+        return match_attribute(constraint.distinct_attribute, constraint.requests, "distinctAttribute")
+    assert constraint.match_attribute is not None, "the config reader sets one of the two"
+    return match_attribute(constraint.match_attribute, constraint.requests)
 
 
 def opaque_config(driver: str, parameters: Mapping[str, Any], requests: Sequence[str] = ()) -> dict[str, Any]:
@@ -128,7 +161,7 @@ def builtin_template_specs(claims: ClaimsConfig) -> dict[str, dict[str, Any]]:
 def user_template_spec(template: UserClaimTemplate) -> dict[str, Any]:
     return claim_template_spec(
         [device_request(request) for request in template.requests],
-        constraints=[match_attribute(c.match_attribute, c.requests) for c in template.constraints],
+        constraints=[constraint_fields(c) for c in template.constraints],
         config=[opaque_config(c.driver, c.parameters, c.requests) for c in template.config],
     )
 
@@ -152,11 +185,36 @@ def _selector_args(selector: Mapping[str, Any]) -> dra.DeviceSelectorArgs:
     )
 
 
-SELECTION_FIELDS = ("deviceClassName", "allocationMode", "count", "selectors")
+SELECTION_FIELDS = ("deviceClassName", "allocationMode", "count", "selectors", "tolerations", "capacity")
+TOLERATION_FIELDS = ("key", "operator", "value", "effect", "tolerationSeconds")
 
 
 def _selectors_args(fields: Mapping[str, Any]) -> list[dra.DeviceSelectorArgs] | None:
     return [_selector_args(selector) for selector in fields.get("selectors", [])] or None
+
+
+def _tolerations_args(fields: Mapping[str, Any]) -> list[dra.DeviceTolerationArgs] | None:
+    tolerations = [
+        fields_of(t, "toleration", required=(), optional=TOLERATION_FIELDS) for t in fields.get("tolerations", [])
+    ]
+    return [
+        dra.DeviceTolerationArgs(
+            key=t.get("key"),
+            operator=t.get("operator"),
+            value=t.get("value"),
+            effect=t.get("effect"),
+            toleration_seconds=t.get("tolerationSeconds"),
+        )
+        for t in tolerations
+    ] or None
+
+
+def _capacity_args(fields: Mapping[str, Any]) -> dra.CapacityRequirementsArgs | None:
+    if "capacity" not in fields:
+        return None
+    return dra.CapacityRequirementsArgs(
+        requests=fields_of(fields["capacity"], "capacity", required={"requests"})["requests"]
+    )
 
 
 def _subrequest_args(sub: Mapping[str, Any]) -> dra.DeviceSubRequestArgs:
@@ -167,6 +225,8 @@ def _subrequest_args(sub: Mapping[str, Any]) -> dra.DeviceSubRequestArgs:
         allocation_mode=fields.get("allocationMode"),
         count=fields.get("count"),
         selectors=_selectors_args(fields),
+        tolerations=_tolerations_args(fields),
+        capacity=_capacity_args(fields),
     )
 
 
@@ -186,13 +246,21 @@ def _request_args(request: Mapping[str, Any]) -> dra.DeviceRequestArgs:
             count=exact.get("count"),
             selectors=_selectors_args(exact),
             admin_access=exact.get("adminAccess"),
+            tolerations=_tolerations_args(exact),
+            capacity=_capacity_args(exact),
         ),
     )
 
 
 def _constraint_args(constraint: Mapping[str, Any]) -> dra.DeviceConstraintArgs:
-    fields = fields_of(constraint, "constraint", required={"matchAttribute"}, optional={"requests"})
-    return dra.DeviceConstraintArgs(match_attribute=fields["matchAttribute"], requests=fields.get("requests"))
+    fields = fields_of(
+        constraint, "constraint", required=(), optional={"matchAttribute", "distinctAttribute", "requests"}
+    )
+    return dra.DeviceConstraintArgs(
+        match_attribute=fields.get("matchAttribute"),
+        distinct_attribute=fields.get("distinctAttribute"),
+        requests=fields.get("requests"),
+    )
 
 
 def _config_args(entry: Mapping[str, Any]) -> dra.DeviceClaimConfigurationArgs:

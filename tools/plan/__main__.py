@@ -9,9 +9,11 @@ first `pulumi up` and the dependency graph (Mermaid), and writes every Kubernete
 and Helm values file under `<out>/<stack>/`. `--policy-config` takes the same JSON document
 as `pulumi preview --policy-pack-config`. `--baseline` takes the JSON plan of the same stack made
 earlier (for example on the main branch) and names every node group whose nodes the change
-would recreate.
+would recreate, and a move of the DRA driver between chart lines (the steps of a move to 0.4.x; a
+move back to 25.x is refused).
 
-Exit status: 0 when `pulumi up` could proceed, 1 when a mandatory policy is violated,
+Exit status: 0 when `pulumi up` could proceed, 1 when a mandatory policy is violated or the DRA
+driver moves back from 0.4.x to 25.x against the baseline,
 2 when the program itself refuses the config (the message names the key), or the stack
 name, the stack file or the policy config cannot be used (an unknown policy or setting is
 refused, not ignored), or the output directory is not safe to write: the plan never writes

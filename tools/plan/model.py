@@ -14,6 +14,7 @@ from typing import Any
 
 from components.cost import COST_ESTIMATE_TYPE
 from policies.dra_rules import Finding, PlannedResource, check_resources, validate_policy_config
+from tools.plan.driver_line import DriverLineChange, baseline_driver, driver_line_change, driver_snapshot
 from tools.plan.files import WriteResult, plan_files, write_plan_files
 from tools.plan.graph import Edge, PathStep, critical_path, dependency_edges
 from tools.plan.mock_engine import ProgramRun, run_program
@@ -55,6 +56,10 @@ class Plan:
     node_groups: list[dict[str, Any]] = field(default_factory=list)
     # None without a baseline; else the node groups whose template changes against it (nodes recreated).
     recreations: list[Recreation] | None = None
+    # The DRA driver release's {chart, version}, recorded for a later --baseline; and its move between chart
+    # lines against the baseline (None without one, or when it stays on its line).
+    dra_driver: dict[str, str] | None = None
+    driver_change: DriverLineChange | None = None
 
     @property
     def cost(self) -> dict[str, Any] | None:
@@ -68,8 +73,9 @@ class Plan:
 
     @property
     def blocked(self) -> bool:
-        """True when `pulumi up` would refuse to run: the program failed or a mandatory policy fired."""
-        return self.error is not None or any(finding.mandatory for finding in self.findings)
+        """True when `pulumi up` must not run: the program failed, a mandatory policy fired, or the driver moves back."""
+        refused = self.driver_change is not None and self.driver_change.refused
+        return self.error is not None or refused or any(finding.mandatory for finding in self.findings)
 
     def nodes(self) -> list[PlanNode]:
         return [node for root in self.roots for node in root.walk()]
@@ -95,6 +101,7 @@ def build_plan(
     check_stack_name(stack)
     validate_policy_config(policy_config)
     before = baseline_templates(baseline, stack) if baseline is not None else None
+    driver_before = baseline_driver(baseline) if baseline is not None else None
     run = run_program(stack, config=config)
     plan = Plan(stack, run)
     if run.error is not None:
@@ -112,6 +119,8 @@ def build_plan(
         key=lambda rollout: rollout.name,
     )
     plan.node_groups = node_group_snapshots(run.resources, inputs)
+    plan.dra_driver = driver_snapshot(planned)
+    plan.driver_change = driver_line_change(driver_before, plan.dra_driver)
     if before is not None:
         plan.recreations = recreations(before, plan.node_groups, {r.urn: r for r in plan.rollouts})
     if out is not None:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from tools.cost.render import render_cost_markdown, render_cost_text
+from tools.plan.driver_line import DriverLineChange
 from tools.plan.graph import DURATION_ESTIMATES, minutes, render_mermaid
 from tools.plan.model import Plan
 from tools.plan.tree import render_tree
@@ -32,10 +33,25 @@ def _summary(plan: Plan) -> str:
     verdict = f"BLOCKED by {mandatory} mandatory policy violation(s)" if mandatory else "policies pass"
     advice = f", {advisory} advisory finding(s)" if advisory else ""
     recreated = f"; recreates the nodes of {len(plan.recreations)} node group(s)" if plan.recreations else ""
+    change = plan.driver_change
+    moved = (
+        f"; BLOCKED: the DRA driver moves back from {change.before} to {change.after}"
+        if change and change.refused
+        else (f"; the DRA driver moves from {change.before} to {change.after} (one way)" if change else "")
+    )
     return (
         f"{len(nodes)} resources ({custom} created by providers, {len(nodes) - custom} components); "
-        f"{verdict}{advice}{recreated}"
+        f"{verdict}{advice}{recreated}{moved}"
     )
+
+
+def _driver_change_lines(change: DriverLineChange) -> list[str]:
+    """The steps the chart's upgrade guide requires, or why the move back is refused."""
+    title = "REFUSED" if change.refused else "PLANNED CHART UPGRADE"
+    return [
+        f"{title}: DRA driver {change.before} -> {change.after}",
+        *(f"  {n}. {step}" for n, step in enumerate(change.steps, 1)),
+    ]
 
 
 def _resource_of(plan: Plan, urn: str | None) -> str:
@@ -113,6 +129,8 @@ def render_text(plan: Plan) -> str:
     lines += ["", *(render_cost_text(plan.cost) if plan.cost else ["Cost: the program registered no estimate"])]
     if plan.recreations is not None:
         lines += ["", *_recreation_lines(plan)]
+    if plan.driver_change is not None:
+        lines += ["", *_driver_change_lines(plan.driver_change)]
     lines += ["", ROLLOUT_TITLE, *(f"  {name}: {text}" for name, text in _rollout_rows(plan)), f"  {LABELS_NOTE}"]
     lines += ["", "Resources", *render_tree(_stack_title(plan), plan.roots), ""]
     lines += ["Critical path of a first `pulumi up` (estimates per kind; see README, Offline plan and benchmark)"]
@@ -150,6 +168,8 @@ def render_markdown(plan: Plan) -> str:
     ]
     if plan.recreations is not None:
         lines += ["", "### Nodes recreated", "", "```text", *_recreation_lines(plan), "```"]
+    if plan.driver_change is not None:
+        lines += ["", "### DRA driver chart line", "", "```text", *_driver_change_lines(plan.driver_change), "```"]
     lines += ["", f"### {ROLLOUT_TITLE}", "", "| node group | roll-out |", "| --- | --- |"]
     lines += [_markdown_row(row) for row in _rollout_rows(plan)]
     lines += ["", LABELS_NOTE]
@@ -188,6 +208,8 @@ def plan_document(plan: Plan) -> dict[str, Any]:
         "nodeGroups": plan.node_groups,
         "rollouts": [rollout.as_dict() for rollout in plan.rollouts],
         "recreations": None if plan.recreations is None else [r.as_dict() for r in plan.recreations],
+        "draDriver": plan.dra_driver,
+        "driverChange": None if plan.driver_change is None else plan.driver_change.as_dict(),
         "files": None
         if plan.files is None
         else {

@@ -1,0 +1,67 @@
+"""The offline plan against a baseline: moving the DRA driver to the kubernetes-sigs line is a planned, one-way change.
+
+The policy pack sees only the planned state of one preview, so it cannot tell a downgrade from a stack that always
+ran 25.12.0; the plan compares with the baseline's recorded driver (tools/plan/driver_line.py) and refuses it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from components.config.stack_file import load_stack_config
+from tools.plan import __main__ as plan_cli
+from tools.plan.model import build_plan
+from tools.plan.report import plan_document, render_markdown, render_text
+
+RENAMED = {"nebius-dra:draDriverChart": "dra-driver-nvidia-gpu"}
+
+
+def dev_plan_document(**config: str) -> dict[str, Any]:
+    return plan_document(build_plan("dev", config={**load_stack_config("dev"), **config}, out=None))
+
+
+def test_the_json_plan_records_the_driver_release():
+    assert dev_plan_document()["draDriver"] == {"chart": "nvidia-dra-driver-gpu", "version": "25.12.0"}
+    assert dev_plan_document(**RENAMED)["draDriver"] == {"chart": "dra-driver-nvidia-gpu", "version": "0.4.1"}
+
+
+def test_moving_to_the_kubernetes_sigs_line_names_the_upgrade_guides_steps():
+    plan = build_plan("dev", config={**load_stack_config("dev"), **RENAMED}, out=None, baseline=dev_plan_document())
+    assert plan.driver_change is not None and not plan.driver_change.refused and not plan.blocked
+    text = render_text(plan)
+    assert "PLANNED CHART UPGRADE: DRA driver nvidia-dra-driver-gpu 25.12.0 -> dra-driver-nvidia-gpu 0.4.1" in text
+    assert "nameOverride=nvidia-dra-driver-gpu" in text
+    assert "kubectl apply --server-side -f dra-driver-nvidia-gpu/crds/" in text
+    assert "no way back" in text
+    assert "### DRA driver chart line" in render_markdown(plan)
+    assert plan_document(plan)["driverChange"]["refused"] is False
+
+
+def test_moving_back_to_25_x_blocks_the_plan(tmp_path, capsys):
+    baseline = tmp_path / "base.json"
+    baseline.write_text(json.dumps(dev_plan_document(**RENAMED)))
+    plan = build_plan("dev", out=None, baseline=json.loads(baseline.read_text()))
+    assert plan.driver_change is not None and plan.driver_change.refused and plan.blocked
+    assert (
+        "BLOCKED: the DRA driver moves back from dra-driver-nvidia-gpu 0.4.1 to nvidia-dra-driver-gpu 25.12.0"
+        in render_text(plan)
+    )
+    assert plan_cli.main(["--stack", "dev", "--out", "none", "--baseline", str(baseline)]) == plan_cli.EXIT_POLICY
+    assert "REFUSED: DRA driver dra-driver-nvidia-gpu 0.4.1 -> nvidia-dra-driver-gpu 25.12.0" in capsys.readouterr().out
+
+
+def test_a_driver_on_its_own_line_or_a_baseline_without_one_plans_no_change():
+    assert build_plan("dev", out=None, baseline=dev_plan_document()).driver_change is None
+    older = {key: value for key, value in dev_plan_document().items() if key != "draDriver"}
+    assert build_plan("dev", out=None, baseline=older).driver_change is None
+
+
+@pytest.mark.parametrize("recorded", [{"chart": "x"}, "nvidia-dra-driver-gpu", {"chart": 1, "version": "25.12.0"}])
+def test_a_malformed_recorded_driver_is_refused(recorded):
+    from tools.plan.rollout import BaselineError
+
+    with pytest.raises(BaselineError, match="draDriver"):
+        build_plan("dev", out=None, baseline={**dev_plan_document(), "draDriver": recorded})
