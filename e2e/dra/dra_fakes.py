@@ -197,7 +197,18 @@ def create_node(kube: Kube, name: str, labels: Mapping[str, str], taints: Sequen
         {
             "apiVersion": "v1",
             "kind": "Node",
-            "metadata": {"name": name, "labels": {**labels, "kubernetes.io/hostname": name}},
+            # The well-known labels every kubelet sets on its node (k8s.io/api core/v1 well_known_labels.go:
+            # kubernetes.io/hostname, kubernetes.io/os, kubernetes.io/arch); charts select on them (the GPU
+            # Operator v26.7.0's operator pod has nodeSelector kubernetes.io/os: linux).
+            "metadata": {
+                "name": name,
+                "labels": {
+                    **labels,
+                    "kubernetes.io/hostname": name,
+                    "kubernetes.io/os": "linux",
+                    "kubernetes.io/arch": "amd64",
+                },
+            },
             "spec": {"taints": list(taints)},
         }
     )
