@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from components.config.chart_keys import chart_keys, unknown_key_problems
 from components.config.errors import ConfigProblems, config_key, shown
 from components.config.guards import override_problems
 from components.config.repositories import chart_repository
@@ -53,6 +54,8 @@ class ChartLine:
     version_pattern: re.Pattern[str]
     allowed_versions: str
     repositories: tuple[str, ...]
+    # The release whose value keys (components/chart_keys/) every accepted version of the line is checked against.
+    keys_version: str
     refused_versions: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -63,6 +66,7 @@ CHART_LINES = {
         re.compile(r"^25\.12\.0\Z"),
         "25.12.0 (the last release under this name)",
         (NGC_REPOSITORY,),
+        "25.12.0",
     ),
     RENAMED_CHART: ChartLine(
         RENAMED_CHART,
@@ -70,6 +74,7 @@ CHART_LINES = {
         re.compile(r"^0\.4\.[0-9]{1,3}\Z"),
         "0.4.x from 0.4.1, for example 0.4.1",
         (NGC_REPOSITORY, KUBERNETES_OCI_REPOSITORY),
+        "0.4.1",
         {
             "0.4.0": "dra-driver-nvidia-gpu 0.4.0 with nameOverride renders duplicate label keys "
             "(kubernetes-sigs/dra-driver-nvidia-gpu#1184, fixed in 0.4.1); use 0.4.1",
@@ -193,6 +198,8 @@ def parse_driver_config(
         secret_values=secret_values,
     )
     taints = [taint for group in groups for taint in group.taints]
+    for unknown in unknown_key_problems(settings.draDriverValues, chart_keys(line.chart, line.keys_version)):
+        problems.add(config_key("draDriverValues"), unknown)
     for path, message in guarded_override_problems(driver, taints):
         problems.add(config_key("draDriverValues"), f"{path}: {message}")
     return driver

@@ -82,7 +82,7 @@ def entry_where(key: str, entries: Any, index: int) -> str:
 PLAIN_FIELD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}\Z")
 
 
-def _path(parts: Sequence[Any]) -> str:
+def path_text(parts: Sequence[Any]) -> str:
     """`a.b[0].c`; a map key that is not a plain name is shown quoted, so no user text can break the line."""
     text = ""
     for part in parts:
@@ -129,12 +129,12 @@ def _problem(item: Mapping[str, Any], location: list[Any], described: _Described
     context = item.get("ctx") or {}
     rule = allowed_rule(kind, context, described)
     if location and location[-1] == "[key]":
-        place = _path(location[:-2])
+        place = path_text(location[:-2])
         return f"{place + ' ' if place else ''}key {shown(location[-2])} is malformed; {rule}"
     if kind == "extra_forbidden":
-        place = _path(location[:-1])
+        place = path_text(location[:-1])
         return f"{place + ' ' if place else ''}has unknown field(s) {shown(location[-1])}; allowed: {', '.join(described.parent_fields)}"
-    place = _path(location)
+    place = path_text(location)
     if kind == "value_error" and "error" in context:
         return f"{place + ' ' if place else ''}{context['error']}"
     if kind == "missing":
