@@ -25,6 +25,7 @@ from components.config.raw import FIELD_KINDS
 from components.config.schema import StackInput
 from components.config.stack import parse_stack_config
 from components.config.stack_file import load_stack_config, program_config
+from tests.test_input_properties import SCALARS as OUTSIDE_SCALARS
 
 PYDANTIC_PHRASES = ("Input should", "Field required", "Value error", "instance of", "pydantic")
 # errors.allowed_rule's last resort: a pydantic error type it has no wording for.
@@ -32,14 +33,8 @@ UNWORDED = "expected another value"
 BOUNDED = settings(
     max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much]
 )
-SCALARS = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(min_value=-(10**20), max_value=10**20),
-    st.floats(allow_nan=False, allow_infinity=False),
-    st.text(max_size=12),
-    st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-./%", max_size=300),
-)
+# Besides the outside-input scalars, text in the alphabet of names, versions and percentages, long enough to pass bounds.
+SCALARS = OUTSIDE_SCALARS | st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-./%", max_size=300)
 VALUES = st.recursive(
     SCALARS,
     lambda inner: st.lists(inner, max_size=40) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
