@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import kubernetes_validate
@@ -13,6 +12,7 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
+from components.config.chart_keys import keys_file
 from components.config.driver import GUARD_REASONS
 from components.config.errors import ConfigError
 from components.config.stack import parse_stack_config
@@ -31,7 +31,6 @@ from components.model import StackConfig, Taint
 from components.values.dra_driver import dra_driver_values
 from components.values.gpu_operator import gpu_operator_values, network_operator_values
 
-DATA = Path(__file__).resolve().parent / "data"
 SYSTEM_SELECTOR = system_node_labels()
 
 
@@ -55,7 +54,7 @@ def values_of(config: StackConfig) -> dict[str, Any]:
 def chart_keys(chart: str, version: str) -> set[str]:
     """The key list kept for a chart line; 0.4.x patch releases are checked against 0.4.1's keys."""
     pinned = "0.4.1" if chart == RENAMED_CHART else version
-    lines = (DATA / f"{chart}-{pinned}.keys").read_text().splitlines()
+    lines = keys_file(chart, pinned).read_text().splitlines()
     return {line for line in lines if line and not line.startswith("#")}
 
 

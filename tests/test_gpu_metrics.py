@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from components.config.chart_keys import keys_file
 from components.config.errors import ConfigError
 from components.config.observability import GUARD_REASONS, automatic_profile, profile_for_platform
 from components.dra_constants import (
@@ -40,14 +40,13 @@ from tests.test_dra_driver_stack import mutated, releases
 from tests.test_dra_driver_values import leaf_paths, parsed, undefined_keys, without_presets
 from tools.plan.mock_engine import ProgramRun
 
-DATA = Path(__file__).resolve().parent / "data"
 CONFIGMAP = "kubernetes:core/v1:ConfigMap"
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Equal", "value": "true", "effect": "NoSchedule"}
 
 
 def exporter_keys(version: str = DCGM_EXPORTER_VERSION) -> set[str]:
     """The key list kept for the pinned chart; 4.8.x patch releases are checked against 4.8.3's keys."""
-    lines = (DATA / f"dcgm-exporter-{version}.keys").read_text().splitlines()
+    lines = keys_file("dcgm-exporter", version).read_text().splitlines()
     return {line for line in lines if line and not line.startswith("#")}
 
 

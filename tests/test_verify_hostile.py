@@ -9,6 +9,8 @@ plugins are tiny shell scripts in the test's temporary directory.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import http.server
 import json
 import os
@@ -569,11 +571,18 @@ def drip_body(connection: socket.socket, stopping: threading.Event) -> None:
         connection.sendall(b" ")
 
 
-def endless_chunks(connection: socket.socket, stopping: threading.Event) -> None:
-    connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
-    chunk = b"%x\r\n%s\r\n" % (1 << 20, b" " * (1 << 20))
-    while not stopping.is_set():
-        connection.sendall(chunk)
+def endless_chunks(status: bytes) -> Any:
+    """An answer of `status` whose chunked body never ends."""
+
+    def answer(connection: socket.socket, stopping: threading.Event) -> None:
+        connection.sendall(
+            b"HTTP/1.1 " + status + b"\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+        )
+        chunk = b"%x\r\n%s\r\n" % (1 << 20, b" " * (1 << 20))
+        while not stopping.is_set():
+            connection.sendall(chunk)
+
+    return answer
 
 
 @pytest.mark.parametrize("answer", [drip_headers, drip_body], ids=["headers", "body"])
@@ -590,9 +599,11 @@ def test_a_server_that_drips_its_answer_fails_within_the_request_timeout_not_per
     )
 
 
-def test_an_endless_chunked_body_is_cut_off_at_the_size_limit(scripted, tmp_path, monkeypatch):
+# The client reads an error status's body whole before raising; the verifier's REST layer reads it bounded too.
+@pytest.mark.parametrize("status", [b"200 OK", b"500 Internal Server Error"], ids=["answer", "error-answer"])
+def test_an_endless_chunked_body_is_cut_off_at_the_size_limit(scripted, tmp_path, monkeypatch, status):
     monkeypatch.setattr("tools.verify.cluster.MAX_RESPONSE_BYTES", 4 << 20)
-    server = scripted(endless_chunks)
+    server = scripted(endless_chunks(status))
     cluster = KubeCluster.from_kubeconfig(str(write_kubeconfig(tmp_path, server.url)), request_timeout_s=30)
     started = time.monotonic()
     with pytest.raises(UnusableAnswerError, match=r"list nodes: the API server .* answered with more than 4 MiB"):
@@ -640,3 +651,78 @@ def test_garbage_answers_are_an_unusable_cluster_exit_2_never_a_failed_check(scr
     assert message in err
     assert "Traceback" not in err
     assert json.loads(report.read_text())["unusable"] is True
+
+
+def test_a_small_error_answer_is_still_explained_by_its_status(scripted, tmp_path):
+    server = scripted(
+        lambda connection, _stopping: connection.sendall(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 2\r\n\r\n{}")
+    )
+    cluster = KubeCluster.from_kubeconfig(str(write_kubeconfig(tmp_path, server.url)), request_timeout_s=30)
+    with pytest.raises(ClusterError, match=r"list nodes: forbidden \(403\)"):
+        cluster.list_nodes()
+
+
+class WebSocketFlood(ScriptedServer):
+    """Answers the exec websocket upgrade (v4.channel.k8s.io), then floods stdout: many frames or one endless one."""
+
+    def __init__(self, one_frame: bool) -> None:
+        self.one_frame = one_frame
+        super().__init__(None)
+
+    def _serve(self, connection: socket.socket) -> None:
+        with connection:
+            try:
+                request = connection.recv(65536).decode("latin-1")
+                key = next(
+                    line.split(":", 1)[1].strip()
+                    for line in request.split("\r\n")
+                    if line.lower().startswith("sec-websocket-key:")
+                )
+                accept = base64.b64encode(hashlib.sha1((key + WEBSOCKET_GUID).encode()).digest()).decode()
+                connection.sendall(
+                    (
+                        "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                        f"Sec-WebSocket-Accept: {accept}\r\nSec-WebSocket-Protocol: v4.channel.k8s.io\r\n\r\n"
+                    ).encode()
+                )
+                stdout = b"\x01" + b"x" * ((1 << 20) - 1)
+                if self.one_frame:
+                    connection.sendall(b"\x82\x7f" + (1 << 40).to_bytes(8, "big"))
+                while not self.stopping.is_set():
+                    connection.sendall(
+                        stdout if self.one_frame else b"\x82\x7f" + len(stdout).to_bytes(8, "big") + stdout
+                    )
+            except OSError:
+                return
+
+
+WEBSOCKET_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+
+
+@pytest.mark.parametrize("one_frame", [False, True], ids=["many-frames", "one-endless-frame"])
+def test_an_exec_stream_that_floods_stdout_is_cut_off_at_its_limit(tmp_path, monkeypatch, one_frame):
+    monkeypatch.setattr("tools.verify.cluster.MAX_EXEC_OUTPUT_BYTES", 4 << 20)
+    server = WebSocketFlood(one_frame)
+    try:
+        cluster = KubeCluster.from_kubeconfig(str(write_kubeconfig(tmp_path, server.url)), request_timeout_s=30)
+        started = time.monotonic()
+        with pytest.raises(
+            UnusableAnswerError, match=r"exec nvidia-smi -L in dra-samples/p: the pod sent more than 4 MiB"
+        ):
+            cluster.exec_in_pod("dra-samples", "p", "smoke", ["nvidia-smi", "-L"])
+        assert time.monotonic() - started < BOUND_S
+    finally:
+        server.stop()
+
+
+def test_text_from_an_api_answer_reaches_the_terminal_escaped(scripted, tmp_path, capsys):
+    """An HTTP reason phrase is the server's text; in a finding it is printable, as the plan prints outside text."""
+    reason = b"Unavailable \x1b]0;owned\x07\x1b[2J"
+    server = scripted(
+        lambda connection, _stopping: connection.sendall(b"HTTP/1.1 503 " + reason + b"\r\nContent-Length: 0\r\n\r\n")
+    )
+    report = tmp_path / "verify.json"
+    assert run_cli("--kubeconfig", str(write_kubeconfig(tmp_path, server.url)), "--json", str(report))[0] != 0
+    captured = capsys.readouterr()
+    assert "\x1b" not in captured.err + captured.out and "\x07" not in captured.err + captured.out
+    assert "Unavailable \\u001b]0;owned\\u0007\\u001b[2J" in captured.err

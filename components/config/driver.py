@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from components.config.chart_keys import chart_keys, unknown_key_problems
 from components.config.errors import ConfigProblems, config_key, shown
 from components.config.guards import override_problems
 from components.config.repositories import chart_repository
@@ -54,6 +55,8 @@ class ChartLine:
     version_pattern: re.Pattern[str]
     allowed_versions: str
     repositories: tuple[str, ...]
+    # The release whose value keys (components/chart_keys/) every accepted version of the line is checked against.
+    keys_version: str
     refused_versions: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -64,6 +67,7 @@ CHART_LINES = {
         re.compile(r"^25\.12\.0\Z"),
         "25.12.0 (the last release under this name)",
         (NGC_REPOSITORY,),
+        "25.12.0",
     ),
     RENAMED_CHART: ChartLine(
         RENAMED_CHART,
@@ -72,6 +76,7 @@ CHART_LINES = {
         "0.4.x from 0.4.1, for example 0.4.1",
         # The kubernetes-sigs project's own registry first: the default repository of this line.
         (KUBERNETES_OCI_REPOSITORY, NGC_REPOSITORY),
+        "0.4.1",
         {
             "0.4.0": "dra-driver-nvidia-gpu 0.4.0 with nameOverride renders duplicate label keys "
             "(kubernetes-sigs/dra-driver-nvidia-gpu#1184, fixed in 0.4.1); use 0.4.1",
@@ -212,6 +217,8 @@ def parse_driver_config(
     )
     _check_driver_gates(settings.draDriverValues, settings.kubernetesVersion, problems)
     taints = [taint for group in groups for taint in group.taints]
+    for unknown in unknown_key_problems(settings.draDriverValues, chart_keys(line.chart, line.keys_version)):
+        problems.add(config_key("draDriverValues"), unknown)
     for path, message in guarded_override_problems(driver, taints):
         problems.add(config_key("draDriverValues"), f"{path}: {message}")
     return driver

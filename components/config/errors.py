@@ -82,7 +82,7 @@ def entry_where(key: str, entries: Any, index: int) -> str:
 PLAIN_FIELD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}\Z")
 
 
-def _path(parts: Sequence[Any]) -> str:
+def path_text(parts: Sequence[Any]) -> str:
     """`a.b[0].c`; a map key that is not a plain name is shown quoted, so no user text can break the line."""
     text = ""
     for part in parts:
@@ -105,8 +105,10 @@ def add_validation_problems(
 ) -> None:
     """One line per pydantic error, in the project's words: key, place, value given, what is allowed.
 
-    Keys in `skip` already have their problem recorded (they could not be decoded), so their "missing" is not news.
-    `where_for` names a top-level key: the config key by default, a file's key for documents read from files.
+    pydantic's own message ("Input should be ...", "Field required") is never shown: it names Python types and
+    model classes the user never wrote. Keys in `skip` already have their problem recorded (they could not be
+    decoded), so their "missing" is not news. `where_for` names a top-level key: the config key by default, a
+    file's key for documents read from files.
     """
     for item in error.errors(include_url=False):
         location = list(item["loc"])
@@ -118,40 +120,112 @@ def add_validation_problems(
         if key in NAMED_ENTRY_KEYS and location and isinstance(index := location[0], int):
             location.pop(0)
             where = entry_where(key, document.get(key), index)
-        kind, given = item["type"], item.get("input")
-        rule = described.description or item["msg"]
-        if location and location[-1] == "[key]":
-            place = _path(location[:-2])
-            problems.add(where, f"{place + ' ' if place else ''}key {shown(location[-2])} is malformed; {rule}")
-        elif kind == "extra_forbidden":
-            place = _path(location[:-1])
-            allowed = ", ".join(described.parent_fields)
-            problems.add(
-                where, f"{place + ' ' if place else ''}has unknown field(s) {shown(location[-1])}; allowed: {allowed}"
-            )
-        elif kind == "value_error":
-            place = _path(location)
-            reason = str((item.get("ctx") or {}).get("error", item["msg"]))
-            problems.add(where, f"{place + ' ' if place else ''}{reason}")
-        elif kind == "missing":
-            place = _path(location)
-            if place:
-                problems.add(where, f"{place} is required")
-            else:
-                problems.add(where, f"is required: set it with `pulumi config set {where} <value>`")
-        else:
-            place = _path(location)
-            problems.add(where, f"{place + ' ' if place else ''}got {shown(given)}; {rule}")
+        problems.add(where, _problem(item, location, described, where))
+
+
+def _problem(item: Mapping[str, Any], location: list[Any], described: _Described, where: str) -> str:
+    """The text after `key: ` for one pydantic error at `location` (the place below the key)."""
+    kind, given = item["type"], item.get("input")
+    context = item.get("ctx") or {}
+    rule = allowed_rule(kind, context, described)
+    if location and location[-1] == "[key]":
+        place = path_text(location[:-2])
+        return f"{place + ' ' if place else ''}key {shown(location[-2])} is malformed; {rule}"
+    if kind == "extra_forbidden":
+        place = path_text(location[:-1])
+        return f"{place + ' ' if place else ''}has unknown field(s) {shown(location[-1])}; allowed: {', '.join(described.parent_fields)}"
+    place = path_text(location)
+    if kind == "value_error" and "error" in context:
+        return f"{place + ' ' if place else ''}{context['error']}"
+    if kind == "missing":
+        return (
+            f"{place} is required{'; ' + rule if rule else ''}"
+            if place
+            else f"is required: set it with `pulumi config set {where} <value>`"
+        )
+    return f"{place + ' ' if place else ''}got {shown(given)}; {rule}"
+
+
+# What a value of the wrong shape should have been, by pydantic's error type, for a field with no description.
+SHAPE_BY_ERROR = {
+    "list_type": "expected a list",
+    "tuple_type": "expected a list",
+    "dict_type": "expected a map",
+    "model_type": "expected a map",
+    "model_attributes_type": "expected a map",
+    "string_type": "expected a string",
+    "int_type": "expected a whole number",
+    "int_from_float": "expected a whole number",
+    "bool_type": "expected true or false",
+    "float_type": "expected a number",
+    "finite_number": "expected a finite number",
+    "string_too_short": "expected a string",
+    "string_too_long": "expected a string",
+    "string_pattern_mismatch": "expected a string",
+    "too_short": "expected a list",
+    "too_long": "expected a list",
+    "greater_than": "expected a number",
+    "greater_than_equal": "expected a number",
+    "less_than": "expected a number",
+    "less_than_equal": "expected a number",
+    "missing": "",
+}
+
+
+def allowed_rule(kind: str, context: Mapping[str, Any], described: _Described) -> str:
+    """What is allowed: the field's description, else the shape its type asks for; then the bound crossed, if any."""
+    shape = SHAPE_BY_ERROR.get(kind, "expected another value")
+    if kind in ("model_type", "model_attributes_type", "missing") and described.fields:
+        shape = f"expected a map {{{', '.join(described.fields)}}}"
+    elif kind in ("too_short", "too_long") and context.get("field_type") == "Dictionary":
+        shape = "expected a map"
+    elif kind == "string_pattern_mismatch" and "pattern" in context:
+        shape = f"expected text matching {context['pattern']}"
+    elif kind == "literal_error" and "expected" in context:
+        shape = f"allowed: {context['expected']}"
+    bound = _bound(kind, context)
+    return "; ".join(part for part in (described.description or shape, bound) if part)
+
+
+# pydantic's numeric bound errors: the context entry holding the limit, and how the project words it.
+NUMERIC_BOUNDS = {
+    "greater_than": ("gt", "above"),
+    "greater_than_equal": ("ge", "at least"),
+    "less_than": ("lt", "below"),
+    "less_than_equal": ("le", "at most"),
+}
+
+
+def _bound(kind: str, context: Mapping[str, Any]) -> str:
+    """The limit a value crossed, from the error's context: lengths, counts and numeric bounds."""
+    if kind in ("string_too_short", "string_too_long"):
+        most = kind == "string_too_long"
+        limit = context.get("max_length" if most else "min_length")
+        return f"{'at most' if most else 'at least'} {limit} character{'s' if limit != 1 else ''}"
+    if kind in ("too_short", "too_long"):
+        most = kind == "too_long"
+        limit = context.get("max_length" if most else "min_length")
+        return f"it has {context.get('actual_length')}, {'at most' if most else 'at least'} {limit} allowed"
+    if kind in NUMERIC_BOUNDS:
+        name, word = NUMERIC_BOUNDS[kind]
+        return f"{word} {context.get(name)}"
+    return ""
 
 
 class _Described:
     def __init__(self) -> None:
         self.description = ""
         self.parent_fields: tuple[str, ...] = ()
+        # The fields of the model the location ends at, when it ends at one: what a map there may hold.
+        self.fields: tuple[str, ...] = ()
 
 
 def _describe(model: type[BaseModel], location: Sequence[Any]) -> _Described:
-    """The description of the field at `location` (innermost wins) and the fields its parent model allows."""
+    """The description of the field at `location` (innermost wins) and the fields its parent model allows.
+
+    An entry of a list or map has its own description or none: the list's ("expected a list of ...") would
+    misdescribe one entry.
+    """
     found = _Described()
     target: Any = model
     parts = list(location)
@@ -167,13 +241,17 @@ def _describe(model: type[BaseModel], location: Sequence[Any]) -> _Described:
             found.description = info.description or ""
             target = info.annotation
         elif isinstance(part, int) and typing.get_origin(target) in (tuple, list):
+            found.description = ""
             target = typing.get_args(target)[0]
         elif typing.get_origin(target) is dict:
+            found.description = ""
             key_type, value_type = typing.get_args(target)
             target = key_type if parts[index + 1 : index + 2] == ["[key]"] else value_type
         else:
             return found
-    _unwrap(target, found)
+    target = _unwrap(target, found)
+    if isinstance(target, type) and issubclass(target, BaseModel):
+        found.fields = tuple(target.model_fields)
     return found
 
 

@@ -14,11 +14,13 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from components.config.chart_keys import chart_keys, unknown_key_problems
 from components.config.errors import ConfigProblems, config_key, shown
 from components.config.guards import override_problems
 from components.config.repositories import chart_repository
 from components.config.schema import StackInput
 from components.dra_constants import (
+    DCGM_EXPORTER_CHART,
     DCGM_EXPORTER_REPOSITORY,
     DCGM_EXPORTER_VERSION,
     GPU_OPERATOR_NAMESPACE,
@@ -45,7 +47,8 @@ RESERVED_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease
 PROFILE_BY_PLATFORM_PREFIX = {"gpu-l40s": BASIC_PROFILE}
 
 # 4.8.x from 4.8.3: 4.8.3 is the first chart whose DRA mode reads resource.k8s.io/v1, and the stack's
-# value keys were read from 4.8.3's values.yaml (tests/data/dcgm-exporter-4.8.3.keys).
+# value keys were read from 4.8.3's values.yaml (components/chart_keys/dcgm-exporter-4.8.3.keys), which
+# every accepted 4.8.x is checked against.
 DCGM_VERSION_PATTERN = re.compile(r"^4\.8\.([3-9]|[1-9][0-9]{1,2})\Z")
 # 88.5.x from 88.5.3, whose values.yaml the kube-prometheus-stack keys were read from.
 KPS_VERSION_PATTERN = re.compile(r"^88\.5\.([3-9]|[1-9][0-9]{1,2})\Z")
@@ -253,6 +256,10 @@ def parse_observability_config(
             settings.kubePrometheusStackRepository, PROMETHEUS_COMMUNITY_REPOSITORY
         ),
     )
+    for unknown in unknown_key_problems(
+        settings.gpuMetricsValues, chart_keys(DCGM_EXPORTER_CHART, DCGM_EXPORTER_VERSION)
+    ):
+        problems.add(config_key("gpuMetricsValues"), unknown)
     taints = [taint for group in groups for taint in group.taints]
     for path, message in guarded_override_problems(observability, taints):
         problems.add(config_key("gpuMetricsValues"), f"{path}: {message}")

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from components.config.errors import ConfigError
+from components.config.reading import printable
 from tools.verify.cluster import DEFAULT_EXEC_PLUGIN_TIMEOUT_S, DEFAULT_REQUEST_TIMEOUT_S, ClusterError, KubeCluster
 from tools.verify.expectations import load_expectations
 from tools.verify.report import Progress, all_passed, format_finding, summary_table, write_json_report
@@ -145,7 +146,7 @@ def _verify(args: argparse.Namespace) -> int:
             run_deadline=time.monotonic() + args.run_timeout,
         )
     except ClusterError as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(f"error: {printable(str(error))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("\ninterrupted before the cluster was read: nothing was checked", file=sys.stderr)

@@ -10,8 +10,9 @@ that sends a byte a second, in the headers or in a chunked body, would hold it f
 each request runs on a thread of its own and the caller waits for it until the request's
 deadline (`request_timeout_s`, --request-timeout, for the connection, the headers and the whole
 body) or the run's (`run_deadline`, --run-timeout), whichever comes first; the connection is
-then shut down and the worker ends. A body larger than `MAX_RESPONSE_BYTES` is cut off, not read
-until memory runs out. The exec websocket connects and reads under the same per-request limit, and
+then shut down and the worker ends. A body larger than `MAX_RESPONSE_BYTES`, an error answer's
+included, is cut off, not read until memory runs out. The exec websocket connects and reads under
+the same per-request limit and stops past `MAX_EXEC_OUTPUT_BYTES` of output, and
 the kubeconfig's exec credential plugin runs under its own (--exec-plugin-timeout). A server
 that does not answer in time, or a plugin that does not finish, is a `ClusterUnreachableError`
 naming the server URL or the command; an answer that cannot be used (not JSON, not the shape the
@@ -46,6 +47,9 @@ DEFAULT_REQUEST_TIMEOUT_S = 30.0
 DEFAULT_EXEC_PLUGIN_TIMEOUT_S = 60.0
 # A list of every ResourceSlice of a thousand 8-GPU nodes is a few MiB; 64 MiB is far above any real answer.
 MAX_RESPONSE_BYTES = 64 << 20
+# What one exec stream may send: the smoke commands (`nvidia-smi -L` and the `ls` of /sys/class/net and
+# /sys/class/infiniband, tools/verify/smoke.py) print a few KiB; 16 MiB is far above any of them.
+MAX_EXEC_OUTPUT_BYTES = 16 << 20
 READ_CHUNK_BYTES = 1 << 16
 TIMEOUTS = (TimeoutError, urllib3.exceptions.TimeoutError, WebSocketTimeoutException)
 
@@ -92,13 +96,13 @@ class _Attempt:
                 response.shutdown()
 
 
-def read_body(response: Any, attempt: _Attempt, limit: int = MAX_RESPONSE_BYTES) -> bytes:
-    """The body in chunks, stopping at `limit` bytes or once the attempt is abandoned."""
+def read_body(response: Any, attempt: _Attempt) -> bytes:
+    """The body in chunks, stopping past MAX_RESPONSE_BYTES or once the attempt is abandoned."""
     chunks: list[bytes] = []
     size = 0
     for chunk in response.stream(READ_CHUNK_BYTES, decode_content=True):
         size += len(chunk)
-        if size > limit:
+        if size > MAX_RESPONSE_BYTES:
             raise _TooLargeError
         if attempt.abandoned:
             break
@@ -107,7 +111,46 @@ def read_body(response: Any, attempt: _Attempt, limit: int = MAX_RESPONSE_BYTES)
 
 
 class _TooLargeError(Exception):
-    """The body passed MAX_RESPONSE_BYTES."""
+    """The body passed MAX_RESPONSE_BYTES, or an exec stream passed MAX_EXEC_OUTPUT_BYTES."""
+
+
+# The attempt whose request this thread is sending: how the REST client below finds the attempt it answers.
+_SENDING = threading.local()
+
+
+class _BoundedResponse(rest.RESTResponse):
+    """An answer whose body the client reads itself (for an error status, before raising ApiException), in chunks
+    and only up to MAX_RESPONSE_BYTES: urllib3's `.data` would read a body of any size whole."""
+
+    def __init__(self, response: Any, attempt: _Attempt) -> None:
+        super().__init__(response)
+        self.attempt = attempt
+        self.body: bytes | None = None
+
+    def read(self) -> bytes:
+        if self.body is None:
+            try:
+                self.body = read_body(self.response, self.attempt)
+            except BaseException:
+                self.response.close()
+                raise
+            self.response.release_conn()
+            # The client declares `data` as None and reads the body from it (ApiException.from_response).
+            self.data = self.body  # type: ignore[assignment]
+        return self.body
+
+
+class BoundedRESTClient(rest.RESTClientObject):
+    """The client's REST layer, handing each answer to the attempt that sent it, so that the deadline can shut its
+    connection down and an error body is read under the size limit too."""
+
+    def request(self, *args: Any, **kwargs: Any) -> rest.RESTResponse:
+        answer = super().request(*args, **kwargs)
+        attempt = getattr(_SENDING, "attempt", None)
+        if attempt is None:
+            return answer
+        attempt.response = answer.response
+        return _BoundedResponse(answer.response, attempt)
 
 
 def is_timeout(error: BaseException) -> bool:
@@ -123,21 +166,34 @@ def is_timeout(error: BaseException) -> bool:
 
 
 @contextmanager
-def websocket_timeout(seconds: float) -> Iterator[None]:
-    """Opens the client's exec websockets with a socket timeout for the connect, handshake and every read.
+def bounded_websocket(seconds: float) -> Iterator[None]:
+    """Opens the client's exec websockets with a socket timeout for the connect, handshake and every read, and
+    MAX_EXEC_OUTPUT_BYTES as the limit on what one stream may receive.
 
     The client (kubernetes 37, `ws_client.create_websocket`) connects with no timeout and offers
-    no setting for one; its `_request_timeout` only bounds `run_forever`. So, while the stream is
-    opened, the `WebSocket` class it instantiates is swapped for one that passes `timeout`.
+    no setting for one; its `_request_timeout` only bounds `run_forever`. Nor does it bound what
+    it buffers: `WSClient.update` reads every frame already waiting into its channels, and
+    websocket-client reads a frame of any declared length whole. So, while the stream is opened,
+    the `WebSocket` class it instantiates is swapped for one that passes `timeout` and counts
+    what its socket reads, raising once a stream has received more than the limit.
     """
     original = ws_client.WebSocket
 
-    class TimedWebSocket(WebSocket):
+    class BoundedWebSocket(WebSocket):
+        received = 0
+
         def connect(self, url: str, **options: Any) -> None:
             options.setdefault("timeout", seconds)
             super().connect(url, **options)
 
-    ws_client.WebSocket = TimedWebSocket  # type: ignore[misc]
+        def _recv(self, bufsize: int) -> bytes:
+            data: bytes = super()._recv(bufsize)
+            self.received += len(data)
+            if self.received > MAX_EXEC_OUTPUT_BYTES:
+                raise _TooLargeError
+            return data
+
+    ws_client.WebSocket = BoundedWebSocket  # type: ignore[misc]
     try:
         yield
     finally:
@@ -254,7 +310,9 @@ class KubeCluster:
         if kubeconfig.exec is not None:
             interactive = sys.stdin.isatty() and sys.stderr.isatty()
             credentials = ExecCredentials(kubeconfig.exec, exec_plugin_timeout_s, interactive)
-        return cls(client.ApiClient(configuration), request_timeout_s, credentials, run_deadline)
+        api_client = client.ApiClient(configuration)
+        api_client.rest_client = BoundedRESTClient(configuration)
+        return cls(api_client, request_timeout_s, credentials, run_deadline)
 
     def _authenticate(self, action: str) -> None:
         """Installs the exec plugin's credential, running the plugin when there is none yet or it expired."""
@@ -272,7 +330,7 @@ class KubeCluster:
         else:
             configuration.cert_file, configuration.key_file = self.credentials.certificate_files(credential)
             # The connection pool reads the client certificate when it is built.
-            self.api_client.rest_client = rest.RESTClientObject(configuration)
+            self.api_client.rest_client = BoundedRESTClient(configuration)
 
     def _late(self, action: str, limit: str) -> ClusterUnreachableError:
         return ClusterUnreachableError(
@@ -311,6 +369,7 @@ class KubeCluster:
         backstop = remaining + 1
 
         def work(attempt: _Attempt) -> bytes:
+            _SENDING.attempt = attempt
             response = call(*args, _preload_content=False, _request_timeout=(backstop, backstop), **kwargs)
             attempt.response = response
             try:
@@ -491,6 +550,11 @@ class KubeCluster:
             stdout, stderr = session.read_stdout(timeout=0), session.read_stderr(timeout=0)
             exit_code, message = exit_status(session.read_channel(ERROR_CHANNEL, timeout=0))
             return ExecResult(stdout, stderr + message, exit_code)
+        except _TooLargeError:
+            raise UnusableAnswerError(
+                f"{action}: the pod sent more than {MAX_EXEC_OUTPUT_BYTES >> 20} MiB (the verifier's limit on one "
+                "command's output); the command is not the one the smoke workload runs, or a proxy stands in its way"
+            ) from None
         except (WebSocketException, OSError) as error:
             if is_timeout(error):
                 raise self._unreachable(action, error) from error
@@ -502,7 +566,7 @@ class KubeCluster:
         """The exec websocket; the client wraps every failure to open it, Ctrl-C included, in an ApiException with status 0."""
         self._authenticate(action)
         try:
-            with websocket_timeout(self.request_timeout_s):
+            with bounded_websocket(self.request_timeout_s):
                 return stream(
                     self.core.connect_get_namespaced_pod_exec,
                     name,

@@ -14,6 +14,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import IO
 
+from components.config.reading import printable
 from tools.verify.checks import Finding
 from tools.verify.expectations import Expectations
 from tools.verify.runner import FAIL, PASS, SKIP, WARN, CheckResult
@@ -45,15 +46,15 @@ class Progress:
     def update(self, text: str) -> None:
         if self.interactive:
             width = shutil.get_terminal_size().columns
-            self._write(f"\r\033[K{self.prefix} ... {self.clock() - self.started:.0f}s {text}"[: width + 4])
+            self._write(f"\r\033[K{self.prefix} ... {self.clock() - self.started:.0f}s {printable(text)}"[: width + 4])
         elif text != self.last_update:
-            self._write(f"    {text}\n")
+            self._write(f"    {printable(text)}\n")
         self.last_update = text
 
     def finish(self, result: CheckResult) -> None:
         clear = "\r\033[K" if self.interactive else ""
         timing = f" ({result.seconds:.1f}s)" if result.status != SKIP else ""
-        self._write(f"{clear}{MARKS[result.status]} {self.prefix}: {result.summary}{timing}\n")
+        self._write(f"{clear}{MARKS[result.status]} {self.prefix}: {printable(result.summary)}{timing}\n")
         for finding in result.findings:
             self._write(format_finding(finding))
         for warning in result.warnings:
@@ -61,17 +62,20 @@ class Progress:
 
 
 def format_finding(finding: Finding, mark: str = "x") -> str:
+    """A finding as text; its parts quote the cluster's answers (names, messages, command output), so each is
+    `printable`, as the plan prints outside text: no escape sequence or line break from a server reaches the terminal."""
     return (
-        f"    {mark} {finding.subject}\n"
-        f"        expected:     {finding.expected}\n"
-        f"        found:        {finding.found}\n"
-        f"        likely cause: {finding.likely_cause}\n"
+        f"    {mark} {printable(finding.subject)}\n"
+        f"        expected:     {printable(finding.expected)}\n"
+        f"        found:        {printable(finding.found)}\n"
+        f"        likely cause: {printable(finding.likely_cause)}\n"
     )
 
 
 def summary_table(results: Sequence[CheckResult], interrupted: bool = False) -> str:
     rows = [("check", "result", "time", "summary")] + [
-        (r.name, MARKS[r.status], f"{r.seconds:.1f}s" if r.status != SKIP else "-", r.summary) for r in results
+        (r.name, MARKS[r.status], f"{r.seconds:.1f}s" if r.status != SKIP else "-", printable(r.summary))
+        for r in results
     ]
     widths = [max(len(row[column]) for row in rows) for column in range(3)]
     lines = [
