@@ -165,8 +165,9 @@ def test_both_network_classes_pass_when_two_devices_are_meant():
         ),
         pytest.param(
             "dev",
-            {"name": "old", "requests": [{"name": "gpu", "deviceClassName": "gpu.nvidia.com", "count": 1}]},
-            "requests[0] has count, deviceClassName directly on the request: that is the v1beta1 shape",
+            {"name": "old", "requests": [{"name": "gpu", "deviceClassName": "gpu.nvidia.com", "count": 2}]},
+            "requests[0] has count, deviceClassName directly on the request: that is the v1beta1 shape. resource.k8s.io/v1 "
+            'puts them under exactly: write {name: "gpu", exactly: {deviceClassName: "gpu.nvidia.com", count: 2}}',
             id="v1beta1-shape",
         ),
         pytest.param(
@@ -228,7 +229,7 @@ def test_both_network_classes_pass_when_two_devices_are_meant():
         pytest.param(
             "dev",
             {"name": "typo", "requests": [request(selector=[])]},
-            'exactly has unknown field(s) "selector"; allowed: deviceClassName, selectors',
+            'exactly has unknown field(s) "selector"; did you mean selectors?; allowed: deviceClassName, selectors',
             id="unknown-field",
         ),
     ],

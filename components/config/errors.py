@@ -8,12 +8,13 @@ the problem is, what was given and what is allowed.
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 import types
 import typing
 from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import Annotated, Any, Union
+from typing import Annotated, Any, Literal, Union
 
 import pulumi
 from pydantic import BaseModel, ValidationError
@@ -71,6 +72,13 @@ class ConfigProblems:
             raise ConfigError("\n".join([heading, *(f"  - {line}" for line in self.lines)]))
 
 
+def did_you_mean(given: Any, known: Sequence[Any]) -> str:
+    """`; did you mean X?` when one known name is close to a mistyped one (difflib's ratio, at least 0.6), else nothing."""
+    names = [str(name) for name in known]
+    close = difflib.get_close_matches(str(given), names, n=1) if isinstance(given, str) else []
+    return f"; did you mean {close[0]}?" if close else ""
+
+
 def entry_where(key: str, entries: Any, index: int) -> str:
     """`nebius-dra:<key> entry <name>` when the entry has a usable name, else `entry [<index>]`."""
     entry = entries[index] if isinstance(entries, Sequence) and 0 <= index < len(entries) else None
@@ -126,8 +134,10 @@ def add_validation_problems(
         elif kind == "extra_forbidden":
             place = _path(location[:-1])
             allowed = ", ".join(described.parent_fields)
+            hint = did_you_mean(location[-1], described.parent_fields)
             problems.add(
-                where, f"{place + ' ' if place else ''}has unknown field(s) {shown(location[-1])}; allowed: {allowed}"
+                where,
+                f"{place + ' ' if place else ''}has unknown field(s) {shown(location[-1])}{hint}; allowed: {allowed}",
             )
         elif kind == "value_error":
             place = _path(location)
@@ -141,13 +151,15 @@ def add_validation_problems(
                 problems.add(where, f"is required: set it with `pulumi config set {where} <value>`")
         else:
             place = _path(location)
-            problems.add(where, f"{place + ' ' if place else ''}got {shown(given)}; {rule}")
+            hint = did_you_mean(given, described.choices) if kind == "literal_error" else ""
+            problems.add(where, f"{place + ' ' if place else ''}got {shown(given)}{hint}; {rule}")
 
 
 class _Described:
     def __init__(self) -> None:
         self.description = ""
         self.parent_fields: tuple[str, ...] = ()
+        self.choices: tuple[Any, ...] = ()
 
 
 def _describe(model: type[BaseModel], location: Sequence[Any]) -> _Described:
@@ -186,6 +198,9 @@ def _unwrap(target: Any, found: _Described) -> Any:
             for item in metadata:
                 if isinstance(item, FieldInfo) and item.description:
                     found.description = item.description
+        elif origin is Literal:
+            found.choices = typing.get_args(target)
+            return target
         elif origin in (Union, types.UnionType):
             members = [arg for arg in typing.get_args(target) if arg is not type(None)]
             if len(members) != 1:
