@@ -165,8 +165,9 @@ def test_both_network_classes_pass_when_two_devices_are_meant():
         ),
         pytest.param(
             "dev",
-            {"name": "old", "requests": [{"name": "gpu", "deviceClassName": "gpu.nvidia.com", "count": 1}]},
-            "requests[0] has count, deviceClassName directly on the request: that is the v1beta1 shape",
+            {"name": "old", "requests": [{"name": "gpu", "deviceClassName": "gpu.nvidia.com", "count": 2}]},
+            "requests[0] has count, deviceClassName directly on the request: that is the v1beta1 shape. resource.k8s.io/v1 "
+            'puts them under exactly: write {name: "gpu", exactly: {deviceClassName: "gpu.nvidia.com", count: 2}}',
             id="v1beta1-shape",
         ),
         pytest.param(
@@ -228,7 +229,7 @@ def test_both_network_classes_pass_when_two_devices_are_meant():
         pytest.param(
             "dev",
             {"name": "typo", "requests": [request(selector=[])]},
-            'exactly has unknown field(s) "selector"; allowed: deviceClassName, selectors',
+            'exactly has unknown field(s) "selector"; did you mean selectors?; allowed: deviceClassName, selectors',
             id="unknown-field",
         ),
     ],
@@ -266,7 +267,7 @@ def test_every_template_problem_is_reported_in_one_run():
         (
             "prod",
             {"nebius-dra:multiGpuCount": "16"},
-            "nebius-dra:multiGpuCount: got 16, but the largest GPU node has 8",
+            "nebius-dra:multiGpuCount: got 16: the multi-gpu template asks one node for 16 GPU(s), but the largest GPU node has 8 GPU(s)",
         ),
         (
             "prod",
@@ -323,3 +324,66 @@ def test_a_driver_attribute_constraint_over_that_drivers_requests_is_accepted():
     }
     (parsed_template,) = parsed("prod", userClaimTemplates=json.dumps([template])).user_templates
     assert parsed_template.constraints == (ConstraintConfig("dra.net/numaNode", ("nics",)),)
+
+
+@pytest.mark.parametrize(
+    "requests",
+    [
+        [request(count=16)],
+        [{"name": "gpu", "firstAvailable": [{"name": "many", "deviceClassName": "gpu.nvidia.com", "count": 32}]}],
+        [request("a", count=6), request("b", count=6)],
+    ],
+    ids=["exactly-16", "firstAvailable-32", "two-requests-of-6"],
+)
+def test_a_user_template_larger_than_every_node_is_refused_naming_the_largest(requests):
+    message = refused("prod", user({"name": "too-big", "requests": requests}))
+    assert f"{USER_KEY} entry too-big: asks one node for" in message
+    assert "the largest GPU node has 8 GPU(s) and 8 NIC(s) (group h200-train, preset 8gpu-128vcpu-1600gb)" in message
+    assert "a claim's devices all come from one node" in message
+
+
+def test_a_template_fits_when_one_alternative_or_one_group_does():
+    # 8 GPUs and a NIC: only h200-train (InfiniBand) holds both; firstAvailable may fall back to 8 GPUs.
+    fallback = {
+        "name": "gpu",
+        "firstAvailable": [
+            {"name": "big", "deviceClassName": "gpu.nvidia.com", "count": 16},
+            {"name": "node", "deviceClassName": "gpu.nvidia.com", "count": 8},
+        ],
+    }
+    nic = request("nic", "ib.networking.nebius.ai")
+    templates = parsed(
+        "prod", userClaimTemplates=json.dumps([{"name": "node", "requests": [fallback, nic]}])
+    ).user_templates
+    assert [template.name for template in templates] == ["node"]
+
+
+def test_one_pcie_root_constraint_over_two_gpus_and_a_nic_is_refused():
+    template = {
+        "name": "two-pairs",
+        "requests": [request("gpus", count=2), request("nic", "ib.networking.nebius.ai")],
+        "constraints": [{"requests": ["gpus", "nic"], "matchAttribute": "resource.kubernetes.io/pcieRoot"}],
+    }
+    message = refused("prod", user(template))
+    assert (
+        f"{USER_KEY} entry two-pairs: constraints[0].matchAttribute resource.kubernetes.io/pcieRoot over gpus, nic "
+        "asks one PCIe root for 2 GPU(s) and 1 NIC(s), but a PCIe root of this stack's nodes holds at most 1 GPU and 1 NIC"
+    ) in message
+    assert "one constraint aligns one GPU/NIC pair" in message
+
+
+def test_one_pcie_root_constraint_per_pair_is_accepted():
+    pairs = [
+        request("gpu0"),
+        request("nic0", "ib.networking.nebius.ai"),
+        request("gpu1"),
+        request("nic1", "ib.networking.nebius.ai"),
+    ]
+    constraints = [
+        {"requests": ["gpu0", "nic0"], "matchAttribute": "resource.kubernetes.io/pcieRoot"},
+        {"requests": ["gpu1", "nic1"], "matchAttribute": "resource.kubernetes.io/pcieRoot"},
+    ]
+    templates = parsed(
+        "prod", userClaimTemplates=json.dumps([{"name": "pairs", "requests": pairs, "constraints": constraints}])
+    ).user_templates
+    assert len(templates[0].constraints) == 2

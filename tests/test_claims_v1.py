@@ -70,7 +70,8 @@ NVIDIA_V1_EXAMPLES = {
                 },
             ],
         },
-        None,
+        # Two GPUs from one node; dev's node has one.
+        "a claim's devices all come from one node",
     ),
     "gpu-test6": (
         {

@@ -89,7 +89,10 @@ def test_good_kubernetes_versions_run(stack_config, version):
         ({"driversPreset": "latest"}, 'driversPreset got "latest"'),
         ({"fixedNodeCount": 0}, "fixedNodeCount got 0; expected a whole number from 1 to 100"),
         ({"preset": "16vcpu-64gb"}, 'preset got "16vcpu-64gb"'),
-        ({"fixedNodecount": 1}, 'unknown field(s) "fixedNodecount"; allowed: name, platform'),
+        (
+            {"fixedNodecount": 1},
+            'unknown field(s) "fixedNodecount"; did you mean fixedNodeCount?; allowed: name, platform',
+        ),
     ],
 )
 def test_bad_gpu_group(stack_config, changes, expected):
@@ -126,3 +129,26 @@ def test_every_problem_is_reported_at_once(stack_config):
 )
 def test_bad_scalar_keys(stack_config, key, value, expected):
     assert expected in refused({**stack_config("dev"), key: value})
+
+
+@pytest.mark.parametrize(
+    ("changes", "expected"),
+    [
+        (
+            {"fixedNodeCont": 1, "fixedNodeCount": None},
+            'has unknown field(s) "fixedNodeCont"; did you mean fixedNodeCount?',
+        ),
+        (
+            {"taints": [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedul"}]},
+            'taints[0].effect got "NoSchedul"; did you mean NoSchedule?',
+        ),
+        ({"labelz": {}}, 'has unknown field(s) "labelz"; did you mean labels?'),
+    ],
+)
+def test_a_misspelt_field_or_enum_value_gets_the_close_known_one(stack_config, changes, expected):
+    assert expected in refused(with_groups(stack_config("dev"), [dev_group(**changes)]))
+
+
+def test_no_suggestion_when_nothing_known_is_close(stack_config):
+    message = refused(with_groups(stack_config("dev"), [dev_group(zzzz=1)]))
+    assert 'has unknown field(s) "zzzz"; allowed:' in message

@@ -189,7 +189,7 @@ def test_renamed_chart_installs_from_ngc_or_oci_under_the_old_names(stack_config
         ),
         (
             {"draDriverChart": "k8s-dra-driver"},
-            'nebius-dra:draDriverChart: got "k8s-dra-driver"; allowed: dra-driver-nvidia-gpu (default) or nvidia-dra-driver-gpu',
+            'nebius-dra:draDriverChart: got "k8s-dra-driver"; did you mean nvidia-dra-driver-gpu?; allowed: dra-driver-nvidia-gpu (default) or nvidia-dra-driver-gpu',
         ),
         (
             {"draDriverVersion": "25.8.1"},

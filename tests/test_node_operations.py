@@ -119,7 +119,10 @@ def test_other_durations_are_refused(text):
         ({"strategy": {"maxUnavailable": 101}}, "strategy.maxUnavailable got 101"),
         ({"strategy": {"drainTimeout": "-5m"}}, 'strategy.drainTimeout got "-5m"; expected a duration such as 30m'),
         ({"strategy": {"drainTimeout": 600}}, "strategy.drainTimeout got 600; expected a duration"),
-        ({"strategy": {"maxSurg": 1}}, 'strategy has unknown field(s) "maxSurg"; allowed: maxSurge, maxUnavailable'),
+        (
+            {"strategy": {"maxSurg": 1}},
+            'strategy has unknown field(s) "maxSurg"; did you mean maxSurge?; allowed: maxSurge, maxUnavailable',
+        ),
         (
             {"autoRepair": [{"type": "NebiusGPUError", "status": True, "timeout": "10m"}]},
             'autoRepair[0].status got true; allowed: "True", "False" or "Unknown", quoted',

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import TypeAdapter, ValidationError
 
-from components.config.schema import LabelKey, LabelValue
+from components.config.schema import SECRET_CAPABLE_KEYS, LabelKey, LabelValue
 from components.config.stack_file import project_config_keys
 from components.dra_constants import (
     BUILTIN_TEMPLATES,
@@ -226,3 +226,14 @@ def test_tolerations_cover_every_taint_once(taints):
             t["key"] == taint.key and t["effect"] == taint.effect and t.get("value", "") == taint.value
             for t in tolerations
         )
+
+
+def test_the_readme_names_exactly_the_keys_that_may_be_secrets():
+    """The README's Secrets paragraph and the config table's `secret` rows say what SECRET_CAPABLE_KEYS allows."""
+    readme = (ROOT / "README.md").read_text()
+    paragraph = re.search(r"^\*\*Secrets\.\*\*(.*?)\n\n", readme, re.MULTILINE | re.DOTALL)
+    assert paragraph, "README has no **Secrets.** paragraph"
+    keys = set(project_config_keys())
+    named = {word for word in re.findall(r"`([A-Za-z]+)[`.]", paragraph.group(1)) if word in keys}
+    assert named == set(SECRET_CAPABLE_KEYS)
+    assert "Only `draDriverValues` may be" not in readme and "The only key that may be a secret" not in readme

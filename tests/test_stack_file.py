@@ -60,6 +60,10 @@ def test_a_valid_stack_file_reads_with_project_defaults(project):
         ),
         ("  protected: true\n", "nebius-dra:protected: is set in Pulumi.t.yaml but Pulumi.yaml does not declare it"),
         (
+            "  nebius-dra:gpuNodeGroup: []\n",
+            "nebius-dra:gpuNodeGroup: is set in Pulumi.t.yaml but Pulumi.yaml does not declare it; did you mean nebius-dra:gpuNodeGroups?",
+        ),
+        (
             "  nebius-dra:publicEndpoint: on\n",
             'nebius-dra:publicEndpoint: got "on", but Pulumi.yaml declares it boolean',
         ),

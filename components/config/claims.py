@@ -21,6 +21,7 @@ from typing import Any
 
 from components.config.cel import selector_problem
 from components.config.errors import ConfigProblems, config_key, shown
+from components.config.node_fit import PCIE_ROOT, pcie_root_reason, selections_named, unfit_reason
 from components.config.schema import (
     ClaimConfigInput,
     ConstraintInput,
@@ -37,6 +38,7 @@ from components.dra_constants import (
     DEFAULT_DRIVER_NAMESPACE,
     DEVICE_CLASS_CONDITIONS,
     EXACT_COUNT,
+    GPU_CLASS,
     GPU_DRIVER,
     GPU_OPERATOR_NAMESPACE,
     GPU_TEMPLATE,
@@ -134,6 +136,9 @@ class _TemplateReader:
         if len(set(names)) != len(names):
             self.add(f"request names {shown(names)} repeat; each request needs its own name")
         self.network_pair(requests)
+        unfit = unfit_reason([request.selections for request in requests], self.context.gpu_groups)
+        if unfit:
+            self.add(unfit)
         references = {name: request for request in requests for name in self.reference_names(request)}
         return UserClaimTemplate(
             name=self.entry.name,
@@ -279,6 +284,13 @@ class _TemplateReader:
                 f"match a resource.kubernetes.io attribute such as resource.kubernetes.io/pcieRoot, or limit requests to {domain} devices"
             )
             return None
+        if attribute == PCIE_ROOT:
+            reason = pcie_root_reason(selections_named(item.requests, covered), self.context.gpu_groups)
+            if reason:
+                self.add(
+                    f"{spot}.matchAttribute {attribute} over {', '.join(item.requests) or 'every request'} {reason}"
+                )
+                return None
         return ConstraintConfig(match_attribute=attribute, requests=tuple(item.requests))
 
     @staticmethod
@@ -316,10 +328,11 @@ class _TemplateReader:
 
 
 class _ClaimsContext:
-    def __init__(self, settings: StackInput, infiniband: bool, driver: DraDriverConfig) -> None:
+    def __init__(self, settings: StackInput, gpu_groups: Sequence[GpuNodeGroupConfig], driver: DraDriverConfig) -> None:
+        self.gpu_groups = tuple(gpu_groups)
         self.allowed_classes = tuple(settings.allowedDeviceClasses)
         self.kubernetes_version = settings.kubernetesVersion
-        self.infiniband = infiniband
+        self.infiniband = any(group.infiniband for group in gpu_groups)
         gates = driver.value_overrides.get("featureGates")
         self.passthrough = isinstance(gates, Mapping) and gates.get(PASSTHROUGH_GATE) is True
 
@@ -343,19 +356,18 @@ def _namespace(settings: StackInput, problems: ConfigProblems) -> str:
     return namespace
 
 
-def _multi_gpu_count(count: int, largest_node: int, problems: ConfigProblems) -> int:
+def _multi_gpu_count(count: int, gpu_groups: Sequence[GpuNodeGroupConfig], problems: ConfigProblems) -> int:
+    """multi-gpu's GPUs, refused by the same one-node rule as every user template."""
     if count == 0:
-        return largest_node
+        return max((group.gpus_per_node for group in gpu_groups), default=0)
+    unfit = unfit_reason([(DeviceSelection(GPU_CLASS, count, EXACT_COUNT),)], gpu_groups)
     if count == 1:
         problems.add(
             config_key("multiGpuCount"),
             "got 1; the multi-GPU template needs 2 or more (the gpu template already asks for one), or 0 for every GPU of the largest node",
         )
-    elif count > largest_node:
-        problems.add(
-            config_key("multiGpuCount"),
-            f"got {count}, but the largest GPU node has {largest_node}; a claim's devices all come from one node, so it could never be allocated",
-        )
+    elif unfit:
+        problems.add(config_key("multiGpuCount"), f"got {count}: the multi-gpu template {unfit}")
     return count
 
 
@@ -387,9 +399,7 @@ def parse_claims_config(
     claims = ClaimsConfig(
         namespace=_namespace(settings, problems),
         builtin_templates=tuple(dict.fromkeys(settings.builtinClaimTemplates)),
-        multi_gpu_count=_multi_gpu_count(
-            settings.multiGpuCount, max((group.gpus_per_node for group in gpu_groups), default=0), problems
-        ),
+        multi_gpu_count=_multi_gpu_count(settings.multiGpuCount, gpu_groups, problems),
         gpu_products=tuple(settings.gpuProducts),
         sample_pods=settings.samplePods,
         sample_gpu_image=settings.sampleGpuImage,
@@ -398,7 +408,7 @@ def parse_claims_config(
         infiniband=infiniband,
     )
     active = claims.active_builtin_templates
-    context = _ClaimsContext(settings, infiniband, driver)
+    context = _ClaimsContext(settings, gpu_groups, driver)
     user_templates = parse_user_templates(settings, context, active, problems)
     if claims.sample_pods:
         needed = [GPU_TEMPLATE, IB_TEMPLATE] if infiniband else [GPU_TEMPLATE]

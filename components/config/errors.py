@@ -8,12 +8,13 @@ the problem is, what was given and what is allowed.
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 import types
 import typing
 from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import Annotated, Any, Union
+from typing import Annotated, Any, Literal, Union
 
 import pulumi
 from pydantic import BaseModel, ValidationError
@@ -69,6 +70,13 @@ class ConfigProblems:
             count = len(self.lines)
             heading = f"invalid stack configuration ({count} problem{'s' if count > 1 else ''}):"
             raise ConfigError("\n".join([heading, *(f"  - {line}" for line in self.lines)]))
+
+
+def did_you_mean(given: Any, known: Sequence[Any]) -> str:
+    """`; did you mean X?` when one known name is close to a mistyped one (difflib's ratio, at least 0.6), else nothing."""
+    names = [str(name) for name in known]
+    close = difflib.get_close_matches(str(given), names, n=1) if isinstance(given, str) else []
+    return f"; did you mean {close[0]}?" if close else ""
 
 
 def entry_where(key: str, entries: Any, index: int) -> str:
@@ -133,7 +141,8 @@ def _problem(item: Mapping[str, Any], location: list[Any], described: _Described
         return f"{place + ' ' if place else ''}key {shown(location[-2])} is malformed; {rule}"
     if kind == "extra_forbidden":
         place = path_text(location[:-1])
-        return f"{place + ' ' if place else ''}has unknown field(s) {shown(location[-1])}; allowed: {', '.join(described.parent_fields)}"
+        hint = did_you_mean(location[-1], described.parent_fields)
+        return f"{place + ' ' if place else ''}has unknown field(s) {shown(location[-1])}{hint}; allowed: {', '.join(described.parent_fields)}"
     place = path_text(location)
     if kind == "value_error" and "error" in context:
         return f"{place + ' ' if place else ''}{context['error']}"
@@ -143,7 +152,8 @@ def _problem(item: Mapping[str, Any], location: list[Any], described: _Described
             if place
             else f"is required: set it with `pulumi config set {where} <value>`"
         )
-    return f"{place + ' ' if place else ''}got {shown(given)}; {rule}"
+    hint = did_you_mean(given, described.choices) if kind == "literal_error" else ""
+    return f"{place + ' ' if place else ''}got {shown(given)}{hint}; {rule}"
 
 
 # What a value of the wrong shape should have been, by pydantic's error type, for a field with no description.
@@ -218,6 +228,7 @@ class _Described:
         self.parent_fields: tuple[str, ...] = ()
         # The fields of the model the location ends at, when it ends at one: what a map there may hold.
         self.fields: tuple[str, ...] = ()
+        self.choices: tuple[Any, ...] = ()
 
 
 def _describe(model: type[BaseModel], location: Sequence[Any]) -> _Described:
@@ -264,6 +275,9 @@ def _unwrap(target: Any, found: _Described) -> Any:
             for item in metadata:
                 if isinstance(item, FieldInfo) and item.description:
                     found.description = item.description
+        elif origin is Literal:
+            found.choices = typing.get_args(target)
+            return target
         elif origin in (Union, types.UnionType):
             members = [arg for arg in typing.get_args(target) if arg is not type(None)]
             if len(members) != 1:

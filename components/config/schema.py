@@ -464,16 +464,24 @@ class ExactRequestInput(SelectionInput):
 V1BETA1_REQUEST_FIELDS = ("deviceClassName", "count", "allocationMode", "selectors", "adminAccess")
 
 
+def v1_request(data: dict[str, Any]) -> str:
+    """The v1 form of a v1beta1 request, with the values the user wrote: the fix never changes one."""
+    moved = [f"{key}: {shown(data[key])}" for key in data if key in V1BETA1_REQUEST_FIELDS]
+    if "deviceClassName" not in data:
+        moved.insert(0, "deviceClassName: ...")
+    kept = [f"{key}: {shown(value)}" for key, value in data.items() if key not in V1BETA1_REQUEST_FIELDS]
+    return "{" + ", ".join([*kept, f"exactly: {{{', '.join(moved)}}}"]) + "}"
+
+
 class DeviceRequestInput(Shape):
     @model_validator(mode="before")
     @classmethod
     def _refuse_v1beta1_shape(cls, data: Any) -> Any:
         flat = sorted(set(data) & set(V1BETA1_REQUEST_FIELDS)) if isinstance(data, dict) else []
         if flat:
-            name = data.get("name", "gpu")
             raise ValueError(
                 f"has {', '.join(flat)} directly on the request: that is the v1beta1 shape. resource.k8s.io/v1 puts "
-                f"them under exactly: write {{name: {name}, exactly: {{deviceClassName: ..., count: 1}}}}"
+                f"them under exactly: write {v1_request(data)}"
             )
         return data
 

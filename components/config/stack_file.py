@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from components.config.errors import ConfigError, ConfigProblems, config_key, shown
+from components.config.errors import ConfigError, ConfigProblems, config_key, did_you_mean, shown
 from components.config.reading import load_yaml
 from components.dra_constants import NAMESPACE
 
@@ -177,7 +177,9 @@ def read_stack_file(stack: str, project_dir: Path = PROJECT_DIR) -> StackFileCon
         spec = declared.get(key)
         if key.startswith(f"{NAMESPACE}:") and spec is None:
             problems.add(
-                key, f"is set in {stack_file.name} but Pulumi.yaml does not declare it; the Pulumi CLI refuses it"
+                key,
+                f"is set in {stack_file.name} but Pulumi.yaml does not declare it{did_you_mean(key, list(declared))}; "
+                "the Pulumi CLI refuses it",
             )
             continue
         scan = _SecretScan(key, problems)
