@@ -7,7 +7,7 @@ FORMAT ?= text
 
 JS_ENGINE := tests/regex_engines/js
 
-.PHONY: setup engines demo plan cost lint test e2e bench verify up preview clean
+.PHONY: setup engines demo plan cost lint test e2e bench bench-e2e verify up preview clean
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt requirements-verify.txt policies/requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -44,8 +44,11 @@ demo: setup  ## Local demo: the real Pulumi CLI puts dev's Kubernetes layer on a
 e2e: setup  ## Real engines: Kubernetes 1.34 control plane, and the Pulumi CLI running this program and policy pack with the real charts (built from Go modules and the vendored sources, cached in ~/.cache/nebius-dra-e2e).
 	$(PY) -m pytest -q -p no:cacheprovider e2e
 
-bench: setup  ## Benchmark: import floor, dev/prod plans and generated fleets.
+bench: setup  ## Benchmark: dev/prod plans against the import floor, generated fleets against their SDK floor, profiles.
 	$(PY) -m tools.bench
+
+bench-e2e: setup  ## Benchmark: pods per second the real 1.34 scheduler allocates for each built-in claim template (local control plane).
+	$(PY) e2e/dra/bench_allocation.py
 
 verify: setup  ## Checks a live cluster after `pulumi up` (needs kubectl access and the nebius CLI).
 	$(PY) -m tools.verify --stack $(STACK)

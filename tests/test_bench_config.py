@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tools.bench import generated_config
+from tools.bench.fleets import generated_config
 from tools.plan.mock_engine import run_program
 
 

@@ -9,10 +9,9 @@ provider and options, so callers can reason about the graph `pulumi up` would wa
 
 from __future__ import annotations
 
-import contextlib
 import runpy
 import sys
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,9 +19,8 @@ from typing import Any
 import pulumi
 from google.protobuf import struct_pb2
 from pulumi.runtime import mocks, rpc, settings
-from pulumi.runtime import resource as resource_runtime
 from pulumi.runtime.config import set_all_config
-from pulumi.runtime.proto import resource_pb2, source_pb2
+from pulumi.runtime.proto import resource_pb2
 from pulumi.runtime.stack import run_in_stack
 from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
@@ -161,22 +159,6 @@ class _RecordingMonitor(mocks.MockMonitor):
         return super().RegisterResourceOutputs(request)
 
 
-@contextlib.contextmanager
-def _without_source_positions() -> Iterator[None]:
-    """Skips the SDK's per-resource stack trace, which only the real engine reads (to show source positions).
-
-    `pulumi.runtime.resource._get_stack_trace` walks the whole Python stack with `traceback.extract_stack`
-    (a `stat` of every frame's file) for every resource. The plan records no source position, and skipping
-    it cut a 419-resource fleet's in-process plan from about 2.3-3.0 s to 1.9-2.0 s (make bench).
-    """
-    original = resource_runtime._get_stack_trace
-    resource_runtime._get_stack_trace = source_pb2.StackTrace
-    try:
-        yield
-    finally:
-        resource_runtime._get_stack_trace = original
-
-
 def run_program(
     stack: str,
     config: Mapping[str, str] | None = None,
@@ -210,8 +192,7 @@ def run_program(
     if added_path:
         sys.path.insert(0, str(project_dir))
     try:
-        with _without_source_positions():
-            _sync_await(run_in_stack(program))
+        _sync_await(run_in_stack(program))
     except Exception as exc:
         error = exc
     finally:

@@ -1,0 +1,288 @@
+"""`make bench-e2e`: how fast the real Kubernetes 1.34 scheduler allocates each built-in claim template.
+
+    venv/bin/python e2e/dra/bench_allocation.py [--pods 200] [--nodes 100]
+
+A benchmark, not a test: one throw-away control plane (`e2e/kube/control_plane.py`), NODES
+stand-in 8-GPU H200 nodes (`dra_fakes.py`: the NVIDIA driver's slices on all, DRANet's
+InfiniBand slices on the first half, which are prod's `h200-train` group, the rest
+`h200-burst`), then, per template, PODS pods that each claim one device set from it, created
+from eight threads at once. For every template it reports pods allocated and bound per second
+(pods / first creation to last binding) and the p50 and p99 of each pod's time from its
+creation request to the scheduler's binding, as a watch on the pods sees it. The reference is a
+template with no selector and no constraint (one `gpu.nvidia.com` device); every built-in
+template is held to at least 0.8x its rate. A template asks for no more pods than the nodes
+can hold (multi-gpu, 8 GPUs, one pod a node). Between templates every pod is deleted and its
+claims are gone, so each starts on free devices. Prints a table, PASS or FAIL per template,
+writes build/e2e/allocation.json, and exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.util
+import json
+import sys
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+PROJECT = HERE.parent.parent
+for path in (str(PROJECT), str(HERE)):
+    if path not in sys.path:
+        sys.path.insert(0, path)
+
+from dra_fakes import create_node, device_classes, gpu_devices, nic_devices, node_name, resource_slice  # noqa: E402
+from dra_kube import RESOURCE_API, Kube, wait_for  # noqa: E402
+from dra_scenarios import BURST, SCENARIOS, TRAIN  # noqa: E402
+from kubernetes import client, watch  # noqa: E402
+from urllib3.exceptions import ProtocolError  # noqa: E402
+
+from components.dra_constants import GPU_DRIVER, NETWORK_DRIVER  # noqa: E402
+from components.labels import gpu_node_labels, tolerations_for  # noqa: E402
+from components.model import GpuNodeGroupConfig  # noqa: E402
+from components.values.claims import builtin_template_specs  # noqa: E402
+
+REPORT_PATH = PROJECT / "build" / "e2e" / "allocation.json"
+NAMESPACE = "alloc-bench"
+STACK = "bench"
+REFERENCE = "no-selector"
+REFERENCE_SPEC = {
+    "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}}]}}
+}
+TARGET = 0.8
+CREATORS = 8
+# No binding for this long, with pods still waiting: the rest are taken as unschedulable. Above the
+# scheduler's longest pod backoff (podMaxBackoffSeconds, 10 s by default), so a backed-off pod is retried.
+STALL_SECONDS = 60.0
+# Pods of the reference template run, untimed, before the first timed template: the first pods of a
+# fresh control plane wait on caches and informers that every later template finds warm.
+WARM_UP_PODS = 20
+# What one pod of each built-in template takes from a node (prod's specs): (GPUs, InfiniBand NICs,
+# GPU/NIC pairs on one PCIe root); an 8-GPU InfiniBand node has 8 NICs, 4 of them paired (dra_fakes.IB_NICS).
+TAKES = {
+    REFERENCE: (1, 0, 0),
+    "gpu": (1, 0, 0),
+    "gpu-by-product": (1, 0, 0),
+    "multi-gpu": (8, 0, 0),
+    "ib-network": (0, 1, 0),
+    "rdma-network": (0, 1, 0),
+    "gpu-nic-aligned": (0, 0, 1),
+}
+
+
+def _load_control_plane():
+    """e2e/kube/control_plane.py, loaded by path under the name e2e/dra's conftest gives it."""
+    name = "nebius_dra_e2e_control_plane"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, PROJECT / "e2e" / "kube" / "control_plane.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+@dataclass
+class TemplateRun:
+    template: str
+    pods: int
+    bound: int
+    pods_per_second: float
+    p50_seconds: float
+    p99_seconds: float
+    creation_seconds: float
+
+
+def capacity(template: str, gpu_nodes: int, ib_nodes: int) -> int:
+    """How many of `template`'s pods the stand-in nodes can hold at once."""
+    gpus, nics, pairs = TAKES[template]
+    limits = [gpu_nodes * (8 // gpus)] if gpus else []
+    limits += [ib_nodes * (8 // nics)] if nics else []
+    limits += [ib_nodes * 4 // pairs] if pairs else []
+    return min(limits)
+
+
+def percentile(values: Sequence[float], fraction: float) -> float:
+    """The nearest-rank percentile: the smallest value at or above `fraction` of the sorted values."""
+    ordered = sorted(values)
+    return ordered[max(0, min(len(ordered) - 1, int(fraction * len(ordered) + 0.999999) - 1))]
+
+
+def create_nodes(kube: Kube, groups: Mapping[str, GpuNodeGroupConfig], count: int) -> int:
+    """`count` 8-GPU nodes, the first half in the InfiniBand group with DRANet's slices too; the InfiniBand node count."""
+    ib_nodes = count // 2
+    for index in range(count):
+        group = groups[TRAIN] if index < ib_nodes else groups[BURST]
+        name = node_name(STACK, group.name, index)
+        labels = gpu_node_labels(group.name, group.preinstalled_driver, group.labels)
+        taints = [{"key": t.key, "value": t.value, "effect": t.effect} for t in group.taints]
+        create_node(kube, name, labels, taints, group.preset)
+        kube.create(resource_slice(name, GPU_DRIVER, gpu_devices(name, group)))
+        if group.infiniband:
+            kube.create(resource_slice(name, NETWORK_DRIVER, nic_devices()))
+    return ib_nodes
+
+
+def pod_manifest(template: str, index: int, tolerations: list[dict[str, str]]) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": f"{template}-{index:04d}", "namespace": NAMESPACE, "labels": {"bench": template}},
+        "spec": {
+            "tolerations": tolerations,
+            "resourceClaims": [{"name": "devices", "resourceClaimTemplateName": template}],
+            "containers": [
+                {"name": "c", "image": "registry.k8s.io/pause:3.10", "resources": {"claims": [{"name": "devices"}]}}
+            ],
+        },
+    }
+
+
+class BindingWatch:
+    """The moment each of a template's pods is first seen bound (spec.nodeName set), from a watch on its pods."""
+
+    def __init__(self, kube: Kube, template: str) -> None:
+        self.bound: dict[str, float] = {}
+        self._watch = watch.Watch()
+        self._core = client.CoreV1Api(kube.api_client)
+        self._template = template
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        stream = self._watch.stream(
+            self._core.list_namespaced_pod, NAMESPACE, label_selector=f"bench={self._template}", timeout_seconds=600
+        )
+        with contextlib.suppress(ProtocolError):  # what `stop` closing the stream raises
+            for event in stream:
+                pod = event["object"]
+                if pod.spec.node_name and pod.metadata.name not in self.bound:
+                    self.bound[pod.metadata.name] = time.monotonic()
+
+    def stop(self) -> None:
+        self._watch.stop()
+
+
+def run_template(kube: Kube, template: str, spec: Mapping[str, Any], pods: int, tolerations: list) -> TemplateRun:
+    kube.create(
+        {
+            "apiVersion": RESOURCE_API,
+            "kind": "ResourceClaimTemplate",
+            "metadata": {"name": template, "namespace": NAMESPACE},
+            "spec": spec["spec"],
+        }
+    )
+    bindings = BindingWatch(kube, template)
+    time.sleep(1.0)  # the watch is open before the first pod exists
+    created: dict[str, float] = {}
+
+    def create(index: int) -> None:
+        manifest = pod_manifest(template, index, tolerations)
+        created[manifest["metadata"]["name"]] = time.monotonic()
+        kube.create(manifest)
+
+    started = time.monotonic()
+    with ThreadPoolExecutor(CREATORS) as creators:
+        list(creators.map(create, range(pods)))
+    creation_seconds = time.monotonic() - started
+    last_progress, seen = time.monotonic(), 0
+    while len(bindings.bound) < pods and time.monotonic() - last_progress < STALL_SECONDS:
+        time.sleep(0.2)
+        if len(bindings.bound) > seen:
+            last_progress, seen = time.monotonic(), len(bindings.bound)
+    bindings.stop()
+    bound = dict(bindings.bound)
+    latencies = [bound[name] - created[name] for name in bound]
+    elapsed = (max(bound.values()) - min(created.values())) if bound else float("inf")
+    release_template(kube, template)
+    return TemplateRun(
+        template=template,
+        pods=pods,
+        bound=len(bound),
+        pods_per_second=len(bound) / elapsed,
+        p50_seconds=percentile(latencies, 0.50) if latencies else float("nan"),
+        p99_seconds=percentile(latencies, 0.99) if latencies else float("nan"),
+        creation_seconds=creation_seconds,
+    )
+
+
+def release_template(kube: Kube, template: str) -> None:
+    """Deletes the template's pods at once and waits until their claims are gone, so the next template starts free."""
+    kube.resource("v1", "Pod").delete(namespace=NAMESPACE, label_selector=f"bench={template}", grace_period_seconds=0)
+    wait_for(
+        f"the pods and claims of {template} to be gone",
+        lambda: not kube.list("v1", "Pod", NAMESPACE) and not kube.list(RESOURCE_API, "ResourceClaim", NAMESPACE),
+        timeout=180.0,
+    )
+    kube.delete(RESOURCE_API, "ResourceClaimTemplate", template, NAMESPACE)
+
+
+def report(runs: list[TemplateRun], nodes: int, ib_nodes: int) -> list[str]:
+    reference = next(run for run in runs if run.template == REFERENCE)
+    header = ("template", "pods", "bound", "pods/s", "x no-selector", "p50 s", "p99 s", "created in s")
+    rows = [
+        (
+            run.template,
+            str(run.pods),
+            str(run.bound),
+            f"{run.pods_per_second:.1f}",
+            f"{run.pods_per_second / reference.pods_per_second:.2f}x",
+            f"{run.p50_seconds:.2f}",
+            f"{run.p99_seconds:.2f}",
+            f"{run.creation_seconds:.1f}",
+        )
+        for run in runs
+    ]
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    lines = [f"{nodes} stand-in 8-GPU nodes, {ib_nodes} with InfiniBand; Kubernetes 1.34 scheduler", ""]
+    lines += ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in [header, *rows]]
+    lines.append("")
+    if reference.bound < reference.pods:
+        lines.append(f"FAIL  {REFERENCE}: {reference.pods - reference.bound} pods never bound; the ratios mean nothing")
+    for run in runs:
+        if run.template == REFERENCE:
+            continue
+        ratio = run.pods_per_second / reference.pods_per_second
+        outcome = "PASS" if ratio >= TARGET and run.bound == run.pods else "FAIL"
+        unbound = "" if run.bound == run.pods else f"; {run.pods - run.bound} pods never bound"
+        lines.append(f"{outcome}  {run.template}: {ratio:.2f}x the no-selector rate (target >= {TARGET}x){unbound}")
+    return lines
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pods", type=int, default=200, help="pods per template, fewer where the nodes hold fewer")
+    parser.add_argument("--nodes", type=int, default=100, help="stand-in 8-GPU nodes, half with InfiniBand")
+    args = parser.parse_args(argv)
+    config = SCENARIOS["prod"].config()
+    groups = {group.name: group for group in config.gpu_node_groups}
+    tolerations = tolerations_for(t for group in groups.values() for t in group.taints)
+    templates = {REFERENCE: REFERENCE_SPEC, **builtin_template_specs(config.claims)}
+    control_plane = _load_control_plane()
+    with control_plane.ControlPlane(quiet=True) as plane:
+        kube = Kube(str(plane.kubeconfig))
+        for device_class in device_classes():
+            kube.create(device_class)
+        kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
+        wait_for("the default service account", lambda: kube.get("v1", "ServiceAccount", "default", NAMESPACE))
+        ib_nodes = create_nodes(kube, groups, args.nodes)
+        run_template(kube, "warm-up", REFERENCE_SPEC, WARM_UP_PODS, tolerations)
+        runs = []
+        for template, spec in templates.items():
+            pods = min(args.pods, capacity(template, args.nodes, ib_nodes))
+            runs.append(run_template(kube, template, spec, pods, tolerations))
+            print(f"{template}: {runs[-1].bound}/{pods} bound, {runs[-1].pods_per_second:.1f} pods/s", flush=True)
+        kube.close()
+    print("\n".join(report(runs, args.nodes, ib_nodes)))
+    REPORT_PATH.parent.mkdir(parents=True, exist_ok=True)
+    REPORT_PATH.write_text(json.dumps({"nodes": args.nodes, "ib_nodes": ib_nodes, "runs": [asdict(r) for r in runs]}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,285 @@
+"""The benchmark's runner: the parent that times child processes, and the children it starts (see `__init__`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import tools.bench
+from tools.bench import PROJECT_DIR
+from tools.bench.fleets import FLEET, GENERATED, fleet_label
+
+IMPORT_FLOOR = (
+    "import pulumi, pulumi_nebius, pulumi_kubernetes.core.v1, pulumi_kubernetes.helm.v3, pulumi_kubernetes.resource.v1"
+)
+DEV_TARGET = 1.3
+FLOOR_TARGET = 1.10
+BENCH_STACK = "bench"
+
+
+@dataclass
+class Measurement:
+    label: str
+    seconds: list[float] = field(default_factory=list)
+    failure: str | None = None
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.seconds) if self.seconds else float("nan")
+
+    @property
+    def spread(self) -> str:
+        return f"{min(self.seconds):.3f}-{max(self.seconds):.3f}" if self.seconds else "-"
+
+
+def _failure(result: subprocess.CompletedProcess) -> str:
+    last_lines = result.stderr.strip().splitlines()
+    return last_lines[-1] if last_lines else f"exit {result.returncode}"
+
+
+def time_once(measurement: Measurement, command: Sequence[str]) -> None:
+    """One fresh process of `command`, added to `measurement`; a plan blocked by policy (exit 1) still counts."""
+    if measurement.failure:
+        return
+    started = time.perf_counter()
+    result = subprocess.run(command, cwd=PROJECT_DIR, capture_output=True, text=True)
+    elapsed = time.perf_counter() - started
+    if result.returncode in (0, 1):
+        measurement.seconds.append(elapsed)
+    else:
+        measurement.failure = _failure(result)
+
+
+def interleaved(commands: dict[str, Sequence[str]], runs: int) -> dict[str, Measurement]:
+    """Each command `runs` times, in turn (A B C A B C ...), so a load change on the machine hits all alike."""
+    measurements = {label: Measurement(label) for label in commands}
+    for _ in range(runs):
+        for label, command in commands.items():
+            time_once(measurements[label], command)
+    return measurements
+
+
+def child(*arguments: str) -> list[str]:
+    return [sys.executable, "-m", "tools.bench", *arguments]
+
+
+@dataclass
+class Scenario:
+    groups: int
+    templates: int
+    resources: int
+    program: Measurement
+    floor: Measurement
+
+    @property
+    def ratio(self) -> float:
+        return self.program.median / self.floor.median
+
+
+def record(groups: int, templates: int, shape: Path) -> int:
+    """Child: runs the program for a generated stack, writes its shape, and checks the replay registers the same."""
+    from tools.bench.fleets import generated_config
+    from tools.bench.floor import replay_run, same_registrations, write_shape
+    from tools.plan.mock_engine import run_program
+
+    program = run_program(BENCH_STACK, config=generated_config(groups, templates))
+    if program.error is not None:
+        print(f"the program failed: {program.error}", file=sys.stderr)
+        return 2
+    write_shape(program, shape)
+    floor = replay_run(json.loads(shape.read_text()), BENCH_STACK)
+    if floor.error is not None or not same_registrations(program, floor):
+        print(f"the floor does not register what the program does ({floor.error})", file=sys.stderr)
+        return 2
+    print(len(program.resources))
+    return 0
+
+
+def run_generated_program(groups: int, templates: int) -> int:
+    """Child: the program for a generated stack under the mock engine, and nothing else."""
+    from tools.bench.fleets import generated_config
+    from tools.plan.mock_engine import run_program
+
+    return 0 if run_program(BENCH_STACK, config=generated_config(groups, templates)).error is None else 2
+
+
+def run_floor(shape: Path) -> int:
+    """Child: the SDK floor of a recorded shape."""
+    from tools.bench.floor import read_shape, replay_run
+
+    return 0 if replay_run(read_shape(shape), BENCH_STACK).error is None else 2
+
+
+def profile_child(groups: int, templates: int) -> int:
+    """Child: one profiled run of the program for a generated stack, imports included, its summary on stdout."""
+    from tools.bench.profile import profile_summary, render_summary
+
+    costs = profile_summary(lambda: run_generated_program(groups, templates))
+    print("\n".join(render_summary(fleet_label(groups, templates), costs)))
+    return 0
+
+
+def profile_dev(out: Path) -> int:
+    """Child: one profiled `make plan` of dev (imports, the program, policies, files), its summary on stdout."""
+    from tools.bench.profile import profile_summary, render_summary
+
+    def plan_dev() -> None:
+        from tools.plan.model import build_plan
+
+        build_plan("dev", out=out)
+
+    print("\n".join(render_summary("plan dev", profile_summary(plan_dev))))
+    return 0
+
+
+def _row(cells: Sequence[str], widths: Sequence[int]) -> str:
+    return "  ".join(cell.ljust(width) for cell, width in zip(cells, widths)).rstrip()
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    return [_row(row, widths) for row in [header, *rows]]
+
+
+def _verdict(name: str, ratio: float, target: float) -> str:
+    outcome = "PASS" if ratio <= target else "FAIL"
+    return f"{outcome}  {name}: {ratio:.2f}x (target <= {target}x)"
+
+
+def _seconds(measurement: Measurement) -> str:
+    return f"FAILED: {measurement.failure}" if measurement.failure else f"{measurement.median:.3f}"
+
+
+def plans_report(runs: int, scratch: Path) -> list[str]:
+    plan = ["-m", "tools.plan", "--format", "json", "--out", str(scratch / "plan")]
+    measured = interleaved(
+        {
+            "import floor": [sys.executable, "-c", IMPORT_FLOOR],
+            "plan dev": [sys.executable, *plan, "--stack", "dev"],
+            "plan prod": [sys.executable, *plan, "--stack", "prod"],
+        },
+        runs,
+    )
+    floor = measured["import floor"].median
+    rows = [
+        (m.label, _seconds(m), m.spread, f"{m.median / floor:.2f}x" if m.seconds else "-") for m in measured.values()
+    ]
+    lines = _table(("measurement", "median s", "min-max s", "x import floor"), rows)
+    if measured["plan dev"].seconds:
+        lines += ["", _verdict("dev plan vs import floor", measured["plan dev"].median / floor, DEV_TARGET)]
+    return lines
+
+
+def scenario(groups: int, templates: int, runs: int, scratch: Path) -> Scenario | str:
+    shape = scratch / f"shape-{groups}-{templates}.json"
+    recorded = subprocess.run(
+        child("--record", f"{groups},{templates}", "--shape", str(shape)),
+        cwd=PROJECT_DIR,
+        capture_output=True,
+        text=True,
+    )
+    if recorded.returncode != 0:
+        return _failure(recorded)
+    measured = interleaved(
+        {"program": child("--program", f"{groups},{templates}"), "floor": child("--floor", str(shape))}, runs
+    )
+    return Scenario(groups, templates, int(recorded.stdout), measured["program"], measured["floor"])
+
+
+def fleets_report(runs: int, scratch: Path) -> list[str]:
+    scenarios = {(groups, templates): scenario(groups, templates, runs, scratch) for groups, templates in GENERATED}
+    rows = []
+    for (groups, templates), result in scenarios.items():
+        if isinstance(result, str):
+            rows.append((fleet_label(groups, templates), "-", f"FAILED: {result}", "-", "-", "-", "-"))
+            continue
+        rows.append(
+            (
+                fleet_label(groups, templates),
+                str(result.resources),
+                _seconds(result.program),
+                result.program.spread,
+                _seconds(result.floor),
+                result.floor.spread,
+                f"{result.ratio:.2f}x" if result.program.seconds and result.floor.seconds else "-",
+            )
+        )
+    header = ("generated stack", "resources", "program s", "min-max", "SDK floor s", "min-max", "x SDK floor")
+    lines = _table(header, rows)
+    fleet = scenarios[FLEET]
+    if isinstance(fleet, Scenario) and fleet.program.seconds and fleet.floor.seconds:
+        lines += ["", _verdict(f"{fleet_label(*FLEET)} vs its SDK floor", fleet.ratio, FLOOR_TARGET)]
+        smallest = scenarios[GENERATED[0]]
+        if isinstance(smallest, Scenario) and smallest.program.seconds and smallest.floor.seconds:
+            extra = fleet.resources - smallest.resources
+            program_ms = (fleet.program.median - smallest.program.median) / extra * 1000
+            floor_ms = (fleet.floor.median - smallest.floor.median) / extra * 1000
+            lines.append(
+                f"      marginal cost of each of the {extra} extra resources: {program_ms:.2f} ms, "
+                f"of which the SDK floor {floor_ms:.2f} ms"
+            )
+    return lines
+
+
+def profiles_report(scratch: Path) -> list[str]:
+    lines: list[str] = []
+    commands = [child("--profile-dev", "--out", str(scratch / "profile"))]
+    commands += [child("--profile", f"{groups},{templates}") for groups, templates in GENERATED]
+    for command in commands:
+        result = subprocess.run(command, cwd=PROJECT_DIR, capture_output=True, text=True)
+        lines += ["", *(result.stdout.rstrip().splitlines() if result.returncode == 0 else [_failure(result)])]
+    return lines
+
+
+def run_benchmark(runs: int, profiles: bool) -> list[str]:
+    with tempfile.TemporaryDirectory(prefix="bench-plan-") as directory:
+        scratch = Path(directory)
+        lines = [f"Python {sys.version.split()[0]}, {runs} runs each, fresh process per run, wall-clock medians", ""]
+        lines += plans_report(runs, scratch)
+        lines += ["", *fleets_report(runs, scratch)]
+        if profiles:
+            lines += profiles_report(scratch)
+    return lines
+
+
+def _pair(text: str) -> tuple[int, int]:
+    groups, templates = (int(part) for part in text.split(","))
+    return groups, templates
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tools.bench", description=tools.bench.__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=5, help="runs per measurement; the median is reported (default 5)")
+    parser.add_argument("--no-profile", action="store_true", help="skip the profile summaries")
+    for hidden in ("--record", "--program", "--profile"):
+        parser.add_argument(hidden, type=_pair, help=argparse.SUPPRESS)
+    parser.add_argument("--profile-dev", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--floor", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--shape", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.record:
+        groups, templates = args.record
+        return record(groups, templates, args.shape)
+    if args.program:
+        return run_generated_program(*args.program)
+    if args.floor:
+        return run_floor(args.floor)
+    if args.profile:
+        return profile_child(*args.profile)
+    if args.profile_dev:
+        return profile_dev(args.out)
+    print("\n".join(run_benchmark(args.runs, not args.no_profile)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
