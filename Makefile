@@ -41,7 +41,7 @@ test: lint engines  ## Lint, type check, then the whole test suite.
 demo: setup  ## Local demo: the real Pulumi CLI puts dev's Kubernetes layer on a local control plane, shows its claims allocated, tears down.
 	$(PY) e2e/cli/demo.py
 
-e2e: setup  ## Real engines: Kubernetes 1.34 control plane and the Pulumi CLI, built from Go modules (cached in ~/.cache/nebius-dra-e2e).
+e2e: setup  ## Real engines: Kubernetes 1.34 and 1.36 control planes and the Pulumi CLI, built from Go modules (cached in ~/.cache/nebius-dra-e2e).
 	$(PY) -m pytest -q -p no:cacheprovider e2e
 
 bench: setup  ## Benchmark: import floor, dev/prod plans and generated fleets.
