@@ -1,13 +1,15 @@
-"""Shared fixtures of the DRA e2e tests: one real control plane for the session, the stacks' plans, the report.
+"""Shared fixtures of the DRA e2e tests: one real control plane per Kubernetes minor, the stacks' plans, the report.
 
 Each test module covers one stack (its module-level `SCENARIO`): the `deployed` fixture builds that
-stack on the control plane and tears it down at the end of the module, so the next module starts
-from an empty cluster. The plans of every collected stack are started in subprocesses as soon as
-the session begins, so they run while the control plane starts.
+stack on the control plane of the scenario's minor and tears it down at the end of the module, so the
+next module starts from an empty cluster. Modules are ordered by minor and one control plane runs at a
+time: the next minor's starts when the previous one is stopped. The plans of every collected stack are
+started in subprocesses as soon as the session begins, so they run while the control plane starts.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import os
@@ -50,7 +52,7 @@ class Report:
 
     def __init__(self) -> None:
         self.started = time.monotonic()
-        self.data: dict = {"control_plane": {}, "scenarios": {}, "device_classes": {}}
+        self.data: dict = {"control_planes": {}, "scenarios": {}, "device_classes": {}}
 
     def scenario(self, name: str) -> dict:
         return self.data["scenarios"].setdefault(
@@ -81,7 +83,10 @@ class Report:
             for template, c in s["claims"].items()
         ]
         total = self.data.get("seconds", time.monotonic() - self.started)
-        startup = self.data["control_plane"].get("startup_seconds")
+        starts = ", ".join(
+            f"{plane['kubernetes']} start {plane['startup_seconds']:.1f}s"
+            for plane in self.data["control_planes"].values()
+        )
         helm = sorted({release for s in self.data["scenarios"].values() for release in s["helm_not_installed"]})
         return "\n".join(
             [
@@ -91,7 +96,7 @@ class Report:
                 "",
                 *_columns(claims),
                 "",
-                f"total {total:.1f}s" + (f" (control plane start {startup:.1f}s)" if startup else ""),
+                f"total {total:.1f}s" + (f" (control planes: {starts})" if starts else ""),
             ]
         )
 
@@ -141,8 +146,9 @@ class Plans:
 
     def _start(self, name: str) -> subprocess.Popen:
         scenario = SCENARIOS[name]
+        out = self.out / name  # its own directory: two scenarios may plan the same stack file
         if scenario.has_stack_file:
-            argv = [sys.executable, "-m", "tools.plan", "--stack", name, "--out", str(self.out)]
+            argv = [sys.executable, "-m", "tools.plan", "--stack", scenario.stack, "--out", str(out)]
         else:
             config_file = self.out / f"{name}.config.json"
             config_file.write_text(json.dumps(scenario.raw_config(), indent=2))
@@ -154,7 +160,7 @@ class Plans:
                 "--config",
                 str(config_file),
                 "--out",
-                str(self.out),
+                str(out),
             ]
         env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
         return subprocess.Popen(argv, cwd=PROJECT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
@@ -175,7 +181,7 @@ class Plans:
         assert run.returncode == 0, (
             f"the plan of {name} exited {run.returncode} ({' '.join(run.args)}):\n{stderr[-4000:]}\n{stdout[-2000:]}"
         )
-        self.done[name] = self.out / name
+        self.done[name] = self.out / name / SCENARIOS[name].stack
         return self.done[name]
 
     def close(self) -> None:
@@ -198,31 +204,31 @@ def plans(request, tmp_path_factory):
 
 
 # ------------------------------------------------------------------------------------- the cluster
-@pytest.fixture(scope="session")
-def cp(plans, report):
-    control_plane = _load_control_plane()
-    with control_plane.ControlPlane(quiet=True) as plane:
-        report.data["control_plane"] = {
-            "server": plane.server,
-            "startup_seconds": round(plane.startup_seconds, 1),
-            "kubernetes": control_plane._build.kube_version(),
-        }
-        yield plane
+@functools.cache
+def _scenario_minor(name: str) -> tuple[int, ...]:
+    """The Kubernetes minor scenario `name` runs on, as numbers (parsing its config once)."""
+    return tuple(int(part) for part in SCENARIOS[name].kube_minor.split("."))
 
 
-@pytest.fixture(scope="session")
-def kube(cp):
-    client = Kube(str(cp.kubeconfig))
-    yield client
-    client.close()
+def _module_minor(module) -> tuple[int, ...]:
+    """The minor a test module's scenario runs on; () for modules without a scenario."""
+    name = getattr(module, "SCENARIO", None)
+    return _scenario_minor(name) if name else ()
 
 
-@pytest.fixture(scope="session")
-def classes(kube, report):
-    """The NVIDIA chart's DeviceClasses and Nebius's network classes, created once for every stack.
+def pytest_collection_modifyitems(items):
+    """This directory's modules of one minor run together, so each control plane starts once.
 
-    Returns name -> (error or None, stored object); the API server compiles each CEL selector on create.
+    A stable sort keeps their order within a minor; tests outside e2e/dra keep their places.
     """
+    slots = [index for index, item in enumerate(items) if Path(item.path).is_relative_to(HERE)]
+    ordered = sorted((items[index] for index in slots), key=lambda item: _module_minor(item.module))
+    for index, item in zip(slots, ordered, strict=True):
+        items[index] = item
+
+
+def _create_classes(kube: Kube) -> dict:
+    """The NVIDIA chart's DeviceClasses and Nebius's network classes: name -> (error or None, stored object)."""
     created = {}
     for manifest in device_classes():
         name = manifest["metadata"]["name"]
@@ -230,13 +236,93 @@ def classes(kube, report):
             created[name] = (None, kube.create(manifest))
         except Exception as error:
             created[name] = (api_message(error), None)
+    return created
+
+
+def _classes_report(created: dict) -> dict:
     gpu = created.get("gpu.nvidia.com", (None, None))[1] or {}
-    report.data["device_classes"] = {
+    return {
         "created": sorted(n for n, (e, _) in created.items() if e is None),
         "refused": {n: e for n, (e, _) in created.items() if e},
         "gpu.nvidia.com extendedResourceName kept": "extendedResourceName" in gpu.get("spec", {}),
     }
-    return created
+
+
+class Cluster:
+    """One running control plane of a minor, its client and the DeviceClasses created on it once for every stack."""
+
+    def __init__(self, minor: str, report: Report) -> None:
+        control_plane = _load_control_plane()
+        self.minor = minor
+        self.plane = control_plane.ControlPlane(quiet=True, kube_minor=minor)
+        self.plane.__enter__()
+        try:
+            self.kube = Kube(str(self.plane.kubeconfig))
+            self.classes = _create_classes(self.kube)
+        except BaseException:
+            self.plane.__exit__(None, None, None)
+            raise
+        report.data["control_planes"][minor] = {
+            "server": self.plane.server,
+            "startup_seconds": round(self.plane.startup_seconds, 1),
+            "kubernetes": self.plane.kube_version,
+        }
+        report.data["device_classes"][minor] = _classes_report(self.classes)
+
+    def close(self) -> None:
+        try:
+            self.kube.close()
+        finally:
+            self.plane.__exit__(None, None, None)
+
+
+class Clusters:
+    """At most one Cluster at a time: asking for another minor stops the running one first."""
+
+    def __init__(self, report: Report) -> None:
+        self.report = report
+        self.current: Cluster | None = None
+
+    def of(self, minor: str) -> Cluster:
+        if self.current is not None and self.current.minor != minor:
+            self.close()
+        if self.current is None:
+            self.current = Cluster(minor, self.report)
+        return self.current
+
+    def close(self) -> None:
+        if self.current is not None:
+            current, self.current = self.current, None
+            current.close()
+
+
+@pytest.fixture(scope="session")
+def clusters(plans, report):
+    running = Clusters(report)
+    yield running
+    running.close()
+
+
+@pytest.fixture(scope="module")
+def cluster(request, clusters) -> Cluster:
+    """The control plane of the module's scenario's minor (the oldest minor for a module without a scenario)."""
+    name = getattr(request.module, "SCENARIO", None)
+    return clusters.of(SCENARIOS[name].kube_minor if name else _load_control_plane()._build.default_minor())
+
+
+@pytest.fixture(scope="module")
+def cp(cluster):
+    return cluster.plane
+
+
+@pytest.fixture(scope="module")
+def kube(cluster):
+    return cluster.kube
+
+
+@pytest.fixture(scope="module")
+def classes(cluster):
+    return cluster.classes
 
 
 @pytest.fixture(scope="module")

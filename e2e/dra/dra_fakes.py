@@ -6,9 +6,11 @@ There is no kubelet, no node group and no Helm here, so the tests stand in for t
   with the group's taints, with capacity and a Ready condition set through the status subresource
   (what a kubelet reports); system nodes with `system_node_labels()`.
 - ResourceSlices as the NVIDIA DRA driver's kubelet plugin publishes GPUs (`gpu.nvidia.com`) and as
-  Nebius's DRANet publishes NICs (`dra.net`, InfiniBand groups only). Attribute names and value
-  shapes follow the driver's slices (../shared/reference/facts.md, tests/data/verify/); the single
-  GPU of a 1-GPU node sits where the real H200 VM has it (0000:00:06.0 under pci0000:00).
+  Nebius's DRANet publishes NICs (`dra.net`, InfiniBand groups only). A 1-GPU H200 node publishes the
+  devices the real driver published for a real H200 (tests/data/captured/, the file of the stack's
+  chart line), only its node and pool names are this node's. 8-GPU nodes keep a modelled layout (no
+  8-GPU capture exists): attribute names and value shapes as in those captures and tests/data/verify/,
+  bus IDs and PCIe roots of a real 8-GPU node.
 - DeviceClasses as the NVIDIA chart (kubernetes-sigs/dra-driver-nvidia-gpu, deviceclass-*.yaml at
   v0.4.1, identical at v25.12.0) creates them, and the two Nebius network classes.
 - The chart's kubelet plugin pods, placed by the real scheduler with the nodeSelector and
@@ -17,9 +19,11 @@ There is no kubelet, no node group and no Helm here, so the tests stand in for t
 
 from __future__ import annotations
 
+import json
 import re
 import uuid
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from dra_kube import JSON_PATCH, RESOURCE_API, Kube, Obj
@@ -29,13 +33,15 @@ from components.dra_constants import GPU_DRIVER, NETWORK_DRIVER, PCIE_ROOT_ATTRI
 from components.labels import gpu_node_labels, system_node_labels
 from components.model import GpuNodeGroupConfig, StackConfig
 
+CAPTURED_SLICES = Path(__file__).resolve().parent.parent.parent / "tests" / "data" / "captured"
 PCI_BUS_ID = "resource.kubernetes.io/pciBusID"
 DRANET_NODE_LABEL = "nebius.com/dranet-rdma-capable"  # set by Nebius on DRA groups in a GPU cluster, not by the stack
 NOW = "2026-11-30T12:00:00Z"
 
 # The NVIDIA chart's classes. At resource.k8s.io/v1 the chart also sets extendedResourceName on
-# gpu.nvidia.com; that field belongs to the DRAExtendedResource feature (alpha in 1.34, off), so
-# the API server drops it: the test reports whether it was kept.
+# gpu.nvidia.com; that field belongs to the DRAExtendedResource feature (alpha and off in 1.34, beta
+# and on in 1.36: policies/dra_minors.json), so a 1.34 API server drops it: the report says, per
+# control plane, whether it was kept.
 NVIDIA_CLASSES = {
     "gpu.nvidia.com": "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'",
     "mig.nvidia.com": "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'mig'",
@@ -64,8 +70,6 @@ EIGHT_GPU_PCI = (
     ("0000:b3:00.0", "pci0000:b0"),
     ("0000:b7:00.0", "pci0000:b4"),
 )
-# A 1-GPU VM: the real H200 VM's layout (../shared/reference/device-output).
-ONE_GPU_PCI = (("0000:00:06.0", "pci0000:00"),)
 # The InfiniBand NICs of an 8-GPU node, in the order DRANet lists them. The first four sit on PCIe
 # roots with no GPU; the last four share a root with GPUs 4-7. So GPUs 0-3 have no NIC on their root,
 # and a GPU/NIC pair on one root exists only for GPUs 4-7: a naive first-GPU, first-NIC pick fails the
@@ -111,10 +115,30 @@ def gpu_uuid(node: str, index: int) -> str:
     return f"GPU-{uuid.uuid5(uuid.NAMESPACE_URL, f'{node}/gpu/{index}')}"
 
 
-def gpu_devices(node: str, group: GpuNodeGroupConfig) -> list[Obj]:
+def captured_devices(chart: str, product: str) -> list[Obj]:
+    """The devices the real driver of chart line `chart` published for one real `product` GPU (tests/data/captured).
+
+    Device entries carry no node name, so they are used exactly as captured; the caller's slice gives them
+    this node's nodeName and pool name.
+    """
+    files = sorted(CAPTURED_SLICES.glob(f"resourceslices-h200-{chart}-*.json"))
+    if len(files) != 1:
+        raise ValueError(f"expected one captured slice file for chart {chart} in {CAPTURED_SLICES}, found {files}")
+    [captured] = json.loads(files[0].read_text())["items"]
+    devices = captured["spec"]["devices"]
+    published = {device["attributes"]["productName"]["string"] for device in devices}
+    if published != {product}:
+        raise ValueError(f"{files[0].name} holds {sorted(published)}, not {product}: no capture for this GPU")
+    return devices
+
+
+def gpu_devices(node: str, group: GpuNodeGroupConfig, chart: str) -> list[Obj]:
+    """The GPUs a node of `group` publishes: the captured real slice on a 1-GPU node, the modelled 8-GPU layout else."""
     product, memory = PLATFORM_GPUS[group.platform]
     count = group.gpus_per_node
-    layout = ONE_GPU_PCI if count == 1 else EIGHT_GPU_PCI[:count]
+    if count == 1:
+        return captured_devices(chart, product)
+    layout = EIGHT_GPU_PCI[:count]
     if len(layout) != count:
         raise ValueError(f"no PCIe layout for {count} GPUs per node (group {group.name}, preset {group.preset})")
     return [
@@ -276,7 +300,7 @@ def create_stack_nodes(kube: Kube, stack: str, config: StackConfig, nodes: dict[
         for index in range(group_node_count(group)):
             name = node_name(stack, group.name, index)
             create_node(kube, name, labels, taints, group.preset)
-            kube.create(resource_slice(name, GPU_DRIVER, gpu_devices(name, group)))
+            kube.create(resource_slice(name, GPU_DRIVER, gpu_devices(name, group, config.driver.chart)))
             if group.infiniband:
                 kube.create(resource_slice(name, NETWORK_DRIVER, nic_devices()))
             nodes[name] = group.name

@@ -1,9 +1,13 @@
-"""The stacks the DRA e2e tests put on a real control plane: dev, prod and two InfiniBand variants of prod.
+"""The stacks the DRA e2e tests put on a real control plane: dev, prod, two InfiniBand variants of prod, a 1.36 dev.
 
 dev and prod are read from their `Pulumi.<stack>.yaml` exactly as the program reads them
 (`load_stack_config`, then `parse_stack_config` on the un-namespaced keys). The variants start from
-prod's config and change it the way a user would edit the stack file; they have no stack file of
-their own, so they are planned through `plan_variant.py` with the config handed over as JSON.
+a real stack's config and change it the way a user would edit the stack file; they have no stack file
+of their own, so they are planned through `plan_variant.py` with the config handed over as JSON.
+
+Each scenario runs on the control plane of the Kubernetes minor its stack asks for (kubernetesVersion),
+unless it names another: `dev-upgraded` is dev's own stack on a 1.36 control plane, as after an
+upgrade of the cluster.
 
 What each scenario expects (which node groups can serve each claim template, where each sample
 pod may run) is written here by hand, from the stack files and the README's tables: the tests
@@ -20,6 +24,7 @@ from dataclasses import dataclass, field
 from components.config import parse_stack_config
 from components.config.stack_file import load_stack_config, program_config
 from components.dra_constants import NAMESPACE, OPERATOR_DRIVER_ROOT
+from components.dra_minors import minor_of
 from components.model import StackConfig
 
 # GPU products by Nebius platform: the string the NVIDIA DRA driver publishes as productName, which is
@@ -106,6 +111,35 @@ def ib_operator_templates(config: dict[str, str]) -> dict[str, str]:
     }
 
 
+# A device taint the real driver publishes: with its NVMLDeviceHealthCheck gate, kubernetes-sigs/dra-driver-nvidia-gpu
+# v0.4.1 taints a GPU it cannot monitor with gpu.nvidia.com/unmonitored (policies/dra_minors.json, driverGates).
+# The effect is the test's choice: NoSchedule keeps new claims off the GPU without evicting anything.
+UNMONITORED_TAINT = {"key": "gpu.nvidia.com/unmonitored", "effect": "NoSchedule"}
+# A claim that may land on such a GPU (exactly.tolerations: DRADeviceTaints, on by default from 1.36).
+GPU_TOLERATING = {
+    "name": "gpu-tolerating",
+    "requests": [
+        {
+            "name": "gpu",
+            "exactly": {
+                "deviceClassName": "gpu.nvidia.com",
+                "tolerations": [{"key": UNMONITORED_TAINT["key"], "operator": "Exists", "effect": "NoSchedule"}],
+            },
+        }
+    ],
+}
+NEWER_MINOR = "1.36"  # the newer control plane e2e/kube builds (kubernetes-1.36/go.mod)
+
+
+def dev_taints(config: dict[str, str]) -> dict[str, str]:
+    """dev on Kubernetes 1.36 with a user claim template that tolerates an unmonitored GPU."""
+    return {
+        **config,
+        _key("kubernetesVersion"): NEWER_MINOR,
+        _key("userClaimTemplates"): json.dumps([GPU_TOLERATING]),
+    }
+
+
 TRAIN, BURST = "h200-train", "h200-burst"
 PROD_SERVES = {
     "gpu": {TRAIN, BURST},
@@ -117,18 +151,31 @@ PROD_SERVES = {
     "h200-full-node": {TRAIN},
 }
 
+DEV_SERVES = {"gpu": {"h200"}, "gpu-by-product": {"h200"}}
+DEV_SAMPLE_PODS = {"gpu-workload": {"h200"}}
+
 
 @dataclass(frozen=True)
 class Scenario:
-    name: str  # the stack name planned (and the Node name prefix)
+    name: str  # the scenario (the Node name prefix; the stack name planned for a variant)
     base: str  # the Pulumi.<base>.yaml it starts from
     change: Callable[[dict[str, str]], dict[str, str]] | None = None
     serves: Mapping[str, set[str]] = field(default_factory=dict)  # template -> node groups that can serve it
     sample_pods: Mapping[str, set[str]] = field(default_factory=dict)  # sample pod -> node groups it may run on
+    control_plane: str | None = None  # the Kubernetes minor it runs on, when not the one its stack asks for
 
     @property
     def has_stack_file(self) -> bool:
         return self.change is None
+
+    @property
+    def stack(self) -> str:
+        """The stack planned: the stack file's for an unchanged stack, the scenario's own name for a variant."""
+        return self.base if self.has_stack_file else self.name
+
+    @property
+    def kube_minor(self) -> str:
+        return self.control_plane or minor_of(self.config().cluster.kubernetes_version)
 
     def raw_config(self) -> dict[str, str]:
         """Full keys -> strings, as the Pulumi CLI hands them to the program."""
@@ -142,8 +189,14 @@ class Scenario:
 SCENARIOS = {
     s.name: s
     for s in (
+        Scenario("dev", "dev", serves=DEV_SERVES, sample_pods=DEV_SAMPLE_PODS),
+        Scenario("dev-upgraded", "dev", serves=DEV_SERVES, sample_pods=DEV_SAMPLE_PODS, control_plane=NEWER_MINOR),
         Scenario(
-            "dev", "dev", serves={"gpu": {"h200"}, "gpu-by-product": {"h200"}}, sample_pods={"gpu-workload": {"h200"}}
+            "dev-taints",
+            "dev",
+            dev_taints,
+            serves={**DEV_SERVES, "gpu-tolerating": {"h200"}},
+            sample_pods=DEV_SAMPLE_PODS,
         ),
         Scenario("prod", "prod", serves=PROD_SERVES),
         Scenario(

@@ -1,5 +1,8 @@
 """dev on a real Kubernetes 1.34 control plane: one 1-GPU H200 node, one system node, the sample pod, the verifier.
 
+The tests name their scenario through `deployed`, not this module's SCENARIO, so test_dra_dev_upgraded.py
+runs them again on another control plane.
+
 Run from the repository root: venv/bin/python -m pytest -q e2e/dra
 """
 
@@ -42,24 +45,27 @@ def test_every_claim_template_is_allocated_on_a_group_that_serves_it(deployed, p
 
 def test_more_gpus_than_any_node_has_stays_unschedulable(kube, deployed, probes, report):
     refusal = check_unfit_request(kube, deployed)
-    report.scenario(SCENARIO)["unschedulable"] = {"message": refusal.message, "seconds_to_verdict": refusal.seconds}
+    report.scenario(deployed.scenario.name)["unschedulable"] = {
+        "message": refusal.message,
+        "seconds_to_verdict": refusal.seconds,
+    }
 
 
-def _verify(cp, tmp_path, name):
-    return run_verify(SCENARIO, cp.kubeconfig, tmp_path / f"verify-{name}.json")
+def _verify(cp, deployed, tmp_path, name):
+    return run_verify(deployed.scenario.stack, cp.kubeconfig, tmp_path / f"verify-{name}.json")
 
 
 def test_verifier_passes(cp, deployed, probes, tmp_path, report):
-    status, result, output = _verify(cp, tmp_path, "healthy")
+    status, result, output = _verify(cp, deployed, tmp_path, "healthy")
     assert status == 0 and result.get("passed") is True, f"tools.verify exited {status}:\n{output}"
     ran = {c["name"]: c["status"] for c in result["checks"]}
     for step in ("gpu-nodes", "driver-pods", "gpu-deviceclass", "gpu-slices", "legacy-device-plugin"):
         assert ran.get(step) == "pass", f"{step}: {ran.get(step)}\n{output}"
-    report.scenario(SCENARIO)["verify"] = ran
+    report.scenario(deployed.scenario.name)["verify"] = ran
 
 
-def _expect_failure(cp, tmp_path, name, step, found_text):
-    status, result, output = _verify(cp, tmp_path, name)
+def _expect_failure(cp, deployed, tmp_path, name, step, found_text):
+    status, result, output = _verify(cp, deployed, tmp_path, name)
     failed = failed_steps(result)
     assert status == 1, f"tools.verify exited {status} on the broken cluster ({name}), expected 1:\n{output}"
     assert set(failed) == {step}, f"expected only {step} to fail ({name}), failed: {sorted(failed)}\n{output}"
@@ -75,7 +81,9 @@ def test_verifier_fails_on_a_gpu_node_without_slices(kube, cp, deployed, probes,
     kube.delete(RESOURCE_API, "ResourceSlice", name)
     kube.wait_gone(RESOURCE_API, "ResourceSlice", [name])
     try:
-        _expect_failure(cp, tmp_path, "no-slices", "gpu-slices", f"no {GPU_DRIVER} ResourceSlice for the node")
+        _expect_failure(
+            cp, deployed, tmp_path, "no-slices", "gpu-slices", f"no {GPU_DRIVER} ResourceSlice for the node"
+        )
     finally:
         kube.create(resource_slice(node, GPU_DRIVER, saved["spec"]["devices"]))
 
@@ -85,7 +93,7 @@ def test_verifier_fails_on_a_node_advertising_the_legacy_gpu_resource(kube, cp, 
     legacy = {"status": {"capacity": {"nvidia.com/gpu": "1"}, "allocatable": {"nvidia.com/gpu": "1"}}}
     kube.patch("v1", "Node", node, legacy, status=True)
     try:
-        _expect_failure(cp, tmp_path, "legacy-plugin", "legacy-device-plugin", "allocatable nvidia.com/gpu=1")
+        _expect_failure(cp, deployed, tmp_path, "legacy-plugin", "legacy-device-plugin", "allocatable nvidia.com/gpu=1")
     finally:
         cleared = {"status": {"capacity": {"nvidia.com/gpu": None}, "allocatable": {"nvidia.com/gpu": None}}}
         kube.patch("v1", "Node", node, cleared, status=True)
@@ -96,6 +104,6 @@ def test_verifier_fails_on_a_gpu_node_without_the_kubelet_plugin_label(kube, cp,
     pointer = "/metadata/labels/" + KUBELET_PLUGIN_LABEL.replace("~", "~0").replace("/", "~1")
     kube.patch("v1", "Node", node, [{"op": "remove", "path": pointer}], content_type=JSON_PATCH)
     try:
-        _expect_failure(cp, tmp_path, "no-plugin-label", "gpu-nodes", f"{KUBELET_PLUGIN_LABEL}=<unset>")
+        _expect_failure(cp, deployed, tmp_path, "no-plugin-label", "gpu-nodes", f"{KUBELET_PLUGIN_LABEL}=<unset>")
     finally:
         kube.patch("v1", "Node", node, [{"op": "add", "path": pointer, "value": "true"}], content_type=JSON_PATCH)

@@ -53,8 +53,8 @@ _build = _load_build_module()
 ensure_binaries = _build.ensure_binaries
 BuildError = _build.BuildError
 
-# Controllers kube-controller-manager runs (names as of v1.34, see
-# `kube-controller-manager --help`). Only what the DRA scenarios need; in
+# Controllers kube-controller-manager runs (names as of v1.34, see `kube-controller-manager --help`;
+# the same in v1.36.3's cmd/kube-controller-manager/names/controller_names.go). Only what the DRA scenarios need; in
 # particular no node-lifecycle / node-ipam / pod-garbage-collector /
 # taint-eviction controllers, since there are no kubelets.
 CONTROLLERS = (
@@ -249,6 +249,9 @@ class _Proc:
 class ControlPlane:
     """Context manager: etcd + kube-apiserver + kube-controller-manager + kube-scheduler on 127.0.0.1.
 
+    `kube_minor` picks the Kubernetes minor ("1.36"; default: the oldest a wrapper module under
+    e2e/kube declares, the stack's floor); `kube_version` is the release its wrapper builds.
+
     Attributes once entered: kubeconfig (Path, admin, O=system:masters), server (https URL),
     workdir (Path), logs ({component: Path}), binaries ({name: Path}), ca_file (Path),
     startup_seconds (float).
@@ -266,7 +269,10 @@ class ControlPlane:
         verbosity: int = 2,
         workload_controllers: bool = False,
         quiet: bool = False,
+        kube_minor: str | None = None,
     ):
+        self.kube_minor = kube_minor or _build.default_minor()
+        self.kube_version = _build.kube_version(self.kube_minor)
         self._given_workdir = Path(workdir) if workdir is not None else None
         self._remove_workdir = (workdir is None) if remove_workdir is None else remove_workdir
         self.start_timeout = start_timeout
@@ -322,7 +328,7 @@ class ControlPlane:
 
     def _start(self) -> None:
         t0 = time.monotonic()
-        self.binaries = ensure_binaries()
+        self.binaries = ensure_binaries(self.kube_minor)
         self.timings["binaries"] = time.monotonic() - t0
 
         if self._given_workdir is not None:
@@ -331,7 +337,7 @@ class ControlPlane:
         else:
             self.workdir = Path(tempfile.mkdtemp(prefix="nebius-dra-e2e-kube-"))
         wd = self.workdir
-        self._say(f"workdir {wd}")
+        self._say(f"Kubernetes {self.kube_version}, workdir {wd}")
 
         t = time.monotonic()
         pki = _PKI(wd / "pki")
@@ -450,7 +456,9 @@ class ControlPlane:
                 # Real clusters (mk8s, kubeadm's default) allow privileged containers, which the DRA driver's
                 # kubelet plugin and the GPU Operator's operands need; without it their DaemonSets are refused.
                 "--allow-privileged=true",
-                # resource.k8s.io/v1 is GA and served by default in 1.34 (checked below); no --runtime-config.
+                # resource.k8s.io/v1 is GA and served by default from 1.34 (checked below), and on 1.36 its
+                # beta fields (device taints and tolerations, ...) are on by default: no --runtime-config and no
+                # --feature-gates (BUILD-NOTES.md, "Kubernetes 1.36").
                 v,
             ],
         )
@@ -592,9 +600,9 @@ class ControlPlane:
 
 
 if __name__ == "__main__":
-    # Manual use: start, print the kubeconfig path, run until Ctrl-C.
+    # Manual use: start, print the kubeconfig path, run until Ctrl-C. Optional argument: the minor ("1.36").
     try:
-        with ControlPlane() as cp:
+        with ControlPlane(kube_minor=sys.argv[1] if len(sys.argv) > 1 else None) as cp:
             print(f"KUBECONFIG={cp.kubeconfig}\nserver={cp.server}\nCtrl-C to stop", flush=True)
             while True:
                 time.sleep(3600)

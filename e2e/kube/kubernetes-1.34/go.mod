@@ -4,7 +4,7 @@
 // k8s.io/kubernetes requires its staging modules at v0.0.0 and replaces them
 // with ./staging/src/... paths, which do not exist outside its repository.
 // Each of those replaces is mirrored here with the published v0.34.N of the
-// same patch release. See BUILD-NOTES.md.
+// same patch release. See ../BUILD-NOTES.md.
 module nebius-dra-e2e/kube
 
 go 1.25.0

@@ -1,0 +1,86 @@
+"""dev on Kubernetes 1.36 with a claim template that tolerates a device taint, on a real 1.36 control plane.
+
+`exactly.tolerations` (DRADeviceTaints) is refused by the stack below 1.36 and on by default in 1.36
+(policies/dra_minors.json, checked against v1.36.3's pkg/features/kube_features.go). Here the real
+1.36 API server must store the template with its tolerations and a device taint in a ResourceSlice as
+sent, and the real 1.36 scheduler must keep the plain `gpu` claim off the tainted GPU while it
+allocates `gpu-tolerating` on it.
+
+Run from the repository root: venv/bin/python -m pytest -q e2e/dra
+"""
+
+from __future__ import annotations
+
+import pytest
+from dra_checks import (
+    check_objects_accepted,
+    check_plugin_pods,
+    check_sample_pods,
+    check_template_details,
+    check_templates,
+)
+from dra_fakes import resource_slice
+from dra_kube import RESOURCE_API
+from dra_scenarios import GPU_TOLERATING, UNMONITORED_TAINT
+from dra_stack import probe, unschedulable
+
+from components.dra_constants import GPU_DRIVER
+
+SCENARIO = "dev-taints"
+
+
+def test_api_server_accepts_every_object_of_the_plan(deployed):
+    check_objects_accepted(deployed)
+
+
+def test_tolerations_are_stored_as_the_stack_writes_them(kube, deployed):
+    stored = kube.get(RESOURCE_API, "ResourceClaimTemplate", GPU_TOLERATING["name"], deployed.claim_namespace)
+    [request] = stored["spec"]["spec"]["devices"]["requests"]
+    assert request["exactly"]["tolerations"] == GPU_TOLERATING["requests"][0]["exactly"]["tolerations"], request
+
+
+def test_kubelet_plugin_lands_on_every_gpu_node(kube, deployed):
+    check_plugin_pods(kube, deployed)
+
+
+def test_sample_pod_runs_where_the_stack_means_it(deployed, samples):
+    check_sample_pods(deployed, samples)
+
+
+def test_every_claim_template_is_allocated_on_a_group_that_serves_it(deployed, probes):
+    check_templates(deployed, probes)
+    check_template_details(deployed, probes)
+
+
+@pytest.fixture
+def tainted_gpu(kube, deployed, probes):
+    """The GPU node's slice republished with its every GPU tainted unmonitored, as the driver would; restored after."""
+    node = deployed.gpu_nodes()[0]
+    name = f"{node}-{GPU_DRIVER}"
+    devices = kube.get(RESOURCE_API, "ResourceSlice", name)["spec"]["devices"]
+    tainted = [{**device, "taints": [UNMONITORED_TAINT]} for device in devices]
+    kube.delete(RESOURCE_API, "ResourceSlice", name)
+    kube.wait_gone(RESOURCE_API, "ResourceSlice", [name])
+    stored = kube.create(resource_slice(node, GPU_DRIVER, tainted))
+    try:
+        yield stored
+    finally:
+        kube.delete(RESOURCE_API, "ResourceSlice", name)
+        kube.wait_gone(RESOURCE_API, "ResourceSlice", [name])
+        kube.create(resource_slice(node, GPU_DRIVER, devices))
+
+
+def test_device_taint_is_stored_as_published(tainted_gpu):
+    for device in tainted_gpu["spec"]["devices"]:
+        assert [{k: t[k] for k in UNMONITORED_TAINT} for t in device.get("taints", [])] == [UNMONITORED_TAINT], device
+
+
+def test_a_tainted_gpu_is_allocated_only_to_the_claim_that_tolerates_it(kube, deployed, tainted_gpu, report):
+    refusal = unschedulable(kube, deployed, "gpu", deployed.claim_namespace)
+    assert "cannot allocate all claims" in refusal.message, refusal.story
+    report.scenario(SCENARIO)["never allocated: gpu on a tainted GPU"] = refusal.message
+    report.claim(SCENARIO, "gpu", False, "h200 (GPU tainted unmonitored)")
+    result = probe(kube, deployed, GPU_TOLERATING["name"], label="-tainted")
+    assert result.problem is None, result.problem
+    report.claim(SCENARIO, GPU_TOLERATING["name"], True, f"{result.group} (GPU tainted unmonitored)", result)
+    assert result.group == "h200", result
