@@ -20,7 +20,7 @@ for path in (str(PROJECT), str(PROJECT / "e2e" / "dra"), str(HERE)):
         sys.path.insert(0, path)
 
 from chart_repository import ChartRepository  # noqa: E402
-from cli_engines import control_plane_mod, engine_build, engine_mod  # noqa: E402
+from dra_engines import control_plane_mod, engine_build, engine_mod  # noqa: E402
 from dra_kube import Kube  # noqa: E402
 from kubelet_stand_in import KubeletStandIn  # noqa: E402
 

@@ -21,8 +21,8 @@ sys.path[:0] = [str(PROJECT), str(PROJECT / "e2e" / "dra"), str(HERE)]
 
 from chart_repository import ChartRepository  # noqa: E402
 from cli_checks import POLICY_PACK, check_claims_allocated, kubernetes_objects, release_objects  # noqa: E402
-from cli_engines import control_plane_mod, engine_build, engine_mod  # noqa: E402
 from cli_stack import CliStack  # noqa: E402
+from dra_engines import control_plane_mod, engine_build, engine_mod  # noqa: E402
 from dra_kube import Kube  # noqa: E402
 from dra_scenarios import SCENARIOS  # noqa: E402
 from kubelet_stand_in import KubeletStandIn  # noqa: E402

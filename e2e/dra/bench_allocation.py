@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib.util
 import json
 import sys
 import threading
@@ -37,6 +36,7 @@ for path in (str(PROJECT), str(HERE)):
     if path not in sys.path:
         sys.path.insert(0, path)
 
+from dra_engines import control_plane_mod  # noqa: E402
 from dra_fakes import create_node, device_classes, gpu_devices, nic_devices, node_name, resource_slice  # noqa: E402
 from dra_kube import RESOURCE_API, Kube, wait_for  # noqa: E402
 from dra_scenarios import BURST, SCENARIOS, TRAIN  # noqa: E402
@@ -74,17 +74,6 @@ TAKES = {
     "rdma-network": (0, 1, 0),
     "gpu-nic-aligned": (0, 0, 1),
 }
-
-
-def _load_control_plane():
-    """e2e/kube/control_plane.py, loaded by path under the name e2e/dra's conftest gives it."""
-    name = "nebius_dra_e2e_control_plane"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, PROJECT / "e2e" / "kube" / "control_plane.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
 
 
 @dataclass
@@ -263,7 +252,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     groups = {group.name: group for group in config.gpu_node_groups}
     tolerations = tolerations_for(t for group in groups.values() for t in group.taints)
     templates = {REFERENCE: REFERENCE_SPEC, **builtin_template_specs(config.claims)}
-    control_plane = _load_control_plane()
+    control_plane = control_plane_mod
     with control_plane.ControlPlane(quiet=True) as plane:
         kube = Kube(str(plane.kubeconfig))
         for device_class in device_classes():

@@ -10,7 +10,6 @@ started in subprocesses as soon as the session begins, so they run while the con
 from __future__ import annotations
 
 import functools
-import importlib.util
 import json
 import os
 import subprocess
@@ -26,6 +25,7 @@ for path in (str(PROJECT), str(HERE)):
     if path not in sys.path:
         sys.path.insert(0, path)
 
+from dra_engines import control_plane_mod  # noqa: E402
 from dra_fakes import device_classes  # noqa: E402
 from dra_kube import Kube, api_message  # noqa: E402
 from dra_scenarios import SCENARIOS  # noqa: E402
@@ -33,17 +33,6 @@ from dra_stack import Deployed, deploy, probe, release, teardown, watch_allocati
 
 REPORT_PATH = PROJECT / "build" / "e2e" / "report.json"
 PLAN_TIMEOUT = 240.0
-
-
-def _load_control_plane():
-    """e2e/kube/control_plane.py, loaded by path under a name of its own (the e2e/kube tests import it too)."""
-    name = "nebius_dra_e2e_control_plane"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, PROJECT / "e2e" / "kube" / "control_plane.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
 
 
 # ------------------------------------------------------------------------------------------ report
@@ -252,7 +241,7 @@ class Cluster:
     """One running control plane of a minor, its client and the DeviceClasses created on it once for every stack."""
 
     def __init__(self, minor: str, report: Report) -> None:
-        control_plane = _load_control_plane()
+        control_plane = control_plane_mod
         self.minor = minor
         self.plane = control_plane.ControlPlane(quiet=True, kube_minor=minor)
         self.plane.__enter__()
@@ -307,7 +296,7 @@ def clusters(plans, report):
 def cluster(request, clusters) -> Cluster:
     """The control plane of the module's scenario's minor (the oldest minor for a module without a scenario)."""
     name = getattr(request.module, "SCENARIO", None)
-    return clusters.of(SCENARIOS[name].kube_minor if name else _load_control_plane()._build.default_minor())
+    return clusters.of(SCENARIOS[name].kube_minor if name else control_plane_mod._build.default_minor())
 
 
 @pytest.fixture(scope="module")

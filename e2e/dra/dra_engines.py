@@ -1,4 +1,5 @@
-"""The e2e's engines, loaded by path: e2e/pulumi and e2e/kube are no packages (e2e/pulumi would shadow the SDK)."""
+"""The e2e's engines, loaded by path once, under one name each: e2e/pulumi and e2e/kube are no packages
+(e2e/pulumi would shadow the SDK). e2e/dra, its allocation benchmark and e2e/cli all take them from here."""
 
 from __future__ import annotations
 
