@@ -64,7 +64,10 @@ class ChartRepository:
         if not self.archives:
             raise FileNotFoundError(f"no chart archives (*.tgz) in {charts}")
         self.directory = directory
-        self.charts = sorted((meta["name"], meta["version"]) for meta in map(chart_metadata, self.archives))
+        self.index = repository_index(self.archives)
+        self.charts = sorted(
+            (name, entry["version"]) for name, found in self.index["entries"].items() for entry in found
+        )
         self.url = ""
         self.requests: list[str] = []
 
@@ -72,7 +75,7 @@ class ChartRepository:
         self.directory.mkdir(parents=True, exist_ok=True)
         for archive in self.archives:
             (self.directory / archive.name).write_bytes(archive.read_bytes())
-        (self.directory / "index.yaml").write_text(yaml.safe_dump(repository_index(self.archives), sort_keys=True))
+        (self.directory / "index.yaml").write_text(yaml.safe_dump(self.index, sort_keys=True))
         handler = partial(_QuietHandler, directory=str(self.directory))
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._server.requests = self.requests  # type: ignore[attr-defined]
