@@ -8,7 +8,7 @@ from typing import Any
 from cli_stack import CliStack, summary_counts
 from dra_checks import check_templates
 from dra_kube import Kube, wait_for
-from dra_stack import probe, watch_allocation
+from dra_stack import probe, release, watch_allocation
 
 POLICY_PACK = ("--policy-pack", "policies")
 RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -77,9 +77,9 @@ def check_up_creates_everything(stack: CliStack, kube: Kube, repository_requests
     assert not missing, f"objects the CLI reports created are not on the API server: {missing}"
     releases = [r for r in stack.resources() if r["type"] == RELEASE]
     assert releases, "the stack installed no Helm release"
-    for release in releases:
-        status = (release["outputs"].get("status") or {}).get("status")
-        assert status == "deployed", f"release {release['outputs'].get('name')}: status {status}"
+    for helm_release in releases:
+        status = (helm_release["outputs"].get("status") or {}).get("status")
+        assert status == "deployed", f"release {helm_release['outputs'].get('name')}: status {status}"
     charts = {r["outputs"]["chart"].rsplit("/", 1)[-1] for r in releases}
     fetched = [path for path in repository_requests if path.endswith(".tgz")]
     for chart in charts:
@@ -120,10 +120,10 @@ def check_claims_allocated(stack: CliStack, kube: Kube) -> dict[str, Any]:
     for name, result in placed.items():
         allowed = deployed.scenario.sample_pods.get(name)
         assert allowed is None or result.group in allowed, f"sample pod {name} ran on {result.group}, not {allowed}"
-    # The samples keep their devices (the CLI owns them); probes get what is left, one after the other.
+    # The samples hold their devices until their claims are gone too (dev's node has one GPU); then probes,
+    # one after the other, get what is free.
     for result in placed.values():
-        kube.delete("v1", "Pod", result.pod, result.namespace, force=True)
-        kube.wait_gone("v1", "Pod", [result.pod], result.namespace)
+        release(kube, result.namespace, result.pod)
     probes = {t["name"]: probe(kube, deployed, t["name"], namespace=t["namespace"]) for t in templates}
     check_templates(deployed, probes)
     return {name: p.group for name, p in probes.items()}
