@@ -19,7 +19,7 @@ from components.values.kubeconfig import build_kubeconfig
 @dataclass
 class ClusterAccessArgs:
     cluster_name: str
-    cluster_id: pulumi.Input[str]
+    cluster_id: str | pulumi.Output[str]
     endpoint: pulumi.Output[str] | None = None
     ca_certificate: pulumi.Output[str] | None = None
     nebius_profile: str | None = None

@@ -27,10 +27,10 @@ from components.values.node_groups import (
 
 @dataclass
 class GpuNodeGroupArgs:
-    cluster_id: pulumi.Input[str]
+    cluster_id: str | pulumi.Output[str]
     cluster_name: str
     group: GpuNodeGroupConfig
-    gpu_cluster_id: pulumi.Input[str] | None
+    gpu_cluster_id: str | pulumi.Output[str] | None
     service_account_id: str | None
     protect: bool
     kubernetes_version: str

@@ -17,7 +17,7 @@ from components.values.node_groups import auto_repair_args, node_group_version, 
 
 @dataclass
 class SystemNodeGroupArgs:
-    cluster_id: pulumi.Input[str]
+    cluster_id: str | pulumi.Output[str]
     cluster_name: str
     settings: SystemNodeGroupConfig
     service_account_id: str | None

@@ -8,16 +8,14 @@ each copy to the program's value, so a change on one side fails here instead of 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import importlib
 import inspect
-import pkgutil
 import typing
 from pathlib import Path
 
 import pytest
 
-import components
-import tools
 from components.config import claims as claims_config
 from components.config import stack as stack_config
 from components.cost import COST_ESTIMATE_TYPE
@@ -49,12 +47,38 @@ LAYERS = (
 )
 
 
+PACKAGES = ("components", "tools", "policies")
+
+
+def python_files() -> list[Path]:
+    """Every Python file of the program, the tools and the pack, found on disk rather than by import."""
+    return sorted(
+        path
+        for package in PACKAGES
+        for path in (ROOT / package).rglob("*.py")
+        if "__pycache__" not in path.parts and "node_modules" not in path.parts
+    )
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
 def project_modules() -> list[str]:
-    names = ["__main__"]
-    for package in (components, tools):
-        names.append(package.__name__)
-        names += [m.name for m in pkgutil.walk_packages(package.__path__, f"{package.__name__}.")]
-    return [*names, "policies", "policies.dra_rules"]
+    return ["__main__", *sorted(module_name(path) for path in python_files())]
+
+
+def test_every_folder_of_python_files_is_a_package():
+    """Without `__init__.py` a folder's modules are invisible to import-based tooling (pkgutil, mypy's packages)."""
+    folders = {path.parent for path in python_files()}
+    assert not sorted(str(f.relative_to(ROOT)) for f in folders if not (f / "__init__.py").is_file())
+
+
+def test_the_guards_see_every_module_on_disk():
+    names = set(project_modules())
+    assert {"components.values.node_groups", "components.config.cel", "tools.plan.files"} <= names
+    assert len(names) == len(python_files()) + 1
 
 
 def module_file(name: str) -> Path:
@@ -128,9 +152,11 @@ def public_functions():
                 for method_name, method in vars(value).items():
                     if inspect.isfunction(method) and not method_name.startswith("_"):
                         yield f"{name}.{attribute}.{method_name}", method
+                if dataclasses.is_dataclass(value):
+                    yield f"{name}.{attribute}", value
 
 
-def test_type_hints_resolve_on_every_public_function():
+def test_type_hints_resolve_on_every_public_function_and_dataclass():
     failures = {}
     for qualified, function in public_functions():
         try:

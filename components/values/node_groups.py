@@ -119,9 +119,9 @@ def gpu_settings(group: GpuNodeGroupConfig) -> nebius.Mk8sV1NodeGroupTemplateGpu
 
 def gpu_node_template(
     group: GpuNodeGroupConfig,
-    gpu_cluster_id: pulumi.Input[str] | None,
+    gpu_cluster_id: str | pulumi.Output[str] | None,
     service_account_id: str | None,
-    spot_pricing_policy_id: pulumi.Input[str] | None = None,
+    spot_pricing_policy_id: str | pulumi.Output[str] | None = None,
 ) -> nebius.Mk8sV1NodeGroupTemplateArgs:
     """`spot_pricing_policy_id` is the pricing policy of a spot group with a maximum price (see `pricing_policy_args`)."""
     fabric = nebius.Mk8sV1NodeGroupTemplateGpuClusterArgs(id=gpu_cluster_id) if gpu_cluster_id is not None else None
@@ -193,7 +193,9 @@ def auto_repair_args(conditions: tuple[AutoRepairCondition, ...]) -> nebius.Mk8s
     )
 
 
-def capacity_template_fields(capacity: Capacity, spot_pricing_policy_id: pulumi.Input[str] | None) -> dict[str, object]:
+def capacity_template_fields(
+    capacity: Capacity, spot_pricing_policy_id: str | pulumi.Output[str] | None
+) -> dict[str, object]:
     """The template fields that say where the VMs come from; nothing at all for plain on-demand.
 
     On-demand sends no field, so an existing group's template (and its nodes) stay as they are;
