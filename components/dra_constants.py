@@ -60,7 +60,6 @@ BUILTIN_TEMPLATES = (
     GPU_NIC_TEMPLATE,
 )
 NETWORK_TEMPLATES = (IB_TEMPLATE, RDMA_TEMPLATE, GPU_NIC_TEMPLATE)
-DEFAULT_GPU_PRODUCTS = ("NVIDIA H200",)
 DEFAULT_CLAIM_NAMESPACE = "dra-samples"
 
 # The NVIDIA DRA driver chart: `nvidia-dra-driver-gpu` (last released as 25.12.0) and its
@@ -77,7 +76,6 @@ OPERATOR_DRIVER_ROOT = "/run/nvidia/driver"
 GPU_OPERATOR_CHART = "gpu-operator"
 NETWORK_OPERATOR_CHART = "network-operator"
 GPU_OPERATOR_VERSION = "v26.7.0"
-NETWORK_OPERATOR_VERSION = "25.7.0"
 GPU_OPERATOR_NAMESPACE = "gpu-operator"
 NETWORK_OPERATOR_NAMESPACE = "nvidia-network-operator"
 

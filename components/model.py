@@ -29,12 +29,26 @@ from components.dra_constants import (
     SPOT_CAPACITY,
 )
 
-GPU_PRESET_PATTERN = re.compile(r"^(\d+)gpu-\d+vcpu-\d+gb$")
+# A GPU preset names its shape: GPUs, vCPUs and GiB of memory per node (`8gpu-128vcpu-1600gb`).
+# The stack-file schema validates presets with this pattern too, so it must mean the same in Go RE2,
+# ECMA-262 and Python (tests/test_regex_engines.py); Python matches it with `\Z`, as `$` would allow a newline.
+GPU_PRESET_PATTERN = r"^([0-9]{1,2})gpu-([0-9]{1,4})vcpu-([0-9]{1,5})gb$"
+_GPU_PRESET = re.compile(GPU_PRESET_PATTERN.removesuffix("$") + r"\Z")
+
+
+def gpus_in_preset(preset: str) -> int | None:
+    """GPUs per node of a GPU preset; None for a preset of another shape (a CPU preset)."""
+    match = _GPU_PRESET.match(preset)
+    return int(match.group(1)) if match else None
+
+
 # Durations as the Nebius API takes them (pulumi-nebius 0.6.73, strategy.drain_timeout and
 # auto_repair.conditions[].timeout): "a sequence of decimal numbers, each with optional fraction and a
-# unit suffix ... Valid time units are ns, us (or µs), ms, s, m, h, d". The config accepts the ASCII units.
-DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600, "d": 86400}
-_DURATION_PART = re.compile(r"([0-9]+(?:\.[0-9]+)?)(ns|us|ms|s|m|h|d)")
+# unit suffix ... Valid time units are ns, us (or µs), ms, s, m, h, d". Go's time.ParseDuration, which
+# the API's format follows, takes both spellings of the micro sign (U+00B5 and U+03BC) for us.
+# The stack-file schema lets only the ASCII units in; this parser reads what the API reads.
+DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600, "d": 86400}
+_DURATION_PART = re.compile(r"([0-9]+(?:\.[0-9]+)?)(ns|us|µs|μs|ms|s|m|h|d)")
 
 
 def duration_seconds(text: str) -> float:
@@ -198,8 +212,7 @@ class GpuNodeGroupConfig:
 
     @property
     def gpus_per_node(self) -> int:
-        match = GPU_PRESET_PATTERN.match(self.preset)
-        return int(match.group(1)) if match else 0
+        return gpus_in_preset(self.preset) or 0
 
 
 @dataclass(frozen=True)

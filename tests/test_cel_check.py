@@ -25,7 +25,8 @@ from components.config.cel import (
     selector_problem,
     selector_refusal,
 )
-from components.dra_constants import DEFAULT_GPU_PRODUCTS, REMOVED_GPU_ATTRIBUTES
+from components.config.stack_file import declared_default
+from components.dra_constants import REMOVED_GPU_ATTRIBUTES
 from components.values.claims import product_selector
 
 GPU = 'device.attributes["gpu.nvidia.com"]'
@@ -227,7 +228,7 @@ def test_kubernetes_accepts_nvidias_index_demo_which_never_matches_now():
 
 
 def test_selectors_the_stack_builds_compile():
-    assert selector_problem(product_selector(DEFAULT_GPU_PRODUCTS)) is None
+    assert selector_problem(product_selector(declared_default("gpuProducts"))) is None
     assert selector_problem(product_selector(["NVIDIA H200", "NVIDIA H100 80GB HBM3", 'odd "quoted" \\ name'])) is None
 
 

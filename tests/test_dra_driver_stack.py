@@ -8,12 +8,11 @@ from collections.abc import Iterable
 import pytest
 import yaml
 
-from components.config.stack_file import PROJECT_DIR, load_stack_config
+from components.config.stack_file import PROJECT_DIR, declared_default, load_stack_config
 from components.dra_constants import (
     GPU_OPERATOR_VERSION,
     KUBERNETES_OCI_REPOSITORY,
     LEGACY_CHART,
-    NETWORK_OPERATOR_VERSION,
     NGC_REPOSITORY,
     OPERANDS_OFF_LABEL,
     RENAMED_CHART,
@@ -109,7 +108,7 @@ def test_driverless_groups_get_the_gpu_operator_first_and_no_device_plugin(opera
 def test_network_operator_only_when_a_driverless_group_uses_infiniband(stack_runs, operator_runs):
     assert releases(operator_runs["dev"], "network-operator") == []
     (network,) = releases(operator_runs["prod"], "network-operator")
-    assert network.inputs["version"] == NETWORK_OPERATOR_VERSION
+    assert network.inputs["version"] == declared_default("networkOperatorVersion")
     assert all(releases(run, "network-operator") == [] for run in stack_runs.values())
 
 

@@ -91,7 +91,11 @@ def test_a_partial_strategy_keeps_the_other_defaults_and_takes_percentages():
 
 
 @pytest.mark.parametrize(
-    ("text", "seconds"), [("0", 0), ("30m", 1800), ("1h30m", 5400), ("1.5h", 5400), ("2d", 172800), ("250ms", 0.25)]
+    ("text", "seconds"),
+    [
+        *[("0", 0), ("30m", 1800), ("1h30m", 5400), ("1.5h", 5400), ("2d", 172800), ("250ms", 0.25)],
+        *[("1500us", 0.0015), ("1500\u00b5s", 0.0015), ("1500\u03bcs", 0.0015)],  # us, micro sign, Greek mu
+    ],
 )
 def test_durations_read_as_nebius_reads_them(text, seconds):
     assert duration_seconds(text) == seconds

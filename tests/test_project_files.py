@@ -12,17 +12,10 @@ from hypothesis import strategies as st
 from pydantic import TypeAdapter, ValidationError
 
 from components.config.schema import SECRET_CAPABLE_KEYS, LabelKey, LabelValue
-from components.config.stack_file import project_config_keys
-from components.dra_constants import (
-    BUILTIN_TEMPLATES,
-    DEFAULT_DRIVER_NAMESPACE,
-    DEFAULT_GPU_PRODUCTS,
-    GPU_OPERATOR_VERSION,
-    NETWORK_OPERATOR_VERSION,
-    RENAMED_CHART,
-)
+from components.config.stack import parse_stack_config
+from components.config.stack_file import load_stack_config, program_config, project_config_keys
 from components.labels import tolerations_for
-from components.model import NO_CLAIMS, SYSTEM_ROLLOUT, RolloutStrategy, Taint
+from components.model import Taint
 from components.values.kubeconfig import build_kubeconfig
 from policies.dra_rules import DRIVER_PRESETS, DRIVER_PRESETS_READ, RULES
 from tests.helpers import STACKS
@@ -111,34 +104,19 @@ def test_the_type_check_mirrors_pulumi_on_the_cases_that_matter():
     assert not pulumi_accepts("integer", None, True) and not pulumi_accepts("boolean", None, "yes")
 
 
-def declared_strategy(strategy: RolloutStrategy) -> dict:
-    """A strategy as Pulumi.yaml writes it: counts as numbers, percentages as "N%"."""
-
-    def amount(value) -> int | str:
-        return f"{value.percent}%" if value.percent is not None else value.count
-
-    return {
-        "maxSurge": amount(strategy.max_surge),
-        "maxUnavailable": amount(strategy.max_unavailable),
-        "drainTimeout": strategy.drain_timeout,
-    }
-
-
-def test_the_parsers_fallbacks_are_the_declared_defaults():
-    """A key left empty falls back in code; that fallback must be what Pulumi.yaml declares."""
-    declared = {key.split(":", 1)[1]: spec.get("default") for key, spec in project()["config"].items()}
-    fallbacks = {
-        "draDriverChart": RENAMED_CHART,
-        "draDriverNamespace": DEFAULT_DRIVER_NAMESPACE,
-        "gpuOperatorVersion": GPU_OPERATOR_VERSION,
-        "networkOperatorVersion": NETWORK_OPERATOR_VERSION,
-        "claimNamespace": NO_CLAIMS.namespace,
-        "builtinClaimTemplates": list(BUILTIN_TEMPLATES),
-        "gpuProducts": list(DEFAULT_GPU_PRODUCTS),
-        "systemNodeStrategy": declared_strategy(SYSTEM_ROLLOUT),
-        "systemNodeAutoRepair": [],
-    }
-    assert {key: declared[key] for key in fallbacks} == fallbacks
+def test_a_key_left_out_of_the_stack_file_takes_the_declared_default(tmp_path):
+    """What a stack leaves out, the program reads as Pulumi.yaml's default: no second fallback in code."""
+    (tmp_path / "Pulumi.yaml").write_text((ROOT / "Pulumi.yaml").read_text())
+    dev = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())["config"]
+    minimal = {key: dev[f"nebius-dra:{key}"] for key in ("parentId", "subnetId", "gpuNodeGroups")}
+    minimal = {f"nebius-dra:{key}": value for key, value in minimal.items()}
+    (tmp_path / "Pulumi.minimal.yaml").write_text(yaml.safe_dump({"config": minimal}))
+    left_out = parse_stack_config(program_config(load_stack_config("minimal", tmp_path)), "minimal")
+    defaults = {key: spec["default"] for key, spec in project()["config"].items() if key not in minimal}
+    (tmp_path / "Pulumi.explicit.yaml").write_text(yaml.safe_dump({"config": {**minimal, **defaults}}))
+    assert parse_stack_config(program_config(load_stack_config("explicit", tmp_path)), "minimal") == left_out
+    assert left_out.driver.chart == defaults["nebius-dra:draDriverChart"]
+    assert left_out.claims.namespace == defaults["nebius-dra:claimNamespace"]
 
 
 def test_readme_documents_every_key():

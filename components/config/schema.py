@@ -45,6 +45,7 @@ from components.dra_constants import (
     RESERVATION_POLICIES,
     TAINT_EFFECTS,
 )
+from components.model import GPU_PRESET_PATTERN
 
 # Whole-string patterns over ASCII only, in the syntax RE2 (Go) and ECMA-262 share, because editors
 # and validators run them from the published JSON Schema (stack-file.schema.json). pydantic runs
@@ -58,7 +59,6 @@ DNS_SUBDOMAIN_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a
 RESOURCE_NAME_PATTERN = r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$"
 NEBIUS_ID_PATTERN = r"^[a-z][a-z0-9]*-[a-z0-9]{1,56}$"
 GROUP_NAME_PATTERN = r"^[a-z]([a-z0-9-]{0,30}[a-z0-9])?$"
-GPU_PRESET_PATTERN = r"^[0-9]{1,2}gpu-[0-9]{1,4}vcpu-[0-9]{1,5}gb$"
 CPU_PRESET_PATTERN = r"^[0-9]{1,4}vcpu-[0-9]{1,5}gb$"
 PLATFORM_PATTERN = r"^[a-z][a-z0-9]*(-[a-z0-9]+){1,6}$"
 DRIVERS_PRESET_PATTERN = r"^cuda[0-9]{1,3}(\.[0-9]{1,3})?$"
@@ -849,5 +849,3 @@ class StackInput(Shape):
 # Keys whose values may be set as secrets (`pulumi config set --secret`, or `secure:` in the stack
 # file): their values reach only Helm values, which the stack then marks secret as a whole.
 SECRET_CAPABLE_KEYS = ("draDriverValues", "existingClusterKubeconfig")
-# Keys that hold credentials: set only as secrets.
-SECRET_ONLY_KEYS = ("existingClusterKubeconfig",)

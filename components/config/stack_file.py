@@ -57,6 +57,11 @@ def declared_config(project_file: Path = PROJECT_FILE) -> dict[str, Any]:
     return declared
 
 
+def declared_default(key: str, project_file: Path = PROJECT_FILE) -> Any:
+    """What the program reads for `key` when a stack leaves it out: its default in `Pulumi.yaml`."""
+    return declared_config(project_file)[f"{NAMESPACE}:{key}"]["default"]
+
+
 def project_config_keys(project_file: Path = PROJECT_FILE) -> list[str]:
     """The keys `Pulumi.yaml` declares, without the namespace: the one list of what the stack reads."""
     declared = declared_config(project_file)

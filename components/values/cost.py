@@ -19,12 +19,11 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
-from components.model import GpuNodeGroupConfig, PriceSource, PriceTable, StackConfig
+from components.model import GpuNodeGroupConfig, PriceSource, PriceTable, StackConfig, gpus_in_preset
 
 HOURS_PER_30_DAYS = 24 * 30
 CURRENCY = "USD"
 SYSTEM_GROUP = "system"
-GPU_PRESET = re.compile(r"^([0-9]+)gpu-([0-9]+)vcpu-([0-9]+)gb\Z")
 CPU_PRESET = re.compile(r"^([0-9]+)vcpu-([0-9]+)gb\Z")
 SPOT_NOTE = (
     "spot (preemptible) prices follow demand (Nebius, since 2026-10): the table's spot price is a reference "
@@ -148,9 +147,8 @@ def _amount(value: Decimal) -> str:
 def node_price(prices: PriceTable, platform: str, preset: str, spot: bool) -> NodePrice | str:
     """The price of one node per hour, or why there is none. `spot` prices at the table's spot price."""
     capacity = "spot" if spot else "on-demand"
-    gpu_preset = GPU_PRESET.match(preset)
-    if gpu_preset:
-        gpus = int(gpu_preset.group(1))
+    gpus = gpus_in_preset(preset)
+    if gpus is not None:
         price = prices.gpu_price(platform, preset)
         if price is None:
             known = prices.gpu_presets(platform)

@@ -12,12 +12,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from components.config.driver import CHART_LINES
+from components.config.stack_file import declared_default
 from components.dra_constants import (
     GPU_OPERATOR_CHART,
     GPU_OPERATOR_VERSION,
     LEGACY_CHART,
     NETWORK_OPERATOR_CHART,
-    NETWORK_OPERATOR_VERSION,
     NGC_REPOSITORY,
 )
 
@@ -27,7 +27,7 @@ def pinned_charts() -> list[tuple[str, str, str]]:
     return [
         (driver.chart, driver.default_version, driver.repositories[0]),
         (GPU_OPERATOR_CHART, GPU_OPERATOR_VERSION, NGC_REPOSITORY),
-        (NETWORK_OPERATOR_CHART, NETWORK_OPERATOR_VERSION, NGC_REPOSITORY),
+        (NETWORK_OPERATOR_CHART, declared_default("networkOperatorVersion"), NGC_REPOSITORY),
     ]
 
 

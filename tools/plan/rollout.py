@@ -18,21 +18,18 @@ out before `pulumi up`, where `pulumi preview` only shows an update.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from components.config.reading import printable
+from components.model import NodeAmount, duration_seconds, gpus_in_preset
 from policies.dra_rules import NODE_GROUP_TYPE, field_at
 from tools.plan.graph import DURATION_ESTIMATES
 from tools.plan.mock_engine import RegisteredResource
 
 # Template fields whose change Nebius does not roll out (see above): `metadata` holds only the labels.
 NOT_ROLLED_OUT = ("metadata", "taints")
-GPUS_PER_NODE = re.compile(r"^(\d+)gpu-")
-_DURATION_PART = re.compile(r"([0-9]+(?:\.[0-9]+)?)(ns|us|µs|ms|s|m|h|d)")
-_UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
 class BaselineError(ValueError):
@@ -41,12 +38,10 @@ class BaselineError(ValueError):
 
 def _seconds(duration: Any) -> float | None:
     """Seconds of a Nebius duration; None when it is missing or not a duration."""
-    if not isinstance(duration, str):
+    try:
+        return duration_seconds(duration) if isinstance(duration, str) else None
+    except ValueError:
         return None
-    parts = _DURATION_PART.findall(duration)
-    if duration != "0" and "".join(number + unit for number, unit in parts) != duration:
-        return None
-    return sum(float(number) * _UNIT_SECONDS[unit] for number, unit in parts)
 
 
 def _nodes(amount: Any, group_size: int, round_up: bool) -> int | None:
@@ -54,10 +49,9 @@ def _nodes(amount: Any, group_size: int, round_up: bool) -> int | None:
     if not isinstance(amount, Mapping):
         return None
     if isinstance(amount.get("count"), (int, float)):
-        return int(amount["count"])
+        return NodeAmount(count=int(amount["count"])).nodes(group_size, round_up)
     if isinstance(amount.get("percent"), (int, float)):
-        exact = group_size * amount["percent"] / 100
-        return math.ceil(exact) if round_up else math.floor(exact)
+        return NodeAmount(percent=amount["percent"]).nodes(group_size, round_up)
     return None
 
 
@@ -153,7 +147,7 @@ def rollout_of(resource: RegisteredResource, inputs: Mapping[str, Any]) -> Rollo
     if resource.type != NODE_GROUP_TYPE:
         return None
     platform = str(field_at(inputs, "template", "resources", "platform") or "")
-    gpus = GPUS_PER_NODE.match(str(field_at(inputs, "template", "resources", "preset") or ""))
+    gpus = gpus_in_preset(str(field_at(inputs, "template", "resources", "preset") or ""))
     smallest, nodes = _sizes(inputs)
     strategy = inputs.get("strategy")
     gpu = platform.startswith("gpu-")
@@ -162,7 +156,7 @@ def rollout_of(resource: RegisteredResource, inputs: Mapping[str, Any]) -> Rollo
         name=str(inputs.get("name") or resource.name),
         gpu=gpu,
         nodes=nodes,
-        gpus_per_node=int(gpus.group(1)) if gpus else 0,
+        gpus_per_node=gpus or 0,
         smallest=smallest,
         surge=_nodes(field_at(strategy, "maxSurge"), nodes, round_up=True),
         unavailable=_nodes(field_at(strategy, "maxUnavailable"), nodes, round_up=False),

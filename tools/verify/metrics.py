@@ -34,7 +34,6 @@ from tools.verify.objects import labels_of, name_of, pod_ready, pod_state
 
 EXPORTER_PORT = 9400
 EXPORTER_NAME_LABEL = "app.kubernetes.io/name"
-DCGM_DRIVER_LABEL = "dra_driver_name"
 UUID_LABELS = ("UUID", "uuid")
 
 _SAMPLE = re.compile(r"^(?P<name>[A-Za-z_:][A-Za-z0-9_:]*)(?:\{(?P<labels>.*)\})?\s+(?P<value>\S+)(?:\s+\S+)?$")
