@@ -1,1 +1,1 @@
-"""The DRA policy pack; `policies.dra_rules` is what the tests and the offline plan import."""
+"""The DRA policy pack: `policies.dra_guardrails` is what the tests and the offline plan import."""

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from components.config.stack_file import load_stack_config, stack_names
-from policies.dra_rules import Finding
+from policies.dra_guardrails import Finding
 
 # Every Pulumi.<stack>.yaml beside Pulumi.yaml: a new stack file is tested without editing a test.
 STACKS = tuple(stack_names())

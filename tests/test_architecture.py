@@ -11,6 +11,7 @@ import ast
 import dataclasses
 import importlib
 import inspect
+import re
 import typing
 from pathlib import Path
 
@@ -33,7 +34,7 @@ from components.values.claims import template_spec_args
 from components.values.cost import HOURS_PER_30_DAYS
 from components.values.sample_pods import pod_spec_args, sample_pod_spec
 from components.values.strict import UnknownFieldError
-from policies import dra_rules
+from policies.dra_guardrails import claim_rules, cluster_rules, cost_rules, planned, release_rules
 
 ROOT = Path(__file__).resolve().parents[1]
 # Lower layers first; a module may import its own layer or a lower one, never a higher one.
@@ -91,11 +92,14 @@ def project_imports(name: str) -> set[str]:
     tree = ast.parse(module_file(name).read_text())
     known = set(project_modules())
     found: set[str] = set()
+    package = name if module_file(name).name == "__init__.py" else name.rpartition(".")[0]
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+        if isinstance(node, ast.ImportFrom):
+            base = package.rsplit(".", node.level - 1)[0] if node.level else ""
+            module = ".".join(part for part in (base, node.module or "") if part)
             for alias in node.names:
-                child = f"{node.module}.{alias.name}"
-                found.add(child if child in known else node.module)
+                child = f"{module}.{alias.name}"
+                found.add(child if child in known else module)
         elif isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
     return {module for module in found if module in known and module != name}
@@ -131,6 +135,19 @@ def test_component_modules_import_only_their_layer_or_lower(name):
     upward = sorted(target for target in project_imports(name) if layer_of(target) > layer_of(name))
     assert not upward, f"{name} (layer {layer_of(name)}) imports higher layers: {upward}"
     assert not {t for t in project_imports(name) if t.startswith(("tools", "policies"))}
+
+
+def test_the_policy_pack_imports_nothing_of_the_program():
+    """The CLI runs the pack from inside `policies/`, where `components` and `tools` cannot be imported."""
+    for name in project_modules():
+        if name.startswith("policies"):
+            assert not {t for t in project_imports(name) if t.startswith(("components", "tools"))}, name
+            assert not re.search(r"^\s*(from|import) policies\b", module_file(name).read_text(), re.M), name
+
+
+def test_relative_imports_are_seen_by_the_guards():
+    assert "policies.dra_guardrails.framework" in project_imports("policies.dra_guardrails.registry")
+    assert "policies.dra_guardrails.registry" in project_imports("policies.dra_guardrails")
 
 
 def test_the_program_layers_never_import_the_tools_or_the_mock_engine():
@@ -186,21 +203,21 @@ def test_the_typed_pod_translation_refuses_a_field_it_does_not_know():
 
 
 def test_policy_copies_of_chart_names_and_device_classes_match_the_program():
-    assert dra_rules.DRA_DRIVER_CHARTS == (LEGACY_CHART, RENAMED_CHART)
-    assert dra_rules.GPU_OPERATOR_CHART == GPU_OPERATOR_CHART
-    assert dra_rules.DCGM_EXPORTER_CHART == DCGM_EXPORTER_CHART
-    assert ".".join(map(str, dra_rules.MINIMUM_DCGM_EXPORTER_VERSION)) == DCGM_EXPORTER_VERSION
-    assert f"resource.k8s.io/{dra_rules.DRA_API_VERSION}" == RESOURCE_API_VERSION
-    assert (dra_rules.RDMA_DEVICE_CLASS, dra_rules.IB_DEVICE_CLASS) == (RDMA_CLASS, IB_CLASS)
+    assert planned.DRA_DRIVER_CHARTS == (LEGACY_CHART, RENAMED_CHART)
+    assert planned.GPU_OPERATOR_CHART == GPU_OPERATOR_CHART
+    assert planned.DCGM_EXPORTER_CHART == DCGM_EXPORTER_CHART
+    assert ".".join(map(str, release_rules.MINIMUM_DCGM_EXPORTER_VERSION)) == DCGM_EXPORTER_VERSION
+    assert f"resource.k8s.io/{planned.DRA_API_VERSION}" == RESOURCE_API_VERSION
+    assert (planned.RDMA_DEVICE_CLASS, planned.IB_DEVICE_CLASS) == (RDMA_CLASS, IB_CLASS)
 
 
 def test_policy_copy_of_the_cost_estimate_type_is_the_programs():
-    assert dra_rules.COST_ESTIMATE_TYPE == COST_ESTIMATE_TYPE
-    assert dra_rules.HOURS_PER_30_DAYS == HOURS_PER_30_DAYS
+    assert planned.COST_ESTIMATE_TYPE == COST_ESTIMATE_TYPE
+    assert cost_rules.HOURS_PER_30_DAYS == HOURS_PER_30_DAYS
 
 
 def test_policy_minimum_version_is_the_programs():
-    assert ".".join(map(str, stack_config.MIN_KUBERNETES)) == dra_rules.DEFAULT_MINIMUM_VERSION
+    assert ".".join(map(str, stack_config.MIN_KUBERNETES)) == cluster_rules.DEFAULT_MINIMUM_VERSION
 
 
 VERSIONS = [
@@ -220,7 +237,7 @@ VERSIONS = [
 
 @pytest.mark.parametrize("version", VERSIONS)
 def test_policy_version_rule_accepts_what_the_program_accepts(version):
-    assert bool(dra_rules._CLUSTER_VERSION.match(version)) == bool(stack_config.VERSION_PATTERN.match(version))
+    assert bool(planned.CLUSTER_VERSION.match(version)) == bool(stack_config.VERSION_PATTERN.match(version))
 
 
 IMAGES = [
@@ -238,12 +255,12 @@ IMAGES = [
 
 @pytest.mark.parametrize("image", IMAGES)
 def test_policy_image_pinning_agrees_with_the_program(image):
-    assert dra_rules.image_is_pinned(image) == (claims_config.image_problem(image) is None)
+    assert claim_rules.image_is_pinned(image) == (claims_config.image_problem(image) is None)
 
 
 def test_policy_copy_of_the_existing_group_type_matches_the_component():
     from components.existing_gpu_node_group import ExistingGpuNodeGroup, ExistingGpuNodeGroupArgs
 
     source = inspect.getsource(ExistingGpuNodeGroup.__init__)
-    assert f'"{dra_rules.EXISTING_GPU_GROUP_TYPE}"' in source
+    assert f'"{planned.EXISTING_GPU_GROUP_TYPE}"' in source
     assert ExistingGpuNodeGroupArgs.__dataclass_fields__

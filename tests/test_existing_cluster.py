@@ -10,7 +10,8 @@ from pulumi.runtime import rpc
 
 from components.config import ConfigError
 from components.config.stack_file import load_stack_config
-from policies.dra_rules import EXISTING_GPU_GROUP_TYPE, PlannedResource, check_resources
+from policies.dra_guardrails import PlannedResource, check_resources
+from policies.dra_guardrails.planned import EXISTING_GPU_GROUP_TYPE
 from tools.plan.mock_engine import run_program
 
 KEY = "nebius-dra:existingClusterKubeconfig"

@@ -16,7 +16,7 @@ import pytest
 from components.config import reading
 from components.config.reading import InputError, load_json, markdown_text, parse_json, parse_yaml, printable
 from components.config.stack_file import PROJECT_DIR, StackFileError, read_stack_file
-from policies.dra_rules import PolicyConfigError, validate_policy_config
+from policies.dra_guardrails import PolicyConfigError, validate_policy_config
 from tests.test_cost import git, repository  # noqa: F401 (the fixture)
 from tools.cost import __main__ as cost_cli
 from tools.plan import __main__ as plan_cli

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from components.config.prices import PriceTableError, parse_price_table
 from components.config.reading import InputError, markdown_text, parse_json, parse_yaml, printable
 from components.config.stack_file import PROJECT_DIR, StackFileError, read_stack_file
-from policies.dra_rules import PolicyConfigError, validate_policy_config
+from policies.dra_guardrails import PolicyConfigError, validate_policy_config
 from tools.plan.rollout import BaselineError, baseline_templates
 from tools.verify.cluster import ClusterError, KubeCluster
 from tools.verify.kubeconfig import KubeconfigError, load_kubeconfig

@@ -24,7 +24,8 @@ import pytest
 from google.protobuf import empty_pb2, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 
-from policies.dra_rules import RULES, ResourceRule
+from policies.dra_guardrails import RULES
+from policies.dra_guardrails.framework import ResourceRule
 from tests.helpers import STACKS
 from tools.plan.mock_engine import RegisteredResource
 

@@ -14,8 +14,7 @@ import json
 import pytest
 from pulumi_policy import PolicyCustomTimeouts, PolicyResourceOptions, ResourceValidationArgs
 
-from policies.dra_rules import (
-    CLUSTER_TYPE,
+from policies.dra_guardrails import (
     POLICIES,
     RULES,
     PlannedResource,
@@ -23,6 +22,7 @@ from policies.dra_rules import (
     check_resources,
     validate_policy_config,
 )
+from policies.dra_guardrails.planned import CLUSTER_TYPE
 from tools.plan import __main__ as plan
 
 CLUSTER = PlannedResource(

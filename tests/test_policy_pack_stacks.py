@@ -16,7 +16,7 @@ from collections.abc import Callable
 import pytest
 
 from components.config.stack_file import load_stack_config
-from policies.dra_rules import RULES, PlannedResource, check_resources
+from policies.dra_guardrails import RULES, PlannedResource, check_resources
 from tests.helpers import STACKS, beyond_the_unlisted_minor
 from tools.plan.mock_engine import ProgramRun, run_program
 

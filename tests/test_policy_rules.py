@@ -22,17 +22,14 @@ from pulumi_policy import (
 from pulumi_policy.deserialize import deserialize_properties
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, unknown_checking_proxy
 
-from policies.dra_rules import (
+from policies.dra_guardrails import POLICIES, PlannedResource, PolicyConfigError, check_resources
+from policies.dra_guardrails.claim_rules import image_is_pinned
+from policies.dra_guardrails.planned import (
     CLUSTER_TYPE,
     COST_ESTIMATE_TYPE,
     EXISTING_GPU_GROUP_TYPE,
     NODE_GROUP_TYPE,
     POD_TYPE,
-    POLICIES,
-    PlannedResource,
-    PolicyConfigError,
-    check_resources,
-    image_is_pinned,
 )
 
 POLICY = {policy.name: policy for policy in POLICIES}

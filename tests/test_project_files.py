@@ -17,7 +17,8 @@ from components.config.stack_file import load_stack_config, program_config, proj
 from components.labels import tolerations_for
 from components.model import Taint
 from components.values.kubeconfig import build_kubeconfig
-from policies.dra_rules import DRIVER_PRESETS, DRIVER_PRESETS_READ, RULES
+from policies.dra_guardrails import RULES
+from policies.dra_guardrails.driver_presets import DRIVER_PRESETS, DRIVER_PRESETS_READ
 from tests.helpers import STACKS
 
 ROOT = Path(__file__).resolve().parent.parent

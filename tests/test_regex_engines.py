@@ -19,13 +19,9 @@ from pydantic import Field, TypeAdapter, ValidationError
 
 from components.config import schema
 from components.dra_constants import AUTO_REPAIR_CONDITIONS, BUILTIN_TEMPLATES, DEFAULT_DRIVER_NAMESPACE
-from policies.dra_rules import (
-    _MINIMUM_VERSION,
-    CHECKED_PRESET_EXAMPLE,
-    CHECKED_PRESET_FIELDS,
-    DEFAULT_MINIMUM_VERSION,
-    RULES,
-)
+from policies.dra_guardrails import RULES
+from policies.dra_guardrails.cluster_rules import DEFAULT_MINIMUM_VERSION, MINIMUM_VERSION
+from policies.dra_guardrails.node_group_rules import CHECKED_PRESET_EXAMPLE, CHECKED_PRESET_FIELDS
 from tests.helpers import ecma_regexp, go_regexp
 from tools.stack_schema import PROJECT_KEY_PATTERN, SCHEMA_FILE
 
@@ -83,7 +79,7 @@ WHOLE_VALUE_EXAMPLES = {
     schema.QUANTITY_PATTERN: "40Gi",
     schema.CAPACITY_NAME_PATTERN: "gpu.nvidia.com/memory",
     **{pattern.pattern: CHECKED_PRESET_EXAMPLE[field] for field, pattern in CHECKED_PRESET_FIELDS.items()},
-    _MINIMUM_VERSION.pattern: DEFAULT_MINIMUM_VERSION,
+    MINIMUM_VERSION.pattern: DEFAULT_MINIMUM_VERSION,
 }
 EXAMPLES = {
     **WHOLE_VALUE_EXAMPLES,

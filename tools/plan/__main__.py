@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from components.config.reading import InputError, load_json
-from policies.dra_rules import PolicyConfigError
+from policies.dra_guardrails import PolicyConfigError
 from tools.plan.model import DEFAULT_OUT, Plan, StackNameError, build_plan, check_stack_name
 from tools.plan.report import RENDERERS, render_error
 from tools.plan.rollout import BaselineError

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from components.dra_constants import KUBERNETES_OCI_REPOSITORY, LEGACY_CHART, RENAMED_CHART
-from policies.dra_rules import chart_name, is_dra_driver_release
+from policies.dra_guardrails.planned import chart_name, is_dra_driver_release
 from tools.plan.rollout import BaselineError
 
 
@@ -54,7 +54,7 @@ def baseline_driver(document: Mapping[str, Any]) -> dict[str, str] | None:
     return {"chart": driver["chart"], "version": driver["version"]}
 
 
-def _shown(driver: Mapping[str, str]) -> str:
+def as_json(driver: Mapping[str, str]) -> str:
     return f"{driver['chart']} {driver['version']}"
 
 
@@ -75,11 +75,11 @@ def driver_line_change(before: Mapping[str, str] | None, after: Mapping[str, str
     if before is None or after is None or before["chart"] == after["chart"]:
         return None
     if before["chart"] == LEGACY_CHART and after["chart"] == RENAMED_CHART:
-        return DriverLineChange(_shown(before), _shown(after), False, upgrade_steps(after["version"]))
+        return DriverLineChange(as_json(before), as_json(after), False, upgrade_steps(after["version"]))
     if before["chart"] == RENAMED_CHART and after["chart"] == LEGACY_CHART:
         return DriverLineChange(
-            _shown(before),
-            _shown(after),
+            as_json(before),
+            as_json(after),
             True,
             (
                 f"refused: {RENAMED_CHART} cannot be downgraded to {LEGACY_CHART} (its kubelet-plugin checkpoint gained a "

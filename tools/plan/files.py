@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from policies.dra_rules import field_at
+from policies.dra_guardrails.planned import field_at
 from tools.plan.mock_engine import RegisteredResource
 from tools.plan.tree import sort_key
 

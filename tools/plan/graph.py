@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from policies.dra_rules import CLUSTER_TYPE, NODE_GROUP_TYPE, POD_TYPE, field_at
+from policies.dra_guardrails.planned import CLUSTER_TYPE, NODE_GROUP_TYPE, POD_TYPE, field_at
 from tools.plan.mock_engine import RegisteredResource
 from tools.plan.settings import HELM_RELEASE, NEBIUS_GPU_CLUSTER
 from tools.plan.tree import PlanNode, kind_of, sort_key

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from components.cost import COST_ESTIMATE_TYPE
-from policies.dra_rules import Finding, PlannedResource, check_resources, validate_policy_config
+from policies.dra_guardrails import Finding, PlannedResource, check_resources, validate_policy_config
 from tools.plan.driver_line import DriverLineChange, baseline_driver, driver_line_change, driver_snapshot
 from tools.plan.files import WriteResult, plan_files, write_plan_files
 from tools.plan.graph import Edge, PathStep, critical_path, dependency_edges

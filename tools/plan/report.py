@@ -17,7 +17,7 @@ from tools.plan.graph import DURATION_ESTIMATES, minutes, render_mermaid
 from tools.plan.model import Plan
 from tools.plan.tree import render_tree
 
-POLICY_SOURCE = "policies/dra_rules.py"
+POLICY_SOURCE = "policies/dra_guardrails"
 
 
 def _stack_title(plan: Plan) -> str:

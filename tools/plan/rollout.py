@@ -24,7 +24,7 @@ from typing import Any
 
 from components.config.reading import printable
 from components.model import NodeAmount, duration_seconds, gpus_in_preset
-from policies.dra_rules import NODE_GROUP_TYPE, field_at
+from policies.dra_guardrails.planned import NODE_GROUP_TYPE, field_at
 from tools.plan.graph import DURATION_ESTIMATES
 from tools.plan.mock_engine import RegisteredResource
 
@@ -199,7 +199,7 @@ def _flat(value: Any, prefix: str) -> dict[str, Any]:
 _ABSENT = object()
 
 
-def _shown(value: Any) -> str:
+def as_json(value: Any) -> str:
     """A template value for the plan's text; a baseline's value is outside input, so no control character of
     it reaches a terminal or a PR summary (a newline could forge a line, an escape rewrite the screen)."""
     if value is _ABSENT:
@@ -257,7 +257,7 @@ def recreations(
             continue
         old, new = _flat(dict(before), "template"), _flat(group["template"], "template")
         changes = tuple(
-            f"{printable(path)}: {_shown(old.get(path, _ABSENT))} -> {_shown(new.get(path, _ABSENT))}"
+            f"{printable(path)}: {as_json(old.get(path, _ABSENT))} -> {as_json(new.get(path, _ABSENT))}"
             for path in sorted(set(old) | set(new))
             if old.get(path, _ABSENT) != new.get(path, _ABSENT)
         )

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from policies.dra_rules import CLUSTER_TYPE, COST_ESTIMATE_TYPE, NODE_GROUP_TYPE, POD_TYPE, field_at
+from policies.dra_guardrails.planned import CLUSTER_TYPE, COST_ESTIMATE_TYPE, NODE_GROUP_TYPE, POD_TYPE, field_at
 from tools.cost.render import span
 
 Settings = dict[str, str]

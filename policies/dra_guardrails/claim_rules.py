@@ -1,0 +1,119 @@
+"""Rules on what workloads ask for: resource.k8s.io/v1 objects, network devices requested once and only where InfiniBand exists, pinned images."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .planned import (
+    DRA_API_VERSION,
+    IB_DEVICE_CLASS,
+    NETWORK_DEVICE_CLASSES,
+    POD_CONTAINER_LISTS,
+    POD_TYPE,
+    RDMA_DEVICE_CLASS,
+    PlannedResource,
+    claim_requests,
+    dra_object,
+    exact_device_class,
+    field_at,
+    is_existing_infiniband_group,
+    is_infiniband_dra_node_group,
+    listed_items,
+    named,
+    requested_device_classes,
+)
+
+_IMAGE_DIGEST = re.compile(r"@sha256:[0-9a-f]{64}$")
+_IMAGE_TAG = re.compile(r":([A-Za-z0-9_][A-Za-z0-9_.-]{0,127})$")
+
+
+def check_dra_api_version(resource: PlannedResource, config: Mapping[str, Any]) -> list[str]:
+    match = dra_object(resource)
+    if match is None:
+        return []
+    if match["version"] != DRA_API_VERSION:
+        return [
+            f"{named(resource)} uses resource.k8s.io/{match['version']}; the stack's clusters serve DRA as "
+            f"resource.k8s.io/{DRA_API_VERSION}, and the beta and alpha versions are deprecated or switched off. "
+            f"Declare it with the resource.k8s.io/{DRA_API_VERSION} type (pulumi_kubernetes.resource.v1.{match['kind']})."
+        ]
+    flat = [field_at(request, "name") for request in claim_requests(resource) if field_at(request, "deviceClassName")]
+    if flat:
+        return [
+            f"{named(resource)} writes deviceClassName directly on request(s) {', '.join(map(str, flat))}, the "
+            f"v1beta1 shape, which resource.k8s.io/{DRA_API_VERSION} rejects. Move each request's fields under "
+            "`exactly` (or list alternatives under `firstAvailable`)."
+        ]
+    return []
+
+
+def check_network_device_requested_once(resource: PlannedResource, config: Mapping[str, Any]) -> list[str]:
+    by_class: dict[str, list[str]] = {}
+    nic_requests = 0
+    for request in claim_requests(resource):
+        exact = exact_device_class(request)
+        alternatives: list[Any] = [exact] if exact else []
+        alternatives += [field_at(sub, "deviceClassName") for sub in listed_items(field_at(request, "firstAvailable"))]
+        if not alternatives or not all(device_class in NETWORK_DEVICE_CLASSES for device_class in alternatives):
+            continue
+        nic_requests += 1
+        for device_class in dict.fromkeys(alternatives):
+            by_class.setdefault(str(device_class), []).append(str(field_at(request, "name")))
+    if nic_requests < 2 or len(by_class) < len(NETWORK_DEVICE_CLASSES):
+        return []
+    return [
+        f"{named(resource)} requests both {RDMA_DEVICE_CLASS} (request {', '.join(by_class[RDMA_DEVICE_CLASS])}) and "
+        f"{IB_DEVICE_CLASS} (request {', '.join(by_class[IB_DEVICE_CLASS])}): Kubernetes allocates two separate NICs. "
+        f"An InfiniBand interface is already RDMA-capable: keep only {IB_DEVICE_CLASS} for InfiniBand, only "
+        f"{RDMA_DEVICE_CLASS} for any RDMA NIC, or one request with firstAvailable to accept either. "
+        "Keep both only when the workload really needs two NICs."
+    ]
+
+
+def image_is_pinned(image: str) -> bool:
+    """A digest, or a tag other than `latest`: a reference without a tag means `latest`."""
+    if _IMAGE_DIGEST.search(image):
+        return True
+    tag = _IMAGE_TAG.search(image.rsplit("/", 1)[-1])
+    return tag is not None and tag.group(1) != "latest"
+
+
+def check_workload_images_pinned(resource: PlannedResource, config: Mapping[str, Any]) -> list[str]:
+    if resource.type != POD_TYPE:
+        return []
+    unpinned = [
+        f"{field_at(container, 'name')} ({field_at(container, 'image') or 'no image'})"
+        for list_name in POD_CONTAINER_LISTS
+        for container in listed_items(field_at(resource.props, "spec", list_name))
+        if not image_is_pinned(str(field_at(container, "image") or ""))
+    ]
+    if not unpinned:
+        return []
+    return [
+        f"{named(resource)} runs unpinned images in container(s) {', '.join(unpinned)}: `latest` or no tag means a "
+        "different image on each pull, so a sample that passed yesterday can fail today. Pin a tag such as "
+        "nvidia/cuda:13.1.1-runtime-ubuntu24.04, or a digest."
+    ]
+
+
+def check_network_claims_need_infiniband(
+    resources: Sequence[PlannedResource], config: Mapping[str, Any]
+) -> list[tuple[str | None, str]]:
+    if any(is_infiniband_dra_node_group(r) or is_existing_infiniband_group(r) for r in resources):
+        return []
+    violations: list[tuple[str | None, str]] = []
+    for resource in resources:
+        network_classes = sorted(requested_device_classes(resource) & set(NETWORK_DEVICE_CLASSES))
+        if network_classes:
+            violations.append(
+                (
+                    resource.urn,
+                    f"{named(resource)} requests {', '.join(network_classes)}, but no DRA GPU node group joins an "
+                    "InfiniBand GPU cluster (template.gpuCluster), so DRANet publishes no NIC and the claim never "
+                    "allocates. Add an InfiniBand DRA node group (in this project: infiniband: true on a gpuNodeGroups "
+                    "entry, with nebius-dra:infinibandFabric) or drop the network claim.",
+                )
+            )
+    return violations

@@ -1,0 +1,131 @@
+"""The budget rule: the largest hourly cost of the node groups under the `maxHourlyUsd` setting, from the program's cost estimate."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .framework import PolicyConfigError
+from .planned import (
+    COST_ESTIMATE_TYPE,
+    NODE_GROUP_TYPE,
+    PlannedResource,
+    as_json,
+    field_at,
+    has_key,
+    listed_items,
+    named,
+)
+
+HOURS_PER_30_DAYS = 24 * 30
+# A budget below a cent per hour is a typo; JSON Schema's `minimum` means the same in every draft the CLI may use.
+MIN_HOURLY_USD = 0.01
+
+
+def _usd(amount: float) -> str:
+    return f"${amount:,.2f}" if amount >= 1 else f"${amount:.4f}".rstrip("0").rstrip(".")
+
+
+def _max_hourly_usd(config: Mapping[str, Any]) -> float | None:
+    limit = config.get("maxHourlyUsd")
+    if limit is None:
+        return None
+    amount = isinstance(limit, (int, float)) and not isinstance(limit, bool) and math.isfinite(limit)
+    if not amount or limit < MIN_HOURLY_USD:
+        raise PolicyConfigError(
+            f"max-hourly-cost: maxHourlyUsd must be a number of US dollars per hour, at least {MIN_HOURLY_USD}, "
+            f"got {as_json(limit)}"
+        )
+    return float(limit)
+
+
+def _largest_node_count(group: PlannedResource) -> float:
+    autoscaling = field_at(group.props, "autoscaling")
+    if isinstance(autoscaling, Mapping):
+        return float(field_at(autoscaling, "maxNodeCount") or 0)
+    return float(field_at(group.props, "fixedNodeCount") or 0)
+
+
+def _estimated_groups(resources: Sequence[PlannedResource]) -> dict[str, Mapping[str, Any]]:
+    """The program's estimate per Nebius node group name."""
+    found: dict[str, Mapping[str, Any]] = {}
+    for estimate in (r for r in resources if r.type == COST_ESTIMATE_TYPE):
+        for entry in listed_items(field_at(estimate.props, "groups")):
+            name = field_at(entry, "nodeGroup")
+            if isinstance(name, str):
+                found.setdefault(name, entry)
+    return found
+
+
+def _unpriced_reason(group: PlannedResource, entry: Mapping[str, Any] | None) -> str | None:
+    """Why the estimate's price does not fit the node group as planned, or None when it does."""
+    if entry is None:
+        return f"the stack's cost estimate ({COST_ESTIMATE_TYPE}) has no price for it"
+    planned = (
+        field_at(group.props, "template", "resources", "platform"),
+        field_at(group.props, "template", "resources", "preset"),
+    )
+    estimated = (field_at(entry, "platform"), field_at(entry, "preset"))
+    if planned != estimated:
+        return f"the cost estimate prices {' '.join(map(str, estimated))}, but the node group runs {' '.join(map(str, planned))}"
+    preemptible = has_key(field_at(group.props, "template"), "preemptible")
+    capacity = field_at(entry, "capacity")
+    if preemptible != (capacity == "spot"):
+        planned_capacity = "preemptible (template.preemptible)" if preemptible else "on-demand"
+        return f"the cost estimate prices it {capacity}, but the node group is {planned_capacity}"
+    if not isinstance(field_at(entry, "usdPerNodeHour"), (int, float)):
+        return str(field_at(entry, "unpriced") or "the estimate gives no price per node-hour")
+    return None
+
+
+def check_max_hourly_cost(
+    resources: Sequence[PlannedResource], config: Mapping[str, Any]
+) -> list[tuple[str | None, str]]:
+    """The stack's nodes at their largest size (fixed counts, autoscaling maxima) against maxHourlyUsd.
+
+    Node counts, platforms and presets come from the node groups as planned; each node's price comes from the
+    program's estimate, which carries the price table and the stack's overrides with every price's source
+    and date. A node group that cannot be priced is a violation too: a budget gate must not pass what it
+    cannot see.
+    """
+    limit = _max_hourly_usd(config)
+    if limit is None:
+        return []
+    estimated = _estimated_groups(resources)
+    violations: list[tuple[str | None, str]] = []
+    parts: list[str] = []
+    dates: set[str] = set()
+    total = 0.0
+    groups = sorted((r for r in resources if r.type == NODE_GROUP_TYPE), key=lambda r: str(field_at(r.props, "name")))
+    for group in groups:
+        name = str(field_at(group.props, "name") or group.name)
+        entry = estimated.get(name)
+        reason = _unpriced_reason(group, entry)
+        if reason is not None or entry is None:
+            violations.append(
+                (
+                    group.urn,
+                    f"{named(group)} (node group {name}) cannot be priced: {reason}. So the stack's cost cannot be "
+                    f"checked against max-hourly-cost.maxHourlyUsd ({_usd(limit)} per hour). Add the platform and "
+                    "preset to the price table (in this project: prices/nebius.yaml, or nebius-dra:priceOverrides "
+                    "for one stack), with the price's source and date.",
+                )
+            )
+            continue
+        price, nodes = float(field_at(entry, "usdPerNodeHour")), _largest_node_count(group)
+        total += price * nodes
+        parts.append(f"{name} {nodes:g} x {_usd(price)}")
+        dates.add(str(field_at(entry, "priceDate")))
+    if round(total, 4) > limit:
+        dated = f"{min(dates)}..{max(dates)}" if len(dates) > 1 else next(iter(dates), "?")
+        violations.append(
+            (
+                None,
+                f"The stack's nodes cost up to {_usd(total)} per hour ({_usd(total * HOURS_PER_30_DAYS)} per 30 days) "
+                f"at their largest size, over max-hourly-cost.maxHourlyUsd {_usd(limit)}: {', '.join(parts)} "
+                f"(list prices of {dated}; boot disks, network, egress and storage not included). Lower "
+                "fixedNodeCount or autoscaling max, choose smaller presets, or raise maxHourlyUsd in the policy config.",
+            )
+        )
+    return violations

@@ -1,0 +1,180 @@
+"""What the pack reads of a planned resource: the types it knows, its copies of the program's names, predicates.
+
+This package imports nothing from the program: the Pulumi CLI runs the pack from inside
+`policies/`, where the project's packages are not importable. So it keeps its own copies of
+type tokens, chart names and DeviceClasses; tests/test_architecture.py ties each to the program's value."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+CLUSTER_TYPE = "nebius:index/mk8sV1Cluster:Mk8sV1Cluster"
+NODE_GROUP_TYPE = "nebius:index/mk8sV1NodeGroup:Mk8sV1NodeGroup"
+# Existing-cluster mode: a GPU group the stack describes but does not create (components/existing_gpu_node_group.py).
+EXISTING_GPU_GROUP_TYPE = "nebius-dra:nodes:ExistingGpuNodeGroup"
+HELM_RELEASE_TYPES = ("kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v4:Chart")
+POD_TYPE = "kubernetes:core/v1:Pod"
+# The program registers its cost estimate as this component (components/cost.py); its inputs carry
+# each node group's price per node-hour with the price's source and date.
+COST_ESTIMATE_TYPE = "nebius-dra:cost:CostEstimate"
+DRA_DRIVER_CHARTS = ("nvidia-dra-driver-gpu", "dra-driver-nvidia-gpu")
+GPU_OPERATOR_CHART = "gpu-operator"
+DCGM_EXPORTER_CHART = "dcgm-exporter"
+DRA_API_VERSION = "v1"
+RDMA_DEVICE_CLASS = "rdma.networking.nebius.ai"
+IB_DEVICE_CLASS = "ib.networking.nebius.ai"
+NETWORK_DEVICE_CLASSES = (RDMA_DEVICE_CLASS, IB_DEVICE_CLASS)
+# What each supported Kubernetes minor enables for DRA: the table the program reads too (components/dra_minors.py),
+# kept beside the pack because the CLI runs the pack from this directory.
+DRA_MINORS: Mapping[str, Any] = json.loads(
+    Path(__file__).parents[1].joinpath("dra_minors.json").read_text(encoding="utf-8")
+)
+# A Pod asking for this extended resource is served by DRA only where DRAExtendedResource is on: both NVIDIA DRA charts
+# give the gpu.nvidia.com DeviceClass extendedResourceName nvidia.com/gpu (templates/deviceclass-gpu.yaml of
+# nvidia-dra-driver-gpu 25.12.0 and dra-driver-nvidia-gpu 0.4.1), and DRA node groups have no device plugin.
+LEGACY_GPU_RESOURCE = "nvidia.com/gpu"
+
+_DRA_OBJECT_TYPE = re.compile(
+    r"^kubernetes:resource\.k8s\.io/(?P<version>[^:]+):(?P<kind>ResourceClaimTemplate|ResourceClaim|DeviceClass)(?:Patch)?$"
+)
+CLUSTER_VERSION = re.compile(r"^(?P<major>[0-9]{1,3})\.(?P<minor>[0-9]{1,3})(?:-nebius-node\.[0-9]{1,6})?\Z")
+POD_CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
+
+
+@dataclass(frozen=True)
+class PlannedResource:
+    """A resource as the engine sees it; `props` uses engine (camelCase) property names."""
+
+    urn: str
+    type: str
+    name: str
+    props: Mapping[str, Any]
+
+
+def as_json(value: Any) -> str:
+    """A config value as it would appear in the JSON document."""
+    try:
+        return json.dumps(value, sort_keys=True)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def field_at(value: Any, *path: str) -> Any:
+    """The value at `path`, or None where a level is missing or is not an object."""
+    for key in path:
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(key)
+    return value
+
+
+def has_key(mapping: Any, key: str) -> bool:
+    """Presence without reading the value, which may still be unknown during a preview."""
+    return isinstance(mapping, Mapping) and any(existing == key for existing in mapping)
+
+
+def listed_items(value: Any) -> list:
+    if isinstance(value, Sequence) and not isinstance(value, str):
+        return list(value)
+    return []
+
+
+def _kind(resource: PlannedResource) -> str:
+    return resource.type.rsplit(":", 1)[-1]
+
+
+def named(resource: PlannedResource) -> str:
+    return f'{_kind(resource)} "{resource.name}"'
+
+
+def is_gpu_node_group(resource: PlannedResource) -> bool:
+    if resource.type != NODE_GROUP_TYPE:
+        return False
+    platform = field_at(resource.props, "template", "resources", "platform")
+    return isinstance(platform, str) and platform.startswith("gpu-")
+
+
+def is_dra_gpu_node_group(resource: PlannedResource) -> bool:
+    return is_gpu_node_group(resource) and field_at(resource.props, "template", "gpuSettings", "dra") is True
+
+
+def is_infiniband_dra_node_group(resource: PlannedResource) -> bool:
+    return is_dra_gpu_node_group(resource) and has_key(field_at(resource.props, "template"), "gpuCluster")
+
+
+def chart_name(props: Mapping[str, Any]) -> str:
+    """The chart's own name, whether given bare, as `repo/chart` or as an OCI reference."""
+    chart = field_at(props, "chart")
+    return chart.rstrip("/").rsplit("/", 1)[-1] if isinstance(chart, str) else ""
+
+
+def _is_release_of(resource: PlannedResource, charts: Sequence[str]) -> bool:
+    return resource.type in HELM_RELEASE_TYPES and chart_name(resource.props) in charts
+
+
+def is_dra_driver_release(resource: PlannedResource) -> bool:
+    return _is_release_of(resource, DRA_DRIVER_CHARTS)
+
+
+def is_gpu_operator_release(resource: PlannedResource) -> bool:
+    return _is_release_of(resource, (GPU_OPERATOR_CHART,))
+
+
+def is_dcgm_exporter_release(resource: PlannedResource) -> bool:
+    return _is_release_of(resource, (DCGM_EXPORTER_CHART,))
+
+
+def operator_exporter_on(resource: PlannedResource) -> bool:
+    """A GPU Operator release whose own DCGM exporter runs (the chart's default)."""
+    return (
+        is_gpu_operator_release(resource) and field_at(resource.props, "values", "dcgmExporter", "enabled") is not False
+    )
+
+
+def dra_object(resource: PlannedResource) -> re.Match | None:
+    return _DRA_OBJECT_TYPE.match(resource.type)
+
+
+def claim_requests(resource: PlannedResource) -> list:
+    """The device requests of a ResourceClaimTemplate or ResourceClaim, of any API version."""
+    match = dra_object(resource)
+    if match is None or match["kind"] == "DeviceClass":
+        return []
+    claim_spec = (
+        field_at(resource.props, "spec", "spec")
+        if match["kind"] == "ResourceClaimTemplate"
+        else field_at(resource.props, "spec")
+    )
+    return listed_items(field_at(claim_spec, "devices", "requests"))
+
+
+def exact_device_class(request: Any) -> str | None:
+    """The class a request allocates from: `exactly` in v1, flat on the request in v1beta1."""
+    return field_at(request, "exactly", "deviceClassName") or field_at(request, "deviceClassName")
+
+
+def requested_device_classes(resource: PlannedResource) -> set[str]:
+    """Every class a claim may allocate from, including each alternative of a `firstAvailable` list."""
+    classes = set()
+    for request in claim_requests(resource):
+        classes.add(exact_device_class(request))
+        classes.update(field_at(sub, "deviceClassName") for sub in listed_items(field_at(request, "firstAvailable")))
+    return {device_class for device_class in classes if isinstance(device_class, str)}
+
+
+def minor_version(text: str) -> tuple[int, int]:
+    major, minor = text.split(".")[:2]
+    return int(major), int(minor.split("-")[0])
+
+
+def listing(values: Sequence[str]) -> str:
+    return ", ".join(values[:-1]) + f" and {values[-1]}" if len(values) > 1 else values[0]
+
+
+def is_existing_infiniband_group(resource: PlannedResource) -> bool:
+    return resource.type == EXISTING_GPU_GROUP_TYPE and field_at(resource.props, "infiniband") is True

@@ -1,0 +1,171 @@
+"""Rules on Helm releases: one DRA driver at an exact version, the GPU Operator's device plugin off on DRA nodes, GPU metrics present and DRA-aware."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .planned import (
+    DCGM_EXPORTER_CHART,
+    DRA_DRIVER_CHARTS,
+    EXISTING_GPU_GROUP_TYPE,
+    PlannedResource,
+    chart_name,
+    field_at,
+    is_dcgm_exporter_release,
+    is_dra_driver_release,
+    is_dra_gpu_node_group,
+    is_gpu_node_group,
+    is_gpu_operator_release,
+    named,
+    operator_exporter_on,
+)
+
+# dcgm-exporter's DRA mode reads resource.k8s.io/v1 ResourceSlices from chart 4.8.3 (image 4.6.0-4.8.3) on;
+# earlier charts watch only v1beta1 (NVIDIA/dcgm-exporter#590).
+MINIMUM_DCGM_EXPORTER_VERSION = (4, 8, 3)
+_EXACT_CHART_VERSION = re.compile(r"^v?\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.+-]+)?$")
+
+
+def check_dra_driver_release(resource: PlannedResource, config: Mapping[str, Any]) -> list[str]:
+    if not is_dra_driver_release(resource):
+        return []
+    problems = []
+    if field_at(resource.props, "values", "gpuResourcesEnabledOverride") is not True:
+        problems.append(
+            f"{named(resource)} (chart {chart_name(resource.props)}) does not set values.gpuResourcesEnabledOverride: true, "
+            "so the chart refuses to serve GPUs through DRA. Set it to true in the release's values: on DRA node groups "
+            "Nebius turns the legacy device plugin off, so the driver is the only one managing the GPUs."
+        )
+    version = field_at(resource.props, "version")
+    if not isinstance(version, str) or not _EXACT_CHART_VERSION.match(version):
+        shown = f'version "{version}"' if version else "no chart version"
+        problems.append(
+            f"{named(resource)} has {shown}, so each `pulumi up` may install a different driver release, and 0.4.x "
+            "cannot be downgraded. Pin an exact chart version (for example 25.12.0 or 0.4.1) in the release's version."
+        )
+    namespace = field_at(resource.props, "namespace")
+    if not namespace or namespace == "default":
+        shown = (
+            'namespace "default"' if namespace else "no namespace, which puts it in the provider's default namespace"
+        )
+        problems.append(
+            f"{named(resource)} is installed with {shown}; the chart refuses the default namespace. "
+            "Install it into its own namespace, for example nvidia-dra-driver-gpu."
+        )
+    return problems
+
+
+def check_single_dra_driver_release(
+    resources: Sequence[PlannedResource], config: Mapping[str, Any]
+) -> list[tuple[str | None, str]]:
+    dra_groups = [r.name for r in resources if is_dra_gpu_node_group(r)]
+    releases = [r for r in resources if is_dra_driver_release(r)]
+    if not dra_groups or len(releases) == 1:
+        return []
+    if not releases:
+        return [
+            (
+                None,
+                f"The stack has DRA GPU node groups ({', '.join(dra_groups)}) but no NVIDIA DRA driver release "
+                f"(chart {' or '.join(DRA_DRIVER_CHARTS)}): Nebius does not install it, so no GPU is published to "
+                "DRA and every GPU claim stays unallocated. Add one helm.v3.Release of the driver.",
+            )
+        ]
+    names = ", ".join(named(r) for r in releases)
+    return [
+        (
+            release.urn,
+            f"{named(release)} is one of {len(releases)} NVIDIA DRA driver releases ({names}): two drivers publish and "
+            "prepare the same GPUs under one driver name. Keep exactly one release (and do not also let the GPU "
+            "Operator install the driver).",
+        )
+        for release in releases
+    ]
+
+
+def check_gpu_operator_device_plugin(
+    resources: Sequence[PlannedResource], config: Mapping[str, Any]
+) -> list[tuple[str | None, str]]:
+    if not any(is_dra_gpu_node_group(r) for r in resources):
+        return []
+    return [
+        (
+            release.urn,
+            f"{named(release)} (GPU Operator) does not set values.devicePlugin.enabled: false on a stack with DRA GPU "
+            f"node groups; the Operator's default starts the legacy device plugin, which then manages the same GPUs as "
+            "the DRA driver. Set devicePlugin.enabled to false (and cdi.enabled to true) in the release's values.",
+        )
+        for release in resources
+        if is_gpu_operator_release(release)
+        and field_at(release.props, "values", "devicePlugin", "enabled") is not False
+    ]
+
+
+def check_gpu_metrics_present(
+    resources: Sequence[PlannedResource], config: Mapping[str, Any]
+) -> list[tuple[str | None, str]]:
+    # Groups of an existing cluster (existing-cluster mode) need their metrics as much as the ones the stack creates.
+    gpu_groups = [r.name for r in resources if is_gpu_node_group(r) or r.type == EXISTING_GPU_GROUP_TYPE]
+    if not gpu_groups or any(is_dcgm_exporter_release(r) or operator_exporter_on(r) for r in resources):
+        return []
+    return [
+        (
+            None,
+            f"The stack has GPU node groups ({', '.join(gpu_groups)}) but no GPU metrics: no {DCGM_EXPORTER_CHART} "
+            "release, and on DRA node groups Nebius turns off the device-plugin app that brought its exporter. Nobody "
+            "sees GPU utilisation, memory or errors, let alone per pod. Install NVIDIA's DCGM exporter with "
+            "kubernetesDRA.enabled: true (in this project: nebius-dra:gpuMetrics: true).",
+        )
+    ]
+
+
+def _version_below(version: Any, minimum: tuple[int, ...]) -> bool:
+    if not isinstance(version, str) or not _EXACT_CHART_VERSION.match(version):
+        return True
+    return tuple(int(part) for part in re.findall(r"\d+", version)[:3]) < minimum
+
+
+def check_gpu_metrics_dra_attribution(
+    resources: Sequence[PlannedResource], config: Mapping[str, Any]
+) -> list[tuple[str | None, str]]:
+    if not any(is_dra_gpu_node_group(r) for r in resources):
+        return []
+    minimum = ".".join(map(str, MINIMUM_DCGM_EXPORTER_VERSION))
+    violations: list[tuple[str | None, str]] = []
+    for release in resources:
+        if is_dcgm_exporter_release(release):
+            if field_at(release.props, "values", "kubernetesDRA", "enabled") is not True:
+                violations.append(
+                    (
+                        release.urn,
+                        f"{named(release)} ({DCGM_EXPORTER_CHART}) does not set values.kubernetesDRA.enabled: true on a "
+                        "stack with DRA GPU node groups: the exporter then reads only the device plugin's pod resources, "
+                        "which hold no DRA-allocated GPU, so no series names the pod or ResourceClaim using a GPU. Set "
+                        "kubernetesDRA.enabled to true (in this project the stack sets it: take it out of "
+                        "nebius-dra:gpuMetricsValues).",
+                    )
+                )
+            if _version_below(field_at(release.props, "version"), MINIMUM_DCGM_EXPORTER_VERSION):
+                violations.append(
+                    (
+                        release.urn,
+                        f'{named(release)} ({DCGM_EXPORTER_CHART}) has version "{field_at(release.props, "version")}", '
+                        f"not an exact {minimum} or later: earlier charts' DRA mode watches only resource.k8s.io/v1beta1 "
+                        "ResourceSlices (NVIDIA/dcgm-exporter#590), so GPUs the DRA driver publishes in v1 are never "
+                        f"attributed. Pin {minimum} or later (in this project: nebius-dra:dcgmExporterVersion).",
+                    )
+                )
+        elif operator_exporter_on(release):
+            violations.append(
+                (
+                    release.urn,
+                    f"{named(release)} (GPU Operator) leaves values.dcgmExporter.enabled on, on a stack with DRA GPU "
+                    "node groups: the Operator's exporter runs the device plugin's pod-resources path without DRA mode, "
+                    "so it cannot tell which pod holds a GPU, and beside a DRA-mode exporter it scrapes every GPU "
+                    f"twice. Set dcgmExporter.enabled to false and run one {DCGM_EXPORTER_CHART} release with "
+                    "kubernetesDRA.enabled: true (in this project: nebius-dra:gpuMetrics).",
+                )
+            )
+    return violations

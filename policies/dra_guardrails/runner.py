@@ -1,0 +1,146 @@
+"""The offline runner: every rule over a list of planned resources, through the SDK's own validate entry points.
+
+`check_resources` is what the offline plan and the tests call; `validate_policy_config` refuses a
+`--policy-pack-config` document with an entry that would do nothing, as the CLI itself would not."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pulumi_policy import (
+    EnforcementLevel,
+    PolicyCustomTimeouts,
+    PolicyResource,
+    PolicyResourceOptions,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+    StackValidationArgs,
+)
+from pulumi_policy.deserialize import deserialize_properties
+from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
+
+from .framework import ALL_POLICIES, LEVEL_KEY, PolicyConfigError, did_you_mean
+from .planned import PlannedResource, as_json
+from .registry import POLICIES, RULES
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One violation; `urn` is None when the stack as a whole is at fault."""
+
+    policy: str
+    mandatory: bool
+    urn: str | None
+    message: str
+
+
+_LEVELS = {level.value: level for level in EnforcementLevel}
+_NO_OPTIONS = PolicyResourceOptions(False, [], None, [], PolicyCustomTimeouts(0, 0, 0), [])
+
+
+def sdk_props(props: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Properties as the policy SDK hands them to a rule: secrets unwrapped, unknowns guarded."""
+    return unknown_checking_proxy(deserialize_properties(dict(props)))
+
+
+def _level(name: str, text: Any) -> EnforcementLevel:
+    if not isinstance(text, str) or text not in _LEVELS:
+        raise PolicyConfigError(f"{name}: enforcement level {as_json(text)} is not one of {', '.join(_LEVELS)}")
+    return _LEVELS[text]
+
+
+def _config_entry(name: str, entry: Any) -> tuple[EnforcementLevel | None, dict]:
+    """One entry of a `--policy-pack-config` document: a level, or settings with an optional `enforcementLevel`."""
+    if isinstance(entry, str):
+        return _level(name, entry), {}
+    if not isinstance(entry, Mapping):
+        raise PolicyConfigError(f"{name}: expected an enforcement level or an object of settings, got {entry!r}")
+    properties = dict(entry)
+    if LEVEL_KEY not in properties:
+        return None, properties
+    # Present is used: false, "" or null is refused like any other wrong level, never read as "not set".
+    return _level(name, properties.pop(LEVEL_KEY)), properties
+
+
+def _level_and_properties(
+    name: str, default: EnforcementLevel, config: Mapping[str, Any]
+) -> tuple[EnforcementLevel, dict]:
+    """The policy's own entry wins over `all`, which wins over the policy's built-in level."""
+    pack_level, _ = _config_entry(ALL_POLICIES, config.get(ALL_POLICIES, {}))
+    level, properties = _config_entry(name, config.get(name, {}))
+    return level or pack_level or default, properties
+
+
+def validate_policy_config(config: Any) -> None:
+    """PolicyConfigError unless every entry of a `--policy-pack-config` document would take effect.
+
+    Refused: a policy name the pack does not have (the Pulumi CLI keeps such an entry without a
+    word), a setting the policy does not read, settings under `all` (which sets only a level),
+    and an entry that is neither a level nor an object. Settings' values are checked by the rules.
+    """
+    if config is None:
+        return
+    if not isinstance(config, Mapping):
+        raise PolicyConfigError(f"expected an object of policy names, got a {type(config).__name__}")
+    rules = {rule.name: rule for rule in RULES}
+    for name, entry in config.items():
+        if name != ALL_POLICIES and name not in rules:
+            raise PolicyConfigError(
+                f'unknown policy "{name}" (given {as_json(entry)}){did_you_mean(str(name), sorted(rules))}; '
+                f"the pack's policies are {', '.join(sorted(rules))}, or {ALL_POLICIES} for every policy"
+            )
+        _, properties = _config_entry(name, entry)
+        if name in rules:
+            rules[name].check_settings(properties)
+        elif properties:
+            key = next(iter(properties))
+            raise PolicyConfigError(
+                f'{ALL_POLICIES}: unknown setting "{key}" (given {as_json(properties[key])}); "{ALL_POLICIES}" '
+                f"takes only {LEVEL_KEY}, settings go under the policy that reads them"
+            )
+
+
+def _reported(policy: Any, args: Any, subject: str | None) -> list[tuple[str | None, str, bool]]:
+    """(urn, message, checked) for each violation; an unknown value is reported as unchecked, as the SDK does."""
+    reported: list[tuple[str | None, str, bool]] = []
+    try:
+        policy.validate(args, lambda message, urn=None: reported.append((urn or subject, message, True)))
+    except UnknownValueError as unknown:
+        reported.append((subject, f"cannot be checked before the update: {unknown.message}", False))
+    return reported
+
+
+def check_resources(resources: Sequence[PlannedResource], config: Mapping[str, Any] | None = None) -> list[Finding]:
+    """Every rule over `resources`, through the same validate entry points `pulumi preview --policy-pack` calls.
+
+    `config` has the shape of a `--policy-pack-config` file: policy name (or `all`) to a level
+    ("advisory", "mandatory", "disabled") or to an object of settings and `enforcementLevel`;
+    a document the rules cannot use, or with an entry that would do nothing (an unknown policy
+    or setting), raises PolicyConfigError.
+    """
+    validate_policy_config(config)
+    findings: list[Finding] = []
+    props = [sdk_props(r.props) for r in resources]
+    for rule, policy in zip(RULES, POLICIES):
+        level, properties = _level_and_properties(rule.name, rule.level, config or {})
+        if level == EnforcementLevel.DISABLED:
+            continue
+        if isinstance(policy, ResourceValidationPolicy):
+            reported = [
+                violation
+                for r, r_props in zip(resources, props)
+                for violation in _reported(
+                    policy, ResourceValidationArgs(r.type, r_props, r.urn, r.name, _NO_OPTIONS, None, properties), r.urn
+                )
+            ]
+        else:
+            stack = [
+                PolicyResource(r.type, r_props, r.urn, r.name, _NO_OPTIONS, None, None, [], {})
+                for r, r_props in zip(resources, props)
+            ]
+            reported = _reported(policy, StackValidationArgs(stack, properties), None)
+        mandatory = level in (EnforcementLevel.MANDATORY, EnforcementLevel.REMEDIATE)
+        findings.extend(Finding(rule.name, mandatory and checked, urn, message) for urn, message, checked in reported)
+    return findings
