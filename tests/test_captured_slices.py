@@ -13,7 +13,7 @@ from pathlib import Path
 import celpy
 import pytest
 
-from components.config.cel import selector_problem
+from components.cel import selector_problem
 from components.config.stack_file import declared_default
 from components.dra_constants import GPU_DRIVER, PCIE_ROOT_ATTRIBUTE, REMOVED_GPU_ATTRIBUTES
 from components.values.claims import product_selector

@@ -1,4 +1,4 @@
-"""The type-checked selector checks of components/config/cel.py, against what Kubernetes 1.34 does.
+"""The type-checked selector checks of components/cel/, against what Kubernetes 1.34 does.
 
 Expectations come from the Kubernetes sources cited in that module (validation.go,
 dynamic-resource-allocation/cel/compile.go and compile_test.go at v0.34.9, the apiserver
@@ -16,11 +16,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from components.config import cel
-from components.config.cel import (
+from components.cel import (
     CEL_SELECTOR_MAX_COST,
     CEL_SELECTOR_MAX_LENGTH,
     cel_string,
+    checks,
+    environment,
     removed_attribute,
     selector_problem,
     selector_refusal,
@@ -240,7 +241,7 @@ def test_two_variable_comprehensions_are_parsed_but_not_type_checked():
         f"{GPU}.transformList(name, value, name).size() > 0",
     ):
         assert selector_problem(expression) is None, expression
-        assert cel._analysis(expression).checked is False
+        assert checks._analysis(expression).checked is False
     assert removed_attribute(f"{GPU}.index == 0 && device.attributes.all(d, a, true)") == "index"
     assert selector_refusal("device.attributes.all(d, a, true) &&") is not None  # still has to parse
 
@@ -321,7 +322,7 @@ def test_refused_selectors_are_not_analysed_for_removed_attributes():
 
 
 def _evaluate(literal: str) -> object:
-    return cel._evaluator().compile(literal).eval().plain_value()
+    return environment.constant_evaluator().compile(literal).eval().plain_value()
 
 
 @pytest.mark.parametrize(
@@ -367,15 +368,15 @@ def test_cel_string_round_trips(value):
 
 def test_each_distinct_expression_compiles_once():
     expression = f'{GPU}.productName == "cache probe"'
-    cel._analysis.cache_clear()
+    checks._analysis.cache_clear()
     for _ in range(3):
         selector_problem(expression)
         removed_attribute(expression)
-    assert cel._analysis.cache_info().misses == 1
+    assert checks._analysis.cache_info().misses == 1
 
 
 def test_importing_the_module_loads_no_cel_library():
-    code = "import sys, components.config.cel; print(sorted(m for m in sys.modules if m.startswith('cel_expr_python')))"
+    code = "import sys, components.cel; print(sorted(m for m in sys.modules if m.startswith('cel_expr_python')))"
     loaded = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     assert loaded.strip() == "[]"
 

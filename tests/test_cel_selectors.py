@@ -16,7 +16,7 @@ import celpy
 import pytest
 import yaml
 
-from components.config.cel import removed_attribute, selector_problem
+from components.cel import removed_attribute, selector_problem
 from components.dra_constants import CLASS_DRIVERS, GPU_DRIVER, PCIE_ROOT_ATTRIBUTE, REMOVED_GPU_ATTRIBUTES
 from components.values.claims import product_selector
 

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from components.config.cel import selector_problem
+from components.cel import selector_problem
 from components.config.errors import ConfigProblems, config_key, shown
 from components.config.node_fit import PCIE_ROOT, pcie_root_reason, selections_named, unfit_reason
 from components.config.schema import (

@@ -12,7 +12,7 @@ from typing import Any
 
 from pulumi_kubernetes.resource import v1 as dra
 
-from components.config.cel import cel_string
+from components.cel import cel_string
 from components.dra_constants import (
     ADMIN_ACCESS_LABEL,
     EXACT_COUNT,
