@@ -6,18 +6,18 @@ from dataclasses import dataclass
 
 import pulumi
 
-from components.claims import DraWorkloads, DraWorkloadsArgs
 from components.cluster import Mk8sCluster, Mk8sClusterArgs
 from components.cluster_access import ClusterAccess, ClusterAccessArgs
 from components.cost import CostEstimate, CostEstimateArgs
 from components.dra_driver import DraDriver, DraDriverArgs
+from components.dra_workloads import DraWorkloads, DraWorkloadsArgs
 from components.existing_gpu_node_group import ExistingGpuNodeGroup, ExistingGpuNodeGroupArgs
-from components.gpu_fabric import InfinibandFabric, InfinibandFabricArgs
+from components.gpu_metrics import GpuMetrics, GpuMetricsArgs
 from components.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
-from components.gpu_operator import NvidiaOperator, NvidiaOperatorArgs
+from components.infiniband_fabric import InfinibandFabric, InfinibandFabricArgs
 from components.labels import system_node_labels
 from components.model import StackConfig
-from components.observability import GpuMetrics, GpuMetricsArgs
+from components.nvidia_operator import NvidiaOperator, NvidiaOperatorArgs
 from components.system_node_group import SystemNodeGroup, SystemNodeGroupArgs
 from components.values.cost import stack_cost
 from components.values.gpu_operator import gpu_operator_spec, network_operator_spec

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from components.config import claims as claims_config
+from components.config import claim_templates as claims_config
 from components.config import stack as stack_config
 from components.cost import COST_ESTIMATE_TYPE
 from components.dra_constants import (
@@ -30,7 +30,7 @@ from components.dra_constants import (
     RENAMED_CHART,
     RESOURCE_API_VERSION,
 )
-from components.values.claims import template_spec_args
+from components.values.claim_templates import template_spec_args
 from components.values.cost import HOURS_PER_30_DAYS
 from components.values.sample_pods import pod_spec_args, sample_pod_spec
 from components.values.strict import UnknownFieldError

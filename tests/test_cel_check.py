@@ -28,7 +28,7 @@ from components.cel import (
 )
 from components.config.stack_file import declared_default
 from components.dra_constants import REMOVED_GPU_ATTRIBUTES
-from components.values.claims import product_selector
+from components.values.claim_templates import product_selector
 
 GPU = 'device.attributes["gpu.nvidia.com"]'
 ROOT = Path(__file__).resolve().parent.parent

@@ -18,7 +18,7 @@ import yaml
 
 from components.cel import removed_attribute, selector_problem
 from components.dra_constants import CLASS_DRIVERS, GPU_DRIVER, PCIE_ROOT_ATTRIBUTE, REMOVED_GPU_ATTRIBUTES
-from components.values.claims import product_selector
+from components.values.claim_templates import product_selector
 
 DATA = Path(__file__).parent / "data"
 TEMPLATE = "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate"

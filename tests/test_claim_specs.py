@@ -28,7 +28,7 @@ from components.model import (
     OpaqueConfig,
     UserClaimTemplate,
 )
-from components.values.claims import builtin_template_specs, claim_template_specs, user_template_spec
+from components.values.claim_templates import builtin_template_specs, claim_template_specs, user_template_spec
 
 # The two templates exactly as the Nebius DRA guide writes them ("Request a GPU", "Request an
 # InfiniBand interface"): the stack's built-ins must be drop-in equal.

@@ -15,7 +15,7 @@ import pytest
 
 from components.config import ConfigError
 from components.dra_constants import ADMIN_ACCESS_LABEL
-from components.values.claims import template_spec_args, user_template_spec
+from components.values.claim_templates import template_spec_args, user_template_spec
 from tools.plan.mock_engine import run_program
 
 USER_KEY = "nebius-dra:userClaimTemplates"

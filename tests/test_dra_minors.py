@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from components import dra_minors
-from components.config.claims import GATED_FIELDS
+from components.config.claim_templates import GATED_FIELDS
 from policies.dra_guardrails import planned
 
 TABLE = json.loads(dra_minors.TABLE_FILE.read_text())

@@ -7,7 +7,7 @@ import json
 import pytest
 import yaml
 
-from components.config.claims import IMAGE_DIGEST
+from components.config.claim_templates import IMAGE_DIGEST
 from components.config.stack_file import load_stack_config
 from components.dra_constants import BUILTIN_TEMPLATES
 from tools.plan.mock_engine import ProgramRun, run_program

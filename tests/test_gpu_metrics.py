@@ -12,7 +12,7 @@ import yaml
 
 from components.config.chart_keys import keys_file
 from components.config.errors import ConfigError
-from components.config.observability import GUARD_REASONS, automatic_profile, profile_for_platform
+from components.config.gpu_metrics import GUARD_REASONS, automatic_profile, profile_for_platform
 from components.dra_constants import (
     DCGM_CLAIM_LABEL,
     DCGM_EXPORTER_REPOSITORY,
@@ -23,8 +23,7 @@ from components.dra_constants import (
 )
 from components.labels import system_node_labels
 from components.model import BASIC_PROFILE, FULL_PROFILE, StackConfig
-from components.values.gpu_operator import gpu_operator_values
-from components.values.observability import (
+from components.values.gpu_metrics import (
     CLAIM_LABELS,
     DASHBOARD_FILE,
     PROFILING_PREFIX,
@@ -36,6 +35,7 @@ from components.values.observability import (
     metrics_csv,
     profile_fields,
 )
+from components.values.gpu_operator import gpu_operator_values
 from tests.test_dra_driver_stack import mutated, releases
 from tests.test_dra_driver_values import leaf_paths, parsed, undefined_keys, without_presets
 from tools.plan.mock_engine import ProgramRun

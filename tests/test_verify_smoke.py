@@ -37,8 +37,8 @@ from tests.verify_fixtures import (
     text,
 )
 from tools.verify import __main__ as cli
+from tools.verify.allocation import parse_gpu_list
 from tools.verify.checks import ClusterState
-from tools.verify.claims import parse_gpu_list
 from tools.verify.cluster import ClusterError, ClusterUnreachableError, ExecResult, KubeCluster, exit_status
 from tools.verify.report import Progress, summary_table
 from tools.verify.runner import FAIL, NOT_READ, PASS, SKIP, UNREACHABLE, WARN, CheckResult, Verification

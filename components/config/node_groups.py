@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from components.config.capacity import parse_capacity
 from components.config.errors import ConfigProblems, config_key, shown
-from components.config.rollout import check_reserved_surge, parse_auto_repair, parse_capacity, parse_strategy
+from components.config.rollout import check_reserved_surge, parse_auto_repair, parse_strategy
 from components.config.schema import GpuNodeGroupInput, TaintInput
 from components.dra_constants import RESERVED_GPU_LABELS
 from components.model import GPU_ROLLOUT, Autoscaling, GpuNodeGroupConfig, Taint

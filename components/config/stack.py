@@ -15,11 +15,11 @@ from collections.abc import Mapping
 import yaml
 from pydantic import ValidationError
 
-from components.config.claims import parse_claims_config
+from components.config.claim_templates import parse_claims_config
 from components.config.driver import parse_driver_config
 from components.config.errors import ConfigProblems, add_validation_problems, config_key, shown
+from components.config.gpu_metrics import parse_observability_config
 from components.config.node_groups import check_node_group_names, parse_gpu_node_groups
-from components.config.observability import parse_observability_config
 from components.config.prices import stack_prices
 from components.config.raw import RawConfig, decode_config, secret_problems, secret_texts
 from components.config.rollout import parse_auto_repair, parse_strategy

@@ -66,7 +66,7 @@ def gpu_operator_values(
         # The Operator's exporter (4.4.2-4.7.0 in v25.10.1; 4.6.0-4.8.3 in v26.7.0, DRA-capable, but the stack
         # keeps one exporter for both driver modes) reads only the device plugin's pod resources: without DRA
         # mode it cannot tell which pod holds a GPU. The stack runs one exporter in DRA mode instead
-        # (components/observability.py), so GPUs are never scraped twice.
+        # (components/gpu_metrics.py), so GPUs are never scraped twice.
         "dcgmExporter": {"enabled": False},
         "cdi": {"enabled": True},
         "driver": {"enabled": True, **manager},

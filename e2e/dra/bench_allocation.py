@@ -46,7 +46,7 @@ from urllib3.exceptions import ProtocolError  # noqa: E402
 from components.dra_constants import GPU_DRIVER, NETWORK_DRIVER  # noqa: E402
 from components.labels import gpu_node_labels, tolerations_for  # noqa: E402
 from components.model import GpuNodeGroupConfig  # noqa: E402
-from components.values.claims import builtin_template_specs  # noqa: E402
+from components.values.claim_templates import builtin_template_specs  # noqa: E402
 
 REPORT_PATH = PROJECT / "build" / "e2e" / "allocation.json"
 NAMESPACE = "alloc-bench"

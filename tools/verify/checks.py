@@ -49,7 +49,9 @@ LEGACY_GPU_RESOURCE = "nvidia.com/gpu"
 
 
 @dataclass(frozen=True)
-class Finding:
+class Discrepancy:
+    """Where the cluster differs from what the stack promises: on what, what was expected, what was found, and why."""
+
     subject: str
     expected: str
     found: str
@@ -66,17 +68,17 @@ class Outcome:
     """
 
     summary: str
-    findings: tuple[Finding, ...] = ()
+    findings: tuple[Discrepancy, ...] = ()
     unreachable: bool = False
     unusable: bool = False
-    warnings: tuple[Finding, ...] = ()
+    warnings: tuple[Discrepancy, ...] = ()
 
     @property
     def passed(self) -> bool:
         return not self.findings
 
 
-def outcome(findings: Sequence[Finding], summary_when_passed: str, summary_when_failed: str) -> Outcome:
+def outcome(findings: Sequence[Discrepancy], summary_when_passed: str, summary_when_failed: str) -> Outcome:
     return Outcome(summary_when_failed if findings else summary_when_passed, tuple(findings))
 
 
@@ -88,7 +90,7 @@ def api_failure(error: Exception) -> Outcome:
         return Outcome(
             "the cluster could not be reached",
             (
-                Finding(
+                Discrepancy(
                     subject="Kubernetes API",
                     expected="an answer within the time limit",
                     found=str(error),
@@ -100,7 +102,7 @@ def api_failure(error: Exception) -> Outcome:
     return Outcome(
         "the Kubernetes API call failed",
         (
-            Finding(
+            Discrepancy(
                 subject="Kubernetes API",
                 expected="an answer",
                 found=str(error),
@@ -115,7 +117,7 @@ def _unusable(found: str) -> Outcome:
     return Outcome(
         "the cluster's answers could not be used",
         (
-            Finding(
+            Discrepancy(
                 subject="Kubernetes API",
                 expected="objects shaped as the Kubernetes 1.34 API and the pinned charts return them",
                 found=found,
@@ -186,7 +188,7 @@ def check_gpu_nodes(state: ClusterState, expect: Expectations) -> Outcome:
         nodes = [node for node, owner in members if owner is group]
         if not group.min_nodes <= len(nodes) <= group.max_nodes:
             findings.append(
-                Finding(
+                Discrepancy(
                     subject=f"GPU node group {group.name}",
                     expected=f"{group.node_count_text} labelled {NODE_GROUP_LABEL}={group.name}",
                     found=f"{len(nodes)} node(s)" + (f": {', '.join(name_of(n) for n in nodes)}" if nodes else ""),
@@ -201,7 +203,7 @@ def check_gpu_nodes(state: ClusterState, expect: Expectations) -> Outcome:
     for node, group in members:
         if not condition_true(node, "Ready"):
             findings.append(
-                Finding(
+                Discrepancy(
                     subject=f"node {name_of(node)} (group {group.name})",
                     expected="condition Ready=True",
                     found=condition_text(node, "Ready"),
@@ -210,7 +212,7 @@ def check_gpu_nodes(state: ClusterState, expect: Expectations) -> Outcome:
             )
         if labels_of(node).get(KUBELET_PLUGIN_LABEL) != "true":
             findings.append(
-                Finding(
+                Discrepancy(
                     subject=f"node {name_of(node)} (group {group.name})",
                     expected=f"label {KUBELET_PLUGIN_LABEL}=true",
                     found=f"{KUBELET_PLUGIN_LABEL}={labels_of(node).get(KUBELET_PLUGIN_LABEL, '<unset>')}",
@@ -252,15 +254,15 @@ def _repair_cause(node: Mapping[str, Any], group: GroupExpectation, kind: str, f
 
 def check_node_health(state: ClusterState, expect: Expectations) -> Outcome:
     """Nebius's health conditions on every GPU node: a GPU or boot-disk error fails, a scheduled maintenance warns."""
-    findings: list[Finding] = []
-    warnings: list[Finding] = []
+    findings: list[Discrepancy] = []
+    warnings: list[Discrepancy] = []
     members = gpu_nodes(state, expect)
     for node, group in members:
         subject = f"node {name_of(node)} (group {group.name})"
         gpu_status = condition(node, GPU_ERROR_CONDITION).get("status")
         if gpu_status == "True":
             findings.append(
-                Finding(
+                Discrepancy(
                     subject=subject,
                     expected=f"{GPU_ERROR_CONDITION}=False (Nebius's GPU health checks pass)",
                     found=condition_text(node, GPU_ERROR_CONDITION),
@@ -275,7 +277,7 @@ def check_node_health(state: ClusterState, expect: Expectations) -> Outcome:
             )
         elif gpu_status == "Unknown":
             warnings.append(
-                Finding(
+                Discrepancy(
                     subject=subject,
                     expected=f"{GPU_ERROR_CONDITION}=False (Nebius's GPU health checks pass)",
                     found=condition_text(node, GPU_ERROR_CONDITION),
@@ -285,7 +287,7 @@ def check_node_health(state: ClusterState, expect: Expectations) -> Outcome:
             )
         if condition(node, BOOT_DISK_ERROR_CONDITION).get("status") == "True":
             findings.append(
-                Finding(
+                Discrepancy(
                     subject=subject,
                     expected=f"{BOOT_DISK_ERROR_CONDITION} absent or False",
                     found=condition_text(node, BOOT_DISK_ERROR_CONDITION),
@@ -301,7 +303,7 @@ def check_node_health(state: ClusterState, expect: Expectations) -> Outcome:
             deadline = maintenance_deadline(node)
             by = f"before {deadline}" if deadline else "before the SLA deadline in the condition's message"
             warnings.append(
-                Finding(
+                Discrepancy(
                     subject=subject,
                     expected="no maintenance scheduled",
                     found=condition_text(node, MAINTENANCE_CONDITION) + (f"; deadline {deadline}" if deadline else ""),
@@ -352,7 +354,7 @@ def check_driver_pods(state: ClusterState, expect: Expectations) -> Outcome:
         return Outcome(
             "no DRA driver pods",
             (
-                Finding(
+                Discrepancy(
                     subject=f"namespace {namespace}",
                     expected="the NVIDIA DRA driver's pods (one kubelet plugin per GPU node)",
                     found="no pods",
@@ -367,7 +369,7 @@ def check_driver_pods(state: ClusterState, expect: Expectations) -> Outcome:
         on_node = [pod for pod in plugins if pod.get("spec", {}).get("nodeName") == name_of(node)]
         if not on_node:
             findings.append(
-                Finding(
+                Discrepancy(
                     subject=f"node {name_of(node)}",
                     expected="a kubelet plugin pod Running and Ready",
                     found=f"no kubelet plugin pod on the node (namespace {namespace})",
@@ -379,7 +381,7 @@ def check_driver_pods(state: ClusterState, expect: Expectations) -> Outcome:
         if not any(pod_ready(pod) for pod in staying):
             pod = staying[0] if staying else on_node[0]
             findings.append(
-                Finding(
+                Discrepancy(
                     subject=f"node {name_of(node)}",
                     expected="a kubelet plugin pod Running and Ready",
                     found=f"pod {name_of(pod)}: {pod_state(pod)}" + (" (terminating)" if terminating(pod) else ""),
@@ -396,7 +398,7 @@ def check_driver_pods(state: ClusterState, expect: Expectations) -> Outcome:
         controller_text = " and the controller"
         if not any(pod_ready(pod) and not terminating(pod) for pod in controllers):
             findings.append(
-                Finding(
+                Discrepancy(
                     subject=f"controller in {namespace}",
                     expected="the controller pod Running and Ready (compute domains are on)",
                     found="; ".join(f"pod {name_of(p)}: {pod_state(p)}" for p in controllers) or "no controller pod",
@@ -417,7 +419,7 @@ def check_driver_pods(state: ClusterState, expect: Expectations) -> Outcome:
 def _device_classes_check(state: ClusterState, wanted: Sequence[str], cause: str) -> Outcome:
     present = {name_of(item) for item in state.device_classes}
     findings = [
-        Finding(
+        Discrepancy(
             subject=f"DeviceClass {name}",
             expected="exists",
             found="absent; present: " + (", ".join(sorted(present)) or "none"),
@@ -471,7 +473,7 @@ def check_gpu_slices(state: ClusterState, expect: Expectations) -> Outcome:
         )
         if not devices:
             findings.append(
-                Finding(
+                Discrepancy(
                     subject=f"node {node_name}",
                     expected=expected,
                     found=f"no {GPU_DRIVER} ResourceSlice for the node",
@@ -481,7 +483,7 @@ def check_gpu_slices(state: ClusterState, expect: Expectations) -> Outcome:
         elif len(devices) != group.gpus_per_node:
             names = ", ".join(sorted(str(d.get("name")) for d in devices))
             findings.append(
-                Finding(
+                Discrepancy(
                     subject=f"node {node_name}",
                     expected=expected,
                     found=f"{len(devices)} device(s): {names}",
@@ -513,7 +515,7 @@ def check_legacy_device_plugin(state: ClusterState, expect: Expectations) -> Out
         }
         if advertised:
             findings.append(
-                Finding(
+                Discrepancy(
                     subject=f"node {name_of(node)} (group {group.name})",
                     expected=f"no {LEGACY_GPU_RESOURCE} in the node's capacity or allocatable (DRA manages its GPUs)",
                     found=", ".join(f"{part} {LEGACY_GPU_RESOURCE}={value}" for part, value in advertised.items()),
@@ -542,7 +544,7 @@ def check_dranet(state: ClusterState, expect: Expectations) -> Outcome:
         return Outcome(
             "dranet missing",
             (
-                Finding(
+                Discrepancy(
                     subject=subject,
                     expected=f"present and ready on the {len(labelled)} node(s) labelled {DRANET_NODE_LABEL}=true",
                     found="absent",
@@ -560,7 +562,7 @@ def check_dranet(state: ClusterState, expect: Expectations) -> Outcome:
     )
     if desired == 0 or desired != len(labelled) or ready < desired or available < desired:
         findings.append(
-            Finding(
+            Discrepancy(
                 subject=subject,
                 expected=f"desired = ready = available = {len(labelled)} (the nodes labelled {DRANET_NODE_LABEL}=true)",
                 found=f"desired {desired}, ready {ready}, available {available}",
@@ -574,7 +576,7 @@ def check_dranet(state: ClusterState, expect: Expectations) -> Outcome:
     for node in _infiniband_nodes(state, expect):
         if labels_of(node).get(DRANET_NODE_LABEL) != "true":
             findings.append(
-                Finding(
+                Discrepancy(
                     subject=f"node {name_of(node)}",
                     expected=f"label {DRANET_NODE_LABEL}=true (an InfiniBand GPU node)",
                     found="label absent, so dranet does not run there",
@@ -594,7 +596,7 @@ def check_dranet_slices(state: ClusterState, expect: Expectations) -> Outcome:
         rdma_total += len(rdma)
         if not rdma:
             findings.append(
-                Finding(
+                Discrepancy(
                     subject=f"node {name_of(node)}",
                     expected=f"{NETWORK_DRIVER} devices with {NETWORK_DRIVER}/rdma=true",
                     found=f"{len(devices)} {NETWORK_DRIVER} device(s), none RDMA-capable"

@@ -27,8 +27,8 @@ from components.dra_constants import (
     DCGM_POOL_LABEL,
     GPU_DRIVER,
 )
-from tools.verify.checks import Finding, Outcome
-from tools.verify.claims import allocation_results
+from tools.verify.allocation import allocation_results
+from tools.verify.checks import Discrepancy, Outcome
 from tools.verify.cluster import Cluster
 from tools.verify.objects import labels_of, name_of, pod_ready, pod_state
 
@@ -132,7 +132,7 @@ def judge_attribution(text: str, held: HeldGpu, source: str, waited_s: float) ->
 
     def failed(found: str, cause: str) -> Outcome:
         return Outcome(
-            "no GPU series is attributed to the smoke pod's claim", (Finding(subject, expected, found, cause),)
+            "no GPU series is attributed to the smoke pod's claim", (Discrepancy(subject, expected, found, cause),)
         )
 
     try:
@@ -228,7 +228,7 @@ def read_attribution(
         return Outcome(
             "no exporter on the smoke pod's node",
             (
-                Finding(
+                Discrepancy(
                     subject=f"dcgm-exporter pod on node {held.node}",
                     expected=f"a pod labelled {EXPORTER_NAME_LABEL}={DCGM_EXPORTER_CHART} in {namespace}",
                     found="none",
@@ -242,7 +242,7 @@ def read_attribution(
         return Outcome(
             "the exporter on the smoke pod's node is not ready",
             (
-                Finding(
+                Discrepancy(
                     subject=f"pod {namespace}/{name}",
                     expected="Running and Ready",
                     found=pod_state(pod),

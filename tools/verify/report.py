@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import IO
 
 from components.config.reading import printable
-from tools.verify.checks import Finding
+from tools.verify.checks import Discrepancy
 from tools.verify.expectations import Expectations
 from tools.verify.runner import FAIL, PASS, SKIP, WARN, CheckResult
 
@@ -61,7 +61,7 @@ class Progress:
             self._write(format_finding(warning, mark="!"))
 
 
-def format_finding(finding: Finding, mark: str = "x") -> str:
+def format_finding(finding: Discrepancy, mark: str = "x") -> str:
     """A finding as text; its parts quote the cluster's answers (names, messages, command output), so each is
     `printable`, as the plan prints outside text: no escape sequence or line break from a server reaches the terminal."""
     return (

@@ -18,7 +18,7 @@ from tools.verify.checks import (
     DRANET_NAMESPACE,
     ClusterCheck,
     ClusterState,
-    Finding,
+    Discrepancy,
     Outcome,
     api_failure,
     unexpected_failure,
@@ -43,9 +43,9 @@ class CheckResult:
     title: str
     status: str
     summary: str
-    findings: tuple[Finding, ...] = ()
+    findings: tuple[Discrepancy, ...] = ()
     seconds: float = 0.0
-    warnings: tuple[Finding, ...] = ()
+    warnings: tuple[Discrepancy, ...] = ()
 
 
 class ProgressDisplay(Protocol):

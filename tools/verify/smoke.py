@@ -18,8 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from components.dra_constants import GPU_TEMPLATE, IB_TEMPLATE
-from tools.verify.checks import GPU_DRIVER, NETWORK_DRIVER, Finding, Outcome, api_failure
-from tools.verify.claims import (
+from tools.verify.allocation import (
     allocation_findings,
     claim_name_for,
     diagnose_not_running,
@@ -27,6 +26,7 @@ from tools.verify.claims import (
     judge_network_workload,
     pending_reason,
 )
+from tools.verify.checks import GPU_DRIVER, NETWORK_DRIVER, Discrepancy, Outcome, api_failure
 from tools.verify.cluster import Cluster, ClusterError
 from tools.verify.expectations import Expectations
 
@@ -150,7 +150,7 @@ def signals_deferred() -> Iterator[list[int]]:
 class SmokeInterrupted(KeyboardInterrupt):
     """Ctrl-C or SIGTERM during a smoke workload, raised after its cleanup; `leftovers` is what could not be deleted."""
 
-    def __init__(self, leftovers: Sequence[Finding]) -> None:
+    def __init__(self, leftovers: Sequence[Discrepancy]) -> None:
         super().__init__()
         self.leftovers = tuple(leftovers)
 
@@ -164,7 +164,7 @@ class CreatedObjects:
     claim: str | None = None
 
 
-def clean_up(cluster: Cluster, created: CreatedObjects) -> list[Finding]:
+def clean_up(cluster: Cluster, created: CreatedObjects) -> list[Discrepancy]:
     """Deletes the pod and its generated claim; anything that stays is reported with the command to remove it."""
     leftovers = []
     for kind, name, delete in (
@@ -177,7 +177,7 @@ def clean_up(cluster: Cluster, created: CreatedObjects) -> list[Finding]:
             delete(created.namespace, name)
         except ClusterError as error:
             leftovers.append(
-                Finding(
+                Discrepancy(
                     subject=f"{kind} {created.namespace}/{name}",
                     expected="deleted after the smoke test",
                     found=str(error),
@@ -212,7 +212,7 @@ class SmokeRun:
             return Outcome(
                 "claim template missing",
                 (
-                    Finding(
+                    Discrepancy(
                         subject=f"ResourceClaimTemplate {namespace}/{workload.template}",
                         expected="exists (the stack's sample claim templates)",
                         found="absent",
@@ -234,7 +234,7 @@ class SmokeRun:
             raise SmokeInterrupted(leftovers)
         return replace(result, findings=result.findings + tuple(leftovers))
 
-    def _clean_up(self, created: CreatedObjects) -> tuple[list[Finding], bool]:
+    def _clean_up(self, created: CreatedObjects) -> tuple[list[Discrepancy], bool]:
         """What could not be deleted, and whether Ctrl-C or SIGTERM arrived meanwhile."""
         self.on_progress(f"deleting pod {created.pod}")
         with signals_deferred() as received:
@@ -255,7 +255,7 @@ class SmokeRun:
             return Outcome(
                 "the smoke pod disappeared",
                 (
-                    Finding(
+                    Discrepancy(
                         subject=f"pod {created.pod}",
                         expected=f"Running within {self.settings.timeout_s:.0f}s",
                         found="the pod no longer exists",
@@ -284,7 +284,7 @@ class SmokeRun:
                 return Outcome(
                     f"{command.argv[0]} failed",
                     (
-                        Finding(
+                        Discrepancy(
                             subject=f"`{' '.join(command.argv)}` in pod {created.pod}",
                             expected="exit code 0",
                             found=f"exit code {executed.exit_code}: {(executed.stderr or executed.stdout).strip()[:300]}",

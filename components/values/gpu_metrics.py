@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from components.config.observability import guarded_metrics_values
+from components.config.gpu_metrics import guarded_metrics_values
 from components.dra_constants import (
     DCGM_CLAIM_LABEL,
     DCGM_CLAIM_NAMESPACE_LABEL,

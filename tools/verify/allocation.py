@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tools.verify.checks import GPU_DRIVER, NETWORK_DRIVER, Finding, Outcome, outcome
+from tools.verify.checks import GPU_DRIVER, NETWORK_DRIVER, Discrepancy, Outcome, outcome
 from tools.verify.objects import attribute, find_device, pod_state, waiting_reasons
 
 GPU_LINE = re.compile(r"^GPU (\d+): (.+?) \(UUID: (GPU-[0-9A-Fa-f-]+)\)\s*$")
@@ -53,12 +53,12 @@ def describe_allocation(results: Sequence[Mapping[str, Any]]) -> str:
     )
 
 
-def allocation_findings(template: Mapping[str, Any], claim: Mapping[str, Any] | None, driver: str) -> list[Finding]:
+def allocation_findings(template: Mapping[str, Any], claim: Mapping[str, Any] | None, driver: str) -> list[Discrepancy]:
     """The claim is allocated, from the expected driver, with as many devices as the template asked for."""
     template_name = template.get("metadata", {}).get("name", "")
     if claim is None:
         return [
-            Finding(
+            Discrepancy(
                 subject=f"claim from template {template_name}",
                 expected="a ResourceClaim generated for the pod",
                 found="none in the pod's status.resourceClaimStatuses",
@@ -71,7 +71,7 @@ def allocation_findings(template: Mapping[str, Any], claim: Mapping[str, Any] | 
     wanted = requested_count(template)
     if not results or (wanted is not None and len(results) != wanted):
         findings.append(
-            Finding(
+            Discrepancy(
                 subject=f"ResourceClaim {claim_name}",
                 expected=f"{wanted if wanted is not None else 'at least one'} device(s) in status.allocation.devices.results",
                 found=describe_allocation(results),
@@ -81,7 +81,7 @@ def allocation_findings(template: Mapping[str, Any], claim: Mapping[str, Any] | 
     strangers = [r for r in results if r.get("driver") != driver]
     if strangers:
         findings.append(
-            Finding(
+            Discrepancy(
                 subject=f"ResourceClaim {claim_name}",
                 expected=f"devices from driver {driver}",
                 found=describe_allocation(strangers),
@@ -103,7 +103,7 @@ def judge_gpu_workload(
         uuid = attribute(device, GPU_DRIVER, "uuid") if device else None
         if device is None or uuid is None:
             findings.append(
-                Finding(
+                Discrepancy(
                     subject=f"device {result.get('pool')}/{result.get('device')}",
                     expected=f"the device in a current {GPU_DRIVER} ResourceSlice, with a uuid attribute",
                     found="not found" if device is None else "no uuid attribute",
@@ -117,7 +117,7 @@ def judge_gpu_workload(
     if not findings and listed_uuids != set(claimed):
         extra = listed_uuids - set(claimed)
         findings.append(
-            Finding(
+            Discrepancy(
                 subject="nvidia-smi -L in the smoke pod",
                 expected=f"exactly the claimed GPU(s): {', '.join(sorted(claimed))}",
                 found=f"{len(listed)} GPU(s): {', '.join(uuid for _, uuid in listed) or 'none'}",
@@ -151,7 +151,7 @@ def judge_network_workload(
         rdma_device = attribute(device, NETWORK_DRIVER, "rdmaDevice")
         if attribute(device, NETWORK_DRIVER, "rdma") is not True:
             findings.append(
-                Finding(
+                Discrepancy(
                     subject,
                     f"{NETWORK_DRIVER}/rdma=true on the allocated device",
                     "not RDMA-capable (or not in a current slice)",
@@ -160,7 +160,7 @@ def judge_network_workload(
             )
         if if_name and if_name not in interfaces:
             findings.append(
-                Finding(
+                Discrepancy(
                     subject,
                     f"interface {if_name} in the pod's /sys/class/net",
                     ", ".join(sorted(interfaces)),
@@ -169,7 +169,7 @@ def judge_network_workload(
             )
         if (rdma_device and rdma_device not in rdma_devices) or not rdma_devices:
             findings.append(
-                Finding(
+                Discrepancy(
                     subject,
                     f"RDMA device {rdma_device or '(any)'} in the pod's /sys/class/infiniband",
                     ", ".join(sorted(rdma_devices)) or "empty",
@@ -200,7 +200,7 @@ def pending_reason(pod: Mapping[str, Any]) -> str:
 
 def diagnose_not_running(
     pod: Mapping[str, Any], events: Sequence[Mapping[str, Any]], waited_s: float, namespace: str
-) -> Finding:
+) -> Discrepancy:
     """Why a smoke pod never reached Running, from its status and its Warning events."""
     name = pod.get("metadata", {}).get("name", "")
     messages = _scheduling_messages(pod, events)
@@ -224,4 +224,4 @@ def diagnose_not_running(
     else:
         cause = f"`kubectl -n {namespace} describe pod {name}` shows why (rerun with a longer --timeout if the image is large)"
     found = pod_state(pod) + (f"; {messages[-1]}" if messages else "")
-    return Finding(f"pod {name}", f"Running within {waited_s:.0f}s", found, cause)
+    return Discrepancy(f"pod {name}", f"Running within {waited_s:.0f}s", found, cause)

@@ -81,7 +81,7 @@ def automatic_profile(groups: Iterable[GpuNodeGroupConfig]) -> str:
 def guarded_metrics_values(observability: ObservabilityConfig, gpu_taints: Iterable[Taint]) -> dict[str, Any]:
     """The values that make the exporter attribute GPUs to pods and claims on every GPU node; no override may change them.
 
-    `customMetrics` is filled in by the value builder (components/values/observability.py);
+    `customMetrics` is filled in by the value builder (components/values/gpu_metrics.py);
     here it only needs to exist, so the guard sees any override of it.
     """
     return {

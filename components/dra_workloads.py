@@ -18,7 +18,7 @@ from pulumi_kubernetes.meta import v1 as meta
 from pulumi_kubernetes.resource import v1 as dra
 
 from components.model import ClaimsConfig, GpuNodeGroupConfig
-from components.values.claims import claim_template_specs, namespace_labels, template_spec_args
+from components.values.claim_templates import claim_template_specs, namespace_labels, template_spec_args
 from components.values.sample_pods import pod_spec_args, sample_pod_specs
 
 # The API server refuses any change to a ResourceClaimTemplate's spec (k8s.io/kubernetes v1.34

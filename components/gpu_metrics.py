@@ -18,7 +18,7 @@ from pulumi_kubernetes.meta import v1 as meta
 
 from components.model import ObservabilityConfig, Taint
 from components.release import pinned_release
-from components.values.observability import (
+from components.values.gpu_metrics import (
     DASHBOARD_CONFIGMAP,
     dashboard_configmap_data,
     dashboard_labels,
