@@ -28,11 +28,8 @@ from components.dra_constants import (
     RESERVED_CAPACITY,
     SPOT_CAPACITY,
 )
+from components.stack_input import GPU_PRESET_PATTERN, GpuNodeGroupInput
 
-# A GPU preset names its shape: GPUs, vCPUs and GiB of memory per node (`8gpu-128vcpu-1600gb`).
-# The stack-file schema validates presets with this pattern too, so it must mean the same in Go RE2,
-# ECMA-262 and Python (tests/test_regex_engines.py); Python matches it with `\Z`, as `$` would allow a newline.
-GPU_PRESET_PATTERN = r"^([0-9]{1,2})gpu-([0-9]{1,4})vcpu-([0-9]{1,5})gb$"
 _GPU_PRESET = re.compile(GPU_PRESET_PATTERN.removesuffix("$") + r"\Z")
 
 
@@ -187,6 +184,9 @@ class GpuNodeGroupConfig:
     drivers_preset: str | None
     infiniband: bool
     boot_disk_gib: int
+    # The group as the stack file gave it, validated: a setting that needs no rule across fields is read from
+    # here by the values function that uses it, so adding one is a field of GpuNodeGroupInput and that use.
+    settings: GpuNodeGroupInput
     labels: Mapping[str, str] = field(default_factory=dict)
     taints: tuple[Taint, ...] = ()
     strategy: RolloutStrategy = GPU_ROLLOUT

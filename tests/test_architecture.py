@@ -39,7 +39,8 @@ from policies.dra_guardrails import claim_rules, cluster_rules, cost_rules, plan
 ROOT = Path(__file__).resolve().parents[1]
 # Lower layers first; a module may import its own layer or a lower one, never a higher one.
 LAYERS = (
-    ("components.dra_constants", "components.dra_minors"),
+    ("components.dra_constants", "components.dra_minors", "components.shown"),
+    ("components.stack_input",),
     ("components.model", "components.merge"),
     ("components.labels",),
     ("components.cel",),

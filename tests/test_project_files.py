@@ -11,11 +11,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import TypeAdapter, ValidationError
 
-from components.config.schema import SECRET_CAPABLE_KEYS, LabelKey, LabelValue
 from components.config.stack import parse_stack_config
 from components.config.stack_file import load_stack_config, program_config, project_config_keys
 from components.labels import tolerations_for
 from components.model import Taint
+from components.stack_input import SECRET_CAPABLE_KEYS, LabelKey, LabelValue
 from components.values.kubeconfig import build_kubeconfig
 from policies.dra_guardrails import RULES
 from policies.dra_guardrails.driver_presets import DRIVER_PRESETS, DRIVER_PRESETS_READ

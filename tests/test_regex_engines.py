@@ -17,7 +17,7 @@ from typing import Annotated, Any
 import pytest
 from pydantic import Field, TypeAdapter, ValidationError
 
-from components.config import schema
+from components import stack_input as schema
 from components.dra_constants import AUTO_REPAIR_CONDITIONS, BUILTIN_TEMPLATES, DEFAULT_DRIVER_NAMESPACE
 from policies.dra_guardrails import RULES
 from policies.dra_guardrails.cluster_rules import DEFAULT_MINIMUM_VERSION, MINIMUM_VERSION

@@ -22,9 +22,9 @@ from pydantic import BaseModel
 
 from components.config.errors import ConfigError
 from components.config.raw import FIELD_KINDS
-from components.config.schema import StackInput
 from components.config.stack import parse_stack_config
 from components.config.stack_file import load_stack_config, program_config
+from components.stack_input import StackInput
 from tests.test_input_properties import SCALARS as OUTSIDE_SCALARS
 
 PYDANTIC_PHRASES = ("Input should", "Field required", "Value error", "instance of", "pydantic")

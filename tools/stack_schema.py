@@ -20,9 +20,9 @@ from typing import Any
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
 
-from components.config.schema import SECRET_CAPABLE_KEYS, StackInput
 from components.config.stack_file import PROJECT_DIR, load_yaml_file
 from components.dra_constants import NAMESPACE
+from components.stack_input import SECRET_CAPABLE_KEYS, StackInput
 
 SCHEMA_FILE = PROJECT_DIR / "docs" / "stack-file.schema.json"
 # A key of the project's namespace, which must then be one the project declares.

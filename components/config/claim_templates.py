@@ -22,16 +22,6 @@ from typing import Any
 from components.cel import selector_problem
 from components.config.errors import ConfigProblems, config_key, shown
 from components.config.node_fit import PCIE_ROOT, pcie_root_reason, selections_named, unfit_reason
-from components.config.schema import (
-    ClaimConfigInput,
-    ConstraintInput,
-    DeviceRequestInput,
-    DeviceTolerationInput,
-    ExactRequestInput,
-    StackInput,
-    SubRequestInput,
-    UserClaimTemplateInput,
-)
 from components.dra_constants import (
     ALL_DEVICES,
     CLASS_DRIVERS,
@@ -65,6 +55,16 @@ from components.model import (
     OpaqueConfig,
     SubRequestConfig,
     UserClaimTemplate,
+)
+from components.stack_input import (
+    ClaimConfigInput,
+    ConstraintInput,
+    DeviceRequestInput,
+    DeviceTolerationInput,
+    ExactRequestInput,
+    StackInput,
+    SubRequestInput,
+    UserClaimTemplateInput,
 )
 
 IMAGE_DIGEST = re.compile(r"@sha256:[0-9a-f]{64}\Z")

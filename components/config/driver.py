@@ -19,7 +19,6 @@ from components.config.chart_keys import chart_keys, unknown_key_problems
 from components.config.errors import ConfigProblems, config_key, shown
 from components.config.guards import override_problems
 from components.config.repositories import chart_repository
-from components.config.schema import StackInput
 from components.dra_constants import (
     DEFAULT_DRIVER_NAMESPACE,
     HOST_DRIVER_ROOT,
@@ -34,6 +33,7 @@ from components.dra_constants import (
 from components.dra_minors import DRIVER_GATE_NEEDS, gate_off_reason
 from components.labels import kubelet_plugin_node_selector, tolerations_for
 from components.model import DraDriverConfig, GpuNodeGroupConfig, Taint
+from components.stack_input import StackInput
 
 GUARD_REASONS = {
     "gpuResourcesEnabledOverride": "must stay true: the chart refuses to serve GPUs without it, and DRA node groups have the legacy device plugin turned off",

@@ -21,8 +21,8 @@ from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
 from components.dra_constants import NAMESPACE
+from components.shown import shown
 
-SHOWN_LIMIT = 120
 # Keys whose values are lists of named entries: a problem names the entry, not just its index.
 NAMED_ENTRY_KEYS = ("gpuNodeGroups", "userClaimTemplates")
 
@@ -35,12 +35,6 @@ URL_CREDENTIALS = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]{0,31}://)[^/?
 def config_key(key: str) -> str:
     """The key as users type it with `pulumi config set`."""
     return f"{NAMESPACE}:{key}"
-
-
-def shown(value: Any) -> str:
-    """A value as the user wrote it, quoted so that empty strings, spaces and newlines are visible; long ones cut."""
-    text = json.dumps(value, sort_keys=True, default=repr)
-    return text if len(text) <= SHOWN_LIMIT else f"{text[: SHOWN_LIMIT - 20]}... ({len(text)} characters)"
 
 
 class ConfigError(pulumi.RunError):

@@ -18,7 +18,6 @@ from components.config.chart_keys import chart_keys, unknown_key_problems
 from components.config.errors import ConfigProblems, config_key, shown
 from components.config.guards import override_problems
 from components.config.repositories import chart_repository
-from components.config.schema import StackInput
 from components.dra_constants import (
     DCGM_EXPORTER_CHART,
     DCGM_EXPORTER_REPOSITORY,
@@ -38,6 +37,7 @@ from components.model import (
     ObservabilityConfig,
     Taint,
 )
+from components.stack_input import StackInput
 
 RESERVED_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 

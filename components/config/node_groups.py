@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from components.config.capacity import parse_capacity
 from components.config.errors import ConfigProblems, config_key, shown
 from components.config.rollout import check_reserved_surge, parse_auto_repair, parse_strategy
-from components.config.schema import GpuNodeGroupInput, TaintInput
 from components.dra_constants import RESERVED_GPU_LABELS
 from components.model import GPU_ROLLOUT, Autoscaling, GpuNodeGroupConfig, Taint
+from components.stack_input import GpuNodeGroupInput, TaintInput
 
 NAME_LIMIT = 63  # Nebius: names of clusters, node groups and GPU clusters are 1-63 characters.
 INFINIBAND_GPUS = 8  # Nebius GPU clusters (InfiniBand fabrics) take only 8-GPU presets.
@@ -102,6 +102,7 @@ def _group(entry: GpuNodeGroupInput, fabric: str, problems: ConfigProblems) -> G
         drivers_preset=entry.driversPreset,
         infiniband=entry.infiniband,
         boot_disk_gib=entry.bootDiskSizeGib,
+        settings=entry,
         labels=_labels(entry, problems),
         taints=_taints(entry, problems),
         strategy=strategy,

@@ -23,9 +23,9 @@ from components.config.node_groups import check_node_group_names, parse_gpu_node
 from components.config.prices import stack_prices
 from components.config.raw import RawConfig, decode_config, secret_problems, secret_texts
 from components.config.rollout import parse_auto_repair, parse_strategy
-from components.config.schema import RESOURCE_NAME_PATTERN, SECRET_CAPABLE_KEYS, StackInput
 from components.config.stack_file import SECRET_PLACEHOLDER
 from components.model import SYSTEM_ROLLOUT, ClusterConfig, PriceTable, StackConfig, SystemNodeGroupConfig
+from components.stack_input import RESOURCE_NAME_PATTERN, SECRET_CAPABLE_KEYS, StackInput
 
 MIN_KUBERNETES = (1, 34)
 VERSION_PATTERN = re.compile(r"^([0-9]{1,3})\.([0-9]{1,3})(?:-nebius-node\.([0-9]{1,6}))?\Z")

@@ -33,7 +33,6 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from components.config.errors import shown
 from components.dra_constants import (
     ALL_DEVICES,
     AUTO_REPAIR_CONDITIONS,
@@ -45,7 +44,7 @@ from components.dra_constants import (
     RESERVATION_POLICIES,
     TAINT_EFFECTS,
 )
-from components.model import GPU_PRESET_PATTERN
+from components.shown import shown
 
 # Whole-string patterns over ASCII only, in the syntax RE2 (Go) and ECMA-262 share, because editors
 # and validators run them from the published JSON Schema (stack-file.schema.json). pydantic runs
@@ -61,6 +60,10 @@ NEBIUS_ID_PATTERN = r"^[a-z][a-z0-9]*-[a-z0-9]{1,56}$"
 GROUP_NAME_PATTERN = r"^[a-z]([a-z0-9-]{0,30}[a-z0-9])?$"
 CPU_PRESET_PATTERN = r"^[0-9]{1,4}vcpu-[0-9]{1,5}gb$"
 PLATFORM_PATTERN = r"^[a-z][a-z0-9]*(-[a-z0-9]+){1,6}$"
+# A GPU preset names its shape: GPUs, vCPUs and GiB of memory per node (`8gpu-128vcpu-1600gb`).
+# The stack-file schema validates presets with this pattern too, so it must mean the same in Go RE2,
+# ECMA-262 and Python (tests/test_regex_engines.py); Python matches it with `\Z`, as `$` would allow a newline.
+GPU_PRESET_PATTERN = r"^([0-9]{1,2})gpu-([0-9]{1,4})vcpu-([0-9]{1,5})gb$"
 DRIVERS_PRESET_PATTERN = r"^cuda[0-9]{1,3}(\.[0-9]{1,3})?$"
 CHART_VERSION_PATTERN = r"^v?[0-9]{1,6}\.[0-9]{1,6}\.[0-9]{1,6}$"
 IMAGE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,254}$"
