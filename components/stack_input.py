@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime
 import re
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -326,13 +327,39 @@ class CapacityInput(Shape):
     ) = None
 
 
+@dataclass(frozen=True)
+class Doc:
+    """What a setting means, in Markdown, where the README's tables read it (`python -m tools.config_docs`).
+
+    `required` is the README's word for when a field must be given; without it, "yes" for a field
+    with no default and "no" otherwise.
+    """
+
+    meaning: str
+    required: str | None = None
+
+
+def field_docs(model: type[BaseModel]) -> list[tuple[str, str, str]]:
+    """(name, required, meaning) of every field of `model`, in declaration order; every field must have a Doc."""
+    docs = []
+    for name, info in model.model_fields.items():
+        (doc,) = [item for item in info.metadata if isinstance(item, Doc)]
+        docs.append((name, doc.required or ("yes" if info.is_required() else "no"), doc.meaning))
+    return docs
+
+
 class GpuNodeGroupInput(Shape):
+    """One GPU node group of `gpuNodeGroups`, DRA-enabled; each field's meaning is written once, here (its Doc)."""
+
     name: Annotated[
         StrictStr,
         Field(
             pattern=GROUP_NAME_PATTERN,
             max_length=32,
             description="expected lowercase letters, digits and '-', starting with a letter, at most 32 characters",
+        ),
+        Doc(
+            "lowercase letters, digits and `-`, starting with a letter and not ending with `-`, at most 32 characters, unique. `system` is refused (its node group name is the system group's), and `<clusterName>-<name>` must fit in 63 characters"
         ),
     ]
     platform: Annotated[
@@ -342,6 +369,7 @@ class GpuNodeGroupInput(Shape):
             max_length=63,
             description="expected a GPU platform such as gpu-h100-sxm, gpu-h200-sxm, gpu-b200-sxm-a or gpu-b300-sxm",
         ),
+        Doc("a GPU platform: `gpu-h100-sxm`, `gpu-h200-sxm`, `gpu-b200-sxm-a`, `gpu-b300-sxm`, ..."),
     ]
     preset: Annotated[
         StrictStr,
@@ -350,10 +378,21 @@ class GpuNodeGroupInput(Shape):
             max_length=63,
             description="expected a GPU preset such as 8gpu-128vcpu-1600gb or 1gpu-16vcpu-200gb",
         ),
+        Doc(
+            "a GPU preset `<G>gpu-<C>vcpu-<M>gb` such as `8gpu-128vcpu-1600gb` or `1gpu-16vcpu-200gb`; `<G>` is the GPUs per node"
+        ),
     ]
-    fixedNodeCount: NodeCount | None = None
-    autoscaling: AutoscalingInput | None = None
-    driversPreset: (
+    fixedNodeCount: Annotated[NodeCount | None, Doc("a fixed number of nodes, 1 to 100", required="one of the two")] = (
+        None
+    )
+    autoscaling: Annotated[
+        AutoscalingInput | None,
+        Doc(
+            "`{min, max}`, each at most 100; `min` at least 1 (DRA groups cannot scale up from zero) and not above `max`. See [the autoscaler and InfiniBand groups](#what-nebius-checks-that-the-plan-cannot)",
+            required="one of the two",
+        ),
+    ] = None
+    driversPreset: Annotated[
         Annotated[
             StrictStr,
             Field(
@@ -362,23 +401,53 @@ class GpuNodeGroupInput(Shape):
                 description="expected a Nebius driver preset such as cuda13.0, or leave it out to have the GPU Operator install the driver",
             ),
         ]
-        | None
-    ) = None
-    infiniband: Annotated[StrictBool, Field(description="expected true or false")] = False
-    bootDiskSizeGib: BootDiskGib = 200
-    labels: dict[LabelKey, LabelValue] = Field(
-        default_factory=dict, description="expected a map of label key to string value"
-    )
-    taints: list[TaintInput] = Field(default_factory=list, description="expected a list of {key, value, effect}")
-    strategy: StrategyInput = Field(
-        default_factory=StrategyInput, description="expected {maxSurge, maxUnavailable, drainTimeout}"
-    )
-    autoRepair: list[AutoRepairConditionInput] = Field(
+        | None,
+        Doc(
+            "Nebius driver preset (`cudaX` or `cudaX.Y`, for example `cuda13.0`): the image ships the driver. Leave it out to have the GPU Operator install the driver"
+        ),
+    ] = None
+    infiniband: Annotated[
+        StrictBool,
+        Field(description="expected true or false"),
+        Doc(
+            "`true` joins the group to the stack's GPU cluster on `infinibandFabric`; only 8-GPU presets, which is all Nebius GPU clusters take"
+        ),
+    ] = False
+    bootDiskSizeGib: Annotated[BootDiskGib, Doc("boot disk per node, GiB (default 200; 64 to 65536)")] = 200
+    labels: Annotated[
+        dict[LabelKey, LabelValue],
+        Doc(
+            "extra node labels: keys `[prefix/]name`, values at most 63 characters. The DRA labels above are set by the stack and cannot be changed (it also sets `nebius-dra/node-group` and `nebius-dra/driver-mode`); a key containing `kubernetes.io` or `k8s.io` is refused, since Nebius ignores such node labels. After a change, only nodes created afterwards get the new labels ([why](#what-nebius-checks-that-the-plan-cannot))"
+        ),
+    ] = Field(default_factory=dict, description="expected a map of label key to string value")
+    taints: Annotated[
+        list[TaintInput],
+        Doc(
+            "list of `{key, value, effect}`, written in Kubernetes spelling: effect `NoSchedule`, `PreferNoSchedule` or `NoExecute`. The stack sends them to Nebius as `NO_SCHEDULE`, `PREFER_NO_SCHEDULE` and `NO_EXECUTE`; the tolerations it gives the DRA driver, the GPU Operator and the sample pods keep the Kubernetes spelling. `value` is required (Nebius takes no taint without one); a key may appear once per effect"
+        ),
+    ] = Field(default_factory=list, description="expected a list of {key, value, effect}")
+    strategy: Annotated[
+        StrategyInput,
+        Doc(
+            'how Nebius replaces the group\'s nodes when its template changes: `{maxSurge, maxUnavailable, drainTimeout}`, default `{maxSurge: 0, maxUnavailable: 1, drainTimeout: 30m}`, always sent. `maxSurge` and `maxUnavailable` are a node count (0 to 100) or a quoted percentage (`"25%"`; surge rounds up, unavailable down) and may not both come to 0 nodes; `drainTimeout` is a duration (`30m`, `1h30m`; `0` waits for ever). A reserved `STRICT` group may not surge. See [Running GPU node groups](#running-gpu-node-groups-roll-outs-repair-reservations-spot)'
+        ),
+    ] = Field(default_factory=StrategyInput, description="expected {maxSurge, maxUnavailable, drainTimeout}")
+    autoRepair: Annotated[
+        list[AutoRepairConditionInput],
+        Doc(
+            'Nebius auto-repair rules to tune or switch off, on top of its defaults: a list of `{type, status, timeout}` (repair a node whose condition `type`, such as `NebiusGPUError`, stays `status` for `timeout`) or `{type, status, disabled: true}`. `status` is `"True"`, `"False"` or `"Unknown"`, quoted; each type and status once'
+        ),
+    ] = Field(
         default_factory=list,
         max_length=MAX_AUTO_REPAIR_CONDITIONS,
         description="expected a list of {type, status, timeout} or {type, status, disabled: true}",
     )
-    capacity: CapacityInput | None = None
+    capacity: Annotated[
+        CapacityInput | None,
+        Doc(
+            'where the VMs come from: `{type: on-demand}` (the default; add `reservationPolicy: FORBID` to keep the group off your capacity blocks), `{type: reserved, reservationPolicy: STRICT or AUTO (default STRICT), capacityBlockGroupIds: [...]}` (capacity block groups, in order; none means any suitable one) or `{type: spot}` (preemptible VMs at the spot price; `maxPricePerGpuHour: "3.515"` caps it through a Nebius pricing policy the stack creates). Changing it recreates every node of the group'
+        ),
+    ] = None
 
 
 class CelSelectorInput(Shape):

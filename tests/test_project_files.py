@@ -15,11 +15,12 @@ from components.config.stack import parse_stack_config
 from components.config.stack_file import load_stack_config, program_config, project_config_keys
 from components.labels import tolerations_for
 from components.model import Taint
-from components.stack_input import SECRET_CAPABLE_KEYS, LabelKey, LabelValue
+from components.stack_input import SECRET_CAPABLE_KEYS, GpuNodeGroupInput, LabelKey, LabelValue, field_docs
 from components.values.kubeconfig import build_kubeconfig
 from policies.dra_guardrails import RULES
 from policies.dra_guardrails.driver_presets import DRIVER_PRESETS, DRIVER_PRESETS_READ
 from tests.helpers import STACKS
+from tools import config_docs
 
 ROOT = Path(__file__).resolve().parent.parent
 SIMPLE_TYPES = {"string", "integer", "boolean", "array"}
@@ -216,3 +217,18 @@ def test_the_readme_names_exactly_the_keys_that_may_be_secrets():
     named = {word for word in re.findall(r"`([A-Za-z]+)[`.]", paragraph.group(1)) if word in keys}
     assert named == set(SECRET_CAPABLE_KEYS)
     assert "Only `draDriverValues` may be" not in readme and "The only key that may be a secret" not in readme
+
+
+def test_the_readme_tables_of_settings_are_the_models():
+    """Each field's meaning is written once, on the model; the README's table is rendered from it."""
+    readme = (ROOT / "README.md").read_text()
+    assert config_docs.rendered(readme) == readme, "run python -m tools.config_docs"
+    assert config_docs.main(["--check"]) == 0
+
+
+def test_a_model_field_without_its_meaning_is_refused():
+    class Undocumented(GpuNodeGroupInput):
+        extra: int = 0
+
+    with pytest.raises(ValueError):
+        field_docs(Undocumented)
