@@ -442,14 +442,6 @@ class GpuNodeGroupInput(Shape):
         max_length=MAX_AUTO_REPAIR_CONDITIONS,
         description="expected a list of {type, status, timeout} or {type, status, disabled: true}",
     )
-    maxPods: Annotated[
-        StrictInt | None,
-        Field(ge=1, description="expected a whole number of pods per node"),
-        Doc(
-            "most pods per node; Nebius sizes each node's pod CIDR from it (`32 - ceil(log2(2 * maxPods))`) and "
-            "assigns 110 when it is left out (pulumi-nebius 0.6.73, `template.max_pods`)"
-        ),
-    ] = None
     capacity: Annotated[
         CapacityInput | None,
         Doc(

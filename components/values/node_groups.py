@@ -134,7 +134,6 @@ def gpu_node_template(
         gpu_settings=gpu_settings(group),
         gpu_cluster=fabric,
         taints=nebius_taints(group.taints),
-        max_pods=group.settings.maxPods,
         **capacity_template_fields(group.capacity, spot_pricing_policy_id),
     )
 
