@@ -7,13 +7,11 @@ each copy to the program's value, so a change on one side fails here instead of 
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import importlib
 import inspect
 import re
 import typing
-from pathlib import Path
 
 import pytest
 
@@ -35,41 +33,7 @@ from components.values.cost import HOURS_PER_30_DAYS
 from components.values.sample_pods import pod_spec_args, sample_pod_spec
 from components.values.strict import UnknownFieldError
 from policies.dra_guardrails import claim_rules, cluster_rules, cost_rules, planned, release_rules
-
-ROOT = Path(__file__).resolve().parents[1]
-# Lower layers first; a module may import its own layer or a lower one, never a higher one.
-LAYERS = (
-    ("components.dra_constants", "components.dra_minors", "components.shown"),
-    ("components.stack_input",),
-    ("components.model", "components.merge"),
-    ("components.labels",),
-    ("components.cel",),
-    ("components.config",),
-    ("components.values",),
-    ("components",),
-)
-
-
-PACKAGES = ("components", "tools", "policies")
-
-
-def python_files() -> list[Path]:
-    """Every Python file of the program, the tools and the pack, found on disk rather than by import."""
-    return sorted(
-        path
-        for package in PACKAGES
-        for path in (ROOT / package).rglob("*.py")
-        if "__pycache__" not in path.parts and "node_modules" not in path.parts
-    )
-
-
-def module_name(path: Path) -> str:
-    parts = path.relative_to(ROOT).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def project_modules() -> list[str]:
-    return ["__main__", *sorted(module_name(path) for path in python_files())]
+from tools.import_graph import ROOT, layer_of, module_file, project_imports, project_modules, python_files
 
 
 def test_every_folder_of_python_files_is_a_package():
@@ -82,36 +46,6 @@ def test_the_guards_see_every_module_on_disk():
     names = set(project_modules())
     assert {"components.values.node_groups", "components.cel.walker", "tools.plan.files"} <= names
     assert len(names) == len(python_files()) + 1
-
-
-def module_file(name: str) -> Path:
-    path = ROOT / Path(*name.split("."))
-    return path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
-
-
-def project_imports(name: str) -> set[str]:
-    """Every project module `name` imports, guarded by TYPE_CHECKING or not, at any depth in the file."""
-    tree = ast.parse(module_file(name).read_text())
-    known = set(project_modules())
-    found: set[str] = set()
-    package = name if module_file(name).name == "__init__.py" else name.rpartition(".")[0]
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom):
-            base = package.rsplit(".", node.level - 1)[0] if node.level else ""
-            module = ".".join(part for part in (base, node.module or "") if part)
-            for alias in node.names:
-                child = f"{module}.{alias.name}"
-                found.add(child if child in known else module)
-        elif isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-    return {module for module in found if module in known and module != name}
-
-
-def layer_of(name: str) -> int:
-    for rank, prefixes in enumerate(LAYERS):
-        if any(name == prefix or name.startswith(f"{prefix}.") for prefix in prefixes):
-            return rank
-    return len(LAYERS)
 
 
 def test_no_import_circle_among_project_modules():
@@ -266,3 +200,13 @@ def test_policy_copy_of_the_existing_group_type_matches_the_component():
     source = inspect.getsource(ExistingGpuNodeGroup.__init__)
     assert f'"{planned.EXISTING_GPU_GROUP_TYPE}"' in source
     assert ExistingGpuNodeGroupArgs.__dataclass_fields__
+
+
+def test_the_import_graph_is_drawn_from_the_same_edges_the_guards_check():
+    from tools import import_graph
+
+    graph = import_graph.mermaid()
+    assert graph.startswith("graph TD\n")
+    assert ("components.config", "components.cel") in import_graph.edges()
+    assert ("components.cel", "components.config") not in import_graph.edges()
+    assert ("components.config.stack", "components.config.node_groups") in import_graph.edges(modules=True)
