@@ -327,6 +327,40 @@ class CapacityInput(Shape):
     ) = None
 
 
+class _Required:
+    def __repr__(self) -> str:
+        return "REQUIRED"
+
+
+REQUIRED: Any = _Required()
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A stack key as `Pulumi.yaml` declares it and the README lists it (`python -m tools.config_docs`).
+
+    `meaning` is Markdown, written once: the README's column, and `Pulumi.yaml`'s description with
+    the Markdown taken out. `default` is what the CLI merges in when a stack leaves the key out
+    (REQUIRED: none). `shown_default` and `shown_type` are the README's words where the value
+    itself would not say it (`dra-<stack>` for an empty name).
+    """
+
+    section: str
+    meaning: str
+    default: Any = REQUIRED
+    shown_default: str | None = None
+    shown_type: str | None = None
+
+
+def stack_settings() -> dict[str, Setting]:
+    """Every key's Setting, in the order StackInput declares them; every key must have one."""
+    settings = {}
+    for name, info in StackInput.model_fields.items():
+        (setting,) = [item for item in info.metadata if isinstance(item, Setting)]
+        settings[name] = setting
+    return settings
+
+
 @dataclass(frozen=True)
 class Doc:
     """What a setting means, in Markdown, where the README's tables read it (`python -m tools.config_docs`).
@@ -749,8 +783,10 @@ OPTIONAL_ID = Annotated[
 class StackInput(Shape):
     """Every key of the stack, named as in `Pulumi.<stack>.yaml` without the `nebius-dra:` namespace.
 
-    No defaults here: `Pulumi.yaml` declares them and the CLI (or the offline plan) merges them
-    in, so a key is missing only when the project declares no default for it.
+    Each key's default, README section and meaning are its `Setting`; `python -m tools.config_docs`
+    writes them into `Pulumi.yaml` (whose defaults the CLI, or the offline plan, merges in, so a
+    key is missing only when it has no default) and into the README's tables. The fields carry no
+    pydantic default: the program always receives every key that has one.
     """
 
     parentId: Annotated[
@@ -760,6 +796,12 @@ class StackInput(Shape):
             max_length=63,
             description="expected the ID of a Nebius project, such as project-e00... (empty only with existingClusterKubeconfig)",
         ),
+        Setting(
+            "Cluster and node keys",
+            "Nebius project ID (`project-...`) that owns the cluster and the GPU cluster",
+            default="",
+            shown_default="(required to create a cluster)",
+        ),
     ]
     subnetId: Annotated[
         StrictStr,
@@ -767,6 +809,12 @@ class StackInput(Shape):
             pattern=optional(NEBIUS_ID_PATTERN),
             max_length=63,
             description="expected the ID of a VPC subnet, such as vpcsubnet-e00... (empty only with existingClusterKubeconfig)",
+        ),
+        Setting(
+            "Cluster and node keys",
+            "VPC subnet (`vpcsubnet-...`) for the control plane and the nodes",
+            default="",
+            shown_default="(required to create a cluster)",
         ),
     ]
     clusterName: Annotated[
@@ -776,6 +824,12 @@ class StackInput(Shape):
             max_length=63,
             description="expected a Nebius name: at most 63 lowercase letters, digits and '-', starting with a letter and not ending with '-' (no '.'), or empty for dra-<stack>",
         ),
+        Setting(
+            "Cluster and node keys",
+            "name of the mk8s cluster: at most 63 lowercase letters, digits and `-`, starting with a letter, no `.`. Node groups are named `<clusterName>-<group>` (the system group `<clusterName>-system`) and the GPU cluster `<clusterName>-<fabric>`; each of those must fit in 63 characters too",
+            default="",
+            shown_default="`dra-<stack>`",
+        ),
     ]
     kubernetesVersion: Annotated[
         StrictStr,
@@ -783,11 +837,26 @@ class StackInput(Shape):
             max_length=32,
             description='allowed: MAJOR.MINOR (for example "1.34") or MAJOR.MINOR-nebius-node.N, at least 1.34',
         ),
+        Setting(
+            "Cluster and node keys",
+            "`MAJOR.MINOR` or `MAJOR.MINOR-nebius-node.N`, at least 1.34 (the floor: `resource.k8s.io/v1` is GA there), quoted. New stacks default to 1.35, the minor Nebius's solutions library moved to (its driver-preset table, `DRIVER_PRESETS` in `policies/dra_rules.py`, has rows for 1.35 and 1.36 and none for 1.34); 1.36 turns on the DRA features of [the table by minor](#your-own-templates). dev and prod stay on 1.34, set in their stack files: moving a live stack's minor upgrades the control plane, then every node group, and Nebius replaces each group's nodes by its roll-out strategy (one 8-GPU node at a time in prod), so plan it (`make plan STACK=prod` with `--baseline`) and do it on dev first; a patch version (`1.34.1`) is refused. The control plane gets `MAJOR.MINOR`; every node group (system and GPU) gets the whole value, `-nebius-node.N` included, so changing it upgrades the node groups too, after the cluster (`components/values/node_groups.py`)",
+            default="1.35",
+            shown_default="`1.35`",
+        ),
     ]
     etcdClusterSize: Annotated[
-        Literal[1, 3], Field(description="allowed: 1 or 3 (3 for production); the Nebius API takes no other size")
+        Literal[1, 3],
+        Field(description="allowed: 1 or 3 (3 for production); the Nebius API takes no other size"),
+        Setting(
+            "Cluster and node keys", "1 or 3 etcd members (3 in prod); the Nebius API takes no other size", default=1
+        ),
     ]
-    publicEndpoint: BOOL
+    publicEndpoint: Annotated[
+        BOOL,
+        Setting(
+            "Cluster and node keys", "public control plane endpoint; the kubeconfig uses it when present", default=True
+        ),
+    ]
     nebiusProfile: Annotated[
         StrictStr,
         Field(
@@ -795,20 +864,59 @@ class StackInput(Shape):
             max_length=63,
             description="expected a nebius CLI profile name (letters, digits, '.', '_', '-'), or empty",
         ),
+        Setting(
+            "Cluster and node keys",
+            "`nebius` CLI profile for the kubeconfig's exec plugin (`--profile`)",
+            default="",
+            shown_default="(CLI default)",
+        ),
     ]
-    protect: BOOL
-    nodeServiceAccountId: OPTIONAL_ID
+    protect: Annotated[
+        BOOL,
+        Setting(
+            "Cluster and node keys",
+            "deletion protection for the cluster, GPU cluster and GPU node groups",
+            default=False,
+        ),
+    ]
+    nodeServiceAccountId: Annotated[
+        OPTIONAL_ID,
+        Setting(
+            "Cluster and node keys",
+            "service account (`serviceaccount-...`) attached to every node",
+            default="",
+            shown_default="(none)",
+        ),
+    ]
     systemNodePlatform: Annotated[
-        StrictStr, Field(pattern=PLATFORM_PATTERN, max_length=63, description="expected a CPU platform such as cpu-d3")
+        StrictStr,
+        Field(pattern=PLATFORM_PATTERN, max_length=63, description="expected a CPU platform such as cpu-d3"),
+        Setting(
+            "Cluster and node keys",
+            "CPU platform of the system node group (a `gpu-*` platform is refused)",
+            default="cpu-d3",
+        ),
     ]
     systemNodePreset: Annotated[
         StrictStr,
         Field(pattern=CPU_PRESET_PATTERN, max_length=63, description="expected a CPU preset such as 4vcpu-16gb"),
+        Setting("Cluster and node keys", "CPU preset of the system nodes (`<N>vcpu-<M>gb`)", default="4vcpu-16gb"),
     ]
-    systemNodeCount: NodeCount
-    systemNodeBootDiskGib: BootDiskGib
+    systemNodeCount: Annotated[
+        NodeCount, Setting("Cluster and node keys", "number of system nodes, 1 to 100", default=2)
+    ]
+    systemNodeBootDiskGib: Annotated[
+        BootDiskGib, Setting("Cluster and node keys", "boot disk of each system node, GiB, 64 to 65536", default=64)
+    ]
     systemNodeStrategy: Annotated[
-        StrategyInput, Field(description="expected a map {maxSurge, maxUnavailable, drainTimeout}")
+        StrategyInput,
+        Field(description="expected a map {maxSurge, maxUnavailable, drainTimeout}"),
+        Setting(
+            "Cluster and node keys",
+            "roll-out strategy of the system group, always sent to Nebius; fields as in a GPU group's `strategy` ([Running GPU node groups](#running-gpu-node-groups-roll-outs-repair-reservations-spot)). A field left out keeps its default here",
+            default={"maxSurge": 1, "maxUnavailable": 0, "drainTimeout": "10m"},
+            shown_default="`{maxSurge: 1, maxUnavailable: 0, drainTimeout: 10m}`",
+        ),
     ]
     systemNodeAutoRepair: Annotated[
         list[AutoRepairConditionInput],
@@ -816,10 +924,20 @@ class StackInput(Shape):
             max_length=MAX_AUTO_REPAIR_CONDITIONS,
             description="expected a list of {type, status, timeout} or {type, status, disabled: true}",
         ),
+        Setting(
+            "Cluster and node keys",
+            "auto-repair rules of the system group on top of Nebius's defaults, as in a GPU group's `autoRepair`",
+            default=[],
+        ),
     ]
     gpuNodeGroups: Annotated[
         list[GpuNodeGroupInput],
         Field(min_length=1, description="expected a non-empty list of GPU node groups in the stack file"),
+        Setting(
+            "Cluster and node keys",
+            "the GPU node groups, all DRA-enabled; at least one; fields below",
+            shown_default="(required)",
+        ),
     ]
     infinibandFabric: Annotated[
         StrictStr,
@@ -828,10 +946,21 @@ class StackInput(Shape):
             max_length=63,
             description="expected an InfiniBand fabric such as fabric-3, or empty",
         ),
+        Setting(
+            "Cluster and node keys",
+            "InfiniBand fabric of the GPU cluster (for example `fabric-3`); required when a group sets `infiniband: true`",
+            default="",
+            shown_default="(none)",
+        ),
     ]
     draDriverChart: Annotated[
         Literal["nvidia-dra-driver-gpu", "dra-driver-nvidia-gpu"],
         Field(description=f"allowed: {RENAMED_CHART} (default) or {LEGACY_CHART}"),
+        Setting(
+            "DRA driver keys",
+            "chart line: `dra-driver-nvidia-gpu` (the default for a stack file that does not set it) or `nvidia-dra-driver-gpu` (dev and prod set it: they run 25.12.0)",
+            default="dra-driver-nvidia-gpu",
+        ),
     ]
     draDriverVersion: Annotated[
         StrictStr,
@@ -840,9 +969,30 @@ class StackInput(Shape):
             max_length=32,
             description="expected an exact chart version, or empty for the chart line's default",
         ),
+        Setting(
+            "DRA driver keys",
+            "exact version: `25.12.0` for the first line; `0.4.x` from `0.4.1` (the default) for the second. `0.4.0` is refused: with `nameOverride` it renders duplicate label keys ([kubernetes-sigs/dra-driver-nvidia-gpu#1184](https://github.com/kubernetes-sigs/dra-driver-nvidia-gpu/issues/1184), fixed in 0.4.1)",
+            default="",
+            shown_default="per chart line",
+        ),
     ]
-    draDriverRepository: ChartRepository
-    draDriverNamespace: DnsLabel
+    draDriverRepository: Annotated[
+        ChartRepository,
+        Setting(
+            "DRA driver keys",
+            "`oci://registry.k8s.io/dra-driver-nvidia/charts` (the default for `dra-driver-nvidia-gpu`) or `https://helm.ngc.nvidia.com/nvidia` (the default and only upstream for `nvidia-dra-driver-gpu`); or any mirror (`https://`, `http://` or `oci://`, no user or password in the URL: it would be stored in clear)",
+            default="",
+            shown_default="per chart line",
+        ),
+    ]
+    draDriverNamespace: Annotated[
+        DnsLabel,
+        Setting(
+            "DRA driver keys",
+            "namespace of the release (a DNS label), created if missing; `default` is refused",
+            default="nvidia-dra-driver-gpu",
+        ),
+    ]
     draDriverRoot: Annotated[
         StrictStr,
         Field(
@@ -850,21 +1000,92 @@ class StackInput(Shape):
             max_length=255,
             description="expected an absolute path on the node, such as / or /run/nvidia/driver, or empty",
         ),
+        Setting(
+            "DRA driver keys",
+            "`nvidiaDriverRoot`, an absolute path: `/` with presets, `/run/nvidia/driver` with the GPU Operator; required when modes are mixed",
+            default="",
+            shown_default="by driver mode",
+        ),
     ]
-    draComputeDomains: BOOL
-    draDriverValues: Annotated[dict[StrictStr, Any], Field(description="expected a map of chart values")]
-    gpuOperatorVersion: ChartVersion
-    gpuOperatorRepository: ChartRepository
-    networkOperatorVersion: ChartVersion
-    networkOperatorRepository: ChartRepository
-    claimNamespace: DnsLabel
-    builtinClaimTemplates: list[BuiltinTemplateName]
+    draComputeDomains: Annotated[
+        BOOL,
+        Setting(
+            "DRA driver keys",
+            "ComputeDomains for GB200/GB300-class systems; the controller then runs on the system nodes",
+            default=False,
+        ),
+    ]
+    draDriverValues: Annotated[
+        dict[StrictStr, Any],
+        Field(description="expected a map of chart values"),
+        Setting(
+            "DRA driver keys",
+            "extra chart values, deep-merged last; guarded values and keys the chart does not read are refused. It may be a secret (as `existingClusterKubeconfig` must be); the release's Helm values are then a secret as a whole",
+            default={},
+        ),
+    ]
+    gpuOperatorVersion: Annotated[
+        ChartVersion,
+        Setting(
+            "DRA driver keys",
+            "exact GPU Operator chart version, installed only when a group has no `driversPreset`. Until issue 26 the default was `v25.10.1`: a stack in GPU Operator mode that relied on it upgrades the Operator on its next `pulumi up`; set `v25.10.1` to keep it",
+            default="v26.7.0",
+        ),
+    ]
+    gpuOperatorRepository: Annotated[
+        ChartRepository,
+        Setting(
+            "DRA driver keys",
+            "repository or mirror of the GPU Operator chart, as for `draDriverRepository`",
+            default="",
+            shown_default="NGC",
+        ),
+    ]
+    networkOperatorVersion: Annotated[
+        ChartVersion,
+        Setting(
+            "DRA driver keys",
+            "exact Network Operator chart version, installed only when such a group uses InfiniBand",
+            default="25.7.0",
+        ),
+    ]
+    networkOperatorRepository: Annotated[
+        ChartRepository,
+        Setting(
+            "DRA driver keys",
+            "repository or mirror of the Network Operator chart, as for `draDriverRepository`",
+            default="",
+            shown_default="NGC",
+        ),
+    ]
+    claimNamespace: Annotated[
+        DnsLabel,
+        Setting(
+            "Claim and sample keys",
+            'namespace of the templates and sample pods (a DNS label). The stack creates it and deletes it with the stack, so a namespace Kubernetes owns (`default`, `kube-system`, `kube-public`, `kube-node-lease`) or a release of the stack uses (`draDriverNamespace`, `nvidia-dra-driver-gpu`, `gpu-operator`, `nvidia-network-operator`) is refused. Labelled `resource.kubernetes.io/admin-access: "true"` when a user template uses `adminAccess`',
+            default="dra-samples",
+        ),
+    ]
+    builtinClaimTemplates: Annotated[
+        list[BuiltinTemplateName],
+        Setting(
+            "Claim and sample keys",
+            "built-in templates to create: `gpu`, `multi-gpu`, `gpu-by-product`, `ib-network`, `rdma-network`, `gpu-nic-aligned`",
+            default=["gpu", "multi-gpu", "gpu-by-product", "ib-network", "rdma-network", "gpu-nic-aligned"],
+            shown_default="all six",
+        ),
+    ]
     multiGpuCount: Annotated[
         StrictInt,
         Field(
             ge=0,
             le=MAX_DEVICES_PER_CLAIM,
             description=f"expected 0 (every GPU of the largest node) or a whole number from 2 to {MAX_DEVICES_PER_CLAIM}",
+        ),
+        Setting(
+            "Claim and sample keys",
+            "GPUs in `multi-gpu`, 2 up to the largest node's (at most 32); `0` means every GPU of the largest node",
+            default=0,
         ),
     ]
     gpuProducts: Annotated[
@@ -881,39 +1102,163 @@ class StackInput(Shape):
         Field(
             min_length=1, description="expected a non-empty list of GPU product names (an empty list selects no GPU)"
         ),
+        Setting(
+            "Claim and sample keys",
+            "product names `gpu-by-product` accepts, as `nvidia-smi` prints them; not empty",
+            default=["NVIDIA H200"],
+        ),
     ]
-    samplePods: BOOL
-    sampleGpuImage: Image
-    sampleRdmaImage: Image
-    userClaimTemplates: list[UserClaimTemplateInput]
-    allowedDeviceClasses: list[DnsSubdomain]
+    samplePods: Annotated[
+        BOOL,
+        Setting(
+            "Claim and sample keys",
+            "create `gpu-workload` and, with InfiniBand, `rdma-workload`",
+            default=False,
+            shown_default="`false` (dev: `true`)",
+        ),
+    ]
+    sampleGpuImage: Annotated[
+        Image,
+        Setting(
+            "Claim and sample keys",
+            "image of `gpu-workload`: has `nvidia-smi`, pinned tag or digest",
+            default="nvidia/cuda:13.1.1-runtime-ubuntu24.04",
+        ),
+    ]
+    sampleRdmaImage: Annotated[
+        Image,
+        Setting(
+            "Claim and sample keys",
+            "image of `rdma-workload`: has your RDMA tools, pinned tag or digest",
+            default="nvcr.io/nvidia/pytorch:25.01-py3",
+        ),
+    ]
+    userClaimTemplates: Annotated[
+        list[UserClaimTemplateInput],
+        Setting(
+            "Claim and sample keys",
+            "your templates, in the v1 shape of [Your own templates](#your-own-templates)",
+            default=[],
+        ),
+    ]
+    allowedDeviceClasses: Annotated[
+        list[DnsSubdomain],
+        Setting(
+            "Claim and sample keys",
+            "extra DeviceClasses (installed by other drivers) user templates may request, besides the [five the stack knows](#deviceclasses)",
+            default=[],
+        ),
+    ]
     existingClusterKubeconfig: Annotated[
         StrictStr,
         Field(
             max_length=1 << 20,
             description="expected the kubeconfig (YAML text) of a cluster that already exists, set as a secret, or empty",
         ),
+        Setting(
+            "Cluster and node keys",
+            "[existing-cluster mode](#existing-cluster-mode): the kubeconfig of a cluster the stack does not create, set with `pulumi config set --secret`; a plain value is refused, and its text is never quoted in a message",
+            default="",
+            shown_type="string, secret",
+        ),
     ]
-    gpuMetrics: BOOL
-    dcgmExporterVersion: ChartVersion
-    dcgmExporterRepository: ChartRepository
-    gpuMetricsNamespace: DnsLabel
+    gpuMetrics: Annotated[
+        BOOL,
+        Setting(
+            "GPU metrics keys",
+            "install the DCGM exporter (chart `dcgm-exporter`) in DRA mode on every GPU node, and the dashboard ConfigMap",
+            default=True,
+        ),
+    ]
+    dcgmExporterVersion: Annotated[
+        ChartVersion,
+        Setting(
+            "GPU metrics keys",
+            "exact chart version, `4.8.x` from `4.8.3`: older charts' DRA mode watches only `resource.k8s.io/v1beta1` ResourceSlices ([NVIDIA/dcgm-exporter#590](https://github.com/NVIDIA/dcgm-exporter/issues/590))",
+            default="4.8.3",
+        ),
+    ]
+    dcgmExporterRepository: Annotated[
+        ChartRepository,
+        Setting(
+            "GPU metrics keys",
+            "repository or mirror of the dcgm-exporter chart (default `https://nvidia.github.io/dcgm-exporter/helm-charts`), as for `draDriverRepository`",
+            default="",
+            shown_default="NVIDIA's",
+        ),
+    ]
+    gpuMetricsNamespace: Annotated[
+        DnsLabel,
+        Setting(
+            "GPU metrics keys",
+            "namespace of the exporter and the dashboard (a DNS label), created if missing; a namespace Kubernetes owns or another release of the stack (or `claimNamespace`) uses is refused, because the chart names its ConfigMap and Role without the release name",
+            default="gpu-metrics",
+        ),
+    ]
     gpuMetricsProfile: Annotated[
         Literal["", "full", "basic"],
         Field(
             description="allowed: full (DCGM profiling fields on), basic (no DCGM_FI_PROF_* fields), or empty to choose by the GPU groups' platforms"
         ),
+        Setting(
+            "GPU metrics keys",
+            "`full` (DCGM profiling fields `DCGM_FI_PROF_*` on) or `basic` (off); empty picks `basic` when any GPU group is an L40S platform (`gpu-l40s-*`), `full` otherwise",
+            default="",
+            shown_default="by platform",
+        ),
     ]
-    gpuMetricsValues: Annotated[dict[StrictStr, Any], Field(description="expected a map of chart values")]
-    prometheusServiceMonitor: BOOL
-    kubePrometheusStack: BOOL
-    kubePrometheusStackVersion: ChartVersion
-    kubePrometheusStackRepository: ChartRepository
+    gpuMetricsValues: Annotated[
+        dict[StrictStr, Any],
+        Field(description="expected a map of chart values"),
+        Setting(
+            "GPU metrics keys",
+            "extra chart values, deep-merged last (for example `resources`, `runtimeClassName`); the guarded values and the [refusals below](#gpu-metrics) (keys the chart does not read among them) are refused. Never a secret",
+            default={},
+        ),
+    ]
+    prometheusServiceMonitor: Annotated[
+        BOOL,
+        Setting(
+            "GPU metrics keys",
+            "your cluster has the Prometheus Operator's CRDs: the exporter release renders a `monitoring.coreos.com/v1` ServiceMonitor. Needs `gpuMetrics`",
+            default=False,
+        ),
+    ]
+    kubePrometheusStack: Annotated[
+        BOOL,
+        Setting(
+            "GPU metrics keys",
+            "also install kube-prometheus-stack in `monitoring`, its controllers on the system nodes; the exporter's ServiceMonitor is then on. Needs `gpuMetrics`",
+            default=False,
+        ),
+    ]
+    kubePrometheusStackVersion: Annotated[
+        ChartVersion,
+        Setting(
+            "GPU metrics keys",
+            "exact chart version, `88.5.x` from `88.5.3` (the release whose values the stack's keys were checked against)",
+            default="88.5.3",
+        ),
+    ]
+    kubePrometheusStackRepository: Annotated[
+        ChartRepository,
+        Setting(
+            "GPU metrics keys",
+            "repository or mirror of the kube-prometheus-stack chart (default `https://prometheus-community.github.io/helm-charts`), as for `draDriverRepository`",
+            default="",
+            shown_default="prometheus-community's",
+        ),
+    ]
     priceOverrides: Annotated[
         PriceTableInput,
         Field(
             description="expected a map {gpu?: [{platform, presets, onDemand: {usdPerGpuHour, source, date}, spot?, "
             "note?}], cpu?: [{platform, onDemand: {usdPerVcpuHour, usdPerGibHour, source, date}, spot?, note?}]}"
+        ),
+        Setting(
+            "Cost keys",
+            'prices for this stack\'s estimate that replace or add to [`prices/nebius.yaml`](prices/nebius.yaml), in the same shape (`gpu:` and `cpu:` lists). A GPU entry wins for its platform and listed presets, a CPU entry for its platform. Every price needs a `source` (a URL, or a reference such as a contract number) and a quoted `date` (`"YYYY-MM-DD"`). Nothing here reaches Nebius',
+            default={},
         ),
     ]
 

@@ -15,7 +15,7 @@ from components.config.stack import parse_stack_config
 from components.config.stack_file import load_stack_config, program_config, project_config_keys
 from components.labels import tolerations_for
 from components.model import Taint
-from components.stack_input import SECRET_CAPABLE_KEYS, GpuNodeGroupInput, LabelKey, LabelValue, field_docs
+from components.stack_input import SECRET_CAPABLE_KEYS, GpuNodeGroupInput, LabelKey, LabelValue, StackInput, field_docs
 from components.values.kubeconfig import build_kubeconfig
 from policies.dra_guardrails import RULES
 from policies.dra_guardrails.driver_presets import DRIVER_PRESETS, DRIVER_PRESETS_READ
@@ -224,6 +224,22 @@ def test_the_readme_tables_of_settings_are_the_models():
     readme = (ROOT / "README.md").read_text()
     assert config_docs.rendered(readme) == readme, "run python -m tools.config_docs"
     assert config_docs.main(["--check"]) == 0
+
+
+def test_the_project_files_config_block_is_the_models():
+    """Pulumi.yaml's types, defaults and descriptions are written from each key's model field and Setting."""
+    text = (ROOT / "Pulumi.yaml").read_text()
+    assert config_docs.rendered_project(text) == text, "run python -m tools.config_docs"
+    assert set(project()["config"]) == {f"nebius-dra:{key}" for key in StackInput.model_fields}
+
+
+def test_the_declared_types_follow_the_model_annotations():
+    assert config_docs.project_type(StackInput.model_fields["etcdClusterSize"].annotation) == {"type": "integer"}
+    assert config_docs.project_type(StackInput.model_fields["gpuProducts"].annotation) == {
+        "type": "array",
+        "items": {"type": "string"},
+    }
+    assert config_docs.project_type(StackInput.model_fields["userClaimTemplates"].annotation) == {}
 
 
 def test_a_model_field_without_its_meaning_is_refused():

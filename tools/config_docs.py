@@ -1,24 +1,114 @@
-"""`python -m tools.config_docs [--check]`: the README's tables of settings, written from the input model.
+"""`python -m tools.config_docs [--check]`: `Pulumi.yaml`'s config block and the README's tables, from the model.
 
-A setting's meaning is written once, on its model field (`components.stack_input.Doc`); this
-renders the tables between the README's `generated` markers from it, as `tools.stack_schema`
-renders the editor schema. `--check` exits 1 when the committed README is stale.
+A setting's name, type, bounds and meaning are written once, on its field of the input model
+(`components.stack_input`: a key's `Setting`, a GPU group field's `Doc`). This writes the
+`config:` block of `Pulumi.yaml` (type, default, description) and the README's tables between
+their `generated` markers from it, as `tools.stack_schema` writes the editor schema. `--check`
+exits 1 when a committed file is stale.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
+import typing
 from collections.abc import Sequence
+from typing import Any
 
+import yaml
 from pydantic import BaseModel
 
 from components.config.stack_file import PROJECT_DIR
-from components.stack_input import GpuNodeGroupInput, field_docs
+from components.dra_constants import NAMESPACE
+from components.stack_input import REQUIRED, GpuNodeGroupInput, Setting, StackInput, field_docs, stack_settings
 
 README = PROJECT_DIR / "README.md"
-# Each generated table: the marker's name and the model whose fields it lists.
+PROJECT_FILE = PROJECT_DIR / "Pulumi.yaml"
+# Each generated table of fields: the marker's name and the model whose fields it lists.
 TABLES: dict[str, type[BaseModel]] = {"gpuNodeGroups fields": GpuNodeGroupInput}
+MARKDOWN_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+
+
+def _unwrapped(annotation: Any) -> Any:
+    while typing.get_origin(annotation) is typing.Annotated:
+        annotation = typing.get_args(annotation)[0]
+    return annotation
+
+
+def _scalar_type(annotation: Any) -> str | None:
+    """The project-file type of a scalar annotation (`string`, `integer`, `boolean`), None for anything else."""
+    annotation = _unwrapped(annotation)
+    if typing.get_origin(annotation) is typing.Literal:
+        kinds = {type(arg) for arg in typing.get_args(annotation)}
+        return {frozenset({str}): "string", frozenset({int}): "integer"}.get(frozenset(kinds))
+    return {str: "string", int: "integer", bool: "boolean"}.get(annotation)
+
+
+def project_type(annotation: Any) -> dict[str, Any]:
+    """How `Pulumi.yaml` types a key: a scalar, an array of scalars, or nothing (lists of objects and maps have no
+    project-file type the CLI accepts, so the program validates them)."""
+    scalar = _scalar_type(annotation)
+    if scalar:
+        return {"type": scalar}
+    annotation = _unwrapped(annotation)
+    if typing.get_origin(annotation) is list:
+        item = _scalar_type(typing.get_args(annotation)[0])
+        if item:
+            return {"type": "array", "items": {"type": item}}
+    return {}
+
+
+def plain(markdown: str) -> str:
+    """A meaning without its README links, for `Pulumi.yaml` (a link to a README section means nothing there)."""
+    return MARKDOWN_LINK.sub(r"\1", markdown)
+
+
+def project_config() -> dict[str, dict[str, Any]]:
+    declared = {}
+    for name, setting in stack_settings().items():
+        spec = project_type(StackInput.model_fields[name].annotation)
+        if setting.default is not REQUIRED:
+            spec["default"] = setting.default
+        spec["description"] = plain(setting.meaning)
+        declared[f"{NAMESPACE}:{name}"] = spec
+    return declared
+
+
+def rendered_project(text: str) -> str:
+    """`Pulumi.yaml` with its `config:` block (the last one of the file) written afresh from the model."""
+    head = text[: text.index("\nconfig:\n") + 1]
+    body = yaml.safe_dump({"config": project_config()}, sort_keys=False, allow_unicode=True, width=10**6)
+    return head + body
+
+
+def _shown_default(setting: Setting) -> str:
+    if setting.shown_default is not None:
+        return setting.shown_default
+    if setting.default == "":
+        return '`""`'
+    if isinstance(setting.default, bool):
+        return f"`{str(setting.default).lower()}`"
+    flow = yaml.safe_dump(setting.default, default_flow_style=True, width=10**6).strip().removesuffix("\n...")
+    return f"`{flow}`"
+
+
+def _shown_type(name: str, setting: Setting) -> str:
+    if setting.shown_type:
+        return setting.shown_type
+    declared = project_type(StackInput.model_fields[name].annotation).get("type")
+    if declared:
+        return "list" if declared == "array" else declared
+    return "list" if typing.get_origin(_unwrapped(StackInput.model_fields[name].annotation)) is list else "map"
+
+
+def key_table(section: str) -> str:
+    rows = [
+        f"| `{name}` | {_shown_type(name, setting)} | {_shown_default(setting)} | {setting.meaning} |"
+        for name, setting in stack_settings().items()
+        if setting.section == section
+    ]
+    return "\n".join(["| key | type | default | meaning |", "| --- | --- | --- | --- |", *rows])
 
 
 def begin_marker(name: str) -> str:
@@ -39,13 +129,15 @@ class StaleMarkersError(ValueError):
 
 def rendered(text: str) -> str:
     """`text` (the README) with every generated table written afresh between its markers."""
-    for name, model in TABLES.items():
+    tables = {name: table(model) for name, model in TABLES.items()}
+    tables |= {section: key_table(section) for section in dict.fromkeys(s.section for s in stack_settings().values())}
+    for name, generated in tables.items():
         begin = begin_marker(name)
         start = text.find(begin)
         end = text.find(END_MARKER, start)
         if start < 0 or end < 0:
             raise StaleMarkersError(f"README.md has no {begin!r} ... {END_MARKER!r} pair")
-        text = text[: start + len(begin)] + "\n" + table(model) + "\n" + text[end:]
+        text = text[: start + len(begin)] + "\n" + generated + "\n" + text[end:]
     return text
 
 
@@ -53,19 +145,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.config_docs", description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="exit 1 when the README's tables are not up to date")
     args = parser.parse_args(argv)
-    current = README.read_text(encoding="utf-8")
     try:
-        text = rendered(current)
+        files = {
+            README: rendered(README.read_text(encoding="utf-8")),
+            PROJECT_FILE: rendered_project(PROJECT_FILE.read_text(encoding="utf-8")),
+        }
     except StaleMarkersError as error:
         print(error, file=sys.stderr)
         return 2
+    stale = [path for path, text in files.items() if path.read_text(encoding="utf-8") != text]
     if args.check:
-        if text != current:
-            print(f"{README} is stale: run python -m tools.config_docs", file=sys.stderr)
-            return 1
-        return 0
-    README.write_text(text, encoding="utf-8")
-    print(f"wrote {README}")
+        for path in stale:
+            print(f"{path} is stale: run python -m tools.config_docs", file=sys.stderr)
+        return 1 if stale else 0
+    for path in stale:
+        path.write_text(files[path], encoding="utf-8")
+        print(f"wrote {path}")
     return 0
 
 
