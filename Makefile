@@ -7,7 +7,7 @@ FORMAT ?= text
 
 JS_ENGINE := tests/regex_engines/js
 
-.PHONY: setup engines demo plan cost lint test e2e bench bench-e2e verify up preview clean
+.PHONY: setup engines demo plan cost lint test e2e bench bench-e2e bench-cli verify up preview clean
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt requirements-verify.txt policies/requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -49,6 +49,9 @@ bench: setup  ## Benchmark: dev/prod plans against the import floor, generated f
 
 bench-e2e: setup  ## Benchmark: pods per second the real 1.34 scheduler allocates for each built-in claim template (local control plane).
 	$(PY) e2e/dra/bench_allocation.py
+
+bench-cli: setup  ## Benchmark: wall time of the real Pulumi CLI's preview, up and destroy of dev's Kubernetes layer, with and without 200 user claim templates.
+	$(PY) e2e/cli/bench_cli.py
 
 verify: setup  ## Checks a live cluster after `pulumi up` (needs kubectl access and the nebius CLI).
 	$(PY) -m tools.verify --stack $(STACK)
