@@ -47,7 +47,7 @@ e2e: setup  ## Real engines: Kubernetes 1.34 and 1.36 control planes, and the Pu
 bench: setup  ## Benchmark: dev/prod plans against the import floor, generated fleets against their SDK floor, profiles.
 	$(PY) -m tools.bench
 
-bench-e2e: setup  ## Benchmark: pods per second the real 1.34 scheduler allocates for each built-in claim template (local control plane).
+bench-e2e: setup  ## Benchmark: pods per second the real scheduler (oldest and newest minor the e2e builds) allocates for each built-in claim template.
 	$(PY) e2e/dra/bench_allocation.py
 
 bench-cli: setup  ## Benchmark: wall time of the real Pulumi CLI's preview, up and destroy of dev's Kubernetes layer, with and without 200 user claim templates.
