@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-import pulumi
+from pulumi.runtime import config as config_runtime
 
 from policies.identity_rules import DEPLOY, PREVIEW
-from tools.ci_identity.config import NAMESPACE, CiIdentityConfig, declared_keys, parse_ci_config
+from tools.ci_identity.config import NAMESPACE, CiIdentityConfig, parse_ci_config
 from tools.ci_identity.identity import CiIdentity, CiIdentityArgs
 
 
 def read_ci_config(stack: str) -> CiIdentityConfig:
-    """Every declared key the engine set (the CLI fills in Pulumi.yaml's defaults), parsed once."""
-    config = pulumi.Config(NAMESPACE)
-    values = {key: value for key in declared_keys() if (value := config.get(key)) is not None}
+    """Every key of the namespace the engine set (the CLI fills in Pulumi.yaml's defaults), parsed once: an
+    undeclared one is refused by name, never skipped."""
+    prefix = f"{NAMESPACE}:"
+    engine = {**config_runtime.get_config_env(), **config_runtime.CONFIG.get()}
+    values = {key[len(prefix) :]: str(value) for key, value in engine.items() if key.startswith(prefix)}
     return parse_ci_config(values, stack)
 
 

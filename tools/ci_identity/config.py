@@ -93,13 +93,17 @@ def parse_ci_config(values: Mapping[str, str], stack: str) -> CiIdentityConfig:
             document[key] = text
     if not document.get("environment"):
         document["environment"] = stack
-    if document.get("repository") == "":
-        problems.add(ci_config_key("repository"), "is empty; set the repository the identities trust, OWNER/REPO")
-        document.pop("repository")
+    empty = set()
+    required = {"repository": "the repository the identities trust, OWNER/REPO", "projectId": "the stack's project-..."}
+    for key, wanted in required.items():
+        if not document.get(key):
+            problems.add(ci_config_key(key), f"is empty; set {wanted} (`pulumi config set {key} ...` here)")
+            document.pop(key, None)
+            empty.add(key)
     try:
         settings = CiIdentitySettings.model_validate(document)
     except ValidationError as error:
-        add_validation_problems(problems, error, document, CiIdentitySettings, where_for=ci_config_key)
+        add_validation_problems(problems, error, document, CiIdentitySettings, skip=empty, where_for=ci_config_key)
         problems.raise_if_any()
         raise
     if bool(settings.repositoryOwnerId) != bool(settings.repositoryId):
