@@ -150,7 +150,9 @@ def test_id_token_write_is_granted_exactly_to_the_jobs_that_log_in_to_nebius():
     must not be able to ask, and a called workflow's job gets no more than its caller's job grants."""
     granted = {}
     for name, wf in all_workflows().items():
-        assert "id-token" not in wf["permissions"], f"{name}: id-token belongs to the jobs that use it, not the workflow"
+        assert "id-token" not in wf["permissions"], (
+            f"{name}: id-token belongs to the jobs that use it, not the workflow"
+        )
         for job_name, job in wf["jobs"].items():
             granted[f"{name}:{job_name}"] = job.get("permissions", {}).get("id-token") == "write"
             assert granted[f"{name}:{job_name}"] == logs_in_to_nebius(job), f"{name}:{job_name}"
