@@ -84,6 +84,11 @@ class Planned(Protocol):
     def props(self) -> Mapping[str, Any]: ...
 
 
+def _named(resource: Planned) -> str:
+    """The resource as messages name it: its type's short name and its quoted name."""
+    return f'{resource.type.rsplit(":", 1)[-1]} "{resource.name}"'
+
+
 def _labels(resource: Planned) -> Mapping[str, Any]:
     labels = resource.props.get("labels")
     return labels if isinstance(labels, Mapping) else {}
@@ -103,7 +108,7 @@ def _unlabeled(resource: Planned, kind: str | None) -> str | None:
     if kind in ROLES:
         return None
     return (
-        f"{resource.name}: label {IDENTITY_LABEL} is {kind!r}, not {DEPLOY} or {PREVIEW}; a CI identity resource "
+        f"{_named(resource)}: label {IDENTITY_LABEL} is {kind!r}, not {DEPLOY} or {PREVIEW}; a CI identity resource "
         "must say which identity it serves, so its roles and its trust can be judged (tools/ci_identity sets it)"
     )
 
@@ -179,14 +184,14 @@ def check_identity_trust(resources: Sequence[Planned], config: Mapping[str, Any]
             findings.append(
                 (
                     resource.urn,
-                    f"{resource.name}: oidcProvider.issuerUrl is {issuer!r}; a CI identity trusts GitHub's issuer "
+                    f"{_named(resource)}: oidcProvider.issuerUrl is {issuer!r}; a CI identity trusts GitHub's issuer "
                     f"{GITHUB_ISSUER} only",
                 )
             )
         subject = resource.props.get("federatedSubjectId")
         problem = subject_problem(subject, str(kind), environment)
         if problem:
-            findings.append((resource.urn, f"{resource.name}: {problem}"))
+            findings.append((resource.urn, f"{_named(resource)}: {problem}"))
             continue
         repositories.setdefault(str(repository_of(str(subject))), []).append(resource.name)
     if len(repositories) > 1:
@@ -203,7 +208,7 @@ def check_identity_roles(resources: Sequence[Planned], config: Mapping[str, Any]
             findings.append(
                 (
                     resource.urn,
-                    f"{resource.name}: a long-lived service account key; CI identities are keyless (federated "
+                    f"{_named(resource)}: a long-lived service account key; CI identities are keyless (federated "
                     "credentials), and a key would outlive every job that used it",
                 )
             )
@@ -221,7 +226,7 @@ def check_identity_roles(resources: Sequence[Planned], config: Mapping[str, Any]
             findings.append(
                 (
                     resource.urn,
-                    f"{resource.name}: role {role!r} for the {kind} identity, which holds only "
+                    f"{_named(resource)}: role {role!r} for the {kind} identity, which holds only "
                     f"{', '.join(sorted(allowed))} (the roles the stack needs, docs.nebius.com/iam/authorization/roles)",
                 )
             )
@@ -230,7 +235,7 @@ def check_identity_roles(resources: Sequence[Planned], config: Mapping[str, Any]
             findings.append(
                 (
                     resource.urn,
-                    f"{resource.name}: resourceId {target!r} is not a project (project-...); a permit on a tenant "
+                    f"{_named(resource)}: resourceId {target!r} is not a project (project-...); a permit on a tenant "
                     "reaches every project in it",
                 )
             )

@@ -24,7 +24,7 @@ from policies.identity_rules import (
 )
 from tests.helpers import STACKS
 from tests.test_provider_truth import required_of, resource_arg_classes, run_problems
-from tools.ci_identity.config import NAMESPACE
+from tools.ci_identity.config import NAMESPACE, CiIdentitySettings, declared_keys
 from tools.ci_identity.subjects import GitHubRepository
 from tools.plan.mock_engine import ProgramRun, run_program
 
@@ -189,3 +189,11 @@ def test_bad_config_stops_before_any_resource_naming_the_key(settings, said):
     assert isinstance(run.error, ConfigError), run.error
     assert said in str(run.error)
     assert not [r for r in run.resources if r.type.startswith("nebius:")]
+
+
+def test_the_project_file_declares_exactly_the_models_settings():
+    """One list of settings: Pulumi.yaml's keys (which the CLI types and checks) are the model's fields."""
+    assert set(declared_keys()) == set(CiIdentitySettings.model_fields)
+    types = {"str": "string", "int": "integer", "bool": "boolean"}
+    for key, spec in CiIdentitySettings.model_fields.items():
+        assert declared_keys()[key] == types[spec.annotation.__name__], key

@@ -28,7 +28,9 @@ from nebius.base.service_account.federated_credentials import (
     StaticFederatedCredentials,
 )
 
+from components.values.kubeconfig import build_kubeconfig
 from tools.ci_identity import exchange as login
+from tools.verify.kubeconfig import load_kubeconfig
 
 SERVICE_ACCOUNT = "serviceaccount-e00ci0000000000000"
 GITHUB_JWT = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJyZXBvOm8vcjplbnZpcm9ubWVudDpkZXYifQ.c2lnbmF0dXJl"
@@ -214,3 +216,30 @@ def test_a_service_account_id_of_another_shape_is_refused_before_any_request():
     with redirect_stdout(out), redirect_stderr(err):
         status = login.main(["--service-account-id", ""], {})
     assert status == 2 and "is not a service account ID" in err.getvalue() and out.getvalue() == ""
+
+
+EXEC_CREDENTIAL_CLI = """#!/bin/sh
+# Stands for the nebius CLI's `mk8s v1 cluster get-token --format json`: an ExecCredential with the token of
+# the environment, which the CLI reads before any profile (nebius pysdk cli_config.py, TOKEN_ENV).
+[ "$*" = "mk8s v1 cluster get-token --format json" ] || { echo "unexpected arguments: $*" >&2; exit 3; }
+[ -n "$NEBIUS_IAM_TOKEN" ] || { echo "no NEBIUS_IAM_TOKEN" >&2; exit 4; }
+printf '{"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential","status":{"token":"%s"}}' \\
+  "$NEBIUS_IAM_TOKEN"
+"""
+
+
+def test_the_kubeconfigs_exec_plugin_runs_the_cli_with_the_jobs_token(tmp_path, monkeypatch):
+    """A stack CI deploys leaves nebiusProfile empty, so the kubeconfig's exec plugin runs the CLI without
+    --profile and with the job's environment, where the login put NEBIUS_IAM_TOKEN (tools.verify's runner
+    passes the environment through, as client-go's does)."""
+    cli = tmp_path / "bin" / "nebius"
+    cli.parent.mkdir()
+    cli.write_text(EXEC_CREDENTIAL_CLI)
+    cli.chmod(0o755)
+    config = tmp_path / "kubeconfig"
+    config.write_text(build_kubeconfig("dra-dev", "https://203.0.113.7", "-----BEGIN CERTIFICATE-----\n"))
+    monkeypatch.setenv("PATH", f"{cli.parent}:/usr/bin:/bin")
+    monkeypatch.setenv("NEBIUS_IAM_TOKEN", NEBIUS_TOKEN)
+    plugin = load_kubeconfig(str(config)).exec
+    assert plugin is not None and "--profile" not in plugin.args and not plugin.env
+    assert plugin.run(timeout_s=20).token == NEBIUS_TOKEN
