@@ -14,7 +14,7 @@ role table, the issuer and the subject grammar from here, so there is one copy o
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 from pulumi_policy import EnforcementLevel
@@ -104,13 +104,26 @@ def identity_of(resource: Planned) -> tuple[str | None, str | None]:
     )
 
 
-def _unlabeled(resource: Planned, kind: str | None) -> str | None:
-    if kind in ROLES:
-        return None
-    return (
-        f"{_named(resource)}: label {IDENTITY_LABEL} is {kind!r}, not {DEPLOY} or {PREVIEW}; a CI identity resource "
-        "must say which identity it serves, so its roles and its trust can be judged (tools/ci_identity sets it)"
-    )
+def labeled(
+    resources: Sequence[Planned], type_token: str, findings: list[tuple[str | None, str]]
+) -> Iterator[tuple[Planned, str, str | None]]:
+    """(resource, deploy or preview, environment) for each `type_token` resource; an unlabeled one cannot be
+    judged, so it becomes a finding instead."""
+    for resource in resources:
+        if resource.type != type_token:
+            continue
+        kind, environment = identity_of(resource)
+        if kind in ROLES:
+            yield resource, str(kind), environment
+            continue
+        findings.append(
+            (
+                resource.urn,
+                f"{_named(resource)}: label {IDENTITY_LABEL} is {kind!r}, not {DEPLOY} or {PREVIEW}; a CI identity "
+                "resource must say which identity it serves, so its roles and its trust can be judged "
+                "(tools/ci_identity sets it)",
+            )
+        )
 
 
 def repository_of(subject: str) -> str | None:
@@ -170,14 +183,7 @@ def check_identity_trust(resources: Sequence[Planned], config: Mapping[str, Any]
     """Federated credentials trust GitHub's issuer for one subject of one repository, shaped for their identity."""
     findings: list[tuple[str | None, str]] = []
     repositories: dict[str, list[str]] = {}
-    for resource in resources:
-        if resource.type != FEDERATED_CREDENTIALS_TYPE:
-            continue
-        kind, environment = identity_of(resource)
-        unlabeled = _unlabeled(resource, kind)
-        if unlabeled:
-            findings.append((resource.urn, unlabeled))
-            continue
+    for resource, kind, environment in labeled(resources, FEDERATED_CREDENTIALS_TYPE, findings):
         provider = resource.props.get("oidcProvider")
         issuer = provider.get("issuerUrl") if isinstance(provider, Mapping) else None
         if issuer != GITHUB_ISSUER:
@@ -189,7 +195,7 @@ def check_identity_trust(resources: Sequence[Planned], config: Mapping[str, Any]
                 )
             )
         subject = resource.props.get("federatedSubjectId")
-        problem = subject_problem(subject, str(kind), environment)
+        problem = subject_problem(subject, kind, environment)
         if problem:
             findings.append((resource.urn, f"{_named(resource)}: {problem}"))
             continue
@@ -203,24 +209,17 @@ def check_identity_trust(resources: Sequence[Planned], config: Mapping[str, Any]
 def check_identity_roles(resources: Sequence[Planned], config: Mapping[str, Any]) -> list[tuple[str | None, str]]:
     """Access permits give a deploy identity only `editor`, a preview identity only `viewer`, on a project; no keys."""
     findings: list[tuple[str | None, str]] = []
-    for resource in resources:
-        if resource.type in KEY_TYPES:
-            findings.append(
-                (
-                    resource.urn,
-                    f"{_named(resource)}: a long-lived service account key; CI identities are keyless (federated "
-                    "credentials), and a key would outlive every job that used it",
-                )
-            )
-            continue
-        if resource.type != ACCESS_PERMIT_TYPE:
-            continue
-        kind, _ = identity_of(resource)
-        unlabeled = _unlabeled(resource, kind)
-        if unlabeled:
-            findings.append((resource.urn, unlabeled))
-            continue
-        allowed = ROLES[str(kind)]
+    findings += [
+        (
+            resource.urn,
+            f"{_named(resource)}: a long-lived service account key; CI identities are keyless (federated "
+            "credentials), and a key would outlive every job that used it",
+        )
+        for resource in resources
+        if resource.type in KEY_TYPES
+    ]
+    for resource, kind, _ in labeled(resources, ACCESS_PERMIT_TYPE, findings):
+        allowed = ROLES[kind]
         role = resource.props.get("role")
         if role not in allowed:
             findings.append(
