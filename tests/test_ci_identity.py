@@ -24,6 +24,7 @@ from policies.identity_rules import (
 )
 from tests.helpers import STACKS
 from tests.test_provider_truth import required_of, resource_arg_classes, run_problems
+from tools.ci_identity import check
 from tools.ci_identity.config import NAMESPACE, CiIdentitySettings, declared_keys
 from tools.ci_identity.subjects import GitHubRepository
 from tools.plan.mock_engine import ProgramRun, run_program
@@ -197,3 +198,23 @@ def test_the_project_file_declares_exactly_the_models_settings():
     types = {"str": "string", "int": "integer", "bool": "boolean"}
     for key, spec in CiIdentitySettings.model_fields.items():
         assert declared_keys()[key] == types[spec.annotation.__name__], key
+
+
+def test_the_offline_check_prints_the_identities_and_exits_by_the_verdict(capsys):
+    assert check.main(["--stack", "dev"]) == check.EXIT_OK
+    out = capsys.readouterr().out
+    assert "deploy identity of dev: editor on project-e00dev0000000000000" in out
+    assert "sub repo:example-org/nebius-dra:environment:dev" in out
+    assert "preview identity of dev: viewer" in out and "sub repo:example-org/nebius-dra:pull_request" in out
+
+
+def test_the_offline_check_exits_2_on_a_config_it_refuses(tmp_path, monkeypatch, capsys):
+    project = tmp_path / "ci_identity"
+    project.mkdir()
+    (project / "Pulumi.yaml").write_text((BOOTSTRAP / "Pulumi.yaml").read_text())
+    (project / "__main__.py").write_text((BOOTSTRAP / "__main__.py").read_text())
+    (project / "Pulumi.dev.yaml").write_text(f"config:\n  {NAMESPACE}:repository: octo-org/*\n")
+    monkeypatch.setattr(check, "BOOTSTRAP_DIR", project)
+    assert check.main(["--stack", "dev"]) == check.EXIT_CONFIG
+    err = capsys.readouterr().err
+    assert f"{NAMESPACE}:repository" in err and f"{NAMESPACE}:projectId: is empty" in err and "Traceback" not in err
