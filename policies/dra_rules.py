@@ -36,6 +36,11 @@ from pulumi_policy import (
 from pulumi_policy.deserialize import deserialize_properties
 from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
 
+try:
+    from policies.identity_rules import IDENTITY_RULES
+except ModuleNotFoundError:  # the Pulumi CLI imports the pack's modules from inside policies/
+    from identity_rules import IDENTITY_RULES  # type: ignore[import-not-found,no-redef]
+
 CLUSTER_TYPE = "nebius:index/mk8sV1Cluster:Mk8sV1Cluster"
 NODE_GROUP_TYPE = "nebius:index/mk8sV1NodeGroup:Mk8sV1NodeGroup"
 # Existing-cluster mode: a GPU group the stack describes but does not create (components/existing_gpu_node_group.py).
@@ -1179,6 +1184,7 @@ RULES: tuple[ResourceRule | StackRule, ...] = (
         MANDATORY,
         check_gpu_operator_device_plugin,
     ),
+    *(StackRule(*rule) for rule in IDENTITY_RULES),
 )
 
 POLICIES = [rule.policy() for rule in RULES]

@@ -17,6 +17,13 @@ import pytest
 
 from components.config.stack_file import load_stack_config
 from policies.dra_rules import RULES, PlannedResource, check_resources
+from policies.identity_rules import (
+    ACCESS_PERMIT_TYPE,
+    ENVIRONMENT_LABEL,
+    FEDERATED_CREDENTIALS_TYPE,
+    GITHUB_ISSUER,
+    IDENTITY_LABEL,
+)
 from tests.helpers import STACKS, beyond_the_unlisted_minor
 from tools.plan.mock_engine import ProgramRun, run_program
 
@@ -258,6 +265,33 @@ def spot_group_on_the_fabric(resources: Resources) -> PlannedResource:
     return group
 
 
+def identity_resource(type_token: str, kind: str, **props: object) -> PlannedResource:
+    labels = {IDENTITY_LABEL: kind, ENVIRONMENT_LABEL: "prod"}
+    return PlannedResource(
+        f"urn:pulumi:prod::nebius-dra::{type_token}::ci-{kind}", type_token, f"ci-{kind}", {"labels": labels, **props}
+    )
+
+
+def admin_deploy_identity(resources: Resources) -> PlannedResource:
+    """An access permit added by hand: the deploy identity as admin of the project."""
+    permit = identity_resource(ACCESS_PERMIT_TYPE, "deploy", role="admin", resourceId="project-e00prod000000000000")
+    resources.append(permit)
+    return permit
+
+
+def deploy_identity_trusting_a_branch(resources: Resources) -> PlannedResource:
+    """Federated credentials added by hand: every push to main may deploy, outside the environment's rules."""
+    trust = identity_resource(
+        FEDERATED_CREDENTIALS_TYPE,
+        "deploy",
+        federatedSubjectId="repo:example-org/nebius-dra:ref:refs/heads/main",
+        oidcProvider={"issuerUrl": GITHUB_ISSUER},
+        subjectId="serviceaccount-e00x",
+    )
+    resources.append(trust)
+    return trust
+
+
 MUTATIONS = {
     "cluster below 1.34": ("prod", old_cluster, "mk8s-cluster-version", True),
     "DRA off on one GPU group": ("prod", dra_off_on_one_group, "gpu-node-group-dra-enabled", True),
@@ -284,6 +318,8 @@ MUTATIONS = {
     "reserved STRICT group surges": ("prod", reserved_strict_group_surges, "reserved-strict-no-surge", True),
     "spot group on the fabric": ("prod", spot_group_on_the_fabric, "spot-infiniband", False),
     "driver preset not listed": ("dev", preset_not_listed_for_its_minor, "gpu-drivers-preset-known", False),
+    "deploy identity as admin": ("prod", admin_deploy_identity, "ci-identity-roles", True),
+    "deploy identity trusting a branch": ("prod", deploy_identity_trusting_a_branch, "ci-identity-trust", True),
 }
 # Mutations of rules that check nothing until their policy config asks for it: the config, from the stack as planned.
 MUTATION_CONFIGS: dict[str, Callable[[Resources], dict]] = {
