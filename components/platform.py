@@ -15,6 +15,7 @@ from components.existing_gpu_node_group import ExistingGpuNodeGroup, ExistingGpu
 from components.gpu_fabric import InfinibandFabric, InfinibandFabricArgs
 from components.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
 from components.gpu_operator import NvidiaOperator, NvidiaOperatorArgs
+from components.kueue import TeamQueues, TeamQueuesArgs
 from components.labels import system_node_labels
 from components.model import StackConfig
 from components.observability import GpuMetrics, GpuMetricsArgs
@@ -45,6 +46,7 @@ class DraPlatform(pulumi.ComponentResource):
     dra_driver: DraDriver
     metrics: GpuMetrics | None
     workloads: DraWorkloads
+    queues: TeamQueues | None
     cost: CostEstimate | None
 
     def __init__(self, name: str, args: DraPlatformArgs, opts: pulumi.ResourceOptions | None = None) -> None:
@@ -81,6 +83,22 @@ class DraPlatform(pulumi.ComponentResource):
                 sample_pod_create_timeout=OPERATOR_SAMPLE_POD_TIMEOUT if self.gpu_operator else None,
             ),
             child,
+        )
+        self.queues = (
+            TeamQueues(
+                f"{name}-queues",
+                TeamQueuesArgs(
+                    queues=config.queues,
+                    claims=config.claims,
+                    gpu_groups=config.gpu_node_groups,
+                    system_node_selector=system_node_labels(),
+                    provider=self.access.provider,
+                    depends_on=self._system_nodes(),
+                ),
+                child,
+            )
+            if config.queues.enabled
+            else None
         )
         # The stack's nodes cost what it creates; an existing cluster's nodes are not its to price.
         self.cost = (

@@ -55,9 +55,10 @@ from components.queue_model import (
 KEY = "queues"
 # Whole GPUs only: a team's quota is a number of GPUs of its groups, and a MIG slice is no GPU.
 COUNTABLE_CLASSES = (GPU_CLASS, VFIO_CLASS)
+DEFAULT_COUNTED: tuple[Literal["gpu.nvidia.com", "vfio.gpu.nvidia.com"], ...] = ("gpu.nvidia.com",)
 MAX_TEAMS = 64
-# A ClusterQueue holds at most 16 flavors per resource group (kueue v0.17.0 apis/kueue/v1beta2 clusterqueue_types.go).
-MAX_FLAVORS = 16
+# A ClusterQueue's resource group holds at most 64 flavors (kueue v0.17.0 apis/kueue/v1beta2 clusterqueue_types.go).
+MAX_FLAVORS = 64
 MAX_GPUS = 100 * 32  # Nebius: at most 100 nodes a group, and a claim holds at most 32 devices.
 # The feature gates of sigs.k8s.io/kueue v0.17.0 (pkg/features/kube_features.go defaultVersionedFeatureGates).
 KUEUE_FEATURE_GATES = [
@@ -114,6 +115,10 @@ KUEUE_FEATURE_GATES = [
     "FastQuotaReleaseInPodIntegration",
 ]
 
+CountableClass = Annotated[
+    Literal["gpu.nvidia.com", "vfio.gpu.nvidia.com"],
+    Field(description=f"allowed: {', '.join(COUNTABLE_CLASSES)} (whole GPUs)"),
+]
 GpuCount = Annotated[
     StrictInt, Field(ge=0, le=MAX_GPUS, description=f"expected a whole number of GPUs from 0 to {MAX_GPUS}")
 ]
@@ -144,12 +149,7 @@ class QueuesInput(Shape):
         max_length=MAX_TEAMS,
         description="expected a list of {name, namespace?, localQueue?, cohort?, quotas: [{group, gpus, borrowingLimit?}]}",
     )
-    deviceClasses: list[
-        Annotated[
-            Literal["gpu.nvidia.com", "vfio.gpu.nvidia.com"],
-            Field(description=f"allowed: {', '.join(COUNTABLE_CLASSES)} (whole GPUs)"),
-        ]
-    ] = Field(default_factory=lambda: [GPU_CLASS], min_length=1)
+    deviceClasses: list[CountableClass] = Field(default_factory=lambda: list(DEFAULT_COUNTED), min_length=1)
     claimTemplates: list[DnsSubdomain] | None = None
     namespace: DnsLabel = DEFAULT_KUEUE_NAMESPACE
     repository: ChartRepository = ""
