@@ -36,6 +36,11 @@ from pulumi_policy import (
 from pulumi_policy.deserialize import deserialize_properties
 from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
 
+try:  # the CLI runs the pack from inside policies/, the tests import it as the policies package
+    from policies.queue_rules import QUEUE_CHECKS
+except ImportError:
+    from queue_rules import QUEUE_CHECKS  # type: ignore[no-redef,import-not-found]
+
 CLUSTER_TYPE = "nebius:index/mk8sV1Cluster:Mk8sV1Cluster"
 NODE_GROUP_TYPE = "nebius:index/mk8sV1NodeGroup:Mk8sV1NodeGroup"
 # Existing-cluster mode: a GPU group the stack describes but does not create (components/existing_gpu_node_group.py).
@@ -1181,6 +1186,13 @@ RULES: tuple[ResourceRule | StackRule, ...] = (
     ),
 )
 
+RULES = (
+    *RULES,
+    *(
+        StackRule(name, text, ADVISORY if level == "advisory" else MANDATORY, check)
+        for name, text, level, check in QUEUE_CHECKS
+    ),
+)
 POLICIES = [rule.policy() for rule in RULES]
 
 _LEVELS = {level.value: level for level in EnforcementLevel}

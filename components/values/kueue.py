@@ -8,11 +8,10 @@ and the queue APIs (apis/kueue/v1beta2). e2e/kueue runs the real controller on t
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
-
-import yaml
 
 from components.dra_constants import GPU_TEMPLATE, NODE_GROUP_LABEL
 from components.labels import tolerations_for
@@ -61,16 +60,17 @@ def manager_configuration(queues: QueuesConfig) -> dict[str, Any]:
 
 def kueue_values(queues: QueuesConfig, system_node_selector: Mapping[str, str]) -> dict[str, Any]:
     """The chart's values: the released image of the pinned tag (the module's chart names a staging image, which
-    the release script rewrites; hack/helm-chart-package.sh), the feature gates, the Configuration, system nodes."""
+    the release script rewrites; hack/helm-chart-package.sh), the feature gates, the Configuration, system nodes.
+
+    The Configuration is written as JSON, which is YAML too: Kueue reads it as YAML, and the policy pack, which
+    has no YAML parser, reads its deviceClassMappings."""
     return {
         "controllerManager": {
             "featureGates": [{"name": name, "enabled": enabled} for name, enabled in queues.feature_gates],
             "manager": {"image": {"repository": KUEUE_IMAGE, "tag": f"v{KUEUE_VERSION}", "pullPolicy": "IfNotPresent"}},
             "nodeSelector": dict(system_node_selector),
         },
-        "managerConfig": {
-            "controllerManagerConfigYaml": yaml.safe_dump(manager_configuration(queues), sort_keys=False)
-        },
+        "managerConfig": {"controllerManagerConfigYaml": json.dumps(manager_configuration(queues), indent=2)},
     }
 
 
