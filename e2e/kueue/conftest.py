@@ -65,7 +65,7 @@ def kube(stack):
             kube.apply(device_class)
         create_stack_nodes(kube, STACK, stack, {})
         values = kueue_values(stack.queues, system_node_labels())
-        with KueueController(binary, module, plane.kubeconfig, values, kube.apply) as kueue:
+        with KueueController(binary, module, plane.kubeconfig, values, kube) as kueue:
             kube.kueue = kueue  # type: ignore[attr-defined]
             for team in stack.queues.teams:
                 kube.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": team.namespace}})
@@ -75,7 +75,7 @@ def kube(stack):
                             "apiVersion": "resource.k8s.io/v1",
                             "kind": "ResourceClaimTemplate",
                             "metadata": {"name": name, "namespace": team.namespace},
-                            **spec,
+                            "spec": spec,
                         }
                     )
             for manifest in queue_objects(stack.queues, stack.gpu_node_groups):

@@ -14,6 +14,9 @@ internal cert management for the Service's DNS name. Here the manager runs as a 
   here. With it off, cmd/kueue/main.go reads the metrics certificate from the fixed path
   /etc/kueue/metrics/certs; the manager runs in a private mount namespace (`unshare --mount`)
   whose /etc is an overlay, so that path exists for it alone and the host's /etc is not touched.
+- **The visibility server is off** (feature gate VisibilityOnDemand=false, on top of the stack's gates): it
+  reads its certificate from the fixed path /visibility (sigs.k8s.io/kueue v0.17.0 pkg/visibility), which the
+  chart mounts in the pod; the tests read Workload and ClusterQueue status, not the visibility API.
 - **Leader election is off** (one manager), and its ports are free ones on 127.0.0.1.
 Everything else is the stack's own Configuration (components/values/kueue.py) and feature gates.
 """
@@ -114,14 +117,14 @@ def feature_gate_flag(gates: Sequence[Mapping[str, Any]]) -> list[str]:
 
 
 class KueueController:
-    """`with KueueController(binary, module, kubeconfig, values, apply) as kueue:` runs the manager until the block ends.
+    """`with KueueController(binary, module, kubeconfig, values, kube) as kueue:` runs the manager until the block ends.
 
-    `values` are the stack's chart values (components/values/kueue.py kueue_values); `apply` creates one
-    object on the control plane (CRDs, webhook configurations, the namespace).
+    `values` are the stack's chart values (components/values/kueue.py kueue_values); `kube` (e2e/dra/dra_kube.py
+    Kube) applies the CRDs, webhook configurations and namespace.
     """
 
-    def __init__(self, binary: Path, module: Path, kubeconfig: Path, values: Mapping[str, Any], apply) -> None:
-        self.binary, self.module, self.kubeconfig, self.values, self.apply = binary, module, kubeconfig, values, apply
+    def __init__(self, binary: Path, module: Path, kubeconfig: Path, values: Mapping[str, Any], kube: Any) -> None:
+        self.binary, self.module, self.kubeconfig, self.values, self.kube = binary, module, kubeconfig, values, kube
         self.workdir = Path(tempfile.mkdtemp(prefix="nebius-dra-e2e-kueue-"))
         self.log = self.workdir / "kueue.log"
         self.process: subprocess.Popen[bytes] | None = None
@@ -148,13 +151,15 @@ class KueueController:
         config_file = self.workdir / "config.yaml"
         config_file.write_text(yaml.safe_dump(self.configuration(webhook_port, health_port, metrics_port, cert_dir)))
         for crd in crds(self.module):
-            self.apply(crd)
-        self.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kueue-system"}})
+            self.kube.apply(crd)
+        for crd in crds(self.module):
+            self._wait_established(crd["metadata"]["name"])
+        self.kube.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kueue-system"}})
         upper, work = self.workdir / "etc-upper", self.workdir / "etc-work"
         upper.mkdir()
         work.mkdir()
-        flags = [f"--config={config_file}", f"--kubeconfig={self.kubeconfig}", *feature_gate_flag(
-            self.values["controllerManager"]["featureGates"])]  # fmt: skip
+        gates = [*self.values["controllerManager"]["featureGates"], {"name": "VisibilityOnDemand", "enabled": False}]
+        flags = [f"--config={config_file}", f"--kubeconfig={self.kubeconfig}", *feature_gate_flag(gates)]
         script = (
             f"mount -t overlay overlay -o lowerdir=/etc,upperdir={upper},workdir={work} /etc"
             f" && mkdir -p /etc/kueue/metrics/certs && cp {cert_dir}/tls.crt {cert_dir}/tls.key /etc/kueue/metrics/certs/"
@@ -170,12 +175,22 @@ class KueueController:
         try:
             self._wait_ready(health_port, webhook_port, ca)
             for configuration in webhook_configurations(self.module, webhook_port, ca.read_bytes()):
-                self.apply(configuration)
+                self.kube.apply(configuration)
         except BaseException:
             self.stop()
             raise
         self.startup_seconds = time.monotonic() - start
         return self
+
+    def _wait_established(self, name: str) -> None:
+        deadline = time.monotonic() + START_TIMEOUT
+        while time.monotonic() < deadline:
+            found = self.kube.get("apiextensions.k8s.io/v1", "CustomResourceDefinition", name) or {}
+            conditions = (found.get("status") or {}).get("conditions") or []
+            if any(c["type"] == "Established" and c["status"] == "True" for c in conditions):
+                return
+            time.sleep(0.2)
+        raise KueueError(f"CRD {name} was not established within {START_TIMEOUT:.0f}s")
 
     def _wait_ready(self, health_port: int, webhook_port: int, ca: Path) -> None:
         deadline = time.monotonic() + START_TIMEOUT

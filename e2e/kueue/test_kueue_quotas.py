@@ -200,7 +200,7 @@ def test_a_template_the_config_refuses_kueue_refuses_too(kube):
             "apiVersion": "resource.k8s.io/v1",
             "kind": "ResourceClaimTemplate",
             "metadata": {"name": "by-product", "namespace": "lender"},
-            **claim_template_spec([exact_request("gpu", GPU_CLASS, selectors=[selector])]),
+            "spec": claim_template_spec([exact_request("gpu", GPU_CLASS, selectors=[selector])]),
         }
     )
     kube.create(job("lender", "by-product", "by-product"))
