@@ -22,6 +22,7 @@ from components.observability import GpuMetrics, GpuMetricsArgs
 from components.system_node_group import SystemNodeGroup, SystemNodeGroupArgs
 from components.values.cost import stack_cost
 from components.values.gpu_operator import gpu_operator_spec, network_operator_spec
+from components.values.queue_cost import team_quota_costs
 
 # Pulumi waits about 10 minutes for a Pod to become ready. When the GPU Operator builds the
 # driver on freshly joined nodes, the driver, then the kubelet plugin, then the CUDA image
@@ -102,7 +103,9 @@ class DraPlatform(pulumi.ComponentResource):
         )
         # The stack's nodes cost what it creates; an existing cluster's nodes are not its to price.
         self.cost = (
-            CostEstimate(f"{name}-cost", CostEstimateArgs(estimate=stack_cost(config)), child)
+            CostEstimate(
+                f"{name}-cost", CostEstimateArgs(estimate=stack_cost(config), teams=team_quota_costs(config)), child
+            )
             if config.creates_cluster
             else None
         )
