@@ -67,6 +67,7 @@ def kube(stack):
         values = kueue_values(stack.queues, system_node_labels())
         with KueueController(binary, module, plane.kubeconfig, values, kube) as kueue:
             kube.kueue = kueue  # type: ignore[attr-defined]
+            kube.kubeconfig_path = plane.kubeconfig  # type: ignore[attr-defined]
             for team in stack.queues.teams:
                 kube.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": team.namespace}})
                 for name, spec in team_claim_templates(stack.queues, stack.claims).items():

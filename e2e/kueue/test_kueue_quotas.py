@@ -18,6 +18,8 @@ from components.dra_constants import GPU_CLASS, NODE_GROUP_LABEL
 from components.model import DeviceSelection
 from components.queue_model import GPU_QUOTA_RESOURCE, QUEUE_NAME_LABEL
 from components.values.claims import claim_template_spec, exact_request, product_selector
+from tools.verify.cluster import KubeCluster
+from tools.verify.queues import check_queues
 
 KUEUE = "kueue.x-k8s.io/v1beta2"
 JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
@@ -212,3 +214,13 @@ def test_a_template_the_config_refuses_kueue_refuses_too(kube):
     message = wait_for("Kueue to refuse the uncountable template", refused, explain=story(kube, "lender", "by-product"))
     assert "CEL selectors are not supported" in message
     assert admitted(kube, "lender", "by-product") is None
+
+
+def test_verify_reports_the_queues_active_with_their_admitted_and_pending_workloads(kube, stack):
+    """`make verify`'s queues step (tools/verify/queues.py) read against the real Kueue, after the tests above."""
+    cluster = KubeCluster.from_kubeconfig(str(kube.kubeconfig_path))
+    outcome = check_queues(cluster, stack.queues)
+    assert outcome.passed, outcome.findings
+    assert "solo (1 GPUs on h200): 1 admitted, 1 pending" in outcome.summary, outcome.summary
+    assert "borrower (1 GPUs on h200): 1 admitted, 0 pending" in outcome.summary, outcome.summary
+    assert "lender (1 GPUs on h200): 0 admitted, 1 pending" in outcome.summary, outcome.summary

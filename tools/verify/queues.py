@@ -39,9 +39,10 @@ def _active(queue: Mapping[str, Any] | None, kind: str, name: str) -> Finding | 
 
 
 def _workload_counts(workloads: Sequence[Mapping[str, Any]]) -> tuple[int, int]:
-    admitted = sum(1 for w in workloads if condition_true(w, "Admitted"))
-    finished = sum(1 for w in workloads if condition_true(w, "Finished"))
-    return admitted, len(workloads) - admitted - finished
+    """(admitted, pending), finished Workloads left out: a finished one keeps its Admitted condition True."""
+    running = [w for w in workloads if not condition_true(w, "Finished")]
+    admitted = sum(1 for w in running if condition_true(w, "Admitted"))
+    return admitted, len(running) - admitted
 
 
 def _team_line(team: TeamQueue, workloads: Sequence[Mapping[str, Any]]) -> str:
