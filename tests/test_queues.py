@@ -25,6 +25,7 @@ from policies.dra_rules import PlannedResource, check_resources
 from tools.cost.render import money
 from tools.cost.teams import team_rows
 from tools.plan.mock_engine import run_program
+from tools.verify.queues import check_queues
 
 TEAMS = [
     {"name": "research", "cohort": "h200", "quotas": [{"group": "h200-train", "gpus": 24}, {"group": "h200-burst", "gpus": 32}]},
@@ -298,3 +299,46 @@ def test_the_cost_section_prices_each_teams_quota(queued_prod):
         "$112.00",
         "$80,640.00",
     ) in rows
+
+
+# ------------------------------------------------------------------------------------------ verify
+class QueueCluster:
+    """Kueue's objects as the API server lists them, by plural and namespace."""
+
+    def __init__(self, objects: dict[tuple[str, str | None], list[dict[str, Any]]]) -> None:
+        self.objects = objects
+
+    def list_custom_objects(self, group, version, plural, namespace=None):
+        assert (group, version) == ("kueue.x-k8s.io", "v1beta2")
+        return self.objects.get((plural, namespace), [])
+
+
+def _queue(name: str, active: str, namespace: str | None = None) -> dict[str, Any]:
+    metadata = {"name": name, **({"namespace": namespace} if namespace else {})}
+    return {
+        "metadata": metadata,
+        "status": {"conditions": [{"type": "Active", "status": active, "reason": "R", "message": "m"}]},
+    }
+
+
+def _workload(*conditions: str) -> dict[str, Any]:
+    return {"metadata": {"name": "w"}, "status": {"conditions": [{"type": c, "status": "True"} for c in conditions]}}
+
+
+def test_verify_counts_admitted_and_pending_workloads_and_names_an_inactive_queue():
+    queues = parsed(prod_with({"teams": TEAMS})).queues
+    objects = {
+        ("clusterqueues", None): [_queue("research", "True"), _queue("inference", "False")],
+        ("localqueues", "research"): [_queue("research", "True", "research")],
+        ("localqueues", "inference"): [_queue("inference", "True", "inference")],
+        # A finished Workload keeps Admitted=True (seen on the real Kueue v0.17.0 in e2e/kueue).
+        ("workloads", "research"): [
+            _workload("Admitted"),
+            _workload("Admitted", "Finished"),
+            _workload("QuotaReserved"),
+        ],
+    }
+    outcome = check_queues(QueueCluster(objects), queues)  # type: ignore[arg-type]
+    assert "research (24 GPUs on h200-train, 32 GPUs on h200-burst): 1 admitted, 1 pending" in outcome.summary
+    [finding] = outcome.findings
+    assert finding.subject == "ClusterQueue inference" and finding.found == "Active=False (R: m)"

@@ -17,7 +17,7 @@ from tools.verify.objects import condition_text, condition_true
 
 KUEUE_GROUP = "kueue.x-k8s.io"
 KUEUE_VERSION = "v1beta2"
-NO_QUEUES = "the stack declares no team (nebius-dra:queues)"
+QUEUES_TITLE = "Kueue queues active; admitted and pending workloads"
 
 
 def _active(queue: Mapping[str, Any] | None, kind: str, name: str) -> Finding | None:
