@@ -27,9 +27,14 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 PROJECT = HERE.parents[1]
-sys.path.insert(0, str(PROJECT))
+sys.path[:0] = [str(PROJECT), str(PROJECT / "e2e" / "dra")]
+
+from dra_engines import load_by_path  # noqa: E402
 
 from components.queue_model import KUEUE_VERSION  # noqa: E402
+
+# The engines' cache directory is e2e/kube's (the same name control_plane.py loads it under).
+kube_build = load_by_path("nebius_dra_e2e_kube_build", PROJECT / "e2e" / "kube" / "build.py")
 
 MODULE = "sigs.k8s.io/kueue"
 PACKAGE = "./cmd/kueue"
@@ -44,16 +49,8 @@ def _log(message: str) -> None:
     print(f"[e2e/kueue/build] {message}", flush=True)
 
 
-def cache_root() -> Path:
-    env = os.environ.get("NEBIUS_DRA_E2E_CACHE")
-    if env:
-        return Path(env).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(xdg).expanduser() / "nebius-dra-e2e"
-
-
 def binary_path() -> Path:
-    return cache_root() / f"kueue-v{KUEUE_VERSION}" / "bin" / "kueue"
+    return kube_build.cache_root() / f"kueue-v{KUEUE_VERSION}" / "bin" / "kueue"
 
 
 def module_dir() -> Path:
@@ -85,7 +82,7 @@ def ensure_kueue() -> tuple[Path, Path]:
         _log(f"Kueue v{KUEUE_VERSION} present at {out} (no build needed)")
         return out, source
     out.parent.mkdir(parents=True, exist_ok=True)
-    with open(cache_root() / ".build.lock", "w") as lock:
+    with open(kube_build.cache_root() / ".build.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if out.is_file():
             return out, source
