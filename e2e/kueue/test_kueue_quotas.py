@@ -18,6 +18,7 @@ from components.dra_constants import GPU_CLASS, NODE_GROUP_LABEL
 from components.model import DeviceSelection
 from components.queue_model import GPU_QUOTA_RESOURCE, QUEUE_NAME_LABEL
 from components.values.claims import claim_template_spec, exact_request, product_selector
+from components.values.kueue import queued_job
 from tools.verify.cluster import KubeCluster
 from tools.verify.queues import check_queues
 
@@ -224,3 +225,14 @@ def test_verify_reports_the_queues_active_with_their_admitted_and_pending_worklo
     assert "solo (1 GPUs on h200): 1 admitted, 1 pending" in outcome.summary, outcome.summary
     assert "borrower (1 GPUs on h200): 1 admitted, 0 pending" in outcome.summary, outcome.summary
     assert "lender (1 GPUs on h200): 0 admitted, 1 pending" in outcome.summary, outcome.summary
+
+
+def test_the_stacks_sample_job_is_accepted_and_queued(kube, stack):
+    """The program's queued sample Job (components/values/kueue.py queued_job): the webhook suspends it, Kueue queues it."""
+    sample = queued_job(stack.queues, stack.claims)
+    assert sample is not None
+    created = kube.create(sample)
+    assert created["spec"]["suspend"] is True
+    namespace, name = sample["metadata"]["namespace"], sample["metadata"]["name"]
+    found = wait_for("the sample Job's Workload", lambda: workload(kube, namespace, name))
+    assert found["spec"]["queueName"] == stack.queues.teams[0].local_queue
