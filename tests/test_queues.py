@@ -10,6 +10,7 @@ import copy
 import json
 from typing import Any
 
+import kubernetes_validate
 import pytest
 
 from components.config import parse_stack_config
@@ -22,6 +23,7 @@ from components.queue_model import DRA_GATE, GPU_QUOTA_RESOURCE, QUEUE_NAME_LABE
 from components.values.claims import builtin_template_specs
 from components.values.kueue import kueue_values, queue_objects, queued_job
 from policies.dra_rules import PlannedResource, check_resources
+from tests.test_kubernetes_schema import kubernetes_objects, manifest
 from tools.cost.render import money
 from tools.cost.teams import team_rows
 from tools.plan.mock_engine import run_program
@@ -342,3 +344,15 @@ def test_verify_counts_admitted_and_pending_workloads_and_names_an_inactive_queu
     assert "research (24 GPUs on h200-train, 32 GPUs on h200-burst): 1 admitted, 1 pending" in outcome.summary
     [finding] = outcome.findings
     assert finding.subject == "ClusterQueue inference" and finding.found == "Active=False (R: m)"
+
+
+def test_the_queued_stacks_builtin_objects_validate_against_the_134_schema(queued_prod):
+    """Namespaces, templates and the Job against Kubernetes 1.34's strict schema; Kueue's own kinds are checked by
+    the real API server with Kueue's CRDs in e2e/kueue (kubernetes-validate has no CRD schemas)."""
+    checked = []
+    for resource in kubernetes_objects(queued_prod):
+        if "kueue.x-k8s.io" in resource.type:
+            continue
+        kubernetes_validate.validate(manifest(resource), "1.34.0", strict=True)
+        checked.append(resource.type.rsplit(":", 1)[-1])
+    assert {"Namespace", "ResourceClaimTemplate", "Job"} <= set(checked)
