@@ -27,6 +27,8 @@ from tests.test_kubernetes_schema import kubernetes_objects, manifest
 from tools.cost.render import money
 from tools.cost.teams import team_rows
 from tools.plan.mock_engine import run_program
+from tools.plan.model import build_plan
+from tools.plan.report import render_text
 from tools.verify.queues import check_queues
 
 TEAMS = [
@@ -356,3 +358,11 @@ def test_the_queued_stacks_builtin_objects_validate_against_the_134_schema(queue
         kubernetes_validate.validate(manifest(resource), "1.34.0", strict=True)
         checked.append(resource.type.rsplit(":", 1)[-1])
     assert {"Namespace", "ResourceClaimTemplate", "Job"} <= set(checked)
+
+
+def test_the_offline_plan_of_two_teams_on_prod_passes_and_shows_each_teams_share():
+    plan = build_plan("prod", prod_with({"teams": TEAMS}), out=None)
+    assert not plan.blocked, plan.findings
+    text = render_text(plan)
+    assert "GPU quotas per team (Kueue" in text
+    assert "inference  inference  h200-train  8     8 of 32 (25%)" in text
