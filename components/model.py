@@ -28,6 +28,7 @@ from components.dra_constants import (
     RESERVED_CAPACITY,
     SPOT_CAPACITY,
 )
+from components.queue_model import NO_QUEUES, QueuesConfig
 
 GPU_PRESET_PATTERN = re.compile(r"^(\d+)gpu-\d+vcpu-\d+gb$")
 # Durations as the Nebius API takes them (pulumi-nebius 0.6.73, strategy.drain_timeout and
@@ -493,6 +494,7 @@ class StackConfig:
     claims: ClaimsConfig = NO_CLAIMS
     observability: ObservabilityConfig = NO_OBSERVABILITY
     prices: PriceTable = NO_PRICES
+    queues: QueuesConfig = NO_QUEUES
     # Existing-cluster mode: the kubeconfig of a cluster the stack does not create (a secret).
     existing_kubeconfig: str | None = None
 

@@ -40,6 +40,10 @@ try:
     from policies.identity_rules import IDENTITY_RULES
 except ModuleNotFoundError:  # the Pulumi CLI imports the pack's modules from inside policies/
     from identity_rules import IDENTITY_RULES  # type: ignore[import-not-found,no-redef]
+try:  # the CLI runs the pack from inside policies/, the tests import it as the policies package
+    from policies.queue_rules import QUEUE_CHECKS
+except ImportError:
+    from queue_rules import QUEUE_CHECKS  # type: ignore[no-redef,import-not-found]
 
 CLUSTER_TYPE = "nebius:index/mk8sV1Cluster:Mk8sV1Cluster"
 NODE_GROUP_TYPE = "nebius:index/mk8sV1NodeGroup:Mk8sV1NodeGroup"
@@ -1187,6 +1191,13 @@ RULES: tuple[ResourceRule | StackRule, ...] = (
     *(StackRule(*rule) for rule in IDENTITY_RULES),
 )
 
+RULES = (
+    *RULES,
+    *(
+        StackRule(name, text, ADVISORY if level == "advisory" else MANDATORY, check)
+        for name, text, level, check in QUEUE_CHECKS
+    ),
+)
 POLICIES = [rule.policy() for rule in RULES]
 
 _LEVELS = {level.value: level for level in EnforcementLevel}

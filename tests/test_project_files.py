@@ -51,6 +51,7 @@ UNTYPED_STRUCTURED_KEYS = {
     "nebius-dra:priceOverrides",
     "nebius-dra:systemNodeStrategy",
     "nebius-dra:systemNodeAutoRepair",
+    "nebius-dra:queues",
 }
 
 

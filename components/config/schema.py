@@ -837,6 +837,9 @@ class StackInput(Shape):
     kubePrometheusStack: BOOL
     kubePrometheusStackVersion: ChartVersion
     kubePrometheusStackRepository: ChartRepository
+    queues: Annotated[
+        dict[StrictStr, Any], Field(description="expected a map (its fields: components/config/queues.py)")
+    ]
     priceOverrides: Annotated[
         PriceTableInput,
         Field(
