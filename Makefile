@@ -7,7 +7,7 @@ FORMAT ?= text
 
 JS_ENGINE := tests/regex_engines/js
 
-.PHONY: setup engines demo plan cost lint test e2e bench bench-e2e verify up preview clean
+.PHONY: setup engines demo plan cost lint test e2e bench bench-e2e bench-cli verify up preview clean
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt requirements-verify.txt policies/requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -47,8 +47,11 @@ e2e: setup  ## Real engines: Kubernetes 1.34 and 1.36 control planes, and the Pu
 bench: setup  ## Benchmark: dev/prod plans against the import floor, generated fleets against their SDK floor, profiles.
 	$(PY) -m tools.bench
 
-bench-e2e: setup  ## Benchmark: pods per second the real 1.34 scheduler allocates for each built-in claim template (local control plane).
+bench-e2e: setup  ## Benchmark: pods per second the real scheduler (oldest and newest minor the e2e builds) allocates for each built-in claim template.
 	$(PY) e2e/dra/bench_allocation.py
+
+bench-cli: setup  ## Benchmark: wall time of the real Pulumi CLI's preview, up and destroy of dev's Kubernetes layer, with and without 200 user claim templates.
+	$(PY) e2e/cli/bench_cli.py
 
 verify: setup  ## Checks a live cluster after `pulumi up` (needs kubectl access and the nebius CLI).
 	$(PY) -m tools.verify --stack $(STACK)

@@ -9,7 +9,8 @@ the policy `max-hourly-cost`, which multiplies each price by the node counts of 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import pulumi
 
@@ -21,12 +22,19 @@ COST_ESTIMATE_TYPE = "nebius-dra:cost:CostEstimate"
 @dataclass
 class CostEstimateArgs:
     estimate: StackCost
+    # What each team's GPU quota costs (components/values/queue_cost.py); empty without queues.
+    teams: list[dict[str, Any]] = field(default_factory=list)
 
 
 class CostEstimate(pulumi.ComponentResource):
     estimate: StackCost
 
     def __init__(self, name: str, args: CostEstimateArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__(COST_ESTIMATE_TYPE, name, args.estimate.as_document(), opts)
+        super().__init__(
+            COST_ESTIMATE_TYPE,
+            name,
+            {**args.estimate.as_document(), **({"teams": args.teams} if args.teams else {})},
+            opts,
+        )
         self.estimate = args.estimate
         self.register_outputs({})

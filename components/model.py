@@ -28,6 +28,7 @@ from components.dra_constants import (
     RESERVED_CAPACITY,
     SPOT_CAPACITY,
 )
+from components.queue_model import NO_QUEUES, QueuesConfig
 from components.stack_input import GPU_PRESET_PATTERN, GpuNodeGroupInput
 
 _GPU_PRESET = re.compile(GPU_PRESET_PATTERN.removesuffix("$") + r"\Z")
@@ -506,6 +507,7 @@ class StackConfig:
     claims: ClaimsConfig = NO_CLAIMS
     observability: ObservabilityConfig = NO_OBSERVABILITY
     prices: PriceTable = NO_PRICES
+    queues: QueuesConfig = NO_QUEUES
     # Existing-cluster mode: the kubeconfig of a cluster the stack does not create (a secret).
     existing_kubeconfig: str | None = None
 

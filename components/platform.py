@@ -15,12 +15,14 @@ from components.existing_gpu_node_group import ExistingGpuNodeGroup, ExistingGpu
 from components.gpu_metrics import GpuMetrics, GpuMetricsArgs
 from components.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
 from components.infiniband_fabric import InfinibandFabric, InfinibandFabricArgs
+from components.kueue import TeamQueues, TeamQueuesArgs
 from components.labels import system_node_labels
 from components.model import StackConfig
 from components.nvidia_operator import NvidiaOperator, NvidiaOperatorArgs
 from components.system_node_group import SystemNodeGroup, SystemNodeGroupArgs
 from components.values.cost import stack_cost
 from components.values.gpu_operator import gpu_operator_spec, network_operator_spec
+from components.values.queue_cost import team_quota_costs
 
 # Pulumi waits about 10 minutes for a Pod to become ready. When the GPU Operator builds the
 # driver on freshly joined nodes, the driver, then the kubelet plugin, then the CUDA image
@@ -45,6 +47,7 @@ class DraPlatform(pulumi.ComponentResource):
     dra_driver: DraDriver
     metrics: GpuMetrics | None
     workloads: DraWorkloads
+    queues: TeamQueues | None
     cost: CostEstimate | None
 
     def __init__(self, name: str, args: DraPlatformArgs, opts: pulumi.ResourceOptions | None = None) -> None:
@@ -82,9 +85,27 @@ class DraPlatform(pulumi.ComponentResource):
             ),
             child,
         )
+        self.queues = (
+            TeamQueues(
+                f"{name}-queues",
+                TeamQueuesArgs(
+                    queues=config.queues,
+                    claims=config.claims,
+                    gpu_groups=config.gpu_node_groups,
+                    system_node_selector=system_node_labels(),
+                    provider=self.access.provider,
+                    depends_on=self._system_nodes(),
+                ),
+                child,
+            )
+            if config.queues.enabled
+            else None
+        )
         # The stack's nodes cost what it creates; an existing cluster's nodes are not its to price.
         self.cost = (
-            CostEstimate(f"{name}-cost", CostEstimateArgs(estimate=stack_cost(config)), child)
+            CostEstimate(
+                f"{name}-cost", CostEstimateArgs(estimate=stack_cost(config), teams=team_quota_costs(config)), child
+            )
             if config.creates_cluster
             else None
         )

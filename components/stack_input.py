@@ -839,7 +839,7 @@ class StackInput(Shape):
         ),
         Setting(
             "Cluster and node keys",
-            "`MAJOR.MINOR` or `MAJOR.MINOR-nebius-node.N`, at least 1.34 (the floor: `resource.k8s.io/v1` is GA there), quoted. New stacks default to 1.35, the minor Nebius's solutions library moved to (its driver-preset table, `DRIVER_PRESETS` in `policies/dra_rules.py`, has rows for 1.35 and 1.36 and none for 1.34); 1.36 turns on the DRA features of [the table by minor](#your-own-templates). dev and prod stay on 1.34, set in their stack files: moving a live stack's minor upgrades the control plane, then every node group, and Nebius replaces each group's nodes by its roll-out strategy (one 8-GPU node at a time in prod), so plan it (`make plan STACK=prod` with `--baseline`) and do it on dev first; a patch version (`1.34.1`) is refused. The control plane gets `MAJOR.MINOR`; every node group (system and GPU) gets the whole value, `-nebius-node.N` included, so changing it upgrades the node groups too, after the cluster (`components/values/node_groups.py`)",
+            "`MAJOR.MINOR` or `MAJOR.MINOR-nebius-node.N`, at least 1.34 (the floor: `resource.k8s.io/v1` is GA there), quoted. New stacks default to 1.35, the minor Nebius's solutions library moved to (its driver-preset table, `policies/dra_guardrails/driver_presets.json`, has rows for 1.35 and 1.36 and none for 1.34); 1.36 turns on the DRA features of [the table by minor](#your-own-templates). dev and prod stay on 1.34, set in their stack files: moving a live stack's minor upgrades the control plane, then every node group, and Nebius replaces each group's nodes by its roll-out strategy (one 8-GPU node at a time in prod), so plan it (`make plan STACK=prod` with `--baseline`) and do it on dev first; a patch version (`1.34.1`) is refused. The control plane gets `MAJOR.MINOR`; every node group (system and GPU) gets the whole value, `-nebius-node.N` included, so changing it upgrades the node groups too, after the cluster (`components/values/node_groups.py`)",
             default="1.35",
             shown_default="`1.35`",
         ),
@@ -1247,6 +1247,15 @@ class StackInput(Shape):
             "repository or mirror of the kube-prometheus-stack chart (default `https://prometheus-community.github.io/helm-charts`), as for `draDriverRepository`",
             default="",
             shown_default="prometheus-community's",
+        ),
+    ]
+    queues: Annotated[
+        dict[StrictStr, Any],
+        Field(description="expected a map (its fields: components/config/queues.py)"),
+        Setting(
+            "Queue keys",
+            "GPU quotas per team, enforced by Kueue v0.17.0, installed only when `teams` is not empty: `teams: [{name, namespace?, localQueue?, cohort?, quotas: [{group, gpus, borrowingLimit?}]}]`, `deviceClasses?` (counted as GPUs: `gpu.nvidia.com`, the default, and `vfio.gpu.nvidia.com`), `claimTemplates?` (the templates each team namespace gets; default every one Kueue can count), `namespace?` (`kueue-system`), `repository?` (a mirror of `oci://registry.k8s.io/kueue/charts`), `featureGates?` (Kueue gate: true or false). Refused: a quota over what its group holds, a group that does not exist, borrowing without a cohort, two teams in one namespace, a template Kueue cannot count (the reason is named)",
+            default={},
         ),
     ]
     priceOverrides: Annotated[

@@ -36,7 +36,7 @@ REFUSED = [
         [
             'unknown policy "mk8s-cluster-versoin" (given {"minimumVersion": "1.35"})',
             'did you mean "mk8s-cluster-version"?',
-            "the pack's policies are dra-api-version-v1, dra-autoscaling-min-nodes,",
+            "the pack's policies are ci-identity-roles, ci-identity-trust, dra-api-version-v1,",
             "or all for every policy",
         ],
         id="unknown-policy",

@@ -17,7 +17,15 @@ import pytest
 
 from components.config.stack_file import load_stack_config
 from policies.dra_guardrails import RULES, PlannedResource, check_resources
+from policies.dra_guardrails.identity_rules import (
+    ACCESS_PERMIT_TYPE,
+    ENVIRONMENT_LABEL,
+    FEDERATED_CREDENTIALS_TYPE,
+    GITHUB_ISSUER,
+    IDENTITY_LABEL,
+)
 from tests.helpers import STACKS, beyond_the_unlisted_minor
+from tests.test_queues import TEAMS, prod_with
 from tools.plan.mock_engine import ProgramRun, run_program
 
 CLUSTER = "nebius:index/mk8sV1Cluster:Mk8sV1Cluster"
@@ -69,9 +77,21 @@ def operator_mode_run() -> ProgramRun:
 
 
 @pytest.fixture
-def stacks(stack_runs, operator_mode_run) -> dict[str, Resources]:
+def stacks(stack_runs, operator_mode_run, queued_prod_run) -> dict[str, Resources]:
     """Fresh copies per test: mutations never leak into the session's runs."""
-    return {**{stack: planned(run) for stack, run in stack_runs.items()}, "dev-operator": planned(operator_mode_run)}
+    return {
+        **{stack: planned(run) for stack, run in stack_runs.items()},
+        "dev-operator": planned(operator_mode_run),
+        "prod-queues": planned(queued_prod_run),
+    }
+
+
+@pytest.fixture(scope="module")
+def queued_prod_run() -> ProgramRun:
+    """prod with two teams' GPU quotas on its two groups (tests/test_queues.py TEAMS)."""
+    run = run_program("prod", config=prod_with({"teams": TEAMS}))
+    assert run.error is None, run.error
+    return run
 
 
 def on_unlisted_minor_with_preset(r: PlannedResource) -> bool:
@@ -82,7 +102,7 @@ def on_unlisted_minor_with_preset(r: PlannedResource) -> bool:
     )
 
 
-@pytest.mark.parametrize("stack", [*STACKS, "dev-operator"])
+@pytest.mark.parametrize("stack", [*STACKS, "dev-operator", "prod-queues"])
 def test_real_stacks_pass_every_rule_with_one_advisory_per_preset_group_on_1_34(stacks, stack):
     findings = check_resources(stacks[stack])
     assert beyond_the_unlisted_minor(findings) == []
@@ -258,6 +278,57 @@ def spot_group_on_the_fabric(resources: Resources) -> PlannedResource:
     return group
 
 
+def identity_resource(type_token: str, kind: str, **props: object) -> PlannedResource:
+    labels = {IDENTITY_LABEL: kind, ENVIRONMENT_LABEL: "prod"}
+    return PlannedResource(
+        f"urn:pulumi:prod::nebius-dra::{type_token}::ci-{kind}", type_token, f"ci-{kind}", {"labels": labels, **props}
+    )
+
+
+def admin_deploy_identity(resources: Resources) -> PlannedResource:
+    """An access permit added by hand: the deploy identity as admin of the project."""
+    permit = identity_resource(ACCESS_PERMIT_TYPE, "deploy", role="admin", resourceId="project-e00prod000000000000")
+    resources.append(permit)
+    return permit
+
+
+def deploy_identity_trusting_a_branch(resources: Resources) -> PlannedResource:
+    """Federated credentials added by hand: every push to main may deploy, outside the environment's rules."""
+    trust = identity_resource(
+        FEDERATED_CREDENTIALS_TYPE,
+        "deploy",
+        federatedSubjectId="repo:example-org/nebius-dra:ref:refs/heads/main",
+        oidcProvider={"issuerUrl": GITHUB_ISSUER},
+        subjectId="serviceaccount-e00x",
+    )
+    resources.append(trust)
+    return trust
+
+
+def kueue_dra_gate_off(resources: Resources) -> PlannedResource:
+    release = the_one(resources, lambda r: r.type == RELEASE and r.props["chart"].endswith("/kueue"))
+    release.props["values"]["controllerManager"]["featureGates"] = [
+        {"name": "DynamicResourceAllocation", "enabled": False}
+    ]
+    return release
+
+
+def pod_outside_the_teams(resources: Resources) -> PlannedResource:
+    pod = PlannedResource("urn:pulumi:prod::nebius-dra::kubernetes:core/v1:Pod::stray", POD, "stray",
+                          {"metadata": {"name": "stray", "namespace": "default"}, "spec": {"containers": []}})  # fmt: skip
+    resources.append(pod)
+    return pod
+
+
+def quotas_past_the_group_without_cohorts(resources: Resources) -> None:
+    for queue in (r for r in resources if r.type.endswith(":ClusterQueue")):
+        queue.props["spec"].pop("cohortName", None)
+        for flavor in queue.props["spec"]["resourceGroups"][0]["flavors"]:
+            for resource in flavor["resources"]:
+                if resource["name"] == "nvidia.com/gpu" and flavor["name"] == "h200-train":
+                    resource["nominalQuota"] += 1
+
+
 MUTATIONS = {
     "cluster below 1.34": ("prod", old_cluster, "mk8s-cluster-version", True),
     "DRA off on one GPU group": ("prod", dra_off_on_one_group, "gpu-node-group-dra-enabled", True),
@@ -284,6 +355,16 @@ MUTATIONS = {
     "reserved STRICT group surges": ("prod", reserved_strict_group_surges, "reserved-strict-no-surge", True),
     "spot group on the fabric": ("prod", spot_group_on_the_fabric, "spot-infiniband", False),
     "driver preset not listed": ("dev", preset_not_listed_for_its_minor, "gpu-drivers-preset-known", False),
+    "deploy identity as admin": ("prod", admin_deploy_identity, "ci-identity-roles", True),
+    "deploy identity trusting a branch": ("prod", deploy_identity_trusting_a_branch, "ci-identity-trust", True),
+    "Kueue's DRA gate off": ("prod-queues", kueue_dra_gate_off, "kueue-dra-gate", True),
+    "a pod outside the teams' namespaces": ("prod-queues", pod_outside_the_teams, "workload-namespace-queued", False),
+    "quotas past a group without cohorts": (
+        "prod-queues",
+        quotas_past_the_group_without_cohorts,
+        "queue-quotas-within-capacity",
+        False,
+    ),
 }
 # Mutations of rules that check nothing until their policy config asks for it: the config, from the stack as planned.
 MUTATION_CONFIGS: dict[str, Callable[[Resources], dict]] = {

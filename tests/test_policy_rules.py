@@ -136,6 +136,8 @@ def test_levels_follow_the_issue():
         "max-hourly-cost",
         "spot-infiniband",
         "gpu-drivers-preset-known",
+        "workload-namespace-queued",
+        "queue-quotas-within-capacity",
     }
     assert {p.name for p in POLICIES if p.enforcement_level == EnforcementLevel.ADVISORY} == advisory
     assert all(p.enforcement_level == EnforcementLevel.MANDATORY for p in POLICIES if p.name not in advisory)

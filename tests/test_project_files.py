@@ -46,6 +46,7 @@ UNTYPED_STRUCTURED_KEYS = {
     "nebius-dra:priceOverrides",
     "nebius-dra:systemNodeStrategy",
     "nebius-dra:systemNodeAutoRepair",
+    "nebius-dra:queues",
 }
 
 

@@ -33,6 +33,10 @@ CURRENT_MAJORS = {
 }
 SETUP_ACTION = "./.github/actions/pulumi-setup"
 REUSABLE_UP = "./.github/workflows/pulumi-up.yml"
+# The repository variable that turns the private-key fallback on; the keyless exchange is the default.
+FALLBACK_VARIABLE = "${{ vars.NEBIUS_PRIVATE_KEY_FALLBACK == 'true' }}"
+FALLBACK_FLAGS = ("vars.NEBIUS_PRIVATE_KEY_FALLBACK == 'true'", "inputs.private-key-fallback")
+KEY_SECRETS = ("NEBIUS_PRIVATE_KEY", "NEBIUS_PUBLIC_KEY_ID", "NEBIUS_SERVICE_ACCOUNT_ID")
 
 
 def load(path: Path) -> dict:
@@ -124,7 +128,12 @@ def test_deploys_run_on_pushes_to_main_only():
     assert set(triggers(workflow("pulumi-up.yml"))) == {"workflow_call"}
 
 
-def test_permissions_are_read_only_except_the_pr_comment():
+def logs_in_to_nebius(job: dict) -> bool:
+    """The job runs the setup action (which exchanges its OIDC token) or calls the workflow that does."""
+    return job.get("uses") == REUSABLE_UP or any(step.get("uses") == SETUP_ACTION for step in job.get("steps", []))
+
+
+def test_permissions_are_read_only_except_the_pr_comment_and_the_oidc_token():
     for name, wf in all_workflows().items():
         assert wf.get("permissions") == {"contents": "read"}, f"{name}: top-level permissions must be contents: read"
         for job_name, job in wf["jobs"].items():
@@ -132,14 +141,34 @@ def test_permissions_are_read_only_except_the_pr_comment():
             assert permissions != "write-all" and permissions != "read-all", f"{name}:{job_name}"
             writes = {scope for scope, level in permissions.items() if level == "write"}
             allowed = {"pull-requests"} if (name, job_name) == ("preview.yml", "preview") else set()
+            allowed |= {"id-token"} if logs_in_to_nebius(job) else set()
             assert writes <= allowed, f"{name}:{job_name} asks for write access to {writes - allowed}"
+
+
+def test_id_token_write_is_granted_exactly_to_the_jobs_that_log_in_to_nebius():
+    """GitHub mints an OIDC token only for a job granted id-token: write; a job that does not exchange one
+    must not be able to ask, and a called workflow's job gets no more than its caller's job grants."""
+    granted = {}
+    for name, wf in all_workflows().items():
+        assert "id-token" not in wf["permissions"], (
+            f"{name}: id-token belongs to the jobs that use it, not the workflow"
+        )
+        for job_name, job in wf["jobs"].items():
+            granted[f"{name}:{job_name}"] = job.get("permissions", {}).get("id-token") == "write"
+            assert granted[f"{name}:{job_name}"] == logs_in_to_nebius(job), f"{name}:{job_name}"
+    assert {job for job, write in granted.items() if write} == {
+        "deploy.yml:dev",
+        "deploy.yml:prod",
+        "preview.yml:preview",
+        "pulumi-up.yml:up",
+    }
 
 
 def test_preview_job_previews_every_stack_with_the_policy_pack_refresh_and_a_pr_comment():
     job = workflow("preview.yml")["jobs"]["preview"]
     assert job["strategy"]["matrix"]["stack"] == list(STACKS)
     assert job["strategy"]["fail-fast"] is False, "one stack's failure must not hide the other's preview"
-    assert job["permissions"] == {"contents": "read", "pull-requests": "write"}
+    assert job["permissions"] == {"contents": "read", "pull-requests": "write", "id-token": "write"}
     uses = [step.get("uses", "") for step in job["steps"]]
     assert uses.index(SETUP_ACTION) < uses.index(pulumi_step(job)["uses"])
     inputs = pulumi_step(job)["with"]
@@ -203,8 +232,14 @@ def test_previews_run_one_at_a_time_per_stack_and_pr():
 def test_deploy_goes_tests_then_dev_then_prod():
     jobs = workflow("deploy.yml")["jobs"]
     assert jobs["test"]["uses"] == "./.github/workflows/test.yml"
-    assert jobs["dev"] == {"needs": "test", "uses": REUSABLE_UP, "with": {"stack": "dev"}, "secrets": "inherit"}
-    assert jobs["prod"] == {"needs": "dev", "uses": REUSABLE_UP, "with": {"stack": "prod"}, "secrets": "inherit"}
+    for stack, needs in (("dev", "test"), ("prod", "dev")):
+        assert jobs[stack] == {
+            "needs": needs,
+            "uses": REUSABLE_UP,
+            "permissions": {"contents": "read", "id-token": "write"},
+            "with": {"stack": stack, "private-key-fallback": FALLBACK_VARIABLE},
+            "secrets": "inherit",
+        }
 
 
 def test_prod_is_gated_by_its_github_environment():
@@ -315,3 +350,94 @@ def test_actionlint_reports_a_broken_workflow(tmp_path):
     )
     result = run_actionlint(tmp_path, [broken])
     assert result.returncode == 1 and "matrix" in result.stdout
+
+
+# ---------------------------------------------------------------------------------------------
+# Keyless login: GitHub's OIDC token exchanged at run time, the private key only behind the fallback.
+# ---------------------------------------------------------------------------------------------
+
+EXPRESSION = re.compile(r"\$\{\{(.*?)\}\}", re.S)
+
+
+def key_expressions(text: str) -> list[str]:
+    """Every `${{ }}` expression that reads one of the private-key login's secrets."""
+    return [
+        " ".join(found.split())
+        for found in EXPRESSION.findall(text)
+        if any(f"secrets.{secret}" in found for secret in KEY_SECRETS)
+    ]
+
+
+def gated(expression: str) -> bool:
+    """`<fallback flag> && secrets.X || <anything without a key secret>`: the secret's value reaches the job
+    only when the fallback is on (GitHub evaluates `a && b || c` as `a ? b : c` for a truthy b)."""
+    for flag in FALLBACK_FLAGS:
+        for secret in KEY_SECRETS:
+            prefix = f"{flag} && secrets.{secret} || "
+            if expression.startswith(prefix) and not key_expressions("${{" + expression[len(prefix) :] + "}}"):
+                return True
+    return False
+
+
+@pytest.mark.parametrize("name", sorted(path.name for path in WORKFLOWS.glob("*.y*ml")))
+def test_no_job_holds_a_nebius_key_unless_the_fallback_is_set(name):
+    text = (WORKFLOWS / name).read_text()
+    ungated = [expression for expression in key_expressions(text) if not gated(expression)]
+    assert not ungated, f"{name}: a Nebius key secret reaches the job without the fallback: {ungated}"
+    for job in load(WORKFLOWS / name)["jobs"].values():
+        assert not key_expressions(yaml.safe_dump(job.get("env", {}))), f"{name}: a key secret in a job's env"
+
+
+def test_the_key_gate_refuses_an_ungated_secret():
+    """Guards the test above: the shapes a careless edit would leave are refused."""
+    assert gated("inputs.private-key-fallback && secrets.NEBIUS_PRIVATE_KEY || ''")
+    assert not gated("secrets.NEBIUS_PRIVATE_KEY")
+    assert not gated("secrets.NEBIUS_PRIVATE_KEY || ''")
+    assert not gated("github.event_name == 'push' && secrets.NEBIUS_PRIVATE_KEY || ''")
+    assert not gated("inputs.private-key-fallback && secrets.NEBIUS_PRIVATE_KEY || secrets.NEBIUS_PUBLIC_KEY_ID")
+    assert key_expressions("x: ${{ secrets.NEBIUS_PRIVATE_KEY }}") == ["secrets.NEBIUS_PRIVATE_KEY"]
+
+
+def test_every_login_passes_the_fallback_flag_and_the_keyless_account():
+    jobs = [workflow("preview.yml")["jobs"]["preview"], *workflow("pulumi-up.yml")["jobs"].values()]
+    for job in jobs:
+        (setup,) = [step for step in job["steps"] if step.get("uses") == SETUP_ACTION]
+        inputs = setup["with"]
+        assert inputs["private-key-fallback"] in ("${{ inputs.private-key-fallback }}", FALLBACK_VARIABLE)
+        assert "vars.NEBIUS_" in inputs["nebius-service-account-id"], "the keyless account is a variable, not a secret"
+    up = workflow("pulumi-up.yml")["on"] if "on" in workflow("pulumi-up.yml") else workflow("pulumi-up.yml")[True]
+    fallback = up["workflow_call"]["inputs"]["private-key-fallback"]
+    assert fallback["type"] == "boolean" and fallback["default"] is False
+
+
+def setup_steps() -> list[dict]:
+    return load(ACTIONS / "pulumi-setup" / "action.yml")["runs"]["steps"]
+
+
+def test_the_setup_logs_in_keyless_by_default_and_with_the_key_only_behind_the_fallback():
+    action = load(ACTIONS / "pulumi-setup" / "action.yml")
+    assert action["inputs"]["private-key-fallback"]["default"] == "false"
+    for key_input in ("nebius-public-key-id", "nebius-private-key"):
+        assert action["inputs"][key_input]["required"] is False and action["inputs"][key_input]["default"] == ""
+    (keyless,) = [step for step in setup_steps() if step.get("id") == "keyless-login"]
+    assert keyless["if"] == "inputs.private-key-fallback != 'true'"
+    assert "python -m tools.ci_identity.exchange" in keyless["run"]
+    assert (ROOT / "tools" / "ci_identity" / "exchange.py").is_file()
+    for step in setup_steps():
+        if "inputs.nebius-private-key" in yaml.safe_dump(step) or "inputs.nebius-public-key-id" in yaml.safe_dump(step):
+            assert step["if"] == "inputs.private-key-fallback == 'true'", step.get("name")
+
+
+def test_the_nebius_token_is_masked_first_and_kept_in_the_job_environment_only():
+    """The token is masked before it is exported; it goes to $GITHUB_ENV (a file under $RUNNER_TEMP, which
+    GitHub empties at the end of every job) and nowhere else."""
+    for step in setup_steps():
+        lines = step.get("run", "").splitlines()
+        uses_token = [index for index, line in enumerate(lines) if "$token" in line and "token=" not in line]
+        if not uses_token:
+            continue
+        mask = lines.index('echo "::add-mask::$token"')
+        assert mask == uses_token[0], f"{step.get('name')}: the token is used before it is masked"
+        for line in lines[mask + 1 :]:
+            if "$token" in line and ">" in line.replace("> /dev/null", ""):
+                assert line.strip() == 'echo "NEBIUS_IAM_TOKEN=$token" >> "$GITHUB_ENV"', line

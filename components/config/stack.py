@@ -21,6 +21,7 @@ from components.config.errors import ConfigProblems, add_validation_problems, co
 from components.config.gpu_metrics import parse_observability_config
 from components.config.node_groups import check_node_group_names, parse_gpu_node_groups
 from components.config.prices import stack_prices
+from components.config.queues import parse_queues_config
 from components.config.raw import RawConfig, decode_config, secret_problems, secret_texts
 from components.config.rollout import parse_auto_repair, parse_strategy
 from components.config.stack_file import SECRET_PLACEHOLDER
@@ -131,7 +132,8 @@ def parse_stack_config(
         protect=settings.protect,
         node_service_account_id=settings.nodeServiceAccountId or None,
         driver=driver,
-        claims=parse_claims_config(settings, gpu_groups, driver, problems),
+        claims=(claims := parse_claims_config(settings, gpu_groups, driver, problems)),
+        queues=parse_queues_config(settings.queues, gpu_groups, claims, problems),
         observability=parse_observability_config(settings, gpu_groups, driver, problems),
         prices=stack_prices(price_table, settings.priceOverrides, problems),
         existing_kubeconfig=existing_kubeconfig(settings, given, problems),

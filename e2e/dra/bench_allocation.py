@@ -1,8 +1,9 @@
-"""`make bench-e2e`: how fast the real Kubernetes 1.34 scheduler allocates each built-in claim template.
+"""`make bench-e2e`: how fast the real Kubernetes scheduler allocates each built-in claim template.
 
-    venv/bin/python e2e/dra/bench_allocation.py [--pods 200] [--nodes 100]
+    venv/bin/python e2e/dra/bench_allocation.py [--pods 200] [--nodes 100] [--kube-minor 1.34 ...]
 
-A benchmark, not a test: one throw-away control plane (`e2e/kube/control_plane.py`), NODES
+A benchmark, not a test. Per Kubernetes minor (by default the oldest and the newest the e2e builds),
+one throw-away control plane (`e2e/kube/control_plane.py`), NODES
 stand-in 8-GPU H200 nodes (`dra_fakes.py`: the NVIDIA driver's slices on all, DRANet's
 InfiniBand slices on the first half, which are prod's `h200-train` group, the rest
 `h200-burst`), then, per template, PODS pods that each claim one device set from it, created
@@ -13,7 +14,7 @@ template with no selector and no constraint (one `gpu.nvidia.com` device); every
 template is held to at least 0.8x its rate. A template asks for no more pods than the nodes
 can hold (multi-gpu, 8 GPUs, one pod a node). Between templates every pod is deleted and its
 claims are gone, so each starts on free devices. Prints a table, PASS or FAIL per template,
-writes build/e2e/allocation.json, and exits 0.
+writes build/e2e/allocation-<minor>.json, and exits 0.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import json
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
@@ -48,7 +50,7 @@ from components.labels import gpu_node_labels, tolerations_for  # noqa: E402
 from components.model import GpuNodeGroupConfig  # noqa: E402
 from components.values.claim_templates import builtin_template_specs  # noqa: E402
 
-REPORT_PATH = PROJECT / "build" / "e2e" / "allocation.json"
+REPORT_DIR = PROJECT / "build" / "e2e"
 NAMESPACE = "alloc-bench"
 STACK = "bench"
 REFERENCE = "no-selector"
@@ -85,6 +87,7 @@ class TemplateRun:
     p50_seconds: float
     p99_seconds: float
     creation_seconds: float
+    unbound_why: str = ""  # for pods never bound: the scheduler's reasons, or that the watch ended early
 
 
 def capacity(template: str, gpu_nodes: int, ib_nodes: int) -> int:
@@ -102,7 +105,7 @@ def percentile(values: Sequence[float], fraction: float) -> float:
     return ordered[max(0, min(len(ordered) - 1, int(fraction * len(ordered) + 0.999999) - 1))]
 
 
-def create_nodes(kube: Kube, groups: Mapping[str, GpuNodeGroupConfig], count: int) -> int:
+def create_nodes(kube: Kube, groups: Mapping[str, GpuNodeGroupConfig], count: int, chart: str) -> int:
     """`count` 8-GPU nodes, the first half in the InfiniBand group with DRANet's slices too; the InfiniBand node count."""
     ib_nodes = count // 2
     for index in range(count):
@@ -111,7 +114,7 @@ def create_nodes(kube: Kube, groups: Mapping[str, GpuNodeGroupConfig], count: in
         labels = gpu_node_labels(group.name, group.preinstalled_driver, group.labels)
         taints = [{"key": t.key, "value": t.value, "effect": t.effect} for t in group.taints]
         create_node(kube, name, labels, taints, group.preset)
-        kube.create(resource_slice(name, GPU_DRIVER, gpu_devices(name, group)))
+        kube.create(resource_slice(name, GPU_DRIVER, gpu_devices(name, group, chart)))
         if group.infiniband:
             kube.create(resource_slice(name, NETWORK_DRIVER, nic_devices()))
     return ib_nodes
@@ -137,6 +140,7 @@ class BindingWatch:
 
     def __init__(self, kube: Kube, template: str) -> None:
         self.bound: dict[str, float] = {}
+        self.ended_by = ""  # what ended the watch before `stop`, if anything did
         self._watch = watch.Watch()
         self._core = client.CoreV1Api(kube.api_client)
         self._template = template
@@ -147,11 +151,14 @@ class BindingWatch:
         stream = self._watch.stream(
             self._core.list_namespaced_pod, NAMESPACE, label_selector=f"bench={self._template}", timeout_seconds=600
         )
-        with contextlib.suppress(ProtocolError):  # what `stop` closing the stream raises
-            for event in stream:
-                pod = event["object"]
-                if pod.spec.node_name and pod.metadata.name not in self.bound:
-                    self.bound[pod.metadata.name] = time.monotonic()
+        try:
+            with contextlib.suppress(ProtocolError):  # what `stop` closing the stream raises
+                for event in stream:
+                    pod = event["object"]
+                    if pod.spec.node_name and pod.metadata.name not in self.bound:
+                        self.bound[pod.metadata.name] = time.monotonic()
+        except Exception as error:  # the run would read as a stall: say why it was not seen
+            self.ended_by = f"{type(error).__name__}: {str(error)[:200]}"
 
     def stop(self) -> None:
         self._watch.stop()
@@ -186,6 +193,7 @@ def run_template(kube: Kube, template: str, spec: Mapping[str, Any], pods: int, 
             last_progress, seen = time.monotonic(), len(bindings.bound)
     bindings.stop()
     bound = dict(bindings.bound)
+    unbound_why = why_unbound(kube, template, bound, bindings.ended_by) if len(bound) < pods else ""
     latencies = [bound[name] - created[name] for name in bound]
     elapsed = (max(bound.values()) - min(created.values())) if bound else float("inf")
     release_template(kube, template)
@@ -197,7 +205,26 @@ def run_template(kube: Kube, template: str, spec: Mapping[str, Any], pods: int, 
         p50_seconds=percentile(latencies, 0.50) if latencies else float("nan"),
         p99_seconds=percentile(latencies, 0.99) if latencies else float("nan"),
         creation_seconds=creation_seconds,
+        unbound_why=unbound_why,
     )
+
+
+def why_unbound(kube: Kube, template: str, bound: Mapping[str, float], watch_ended_by: str) -> str:
+    """Why pods were never seen bound: the watch missed their binding, or the scheduler's reasons, counted."""
+    reasons: Counter[str] = Counter()
+    for pod in kube.list("v1", "Pod", NAMESPACE, label_selector=f"bench={template}"):
+        if pod["metadata"]["name"] in bound:
+            continue
+        if (pod.get("spec") or {}).get("nodeName"):
+            reasons[
+                "bound, but the watch did not see it" + (f" (it ended: {watch_ended_by})" if watch_ended_by else "")
+            ] += 1
+            continue
+        scheduled = next(
+            (c for c in (pod.get("status") or {}).get("conditions") or [] if c.get("type") == "PodScheduled"), {}
+        )
+        reasons[scheduled.get("message") or "not yet tried by the scheduler"] += 1
+    return "; ".join(f"{count} pods: {reason}" for reason, count in reasons.most_common(3))
 
 
 def release_template(kube: Kube, template: str) -> None:
@@ -211,7 +238,7 @@ def release_template(kube: Kube, template: str) -> None:
     kube.delete(RESOURCE_API, "ResourceClaimTemplate", template, NAMESPACE)
 
 
-def report(runs: list[TemplateRun], nodes: int, ib_nodes: int) -> list[str]:
+def report(runs: list[TemplateRun], nodes: int, ib_nodes: int, minor: str) -> list[str]:
     reference = next(run for run in runs if run.template == REFERENCE)
     header = ("template", "pods", "bound", "pods/s", "x no-selector", "p50 s", "p99 s", "created in s")
     rows = [
@@ -228,49 +255,66 @@ def report(runs: list[TemplateRun], nodes: int, ib_nodes: int) -> list[str]:
         for run in runs
     ]
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
-    lines = [f"{nodes} stand-in 8-GPU nodes, {ib_nodes} with InfiniBand; Kubernetes 1.34 scheduler", ""]
+    lines = [f"{nodes} stand-in 8-GPU nodes, {ib_nodes} with InfiniBand; Kubernetes {minor} scheduler", ""]
     lines += ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in [header, *rows]]
     lines.append("")
     if reference.bound < reference.pods:
-        lines.append(f"FAIL  {REFERENCE}: {reference.pods - reference.bound} pods never bound; the ratios mean nothing")
+        lines.append(
+            f"FAIL  {REFERENCE}: {reference.pods - reference.bound} pods never bound ({reference.unbound_why}); "
+            "the ratios mean nothing"
+        )
     for run in runs:
         if run.template == REFERENCE:
             continue
         ratio = run.pods_per_second / reference.pods_per_second
         outcome = "PASS" if ratio >= TARGET and run.bound == run.pods else "FAIL"
-        unbound = "" if run.bound == run.pods else f"; {run.pods - run.bound} pods never bound"
+        unbound = "" if run.bound == run.pods else f"; {run.pods - run.bound} pods never bound ({run.unbound_why})"
         lines.append(f"{outcome}  {run.template}: {ratio:.2f}x the no-selector rate (target >= {TARGET}x){unbound}")
     return lines
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    minors = control_plane_mod._build.kube_minors()
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pods", type=int, default=200, help="pods per template, fewer where the nodes hold fewer")
     parser.add_argument("--nodes", type=int, default=100, help="stand-in 8-GPU nodes, half with InfiniBand")
+    parser.add_argument(
+        "--kube-minor",
+        action="append",
+        choices=minors,
+        help=f"a Kubernetes minor to measure on (repeatable; default: {minors[0]} and {minors[-1]})",
+    )
     args = parser.parse_args(argv)
+    for minor in args.kube_minor or sorted({minors[0], minors[-1]}):
+        measure_on(minor, args.pods, args.nodes)
+    return 0
+
+
+def measure_on(minor: str, pods_per_template: int, nodes: int) -> None:
     config = SCENARIOS["prod"].config()
     groups = {group.name: group for group in config.gpu_node_groups}
     tolerations = tolerations_for(t for group in groups.values() for t in group.taints)
     templates = {REFERENCE: REFERENCE_SPEC, **builtin_template_specs(config.claims)}
-    control_plane = control_plane_mod
-    with control_plane.ControlPlane(quiet=True) as plane:
+    with control_plane_mod.ControlPlane(quiet=True, kube_minor=minor) as plane:
         kube = Kube(str(plane.kubeconfig))
         for device_class in device_classes():
             kube.create(device_class)
         kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
         wait_for("the default service account", lambda: kube.get("v1", "ServiceAccount", "default", NAMESPACE))
-        ib_nodes = create_nodes(kube, groups, args.nodes)
+        ib_nodes = create_nodes(kube, groups, nodes, config.driver.chart)
         run_template(kube, "warm-up", REFERENCE_SPEC, WARM_UP_PODS, tolerations)
         runs = []
         for template, spec in templates.items():
-            pods = min(args.pods, capacity(template, args.nodes, ib_nodes))
+            pods = min(pods_per_template, capacity(template, nodes, ib_nodes))
             runs.append(run_template(kube, template, spec, pods, tolerations))
-            print(f"{template}: {runs[-1].bound}/{pods} bound, {runs[-1].pods_per_second:.1f} pods/s", flush=True)
+            print(
+                f"{minor} {template}: {runs[-1].bound}/{pods} bound, {runs[-1].pods_per_second:.1f} pods/s", flush=True
+            )
         kube.close()
-    print("\n".join(report(runs, args.nodes, ib_nodes)))
-    REPORT_PATH.parent.mkdir(parents=True, exist_ok=True)
-    REPORT_PATH.write_text(json.dumps({"nodes": args.nodes, "ib_nodes": ib_nodes, "runs": [asdict(r) for r in runs]}))
-    return 0
+    print("\n".join(report(runs, nodes, ib_nodes, minor)))
+    REPORT_DIR.mkdir(parents=True, exist_ok=True)
+    report_data = {"kube_minor": minor, "nodes": nodes, "ib_nodes": ib_nodes, "runs": [asdict(r) for r in runs]}
+    (REPORT_DIR / f"allocation-{minor}.json").write_text(json.dumps(report_data))
 
 
 if __name__ == "__main__":

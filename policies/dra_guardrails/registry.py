@@ -15,6 +15,7 @@ from .claim_rules import (
 from .cluster_rules import DEFAULT_MINIMUM_VERSION, MINIMUM_VERSION, check_cluster_version, check_dra_features_on_minor
 from .cost_rules import MIN_HOURLY_USD, check_max_hourly_cost
 from .framework import ADVISORY, MANDATORY, ResourceRule, StackRule
+from .identity_rules import IDENTITY_RULES
 from .node_group_rules import (
     CHECKED_PRESET_FIELDS,
     check_dra_autoscaling_minimum,
@@ -26,6 +27,7 @@ from .node_group_rules import (
     check_spot_infiniband,
 )
 from .planned import IB_DEVICE_CLASS, RDMA_DEVICE_CLASS
+from .queue_rules import QUEUE_CHECKS
 from .release_rules import (
     check_dra_driver_release,
     check_gpu_metrics_dra_attribution,
@@ -191,6 +193,11 @@ RULES: tuple[ResourceRule | StackRule, ...] = (
         "A GPU Operator release on a stack with DRA GPU node groups sets devicePlugin.enabled = false.",
         MANDATORY,
         check_gpu_operator_device_plugin,
+    ),
+    *(StackRule(*rule) for rule in IDENTITY_RULES),
+    *(
+        StackRule(name, text, ADVISORY if level == "advisory" else MANDATORY, check)
+        for name, text, level, check in QUEUE_CHECKS
     ),
 )
 

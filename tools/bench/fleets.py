@@ -26,13 +26,18 @@ def generated_config(gpu_groups: int, claim_templates: int) -> dict[str, str]:
         for index in range(gpu_groups)
     ]
     config["nebius-dra:gpuNodeGroups"] = json.dumps(groups)
-    if claim_templates:
+    return with_user_templates(config, claim_templates)
+
+
+def with_user_templates(config: dict[str, str], count: int) -> dict[str, str]:
+    """`config` with `count` one-GPU user claim templates (none: unchanged)."""
+    if count:
         templates = [
             {
                 "name": f"user-{index:03d}",
                 "requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 1}}],
             }
-            for index in range(claim_templates)
+            for index in range(count)
         ]
         config[f"nebius-dra:{CLAIM_TEMPLATES_KEY}"] = json.dumps(templates)
     return config

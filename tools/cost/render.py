@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from components.config.reading import markdown_text, printable
+from tools.cost.teams import render_teams_markdown, render_teams_text
 
 Document = Mapping[str, Any]
 NONE = "-"
@@ -132,7 +133,7 @@ def render_cost_text(document: Document) -> list[str]:
             for date, source, origin in _sources(document)
         ),
     ]
-    return lines
+    return lines + render_teams_text(document, money)
 
 
 def markdown_row(cells: Sequence[str]) -> str:
@@ -151,7 +152,7 @@ def render_cost_markdown(document: Document) -> list[str]:
         f"- prices of {markdown_text(date)}: {markdown_text(source)} (from {markdown_text(origin)})"
         for date, source, origin in _sources(document)
     ]
-    return lines
+    return lines + render_teams_markdown(document, money)
 
 
 def _bounds(document: Any, key: str) -> tuple[float, float] | None:

@@ -214,6 +214,7 @@ class Cluster(Protocol):
     def list_pods(self, namespace: str) -> list[Obj]: ...
     def list_device_classes(self) -> list[Obj]: ...
     def list_resource_slices(self) -> list[Obj]: ...
+    def list_custom_objects(self, group: str, version: str, plural: str, namespace: str | None = None) -> list[Obj]: ...
     def read_daemonset(self, namespace: str, name: str) -> Obj | None: ...
     def read_claim_template(self, namespace: str, name: str) -> Obj | None: ...
     def read_claim(self, namespace: str, name: str) -> Obj | None: ...
@@ -468,6 +469,21 @@ class KubeCluster:
 
     def list_resource_slices(self) -> list[Obj]:
         return self._items("list ResourceSlices", self.resource.list_resource_slice)
+
+    def list_custom_objects(self, group: str, version: str, plural: str, namespace: str | None = None) -> list[Obj]:
+        """Objects of a CRD (Kueue's queues); a CRD that is not installed reads as none."""
+        api = client.CustomObjectsApi(self.api_client)
+        action = f"list {plural}.{group}" + (f" in {namespace}" if namespace else "")
+        if namespace is None:
+            found = self._call(action, api.list_cluster_custom_object, group, version, plural, missing_ok=True)
+        else:
+            found = self._call(
+                action, api.list_namespaced_custom_object, group, version, namespace, plural, missing_ok=True
+            )
+        items = (found or {}).get("items") or []
+        if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
+            raise self._unusable(action, "a list whose items are not a list of objects")
+        return items
 
     def read_daemonset(self, namespace: str, name: str) -> Obj | None:
         return self._call(

@@ -14,6 +14,7 @@ from components.config.stack_file import load_stack_config
 from components.dra_constants import NAMESPACE
 from components.labels import tolerations_for
 from components.model import GpuNodeGroupConfig, StackConfig, Taint
+from components.queue_model import NO_QUEUES, QueuesConfig
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,7 @@ class Expectations:
     smoke_image: str
     # The GPU metrics exporter's namespace, or None when the stack installs no exporter (gpuMetrics: false).
     metrics_namespace: str | None = None
+    queues: QueuesConfig = NO_QUEUES
 
     @property
     def infiniband(self) -> bool:
@@ -85,6 +87,7 @@ def expectations_for(config: StackConfig, stack: str, smoke_image: str | None = 
         claim_templates=tuple(config.claims.builtin_templates),
         smoke_image=smoke_image or config.claims.sample_gpu_image,
         metrics_namespace=config.observability.namespace if config.observability.enabled else None,
+        queues=config.queues,
     )
 
 

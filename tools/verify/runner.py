@@ -27,6 +27,7 @@ from tools.verify.cluster import Cluster, ClusterError
 from tools.verify.expectations import Expectations
 from tools.verify.metrics import HeldGpu, MetricsSettings, read_attribution
 from tools.verify.objects import current_slices
+from tools.verify.queues import QUEUES_TITLE, check_queues
 from tools.verify.smoke import GPU_WORKLOAD, NETWORK_WORKLOAD, SmokeRun, SmokeSettings, SmokeWorkload
 
 PASS, FAIL, SKIP, WARN = "pass", "fail", "skip", "warn"
@@ -171,6 +172,12 @@ class Verification:
         return [
             Step("cluster-read", "Read the cluster", self._read, lambda: None),
             *(self._check_step(check) for check in CLUSTER_CHECKS),
+            # Only with queues: a stack without them keeps its steps and their numbers.
+            *(
+                [Step("queues", QUEUES_TITLE, lambda: check_queues(self.cluster, self.expect.queues), lambda: None)]
+                if self.expect.queues.enabled
+                else []
+            ),
             self._smoke_step("smoke-gpu", "Smoke workload: gpu claim, nvidia-smi -L", GPU_WORKLOAD, False),
             self._metrics_step(),
             self._smoke_step(

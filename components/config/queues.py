@@ -1,0 +1,350 @@
+"""`queues`: GPU quotas per team, which Kueue enforces, checked against the GPU groups and claim templates.
+
+The stack file holds one map; its shape is `QueuesInput` (strict, like every key's), its rules
+need the GPU groups and the claim templates: a quota names a group that exists and fits in it,
+borrowing needs a cohort, and every template a team's namespace gets is one Kueue can count.
+
+What Kueue can count is read from the served module sigs.k8s.io/kueue v0.17.0,
+pkg/dra/claims.go `countDevicesPerClass`: a workload whose claim template breaks one of its
+rules is never admitted (its Workload gets the field error). It counts only requests
+`exactly` with `allocationMode: ExactCount` and a count; it refuses `firstAvailable`, CEL
+`selectors`, `adminAccess`, `allocationMode: All`, and any claim with `constraints` or
+`config`; a DeviceClass not in `resources.deviceClassMappings` is an error as well.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, StrictBool, StrictInt, StrictStr, ValidationError
+
+from components.config.errors import ConfigProblems, add_validation_problems, config_key, did_you_mean, shown
+from components.config.repositories import chart_repository
+from components.dra_constants import (
+    EXACT_COUNT,
+    GPU_BY_PRODUCT_TEMPLATE,
+    GPU_CLASS,
+    GPU_NIC_TEMPLATE,
+    GPU_TEMPLATE,
+    IB_CLASS,
+    IB_TEMPLATE,
+    MULTI_GPU_TEMPLATE,
+    RDMA_CLASS,
+    RDMA_TEMPLATE,
+    VFIO_CLASS,
+)
+from components.model import ClaimsConfig, DeviceSelection, GpuNodeGroupConfig, UserClaimTemplate
+from components.queue_model import (
+    DEFAULT_KUEUE_NAMESPACE,
+    DRA_GATE,
+    KUEUE_REPOSITORY,
+    NO_QUEUES,
+    QueuesConfig,
+    TeamQueue,
+    TeamQuota,
+)
+from components.stack_input import (
+    GROUP_NAME_PATTERN,
+    ChartRepository,
+    DnsLabel,
+    DnsSubdomain,
+    Shape,
+)
+
+KEY = "queues"
+# Whole GPUs only: a team's quota is a number of GPUs of its groups, and a MIG slice is no GPU.
+COUNTABLE_CLASSES = (GPU_CLASS, VFIO_CLASS)
+DEFAULT_COUNTED: tuple[Literal["gpu.nvidia.com", "vfio.gpu.nvidia.com"], ...] = ("gpu.nvidia.com",)
+MAX_TEAMS = 64
+# A ClusterQueue's resource group holds at most 64 flavors (kueue v0.17.0 apis/kueue/v1beta2 clusterqueue_types.go).
+MAX_FLAVORS = 64
+MAX_GPUS = 100 * 32  # Nebius: at most 100 nodes a group, and a claim holds at most 32 devices.
+# The feature gates of sigs.k8s.io/kueue v0.17.0 (pkg/features/kube_features.go defaultVersionedFeatureGates).
+KUEUE_FEATURE_GATES = [
+    "PartialAdmission",
+    "FlavorFungibility",
+    "VisibilityOnDemand",
+    "PrioritySortingWithinCohort",
+    "FairSharingPreemptWithinNominal",
+    "FairSharingPrioritizeNonBorrowing",
+    "MultiKueue",
+    "LendingLimit",
+    "MultiKueueBatchJobWithManagedBy",
+    "TopologyAwareScheduling",
+    "LocalQueueMetrics",
+    "LocalQueueDefaulting",
+    "TASProfileMixed",
+    "HierarchicalCohorts",
+    "AdmissionFairSharing",
+    "ObjectRetentionPolicies",
+    "TASFailedNodeReplacement",
+    "ElasticJobsViaWorkloadSlices",
+    "ElasticJobsViaWorkloadSlicesWithTAS",
+    "TASFailedNodeReplacementFailFast",
+    "TASReplaceNodeOnPodTermination",
+    "ManagedJobsNamespaceSelectorAlwaysRespected",
+    "TASBalancedPlacement",
+    "DynamicResourceAllocation",
+    "DRAExtendedResources",
+    "MultiKueueAdaptersForCustomJobs",
+    "WorkloadRequestUseMergePatch",
+    "SanitizePodSets",
+    "MultiKueueAllowInsecureKubeconfigs",
+    "ReclaimablePods",
+    "PropagateBatchJobLabelsToWorkload",
+    "MultiKueueClusterProfile",
+    "FailureRecoveryPolicy",
+    "SkipFinalizersForPodsSuspendedByParent",
+    "MultiKueueWaitForWorkloadAdmitted",
+    "MultiKueueRedoAdmissionOnEvictionInWorker",
+    "TLSOptions",
+    "RemoveFinalizersWithStrictPatch",
+    "TASReplaceNodeOnNodeTaints",
+    "AssignQueueLabelsForPods",
+    "TASMultiLayerTopology",
+    "SchedulingEquivalenceHashing",
+    "SchedulerLongRequeueInterval",
+    "SchedulerTimestampPreemptionBuffer",
+    "CustomMetricLabels",
+    "SparkApplicationIntegration",
+    "MultiKueueOrchestratedPreemption",
+    "PriorityBoost",
+    "AdmissionGatedBy",
+    "ShortWorkloadNames",
+    "FastQuotaReleaseInPodIntegration",
+]
+
+CountableClass = Annotated[
+    Literal["gpu.nvidia.com", "vfio.gpu.nvidia.com"],
+    Field(description=f"allowed: {', '.join(COUNTABLE_CLASSES)} (whole GPUs)"),
+]
+GpuCount = Annotated[
+    StrictInt, Field(ge=0, le=MAX_GPUS, description=f"expected a whole number of GPUs from 0 to {MAX_GPUS}")
+]
+
+
+class TeamQuotaInput(Shape):
+    group: Annotated[
+        StrictStr,
+        Field(pattern=GROUP_NAME_PATTERN, max_length=32, description="expected the name of a GPU node group"),
+    ]
+    gpus: GpuCount
+    borrowingLimit: GpuCount | None = None
+
+
+class TeamInput(Shape):
+    name: DnsLabel
+    namespace: DnsLabel | None = None
+    localQueue: DnsLabel | None = None
+    cohort: DnsLabel | None = None
+    quotas: list[TeamQuotaInput] = Field(
+        min_length=1, max_length=MAX_FLAVORS, description="expected a list of {group, gpus, borrowingLimit?}"
+    )
+
+
+class QueuesInput(Shape):
+    teams: list[TeamInput] = Field(
+        default_factory=list,
+        max_length=MAX_TEAMS,
+        description="expected a list of {name, namespace?, localQueue?, cohort?, quotas: [{group, gpus, borrowingLimit?}]}",
+    )
+    deviceClasses: list[CountableClass] = Field(default_factory=lambda: list(DEFAULT_COUNTED), min_length=1)
+    claimTemplates: list[DnsSubdomain] | None = None
+    namespace: DnsLabel = DEFAULT_KUEUE_NAMESPACE
+    repository: ChartRepository = ""
+    featureGates: dict[
+        Annotated[StrictStr, Field(pattern=r"^[A-Z][A-Za-z0-9]{0,63}$", description="expected a Kueue feature gate")],
+        StrictBool,
+    ] = Field(default_factory=dict)
+
+
+class _Document(Shape):
+    queues: QueuesInput
+
+
+def _where(team: str) -> str:
+    return f"{config_key(KEY)} team {team}"
+
+
+def group_gpus(group: GpuNodeGroupConfig) -> int:
+    """The most GPUs a group can hold: its largest size times the GPUs of one node."""
+    largest = group.autoscaling.max_nodes if group.autoscaling is not None else group.fixed_node_count or 0
+    return largest * group.gpus_per_node
+
+
+def uncountable_reason(
+    requests: Sequence[tuple[str, DeviceSelection | None]],
+    constraints: bool,
+    config: bool,
+    counted: Sequence[str],
+) -> str | None:
+    """Why Kueue v0.17.0 cannot count a claim (pkg/dra/claims.go countDevicesPerClass), or None when it can.
+
+    `requests` pairs each request's name with its `exactly` selection (None for firstAvailable).
+    """
+    if constraints:
+        return "it has constraints (matchAttribute), which Kueue does not support in DRA quota accounting"
+    if config:
+        return "it has device config, which Kueue does not support in DRA quota accounting"
+    for name, exactly in requests:
+        if exactly is None:
+            return f"request {name} uses firstAvailable, which Kueue does not count"
+        if exactly.selectors:
+            return f"request {name} has CEL selectors, which Kueue does not support (the flavor's node labels choose the GPUs instead)"
+        if exactly.admin_access:
+            return f"request {name} asks for adminAccess, which Kueue does not support"
+        if exactly.allocation_mode != EXACT_COUNT:
+            return f"request {name} has allocationMode {exactly.allocation_mode}; Kueue counts only ExactCount with a count"
+        if exactly.device_class not in counted:
+            return (
+                f"request {name} asks for DeviceClass {exactly.device_class}, which the queues do not count "
+                f"(queues.deviceClasses: {', '.join(counted)}); Kueue refuses a DeviceClass it has no mapping for"
+            )
+    return None
+
+
+def builtin_requests(name: str, claims: ClaimsConfig) -> tuple[list[tuple[str, DeviceSelection | None]], bool]:
+    """The requests of a built-in template and whether it has constraints, as components/values/claim_templates.py
+    builtin_template_specs builds it (tests/test_queues_config.py holds the two together)."""
+    one_gpu = DeviceSelection(GPU_CLASS, 1, EXACT_COUNT)
+    shapes: dict[str, tuple[list[tuple[str, DeviceSelection | None]], bool]] = {
+        GPU_TEMPLATE: ([("gpu", one_gpu)], False),
+        MULTI_GPU_TEMPLATE: ([("gpus", DeviceSelection(GPU_CLASS, claims.multi_gpu_count, EXACT_COUNT))], False),
+        GPU_BY_PRODUCT_TEMPLATE: ([("gpu", DeviceSelection(GPU_CLASS, 1, EXACT_COUNT, ("productName",)))], False),
+        IB_TEMPLATE: ([("ib", DeviceSelection(IB_CLASS, 1, EXACT_COUNT))], False),
+        RDMA_TEMPLATE: ([("rdma", DeviceSelection(RDMA_CLASS, 1, EXACT_COUNT))], False),
+        GPU_NIC_TEMPLATE: ([("gpu", one_gpu), ("nic", DeviceSelection(IB_CLASS, 1, EXACT_COUNT))], True),
+    }
+    return shapes[name]
+
+
+def _user_requests(template: UserClaimTemplate) -> list[tuple[str, DeviceSelection | None]]:
+    return [(request.name, request.exactly) for request in template.requests]
+
+
+def _team_templates(
+    queues: QueuesInput, claims: ClaimsConfig, counted: Sequence[str], problems: ConfigProblems
+) -> tuple[str, ...]:
+    """The templates each team namespace gets: those named, each one Kueue can count; by default every such one."""
+    user = {template.name: template for template in claims.user_templates}
+    known = [*claims.active_builtin_templates, *user]
+
+    def reason(name: str) -> str | None:
+        if name in user:
+            template = user[name]
+            return uncountable_reason(
+                _user_requests(template), bool(template.constraints), bool(template.config), counted
+            )
+        requests, constraints = builtin_requests(name, claims)
+        return uncountable_reason(requests, constraints, False, counted)
+
+    if queues.claimTemplates is None:
+        return tuple(name for name in known if reason(name) is None)
+    chosen: list[str] = []
+    for index, name in enumerate(queues.claimTemplates):
+        where = f"{config_key(KEY)}: claimTemplates[{index}]"
+        if name not in known:
+            problems.add(
+                where,
+                f"got {shown(name)}, which is no claim template of this stack{did_you_mean(name, known)}; "
+                f"allowed: {', '.join(known) or 'none'}",
+            )
+        elif (why := reason(name)) is not None:
+            problems.add(where, f"template {name} cannot be counted against a quota by Kueue {KUEUE_RULES}: {why}")
+        elif name in chosen:
+            problems.add(where, f"repeats {name}")
+        else:
+            chosen.append(name)
+    return tuple(chosen)
+
+
+KUEUE_RULES = "(sigs.k8s.io/kueue v0.17.0 counts only `exactly` requests with ExactCount and a count, no selectors)"
+
+
+def _team(entry: TeamInput, groups: Mapping[str, GpuNodeGroupConfig], problems: ConfigProblems) -> TeamQueue:
+    where = _where(entry.name)
+    seen: set[str] = set()
+    quotas = []
+    for index, quota in enumerate(entry.quotas):
+        place = f"quotas[{index}]"
+        group = groups.get(quota.group)
+        if group is None:
+            problems.add(
+                where,
+                f"{place}.group got {shown(quota.group)}, which is no GPU node group of this stack, so it has no "
+                f"flavor{did_you_mean(quota.group, list(groups))}; allowed: {', '.join(groups)}",
+            )
+        elif quota.gpus > (most := group_gpus(group)):
+            problems.add(
+                where,
+                f"{place}.gpus got {quota.gpus}, more than group {group.name} can hold ({most}: "
+                f"{most // max(group.gpus_per_node, 1)} nodes of {group.gpus_per_node} GPUs); allowed: 0 to {most}",
+            )
+        if quota.group in seen:
+            problems.add(where, f"{place} repeats group {quota.group}; one quota per group")
+        seen.add(quota.group)
+        if quota.borrowingLimit is not None and entry.cohort is None:
+            problems.add(
+                where,
+                f"{place}.borrowingLimit is set but the team has no cohort; a ClusterQueue borrows only inside its "
+                "cohort (Kueue refuses borrowingLimit without one): set cohort or remove borrowingLimit",
+            )
+        quotas.append(TeamQuota(group=quota.group, gpus=quota.gpus, borrowing_limit=quota.borrowingLimit))
+    return TeamQueue(
+        name=entry.name,
+        namespace=entry.namespace or entry.name,
+        local_queue=entry.localQueue or entry.name,
+        quotas=tuple(quotas),
+        cohort=entry.cohort,
+    )
+
+
+def _unique(teams: Sequence[TeamQueue], reserved: Mapping[str, str], problems: ConfigProblems) -> None:
+    names: set[str] = set()
+    namespaces: dict[str, str] = dict(reserved)
+    for team in teams:
+        if team.name in names:
+            problems.add(_where(team.name), "is declared twice; team names (their ClusterQueues) must be unique")
+        names.add(team.name)
+        if team.namespace in namespaces:
+            problems.add(
+                _where(team.name),
+                f"namespace {team.namespace} is already {namespaces[team.namespace]}; each team needs its own namespace",
+            )
+        namespaces.setdefault(team.namespace, f"team {team.name}'s")
+
+
+def parse_queues_config(
+    document: Mapping[str, Any],
+    gpu_groups: Sequence[GpuNodeGroupConfig],
+    claims: ClaimsConfig,
+    problems: ConfigProblems,
+) -> QueuesConfig:
+    """The queues of `nebius-dra:queues`; off (NO_QUEUES) when it declares no team."""
+    try:
+        queues = _Document.model_validate({KEY: dict(document)}).queues
+    except ValidationError as error:
+        add_validation_problems(problems, error, {KEY: document}, _Document)
+        return NO_QUEUES
+    for gate in queues.featureGates:
+        if gate not in KUEUE_FEATURE_GATES:
+            problems.add(
+                f"{config_key(KEY)}: featureGates",
+                f"key {shown(gate)} is no feature gate of Kueue v0.17.0{did_you_mean(gate, KUEUE_FEATURE_GATES)}",
+            )
+    if not queues.teams:
+        return NO_QUEUES
+    groups = {group.name: group for group in gpu_groups}
+    teams = tuple(_team(entry, groups, problems) for entry in queues.teams)
+    reserved = {queues.namespace: "Kueue's namespace", claims.namespace: "the claim namespace (claimNamespace)"}
+    _unique(teams, reserved, problems)
+    counted = tuple(dict.fromkeys(queues.deviceClasses))
+    return QueuesConfig(
+        teams=teams,
+        device_classes=counted,
+        claim_templates=_team_templates(queues, claims, counted, problems),
+        namespace=queues.namespace,
+        repository=chart_repository(queues.repository, KUEUE_REPOSITORY),
+        feature_gates=tuple({DRA_GATE: True, **queues.featureGates}.items()),
+    )

@@ -1,0 +1,211 @@
+"""Queue guardrails: Kueue's GPU quotas and what they leave uncounted, as rules over planned resources.
+
+Pure functions over the planned resources (anything with urn, type, name and camelCase props), so
+this module imports nothing, not even its siblings; `registry` registers them (QUEUE_CHECKS).
+Kueue's names are those of sigs.k8s.io/kueue v0.17.0: the chart's `controllerManager.featureGates`
+and `managerConfig.controllerManagerConfigYaml`, the Configuration's `resources.deviceClassMappings`,
+the ClusterQueue's `resourceGroups[].flavors[].resources[].nominalQuota` and `cohortName`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+KUEUE_CHART = "kueue"
+DRA_GATE = "DynamicResourceAllocation"
+RELEASE_TYPES = ("kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v4:Chart")
+CLUSTER_QUEUE_TYPE = "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue"
+LOCAL_QUEUE_TYPE = "kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue"
+FLAVOR_TYPE = "kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor"
+NODE_GROUP_TYPE = "nebius:index/mk8sV1NodeGroup:Mk8sV1NodeGroup"
+# Kinds whose pods take GPUs and that Kueue can queue; their namespace should have a LocalQueue.
+WORKLOAD_TYPES = (
+    "kubernetes:core/v1:Pod",
+    "kubernetes:batch/v1:Job",
+    "kubernetes:batch/v1:CronJob",
+    "kubernetes:apps/v1:Deployment",
+    "kubernetes:apps/v1:StatefulSet",
+    "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet",
+)
+GROUP_LABEL = "nebius-dra/node-group"
+_GPU_PRESET = re.compile(r"^(\d+)gpu-")
+
+Violation = tuple[str | None, str]
+
+
+def _at(value: Any, *path: str) -> Any:
+    for key in path:
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(key)
+    return value
+
+
+def _list(value: Any) -> list:
+    return list(value) if isinstance(value, Sequence) and not isinstance(value, str) else []
+
+
+def _chart(props: Mapping[str, Any]) -> str:
+    chart = props.get("chart")
+    return chart.rstrip("/").rsplit("/", 1)[-1] if isinstance(chart, str) else ""
+
+
+def kueue_releases(resources: Sequence[Any]) -> list[Any]:
+    return [r for r in resources if r.type in RELEASE_TYPES and _chart(r.props) == KUEUE_CHART]
+
+
+def _gates(release: Any) -> dict[str, bool]:
+    return {
+        str(gate.get("name")): gate.get("enabled") is True
+        for gate in _list(_at(release.props, "values", "controllerManager", "featureGates"))
+        if isinstance(gate, Mapping)
+    }
+
+
+def _mapped_resources(release: Any) -> set[str]:
+    """The logical resources the release's Configuration maps DeviceClasses to (resources.deviceClassMappings)."""
+    text = _at(release.props, "values", "managerConfig", "controllerManagerConfigYaml")
+    try:
+        config = json.loads(text) if isinstance(text, str) else None
+    except ValueError:
+        return set()
+    return {
+        str(mapping.get("name"))
+        for mapping in _list(_at(config, "resources", "deviceClassMappings"))
+        if isinstance(mapping, Mapping)
+    }
+
+
+def _quotas(queue: Any) -> list[tuple[str, str, float]]:
+    """(flavor, resource, nominal quota) of a ClusterQueue."""
+    found = []
+    for group in _list(_at(queue.props, "spec", "resourceGroups")):
+        for flavor in _list(_at(group, "flavors")):
+            for resource in _list(_at(flavor, "resources")):
+                quota = _at(resource, "nominalQuota")
+                if isinstance(quota, (int, float)) and not isinstance(quota, bool):
+                    found.append((str(_at(flavor, "name")), str(_at(resource, "name")), float(quota)))
+    return found
+
+
+def _name(resource: Any) -> str:
+    return _at(resource.props, "metadata", "name") or resource.name
+
+
+def check_kueue_dra_gate(resources: Sequence[Any], config: Mapping[str, Any]) -> list[Violation]:
+    """Kueue counts a claim's devices only with its DynamicResourceAllocation gate on (alpha, off by default in
+    v0.17.0); without it a quota on a DRA-mapped resource never sees the GPUs pods take, and holds nothing back."""
+    queues = [r for r in resources if r.type == CLUSTER_QUEUE_TYPE]
+    violations: list[Violation] = []
+    for release in kueue_releases(resources):
+        mapped = _mapped_resources(release)
+        if _gates(release).get(DRA_GATE) or not mapped:
+            continue
+        counted = sorted({_name(q) for q in queues for _, resource, _ in _quotas(q) if resource in mapped})
+        if counted:
+            violations.append(
+                (
+                    release.urn,
+                    f'Kueue release "{release.name}" maps DeviceClasses to {", ".join(sorted(mapped))} and ClusterQueues '
+                    f"({', '.join(counted)}) set quotas on it, but its {DRA_GATE} feature gate is off: Kueue then counts "
+                    "no device a claim takes, so every team can take every GPU. Enable the gate "
+                    f"(values.controllerManager.featureGates: [{{name: {DRA_GATE}, enabled: true}}]; in this project "
+                    f"remove {DRA_GATE}: false from nebius-dra:queues featureGates).",
+                )
+            )
+    return violations
+
+
+def check_workload_namespaces_queued(resources: Sequence[Any], config: Mapping[str, Any]) -> list[Violation]:
+    """With queues on, a workload in a namespace without a LocalQueue bypasses every team's quota."""
+    if not any(r.type == CLUSTER_QUEUE_TYPE for r in resources):
+        return []
+    queued = {_at(r.props, "metadata", "namespace") for r in resources if r.type == LOCAL_QUEUE_TYPE}
+    violations: list[Violation] = []
+    for workload in (r for r in resources if r.type in WORKLOAD_TYPES):
+        namespace = _at(workload.props, "metadata", "namespace")
+        if isinstance(namespace, str) and namespace not in queued:
+            violations.append(
+                (
+                    workload.urn,
+                    f'{workload.type.rsplit(":", 1)[-1]} "{workload.name}" runs in namespace {namespace}, which has no '
+                    "Kueue LocalQueue: its GPUs count against no team's quota, and the first pod still wins. Run it in "
+                    "a team's namespace with the label kueue.x-k8s.io/queue-name (in this project: a team of "
+                    "nebius-dra:queues).",
+                )
+            )
+    return violations
+
+
+def _group_gpus(resources: Sequence[Any]) -> dict[str, float]:
+    """The most GPUs each GPU group the stack creates can hold, by the group's node label."""
+    found: dict[str, float] = {}
+    for group in (r for r in resources if r.type == NODE_GROUP_TYPE):
+        name = _at(group.props, "template", "metadata", "labels", GROUP_LABEL)
+        match = _GPU_PRESET.match(str(_at(group.props, "template", "resources", "preset") or ""))
+        autoscaling = _at(group.props, "autoscaling")
+        nodes = (
+            _at(autoscaling, "maxNodeCount") if isinstance(autoscaling, Mapping) else _at(group.props, "fixedNodeCount")
+        )
+        if isinstance(name, str) and match and isinstance(nodes, (int, float)):
+            found[name] = float(nodes) * int(match.group(1))
+    return found
+
+
+def check_quotas_within_capacity(resources: Sequence[Any], config: Mapping[str, Any]) -> list[Violation]:
+    """Nominal GPU quotas on one group that add up past its GPUs, among queues that share no cohort: each team is
+    promised GPUs that are not there, and a Job Kueue admits then waits Pending for a node."""
+    flavors = {_name(f): _at(f.props, "spec", "nodeLabels", GROUP_LABEL) for f in resources if f.type == FLAVOR_TYPE}
+    capacity = _group_gpus(resources)
+    mapped = (
+        set().union(*(_mapped_resources(r) for r in kueue_releases(resources))) if kueue_releases(resources) else set()
+    )
+    sums: dict[str, list[tuple[str, float, Any]]] = {}
+    for queue in (r for r in resources if r.type == CLUSTER_QUEUE_TYPE):
+        for flavor, resource, quota in _quotas(queue):
+            if resource in mapped:
+                sums.setdefault(flavor, []).append((_name(queue), quota, _at(queue.props, "spec", "cohortName")))
+    violations: list[Violation] = []
+    for flavor, entries in sums.items():
+        group = flavors.get(flavor)
+        total = sum(quota for _, quota, _ in entries)
+        cohorts = {cohort for _, _, cohort in entries}
+        shared = len(cohorts) == 1 and None not in cohorts
+        if group in capacity and total > capacity[group] and not shared:
+            listed = ", ".join(f"{name} {quota:g}" for name, quota, _ in entries)
+            violations.append(
+                (
+                    None,
+                    f"ClusterQueues quota {total:g} GPUs on flavor {flavor} ({listed}), but GPU group {group} holds at "
+                    f"most {capacity[group]:g} and the queues share no cohort: Kueue admits Jobs the nodes cannot run. "
+                    "Lower the quotas to the group's GPUs, or put the teams in one cohort and give each its share "
+                    "(nebius-dra:queues teams[].cohort).",
+                )
+            )
+    return violations
+
+
+# (name, description, level, check): registry.RULES registers each as a StackRule.
+QUEUE_CHECKS = (
+    (
+        "kueue-dra-gate",
+        f"Kueue's {DRA_GATE} gate is on wherever ClusterQueues quota DRA devices.",
+        "mandatory",
+        check_kueue_dra_gate,
+    ),
+    (
+        "workload-namespace-queued",
+        "With Kueue queues on, every workload runs in a namespace with a LocalQueue.",
+        "advisory",
+        check_workload_namespaces_queued,
+    ),
+    (
+        "queue-quotas-within-capacity",
+        "GPU quotas on a group add up to at most its GPUs, unless the queues share a cohort.",
+        "advisory",
+        check_quotas_within_capacity,
+    ),
+)

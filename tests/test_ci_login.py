@@ -1,0 +1,245 @@
+"""The CI login (tools/ci_identity/exchange.py) against sources no one here wrote.
+
+The request is compared field by field with nebius.iam.v1.ExchangeTokenRequest as Nebius's own Python SDK
+(nebius 0.6.29) generates it from nebius/api's token_service.proto, and with the request that SDK builds
+for federated credentials (FederatedCredentialsTokenRequester). RFC 8693 section 2.1 fixes the transport:
+an HTTP POST of application/x-www-form-urlencoded parameters, grant_type
+urn:ietf:params:oauth:grant-type:token-exchange, a subject_token with its subject_token_type, and an
+actor_token_type whenever an actor_token is sent. The whole login then runs against real HTTP servers on
+127.0.0.1 standing for GitHub's OIDC token service and Nebius's exchange.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import threading
+import urllib.parse
+from collections.abc import Iterator
+from contextlib import contextmanager, redirect_stderr, redirect_stdout
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+from nebius.api.nebius.iam.v1 import ExchangeTokenRequest, TokenExchangeServiceClient
+from nebius.base.service_account.federated_credentials import (
+    FederatedCredentialsTokenRequester,
+    StaticFederatedCredentials,
+)
+
+from components.values.kubeconfig import build_kubeconfig
+from tools.ci_identity import exchange as login
+from tools.verify.kubeconfig import load_kubeconfig
+
+SERVICE_ACCOUNT = "serviceaccount-e00ci0000000000000"
+GITHUB_JWT = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJyZXBvOm8vcjplbnZpcm9ubWVudDpkZXYifQ.c2lnbmF0dXJl"
+NEBIUS_TOKEN = "v1.nebius-iam-token-for-tests"
+
+
+def proto_fields() -> list[str]:
+    return [f.name for f in ExchangeTokenRequest.__PB2_DESCRIPTOR__.fields]
+
+
+def test_every_parameter_is_a_field_of_the_proto_exchange_request():
+    request = login.exchange_request(SERVICE_ACCOUNT, GITHUB_JWT)
+    assert set(request) <= set(proto_fields()), set(request) - set(proto_fields())
+    assert ExchangeTokenRequest.__PROTO_FULL_NAME__ == "nebius.iam.v1.ExchangeTokenRequest"
+
+
+def test_the_request_is_the_one_nebius_sdk_builds_for_federated_credentials():
+    sdk = FederatedCredentialsTokenRequester(SERVICE_ACCOUNT, StaticFederatedCredentials(GITHUB_JWT))
+    built = sdk.get_exchange_token_request()
+    expected = {name: getattr(built, name) for name in proto_fields() if getattr(built, name) not in ("", [])}
+    assert login.exchange_request(SERVICE_ACCOUNT, GITHUB_JWT) == expected
+
+
+def test_the_request_follows_rfc_8693_section_2_1():
+    request = login.exchange_request(SERVICE_ACCOUNT, GITHUB_JWT)
+    assert request["grant_type"] == "urn:ietf:params:oauth:grant-type:token-exchange"
+    assert request["subject_token"] and request["subject_token_type"], "both REQUIRED"
+    assert request["actor_token"] == GITHUB_JWT
+    assert request["actor_token_type"] == "urn:ietf:params:oauth:token-type:jwt", "REQUIRED with an actor_token"
+    # Section 3: the registered token type identifiers.
+    assert request["requested_token_type"] == "urn:ietf:params:oauth:token-type:access_token"
+
+
+def test_the_exchange_hosts_are_the_ones_nebius_api_names():
+    """nebius/api README: a service with option (api_service_name) is served at {name}.api.nebius.cloud:443."""
+    assert TokenExchangeServiceClient.__service_name__ == "nebius.iam.v1.TokenExchangeService"
+    assert f"{TokenExchangeServiceClient.__api_service_name__}.api.nebius.cloud" == "tokens.iam.api.nebius.cloud"
+    assert "tokens.iam.api.nebius.cloud:443" in (login.__doc__ or "")
+    assert login.NEBIUS_TOKEN_EXCHANGE_URL == "https://auth.eu.nebius.com:443/oauth2/token/exchange"
+
+
+@dataclass
+class Seen:
+    requests: list[dict[str, Any]] = field(default_factory=list)
+
+
+@contextmanager
+def serving(answers: dict[str, tuple[int, Any]]) -> Iterator[tuple[str, Seen]]:
+    """A real HTTP server on 127.0.0.1: path to (status, JSON answer); every request recorded."""
+    seen = Seen()
+
+    class Handler(BaseHTTPRequestHandler):
+        def _answer(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            parts = urllib.parse.urlsplit(self.path)
+            seen.requests.append(
+                {
+                    "method": self.command,
+                    "path": parts.path,
+                    "query": urllib.parse.parse_qs(parts.query),
+                    "headers": dict(self.headers),
+                    "body": self.rfile.read(length).decode() if length else "",
+                }
+            )
+            status, answer = answers[parts.path]
+            body = (answer if isinstance(answer, str) else json.dumps(answer)).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_GET = do_POST = _answer  # noqa: N815 (http.server's method names)
+
+        def log_message(self, *args: Any) -> None:
+            return None
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", seen
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+def run_login(base: str, *extra: str, environ: dict[str, str] | None = None) -> tuple[int, str, str]:
+    env = {
+        "ACTIONS_ID_TOKEN_REQUEST_URL": f"{base}/github-token?api-version=2.0",
+        "ACTIONS_ID_TOKEN_REQUEST_TOKEN": "runtime-request-token",
+    }
+    out, err = io.StringIO(), io.StringIO()
+    arguments = ["--service-account-id", SERVICE_ACCOUNT, "--exchange-url", f"{base}/exchange", *extra]
+    with redirect_stdout(out), redirect_stderr(err):
+        status = login.main(arguments, env if environ is None else environ)
+    return status, out.getvalue(), err.getvalue()
+
+
+GOOD = {
+    "/github-token": (200, {"count": 1, "value": GITHUB_JWT}),
+    "/exchange": (
+        200,
+        {
+            "access_token": NEBIUS_TOKEN,
+            "issued_token_type": "urn:ietf:params:oauth:token-type:access_token",
+            "token_type": "Bearer",
+            "expires_in": 43200,
+        },
+    ),
+}
+
+
+def test_the_login_asks_github_then_posts_the_form_and_prints_the_token_alone():
+    with serving(GOOD) as (base, seen):
+        status, out, err = run_login(base, "--audience", "nebius")
+    assert (status, out) == (0, NEBIUS_TOKEN + "\n")
+    github, nebius = seen.requests
+    assert github["method"] == "GET" and github["headers"]["Authorization"] == "bearer runtime-request-token"
+    assert github["query"] == {"api-version": ["2.0"], "audience": ["nebius"]}, "the URL's own query is kept"
+    assert nebius["method"] == "POST"
+    assert nebius["headers"]["Content-Type"] == "application/x-www-form-urlencoded"
+    form = {key: values for key, values in urllib.parse.parse_qs(nebius["body"], strict_parsing=True).items()}
+    assert form == {key: [value] for key, value in login.exchange_request(SERVICE_ACCOUNT, GITHUB_JWT).items()}
+    assert NEBIUS_TOKEN not in err and GITHUB_JWT not in err
+    assert "valid 43200 s" in err
+
+
+def test_without_an_audience_github_is_asked_for_its_default():
+    with serving(GOOD) as (base, seen):
+        assert run_login(base)[0] == 0
+    assert "audience" not in seen.requests[0]["query"]
+
+
+def test_a_job_without_id_token_write_is_told_so():
+    status, out, err = run_login("http://127.0.0.1:9", environ={})
+    assert (status, out) == (2, "")
+    assert "id-token: write" in err and "fork" in err
+
+
+def test_a_refused_exchange_names_the_oauth_error_and_never_a_token():
+    refused = {**GOOD, "/exchange": (400, {"error": "invalid_grant", "error_description": "subject not trusted"})}
+    with serving(refused) as (base, _):
+        status, out, err = run_login(base)
+    assert (status, out) == (2, "")
+    assert "HTTP 400: invalid_grant (subject not trusted)" in err
+    assert GITHUB_JWT not in err and "runtime-request-token" not in err
+
+
+@pytest.mark.parametrize(
+    ("answers", "said"),
+    [
+        ({**GOOD, "/exchange": (200, {"access_token": NEBIUS_TOKEN, "token_type": "mac"})}, "not Bearer"),
+        ({**GOOD, "/exchange": (200, {"token_type": "Bearer"})}, "access_token) is missing"),
+        ({**GOOD, "/exchange": (200, {"access_token": "a\r\nX-Forged: 1", "token_type": "Bearer"})}, "not shown"),
+        ({**GOOD, "/exchange": (200, "<html>")}, "not JSON"),
+        ({**GOOD, "/github-token": (200, {"count": 0})}, "value) is missing"),
+        ({**GOOD, "/github-token": (500, "oops")}, "HTTP 500"),
+    ],
+    ids=["token-type", "no-token", "header-breaking-token", "not-json", "no-github-token", "github-down"],
+)
+def test_every_unusable_answer_stops_the_login_with_one_line(answers, said):
+    with serving(answers) as (base, _):
+        status, out, err = run_login(base)
+    assert (status, out) == (2, "")
+    assert said in err and len(err.strip().splitlines()) == 1
+    assert "X-Forged" not in err
+
+
+def test_only_https_or_loopback_http_is_spoken_to():
+    with pytest.raises(login.ExchangeError, match="not an https URL"):
+        login.exchange({}, "http://auth.example.com/oauth2/token/exchange")
+    status, _, err = run_login(
+        "http://127.0.0.1:9",
+        environ={"ACTIONS_ID_TOKEN_REQUEST_URL": "http://example.com/t", "ACTIONS_ID_TOKEN_REQUEST_TOKEN": "x"},
+    )
+    assert status == 2 and "not an https URL" in err
+
+
+def test_a_service_account_id_of_another_shape_is_refused_before_any_request():
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        status = login.main(["--service-account-id", ""], {})
+    assert status == 2 and "is not a service account ID" in err.getvalue() and out.getvalue() == ""
+
+
+EXEC_CREDENTIAL_CLI = """#!/bin/sh
+# Stands for the nebius CLI's `mk8s v1 cluster get-token --format json`: an ExecCredential with the token of
+# the environment, which the CLI reads before any profile (nebius pysdk cli_config.py, TOKEN_ENV).
+[ "$*" = "mk8s v1 cluster get-token --format json" ] || { echo "unexpected arguments: $*" >&2; exit 3; }
+[ -n "$NEBIUS_IAM_TOKEN" ] || { echo "no NEBIUS_IAM_TOKEN" >&2; exit 4; }
+printf '{"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential","status":{"token":"%s"}}' \\
+  "$NEBIUS_IAM_TOKEN"
+"""
+
+
+def test_the_kubeconfigs_exec_plugin_runs_the_cli_with_the_jobs_token(tmp_path, monkeypatch):
+    """A stack CI deploys leaves nebiusProfile empty, so the kubeconfig's exec plugin runs the CLI without
+    --profile and with the job's environment, where the login put NEBIUS_IAM_TOKEN (tools.verify's runner
+    passes the environment through, as client-go's does)."""
+    cli = tmp_path / "bin" / "nebius"
+    cli.parent.mkdir()
+    cli.write_text(EXEC_CREDENTIAL_CLI)
+    cli.chmod(0o755)
+    config = tmp_path / "kubeconfig"
+    config.write_text(build_kubeconfig("dra-dev", "https://203.0.113.7", "-----BEGIN CERTIFICATE-----\n"))
+    monkeypatch.setenv("PATH", f"{cli.parent}:/usr/bin:/bin")
+    monkeypatch.setenv("NEBIUS_IAM_TOKEN", NEBIUS_TOKEN)
+    plugin = load_kubeconfig(str(config)).exec
+    assert plugin is not None and "--profile" not in plugin.args and not plugin.env
+    assert plugin.run(timeout_s=20).token == NEBIUS_TOKEN

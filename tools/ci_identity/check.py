@@ -1,0 +1,56 @@
+"""What the bootstrap of one environment would create, checked offline before an administrator runs it.
+
+    python -m tools.ci_identity.check --stack dev
+
+Runs tools/ci_identity with its real stack file under the SDK's mock engine (no cloud account, no Pulumi
+CLI), prints each identity with its role and the subject it trusts, and runs the policy pack over it as
+`pulumi preview --policy-pack ../../policies` would.
+
+Exit status: 0 when the bootstrap could proceed, 1 when a mandatory policy is violated, 2 when the
+bootstrap refuses its config (each problem names its key) or the stack file cannot be read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from policies.dra_guardrails import PlannedResource, check_resources
+from policies.dra_guardrails.identity_rules import ACCESS_PERMIT_TYPE, FEDERATED_CREDENTIALS_TYPE, identity_of
+from tools.plan.mock_engine import run_program
+
+BOOTSTRAP_DIR = Path(__file__).resolve().parent
+PROJECT = "nebius-dra-ci-identity"
+EXIT_OK, EXIT_POLICY, EXIT_CONFIG = 0, 1, 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.ci_identity.check", description=(__doc__ or "").split("\n\n")[0]
+    )
+    parser.add_argument(
+        "--stack", required=True, help="the bootstrap's stack: Pulumi.<stack>.yaml in tools/ci_identity"
+    )
+    stack = parser.parse_args(argv).stack
+    run = run_program(stack, project_dir=BOOTSTRAP_DIR, project=PROJECT)
+    if run.error is not None:
+        print(f"tools/ci_identity -s {stack}: {run.error}", file=sys.stderr)
+        return EXIT_CONFIG
+    planned = [PlannedResource(r.urn, r.type, r.name, r.inputs) for r in run.resources]
+    roles = {identity_of(r): r.props["role"] for r in planned if r.type == ACCESS_PERMIT_TYPE}
+    for resource in planned:
+        if resource.type == FEDERATED_CREDENTIALS_TYPE:
+            kind, environment = identity_of(resource)
+            props = resource.props
+            print(f"{kind} identity of {environment}: {roles.get((kind, environment))} on {props['parentId']}")
+            print(f"  trusts {props['oidcProvider']['issuerUrl']} for sub {props['federatedSubjectId']}")
+    findings = check_resources(planned)
+    for finding in findings:
+        print(f"{'mandatory' if finding.mandatory else 'advisory'} {finding.policy}: {finding.message}")
+    return EXIT_POLICY if any(finding.mandatory for finding in findings) else EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

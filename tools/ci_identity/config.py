@@ -1,0 +1,123 @@
+"""The bootstrap's config, read once at the edge into one strict model, every problem named by its key.
+
+The keys are declared (and typed) in this directory's `Pulumi.yaml`; the Pulumi CLI refuses an
+undeclared one. What the CLI cannot check (the shapes of a repository, a project ID, an
+environment name, the two GitHub IDs set together) is checked here, all at once, before any
+resource is registered: `ConfigError` stops the run without a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from components.config.errors import ConfigProblems, add_validation_problems, shown
+from components.config.stack_file import declared_config
+from policies.dra_guardrails.identity_rules import ENVIRONMENT, OWNER, PROJECT_ID, REPOSITORY_NAME
+from tools.ci_identity.subjects import GitHubRepository
+
+NAMESPACE = "nebius-dra-ci-identity"
+PROJECT_FILE = Path(__file__).with_name("Pulumi.yaml")
+
+
+def ci_config_key(key: str) -> str:
+    return f"{NAMESPACE}:{key}"
+
+
+class CiIdentitySettings(BaseModel):
+    """The stack config as typed: one repository, one environment, its project."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+    repository: Annotated[
+        str,
+        Field(
+            pattern=rf"^{OWNER}/{REPOSITORY_NAME}$",
+            description="OWNER/REPO: an owner of 1-39 letters, digits and '-', a repository of 1-100 letters, "
+            "digits, '.', '-' and '_'",
+        ),
+    ]
+    repositoryOwnerId: Annotated[int, Field(ge=0, le=10**20 - 1, description="the owner's numeric ID, or 0")] = 0
+    repositoryId: Annotated[int, Field(ge=0, le=10**20 - 1, description="the repository's numeric ID, or 0")] = 0
+    environment: Annotated[
+        str, Field(pattern=rf"^{ENVIRONMENT}$", description="a GitHub environment name: letters, digits, '.', '-', '_'")
+    ]
+    projectId: Annotated[
+        str,
+        Field(pattern=PROJECT_ID.pattern.replace(r"\Z", "$"), description="a Nebius project ID such as project-e00..."),
+    ]
+    previewIdentity: bool = True
+
+
+@dataclass(frozen=True)
+class CiIdentityConfig:
+    """What the bootstrap builds from: the repository as GitHub's subjects name it, the environment, the project."""
+
+    repository: GitHubRepository
+    environment: str
+    project_id: str
+    preview_identity: bool
+
+
+def declared_keys(project_file: Path = PROJECT_FILE) -> dict[str, str]:
+    """Key (without the namespace) to its declared Pulumi type, from this project's `Pulumi.yaml`."""
+    declared = declared_config(project_file)
+    prefix = f"{NAMESPACE}:"
+    return {key[len(prefix) :]: spec.get("type", "string") for key, spec in declared.items() if key.startswith(prefix)}
+
+
+def parse_ci_config(values: Mapping[str, str], stack: str) -> CiIdentityConfig:
+    """The settings from the engine's config text (keys without the namespace); `ConfigError` names every bad key."""
+    problems = ConfigProblems()
+    types = declared_keys()
+    document: dict[str, object] = {}
+    for key, text in values.items():
+        if key not in types:
+            problems.add(ci_config_key(key), f"is not a setting of the bootstrap; it takes {', '.join(sorted(types))}")
+            continue
+        if types[key] in ("integer", "boolean"):
+            try:
+                document[key] = json.loads(text)
+            except ValueError:
+                problems.add(
+                    ci_config_key(key),
+                    f"{shown(text)} is not {'a whole number' if types[key] == 'integer' else 'true or false'}",
+                )
+                continue
+        else:
+            document[key] = text
+    if not document.get("environment"):
+        document["environment"] = stack
+    empty = set()
+    required = {"repository": "the repository the identities trust, OWNER/REPO", "projectId": "the stack's project-..."}
+    for key, wanted in required.items():
+        if not document.get(key):
+            problems.add(ci_config_key(key), f"is empty; set {wanted} (`pulumi config set {key} ...` here)")
+            document.pop(key, None)
+            empty.add(key)
+    try:
+        settings = CiIdentitySettings.model_validate(document)
+    except ValidationError as error:
+        add_validation_problems(problems, error, document, CiIdentitySettings, skip=empty, where_for=ci_config_key)
+        problems.raise_if_any()
+        raise
+    if bool(settings.repositoryOwnerId) != bool(settings.repositoryId):
+        given = f"repositoryOwnerId {settings.repositoryOwnerId}, repositoryId {settings.repositoryId}"
+        problems.add(
+            ci_config_key("repositoryId" if settings.repositoryOwnerId else "repositoryOwnerId"),
+            f"{given}: GitHub's immutable subject names both IDs, so set both or neither (0)",
+        )
+    problems.raise_if_any()
+    owner, name = settings.repository.split("/")
+    ids = (settings.repositoryOwnerId, settings.repositoryId) if settings.repositoryId else None
+    return CiIdentityConfig(
+        repository=GitHubRepository(owner, name, ids),
+        environment=settings.environment,
+        project_id=settings.projectId,
+        preview_identity=settings.previewIdentity,
+    )
