@@ -177,22 +177,45 @@ class Autoscaling:
 
 @dataclass(frozen=True)
 class GpuNodeGroupConfig:
-    name: str
-    platform: str
-    preset: str
+    """A GPU group: the validated entry of the stack file (`settings`) and what the rules across its fields made of it.
+
+    A setting that needs no rule across fields is read from `settings` by the values function that
+    uses it (the properties below are such reads), so adding one is a field of GpuNodeGroupInput and
+    that use; the fields here are the ones parsing derives (scaling, labels, taints, roll-out, capacity).
+    """
+
+    settings: GpuNodeGroupInput
     fixed_node_count: int | None
     autoscaling: Autoscaling | None
-    drivers_preset: str | None
-    infiniband: bool
-    boot_disk_gib: int
-    # The group as the stack file gave it, validated: a setting that needs no rule across fields is read from
-    # here by the values function that uses it, so adding one is a field of GpuNodeGroupInput and that use.
-    settings: GpuNodeGroupInput
     labels: Mapping[str, str] = field(default_factory=dict)
     taints: tuple[Taint, ...] = ()
     strategy: RolloutStrategy = GPU_ROLLOUT
     auto_repair: tuple[AutoRepairCondition, ...] = ()
     capacity: Capacity = ON_DEMAND
+
+    @property
+    def name(self) -> str:
+        return self.settings.name
+
+    @property
+    def platform(self) -> str:
+        return self.settings.platform
+
+    @property
+    def preset(self) -> str:
+        return self.settings.preset
+
+    @property
+    def drivers_preset(self) -> str | None:
+        return self.settings.driversPreset
+
+    @property
+    def infiniband(self) -> bool:
+        return self.settings.infiniband
+
+    @property
+    def boot_disk_gib(self) -> int:
+        return self.settings.bootDiskSizeGib
 
     @property
     def spot(self) -> bool:

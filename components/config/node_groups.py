@@ -94,15 +94,9 @@ def _group(entry: GpuNodeGroupInput, fabric: str, problems: ConfigProblems) -> G
     capacity = parse_capacity(entry.capacity, where, problems)
     check_reserved_surge(capacity, strategy, smallest, where, problems)
     group = GpuNodeGroupConfig(
-        name=entry.name,
-        platform=entry.platform,
-        preset=entry.preset,
+        settings=entry,
         fixed_node_count=fixed,
         autoscaling=autoscaling,
-        drivers_preset=entry.driversPreset,
-        infiniband=entry.infiniband,
-        boot_disk_gib=entry.bootDiskSizeGib,
-        settings=entry,
         labels=_labels(entry, problems),
         taints=_taints(entry, problems),
         strategy=strategy,
