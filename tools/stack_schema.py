@@ -3,9 +3,9 @@
 Generated from the same pydantic schema the program validates with, so an editor that
 validates a stack file (the YAML language server reads `# yaml-language-server: $schema=...`)
 flags what the program would refuse: unknown keys of the project, wrong types, patterns,
-bounds. Defaults and descriptions come from `Pulumi.yaml`. Rules that span several keys
-(driver modes, name lengths, CEL) are the program's alone. `--check` exits 1 when the
-committed file is stale.
+bounds. Defaults and descriptions are each key's `Setting`, as `tools.config_docs` writes
+them into `Pulumi.yaml`. Rules that span several keys (driver modes, name lengths, CEL) are
+the program's alone. `--check` exits 1 when the committed file is stale.
 """
 
 from __future__ import annotations
@@ -20,9 +20,10 @@ from typing import Any
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
 
-from components.config.stack_file import PROJECT_DIR, load_yaml_file
+from components.config.stack_file import PROJECT_DIR
 from components.dra_constants import NAMESPACE
 from components.stack_input import SECRET_CAPABLE_KEYS, StackInput
+from tools.config_docs import project_config
 
 SCHEMA_FILE = PROJECT_DIR / "docs" / "stack-file.schema.json"
 # A key of the project's namespace, which must then be one the project declares.
@@ -53,7 +54,7 @@ class _KeysChecked(GenerateJsonSchema):
 
 def stack_file_schema() -> dict[str, Any]:
     model = StackInput.model_json_schema(mode="validation", schema_generator=_KeysChecked)
-    declared = load_yaml_file(PROJECT_DIR / "Pulumi.yaml")["config"]
+    declared = project_config()
     properties: dict[str, Any] = {}
     for key, field_schema in model["properties"].items():
         spec = declared[f"{NAMESPACE}:{key}"]
