@@ -303,6 +303,8 @@ def deploy_identity_trusting_a_branch(resources: Resources) -> PlannedResource:
     )
     resources.append(trust)
     return trust
+
+
 def kueue_dra_gate_off(resources: Resources) -> PlannedResource:
     release = the_one(resources, lambda r: r.type == RELEASE and r.props["chart"].endswith("/kueue"))
     release.props["values"]["controllerManager"]["featureGates"] = [
