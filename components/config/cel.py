@@ -26,8 +26,10 @@ Sources (Kubernetes 1.34, the version the stacks run; tags v0.34.x of the stagin
   `newCompiler`: the variable `device` is the object `kubernetes.DRADevice` with `driver`
   (string), `attributes` (map domain -> map name -> AnyType: bool, int, string or semver at
   run time) and `capacity` (map domain -> map name -> Quantity); `allowMultipleAllocations`
-  (bool) only with the DRAConsumableCapacity feature gate, off by default before 1.36
-  (components/dra_minors.py), so it is declared only for a stack whose minor has it on. `cel.bind` (ext.Bindings) since 1.31. The output type must be
+  (bool) only with the DRAConsumableCapacity feature gate, off by default before 1.36. Which
+  fields a minor declares is the table's (`celDevice` in policies/dra_minors.json, read from
+  compile.go of v0.34.12, v0.35.4 and v0.36.3 by tests/test_dra_minors.py), so a stack's selectors
+  see its own minor's `device`. `cel.bind` (ext.Bindings) since 1.31. The output type must be
   cel.BoolType or cel.AnyType.
 * The base environment it extends: https://github.com/kubernetes/apiserver/blob/v0.34.10/pkg/cel/environment/base.go
   with the libraries in pkg/cel/library (semverlib.go, quantity.go, lists.go, regex.go,
@@ -66,10 +68,7 @@ from functools import lru_cache
 from typing import Any
 
 from components.dra_constants import GPU_DRIVER, REMOVED_GPU_ATTRIBUTES
-from components.dra_minors import SUPPORTED_MINORS, gate_off_reason, gate_on, minor_of
-
-# The gate that declares `device.allowMultipleAllocations` (dynamic-resource-allocation cel/compile.go).
-MULTIPLE_ALLOCATIONS_GATE = "DRAConsumableCapacity"
+from components.dra_minors import CEL_DEVICE_FIELDS, SUPPORTED_MINORS, cel_device_fields, gate_off_reason, minor_of
 
 # k8s.io/api/resource/v1/types.go (v0.34.10).
 CEL_SELECTOR_MAX_LENGTH = 10 * 1024
@@ -145,7 +144,7 @@ def selector_problem(expression: str, kubernetes_version: str = SUPPORTED_MINORS
 def selector_refusal(expression: str, kubernetes_version: str = SUPPORTED_MINORS[0]) -> str | None:
     """Why the API server of `kubernetes_version` would refuse `expression` as a new device selector, or None.
 
-    The minors differ here only in `device.allowMultipleAllocations`, declared where DRAConsumableCapacity is on.
+    The minors differ here in the fields of `device` they declare (`celDevice` in policies/dra_minors.json).
     """
     size = len(expression.encode("utf-8"))
     if size > CEL_SELECTOR_MAX_LENGTH:
@@ -190,7 +189,7 @@ class _Analysis:
 
 @lru_cache(maxsize=4096)
 def _analysis(expression: str, minor: str = SUPPORTED_MINORS[0]) -> _Analysis:
-    environment = _environment(gate_on(MULTIPLE_ALLOCATIONS_GATE, minor))
+    environment = _environment(cel_device_fields(minor))
     try:
         compiled = environment.compile(expression)
     except RuntimeError as error:
@@ -237,9 +236,10 @@ def _describe(error: Exception, minor: str) -> str:
     text = str(error)
     found = [f"{message} (line {line}, column {column})" for line, column, message in _ERROR_LINE.findall(text)]
     message = "; ".join(found) if found else text.splitlines()[0]
-    reason = gate_off_reason(MULTIPLE_ALLOCATIONS_GATE, minor)
-    if "allowMultipleAllocations" in message and reason:
-        message += f"; device.allowMultipleAllocations is declared only with {reason}"
+    for name, gate in CEL_DEVICE_FIELDS.items():
+        reason = gate and gate_off_reason(gate, minor)
+        if reason and f"undefined field '{name}'" in message:
+            message += f"; device.{name} is declared only with {reason}"
     return message
 
 
@@ -255,18 +255,15 @@ def _uses_uncheckable_macro(node: _Node) -> bool:
 # The environment
 
 
-@lru_cache(maxsize=2)
-def _environment(multiple_allocations: bool) -> Any:
-    """The DRA `device` environment of a Kubernetes 1.34 API server, built on first use (~30 ms with the import).
-
-    With `multiple_allocations`, `device.allowMultipleAllocations` (bool) is declared too, as where
-    DRAConsumableCapacity is on (dynamic-resource-allocation v0.36 cel/compile.go).
-    """
+@lru_cache(maxsize=4)
+def _environment(device_fields: tuple[str, ...]) -> Any:
+    """The DRA environment of a Kubernetes API server whose `device` has `device_fields`, built on first use
+    (~30 ms with the import); the libraries are 1.34's."""
     from cel_expr_python import cel
     from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
 
     return cel.NewEnv(
-        descriptor_pool=_descriptor_pool(multiple_allocations),
+        descriptor_pool=_descriptor_pool(device_fields),
         variables={"device": cel.Type("kubernetes.DRADevice")},
         extensions=[
             ext_strings.ExtStrings(2),
@@ -293,8 +290,8 @@ def _evaluator() -> Any:
     return cel.NewEnv(extensions=[ext_strings.ExtStrings(2), ext_bindings.ExtBindings(), ext_optional.ExtOptional()])
 
 
-@lru_cache(maxsize=2)
-def _descriptor_pool(multiple_allocations: bool) -> Any:
+@lru_cache(maxsize=4)
+def _descriptor_pool(device_fields: tuple[str, ...]) -> Any:
     """The object types of the environment as protobuf messages (kept alive here for the C++ side).
 
     `kubernetes.DRADevice` is a message so that `device.foo` and `device["driver"]` fail as in
@@ -315,9 +312,15 @@ def _descriptor_pool(multiple_allocations: bool) -> Any:
     )
     for name in ("Semver", "Quantity", "URL", "NamedFormat"):
         kubernetes.message_type.add(name=name)
+    unknown = set(device_fields) - {"driver", "attributes", "capacity", "allowMultipleAllocations"}
+    if unknown:
+        raise ValueError(f"policies/dra_minors.json declares device fields this checker cannot type: {sorted(unknown)}")
     device = kubernetes.message_type.add(name="DRADevice")
-    device.field.add(name="driver", number=1, type=proto.TYPE_STRING, label=proto.LABEL_OPTIONAL)
+    if "driver" in device_fields:
+        device.field.add(name="driver", number=1, type=proto.TYPE_STRING, label=proto.LABEL_OPTIONAL)
     for number, name in ((2, "attributes"), (3, "capacity")):
+        if name not in device_fields:
+            continue
         entry = device.nested_type.add(name=f"{name.capitalize()}Entry")
         entry.options.map_entry = True
         entry.field.add(name="key", number=1, type=proto.TYPE_STRING, label=proto.LABEL_OPTIONAL)
@@ -335,7 +338,7 @@ def _descriptor_pool(multiple_allocations: bool) -> Any:
             type_name=f".kubernetes.DRADevice.{entry.name}",
             label=proto.LABEL_REPEATED,
         )
-    if multiple_allocations:
+    if "allowMultipleAllocations" in device_fields:
         device.field.add(name="allowMultipleAllocations", number=4, type=proto.TYPE_BOOL, label=proto.LABEL_OPTIONAL)
     net = descriptor_pb2.FileDescriptorProto(name="nebius_dra/net.proto", package="net", syntax="proto3")
     for name in ("IP", "CIDR"):
