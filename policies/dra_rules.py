@@ -36,6 +36,11 @@ from pulumi_policy import (
 from pulumi_policy.deserialize import deserialize_properties
 from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
 
+try:  # the CLI runs the pack from inside policies/ (a sibling module); the program and tests import the package
+    from policies.rdma_pod_rules import rdma_workload_violations
+except ModuleNotFoundError:
+    from rdma_pod_rules import rdma_workload_violations  # type: ignore[import-not-found,no-redef]
+
 CLUSTER_TYPE = "nebius:index/mk8sV1Cluster:Mk8sV1Cluster"
 NODE_GROUP_TYPE = "nebius:index/mk8sV1NodeGroup:Mk8sV1NodeGroup"
 # Existing-cluster mode: a GPU group the stack describes but does not create (components/existing_gpu_node_group.py).
@@ -1178,6 +1183,12 @@ RULES: tuple[ResourceRule | StackRule, ...] = (
         "A GPU Operator release on a stack with DRA GPU node groups sets devicePlugin.enabled = false.",
         MANDATORY,
         check_gpu_operator_device_plugin,
+    ),
+    StackRule(
+        "rdma-pod-memlock",
+        "Containers handed an InfiniBand/RDMA claim add the IPC_LOCK capability RDMA needs to pin memory (policies/rdma_pod_rules.py).",
+        MANDATORY,
+        lambda resources, _config: rdma_workload_violations([(r.urn, r.type, r.name, r.props) for r in resources]),
     ),
 )
 
