@@ -122,3 +122,16 @@ def test_a_header_without_ranks_is_refused(capture: str) -> None:
     text = "".join(line for line in capture.splitlines(keepends=True) if "Rank  0" not in line)
     with pytest.raises(NcclOutputError, match="lists no ranks"):
         parse_all_reduce(text)
+
+
+def test_an_older_nccl_tests_is_read_too(capture: str) -> None:
+    """What v2.13.8 prints (src/common.cu at that tag): no version, no starting/concluded lines, "[0x%02x]" bus IDs."""
+    older = "".join(
+        line.replace("[0000:00:06]", "[0x06]")
+        for line in capture.splitlines(keepends=True)
+        if not line.startswith(("# nccl-tests version", "# Collective test"))
+    )
+    run = parse_all_reduce(older)
+    assert run.version is None and run.ranks[0].pci == "0x06" and len(run.rows) == 28
+    with pytest.raises(NcclOutputError, match="cut short"):
+        parse_all_reduce(older.split("# Avg bus bandwidth")[0])

@@ -7,7 +7,10 @@ one "#  Rank %2d Group %2d Pid %6d on %10s device %2d [%04x:%02x:%02x] %s" line 
 `writeBenchmarkLinePreamble` and `writeBenchmarkLineBody` one row per size (size, count, type,
 redop, root, then time, algbw, busbw and #wrong out of place and again in place, `N/A` for
 #wrong when the data check is off); `writeResultFooter` "Out of bounds values", "Avg bus
-bandwidth" and "Collective test concluded". A failed CUDA or NCCL call prints
+bandwidth" and "Collective test concluded". Older releases print less, and the parser takes them
+too, so that an image with an older nccl-tests can be pointed at: before v2.18.5 there is no
+"# nccl-tests version" line, before v2.16.7 no "Collective test starting/concluded", and before
+v2.14.1 a rank's GPU is "[0x%02x]" (its PCI bus alone; the tags' src/common.cu). A failed CUDA or NCCL call prints
 "<host>: Test CUDA failure ..." or "<host>: Test NCCL failure ..." (src/common.h), a hung
 collective "<host>: Test timeout ..." (src/common.cu), and the run stops there.
 
@@ -39,7 +42,7 @@ STARTING = re.compile(r"^# Collective test starting: (?P<program>\S+)")
 PARAMETERS = re.compile(r"^# nThread (?P<threads>\d+) nGpus (?P<gpus>\d+) minBytes (?P<min>\d+) maxBytes (?P<max>\d+)")
 RANK = re.compile(
     r"^#\s+Rank\s+(?P<rank>\d+) Group\s+(?P<group>\d+) Pid\s+(?P<pid>\d+) on\s+(?P<host>\S+) device\s+(?P<device>\d+)"
-    r" \[(?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})\] (?P<name>.*?)\s*$"
+    r" \[(?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}|0x[0-9a-fA-F]{2})\] (?P<name>.*?)\s*$"
 )
 OUT_OF_BOUNDS = re.compile(r"^# Out of bounds values\s*: (?P<count>\d+)")
 AVERAGE = re.compile(rf"^# Avg bus bandwidth\s*: (?P<busbw>{_NUMBER})")
@@ -93,7 +96,8 @@ class RankDevice:
 
 @dataclass(frozen=True)
 class AllReduceRun:
-    version: str
+    # None before nccl-tests v2.18.5, which first printed it.
+    version: str | None
     threads: int
     gpus_per_thread: int
     min_bytes: int
@@ -162,7 +166,8 @@ def parse_all_reduce(text: str) -> AllReduceRun:
     """The run `text` shows; NcclOutputError when it is not one whole all_reduce_perf run."""
     if not text.strip():
         raise NcclOutputError("the output is empty: all_reduce_perf printed nothing (did the container start it?)")
-    version = program = None
+    version: str | None = None
+    program: str | None = None
     parameters: re.Match[str] | None = None
     ranks: list[RankDevice] = []
     rows: list[SizeRow] = []
@@ -190,19 +195,19 @@ def parse_all_reduce(text: str) -> AllReduceRun:
             average = _number(match["busbw"])
         elif match := CONCLUDED.match(line):
             concluded = True
-    if version is None or program is None or parameters is None:
+    if parameters is None:
         first = next((line for line in text.splitlines() if line.strip()), "")
         raise NcclOutputError(
-            "this is not nccl-tests output: no '# nccl-tests version' / '# Collective test starting' / '# nThread' "
-            f"header (it begins {_shown(first)!r})"
+            f"this is not nccl-tests output: no '# nThread N nGpus N minBytes N maxBytes N' header (it begins {_shown(first)!r})"
         )
-    if program != PROGRAM:
+    if program is not None and program != PROGRAM:
         raise NcclOutputError(f"the output is from {program}, not {PROGRAM}")
     if not ranks:
         raise NcclOutputError("the header lists no ranks ('#  Rank N Group N Pid N on HOST device N [...]')")
     if not rows:
         raise NcclOutputError("the output has no result rows: all_reduce_perf stopped before its first size")
-    if out_of_bounds is None or average is None or not concluded:
+    # "Collective test concluded" comes with "Collective test starting" (both since v2.16.7).
+    if out_of_bounds is None or average is None or (program is not None and not concluded):
         raise NcclOutputError(
             f"the output stops after {len(rows)} size(s) (largest {max(row.size_bytes for row in rows)} B) without "
             "'# Out of bounds values', '# Avg bus bandwidth' and '# Collective test concluded': the run was cut short"
