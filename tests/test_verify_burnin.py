@@ -36,7 +36,7 @@ CAPTURE = (Path(__file__).parent / "data" / "nccl" / "all_reduce_perf-h200x1.txt
 GIB = 1 << 30
 PROD = load_expectations("prod")
 TRAIN = PROD.group("h200-train")
-KUBERNETES = "1.34.0"  # prod's kubernetesVersion
+KUBERNETES = "1.34.0"  # prod's kubernetesVersion; the other supported minors are checked too
 
 
 def fabric_plan(nodes: int = 4, **changes: Any) -> BurnInPlan:
@@ -58,7 +58,8 @@ def fabric_plan(nodes: int = 4, **changes: Any) -> BurnInPlan:
 # --- the objects ---------------------------------------------------------------------------------------------
 
 
-def test_the_objects_validate_against_the_stacks_kubernetes_schema() -> None:
+@pytest.mark.parametrize("minor", [KUBERNETES, "1.35.0", "1.36.0"])
+def test_the_objects_validate_against_each_supported_kubernetes_schema(minor: str) -> None:
     plan = fabric_plan()
     made = {**job(plan), "metadata": {**job(plan)["metadata"], "uid": "0b0e5b9e-1111-4222-8333-944455556666"}}
     for manifest in (
@@ -66,8 +67,8 @@ def test_the_objects_validate_against_the_stacks_kubernetes_schema() -> None:
         ssh_secret(plan, new_ssh_keys(), owned_by(made)),
         headless_service(plan, owned_by(made)),
     ):
-        kubernetes_validate.validate(manifest, KUBERNETES, strict=True)
-    kubernetes_validate.validate(job(fabric_plan(nodes=1, nics=0)), KUBERNETES, strict=True)
+        kubernetes_validate.validate(manifest, minor, strict=True)
+    kubernetes_validate.validate(job(fabric_plan(nodes=1, nics=0)), minor, strict=True)
 
 
 def test_each_pod_claims_every_gpu_and_a_nic_per_gpu_through_the_stacks_templates() -> None:
