@@ -44,6 +44,10 @@ try:  # the CLI runs the pack from inside policies/, the tests import it as the 
     from policies.queue_rules import QUEUE_CHECKS
 except ImportError:
     from queue_rules import QUEUE_CHECKS  # type: ignore[no-redef,import-not-found]
+try:  # the CLI runs the pack from inside policies/ (a sibling module); the program and tests import the package
+    from policies.rdma_pod_rules import rdma_workload_violations
+except ModuleNotFoundError:
+    from rdma_pod_rules import rdma_workload_violations  # type: ignore[import-not-found,no-redef]
 
 CLUSTER_TYPE = "nebius:index/mk8sV1Cluster:Mk8sV1Cluster"
 NODE_GROUP_TYPE = "nebius:index/mk8sV1NodeGroup:Mk8sV1NodeGroup"
@@ -1189,6 +1193,12 @@ RULES: tuple[ResourceRule | StackRule, ...] = (
         check_gpu_operator_device_plugin,
     ),
     *(StackRule(*rule) for rule in IDENTITY_RULES),
+    StackRule(
+        "rdma-pod-memlock",
+        "Containers handed an InfiniBand/RDMA claim add the IPC_LOCK capability RDMA needs to pin memory (policies/rdma_pod_rules.py).",
+        MANDATORY,
+        lambda resources, _config: rdma_workload_violations([(r.urn, r.type, r.name, r.props) for r in resources]),
+    ),
 )
 
 RULES = (
