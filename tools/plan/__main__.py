@@ -1,7 +1,8 @@
 """`make plan`: what `pulumi up` would do to a stack, without a cloud account or the Pulumi CLI.
 
     python -m tools.plan --stack dev [--format text|markdown|json] [--out build/plan]
-                         [--policy-config policies/policy-config.json] [--baseline main-plan.json] [--graph]
+                         [--policy-config policies/policy-config.json] [--baseline main-plan.json | --base REF]
+                         [--graph]
     python -m tools.plan --stack-file path/to/Pulumi.try.yaml ...
 
 Runs the real program with the stack's real config under the SDK's mock engine, then
@@ -11,7 +12,8 @@ and Helm values file under `<out>/<stack>/`. `--stack-file` plans a stack file t
 the stack list (a variant, anywhere on disk), named by its file name `Pulumi.<stack>.yaml`.
 `--policy-config` takes the same JSON document
 as `pulumi preview --policy-pack-config`. `--baseline` takes the JSON plan of the same stack made
-earlier (for example on the main branch) and names every node group whose nodes the change
+earlier (for example on the main branch), `--base REF` makes it from the revision REF's own
+code and config (`tools/plan/base_plan.py`), and either names every node group whose nodes the change
 would recreate, and a move of the DRA driver between chart lines (the steps of a move to 0.4.x; a
 move back to 25.x is refused).
 
@@ -26,6 +28,8 @@ or deletes through a symbolic link in `<out>/<stack>/`.
 from __future__ import annotations
 
 import argparse
+import json
+import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -33,6 +37,7 @@ from typing import Any
 
 from components.config.reading import InputError, load_json
 from policies.dra_rules import PolicyConfigError
+from tools.plan.base_plan import NoBaselineError, UnknownRevisionError, base_plan
 from tools.plan.model import DEFAULT_OUT, Plan, build_plan
 from tools.plan.report import RENDERERS, render_error
 from tools.plan.rollout import BaselineError
@@ -67,11 +72,18 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--policy-config", type=Path, help="policy pack config, as for pulumi preview --policy-pack-config"
     )
-    parser.add_argument(
+    against = parser.add_mutually_exclusive_group()
+    against.add_argument(
         "--baseline",
         type=Path,
         help="JSON plan of the same stack to compare with (--format json of the base branch): names the node "
         "groups whose nodes this change recreates",
+    )
+    against.add_argument(
+        "--base",
+        metavar="REF",
+        help="git revision whose own plan of the stack is the baseline (for example HEAD^1, a PR's base): made "
+        "from its files with git archive; when it has none, the plan says why",
     )
     parser.add_argument(
         "--graph",
@@ -104,19 +116,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         stack = stack_of_file(args.stack_file) if args.stack_file else check_stack_name(args.stack)
         policy_config = read_option(args.policy_config, "--policy-config")
-        baseline = read_option(args.baseline, "--baseline")
+        baseline, no_baseline = read_option(args.baseline, "--baseline"), None
+        if args.base is not None:
+            try:
+                baseline = json.loads(base_plan(stack, args.base))
+            except NoBaselineError as none:
+                no_baseline = str(none)
         plan = build_plan(stack, out=out, policy_config=policy_config, baseline=baseline, stack_file=args.stack_file)
-    except StackNameError as invalid:
+        plan.no_baseline = no_baseline
+    except (StackNameError, UnknownRevisionError) as invalid:
         print(f"python -m tools.plan: {invalid}", file=sys.stderr)
         return EXIT_PROGRAM
-    except (OSError, InputError) as unusable:
+    except (OSError, InputError, subprocess.SubprocessError) as unusable:
         print(f"python -m tools.plan: {unusable}", file=sys.stderr)
         return EXIT_PROGRAM
     except PolicyConfigError as invalid:
         print(f"python -m tools.plan: invalid policy config: {invalid}", file=sys.stderr)
         return EXIT_PROGRAM
     except BaselineError as invalid:
-        print(f"python -m tools.plan: {args.baseline}: {invalid}", file=sys.stderr)
+        print(f"python -m tools.plan: {args.baseline or args.base}: {invalid}", file=sys.stderr)
         return EXIT_PROGRAM
     if plan.error is not None and args.format != "json":
         sys.stderr.write(render_error(plan))

@@ -39,6 +39,8 @@ class Plan:
     node_groups: list[dict[str, Any]] = field(default_factory=list)
     # None without a baseline; else the node groups whose template changes against it (nodes recreated).
     recreations: list[Recreation] | None = None
+    # Why `--base REF` gave no baseline (the revision has no such stack, or its plan failed); None otherwise.
+    no_baseline: str | None = None
     # The DRA driver release's {chart, version}, recorded for a later --baseline; and its move between chart
     # lines against the baseline (None without one, or when it stays on its line).
     dra_driver: dict[str, str] | None = None

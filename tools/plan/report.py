@@ -97,6 +97,8 @@ LABELS_NOTE = (
 
 def _recreation_lines(plan: Plan) -> list[str]:
     """The groups a change recreates (with a baseline), each changed field indented under it."""
+    if plan.no_baseline is not None:
+        return [f"Nodes recreated: not known, no baseline ({plan.no_baseline})"]
     if plan.recreations is None:
         return []
     if not plan.recreations:
@@ -127,7 +129,7 @@ def render_text(plan: Plan) -> str:
         )
         lines.append(f"    {finding.message}")
     lines += ["", *(render_cost_text(plan.cost) if plan.cost else ["Cost: the program registered no estimate"])]
-    if plan.recreations is not None:
+    if plan.recreations is not None or plan.no_baseline is not None:
         lines += ["", *_recreation_lines(plan)]
     if plan.driver_change is not None:
         lines += ["", *_driver_change_lines(plan.driver_change)]
@@ -166,7 +168,7 @@ def render_markdown(plan: Plan) -> str:
         "",
         *(render_cost_markdown(plan.cost) if plan.cost else ["The program registered no estimate."]),
     ]
-    if plan.recreations is not None:
+    if plan.recreations is not None or plan.no_baseline is not None:
         lines += ["", "### Nodes recreated", "", "```text", *_recreation_lines(plan), "```"]
     if plan.driver_change is not None:
         lines += ["", "### DRA driver chart line", "", "```text", *_driver_change_lines(plan.driver_change), "```"]
