@@ -6,8 +6,9 @@
     python -m tools.plan --stack-file path/to/Pulumi.try.yaml ...
 
 Runs the real program with the stack's real config under the SDK's mock engine, then
-prints the policy verdicts, the resource tree with key settings, the critical path of a
-first `pulumi up` and the dependency graph (Mermaid), and writes every Kubernetes object
+prints what the change does to running nodes, the policy verdicts, the cost, the roll-outs,
+the critical path of a first `pulumi up`, the resource tree with key settings and, with
+`--graph` (always, folded, in markdown), the dependency graph (Mermaid), and writes every Kubernetes object
 and Helm values file under `<out>/<stack>/`. `--stack-file` plans a stack file that is not in
 the stack list (a variant, anywhere on disk), named by its file name `Pulumi.<stack>.yaml`.
 `--policy-config` takes the same JSON document
@@ -139,7 +140,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if plan.error is not None and args.format != "json":
         sys.stderr.write(render_error(plan))
     else:
-        sys.stdout.write(RENDERERS[args.format](plan))
+        sys.stdout.write(RENDERERS[args.format](plan, graph=args.graph))
     return exit_status(plan)
 
 
