@@ -195,3 +195,19 @@ def test_adding_a_stack_in_the_readme_names_tests_that_exist():
     defined = "\n".join((PROJECT_DIR / name).read_text() for name in files)
     for name in tests:
         assert f"\ndef {name}(" in defined, f"README's Adding a stack names {name}, which none of {files} defines"
+
+
+def test_a_misspelt_stack_file_key_comes_with_every_problem_of_the_keys_that_could_be_read(tmp_path, capsys):
+    """Issue 25: a key typo was reported alone; what its absence leaves wrong, and the rest, came a round later."""
+    path = _scratch(tmp_path)
+    text = path.read_text()
+    assert "nebius-dra:subnetId:" in text and 'nebius-dra:kubernetesVersion: "1.34"' in text
+    text = text.replace("nebius-dra:subnetId:", "nebius-dra:subnetID:")
+    path.write_text(text.replace('nebius-dra:kubernetesVersion: "1.34"', 'nebius-dra:kubernetesVersion: "1.33"'))
+    assert plan.main(["--stack-file", str(path), "--out", "none"]) == plan.EXIT_PROGRAM
+    err = capsys.readouterr().err
+    assert "nebius-dra:subnetID: is set in Pulumi.try.yaml but Pulumi.yaml does not declare it" in err
+    assert "did you mean nebius-dra:subnetId?" in err
+    assert "invalid stack configuration (2 problems)" in err
+    assert "nebius-dra:subnetId: is required" in err and "nebius-dra:kubernetesVersion" in err
+    assert "Traceback" not in err

@@ -25,7 +25,7 @@ from pulumi.runtime.stack import run_in_stack
 from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
 from components.config.stack_file import PROJECT_DIR, StackFileError
-from tools.plan.stack_source import read_stack_source
+from tools.plan.stack_source import read_stack_source, with_program_problems
 
 STACK_TYPE = "pulumi:pulumi:Stack"
 MOCK_CA_PEM = "-----BEGIN CERTIFICATE-----\nTU9DSy1DQQ==\n-----END CERTIFICATE-----\n"
@@ -179,7 +179,7 @@ def run_program(
         try:
             read = read_stack_source(stack, stack_file, project_dir)
         except StackFileError as unreadable:
-            return ProgramRun(stack, {}, [], {}, set(), unreadable)
+            return ProgramRun(stack, {}, [], {}, set(), with_program_problems(unreadable, stack))
         values, secret_keys = read.values, read.secret_keys
     else:
         values = dict(config)

@@ -14,7 +14,15 @@ import re
 import tempfile
 from pathlib import Path
 
-from components.config.stack_file import PROJECT_DIR, StackFileConfig, StackFileError, read_stack_file
+from components.config import ConfigError, parse_stack_config
+from components.config.raw import RawConfig
+from components.config.stack_file import (
+    PROJECT_DIR,
+    StackFileConfig,
+    StackFileError,
+    program_config,
+    read_stack_file,
+)
 
 # Pulumi's own rule (`tokens.IsName` and the 100-character limit that `pulumi stack init` enforces):
 # ASCII letters, digits, '-', '_' and '.'. The name becomes `Pulumi.<stack>.yaml` and `<out>/<stack>/`,
@@ -68,3 +76,20 @@ def read_stack_source(stack: str, stack_file: Path | None = None, project_dir: P
         os.symlink((project_dir / "Pulumi.yaml").resolve(), Path(folder, "Pulumi.yaml"))
         os.symlink(stack_file.resolve(), Path(folder, stack_file.name))
         return read_stack_file(stack, Path(folder))
+
+
+def with_program_problems(refused: StackFileError, stack: str) -> StackFileError:
+    """The stack file's problems, then what the program would refuse in the keys that could be read.
+
+    A misspelt key (`subnetID`) is then reported with what its absence leaves wrong (`subnetId` is
+    required) and with every other problem of the stack, in one round instead of one per fix.
+    """
+    if refused.readable is None:
+        return refused
+    readable = refused.readable
+    prefix_free = {key.split(":", 1)[1] for key in readable.secret_keys if ":" in key}
+    try:
+        parse_stack_config(RawConfig(program_config(readable.values), frozenset(prefix_free)), stack)
+    except ConfigError as more:
+        return StackFileError(f"{refused}\nand in the keys that could be read, {more}")
+    return refused
