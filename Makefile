@@ -45,7 +45,7 @@ test: lint engines  ## Lint, type check, then the whole test suite.
 demo: setup  ## Local demo: the real Pulumi CLI puts dev's Kubernetes layer on a local control plane, shows its claims allocated, tears down.
 	$(PY) e2e/cli/demo.py
 
-e2e: setup  ## Real engines: Kubernetes 1.34 and 1.36 control planes, and the Pulumi CLI running this program and policy pack with the real charts (built from Go modules and the vendored sources, cached in ~/.cache/nebius-dra-e2e).
+e2e: setup  ## Real engines: Kubernetes 1.34, 1.35 and 1.36 control planes, the Kueue controller, and the Pulumi CLI running this program and policy pack with the real charts (built from Go modules and the vendored sources, cached in ~/.cache/nebius-dra-e2e).
 	$(PY) -m pytest -q -p no:cacheprovider e2e
 
 bench: setup  ## Benchmark: dev/prod plans against the import floor, generated fleets against their SDK floor, profiles.
