@@ -24,11 +24,15 @@ $(JS_ENGINE)/node_modules/.installed: $(JS_ENGINE)/package.json $(JS_ENGINE)/pac
 
 engines: $(JS_ENGINE)/node_modules/.installed  ## The JavaScript engine the tests run (tests/regex_engines/js); Go's needs only `go`.
 
-plan: setup  ## Offline plan of STACK (default dev), FORMAT text|markdown|json: no cloud account, no Pulumi CLI.
-	$(PY) -m tools.plan --stack $(STACK) --format $(FORMAT)
+# STACK_FILE=path/to/Pulumi.<name>.yaml plans or prices a stack file outside the stack list; given with an
+# explicit STACK as well, both reach the tool, which refuses the pair (exit 2) rather than pick one.
+STACK_ARGS = $(if $(STACK_FILE),--stack-file '$(STACK_FILE)' $(if $(filter-out file,$(origin STACK)),--stack '$(STACK)'),--stack '$(STACK)')
 
-cost: setup  ## What STACK's nodes cost (FORMAT text|markdown|json); BASE=<git revision> adds what the change costs.
-	$(PY) -m tools.cost --stack $(STACK) --format $(FORMAT) $(if $(BASE),--base $(BASE))
+plan: setup  ## Offline plan of STACK (default dev) or STACK_FILE, FORMAT text|markdown|json, POLICY_CONFIG=<json>, BASELINE=<json plan> or BASE=<git revision> (names the node groups the change recreates), GRAPH=1, OUT=<dir>|none: no cloud account, no Pulumi CLI.
+	$(PY) -m tools.plan $(STACK_ARGS) --format '$(FORMAT)' $(if $(POLICY_CONFIG),--policy-config '$(POLICY_CONFIG)') $(if $(BASELINE),--baseline '$(BASELINE)') $(if $(BASE),--base '$(BASE)') $(if $(GRAPH),--graph) $(if $(OUT),--out '$(OUT)')
+
+cost: setup  ## What STACK's (or STACK_FILE's) nodes cost (FORMAT text|markdown|json); BASE=<git revision> adds what the change costs.
+	$(PY) -m tools.cost $(STACK_ARGS) --format '$(FORMAT)' $(if $(BASE),--base '$(BASE)')
 
 lint: setup  ## ruff (lint and format) and mypy, as configured in pyproject.toml.
 	$(PY) -m ruff check .
@@ -41,7 +45,7 @@ test: lint engines  ## Lint, type check, then the whole test suite.
 demo: setup  ## Local demo: the real Pulumi CLI puts dev's Kubernetes layer on a local control plane, shows its claims allocated, tears down.
 	$(PY) e2e/cli/demo.py
 
-e2e: setup  ## Real engines: Kubernetes 1.34 and 1.36 control planes, and the Pulumi CLI running this program and policy pack with the real charts (built from Go modules and the vendored sources, cached in ~/.cache/nebius-dra-e2e).
+e2e: setup  ## Real engines: Kubernetes 1.34, 1.35 and 1.36 control planes, the Kueue controller, and the Pulumi CLI running this program and policy pack with the real charts (built from Go modules and the vendored sources, cached in ~/.cache/nebius-dra-e2e).
 	$(PY) -m pytest -q -p no:cacheprovider e2e
 
 bench: setup  ## Benchmark: dev/prod plans against the import floor, generated fleets against their SDK floor, profiles.

@@ -22,6 +22,8 @@ SUPPORTED_MINORS: tuple[str, ...] = tuple(_TABLE["minors"])
 GATES: dict[str, dict[str, Any]] = _TABLE["gates"]
 FIELD_GATES: dict[str, str] = _TABLE["fields"]
 DRIVER_GATE_NEEDS: dict[str, str] = _TABLE["driverGates"]["needs"]
+# The fields of the CEL variable `device` and the gate that declares each (None: every minor declares it).
+CEL_DEVICE_FIELDS: dict[str, str | None] = _TABLE["celDevice"]["fields"]
 _MINOR = re.compile(r"^([0-9]{1,3})\.([0-9]{1,3})")
 
 
@@ -72,3 +74,8 @@ def gate_off_reason(gate: str, version: str) -> str | None:
 def field_gate_off_reason(api_field: str, version: str) -> str | None:
     """Why the API field `Type.field` (as in k8s.io/api resource/v1) is unusable on `version`, or None."""
     return gate_off_reason(FIELD_GATES[api_field], version)
+
+
+def cel_device_fields(version: str) -> tuple[str, ...]:
+    """The fields of the CEL variable `device` that the API server of `version`'s minor declares for a new selector."""
+    return tuple(name for name, gate in CEL_DEVICE_FIELDS.items() if gate is None or gate_on(gate, version))

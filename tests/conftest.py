@@ -39,7 +39,7 @@ def program_runs(monkeypatch, dev_run) -> list[str]:
     """The stacks the plan ran the program for; the run itself is the dev stack's, already made, whatever the stack."""
     stacks: list[str] = []
 
-    def run_dev(stack, config=None):
+    def run_dev(stack, config=None, stack_file=None):
         stacks.append(stack)
         return dev_run
 

@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from components import dra_minors
 from components.cel import (
     CEL_SELECTOR_MAX_COST,
     CEL_SELECTOR_MAX_LENGTH,
@@ -387,3 +388,11 @@ def test_allow_multiple_allocations_is_declared_only_where_consumable_capacity_i
     assert "DRAConsumableCapacity, Alpha and off by default in 1.35" in refusal
     assert 'set kubernetesVersion to "1.36"' in refusal
     assert selector_problem(expression, "1.36") is None
+
+
+@pytest.mark.parametrize("minor", ["1.34", "1.35", "1.36"])
+def test_a_selector_sees_the_device_fields_its_minor_declares(minor):
+    declared = set(dra_minors.cel_device_fields(minor))
+    for name in dra_minors.CEL_DEVICE_FIELDS:
+        problem = selector_problem(f"has(device.{name})", minor)
+        assert (problem is None) == (name in declared), (minor, name, problem)

@@ -104,3 +104,58 @@ def test_each_minor_row_is_read_as_the_issue_states_it():
 
 def test_the_policy_pack_reads_the_same_table():
     assert planned.DRA_MINORS == TABLE
+
+
+# The API server's compiler features, as validation.go sets them from the feature gates.
+COMPILER_FEATURE = re.compile(r"(Enable\w+): utilfeature\.DefaultFeatureGate\.Enabled\(features\.(\w+)\)")
+# A versioned option of newCompiler that declares `device` with one object type under a feature condition.
+DEVICE_OPTION = re.compile(
+    r"return (!?)features\.(\w+)\s*\},\s*EnvOptions: \[\]cel\.EnvOption\{\s*cel\.Variable\(deviceVar, (\w+)\.CelType\(\)\)"
+)
+
+
+def device_types_in_release(minor: str) -> list[tuple[str, bool, frozenset[str]]]:
+    """(gate, declared when the gate is on?, fields) of each `device` type newCompiler of `minor`'s release picks."""
+    api_version = TABLE["minors"][minor]["api"].split(" ")[1]
+    compile_go = (module_dir(f"k8s.io/dynamic-resource-allocation {api_version}") / "cel/compile.go").read_text()
+    kubernetes = module_dir(TABLE["minors"][minor]["release"])
+    validation = (kubernetes / "pkg/apis/resource/validation/validation.go").read_text()
+    call = re.search(r"dracel\.GetCompiler\(dracel\.Features\{(.*?)\}\)", validation, re.S)
+    assert call, f"validation.go of {minor} compiles selectors some other way"
+    gates = dict(COMPILER_FEATURE.findall(call.group(1)))
+    names = dict(re.findall(r'^\t(\w+Var)\s*=\s*"(\w+)"', compile_go, re.M))
+    lists = {
+        name: {names[var] for var in re.findall(r"field\((\w+),", body)}
+        for name, body in re.findall(r"(fields\w+) := \[\]\*apiservercel\.DeclField\{(.*?)\}\n", compile_go, re.S)
+    }
+    for name, other in re.findall(r"(fields\w+) = append\(\1, (fields\w+)\.\.\.\)", compile_go):
+        lists[name] |= lists[other]
+    types = dict(
+        re.findall(
+            r'(deviceType\w+) := apiservercel\.NewObjectType\("kubernetes\.DRADevice", fields\((fields\w+)\.\.\.\)\)',
+            compile_go,
+        )
+    )
+    options = DEVICE_OPTION.findall(compile_go)
+    assert options, f"compile.go of {minor} declares `device` some other way"
+    return [
+        (gates[feature], not negated, frozenset(lists[types[device_type]])) for negated, feature, device_type in options
+    ]
+
+
+@pytest.mark.parametrize("minor", list(TABLE["minors"]))
+def test_the_cel_device_fields_of_each_minor_are_what_its_api_server_declares(minor):
+    source = (module_dir(TABLE["minors"][minor]["release"]) / "pkg/features/kube_features.go").read_text()
+    options = device_types_in_release(minor)
+    picked = [fields for gate, when_on, fields in options if gate_in_release(source, gate, minor)[1] == when_on]
+    assert picked == [frozenset(dra_minors.cel_device_fields(minor))], (options, dra_minors.cel_device_fields(minor))
+    # Each field's gate in the table is the gate whose "on" option adds it.
+    every = frozenset.intersection(*(fields for _, _, fields in options))
+    for gate, when_on, fields in options:
+        for name in fields - every:
+            assert when_on and dra_minors.CEL_DEVICE_FIELDS[name] == gate, (name, gate)
+    assert {name for name, gate in dra_minors.CEL_DEVICE_FIELDS.items() if gate is None} == every
+
+
+def test_every_gate_of_a_cel_device_field_has_its_row():
+    assert {gate for gate in dra_minors.CEL_DEVICE_FIELDS.values() if gate} <= set(dra_minors.GATES)

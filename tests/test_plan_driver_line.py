@@ -36,7 +36,8 @@ def test_moving_to_the_kubernetes_sigs_line_names_the_upgrade_guides_steps():
     assert "nameOverride=nvidia-dra-driver-gpu" in text
     assert "kubectl apply --server-side -f dra-driver-nvidia-gpu/crds/" in text
     assert "no way back" in text
-    assert "### DRA driver chart line" in render_markdown(plan)
+    changed = render_markdown(plan).split("### What changed\n", 1)[1].split("\n### ", 1)[0]
+    assert "PLANNED CHART UPGRADE: DRA driver nvidia-dra-driver-gpu 25.12.0 -> dra-driver-nvidia-gpu 0.4.1" in changed
     assert plan_document(plan)["driverChange"]["refused"] is False
 
 

@@ -18,7 +18,7 @@ import pytest
 from tools.plan import __main__ as plan
 from tools.plan.files import MARKER, SymlinkRefusedError, plan_files, write_plan_files
 from tools.plan.mock_engine import RegisteredResource
-from tools.plan.model import check_stack_name
+from tools.plan.stack_source import check_stack_name
 
 VICTIM_TEXT = "precious, outside the plan directory\n"
 FIFO_DEADLINE_S = 30

@@ -63,10 +63,10 @@ def test_every_node_group_of_prod_shows_its_roll_out(prod_baseline):
     assert prod_baseline["recreations"] is None
     text = render_text(build_plan("prod", out=None))
     assert (
-        "  dra-prod-h200-train: 4 node(s), 1 at a time (maxSurge 0, maxUnavailable 1), drain up to 30m per batch: "
+        "  h200-train: 4 node(s), 1 at a time (maxSurge 0, maxUnavailable 1), drain up to 30m per batch: "
         "4 batch(es) at 4, about 3h00m at most; no extra node"
     ) in text
-    assert "dra-prod-system: 3 node(s), 1 at a time (maxSurge 1, maxUnavailable 0)" in text
+    assert "  system: 3 node(s), 1 at a time (maxSurge 1, maxUnavailable 0)" in text
     assert "needs 1 extra node(s)" in text
 
 
@@ -126,7 +126,9 @@ def test_turning_dra_off_in_the_baseline_shows_every_node_of_the_group_recreated
     assert "policies pass, 2 advisory finding(s); recreates the nodes of 1 node group(s)" in text.splitlines()[0]
     assert "RECREATES NODES of 1 node group(s) (template changes against the baseline)" in text
     assert "    template.gpuSettings.dra: false -> true" in text
-    assert "### Nodes recreated" in render_markdown(plan)
+    markdown = render_markdown(plan)
+    changed = markdown.split("### What changed\n", 1)[1].split("\n### ", 1)[0]
+    assert "RECREATES NODES of 1 node group(s)" in changed and "  h200-train: 4 node(s)" in changed
 
 
 def test_capacity_preset_and_disk_changes_recreate_and_labels_taints_and_size_do_not(prod_baseline):

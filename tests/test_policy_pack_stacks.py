@@ -329,6 +329,24 @@ def quotas_past_the_group_without_cohorts(resources: Resources) -> None:
                     resource["nominalQuota"] += 1
 
 
+def rdma_job_without_ipc_lock(resources: Resources) -> PlannedResource:
+    """A user's training Job on prod's fabric: every GPU and NIC of a node, but no right to pin RDMA buffers."""
+    pod_spec = {
+        "resourceClaims": [{"name": "node", "resourceClaimTemplateName": "h200-full-node"}],
+        "containers": [
+            {"name": "train", "image": "nvcr.io/nvidia/pytorch:25.01-py3", "resources": {"claims": [{"name": "node"}]}}
+        ],
+    }
+    job = PlannedResource(
+        "urn:pulumi:prod::nebius-dra::kubernetes:batch/v1:Job::train",
+        "kubernetes:batch/v1:Job",
+        "train",
+        {"metadata": {"name": "train", "namespace": "dra-samples"}, "spec": {"template": {"spec": pod_spec}}},
+    )
+    resources.append(job)
+    return job
+
+
 MUTATIONS = {
     "cluster below 1.34": ("prod", old_cluster, "mk8s-cluster-version", True),
     "DRA off on one GPU group": ("prod", dra_off_on_one_group, "gpu-node-group-dra-enabled", True),
@@ -365,6 +383,7 @@ MUTATIONS = {
         "queue-quotas-within-capacity",
         False,
     ),
+    "RDMA Job without IPC_LOCK": ("prod", rdma_job_without_ipc_lock, "rdma-pod-memlock", True),
 }
 # Mutations of rules that check nothing until their policy config asks for it: the config, from the stack as planned.
 MUTATION_CONFIGS: dict[str, Callable[[Resources], dict]] = {

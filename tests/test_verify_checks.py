@@ -8,6 +8,7 @@ legacy device plugin; the healthy clusters of both stacks pass every check.
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import kubernetes_validate
 import pytest
@@ -36,6 +37,7 @@ from tools.verify.checks import (
     check_gpu_device_class,
     check_gpu_nodes,
     check_gpu_slices,
+    check_gpu_taints,
     check_legacy_device_plugin,
     check_network_device_classes,
     check_node_health,
@@ -378,3 +380,79 @@ def test_health_conditions_of_nodes_outside_the_gpu_groups_are_not_judged(state,
 def test_the_maintenance_deadline_is_read_from_the_message(message, deadline):
     node = {"status": {"conditions": [{"type": "NebiusMaintenanceScheduled", "status": "True", "message": message}]}}
     assert maintenance_deadline(node) == deadline
+
+
+# ------------------------------------------------------------------------------------------ device taints
+# A real slice as the kubernetes-sigs driver v0.4.1 published it for a real H200 (tests/data/captured), on the dev
+# node, with the taints its NVMLDeviceHealthCheck gate publishes: k8s.io/api resource/v1 DeviceTaint (v0.36.3
+# types.go: key, value, effect None | NoSchedule | NoExecute, timeAdded set by the API server), the keys and
+# effects of the driver's "GPU health checking" guide (fatal XID 79 NoSchedule, unmonitored None).
+CAPTURED = DATA.parent / "captured"
+FATAL_XID = {"key": "gpu.nvidia.com/xid", "value": "79", "effect": "NoSchedule", "timeAdded": "2026-12-01T09:14:02Z"}
+UNMONITORED = {"key": "gpu.nvidia.com/unmonitored", "effect": "None", "timeAdded": "2026-12-01T09:14:02Z"}
+
+
+def tainted_dev_state(*taints: dict) -> tuple[ClusterState, str]:
+    state = healthy_dev_state()
+    node = next(n["metadata"]["name"] for n in state.nodes if "nebius-dra/node-group" in n["metadata"]["labels"])
+    [captured] = json.loads((CAPTURED / "resourceslices-h200-dra-driver-nvidia-gpu-0.4.1.json").read_text())["items"]
+    published = json.loads(json.dumps(captured).replace("gpu-node-0", node))
+    if taints:
+        published["spec"]["devices"][0]["taints"] = list(taints)
+    # List items carry no kind: the object as a GET of the one slice returns it, in 1.36's strict schema.
+    kubernetes_validate.validate(
+        {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", **published}, "1.36", strict=True
+    )
+    return dataclasses.replace(state, resource_slices=[published]), node
+
+
+def test_untainted_captured_gpus_pass_the_taint_check():
+    state, _ = tainted_dev_state()
+    outcome = check_gpu_taints(state, dev_expectations())
+    assert outcome.passed and outcome.warnings == (), outcome
+    assert outcome.summary == "no device taints on the 1 gpu.nvidia.com device(s) of 1 GPU node(s)"
+
+
+def test_a_fatal_xid_taint_fails_naming_node_device_and_taint():
+    state, node = tainted_dev_state(FATAL_XID)
+    outcome = check_gpu_taints(state, dev_expectations())
+    finding = single_finding(outcome)
+    assert finding.subject == f"node {node} (group h200) device gpu-0"
+    assert finding.found == "taint gpu.nvidia.com/xid=79:NoSchedule, added 2026-12-01T09:14:02Z"
+    assert "XID 79" in finding.likely_cause and "new claims that do not tolerate the taint" in finding.likely_cause
+    assert "rollout restart" in finding.likely_cause and "drain and replace the node" in finding.likely_cause
+    assert outcome.summary == "1 GPU device(s) tainted against new claims"
+
+
+def test_a_no_execute_taint_of_another_component_fails_and_says_it_evicts():
+    admin = {"key": "example.com/retired", "value": "true", "effect": "NoExecute", "timeAdded": "2026-12-01T09:20:00Z"}
+    state, _ = tainted_dev_state(admin)
+    finding = single_finding(check_gpu_taints(state, dev_expectations()))
+    assert "other than the NVIDIA driver's health check" in finding.likely_cause
+    assert "evicts the pods using the device" in finding.likely_cause and "rollout restart" not in finding.likely_cause
+
+
+def test_a_taint_without_effect_on_scheduling_warns_and_passes():
+    state, node = tainted_dev_state(UNMONITORED)
+    outcome = check_gpu_taints(state, dev_expectations())
+    assert outcome.passed
+    [warning] = outcome.warnings
+    assert warning.subject == f"node {node} (group h200) device gpu-0"
+    assert warning.found == "taint gpu.nvidia.com/unmonitored:None, added 2026-12-01T09:14:02Z"
+    assert "health is unknown" in warning.likely_cause and "drain" not in warning.likely_cause
+    assert outcome.summary == "1 taint(s) that do not affect scheduling on 1 device(s)"
+
+
+def test_a_blocking_taint_fails_even_beside_a_harmless_one():
+    state, _ = tainted_dev_state(UNMONITORED, FATAL_XID)
+    outcome = check_gpu_taints(state, dev_expectations())
+    assert single_finding(outcome).found.startswith("taint gpu.nvidia.com/xid=79:NoSchedule")
+    assert [w.found.split(",")[0] for w in outcome.warnings] == ["taint gpu.nvidia.com/unmonitored:None"]
+
+
+def test_taints_on_nodes_outside_the_stacks_gpu_groups_are_not_judged():
+    state, _ = tainted_dev_state(FATAL_XID)
+    for item in state.nodes:
+        item["metadata"]["labels"].pop("nebius-dra/node-group", None)
+    outcome = check_gpu_taints(state, dev_expectations())
+    assert outcome.passed and outcome.warnings == ()

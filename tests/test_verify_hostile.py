@@ -148,7 +148,7 @@ def test_an_api_server_that_accepts_and_never_answers_fails_within_the_request_t
     assert status == 2
     assert elapsed < BOUND_S
     shown = capsys.readouterr()
-    assert "FAIL [1/13] Read the cluster: the cluster could not be reached" in shown.err
+    assert "FAIL [1/15] Read the cluster: the cluster could not be reached" in shown.err
     assert f"list nodes: the API server {server} did not answer within 0.5s (--request-timeout)" in shown.err
     assert silent_server.accepted, "the client connected and then waited for an answer"
     assert "Traceback" not in shown.err
@@ -186,7 +186,7 @@ def test_an_exec_plugin_that_never_returns_is_killed_with_its_children_after_its
     assert status == 2
     assert elapsed < BOUND_S
     shown = capsys.readouterr().err
-    assert "FAIL [1/13] Read the cluster: the cluster could not be reached" in shown
+    assert "FAIL [1/15] Read the cluster: the cluster could not be reached" in shown
     assert "the exec credential command `./login.sh --profile dev`" in shown
     assert "did not finish within 1s (--exec-plugin-timeout)" in shown
     assert "its last words: 'open https://auth.example/login in a browser'" in shown
@@ -647,7 +647,7 @@ def test_garbage_answers_are_an_unusable_cluster_exit_2_never_a_failed_check(scr
     kubeconfig = write_kubeconfig(tmp_path, server.url)
     assert run_cli("--kubeconfig", str(kubeconfig), "--json", str(report))[0] == 2
     err = capsys.readouterr().err
-    assert "FAIL [1/13] Read the cluster: the cluster's answers could not be used" in err
+    assert "FAIL [1/15] Read the cluster: the cluster's answers could not be used" in err
     assert message in err
     assert "Traceback" not in err
     assert json.loads(report.read_text())["unusable"] is True

@@ -338,6 +338,7 @@ def test_every_step_passes_on_a_healthy_prod_cluster(cluster):
         ("driver-pods", PASS),
         ("gpu-deviceclass", PASS),
         ("gpu-slices", PASS),
+        ("gpu-taints", PASS),
         ("legacy-device-plugin", PASS),
         ("dranet", PASS),
         ("network-deviceclasses", PASS),
@@ -345,15 +346,16 @@ def test_every_step_passes_on_a_healthy_prod_cluster(cluster):
         ("smoke-gpu", PASS),
         ("gpu-metrics", PASS),
         ("smoke-ib-network", PASS),
+        ("burn-in", SKIP),
     ]
-    assert "PASS [11/13] Smoke workload: gpu claim, nvidia-smi -L: pod on computeinstance-e00h7qk2rm8v1t9b4x" in shown
+    assert "PASS [12/15] Smoke workload: gpu claim, nvidia-smi -L: pod on computeinstance-e00h7qk2rm8v1t9b4x" in shown
     assert (
-        "PASS [12/13] GPU metrics name the smoke pod and its claim (dcgm-exporter): 4 series on "
+        "PASS [13/15] GPU metrics name the smoke pod and its claim (dcgm-exporter): 4 series on "
         "GPU-1f6a3d8b-c2e7-4950-8ab4-73d5e1c09f26 name pod verify-gpu-k3x9q and claim verify-gpu-k3x9q-gpu-7tq2n "
         "(exporter gpu-metrics/dcgm-exporter-x7q2m)"
     ) in shown
     assert cluster.proxied == [("gpu-metrics", "dcgm-exporter-x7q2m", 9400, "metrics")]
-    assert "all 13 checks passed" in summary_table(results)
+    assert "all 14 checks passed (1 skipped)" in summary_table(results)
 
 
 def test_dev_skips_the_infiniband_steps_and_skip_smoke_skips_the_workloads():
@@ -363,7 +365,8 @@ def test_dev_skips_the_infiniband_steps_and_skip_smoke_skips_the_workloads():
     assert statuses["smoke-gpu"] == (SKIP, "skipped (--skip-smoke)")
     assert all(status in (PASS, SKIP) for status, _ in statuses.values())
     assert statuses["gpu-metrics"] == (SKIP, "skipped (--skip-smoke): it needs the GPU smoke pod")
-    assert summary_table(results).endswith("all 7 checks passed (6 skipped)\n")
+    assert statuses["burn-in"] == (SKIP, "skipped (--skip-smoke): the burn-in creates pods")
+    assert summary_table(results).endswith("all 8 checks passed (7 skipped)\n")
 
 
 def test_an_unreadable_cluster_fails_the_read_and_runs_nothing_else(cluster):
@@ -385,7 +388,7 @@ def test_an_object_of_an_unknown_shape_fails_its_step_and_the_run_goes_on(cluste
     assert [r.name for r in broken] == ["gpu-deviceclass", "network-deviceclasses"]
     assert broken[0].findings[0].found.startswith(("TypeError", "AttributeError"))
     assert "report it with the --json report" in shown
-    assert results[-1].name == "smoke-ib-network" and results[-1].status == PASS
+    assert results[-2].name == "smoke-ib-network" and results[-2].status == PASS
 
 
 def test_without_any_devices_the_smoke_workloads_do_not_wait_for_a_timeout(cluster):
@@ -406,10 +409,10 @@ def test_a_failing_check_prints_expected_found_and_cause(cluster):
     cluster.state.resource_slices.clear()
     results, shown = run_all(cluster, prod_expectations(), None)
     assert next(r for r in results if r.name == "gpu-slices").status == FAIL
-    assert "FAIL [6/13] gpu.nvidia.com ResourceSlices: 5 of 5 GPU node(s) publish the wrong GPUs" in shown
+    assert "FAIL [6/15] gpu.nvidia.com ResourceSlices: 5 of 5 GPU node(s) publish the wrong GPUs" in shown
     assert "        expected:     8 GPU device(s) in gpu.nvidia.com slices" in shown
     assert "        likely cause: the kubelet plugin is not scheduled there" in shown
-    assert summary_table(results).splitlines()[-1] == "2 of 10 checks failed: gpu-slices, dranet-slices"
+    assert summary_table(results).splitlines()[-1] == "2 of 11 checks failed: gpu-slices, dranet-slices"
 
 
 @pytest.fixture
@@ -421,11 +424,11 @@ def cli_cluster(monkeypatch, cluster):
 
 def test_the_cli_exits_0_and_writes_the_json_report_when_all_pass(cli_cluster, tmp_path, capsys):
     report = tmp_path / "verify.json"
-    assert cli.main(["--stack", "prod", "--json", str(report)]) == 0
+    assert cli.main(["--stack", "prod", "--no-burn-in", "--json", str(report)]) == 0
     written = json.loads(report.read_text())
     assert written["passed"] is True and written["stack"] == "prod"
-    assert [c["status"] for c in written["checks"]] == [PASS] * 13
-    assert "all 13 checks passed" in capsys.readouterr().out
+    assert [c["status"] for c in written["checks"]] == [PASS] * 14 + [SKIP]
+    assert "all 14 checks passed (1 skipped)" in capsys.readouterr().out
 
 
 def test_a_scheduled_maintenance_warns_and_the_run_still_passes(cli_cluster, tmp_path, capsys):
@@ -434,9 +437,9 @@ def test_a_scheduled_maintenance_warns_and_the_run_still_passes(cli_cluster, tmp
     report = tmp_path / "verify.json"
     assert cli.main(["--stack", "prod", "--skip-smoke", "--json", str(report)]) == 0
     shown = capsys.readouterr()
-    assert "WARN [3/13] Nebius health conditions on GPU nodes: 5 GPU node(s): no GPU or boot-disk error" in shown.err
+    assert "WARN [3/15] Nebius health conditions on GPU nodes: 5 GPU node(s): no GPU or boot-disk error" in shown.err
     assert f"    ! node {node} (group h200-train)" in shown.err
-    assert shown.out.splitlines()[-1] == "all 10 checks passed (3 skipped; with warnings: node-health)"
+    assert shown.out.splitlines()[-1] == "all 11 checks passed (4 skipped; with warnings: node-health)"
     written = json.loads(report.read_text())
     health = next(check for check in written["checks"] if check["name"] == "node-health")
     assert (written["passed"], health["status"], health["findings"]) == (True, WARN, [])
@@ -448,8 +451,8 @@ def test_a_gpu_error_on_a_node_fails_the_run(cli_cluster, tmp_path, capsys):
     replace_node(cli_cluster.state, node, "node-gpu-gpu-error.yaml")
     assert cli.main(["--stack", "prod", "--skip-smoke"]) == 1
     shown = capsys.readouterr()
-    assert "FAIL [3/13] Nebius health conditions on GPU nodes: 1 health problem(s) on 5 GPU node(s)" in shown.err
-    assert shown.out.splitlines()[-1] == "1 of 10 checks failed: node-health"
+    assert "FAIL [3/15] Nebius health conditions on GPU nodes: 1 health problem(s) on 5 GPU node(s)" in shown.err
+    assert shown.out.splitlines()[-1] == "1 of 11 checks failed: node-health"
 
 
 def test_the_cli_exits_1_when_a_check_fails(cli_cluster, tmp_path):
@@ -485,7 +488,7 @@ def test_an_interrupted_run_never_reports_a_pass_however_many_checks_passed_befo
     assert cli.main(["--stack", "prod", "--json", str(report)]) == 130
     out = capsys.readouterr().out
     assert "passed" not in out
-    assert out.splitlines()[-1] == "interrupted after 10 check(s); the others did not run, so this is not a pass"
+    assert out.splitlines()[-1] == "interrupted after 11 check(s); the others did not run, so this is not a pass"
     written = json.loads(report.read_text())
     assert (written["passed"], written["interrupted"]) == (False, True)
     assert f"pod/{GPU_POD}" in cli_cluster.deleted

@@ -193,13 +193,25 @@ def test_fork_prs_get_the_offline_plan_in_the_summary_and_as_an_artifact_without
     assert "secrets." not in yaml.safe_dump(job), "a fork's run gets no secrets: the job must not need any"
     script = "\n".join(step.get("run", "") for step in job["steps"])
     assert re.search(
-        r'make --silent plan STACK="\$STACK" FORMAT=markdown > "plan-\$STACK\.md" \|\| status=\$\?', script
-    )
+        r'make --silent plan STACK="\$STACK" FORMAT=markdown POLICY_CONFIG=policies/policy-config\.json BASE=HEAD\^1 \\\n'
+        r'\s+> "plan-\$STACK\.md" \|\| status=\$\?',
+        script,
+    ), "the fork's plan uses the repository's policy config and the base branch's plan as its baseline"
     assert script.rstrip().endswith('exit "$status"'), "a mandatory policy violation must still fail the job"
     assert "$GITHUB_STEP_SUMMARY" in script
     (upload,) = [step for step in job["steps"] if step.get("uses", "").startswith("actions/upload-artifact@")]
     assert upload["if"] == "always()"
     assert upload["with"]["path"].splitlines() == ["plan-${{ matrix.stack }}.md", "build/plan/${{ matrix.stack }}/"]
+
+
+def test_same_repository_prs_get_the_node_groups_a_change_recreates_from_the_offline_plan():
+    """pulumi preview shows a template edit as an update; the offline plan against the base names the recreated groups."""
+    job = workflow("preview.yml")["jobs"]["preview"]
+    (step,) = [step for step in job["steps"] if "-m tools.plan " in step.get("run", "")]
+    assert step["if"] == "always() && steps.setup.outcome == 'success'"
+    command = " ".join(step["run"].replace("\\\n", " ").split())
+    assert "--policy-config policies/policy-config.json --base HEAD^1" in command
+    assert '>> "$GITHUB_STEP_SUMMARY"' in command and "--format markdown" in command
 
 
 def test_both_pr_jobs_put_what_the_change_costs_in_the_job_summary():

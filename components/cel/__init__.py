@@ -26,8 +26,10 @@ Sources (Kubernetes 1.34, the version the stacks run; tags v0.34.x of the stagin
   `newCompiler`: the variable `device` is the object `kubernetes.DRADevice` with `driver`
   (string), `attributes` (map domain -> map name -> AnyType: bool, int, string or semver at
   run time) and `capacity` (map domain -> map name -> Quantity); `allowMultipleAllocations`
-  (bool) only with the DRAConsumableCapacity feature gate, off by default before 1.36
-  (components/dra_minors.py), so it is declared only for a stack whose minor has it on. `cel.bind` (ext.Bindings) since 1.31. The output type must be
+  (bool) only with the DRAConsumableCapacity feature gate, off by default before 1.36. Which
+  fields a minor declares is the table's (`celDevice` in policies/dra_minors.json, read from
+  compile.go of v0.34.12, v0.35.4 and v0.36.3 by tests/test_dra_minors.py), so a stack's selectors
+  see its own minor's `device`. `cel.bind` (ext.Bindings) since 1.31. The output type must be
   cel.BoolType or cel.AnyType.
 * The base environment it extends: https://github.com/kubernetes/apiserver/blob/v0.34.10/pkg/cel/environment/base.go
   with the libraries in pkg/cel/library (semverlib.go, quantity.go, lists.go, regex.go,

@@ -9,10 +9,7 @@ from functools import lru_cache
 from components.cel.checked_ast import Node, decode_any
 from components.cel.environment import device_environment
 from components.cel.walker import TOP, Walker, shown_type
-from components.dra_minors import SUPPORTED_MINORS, gate_off_reason, gate_on, minor_of
-
-# The gate that declares `device.allowMultipleAllocations` (dynamic-resource-allocation cel/compile.go).
-MULTIPLE_ALLOCATIONS_GATE = "DRAConsumableCapacity"
+from components.dra_minors import CEL_DEVICE_FIELDS, SUPPORTED_MINORS, cel_device_fields, gate_off_reason, minor_of
 
 # k8s.io/api/resource/v1/types.go (v0.34.10).
 CEL_SELECTOR_MAX_LENGTH = 10 * 1024
@@ -49,7 +46,7 @@ def selector_problem(expression: str, kubernetes_version: str = SUPPORTED_MINORS
 def selector_refusal(expression: str, kubernetes_version: str = SUPPORTED_MINORS[0]) -> str | None:
     """Why the API server of `kubernetes_version` would refuse `expression` as a new device selector, or None.
 
-    The minors differ here only in `device.allowMultipleAllocations`, declared where DRAConsumableCapacity is on.
+    The minors differ here in the fields of `device` they declare (`celDevice` in policies/dra_minors.json).
     """
     size = len(expression.encode("utf-8"))
     if size > CEL_SELECTOR_MAX_LENGTH:
@@ -90,7 +87,7 @@ class _Analysis:
 
 @lru_cache(maxsize=4096)
 def _analysis(expression: str, minor: str = SUPPORTED_MINORS[0]) -> _Analysis:
-    environment = device_environment(gate_on(MULTIPLE_ALLOCATIONS_GATE, minor))
+    environment = device_environment(cel_device_fields(minor))
     try:
         compiled = environment.compile(expression)
     except RuntimeError as error:
@@ -137,9 +134,10 @@ def _describe(error: Exception, minor: str) -> str:
     text = str(error)
     found = [f"{message} (line {line}, column {column})" for line, column, message in _ERROR_LINE.findall(text)]
     message = "; ".join(found) if found else text.splitlines()[0]
-    reason = gate_off_reason(MULTIPLE_ALLOCATIONS_GATE, minor)
-    if "allowMultipleAllocations" in message and reason:
-        message += f"; device.allowMultipleAllocations is declared only with {reason}"
+    for name, gate in CEL_DEVICE_FIELDS.items():
+        reason = gate and gate_off_reason(gate, minor)
+        if reason and f"undefined field '{name}'" in message:
+            message += f"; device.{name} is declared only with {reason}"
     return message
 
 

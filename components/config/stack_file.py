@@ -29,7 +29,15 @@ STACK_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}\Z")
 
 
 class StackFileError(ConfigError):
-    """The stack file cannot be read as the CLI would read it; the message names the file and the key."""
+    """The stack file cannot be read as the CLI would read it; the message names the file and the key.
+
+    `readable` holds the keys that could be read (the refused ones left out), so that an offline tool
+    can report what the program would refuse in them in the same round.
+    """
+
+    def __init__(self, message: str, readable: StackFileConfig | None = None) -> None:
+        super().__init__(message)
+        self.readable = readable
 
 
 @dataclass(frozen=True)
@@ -188,7 +196,10 @@ def read_stack_file(stack: str, project_dir: Path = PROJECT_DIR) -> StackFileCon
             )
             continue
         scan = _SecretScan(key, problems)
+        refused_before = len(problems.lines)
         value = scan.clean(raw_value)
+        if len(problems.lines) > refused_before:
+            continue  # refused: left out of what could be read
         if scan.secret:
             secret_keys.add(key)
             if value == SECRET_PLACEHOLDER and isinstance(spec, dict) and spec.get("type") != "string":
@@ -200,9 +211,10 @@ def read_stack_file(stack: str, project_dir: Path = PROJECT_DIR) -> StackFileCon
             problems.add(key, type_problem)
             continue
         values[key] = value
+    read = StackFileConfig({key: _as_config_string(value) for key, value in values.items()}, frozenset(secret_keys))
     if problems.lines:
-        raise StackFileError(f"{stack_file.name}:\n" + "\n".join(f"  - {line}" for line in problems.lines))
-    return StackFileConfig({key: _as_config_string(value) for key, value in values.items()}, frozenset(secret_keys))
+        raise StackFileError(f"{stack_file.name}:\n" + "\n".join(f"  - {line}" for line in problems.lines), read)
+    return read
 
 
 def load_stack_config(stack: str, project_dir: Path = PROJECT_DIR) -> dict[str, str]:

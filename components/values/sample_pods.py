@@ -20,6 +20,8 @@ from components.values.strict import fields_of
 GPU_WORKLOAD = "gpu-workload"
 RDMA_WORKLOAD = "rdma-workload"
 CONTAINER_NAME = "workload"
+# What a container handed an InfiniBand/RDMA NIC needs to pin RDMA buffers (policy rdma-pod-memlock).
+MEMLOCK_CAPABILITY = "IPC_LOCK"
 
 
 def sample_pod_spec(
@@ -28,8 +30,12 @@ def sample_pod_spec(
     image: str,
     command: Sequence[str],
     tolerations: Iterable[Mapping[str, str]] = (),
+    capabilities: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """A Pod spec that runs `command` with one claim from `template_name` handed to its container."""
+    """A Pod spec that runs `command` with one claim from `template_name` handed to its container.
+
+    `capabilities` are added to the container's: a NIC's RDMA needs IPC_LOCK (policies/dra_guardrails/rdma_pod_rules.py).
+    """
     spec: dict[str, Any] = {
         "restartPolicy": "Never",
         "resourceClaims": [{"name": claim_name, "resourceClaimTemplateName": template_name}],
@@ -42,6 +48,8 @@ def sample_pod_spec(
             }
         ],
     }
+    if capabilities:
+        spec["containers"][0]["securityContext"] = {"capabilities": {"add": list(capabilities)}}
     listed = [dict(toleration) for toleration in tolerations]
     if listed:
         spec["tolerations"] = listed
@@ -68,13 +76,18 @@ def sample_pod_specs(claims: ClaimsConfig, gpu_groups: Sequence[GpuNodeGroupConf
             claims.sample_rdma_image,
             ["sleep", "infinity"],
             tolerations_for(taint for group in gpu_groups if group.infiniband for taint in group.taints),
+            [MEMLOCK_CAPABILITY],
         )
     return pods
 
 
 def _container_args(container: Mapping[str, Any]) -> core.ContainerArgs:
-    fields = fields_of(container, "container", required={"name", "image", "command", "resources"})
+    fields = fields_of(
+        container, "container", required={"name", "image", "command", "resources"}, optional={"securityContext"}
+    )
     resources = fields_of(fields["resources"], "resources", required={"claims"})
+    context = fields_of(fields.get("securityContext", {}), "securityContext", (), {"capabilities"})
+    capabilities = fields_of(context.get("capabilities", {}), "capabilities", (), {"add"})
     return core.ContainerArgs(
         name=fields["name"],
         image=fields["image"],
@@ -85,6 +98,9 @@ def _container_args(container: Mapping[str, Any]) -> core.ContainerArgs:
                 for claim in resources["claims"]
             ]
         ),
+        security_context=core.SecurityContextArgs(capabilities=core.CapabilitiesArgs(add=capabilities["add"]))
+        if "add" in capabilities
+        else None,
     )
 
 

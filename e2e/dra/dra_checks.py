@@ -9,11 +9,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
-from dra_fakes import PAIRED_ROOTS
+from dra_fakes import GPU_EXTENDED_RESOURCE, PAIRED_ROOTS
 from dra_kube import RESOURCE_API, Kube
-from dra_stack import Deployed, Probe, Refusal, unschedulable
+from dra_stack import Deployed, ExtendedResourcePod, Probe, Refusal, extended_resource_pod, unschedulable
 
 from components.dra_constants import (
     GPU_BY_PRODUCT_TEMPLATE,
@@ -26,6 +27,8 @@ from components.dra_constants import (
     PCIE_ROOT_ATTRIBUTE,
     RDMA_TEMPLATE,
 )
+from components.dra_minors import gate_on
+from tools.verify.expectations import expectations_for, load_expectations
 
 PROJECT = Path(__file__).resolve().parent.parent.parent
 VERIFY_TIMEOUT = 180
@@ -142,7 +145,62 @@ def check_unfit_request(kube: Kube, deployed: Deployed) -> Refusal:
     return refusal
 
 
+def check_kubelet_versions(kube: Kube, deployed: Deployed, control_plane_version: str) -> None:
+    """Every stand-in node reports the kubelet of the control plane's release, as a node group on that cluster does."""
+    reported = {n["metadata"]["name"]: n["status"]["nodeInfo"]["kubeletVersion"] for n in kube.list("v1", "Node")}
+    assert set(reported) == set(deployed.nodes), (sorted(reported), sorted(deployed.nodes))
+    assert set(reported.values()) == {control_plane_version}, reported
+
+
+def check_extended_resource(kube: Kube, deployed: Deployed, minor: str, gpu_class: dict) -> ExtendedResourcePod:
+    """A pod asking `nvidia.com/gpu: 1` and no claim: served by DRA where the minor has DRAExtendedResource on.
+
+    There the API server keeps the chart's `extendedResourceName` on gpu.nvidia.com and the scheduler creates
+    a ResourceClaim for the pod and allocates it a GPU of the node's slice; elsewhere the field is dropped and
+    the pod stays Pending, since no DRA node advertises the resource (policies/dra_minors.json says which).
+    """
+    served = gate_on("DRAExtendedResource", minor)
+    kept = gpu_class.get("spec", {}).get("extendedResourceName")
+    assert kept == (GPU_EXTENDED_RESOURCE if served else None), (
+        f"Kubernetes {minor} stored gpu.nvidia.com as {gpu_class}"
+    )
+    result = extended_resource_pod(kube, deployed, GPU_EXTENDED_RESOURCE, expect_bound=served)
+    if not served:
+        assert f"Insufficient {GPU_EXTENDED_RESOURCE}" in (result.message or ""), result.story
+        assert result.node is None and result.claim is None and result.status is None, result.story
+        return result
+    assert result.node in deployed.gpu_nodes(), result.story
+    claim = result.claim or {}
+    [mapping] = (result.status or {}).get("requestMappings") or [{}]
+    assert (result.status or {}).get("resourceClaimName") == claim["metadata"]["name"], result.story
+    assert mapping.get("containerName") == "cuda" and mapping.get("resourceName") == GPU_EXTENDED_RESOURCE, (
+        result.status
+    )
+    [request] = claim["spec"]["devices"]["requests"]
+    assert request["name"] == mapping["requestName"], (request, mapping)
+    assert request["exactly"]["deviceClassName"] == GPU_CLASS and request["exactly"]["count"] == 1, request
+    [allocated] = claim["status"]["allocation"]["devices"]["results"]
+    assert (allocated["driver"], allocated["pool"]) == (GPU_DRIVER, result.node), allocated
+    published = {d["name"] for s in kube.slices() if s["spec"]["nodeName"] == result.node for d in s["spec"]["devices"]}
+    assert allocated["device"] in published, (allocated, sorted(published))
+    reserved = [(r.get("resource"), r.get("name")) for r in claim["status"].get("reservedFor") or []]
+    assert reserved == [("pods", result.pod)], claim["status"]
+    return result
+
+
 # -------------------------------------------------------------------------------------- verifier
+def verify_stack(deployed: Deployed) -> str:
+    """The stack file `tools.verify --stack` reads for the scenario: its base's, once the expectations the verifier
+    derives from that file are seen to be the scenario's own (a variant's kubernetesVersion, driver chart line and
+    user templates are not among what the verifier reads)."""
+    stack = deployed.scenario.base
+    from_file = replace(load_expectations(stack), stack=deployed.scenario.name)
+    assert from_file == expectations_for(deployed.config, deployed.scenario.name), (
+        f"tools.verify --stack {stack} would expect another cluster than scenario {deployed.scenario.name} builds"
+    )
+    return stack
+
+
 def run_verify(stack: str, kubeconfig: Path, json_path: Path) -> tuple[int, dict, str]:
     """`python -m tools.verify --skip-smoke` against the control plane; exit status, JSON report, output."""
     run = subprocess.run(

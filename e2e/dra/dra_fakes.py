@@ -255,7 +255,8 @@ def create_node(kube: Kube, name: str, labels: Mapping[str, str], taints: Sequen
                     }
                 ],
                 "nodeInfo": {
-                    "kubeletVersion": "v1.34.12",
+                    # A node group runs the control plane's release (Nebius upgrades the groups with it).
+                    "kubeletVersion": kube.server_version,
                     "architecture": "amd64",
                     "operatingSystem": "linux",
                     "osImage": "Ubuntu 24.04.3 LTS",

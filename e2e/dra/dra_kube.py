@@ -9,12 +9,13 @@ resourceclaim controller said meanwhile (pod conditions, events, claim status).
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
-from kubernetes import config
+from kubernetes import client, config
 from kubernetes.dynamic import DynamicClient
 from kubernetes.dynamic.exceptions import NotFoundError
 
@@ -67,6 +68,11 @@ class Kube:
 
     def close(self) -> None:
         self.api_client.close()
+
+    @functools.cached_property
+    def server_version(self) -> str:
+        """The API server's gitVersion (`/version`, e.g. v1.36.3): what a kubelet of the cluster's release reports."""
+        return client.VersionApi(self.api_client).get_code().git_version
 
     def resource(self, api_version: str, kind: str):
         key = (api_version, kind)
@@ -178,6 +184,9 @@ class Kube:
             lines.append(
                 f"  event {event.get('reason')} from {source} (x{event.get('count', 1)}): {event.get('message')}"
             )
+        extended = pod.get("status", {}).get("extendedResourceClaimStatus")
+        if extended:
+            lines.append(f"  extendedResourceClaimStatus: {json.dumps(extended, sort_keys=True)}")
         for status in pod.get("status", {}).get("resourceClaimStatuses") or []:
             claim_name = status.get("resourceClaimName")
             claim = self.claim(namespace, claim_name) if claim_name else None

@@ -1,4 +1,4 @@
-"""The stacks the DRA e2e tests put on a real control plane: dev, prod, two InfiniBand variants of prod, a 1.36 dev.
+"""The stacks the DRA e2e tests put on a real control plane: dev and prod on each minor, InfiniBand variants of prod.
 
 dev and prod are read from their `Pulumi.<stack>.yaml` exactly as the program reads them
 (`load_stack_config`, then `parse_stack_config` on the un-namespaced keys). The variants start from
@@ -7,7 +7,8 @@ of their own, so they are planned through `plan_variant.py` with the config hand
 
 Each scenario runs on the control plane of the Kubernetes minor its stack asks for (kubernetesVersion),
 unless it names another: `dev-upgraded` is dev's own stack on a 1.36 control plane, as after an
-upgrade of the cluster.
+upgrade of the cluster. A scenario's `kubernetes_version` sets that key over its base's, as a team
+creating the stack on that minor writes it: `dev-135`, `prod-135` and `prod-136` change nothing else.
 
 What each scenario expects (which node groups can serve each claim template, where each sample
 pod may run) is written here by hand, from the stack files and the README's tables: the tests
@@ -128,14 +129,23 @@ GPU_TOLERATING = {
         }
     ],
 }
-NEWER_MINOR = "1.36"  # the newer control plane e2e/kube builds (kubernetes-1.36/go.mod)
+NEWER_MINOR = "1.36"  # the newest control plane e2e/kube builds (kubernetes-1.36/go.mod)
+MIDDLE_MINOR = "1.35"  # kubernetes-1.35/go.mod; the minor new stacks default to
 
 
-def dev_taints(config: dict[str, str]) -> dict[str, str]:
-    """dev on Kubernetes 1.36 with a user claim template that tolerates an unmonitored GPU."""
+HEALTH_CHECK_VALUES = {"featureGates": {"NVMLDeviceHealthCheck": True}}
+KUBERNETES_SIGS_CHART = (
+    "dra-driver-nvidia-gpu"  # the default of new stacks; dev's stack file keeps nvidia-dra-driver-gpu
+)
+
+
+def new_driver_tolerating(config: dict[str, str]) -> dict[str, str]:
+    """dev as a new stack gets it: the default driver line (Pulumi.yaml: kubernetes-sigs' chart, 0.4.1) with its
+    NVMLDeviceHealthCheck gate on, and a user claim template that tolerates an unmonitored GPU (both from 1.36)."""
     return {
         **config,
-        _key("kubernetesVersion"): NEWER_MINOR,
+        _key("draDriverChart"): KUBERNETES_SIGS_CHART,
+        _key("draDriverValues"): json.dumps(HEALTH_CHECK_VALUES),
         _key("userClaimTemplates"): json.dumps([GPU_TOLERATING]),
     }
 
@@ -160,13 +170,14 @@ class Scenario:
     name: str  # the scenario (the Node name prefix; the stack name planned for a variant)
     base: str  # the Pulumi.<base>.yaml it starts from
     change: Callable[[dict[str, str]], dict[str, str]] | None = None
+    kubernetes_version: str | None = None  # set over the base's kubernetesVersion (after `change`)
     serves: Mapping[str, set[str]] = field(default_factory=dict)  # template -> node groups that can serve it
     sample_pods: Mapping[str, set[str]] = field(default_factory=dict)  # sample pod -> node groups it may run on
     control_plane: str | None = None  # the Kubernetes minor it runs on, when not the one its stack asks for
 
     @property
     def has_stack_file(self) -> bool:
-        return self.change is None
+        return self.change is None and self.kubernetes_version is None
 
     @property
     def stack(self) -> str:
@@ -180,7 +191,11 @@ class Scenario:
     def raw_config(self) -> dict[str, str]:
         """Full keys -> strings, as the Pulumi CLI hands them to the program."""
         config = load_stack_config(self.base)
-        return self.change(config) if self.change else config
+        if self.change:
+            config = self.change(config)
+        if self.kubernetes_version:
+            config = {**config, _key("kubernetesVersion"): self.kubernetes_version}
+        return config
 
     def config(self) -> StackConfig:
         return parse_stack_config(program_config(self.raw_config()), self.name)
@@ -191,14 +206,18 @@ SCENARIOS = {
     for s in (
         Scenario("dev", "dev", serves=DEV_SERVES, sample_pods=DEV_SAMPLE_PODS),
         Scenario("dev-upgraded", "dev", serves=DEV_SERVES, sample_pods=DEV_SAMPLE_PODS, control_plane=NEWER_MINOR),
+        Scenario("dev-135", "dev", kubernetes_version=MIDDLE_MINOR, serves=DEV_SERVES, sample_pods=DEV_SAMPLE_PODS),
         Scenario(
             "dev-taints",
             "dev",
-            dev_taints,
+            new_driver_tolerating,
+            kubernetes_version=NEWER_MINOR,
             serves={**DEV_SERVES, "gpu-tolerating": {"h200"}},
             sample_pods=DEV_SAMPLE_PODS,
         ),
         Scenario("prod", "prod", serves=PROD_SERVES),
+        Scenario("prod-135", "prod", kubernetes_version=MIDDLE_MINOR, serves=PROD_SERVES),
+        Scenario("prod-136", "prod", kubernetes_version=NEWER_MINOR, serves=PROD_SERVES),
         Scenario(
             "ib-operator",
             "prod",

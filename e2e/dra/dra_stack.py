@@ -376,6 +376,91 @@ def probe(
     return result
 
 
+# ------------------------------------------------------------------- extended resources (KEP-5004)
+EXTENDED_RESOURCE_CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"  # k8s.io/api resource/v1
+
+
+@dataclass
+class ExtendedResourcePod:
+    """A pod that asks for an extended resource in its limits and names no claim: what the scheduler made of it."""
+
+    pod: str
+    namespace: str
+    node: str | None = None
+    claim: Obj | None = None  # the ResourceClaim the scheduler created for the pod, when it did
+    status: Obj | None = None  # pod.status.extendedResourceClaimStatus
+    message: str | None = None  # the scheduler's verdict when it judged the pod unschedulable
+    story: str = ""
+
+
+def extended_resource_claim(kube: Kube, namespace: str, pod: Mapping[str, Any]) -> Obj | None:
+    """The claim the scheduler creates for a pod's extended resources: annotated, and controlled by the pod."""
+    uid = pod.get("metadata", {}).get("uid")
+    for claim in kube.list(RESOURCE_API, "ResourceClaim", namespace):
+        metadata = claim["metadata"]
+        owners = metadata.get("ownerReferences") or []
+        if (metadata.get("annotations") or {}).get(EXTENDED_RESOURCE_CLAIM_ANNOTATION) == "true" and any(
+            o.get("uid") == uid and o.get("controller") for o in owners
+        ):
+            return claim
+    return None
+
+
+def extended_resource_pod(
+    kube: Kube, deployed: Deployed, resource: str, expect_bound: bool, count: int = 1
+) -> ExtendedResourcePod:
+    """A plain pod with `resources.limits: {resource: count}` in the claim namespace, tolerating the GPU groups' taints.
+
+    Waited for until bound with its claim allocated (`expect_bound`), or until the scheduler's verdict and then
+    watched to stay unplaced; deleted either way, and its claim waited for until gone.
+    """
+    namespace = deployed.claim_namespace
+    name = _pod_name(f"legacy-{resource.replace('/', '-').replace('.', '-')}")
+    container = {"name": "cuda", "image": PROBE_IMAGE, "resources": {"limits": {resource: str(count)}}}
+    manifest = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace, "labels": {PROBE_LABEL[0]: PROBE_LABEL[1]}},
+        "spec": {"restartPolicy": "Never", "tolerations": deployed.tolerations(), "containers": [container]},
+    }
+    kube.create(manifest)
+    result = ExtendedResourcePod(name, namespace)
+    try:
+        if expect_bound:
+
+            def placed() -> bool:
+                pod = kube.pod(namespace, name) or {}
+                claim = extended_resource_claim(kube, namespace, pod)
+                done = bool(pod.get("spec", {}).get("nodeName") and claim and claim.get("status", {}).get("allocation"))
+                if done:
+                    result.node, result.claim = pod["spec"]["nodeName"], claim
+                    result.status = pod.get("status", {}).get("extendedResourceClaimStatus")
+                return done and result.status is not None
+
+            wait_for(
+                f"the scheduler to bind pod {namespace}/{name} ({resource}: {count}) with an allocated claim",
+                placed,
+                explain=lambda: kube.pod_story(namespace, name),
+            )
+        else:
+            result.message = wait_for(
+                f"the scheduler to judge pod {namespace}/{name} ({resource}: {count}) unschedulable",
+                lambda: unschedulable_message(kube.pod(namespace, name) or {}),
+                explain=lambda: kube.pod_story(namespace, name),
+            )
+            time.sleep(HOLD)
+            pod = kube.pod(namespace, name) or {}
+            result.node = pod.get("spec", {}).get("nodeName")
+            result.claim = extended_resource_claim(kube, namespace, pod)
+            result.status = pod.get("status", {}).get("extendedResourceClaimStatus")
+        result.story = kube.pod_story(namespace, name)
+    finally:
+        kube.delete("v1", "Pod", name, namespace, force=True)
+        if result.claim:
+            kube.wait_gone(RESOURCE_API, "ResourceClaim", [result.claim["metadata"]["name"]], namespace)
+    return result
+
+
 @dataclass
 class Refusal:
     pod: str

@@ -1,7 +1,7 @@
 """dev on a real Kubernetes 1.34 control plane: one 1-GPU H200 node, one system node, the sample pod, the verifier.
 
-The tests name their scenario through `deployed`, not this module's SCENARIO, so test_dra_dev_upgraded.py
-runs them again on another control plane.
+The tests name their scenario through `deployed`, not this module's SCENARIO, so test_dra_dev_upgraded.py,
+test_dra_dev_135.py and test_dra_dev_taints.py run them again on other control planes.
 
 Run from the repository root: venv/bin/python -m pytest -q e2e/dra
 """
@@ -9,6 +9,8 @@ Run from the repository root: venv/bin/python -m pytest -q e2e/dra
 from __future__ import annotations
 
 from dra_checks import (
+    check_extended_resource,
+    check_kubelet_versions,
     check_objects_accepted,
     check_plugin_pods,
     check_sample_pods,
@@ -17,6 +19,7 @@ from dra_checks import (
     check_unfit_request,
     failed_steps,
     run_verify,
+    verify_stack,
 )
 from dra_fakes import resource_slice
 from dra_kube import JSON_PATCH, RESOURCE_API
@@ -43,6 +46,24 @@ def test_every_claim_template_is_allocated_on_a_group_that_serves_it(deployed, p
     check_template_details(deployed, probes)
 
 
+def test_stand_in_nodes_report_the_kubelet_version_of_the_control_plane(kube, cp, deployed):
+    check_kubelet_versions(kube, deployed, cp.kube_version)
+
+
+def test_a_plain_nvidia_gpu_pod_is_served_by_dra_only_where_the_minor_has_extended_resources(
+    kube, cluster, deployed, probes, report
+):
+    gpu_class = cluster.classes["gpu.nvidia.com"][1]
+    result = check_extended_resource(kube, deployed, cluster.minor, gpu_class)
+    outcome = (
+        f"{result.node}: claim {result.claim['metadata']['name']} by the scheduler"
+        if result.claim
+        else f"Pending: {result.message}"
+    )
+    report.scenario(deployed.scenario.name)["plain pod nvidia.com/gpu: 1"] = outcome
+    report.claim(deployed.scenario.name, "plain pod nvidia.com/gpu: 1", result.claim is not None, result.node or "-")
+
+
 def test_more_gpus_than_any_node_has_stays_unschedulable(kube, deployed, probes, report):
     refusal = check_unfit_request(kube, deployed)
     report.scenario(deployed.scenario.name)["unschedulable"] = {
@@ -52,14 +73,14 @@ def test_more_gpus_than_any_node_has_stays_unschedulable(kube, deployed, probes,
 
 
 def _verify(cp, deployed, tmp_path, name):
-    return run_verify(deployed.scenario.stack, cp.kubeconfig, tmp_path / f"verify-{name}.json")
+    return run_verify(verify_stack(deployed), cp.kubeconfig, tmp_path / f"verify-{name}.json")
 
 
 def test_verifier_passes(cp, deployed, probes, tmp_path, report):
     status, result, output = _verify(cp, deployed, tmp_path, "healthy")
     assert status == 0 and result.get("passed") is True, f"tools.verify exited {status}:\n{output}"
     ran = {c["name"]: c["status"] for c in result["checks"]}
-    for step in ("gpu-nodes", "driver-pods", "gpu-deviceclass", "gpu-slices", "legacy-device-plugin"):
+    for step in ("gpu-nodes", "driver-pods", "gpu-deviceclass", "gpu-slices", "gpu-taints", "legacy-device-plugin"):
         assert ran.get(step) == "pass", f"{step}: {ran.get(step)}\n{output}"
     report.scenario(deployed.scenario.name)["verify"] = ran
 

@@ -3,6 +3,9 @@
 Also the deliberately broken templates, applied directly (bypassing the stack's own config checks):
 a DeviceClass name that does not exist, a CEL type error, and constraints no device pair can meet.
 
+The tests name their scenario through `deployed`, not this module's SCENARIO, so test_dra_prod_135.py and
+test_dra_prod_136.py run them again for prod on Kubernetes 1.35 and 1.36.
+
 Run from the repository root: venv/bin/python -m pytest -q e2e/dra
 """
 
@@ -12,12 +15,14 @@ import json
 
 import pytest
 from dra_checks import (
+    check_kubelet_versions,
     check_objects_accepted,
     check_plugin_pods,
     check_template_details,
     check_templates,
     check_unfit_request,
     run_verify,
+    verify_stack,
 )
 from dra_kube import RESOURCE_API, api_message
 from dra_scenarios import SCENARIOS
@@ -39,6 +44,10 @@ def test_kubelet_plugin_lands_on_every_gpu_node(kube, deployed):
     check_plugin_pods(kube, deployed)
 
 
+def test_stand_in_nodes_report_the_kubelet_version_of_the_control_plane(kube, cp, deployed):
+    check_kubelet_versions(kube, deployed, cp.kube_version)
+
+
 def test_no_sample_pods(deployed, samples):
     assert samples == {}, "prod sets samplePods: false, yet the plan has sample pods"
 
@@ -48,14 +57,14 @@ def test_every_claim_template_is_allocated_on_a_group_that_serves_it(deployed, p
     check_template_details(deployed, probes)
 
 
-def test_gpu_nic_aligned_pairs_a_gpu_and_a_nic_on_one_pcie_root(probes, report):
+def test_gpu_nic_aligned_pairs_a_gpu_and_a_nic_on_one_pcie_root(deployed, probes, report):
     result = probes["gpu-nic-aligned"]
     assert result.problem is None, result.problem
     pair = {
         r["request"]: f"{r['device']} on {d['attributes']['resource.kubernetes.io/pcieRoot']['string']}"
         for r, d in zip(result.results, result.devices, strict=True)
     }
-    report.scenario(SCENARIO)["gpu-nic-aligned"] = pair
+    report.scenario(deployed.scenario.name)["gpu-nic-aligned"] = pair
 
 
 def test_whole_node_template_takes_every_gpu_and_infiniband_nic(probes):
@@ -70,24 +79,26 @@ def test_whole_node_template_takes_every_gpu_and_infiniband_nic(probes):
 
 def test_more_gpus_than_any_node_has_stays_unschedulable(kube, deployed, probes, report):
     refusal = check_unfit_request(kube, deployed)
-    report.scenario(SCENARIO)["unschedulable"] = {"message": refusal.message, "seconds_to_verdict": refusal.seconds}
+    entry = report.scenario(deployed.scenario.name)
+    entry["unschedulable"] = {"message": refusal.message, "seconds_to_verdict": refusal.seconds}
 
 
 def test_verifier_passes(cp, deployed, probes, tmp_path, report):
-    status, result, output = run_verify(SCENARIO, cp.kubeconfig, tmp_path / "verify.json")
+    status, result, output = run_verify(verify_stack(deployed), cp.kubeconfig, tmp_path / "verify.json")
     assert status == 0 and result.get("passed") is True, f"tools.verify exited {status}:\n{output}"
     ran = {c["name"]: c["status"] for c in result["checks"]}
     for step in (
         "gpu-nodes",
         "driver-pods",
         "gpu-slices",
+        "gpu-taints",
         "legacy-device-plugin",
         "dranet",
         "network-deviceclasses",
         "dranet-slices",
     ):
         assert ran.get(step) == "pass", f"{step}: {ran.get(step)}\n{output}"
-    report.scenario(SCENARIO)["verify"] = ran
+    report.scenario(deployed.scenario.name)["verify"] = ran
 
 
 # ------------------------------------------------------------------------------ broken templates
@@ -116,25 +127,25 @@ def broken_namespace(kube, deployed, probes):
     return BROKEN_NAMESPACE
 
 
-def test_cel_type_error_is_refused_by_the_api_server(kube, broken_namespace, report):
+def test_cel_type_error_is_refused_by_the_api_server(kube, deployed, broken_namespace, report):
     bad = template("cel-type-error", [exactly("gpu", "gpu.nvidia.com", CEL_TYPE_ERROR)])
     with pytest.raises(Exception) as refused:
         kube.apply(bad)
     message = api_message(refused.value)
     assert "422" in message and "cel.expression" in message, message
     assert "no matching overload" in message, message
-    report.scenario(SCENARIO)["refused: CEL type error"] = message
+    report.scenario(deployed.scenario.name)["refused: CEL type error"] = message
 
 
-def test_cel_type_error_is_refused_by_the_stack_config_too():
+def test_cel_type_error_is_refused_by_the_stack_config_too(request):
     """The stack's own checker (cel-expr-python) refuses what the API server refuses, before anything is created."""
-    scenario = SCENARIOS[SCENARIO]
+    scenario = SCENARIOS[request.module.SCENARIO]
     raw = program_config(scenario.raw_config())
     raw["userClaimTemplates"] = json.dumps(
         [{"name": "cel-type-error", "requests": [exactly("gpu", "gpu.nvidia.com", CEL_TYPE_ERROR)]}]
     )
     with pytest.raises(ConfigError) as refused:
-        parse_stack_config(raw, SCENARIO)
+        parse_stack_config(raw, scenario.name)
     assert "no matching overload" in str(refused.value), str(refused.value)
 
 
@@ -143,7 +154,7 @@ def never_allocated(kube, deployed, namespace, report, claim_template: dict, rea
     kube.apply(claim_template)
     refusal = unschedulable(kube, deployed, claim_template["metadata"]["name"], namespace)
     assert reason in refusal.message, refusal.story
-    report.scenario(SCENARIO)[f"never allocated: {outcome}"] = refusal.message
+    report.scenario(deployed.scenario.name)[f"never allocated: {outcome}"] = refusal.message
 
 
 def test_unknown_device_class_is_never_allocated(kube, deployed, broken_namespace, report):

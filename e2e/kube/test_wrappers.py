@@ -25,6 +25,11 @@ def test_each_wrapper_builds_the_release_the_feature_table_was_read_from():
         assert minors[minor]["release"] == f"{_build.KUBE_MODULE} {_build.kube_version(minor)}", minor
 
 
+def test_every_minor_of_the_table_has_a_wrapper():
+    # Each supported minor gets its own control plane in `make e2e`, none is judged only by the fast tier.
+    assert list(_build.kube_minors()) == list(json.loads(TABLE.read_text())["minors"])
+
+
 def test_each_wrapper_directory_names_the_minor_its_go_mod_requires():
     for minor, directory in _build.kube_wrappers().items():
         assert directory.name == f"kubernetes-{minor}", (directory, minor)

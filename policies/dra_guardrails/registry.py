@@ -28,6 +28,7 @@ from .node_group_rules import (
 )
 from .planned import IB_DEVICE_CLASS, RDMA_DEVICE_CLASS
 from .queue_rules import QUEUE_CHECKS
+from .rdma_pod_rules import rdma_workload_violations
 from .release_rules import (
     check_dra_driver_release,
     check_gpu_metrics_dra_attribution,
@@ -195,6 +196,13 @@ RULES: tuple[ResourceRule | StackRule, ...] = (
         check_gpu_operator_device_plugin,
     ),
     *(StackRule(*rule) for rule in IDENTITY_RULES),
+    StackRule(
+        "rdma-pod-memlock",
+        "Containers handed an InfiniBand/RDMA claim add the IPC_LOCK capability RDMA needs to pin memory "
+        "(policies/dra_guardrails/rdma_pod_rules.py).",
+        MANDATORY,
+        lambda resources, _config: rdma_workload_violations([(r.urn, r.type, r.name, r.props) for r in resources]),
+    ),
     *(
         StackRule(name, text, ADVISORY if level == "advisory" else MANDATORY, check)
         for name, text, level, check in QUEUE_CHECKS

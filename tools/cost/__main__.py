@@ -1,10 +1,12 @@
 """`python -m tools.cost`: what a stack's nodes cost, and what a change to it costs.
 
     python -m tools.cost --stack prod [--base REF] [--format text|markdown|json]
+    python -m tools.cost --stack-file path/to/Pulumi.try.yaml [--base REF] ...
 
 Prices the stack's GPU and system node groups from `prices/nebius.yaml` and the stack's
 `nebius-dra:priceOverrides` (the same estimate `make plan` prints and the policy
-`max-hourly-cost` reads). With `--base REF` it also prices the stack as it is at the git
+`max-hourly-cost` reads); `--stack-file` prices a stack file outside the stack list, named by
+its file name `Pulumi.<stack>.yaml`. With `--base REF` it also prices the stack as it is at the git
 revision REF (that revision's `Pulumi.yaml`, `Pulumi.<stack>.yaml` and price table, read with
 `git show`, parsed by this checkout's code) and prints the difference per group and in total.
 In a pull request's merge commit, `HEAD^1` is the base branch's tip.
@@ -32,10 +34,17 @@ from components.config import ConfigError, parse_stack_config
 from components.config.errors import shown
 from components.config.prices import PRICE_TABLE_FILE, load_price_table, parse_price_table
 from components.config.reading import MAX_INPUT_BYTES, InputError, decode_text, markdown_text, parse_yaml, printable
-from components.config.stack_file import PROJECT_DIR, StackFileError, declared_config, program_config, read_stack_file
+from components.config.stack_file import PROJECT_DIR, StackFileError, declared_config, program_config
 from components.model import PriceTable
 from components.values.cost import stack_cost
 from tools.cost.render import render_cost_markdown, render_cost_text, render_diff_markdown, render_diff_text
+from tools.plan.stack_source import (
+    STACK_FILE_OPTION,
+    StackNameError,
+    check_stack_name,
+    read_stack_source,
+    stack_of_file,
+)
 
 EXIT_OK, EXIT_UNUSABLE = 0, 2
 FORMATS = ("text", "markdown", "json")
@@ -62,7 +71,17 @@ class BaseCost:
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m tools.cost", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--stack", default="dev", help="stack to price: reads Pulumi.<stack>.yaml (default dev)")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument(
+        "--stack", default="dev", help="stack to price: reads Pulumi.<stack>.yaml beside Pulumi.yaml (default dev)"
+    )
+    which.add_argument(
+        STACK_FILE_OPTION,
+        type=Path,
+        metavar="PATH",
+        help="stack file to price instead, anywhere (a variant outside the stack list): named Pulumi.<stack>.yaml; "
+        "--base compares it with Pulumi.<stack>.yaml at REF",
+    )
     parser.add_argument("--base", metavar="REF", help="git revision to compare with, for example HEAD^1 or origin/main")
     parser.add_argument("--format", choices=FORMATS, default="text", help="output format (default text)")
     parser.add_argument(
@@ -80,9 +99,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
-def estimate(stack: str, project_dir: Path, table: PriceTable | None = None) -> dict:
-    """The cost document of `stack` as configured in `project_dir`, priced from `table` (default: its own table)."""
-    values = read_stack_file(stack, project_dir).values
+def estimate(stack: str, project_dir: Path, table: PriceTable | None = None, stack_file: Path | None = None) -> dict:
+    """The cost document of `stack` as configured in `project_dir` (or in `stack_file`), priced from `table`
+    (default: `project_dir`'s own table)."""
+    values = read_stack_source(stack, stack_file, project_dir).values
     prices = load_price_table(project_dir / PRICE_TABLE) if table is None else table
     return stack_cost(parse_stack_config(program_config(values), stack, price_table=prices)).as_document()
 
@@ -187,12 +207,20 @@ def render(stack: str, head: dict, base: BaseCost | None, output: str, change_on
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     try:
-        head = estimate(args.stack, PROJECT_DIR)
-        base = base_cost(args.stack, args.base) if args.base is not None else None
-    except (ConfigError, UnusableInputError, InputError, OSError, subprocess.SubprocessError) as unusable:
+        stack = stack_of_file(args.stack_file) if args.stack_file else check_stack_name(args.stack)
+        head = estimate(stack, PROJECT_DIR, stack_file=args.stack_file)
+        base = base_cost(stack, args.base) if args.base is not None else None
+    except (
+        StackNameError,
+        ConfigError,
+        UnusableInputError,
+        InputError,
+        OSError,
+        subprocess.SubprocessError,
+    ) as unusable:
         print(f"python -m tools.cost: {unusable}", file=sys.stderr)
         return EXIT_UNUSABLE
-    sys.stdout.write(render(args.stack, head, base, args.format, args.change_only))
+    sys.stdout.write(render(stack, head, base, args.format, args.change_only))
     return EXIT_OK
 
 

@@ -1,14 +1,20 @@
 """`make plan`: what `pulumi up` would do to a stack, without a cloud account or the Pulumi CLI.
 
     python -m tools.plan --stack dev [--format text|markdown|json] [--out build/plan]
-                         [--policy-config policy-config.json] [--baseline main-plan.json]
+                         [--policy-config policies/policy-config.json] [--baseline main-plan.json | --base REF]
+                         [--graph]
+    python -m tools.plan --stack-file path/to/Pulumi.try.yaml ...
 
 Runs the real program with the stack's real config under the SDK's mock engine, then
-prints the policy verdicts, the resource tree with key settings, the critical path of a
-first `pulumi up` and the dependency graph (Mermaid), and writes every Kubernetes object
-and Helm values file under `<out>/<stack>/`. `--policy-config` takes the same JSON document
+prints what the change does to running nodes, the policy verdicts, the cost, the roll-outs,
+the critical path of a first `pulumi up`, the resource tree with key settings and, with
+`--graph` (always, folded, in markdown), the dependency graph (Mermaid), and writes every Kubernetes object
+and Helm values file under `<out>/<stack>/`. `--stack-file` plans a stack file that is not in
+the stack list (a variant, anywhere on disk), named by its file name `Pulumi.<stack>.yaml`.
+`--policy-config` takes the same JSON document
 as `pulumi preview --policy-pack-config`. `--baseline` takes the JSON plan of the same stack made
-earlier (for example on the main branch) and names every node group whose nodes the change
+earlier (for example on the main branch), `--base REF` makes it from the revision REF's own
+code and config (`tools/plan/base_plan.py`), and either names every node group whose nodes the change
 would recreate, and a move of the DRA driver between chart lines (the steps of a move to 0.4.x; a
 move back to 25.x is refused).
 
@@ -23,6 +29,8 @@ or deletes through a symbolic link in `<out>/<stack>/`.
 from __future__ import annotations
 
 import argparse
+import json
+import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -30,9 +38,11 @@ from typing import Any
 
 from components.config.reading import InputError, load_json
 from policies.dra_guardrails import PolicyConfigError
-from tools.plan.model import DEFAULT_OUT, Plan, StackNameError, build_plan, check_stack_name
+from tools.plan.base_plan import NoBaselineError, UnknownRevisionError, base_plan
+from tools.plan.model import DEFAULT_OUT, Plan, build_plan
 from tools.plan.report import RENDERERS, render_error
 from tools.plan.rollout import BaselineError
+from tools.plan.stack_source import STACK_FILE_OPTION, StackNameError, check_stack_name, stack_of_file
 
 EXIT_OK, EXIT_POLICY, EXIT_PROGRAM = 0, 1, 2
 NO_FILES = "none"
@@ -40,10 +50,19 @@ NO_FILES = "none"
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m tools.plan", description=__doc__.split("\n\n")[0])
-    parser.add_argument(
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument(
         "--stack",
         default="dev",
-        help="stack to plan: reads Pulumi.<stack>.yaml (default dev); letters, digits, '-', '_' and '.' only",
+        help="stack to plan: reads Pulumi.<stack>.yaml beside Pulumi.yaml (default dev); letters, digits, '-', '_' "
+        "and '.' only",
+    )
+    which.add_argument(
+        STACK_FILE_OPTION,
+        type=Path,
+        metavar="PATH",
+        help="stack file to plan instead, anywhere (a variant outside the stack list): named Pulumi.<stack>.yaml, "
+        "read against this checkout's Pulumi.yaml",
     )
     parser.add_argument("--format", choices=sorted(RENDERERS), default="text", help="output format (default text)")
     parser.add_argument(
@@ -54,11 +73,23 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--policy-config", type=Path, help="policy pack config, as for pulumi preview --policy-pack-config"
     )
-    parser.add_argument(
+    against = parser.add_mutually_exclusive_group()
+    against.add_argument(
         "--baseline",
         type=Path,
         help="JSON plan of the same stack to compare with (--format json of the base branch): names the node "
         "groups whose nodes this change recreates",
+    )
+    against.add_argument(
+        "--base",
+        metavar="REF",
+        help="git revision whose own plan of the stack is the baseline (for example HEAD^1, a PR's base): made "
+        "from its files with git archive; when it has none, the plan says why",
+    )
+    parser.add_argument(
+        "--graph",
+        action="store_true",
+        help="add the dependency graph (Mermaid) to the text plan; the markdown plan always has it, folded",
     )
     return parser.parse_args(argv)
 
@@ -84,26 +115,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     out = None if args.out == NO_FILES else Path(args.out)
     try:
-        stack = check_stack_name(args.stack)
+        stack = stack_of_file(args.stack_file) if args.stack_file else check_stack_name(args.stack)
         policy_config = read_option(args.policy_config, "--policy-config")
-        baseline = read_option(args.baseline, "--baseline")
-        plan = build_plan(stack, out=out, policy_config=policy_config, baseline=baseline)
-    except StackNameError as invalid:
+        baseline, no_baseline = read_option(args.baseline, "--baseline"), None
+        if args.base is not None:
+            try:
+                baseline = json.loads(base_plan(stack, args.base))
+            except NoBaselineError as none:
+                no_baseline = str(none)
+        plan = build_plan(stack, out=out, policy_config=policy_config, baseline=baseline, stack_file=args.stack_file)
+        plan.no_baseline = no_baseline
+    except (StackNameError, UnknownRevisionError) as invalid:
         print(f"python -m tools.plan: {invalid}", file=sys.stderr)
         return EXIT_PROGRAM
-    except (OSError, InputError) as unusable:
+    except (OSError, InputError, subprocess.SubprocessError) as unusable:
         print(f"python -m tools.plan: {unusable}", file=sys.stderr)
         return EXIT_PROGRAM
     except PolicyConfigError as invalid:
         print(f"python -m tools.plan: invalid policy config: {invalid}", file=sys.stderr)
         return EXIT_PROGRAM
     except BaselineError as invalid:
-        print(f"python -m tools.plan: {args.baseline}: {invalid}", file=sys.stderr)
+        print(f"python -m tools.plan: {args.baseline or args.base}: {invalid}", file=sys.stderr)
         return EXIT_PROGRAM
     if plan.error is not None and args.format != "json":
         sys.stderr.write(render_error(plan))
     else:
-        sys.stdout.write(RENDERERS[args.format](plan))
+        sys.stdout.write(RENDERERS[args.format](plan, graph=args.graph))
     return exit_status(plan)
 
 

@@ -138,8 +138,12 @@ def _node_label(kind: str, name: str) -> str:
     return f"{_label(kind)}<br/>{_label(name)}"
 
 
-def render_mermaid(roots: list[PlanNode], edges: list[Edge]) -> list[str]:
-    """Components are subgraphs holding their children; arrows point from what is created first."""
+def render_mermaid(roots: list[PlanNode], edges: list[Edge], names: Mapping[str, str] | None = None) -> list[str]:
+    """Components are subgraphs holding their children; arrows point from what is created first.
+
+    `names` labels a resource with a reader's name (a node group's name in the stack file); ids stay Pulumi's.
+    """
+    names = names or {}
     by_urn = {node.resource.urn: node.resource for root in roots for node in root.walk()}
     ids = mermaid_ids(set(by_urn) | {edge.source for edge in edges} | {edge.target for edge in edges}, by_urn)
     lines = ["flowchart TD"]
@@ -147,7 +151,7 @@ def render_mermaid(roots: list[PlanNode], edges: list[Edge]) -> list[str]:
     def visit(node: PlanNode, depth: int) -> None:
         indent = "  " * depth
         resource = node.resource
-        label = _node_label(node.kind, resource.name)
+        label = _node_label(node.kind, names.get(resource.urn, resource.name))
         if not resource.custom and node.children:
             lines.append(f'{indent}subgraph {ids[resource.urn]}["{label}"]')
             for child in node.children:

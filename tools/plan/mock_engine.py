@@ -24,7 +24,8 @@ from pulumi.runtime.proto import resource_pb2
 from pulumi.runtime.stack import run_in_stack
 from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
-from components.config.stack_file import PROJECT_DIR, StackFileError, read_stack_file
+from components.config.stack_file import PROJECT_DIR, StackFileError
+from tools.plan.stack_source import read_stack_source, with_program_problems
 
 STACK_TYPE = "pulumi:pulumi:Stack"
 MOCK_CA_PEM = "-----BEGIN CERTIFICATE-----\nTU9DSy1DQQ==\n-----END CERTIFICATE-----\n"
@@ -167,15 +168,19 @@ def run_program(
     preview: bool = False,
     entry: Callable[[], None] | None = None,
     secret_keys: Collection[str] = (),
+    stack_file: Path | None = None,
 ) -> ProgramRun:
-    """Runs `__main__.py` (or `entry`) for `stack`; `config` (and its `secret_keys`) replace the stack file's."""
+    """Runs `__main__.py` (or `entry`) for `stack`; `config` (and its `secret_keys`) replace the stack file's.
+
+    The config comes from `Pulumi.<stack>.yaml` in `project_dir`, or from `stack_file` (`--stack-file`) when given.
+    """
     monitor = _RecordingMonitor()
     if config is None:
         try:
-            stack_file = read_stack_file(stack, project_dir)
+            read = read_stack_source(stack, stack_file, project_dir)
         except StackFileError as unreadable:
-            return ProgramRun(stack, {}, [], {}, set(), unreadable)
-        values, secret_keys = stack_file.values, stack_file.secret_keys
+            return ProgramRun(stack, {}, [], {}, set(), with_program_problems(unreadable, stack))
+        values, secret_keys = read.values, read.secret_keys
     else:
         values = dict(config)
     settings.reset_options(project=project, stack=stack, preview=preview)

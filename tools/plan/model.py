@@ -6,7 +6,6 @@ what `make bench` times is exactly what `make plan` does.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,27 +19,11 @@ from tools.plan.graph import Edge, PathStep, critical_path, dependency_edges
 from tools.plan.mock_engine import ProgramRun, run_program
 from tools.plan.rollout import Recreation, Rollout, baseline_templates, node_group_snapshots, recreations, rollout_of
 from tools.plan.settings import key_settings
+from tools.plan.stack_source import check_stack_name
 from tools.plan.tree import PlanNode, build_tree
 from tools.plan.values import mock_id_references, presentable
 
 DEFAULT_OUT = Path("build/plan")
-# Pulumi's own rule (`tokens.IsName` and the 100-character limit that `pulumi stack init` enforces):
-# ASCII letters, digits, '-', '_' and '.'. The name becomes `Pulumi.<stack>.yaml` and `<out>/<stack>/`,
-# so '.' and '..', which Pulumi would accept, are refused too: as a folder they mean "here" and "up".
-STACK_NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}")
-STACK_NAME_RULE = "1 to 100 ASCII letters, digits, '-', '_' or '.', and not '.' or '..'"
-
-
-class StackNameError(ValueError):
-    """A `--stack` value that is not a Pulumi stack name; it is never used as a path."""
-
-
-def check_stack_name(stack: str) -> str:
-    """`stack`, when it is a stack name Pulumi accepts and a safe single path component; else StackNameError."""
-    if not isinstance(stack, str) or not STACK_NAME.fullmatch(stack) or stack in (".", ".."):
-        qualified = "; give the bare stack name, not org/project/stack" if "/" in str(stack) else ""
-        raise StackNameError(f"invalid stack name {stack!r}: a stack name is {STACK_NAME_RULE}{qualified}")
-    return stack
 
 
 @dataclass
@@ -56,6 +39,8 @@ class Plan:
     node_groups: list[dict[str, Any]] = field(default_factory=list)
     # None without a baseline; else the node groups whose template changes against it (nodes recreated).
     recreations: list[Recreation] | None = None
+    # Why `--base REF` gave no baseline (the revision has no such stack, or its plan failed); None otherwise.
+    no_baseline: str | None = None
     # The DRA driver release's {chart, version}, recorded for a later --baseline; and its move between chart
     # lines against the baseline (None without one, or when it stays on its line).
     dra_driver: dict[str, str] | None = None
@@ -91,18 +76,20 @@ def build_plan(
     out: Path | None = DEFAULT_OUT,
     policy_config: Mapping[str, Any] | None = None,
     baseline: Any = None,
+    stack_file: Path | None = None,
 ) -> Plan:
     """Runs the program for `stack` and derives tree, graph, verdicts and files; `out=None` writes nothing.
 
     `baseline` is the JSON document of an earlier plan (`--format json`): node groups whose template
     changes against it are listed in `recreations`. The stack name, the policy config and the
     baseline are checked before anything runs: StackNameError, PolicyConfigError or BaselineError.
+    `stack_file` is read instead of `Pulumi.<stack>.yaml` (`--stack-file`).
     """
     check_stack_name(stack)
     validate_policy_config(policy_config)
     before = baseline_templates(baseline, stack) if baseline is not None else None
     driver_before = baseline_driver(baseline) if baseline is not None else None
-    run = run_program(stack, config=config)
+    run = run_program(stack, config=config, stack_file=stack_file)
     plan = Plan(stack, run)
     if run.error is not None:
         return plan

@@ -1,16 +1,21 @@
 """A plan written out three ways: text for a terminal or a PR comment, Markdown, JSON.
 
-The text and Markdown forms put the verdict first (can this be applied?), then what would be
-created, then how long it would take, so a reviewer can stop reading as soon as they know
-enough.
+The text and Markdown forms start with what a reviewer decides on: what the change does to
+running nodes, the verdicts, the cost and the roll-outs; then how long a first `pulumi up`
+takes and every resource, and the dependency graph only on request (text) or folded
+(Markdown), so a pull request's plan reads in one screen. A node group is called by the name
+the stack file gives it in every section.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from policies.dra_guardrails.planned import NODE_GROUP_TYPE
 from tools.cost.render import render_cost_markdown, render_cost_text
 from tools.plan.driver_line import DriverLineChange
 from tools.plan.graph import DURATION_ESTIMATES, minutes, render_mermaid
@@ -18,11 +23,42 @@ from tools.plan.model import Plan
 from tools.plan.tree import render_tree
 
 POLICY_SOURCE = "policies/dra_guardrails"
+# The components that wrap one node group each (components/gpu_node_group.py, existing_gpu_node_group.py,
+# system_node_group.py): their children are that group's resources.
+GROUP_COMPONENTS = (
+    "nebius-dra:nodes:GpuNodeGroup",
+    "nebius-dra:nodes:ExistingGpuNodeGroup",
+    "nebius-dra:nodes:SystemNodeGroup",
+)
 
 
 def _stack_title(plan: Plan) -> str:
     parent = plan.roots[0].resource.parent if plan.roots else ""
     return f"{parent.rsplit('::', 1)[-1] or plan.stack} (stack)"
+
+
+def group_names(plan: Plan) -> dict[str, str]:
+    """URN -> the node group's name in the stack file (`h200`), for the node group, its component and their children.
+
+    A group is otherwise known by its Nebius name (`dra-dev-h200`), its component (`dra-dev-gpu-h200`) and its
+    resource (`dra-dev-gpu-h200-nodes`); the plan's sections use the one name the user wrote. The cost estimate
+    pairs the two: each of its groups carries the stack file's name and the Nebius one.
+    """
+    written = {
+        group.get("nodeGroup"): group.get("name")
+        for group in (plan.cost or {}).get("groups") or []
+        if isinstance(group, dict) and isinstance(group.get("name"), str)
+    }
+    resources = plan.run.by_urn()
+    names: dict[str, str] = {}
+    for resource in plan.run.of_type(NODE_GROUP_TYPE):
+        name = written.get(resource.inputs.get("name")) or str(resource.inputs.get("name") or resource.name)
+        names[resource.urn] = name
+        component = resources.get(resource.parent)
+        if component is not None and component.type in GROUP_COMPONENTS:
+            names[component.urn] = name
+            names.update((r.urn, name) for r in plan.run.resources if r.parent == component.urn)
+    return names
 
 
 def _summary(plan: Plan) -> str:
@@ -54,22 +90,72 @@ def _driver_change_lines(change: DriverLineChange) -> list[str]:
     ]
 
 
-def _resource_of(plan: Plan, urn: str | None) -> str:
+def _resource_of(plan: Plan, urn: str | None, names: dict[str, str]) -> str:
     if urn is None:
         return "(stack)"
-    return urn.rsplit("::", 1)[-1]
+    return names.get(urn) or urn.rsplit("::", 1)[-1]
 
 
-def _path_rows(plan: Plan) -> list[tuple[str, str, str, str]]:
+@dataclass(frozen=True)
+class VerdictRow:
+    """One rule's findings: the resources it hit, and its message once when it says the same of each."""
+
+    mandatory: bool
+    policy: str
+    resources: tuple[str, ...]
+    messages: tuple[str, ...]
+
+
+def _called(message: str, resource_name: str, called: str) -> str:
+    """The message with `Kind "name"` of its own resource read as `called`."""
+    return re.sub(rf'\b\w+ "{re.escape(resource_name)}"', lambda _: called, message)
+
+
+def verdict_rows(plan: Plan, names: dict[str, str]) -> list[VerdictRow]:
+    """One row per rule (and level), in the findings' order; its message once when it reads the same on each hit.
+
+    A node group's resource is called by the group's name in the message too, and "each" in a message shared by
+    several groups.
+    """
+    hits: dict[tuple[bool, str], list[tuple[str, str, str]]] = {}
+    for finding in plan.findings:
+        shown = _resource_of(plan, finding.urn, names)
+        message = finding.message
+        shared = message
+        if finding.urn in names:
+            own_name = finding.urn.rsplit("::", 1)[-1]
+            message = _called(finding.message, own_name, f'node group "{shown}"')
+            shared = _called(finding.message, own_name, "each")
+        hits.setdefault((finding.mandatory, finding.policy), []).append((shown, message, shared))
+    rows = []
+    for (mandatory, policy), found in hits.items():
+        resources = tuple(dict.fromkeys(shown for shown, _, _ in found))
+        shared_messages = {shared for _, _, shared in found}
+        messages: tuple[str, ...]
+        if len(found) == 1:
+            messages = (found[0][1],)
+        elif len(shared_messages) == 1:
+            messages = (shared_messages.pop(),)
+        else:
+            messages = tuple(f"{shown}: {message}" for shown, message, _ in found)
+        rows.append(VerdictRow(mandatory, policy, resources, messages))
+    return rows
+
+
+def _path_rows(plan: Plan, names: dict[str, str]) -> list[tuple[str, str, str, str]]:
     return [
         (
-            f"{step.resource.type.rsplit(':', 1)[-1]} {step.resource.name}",
+            f"{step.resource.type.rsplit(':', 1)[-1]} {names.get(step.resource.urn, step.resource.name)}",
             step.kind,
             minutes(step.seconds),
             minutes(step.finishes_at),
         )
         for step in plan.path
     ]
+
+
+def _path_total(plan: Plan) -> str:
+    return f"about {minutes(plan.path[-1].finishes_at) if plan.path else '0s'} in total"
 
 
 def _file_counts(plan: Plan) -> str:
@@ -93,54 +179,68 @@ LABELS_NOTE = (
     "they are replaced (Nebius starts no roll-out for it). Set the mixed-mode opt-out label "
     "nvidia.com/gpu.deploy.operands when a group is created."
 )
+NO_BASELINE = (
+    "Nodes recreated: not known without a baseline (--base REF, or --baseline with an earlier JSON plan, "
+    "names the node groups a change recreates)"
+)
+# Markdown tables longer than this fold, so a PR's plan keeps its verdicts and cost on one screen.
+FOLD_ROWS = 8
 
 
-def _recreation_lines(plan: Plan) -> list[str]:
+def _recreation_lines(plan: Plan, names: dict[str, str]) -> list[str]:
     """The groups a change recreates (with a baseline), each changed field indented under it."""
+    if plan.no_baseline is not None:
+        return [f"Nodes recreated: not known, no baseline ({plan.no_baseline})"]
     if plan.recreations is None:
-        return []
+        return [NO_BASELINE]
     if not plan.recreations:
         return ["No node group's template changes against the baseline: no node is recreated"]
     lines = [f"RECREATES NODES of {len(plan.recreations)} node group(s) (template changes against the baseline)"]
     for recreation in plan.recreations:
-        lines.append(f"  {recreation.name}: {recreation.rollout.describe() if recreation.rollout else ''}".rstrip())
+        name = names.get(recreation.urn, recreation.name)
+        lines.append(f"  {name}: {recreation.rollout.describe() if recreation.rollout else ''}".rstrip())
         lines += [f"    {change}" for change in recreation.changes]
     return lines
 
 
-def _rollout_rows(plan: Plan) -> list[tuple[str, str]]:
-    return [(rollout.name, rollout.describe()) for rollout in plan.rollouts]
+def _changed_lines(plan: Plan, names: dict[str, str]) -> list[str]:
+    lines = _recreation_lines(plan, names)
+    if plan.driver_change is not None:
+        lines += _driver_change_lines(plan.driver_change)
+    return lines
+
+
+def _rollout_rows(plan: Plan, names: dict[str, str]) -> list[tuple[str, str]]:
+    return [(names.get(rollout.urn, rollout.name), rollout.describe()) for rollout in plan.rollouts]
 
 
 def render_error(plan: Plan) -> str:
     return f"Plan of stack {plan.stack} failed before any resource could be planned:\n{plan.error}\n"
 
 
-def render_text(plan: Plan) -> str:
+def render_text(plan: Plan, graph: bool = False) -> str:
+    """What changed, the verdicts, the cost and the roll-outs first; then the path, the tree, the graph on request."""
+    names = group_names(plan)
     lines = [f"Offline plan of stack {plan.stack}: {_summary(plan)}", ""]
+    lines += ["What changed", *("  " + line for line in _changed_lines(plan, names)), ""]
     lines += [f"Policy verdicts ({POLICY_SOURCE})"]
     if not plan.findings:
         lines.append("  every rule passes")
-    for finding in plan.findings:
-        lines.append(
-            f"  {'MANDATORY' if finding.mandatory else 'advisory'}  {finding.policy}  on {_resource_of(plan, finding.urn)}"
-        )
-        lines.append(f"    {finding.message}")
+    for row in verdict_rows(plan, names):
+        lines.append(f"  {'MANDATORY' if row.mandatory else 'advisory'}  {row.policy}  on {', '.join(row.resources)}")
+        lines += [f"    {message}" for message in row.messages]
     lines += ["", *(render_cost_text(plan.cost) if plan.cost else ["Cost: the program registered no estimate"])]
-    if plan.recreations is not None:
-        lines += ["", *_recreation_lines(plan)]
-    if plan.driver_change is not None:
-        lines += ["", *_driver_change_lines(plan.driver_change)]
-    lines += ["", ROLLOUT_TITLE, *(f"  {name}: {text}" for name, text in _rollout_rows(plan)), f"  {LABELS_NOTE}"]
-    lines += ["", "Resources", *render_tree(_stack_title(plan), plan.roots), ""]
-    lines += ["Critical path of a first `pulumi up` (estimates per kind; see README, Offline plan and benchmark)"]
-    lines += ["  " + row for row in _table(_path_rows(plan), ("resource", "kind", "estimate", "done at"))]
-    lines += [f"  about {minutes(plan.path[-1].finishes_at) if plan.path else '0s'} in total", ""]
-    lines += [f"Kubernetes objects and Helm values: {_file_counts(plan)}", ""]
-    lines += [
-        "Dependency graph (Mermaid; --format markdown renders it on GitHub)",
-        *render_mermaid(plan.roots, plan.edges),
-    ]
+    lines += ["", ROLLOUT_TITLE, *(f"  {name}: {text}" for name, text in _rollout_rows(plan, names))]
+    lines += [f"  {LABELS_NOTE}", ""]
+    lines += [f"Critical path of a first `pulumi up`: {_path_total(plan)} (estimates per kind; docs/offline-plan.md)"]
+    lines += ["  " + row for row in _table(_path_rows(plan, names), ("resource", "kind", "estimate", "done at"))]
+    lines += ["", "Resources", *render_tree(_stack_title(plan), plan.roots, names), ""]
+    lines += [f"Kubernetes objects and Helm values: {_file_counts(plan)}"]
+    if graph:
+        lines += ["", "Dependency graph (Mermaid; --format markdown renders it on GitHub)"]
+        lines += render_mermaid(plan.roots, plan.edges, names)
+    else:
+        lines += ["Dependency graph: --graph prints it (Mermaid); --format markdown folds it in"]
     return "\n".join(lines) + "\n"
 
 
@@ -148,16 +248,33 @@ def _markdown_row(cells: tuple[str, ...]) -> str:
     return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
 
 
-def render_markdown(plan: Plan) -> str:
-    lines = [f"## Offline plan: `{plan.stack}`", "", _summary(plan), "", f"### Policy verdicts (`{POLICY_SOURCE}`)", ""]
+def _fold(summary: str, body: list[str]) -> list[str]:
+    return [f"<details><summary>{summary}</summary>", "", *body, "", "</details>"]
+
+
+def _markdown_table(header: tuple[str, ...], rows: Sequence[tuple[str, ...]], what: str) -> list[str]:
+    """A table, folded under "`len(rows)` `what`" when it is longer than FOLD_ROWS."""
+    table = [_markdown_row(header), _markdown_row(tuple("---" for _ in header)), *map(_markdown_row, rows)]
+    return table if len(rows) <= FOLD_ROWS else _fold(f"{len(rows)} {what}", table)
+
+
+def render_markdown(plan: Plan, graph: bool = True) -> str:
+    """One screen above the folds: what changed, verdicts, cost, roll-outs; path, tree and graph folded."""
+    del graph  # the graph is always there, folded
+    names = group_names(plan)
+    lines = [f"## Offline plan: `{plan.stack}`", "", _summary(plan), "", "### What changed", ""]
+    lines += ["```text", *_changed_lines(plan, names), "```", "", f"### Policy verdicts (`{POLICY_SOURCE}`)", ""]
     if plan.findings:
-        lines += ["| level | policy | resource | message |", "| --- | --- | --- | --- |"]
-        lines += [
-            _markdown_row(
-                ("**mandatory**" if f.mandatory else "advisory", f"`{f.policy}`", _resource_of(plan, f.urn), f.message)
+        rows = [
+            (
+                "**mandatory**" if row.mandatory else "advisory",
+                f"`{row.policy}`",
+                ", ".join(row.resources),
+                "<br>".join(row.messages),
             )
-            for f in plan.findings
+            for row in verdict_rows(plan, names)
         ]
+        lines += _markdown_table(("level", "policy", "resources", "message"), rows, "rules with findings")
     else:
         lines.append("Every rule passes.")
     lines += [
@@ -166,23 +283,19 @@ def render_markdown(plan: Plan) -> str:
         "",
         *(render_cost_markdown(plan.cost) if plan.cost else ["The program registered no estimate."]),
     ]
-    if plan.recreations is not None:
-        lines += ["", "### Nodes recreated", "", "```text", *_recreation_lines(plan), "```"]
-    if plan.driver_change is not None:
-        lines += ["", "### DRA driver chart line", "", "```text", *_driver_change_lines(plan.driver_change), "```"]
-    lines += ["", f"### {ROLLOUT_TITLE}", "", "| node group | roll-out |", "| --- | --- |"]
-    lines += [_markdown_row(row) for row in _rollout_rows(plan)]
-    lines += ["", LABELS_NOTE]
-    lines += ["", "### Resources", "", "```text", *render_tree(_stack_title(plan), plan.roots), "```", ""]
-    lines += ["### Critical path of a first `pulumi up` (estimates)", ""]
-    lines += [
+    lines += ["", f"### {ROLLOUT_TITLE}", ""]
+    lines += _markdown_table(("node group", "roll-out"), _rollout_rows(plan, names), "node groups")
+    lines += ["", LABELS_NOTE, ""]
+    path = [
         "| resource | kind | estimate | done at |",
         "| --- | --- | --- | --- |",
-        *map(_markdown_row, _path_rows(plan)),
+        *map(_markdown_row, _path_rows(plan, names)),
     ]
-    lines += ["", "### Dependency graph", "", "<details><summary>Mermaid</summary>", "", "```mermaid"]
-    lines += [*render_mermaid(plan.roots, plan.edges), "```", "", "</details>", ""]
-    lines += [f"Kubernetes objects and Helm values: {_file_counts(plan)}"]
+    lines += _fold(f"Critical path of a first <code>pulumi up</code>: {_path_total(plan)} (estimates)", path)
+    tree = ["```text", *render_tree(_stack_title(plan), plan.roots, names), "```"]
+    lines += _fold(f"Resources: {len(plan.nodes())}, with their key settings", tree)
+    lines += _fold("Dependency graph (Mermaid)", ["```mermaid", *render_mermaid(plan.roots, plan.edges, names), "```"])
+    lines += ["", f"Kubernetes objects and Helm values: {_file_counts(plan)}"]
     return "\n".join(lines) + "\n"
 
 
@@ -221,7 +334,9 @@ def plan_document(plan: Plan) -> dict[str, Any]:
     }
 
 
-def render_json(plan: Plan) -> str:
+def render_json(plan: Plan, graph: bool = False) -> str:
+    """Everything, graph included; `graph` is for the other renderers' signature."""
+    del graph
     return json.dumps(plan_document(plan), indent=2, sort_keys=True) + "\n"
 
 

@@ -234,6 +234,11 @@ def baseline_templates(document: Any, stack: str) -> dict[str, Mapping[str, Any]
         raise BaselineError(
             f"the baseline is a plan of stack {printable(named)}, not of {stack}: compare plans of the same stack"
         )
+    if isinstance(document, Mapping) and document.get("error"):
+        raise BaselineError(
+            f"the baseline is a plan of {stack} that failed ({printable(str(document['error']))[:300]}), so it lists "
+            "no node group: compare with a plan that ran"
+        )
     groups = document.get("nodeGroups") if isinstance(document, Mapping) else None
     if not isinstance(groups, list) or not all(
         isinstance(g, Mapping) and isinstance(g.get("urn"), str) and isinstance(g.get("template"), Mapping)

@@ -99,9 +99,9 @@ def _node_group(inputs: Mapping[str, Any]) -> Settings:
     if gpu_settings is not None:
         driver = gpu_settings.get("driversPreset") or "none (GPU Operator installs it)"
     taints = template.get("taints") or []
+    # No `name`: the plan calls a group by its stack-file name, and Nebius's is `<cluster name>-<that name>`.
     return _present(
         {
-            "name": inputs.get("name"),
             "platform": field_at(template, "resources", "platform"),
             "preset": field_at(template, "resources", "preset"),
             "nodes": _node_count(inputs),

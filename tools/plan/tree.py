@@ -68,9 +68,9 @@ def build_tree(resources: Iterable[RegisteredResource], settings: Mapping[str, S
     return roots
 
 
-def _headline(node: PlanNode) -> str:
+def _headline(node: PlanNode, names: Mapping[str, str]) -> str:
     protected = "  [protected]" if node.resource.protect else ""
-    return f"{node.kind} {node.resource.name}{protected}"
+    return f"{node.kind} {names.get(node.resource.urn, node.resource.name)}{protected}"
 
 
 def _settings_lines(settings: Settings) -> list[str]:
@@ -84,12 +84,16 @@ def _settings_lines(settings: Settings) -> list[str]:
     return lines
 
 
-def render_tree(title: str, roots: list[PlanNode]) -> list[str]:
-    """Box-drawn tree; each resource's key settings on the line below its name."""
+def render_tree(title: str, roots: list[PlanNode], names: Mapping[str, str] | None = None) -> list[str]:
+    """Box-drawn tree; each resource's key settings on the line below its name.
+
+    `names` gives a resource a reader's name instead of its Pulumi one (a node group's name in the stack file).
+    """
+    names = names or {}
     lines = [title]
 
     def visit(node: PlanNode, prefix: str, last: bool) -> None:
-        lines.append(f"{prefix}{LAST if last else BRANCH}{_headline(node)}")
+        lines.append(f"{prefix}{LAST if last else BRANCH}{_headline(node, names)}")
         inner = prefix + (SPACE if last else PIPE)
         for settings_line in _settings_lines(node.settings):
             lines.append(f"{inner}{PIPE if node.children else SPACE}  {settings_line}")

@@ -27,6 +27,8 @@ from pathlib import Path
 
 from components.config.errors import ConfigError
 from components.config.reading import printable
+from tools.verify.burnin_cli import add_burn_in_arguments, burn_in_budget_s, burn_in_settings
+from tools.verify.burnin_verdict import FloorsError
 from tools.verify.cluster import DEFAULT_EXEC_PLUGIN_TIMEOUT_S, DEFAULT_REQUEST_TIMEOUT_S, ClusterError, KubeCluster
 from tools.verify.expectations import load_expectations
 from tools.verify.report import Progress, all_passed, format_finding, summary_table, write_json_report
@@ -91,11 +93,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--run-timeout",
         type=seconds,
-        default=DEFAULT_RUN_TIMEOUT_S,
         metavar="S",
         help=(
             "seconds the whole verification may talk to the cluster; no request but the smoke objects' deletion "
-            f"is sent or waited for after it (default: {DEFAULT_RUN_TIMEOUT_S:.0f})"
+            f"is sent or waited for after it (default: {DEFAULT_RUN_TIMEOUT_S:.0f}, plus --burn-in-timeout when the "
+            "burn-in may run)"
         ),
     )
     parser.add_argument(
@@ -111,6 +113,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--image", help="smoke pod image; the GPU smoke runs nvidia-smi in it (default: a pinned CUDA base image)"
     )
+    add_burn_in_arguments(parser, seconds)
     return parser.parse_args(argv)
 
 
@@ -138,12 +141,18 @@ def _verify(args: argparse.Namespace) -> int:
         print("\ninterrupted before the cluster was read: nothing was checked", file=sys.stderr)
         return 130
     try:
+        burn_in = None if args.skip_smoke else burn_in_settings(args)
+    except FloorsError as error:
+        print(f"error: --burn-in-floors: {printable(str(error))}", file=sys.stderr)
+        return 2
+    run_timeout = args.run_timeout or DEFAULT_RUN_TIMEOUT_S + burn_in_budget_s(burn_in)
+    try:
         cluster = KubeCluster.from_kubeconfig(
             args.kubeconfig,
             args.context,
             request_timeout_s=args.request_timeout,
             exec_plugin_timeout_s=args.exec_plugin_timeout,
-            run_deadline=time.monotonic() + args.run_timeout,
+            run_deadline=time.monotonic() + run_timeout,
         )
     except ClusterError as error:
         print(f"error: {printable(str(error))}", file=sys.stderr)
@@ -153,7 +162,7 @@ def _verify(args: argparse.Namespace) -> int:
         return 130
     progress = Progress(sys.stderr, interactive=sys.stderr.isatty())
     smoke = None if args.skip_smoke else SmokeSettings(timeout_s=args.timeout, metrics_timeout_s=args.metrics_timeout)
-    verification = Verification(cluster, expect, smoke, progress)
+    verification = Verification(cluster, expect, smoke, progress, burn_in=burn_in)
     results: list[CheckResult] = []
     interrupted = False
     try:

@@ -503,6 +503,87 @@ def check_gpu_slices(state: ClusterState, expect: Expectations) -> Outcome:
     )
 
 
+# k8s.io/api resource/v1 DeviceTaint (v0.36.3 types.go): effects None, NoSchedule and NoExecute, "consumers must treat
+# unknown effects like None". The NVIDIA driver's NVMLDeviceHealthCheck gate publishes only None and NoSchedule
+# (kubernetes-sigs/dra-driver-nvidia-gpu, docs "GPU health checking").
+BLOCKING_TAINT_EFFECTS = ("NoSchedule", "NoExecute")
+GPU_TAINT_CAUSES = {
+    "gpu.nvidia.com/xid": (
+        "the NVIDIA DRA driver saw XID {value} on the GPU (NVMLDeviceHealthCheck); with NoSchedule the driver counts it "
+        "fatal, a hardware or firmware error, with None an application's error; `dmesg | grep -i xid` on the node and "
+        "NVIDIA's XID catalogue say which"
+    ),
+    "gpu.nvidia.com/gpu-lost": "the GPU became inaccessible to the NVIDIA driver (fell off the bus or stopped answering NVML)",
+    "gpu.nvidia.com/unmonitored": "NVML cannot monitor the device, so its health is unknown (scheduling is not affected)",
+}
+
+
+def _taint_text(taint: Mapping[str, Any]) -> str:
+    value = taint.get("value")
+    text = f"{taint.get('key')}{'=' + str(value) if value else ''}:{taint.get('effect') or '<no effect>'}"
+    return text + (f", added {taint['timeAdded']}" if taint.get("timeAdded") else "")
+
+
+def _taint_cause(taint: Mapping[str, Any], blocking: bool, namespace: str) -> str:
+    key = str(taint.get("key"))
+    known = GPU_TAINT_CAUSES.get(key)
+    cause = (
+        known.format(value=taint.get("value") or "?")
+        if known
+        else f"a component other than the NVIDIA driver's health check tainted the device ({key})"
+    )
+    if taint.get("effect") == "NoExecute":
+        cause += "; NoExecute also evicts the pods using the device that do not tolerate the taint"
+    elif blocking:
+        cause += "; new claims that do not tolerate the taint get no allocation from this device"
+    if known:
+        cause += (
+            f". The taint stays until the driver's kubelet plugin restarts (`kubectl -n {namespace} rollout restart "
+            "daemonset` of its kubelet-plugin DaemonSet) once the fault is gone"
+        )
+        if blocking:
+            cause += "; if it comes back, drain and replace the node"
+    return cause
+
+
+def check_gpu_taints(state: ClusterState, expect: Expectations) -> Outcome:
+    """Device taints on the GPU nodes' gpu.nvidia.com devices (ResourceSlice `devices[].taints`).
+
+    A NoSchedule or NoExecute taint fails: claims that do not tolerate it cannot get the device (NoExecute also
+    evicts its pods), so the node serves fewer GPUs than its preset, and the NVIDIA driver sets NoSchedule only
+    for a fatal XID or a lost GPU. A None taint (a non-fatal XID, an unmonitored GPU) or an effect this API does
+    not define changes no scheduling: a warning, as unknown GPU health is in the node-health step.
+    """
+    findings: list[Discrepancy] = []
+    warnings: list[Discrepancy] = []
+    nodes = gpu_nodes(state, expect)
+    devices = 0
+    for node, group in nodes:
+        for device in devices_on_node(state.resource_slices, GPU_DRIVER, name_of(node)):
+            devices += 1
+            for taint in device.get("taints") or []:
+                blocking = taint.get("effect") in BLOCKING_TAINT_EFFECTS
+                (findings if blocking else warnings).append(
+                    Discrepancy(
+                        subject=f"node {name_of(node)} (group {group.name}) device {device.get('name')}",
+                        expected="no device taints on the node's GPUs",
+                        found=f"taint {_taint_text(taint)}",
+                        likely_cause=_taint_cause(taint, blocking, expect.driver_namespace),
+                    )
+                )
+    tainted = len({f.subject for f in findings})
+    summary = f"no device taints on the {devices} {GPU_DRIVER} device(s) of {len(nodes)} GPU node(s)"
+    if warnings:
+        summary = (
+            f"{len(warnings)} taint(s) that do not affect scheduling on {len({w.subject for w in warnings})} device(s)"
+        )
+    return Outcome(
+        f"{tainted} GPU device(s) tainted against new claims" if findings else summary,
+        tuple(findings),
+        warnings=tuple(warnings),
+    )
+
+
 def check_legacy_device_plugin(state: ClusterState, expect: Expectations) -> Outcome:
     findings = []
     nodes = gpu_nodes(state, expect)
@@ -631,6 +712,7 @@ CLUSTER_CHECKS = (
     ClusterCheck("driver-pods", "DRA driver pods", check_driver_pods),
     ClusterCheck("gpu-deviceclass", f"DeviceClass {GPU_CLASS}", check_gpu_device_class),
     ClusterCheck("gpu-slices", f"{GPU_DRIVER} ResourceSlices", check_gpu_slices),
+    ClusterCheck("gpu-taints", "No tainted GPUs", check_gpu_taints),
     ClusterCheck("legacy-device-plugin", "No legacy device plugin on DRA nodes", check_legacy_device_plugin),
     ClusterCheck("dranet", f"{DRANET_DAEMONSET} DaemonSet", check_dranet, infiniband_only=True),
     ClusterCheck("network-deviceclasses", "Network DeviceClasses", check_network_device_classes, infiniband_only=True),

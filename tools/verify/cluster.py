@@ -50,6 +50,8 @@ MAX_RESPONSE_BYTES = 64 << 20
 # What one exec stream may send: the smoke commands (`nvidia-smi -L` and the `ls` of /sys/class/net and
 # /sys/class/infiniband, tools/verify/smoke.py) print a few KiB; 16 MiB is far above any of them.
 MAX_EXEC_OUTPUT_BYTES = 16 << 20
+# all_reduce_perf prints a few KiB (tests/data/nccl); NCCL's WARN lines add some: 1 MiB keeps all of it.
+MAX_LOG_BYTES = 1 << 20
 READ_CHUNK_BYTES = 1 << 16
 TIMEOUTS = (TimeoutError, urllib3.exceptions.TimeoutError, WebSocketTimeoutException)
 
@@ -279,6 +281,7 @@ class KubeCluster:
         self.core = client.CoreV1Api(api_client)
         self.apps = client.AppsV1Api(api_client)
         self.resource = client.ResourceV1Api(api_client)
+        self.batch = client.BatchV1Api(api_client)
 
     @classmethod
     def from_kubeconfig(
@@ -544,6 +547,54 @@ class KubeCluster:
             missing_ok=True,
             cleanup=True,
         )
+
+    def _burn_in_api(self, kind: str, verb: str) -> Callable[..., Any]:
+        api, noun = {"Job": (self.batch, "job"), "Secret": (self.core, "secret"), "Service": (self.core, "service")}[
+            kind
+        ]
+        return getattr(api, f"{verb}_namespaced_{noun}")
+
+    def create_object(self, namespace: str, manifest: Obj) -> Obj:
+        """Creates a Job, Secret or Service (the burn-in's objects) in `namespace`."""
+        kind = manifest.get("kind")
+        create = self._burn_in_api(str(kind), "create")
+        return self._call(f"create {kind} in {namespace}", create, namespace, manifest) or {}
+
+    def delete_object(self, kind: str, namespace: str, name: str) -> None:
+        """Deletes a Job (its pods with it, in the background), Secret or Service; a missing one is fine."""
+        delete = self._burn_in_api(kind, "delete")
+        self._call(
+            f"delete {kind} {namespace}/{name}",
+            delete,
+            name,
+            namespace,
+            propagation_policy="Background",
+            grace_period_seconds=0,
+            missing_ok=True,
+            cleanup=True,
+        )
+
+    def read_job(self, namespace: str, name: str) -> Obj | None:
+        return self._call(
+            f"read Job {namespace}/{name}", self.batch.read_namespaced_job, name, namespace, missing_ok=True
+        )
+
+    def list_pods_labelled(self, namespace: str, selector: str) -> list[Obj]:
+        return self._items(
+            f"list pods {selector} in {namespace}", self.core.list_namespaced_pod, namespace, label_selector=selector
+        )
+
+    def pod_log(self, namespace: str, name: str, container: str) -> str:
+        """The container's log, at most MAX_LOG_BYTES of its end."""
+        data = self._request(
+            f"read the log of pod {namespace}/{name}",
+            self.core.read_namespaced_pod_log,
+            name,
+            namespace,
+            container=container,
+            limit_bytes=MAX_LOG_BYTES,
+        )
+        return (data or b"").decode(errors="replace")
 
     def proxy_pod(self, namespace: str, name: str, port: int, path: str) -> str:
         """GET `path` from a pod's port through the API server's proxy (the `pods/proxy` subresource)."""

@@ -27,6 +27,7 @@ class GroupExpectation:
     max_nodes: int
     taints: tuple[Taint, ...]
     auto_repair_off: tuple[str, ...] = ()
+    platform: str = ""
 
     @property
     def node_count_text(self) -> str:
@@ -73,6 +74,7 @@ def _group_expectation(group: GpuNodeGroupConfig) -> GroupExpectation:
         max_nodes=high,
         taints=tuple(group.taints),
         auto_repair_off=tuple(condition.type for condition in group.auto_repair if condition.disabled),
+        platform=group.platform,
     )
 
 

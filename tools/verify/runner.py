@@ -10,8 +10,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
+from tools.verify.burnin import BurnInCluster, BurnInGate, BurnInRun, BurnInSettings
 from tools.verify.checks import (
     CLUSTER_CHECKS,
     DRANET_DAEMONSET,
@@ -81,8 +82,9 @@ class Verification:
         smoke: SmokeSettings | None,
         progress: ProgressDisplay,
         clock: Callable[[], float] = time.monotonic,
+        burn_in: BurnInSettings | None = None,
     ) -> None:
-        """`smoke` None means read-only (--skip-smoke)."""
+        """`smoke` None means read-only (--skip-smoke); `burn_in` None creates no burn-in (tools/verify/burnin.py)."""
         self.cluster = cluster
         self.expect = expect
         self.smoke = smoke
@@ -95,6 +97,8 @@ class Verification:
         self.unusable = False
         # What the exporter said while the GPU smoke pod held its GPU; the gpu-metrics step reports it.
         self.metrics: Outcome | None = None
+        self.burn_in = BurnInGate(burn_in, expect, getattr(cluster, "server", ""), read_only=smoke is None)
+        self.burn_in_settings = burn_in
 
     def _read(self) -> Outcome:
         self.state = read_cluster_state(self.cluster, self.expect)
@@ -168,6 +172,23 @@ class Verification:
 
         return Step(name, title, run, skip_reason)
 
+    def _burn_in_step(self) -> Step:
+        def skip_reason() -> str | None:
+            return self._unread() or self.burn_in.skip_reason(self.state.nodes if self.state else [])
+
+        def run() -> Outcome:
+            assert self.burn_in_settings is not None and self.state is not None, "see skip_reason"
+            cluster = cast(BurnInCluster, self.cluster)
+            outcome = BurnInRun(
+                cluster, self.expect, self.burn_in_settings, self.state.nodes, self.progress.update
+            ).run()
+            self.burn_in.record(outcome)
+            return outcome
+
+        return Step(
+            "burn-in", "Burn-in: NCCL all_reduce_perf over each GPU group, floor per platform", run, skip_reason
+        )
+
     def steps(self) -> list[Step]:
         return [
             Step("cluster-read", "Read the cluster", self._read, lambda: None),
@@ -186,6 +207,7 @@ class Verification:
                 NETWORK_WORKLOAD,
                 True,
             ),
+            self._burn_in_step(),
         ]
 
     def run(self) -> Iterator[CheckResult]:

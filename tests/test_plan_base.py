@@ -1,0 +1,82 @@
+"""`--base REF` and the repository's policy config: what a pull request's offline plan is compared with and judged by."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+import pytest
+
+from components.config.stack_file import PROJECT_DIR
+from policies.dra_guardrails import validate_policy_config
+from tests.helpers import UNLISTED_MINOR_POLICY
+from tools.plan import __main__ as plan
+from tools.plan.rollout import BaselineError, baseline_templates
+
+REPOSITORY_POLICY_CONFIG = PROJECT_DIR / "policies" / "policy-config.json"
+
+
+def _json_plan(capsys, *args: str) -> tuple[int, dict]:
+    status = plan.main([*args, "--format", "json", "--out", "none"])
+    return status, json.loads(capsys.readouterr().out)
+
+
+def test_the_repository_policy_config_is_one_the_plan_accepts():
+    validate_policy_config(json.loads(REPOSITORY_POLICY_CONFIG.read_text()))
+
+
+def test_a_policy_config_given_to_make_plan_clears_the_advisory_it_settles(tmp_path, capsys):
+    """The default plan's advisory (no 1.34 row in the dated preset table) is cleared by a recorded check."""
+    status, unchecked = _json_plan(capsys, "--stack", "prod")
+    assert status == plan.EXIT_OK
+    assert {f["policy"] for f in unchecked["findings"]} == {UNLISTED_MINOR_POLICY}
+    checked = tmp_path / "policy-config.json"
+    entry = {"kubernetesVersion": "1.34", "platform": "gpu-h200-sxm", "driversPreset": "cuda13.0"}
+    checked.write_text(json.dumps({UNLISTED_MINOR_POLICY: {"checkedPresets": [{**entry, "checkedOn": "2026-12-01"}]}}))
+    status, cleared = _json_plan(capsys, "--stack", "prod", "--policy-config", str(checked))
+    assert status == plan.EXIT_OK and cleared["findings"] == []
+    command = subprocess.run(
+        ["make", "-n", "plan", f"POLICY_CONFIG={checked}", "BASE=HEAD^1"],
+        cwd=PROJECT_DIR,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert f"--policy-config '{checked}'" in command and "--base 'HEAD^1'" in command
+
+
+def test_against_the_committed_plan_a_template_edit_names_the_group_it_recreates(tmp_path, capsys):
+    edited = tmp_path / "Pulumi.prod.yaml"
+    text = (PROJECT_DIR / "Pulumi.prod.yaml").read_text()
+    assert text.count("bootDiskSizeGib: 1024") >= 1
+    edited.write_text(text.replace("bootDiskSizeGib: 1024", "bootDiskSizeGib: 2048", 1))
+    status, document = _json_plan(capsys, "--stack-file", str(edited), "--base", "HEAD")
+    assert status == plan.EXIT_OK
+    [recreated] = document["recreations"]
+    assert recreated["name"] == "dra-prod-h200-train"
+    assert any("2048" in change for change in recreated["changes"])
+
+
+def test_a_base_without_the_stack_gives_no_baseline_and_the_plan_says_why(tmp_path, capsys):
+    scratch = tmp_path / "Pulumi.try.yaml"
+    shutil.copyfile(PROJECT_DIR / "Pulumi.dev.yaml", scratch)
+    assert plan.main(["--stack-file", str(scratch), "--base", "HEAD", "--out", "none"]) == plan.EXIT_OK
+    assert "HEAD has no stack file Pulumi.try.yaml: every node group of it is new" in capsys.readouterr().out
+
+
+def test_an_unknown_base_revision_is_refused(capsys):
+    assert plan.main(["--stack", "dev", "--base", "no-such-revision-anywhere", "--out", "none"]) == plan.EXIT_PROGRAM
+    assert "--base 'no-such-revision-anywhere' is not a git revision" in capsys.readouterr().err
+
+
+def test_a_baseline_file_and_a_base_revision_together_are_refused(tmp_path, capsys):
+    with pytest.raises(SystemExit) as refused:
+        plan.main(["--baseline", str(tmp_path / "x.json"), "--base", "HEAD"])
+    assert refused.value.code == 2 and "not allowed with argument" in capsys.readouterr().err
+
+
+def test_a_failed_plan_is_no_baseline():
+    """Its empty node group list would otherwise read as "nothing is recreated"."""
+    with pytest.raises(BaselineError, match="failed"):
+        baseline_templates({"stack": "dev", "error": "nebius-dra:parentId: required", "nodeGroups": []}, "dev")

@@ -1,0 +1,88 @@
+"""The JSON plan of a stack as a git revision has it: the baseline of `python -m tools.plan --base REF`.
+
+A pull request's plan names the node groups whose nodes it recreates only against the plan of
+the base branch. That plan is made by the base's own code and config: the revision's files are
+unpacked with `git archive` into a temporary folder (this checkout, its index and its worktree
+list are never touched) and its `tools.plan` is run there with this environment's Python, as
+`--format json --out none`. A base whose plan fails, or that has no such stack, gives no
+baseline (NoBaselineError, with the reason the plan then prints); a REF that is not a revision
+of this repository is the caller's mistake (UnknownRevisionError, exit status 2).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+import tarfile
+import tempfile
+from pathlib import Path
+
+from components.config.reading import printable
+from components.config.stack_file import PROJECT_DIR
+
+# A plan takes seconds; the limit only keeps a broken base from holding a CI job.
+PLAN_TIMEOUT_S = 600
+
+
+class NoBaselineError(Exception):
+    """The revision gives no usable plan of the stack; the message says why."""
+
+
+class UnknownRevisionError(ValueError):
+    """`--base` names no commit of this repository (or its history is not fetched)."""
+
+
+def _unpack(ref: str, folder: Path, project_dir: Path) -> None:
+    """The project's files at `ref` under `folder`, as `git archive` gives them (regular files and folders only)."""
+    archive = subprocess.run(
+        ["git", "-C", str(project_dir), "archive", "--format=tar", f"{ref}^{{tree}}", "--", "."],
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    if archive.returncode != 0:
+        reason = printable(archive.stderr.decode(errors="replace").strip())
+        raise NoBaselineError(f"{ref} cannot be read with git archive: {reason}")
+    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+        tar.extractall(folder, filter="data")
+
+
+def base_plan(stack: str, ref: str, project_dir: Path = PROJECT_DIR) -> str:
+    """The JSON text of `stack`'s plan at `ref`; NoBaselineError when there is none to compare with."""
+    known = subprocess.run(
+        ["git", "-C", str(project_dir), "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"],
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    if known.returncode != 0:
+        raise UnknownRevisionError(
+            f"--base {printable(ref)!r} is not a git revision of this repository (or its history is not fetched)"
+        )
+    with tempfile.TemporaryDirectory(prefix="nebius-dra-base-") as directory:
+        folder = Path(directory)
+        _unpack(ref, folder, project_dir)
+        if not (folder / f"Pulumi.{stack}.yaml").is_file():
+            raise NoBaselineError(f"{ref} has no stack file Pulumi.{stack}.yaml: every node group of it is new")
+        done = subprocess.run(
+            [sys.executable, "-m", "tools.plan", "--stack", stack, "--format", "json", "--out", "none"],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            timeout=PLAN_TIMEOUT_S,
+            check=False,
+        )
+    # Status 1 (a mandatory policy blocks the base) still plans every resource; 2 plans none.
+    if done.returncode not in (0, 1):
+        raise NoBaselineError(
+            f"the plan of {stack} at {ref} failed (exit {done.returncode}): {printable(done.stderr.strip())[-600:]}"
+        )
+    try:
+        document = json.loads(done.stdout)
+    except json.JSONDecodeError:
+        raise NoBaselineError(f"the plan of {stack} at {ref} printed no JSON document") from None
+    if not isinstance(document, dict) or document.get("error") or "nodeGroups" not in document:
+        raise NoBaselineError(f"the plan of {stack} at {ref} lists no node groups to compare with")
+    return done.stdout

@@ -1,0 +1,95 @@
+"""Which stack file an offline tool reads: `Pulumi.<stack>.yaml` beside `Pulumi.yaml`, or one given by path.
+
+`--stack-file PATH` plans a variant (a scratch `Pulumi.try.yaml`, a file in another folder)
+without adding it to the repository's stack list, so the tests, the workflows' matrices and
+`stack_names` never see it. The file is read by the same reader as a listed stack
+(`components.config.stack_file.read_stack_file`), against this checkout's `Pulumi.yaml`: the
+stack name comes from the file name, as `pulumi stack init` would have named it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from pathlib import Path
+
+from components.config import ConfigError, parse_stack_config
+from components.config.raw import RawConfig
+from components.config.stack_file import (
+    PROJECT_DIR,
+    StackFileConfig,
+    StackFileError,
+    program_config,
+    read_stack_file,
+)
+
+# Pulumi's own rule (`tokens.IsName` and the 100-character limit that `pulumi stack init` enforces):
+# ASCII letters, digits, '-', '_' and '.'. The name becomes `Pulumi.<stack>.yaml` and `<out>/<stack>/`,
+# so '.' and '..', which Pulumi would accept, are refused too: as a folder they mean "here" and "up".
+STACK_NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}")
+STACK_NAME_RULE = "1 to 100 ASCII letters, digits, '-', '_' or '.', and not '.' or '..'"
+
+
+class StackNameError(ValueError):
+    """A `--stack` value that is not a Pulumi stack name; it is never used as a path."""
+
+
+def check_stack_name(stack: str) -> str:
+    """`stack`, when it is a stack name Pulumi accepts and a safe single path component; else StackNameError."""
+    if not isinstance(stack, str) or not STACK_NAME.fullmatch(stack) or stack in (".", ".."):
+        qualified = "; give the bare stack name, not org/project/stack" if "/" in str(stack) else ""
+        raise StackNameError(f"invalid stack name {stack!r}: a stack name is {STACK_NAME_RULE}{qualified}")
+    return stack
+
+
+STACK_FILE_OPTION = "--stack-file"
+STACK_FILE_NAME = re.compile(r"Pulumi\.(?P<stack>.+)\.yaml")
+
+
+def stack_of_file(path: Path) -> str:
+    """The stack a file is for, from its name `Pulumi.<stack>.yaml`; StackNameError names the option otherwise."""
+    match = STACK_FILE_NAME.fullmatch(path.name)
+    allowed = f"a file named Pulumi.<stack>.yaml, where <stack> is {STACK_NAME_RULE}"
+    if match is None:
+        raise StackNameError(f"{STACK_FILE_OPTION} {str(path)!r}: the file name must be {allowed}")
+    try:
+        return check_stack_name(match["stack"])
+    except StackNameError:
+        raise StackNameError(
+            f"{STACK_FILE_OPTION} {str(path)!r}: {match['stack']!r} is not a stack name; give {allowed}"
+        ) from None
+
+
+def read_stack_source(stack: str, stack_file: Path | None = None, project_dir: Path = PROJECT_DIR) -> StackFileConfig:
+    """The stack's config strings: from `Pulumi.<stack>.yaml` in `project_dir`, or from `stack_file` when given.
+
+    A given file is linked, under its own name, beside a link to `project_dir`'s `Pulumi.yaml` in a
+    private temporary folder, so that it is read exactly as a listed stack file is (the same limits,
+    the declared keys and types, secrets); nothing is copied and nothing is written in the repository.
+    """
+    if stack_file is None:
+        return read_stack_file(stack, project_dir)
+    if not os.path.lexists(stack_file):
+        raise StackFileError(f"{STACK_FILE_OPTION} {stack_file}: no such file")
+    with tempfile.TemporaryDirectory(prefix="nebius-dra-stack-") as folder:
+        os.symlink((project_dir / "Pulumi.yaml").resolve(), Path(folder, "Pulumi.yaml"))
+        os.symlink(stack_file.resolve(), Path(folder, stack_file.name))
+        return read_stack_file(stack, Path(folder))
+
+
+def with_program_problems(refused: StackFileError, stack: str) -> StackFileError:
+    """The stack file's problems, then what the program would refuse in the keys that could be read.
+
+    A misspelt key (`subnetID`) is then reported with what its absence leaves wrong (`subnetId` is
+    required) and with every other problem of the stack, in one round instead of one per fix.
+    """
+    if refused.readable is None:
+        return refused
+    readable = refused.readable
+    prefix_free = {key.split(":", 1)[1] for key in readable.secret_keys if ":" in key}
+    try:
+        parse_stack_config(RawConfig(program_config(readable.values), frozenset(prefix_free)), stack)
+    except ConfigError as more:
+        return StackFileError(f"{refused}\nand in the keys that could be read, {more}")
+    return refused

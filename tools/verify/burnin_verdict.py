@@ -1,0 +1,211 @@
+"""The burn-in's verdict: all_reduce_perf's output against the bus-bandwidth floor of its platform and node count.
+
+Pure functions of the pods' outputs and the floors table (tools/verify/nccl_floors.yaml, or a
+stack's own file given with --burn-in-floors, whose entries come first). A run is judged at its
+largest size, by the lower of the out-of-place and in-place busbw; any wrong element fails it
+whatever the bandwidth. An all-reduce across nodes is one collective: when it is slow, every node
+in it is named, because the output cannot say which link was slow (the README says how to bisect).
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from components.config.reading import InputError, load_yaml
+from tools.verify.checks import Discrepancy, Outcome
+from tools.verify.nccl_output import AllReduceRun, NcclOutputError, parse_all_reduce
+
+FLOORS_FILE = Path(__file__).with_name("nccl_floors.yaml")
+_ENTRY_KEYS = {
+    "platform",
+    "minNodes",
+    "maxNodes",
+    "floorGbps",
+    "marginPercent",
+    "publishedGbps",
+    "publishedRun",
+    "source",
+    "date",
+}
+_REQUIRED = {"platform", "minNodes", "floorGbps", "source", "date"}
+
+
+class FloorsError(ValueError):
+    """A floors file the verdict cannot use; the message names the file, the entry and the field."""
+
+
+@dataclass(frozen=True)
+class Floor:
+    platform: str
+    min_nodes: int
+    max_nodes: int | None
+    gbps: float
+    source: str
+    date: str
+    origin: str
+
+    def covers(self, platform: str, nodes: int) -> bool:
+        return (
+            self.platform == platform
+            and self.min_nodes <= nodes
+            and (self.max_nodes is None or nodes <= self.max_nodes)
+        )
+
+    def text(self) -> str:
+        return f"{self.gbps:g} GB/s ({self.origin}: {self.platform}, {self.source}, read {self.date})"
+
+
+def _count(value: Any, where: str, key: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise FloorsError(f"{where}: {key} is {value!r}; allowed: a whole number of nodes, 1 or more")
+    return value
+
+
+def _floor(entry: Any, where: str, origin: str) -> Floor:
+    if not isinstance(entry, dict):
+        raise FloorsError(
+            f"{where}: an entry is {type(entry).__name__}; allowed: a mapping with {', '.join(sorted(_REQUIRED))}"
+        )
+    unknown = sorted(set(entry) - _ENTRY_KEYS)
+    missing = sorted(_REQUIRED - set(entry))
+    if unknown or missing:
+        raise FloorsError(
+            f"{where}: {'unknown key(s) ' + ', '.join(unknown) if unknown else 'missing ' + ', '.join(missing)}; "
+            f"allowed keys: {', '.join(sorted(_ENTRY_KEYS))} ({', '.join(sorted(_REQUIRED))} required)"
+        )
+    gbps = entry["floorGbps"]
+    if isinstance(gbps, bool) or not isinstance(gbps, int | float) or not 0 < gbps < 100_000:
+        raise FloorsError(f"{where}: floorGbps is {gbps!r}; allowed: a number of GB/s above 0")
+    for key in ("platform", "source", "date"):
+        if not isinstance(entry[key], str) or not entry[key].strip():
+            raise FloorsError(f"{where}: {key} is {entry[key]!r}; allowed: a non-empty string")
+    try:
+        datetime.date.fromisoformat(entry["date"])
+    except ValueError:
+        raise FloorsError(f"{where}: date is {entry['date']!r}; allowed: the day it was read, YYYY-MM-DD") from None
+    low = _count(entry["minNodes"], where, "minNodes")
+    high = _count(entry["maxNodes"], where, "maxNodes") if entry.get("maxNodes") is not None else None
+    if high is not None and high < low:
+        raise FloorsError(f"{where}: maxNodes {high} is below minNodes {low}")
+    return Floor(entry["platform"], low, high, float(gbps), entry["source"], entry["date"], origin)
+
+
+def load_floors(path: Path, label: str | None = None) -> tuple[Floor, ...]:
+    """The entries of one floors file, in its order; FloorsError naming the file and entry otherwise."""
+    origin = label or str(path)
+    try:
+        document = load_yaml(path, origin, FloorsError)
+    except InputError as error:
+        raise FloorsError(str(error)) from None
+    if not isinstance(document, dict) or not isinstance(document.get("floors"), list):
+        raise FloorsError(f"{origin}: allowed: a mapping with a `floors` list (the shape of {FLOORS_FILE.name})")
+    return tuple(_floor(entry, f"{origin}: floors[{index}]", origin) for index, entry in enumerate(document["floors"]))
+
+
+def floors_for_run(override: Path | None) -> tuple[Floor, ...]:
+    """A stack's own floors first, then the project's table."""
+    own = load_floors(override) if override is not None else ()
+    return own + load_floors(FLOORS_FILE, f"tools/verify/{FLOORS_FILE.name}")
+
+
+def floor_for(floors: Sequence[Floor], platform: str, nodes: int) -> Floor | None:
+    return next((floor for floor in floors if floor.covers(platform, nodes)), None)
+
+
+@dataclass(frozen=True)
+class PodOutput:
+    """One pod's log and where it ran."""
+
+    pod: str
+    hostname: str
+    node: str
+    log: str
+
+
+def _tail(log: str, lines: int = 6) -> str:
+    kept = [line for line in log.splitlines() if line.strip()][-lines:]
+    return " | ".join(kept)[-600:] or "(empty)"
+
+
+def _nodes_text(nodes: Sequence[str]) -> str:
+    return ", ".join(nodes)
+
+
+def judge_output(
+    output: PodOutput, nodes: Sequence[str], expected_ranks: int, floor: Floor | None, subject: str
+) -> tuple[Outcome, AllReduceRun | None]:
+    """One all_reduce_perf run (one pod's log) over `nodes`: what it measured and whether that is enough."""
+    where = f"nodes {_nodes_text(nodes)}" if len(nodes) > 1 else f"node {nodes[0]}"
+    try:
+        run = parse_all_reduce(output.log)
+    except NcclOutputError as error:
+        return Outcome(
+            f"no bandwidth from {where}",
+            (
+                Discrepancy(
+                    subject=f"{subject}: all_reduce_perf in pod {output.pod} on {where}",
+                    expected="a complete all_reduce_perf run",
+                    found=f"{error}; its log ends: {_tail(output.log)}",
+                    likely_cause=(
+                        "NCCL could not set up or lost its transport (the log's NCCL WARN lines say which: an IB device "
+                        "missing in the pod, a memlock limit, a peer that did not answer), or the image is not an MPI "
+                        "build of nccl-tests (--burn-in-image, --burn-in-binary)"
+                    ),
+                ),
+            ),
+        ), None
+    findings = []
+    largest = run.largest
+    if len(run.ranks) != expected_ranks:
+        findings.append(
+            Discrepancy(
+                subject=f"{subject}: ranks of the run on {where}",
+                expected=f"{expected_ranks} ranks (one per GPU)",
+                found=f"{len(run.ranks)} ranks on {', '.join(run.hosts)}",
+                likely_cause="a pod saw fewer GPUs than its claim holds: read the pod's claim and nvidia-smi -L in it",
+            )
+        )
+    wrong_rows = [row.size_bytes for row in run.rows if row.wrong]
+    if run.out_of_bounds or wrong_rows:
+        findings.append(
+            Discrepancy(
+                subject=f"{subject}: data check on {where}",
+                expected="# Out of bounds values : 0 OK, #wrong 0 at every size",
+                found=f"{run.out_of_bounds} out-of-bounds check(s); wrong elements at sizes {', '.join(map(str, wrong_rows)) or 'none listed'} B",
+                likely_cause="the all-reduce returned corrupted data: a GPU or NIC is faulty (Xid errors, NebiusGPUError), drain the nodes",
+            )
+        )
+    measured = f"{largest.busbw_gbps:g} GB/s busbw at {largest.size_bytes} B over {len(run.ranks)} GPUs"
+    if floor is not None and largest.busbw_gbps < floor.gbps:
+        findings.append(
+            Discrepancy(
+                subject=f"{subject}: bus bandwidth on {where}",
+                expected=f"at least {floor.text()}",
+                found=measured
+                + f" (out of place {largest.out_of_place.busbw_gbps:g}, in place {largest.in_place.busbw_gbps:g})",
+                likely_cause=(
+                    "the fabric is not used or not used fully: a GPU and its NIC on different PCIe roots, GPUDirect RDMA "
+                    "off, a NIC down or on the wrong fabric (ibstat on each node), or NCCL fell back to sockets (NCCL WARN "
+                    "lines in the log); across nodes the run cannot say which node: burn-in two at a time to bisect"
+                    if len(nodes) > 1
+                    else "NVLink within the node is degraded (nvidia-smi nvlink --status, nvidia-smi topo -m), or another "
+                    "workload shares the GPUs"
+                ),
+            )
+        )
+    summary = f"{measured} on {where}" + ("" if floor is None else f" (floor {floor.gbps:g})")
+    warnings: tuple[Discrepancy, ...] = ()
+    if floor is None:
+        warnings = (
+            Discrepancy(
+                subject=f"{subject}: bus bandwidth on {where}",
+                expected="a floor for the group's platform and node count (tools/verify/nccl_floors.yaml or --burn-in-floors)",
+                found=f"none; measured {measured}",
+                likely_cause="add an entry for this platform and node count, with its source, to judge the next run",
+            ),
+        )
+    return Outcome(summary, tuple(findings), warnings=warnings), run
