@@ -327,6 +327,8 @@ def quotas_past_the_group_without_cohorts(resources: Resources) -> None:
             for resource in flavor["resources"]:
                 if resource["name"] == "nvidia.com/gpu" and flavor["name"] == "h200-train":
                     resource["nominalQuota"] += 1
+
+
 def rdma_job_without_ipc_lock(resources: Resources) -> PlannedResource:
     """A user's training Job on prod's fabric: every GPU and NIC of a node, but no right to pin RDMA buffers."""
     pod_spec = {
