@@ -14,13 +14,13 @@ from .planned import (
     POD_TYPE,
     RDMA_DEVICE_CLASS,
     PlannedResource,
+    as_list,
     claim_requests,
     dra_object,
     exact_device_class,
     field_at,
     is_existing_infiniband_group,
     is_infiniband_dra_node_group,
-    listed_items,
     named,
     requested_device_classes,
 )
@@ -55,7 +55,7 @@ def check_network_device_requested_once(resource: PlannedResource, config: Mappi
     for request in claim_requests(resource):
         exact = exact_device_class(request)
         alternatives: list[Any] = [exact] if exact else []
-        alternatives += [field_at(sub, "deviceClassName") for sub in listed_items(field_at(request, "firstAvailable"))]
+        alternatives += [field_at(sub, "deviceClassName") for sub in as_list(field_at(request, "firstAvailable"))]
         if not alternatives or not all(device_class in NETWORK_DEVICE_CLASSES for device_class in alternatives):
             continue
         nic_requests += 1
@@ -86,7 +86,7 @@ def check_workload_images_pinned(resource: PlannedResource, config: Mapping[str,
     unpinned = [
         f"{field_at(container, 'name')} ({field_at(container, 'image') or 'no image'})"
         for list_name in POD_CONTAINER_LISTS
-        for container in listed_items(field_at(resource.props, "spec", list_name))
+        for container in as_list(field_at(resource.props, "spec", list_name))
         if not image_is_pinned(str(field_at(container, "image") or ""))
     ]
     if not unpinned:

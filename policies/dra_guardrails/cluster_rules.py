@@ -15,13 +15,13 @@ from .planned import (
     POD_CONTAINER_LISTS,
     POD_TYPE,
     PlannedResource,
+    as_list,
     claim_requests,
     dra_object,
     field_at,
     has_key,
     is_dra_driver_release,
     is_dra_gpu_node_group,
-    listed_items,
     minor_version,
     named,
 )
@@ -85,7 +85,7 @@ def _selection_fields(request: Any) -> list[tuple[str, str, Any]]:
     found = [(f"request {name}: exactly", "ExactDeviceRequest", field_at(request, "exactly"))]
     found += [
         (f"request {name}: firstAvailable[{index}]", "DeviceSubRequest", sub)
-        for index, sub in enumerate(listed_items(field_at(request, "firstAvailable")))
+        for index, sub in enumerate(as_list(field_at(request, "firstAvailable")))
     ]
     return [entry for entry in found if isinstance(entry[2], Mapping)]
 
@@ -110,7 +110,7 @@ def gated_fields_used(resource: PlannedResource) -> list[tuple[str, str]]:
         if match and match["kind"] == "ResourceClaimTemplate"
         else field_at(resource.props, "spec")
     )
-    for index, constraint in enumerate(listed_items(field_at(claim, "devices", "constraints")) if match else []):
+    for index, constraint in enumerate(as_list(field_at(claim, "devices", "constraints")) if match else []):
         if field_at(constraint, "distinctAttribute"):
             used.append((f"constraints[{index}].distinctAttribute", "DeviceConstraint.distinctAttribute"))
     return used
@@ -123,7 +123,7 @@ def _legacy_gpu_containers(resource: PlannedResource) -> list[str]:
     return [
         str(field_at(container, "name"))
         for kind in POD_CONTAINER_LISTS
-        for container in listed_items(field_at(resource.props, "spec", kind))
+        for container in as_list(field_at(resource.props, "spec", kind))
         if any(has_key(field_at(container, "resources", part), LEGACY_GPU_RESOURCE) for part in ("limits", "requests"))
     ]
 

@@ -12,9 +12,9 @@ from .planned import (
     NODE_GROUP_TYPE,
     PlannedResource,
     as_json,
+    as_list,
     field_at,
     has_key,
-    listed_items,
     named,
 )
 
@@ -51,7 +51,7 @@ def _estimated_groups(resources: Sequence[PlannedResource]) -> dict[str, Mapping
     """The program's estimate per Nebius node group name."""
     found: dict[str, Mapping[str, Any]] = {}
     for estimate in (r for r in resources if r.type == COST_ESTIMATE_TYPE):
-        for entry in listed_items(field_at(estimate.props, "groups")):
+        for entry in as_list(field_at(estimate.props, "groups")):
             name = field_at(entry, "nodeGroup")
             if isinstance(name, str):
                 found.setdefault(name, entry)

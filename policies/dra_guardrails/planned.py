@@ -78,10 +78,9 @@ def has_key(mapping: Any, key: str) -> bool:
     return isinstance(mapping, Mapping) and any(existing == key for existing in mapping)
 
 
-def listed_items(value: Any) -> list:
-    if isinstance(value, Sequence) and not isinstance(value, str):
-        return list(value)
-    return []
+def as_list(value: Any) -> list:
+    """A list, also from the policy SDK's proxy of one (a Sequence, not a list); [] for anything else."""
+    return list(value) if isinstance(value, Sequence) and not isinstance(value, str) else []
 
 
 def _kind(resource: PlannedResource) -> str:
@@ -150,7 +149,7 @@ def claim_requests(resource: PlannedResource) -> list:
         if match["kind"] == "ResourceClaimTemplate"
         else field_at(resource.props, "spec")
     )
-    return listed_items(field_at(claim_spec, "devices", "requests"))
+    return as_list(field_at(claim_spec, "devices", "requests"))
 
 
 def exact_device_class(request: Any) -> str | None:
@@ -163,7 +162,7 @@ def requested_device_classes(resource: PlannedResource) -> set[str]:
     classes = set()
     for request in claim_requests(resource):
         classes.add(exact_device_class(request))
-        classes.update(field_at(sub, "deviceClassName") for sub in listed_items(field_at(request, "firstAvailable")))
+        classes.update(field_at(sub, "deviceClassName") for sub in as_list(field_at(request, "firstAvailable")))
     return {device_class for device_class in classes if isinstance(device_class, str)}
 
 

@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .planned import HELM_RELEASE_TYPES, NODE_GROUP_TYPE, chart_name, field_at, listed_items
+from .planned import HELM_RELEASE_TYPES, NODE_GROUP_TYPE, as_list, chart_name, field_at
 
 KUEUE_CHART = "kueue"
 DRA_GATE = "DynamicResourceAllocation"
@@ -42,7 +42,7 @@ def kueue_releases(resources: Sequence[Any]) -> list[Any]:
 def _gates(release: Any) -> dict[str, bool]:
     return {
         str(gate.get("name")): gate.get("enabled") is True
-        for gate in listed_items(field_at(release.props, "values", "controllerManager", "featureGates"))
+        for gate in as_list(field_at(release.props, "values", "controllerManager", "featureGates"))
         if isinstance(gate, Mapping)
     }
 
@@ -56,7 +56,7 @@ def _mapped_resources(release: Any) -> set[str]:
         return set()
     return {
         str(mapping.get("name"))
-        for mapping in listed_items(field_at(config, "resources", "deviceClassMappings"))
+        for mapping in as_list(field_at(config, "resources", "deviceClassMappings"))
         if isinstance(mapping, Mapping)
     }
 
@@ -64,9 +64,9 @@ def _mapped_resources(release: Any) -> set[str]:
 def _quotas(queue: Any) -> list[tuple[str, str, float]]:
     """(flavor, resource, nominal quota) of a ClusterQueue."""
     found = []
-    for group in listed_items(field_at(queue.props, "spec", "resourceGroups")):
-        for flavor in listed_items(field_at(group, "flavors")):
-            for resource in listed_items(field_at(flavor, "resources")):
+    for group in as_list(field_at(queue.props, "spec", "resourceGroups")):
+        for flavor in as_list(field_at(group, "flavors")):
+            for resource in as_list(field_at(flavor, "resources")):
                 quota = field_at(resource, "nominalQuota")
                 if isinstance(quota, (int, float)) and not isinstance(quota, bool):
                     found.append((str(field_at(flavor, "name")), str(field_at(resource, "name")), float(quota)))
