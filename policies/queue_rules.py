@@ -1,7 +1,8 @@
 """Queue guardrails: Kueue's GPU quotas and what they leave uncounted, as rules over planned resources.
 
 Pure functions over the planned resources (anything with urn, type, name and camelCase props), so
-this module imports nothing, not even its sibling `dra_rules`, which registers them (QUEUE_CHECKS).
+this module imports only `props` (property readers), not its sibling `dra_rules`, which registers them
+(QUEUE_CHECKS).
 Kueue's names are those of sigs.k8s.io/kueue v0.17.0: the chart's `controllerManager.featureGates`
 and `managerConfig.controllerManagerConfigYaml`, the Configuration's `resources.deviceClassMappings`,
 the ClusterQueue's `resourceGroups[].flavors[].resources[].nominalQuota` and `cohortName`.
@@ -13,6 +14,11 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+try:  # the CLI runs the pack from inside policies/ (a sibling module); the program and tests import the package
+    from policies.props import as_list, field_at
+except ModuleNotFoundError:
+    from props import as_list, field_at  # type: ignore[import-not-found,no-redef]
 
 KUEUE_CHART = "kueue"
 DRA_GATE = "DynamicResourceAllocation"
@@ -36,18 +42,6 @@ _GPU_PRESET = re.compile(r"^(\d+)gpu-")
 Violation = tuple[str | None, str]
 
 
-def _at(value: Any, *path: str) -> Any:
-    for key in path:
-        if not isinstance(value, Mapping):
-            return None
-        value = value.get(key)
-    return value
-
-
-def _list(value: Any) -> list:
-    return list(value) if isinstance(value, Sequence) and not isinstance(value, str) else []
-
-
 def _chart(props: Mapping[str, Any]) -> str:
     chart = props.get("chart")
     return chart.rstrip("/").rsplit("/", 1)[-1] if isinstance(chart, str) else ""
@@ -60,21 +54,21 @@ def kueue_releases(resources: Sequence[Any]) -> list[Any]:
 def _gates(release: Any) -> dict[str, bool]:
     return {
         str(gate.get("name")): gate.get("enabled") is True
-        for gate in _list(_at(release.props, "values", "controllerManager", "featureGates"))
+        for gate in as_list(field_at(release.props, "values", "controllerManager", "featureGates"))
         if isinstance(gate, Mapping)
     }
 
 
 def _mapped_resources(release: Any) -> set[str]:
     """The logical resources the release's Configuration maps DeviceClasses to (resources.deviceClassMappings)."""
-    text = _at(release.props, "values", "managerConfig", "controllerManagerConfigYaml")
+    text = field_at(release.props, "values", "managerConfig", "controllerManagerConfigYaml")
     try:
         config = json.loads(text) if isinstance(text, str) else None
     except ValueError:
         return set()
     return {
         str(mapping.get("name"))
-        for mapping in _list(_at(config, "resources", "deviceClassMappings"))
+        for mapping in as_list(field_at(config, "resources", "deviceClassMappings"))
         if isinstance(mapping, Mapping)
     }
 
@@ -82,17 +76,17 @@ def _mapped_resources(release: Any) -> set[str]:
 def _quotas(queue: Any) -> list[tuple[str, str, float]]:
     """(flavor, resource, nominal quota) of a ClusterQueue."""
     found = []
-    for group in _list(_at(queue.props, "spec", "resourceGroups")):
-        for flavor in _list(_at(group, "flavors")):
-            for resource in _list(_at(flavor, "resources")):
-                quota = _at(resource, "nominalQuota")
+    for group in as_list(field_at(queue.props, "spec", "resourceGroups")):
+        for flavor in as_list(field_at(group, "flavors")):
+            for resource in as_list(field_at(flavor, "resources")):
+                quota = field_at(resource, "nominalQuota")
                 if isinstance(quota, (int, float)) and not isinstance(quota, bool):
-                    found.append((str(_at(flavor, "name")), str(_at(resource, "name")), float(quota)))
+                    found.append((str(field_at(flavor, "name")), str(field_at(resource, "name")), float(quota)))
     return found
 
 
 def _name(resource: Any) -> str:
-    return _at(resource.props, "metadata", "name") or resource.name
+    return field_at(resource.props, "metadata", "name") or resource.name
 
 
 def check_kueue_dra_gate(resources: Sequence[Any], config: Mapping[str, Any]) -> list[Violation]:
@@ -123,10 +117,10 @@ def check_workload_namespaces_queued(resources: Sequence[Any], config: Mapping[s
     """With queues on, a workload in a namespace without a LocalQueue bypasses every team's quota."""
     if not any(r.type == CLUSTER_QUEUE_TYPE for r in resources):
         return []
-    queued = {_at(r.props, "metadata", "namespace") for r in resources if r.type == LOCAL_QUEUE_TYPE}
+    queued = {field_at(r.props, "metadata", "namespace") for r in resources if r.type == LOCAL_QUEUE_TYPE}
     violations: list[Violation] = []
     for workload in (r for r in resources if r.type in WORKLOAD_TYPES):
-        namespace = _at(workload.props, "metadata", "namespace")
+        namespace = field_at(workload.props, "metadata", "namespace")
         if isinstance(namespace, str) and namespace not in queued:
             violations.append(
                 (
@@ -144,11 +138,13 @@ def _group_gpus(resources: Sequence[Any]) -> dict[str, float]:
     """The most GPUs each GPU group the stack creates can hold, by the group's node label."""
     found: dict[str, float] = {}
     for group in (r for r in resources if r.type == NODE_GROUP_TYPE):
-        name = _at(group.props, "template", "metadata", "labels", GROUP_LABEL)
-        match = _GPU_PRESET.match(str(_at(group.props, "template", "resources", "preset") or ""))
-        autoscaling = _at(group.props, "autoscaling")
+        name = field_at(group.props, "template", "metadata", "labels", GROUP_LABEL)
+        match = _GPU_PRESET.match(str(field_at(group.props, "template", "resources", "preset") or ""))
+        autoscaling = field_at(group.props, "autoscaling")
         nodes = (
-            _at(autoscaling, "maxNodeCount") if isinstance(autoscaling, Mapping) else _at(group.props, "fixedNodeCount")
+            field_at(autoscaling, "maxNodeCount")
+            if isinstance(autoscaling, Mapping)
+            else field_at(group.props, "fixedNodeCount")
         )
         if isinstance(name, str) and match and isinstance(nodes, (int, float)):
             found[name] = float(nodes) * int(match.group(1))
@@ -158,7 +154,9 @@ def _group_gpus(resources: Sequence[Any]) -> dict[str, float]:
 def check_quotas_within_capacity(resources: Sequence[Any], config: Mapping[str, Any]) -> list[Violation]:
     """Nominal GPU quotas on one group that add up past its GPUs, among queues that share no cohort: each team is
     promised GPUs that are not there, and a Job Kueue admits then waits Pending for a node."""
-    flavors = {_name(f): _at(f.props, "spec", "nodeLabels", GROUP_LABEL) for f in resources if f.type == FLAVOR_TYPE}
+    flavors = {
+        _name(f): field_at(f.props, "spec", "nodeLabels", GROUP_LABEL) for f in resources if f.type == FLAVOR_TYPE
+    }
     capacity = _group_gpus(resources)
     mapped = (
         set().union(*(_mapped_resources(r) for r in kueue_releases(resources))) if kueue_releases(resources) else set()
@@ -167,7 +165,7 @@ def check_quotas_within_capacity(resources: Sequence[Any], config: Mapping[str, 
     for queue in (r for r in resources if r.type == CLUSTER_QUEUE_TYPE):
         for flavor, resource, quota in _quotas(queue):
             if resource in mapped:
-                sums.setdefault(flavor, []).append((_name(queue), quota, _at(queue.props, "spec", "cohortName")))
+                sums.setdefault(flavor, []).append((_name(queue), quota, field_at(queue.props, "spec", "cohortName")))
     violations: list[Violation] = []
     for flavor, entries in sums.items():
         group = flavors.get(flavor)

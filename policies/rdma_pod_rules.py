@@ -13,13 +13,19 @@ container's capabilities (or a privileged container, which has every capability)
 
 The rule reads pod specs in the API's (camelCase) field names, so the policy pack (engine
 properties of Pods, Jobs, Deployments and the other workloads) and the live verifier (the burn-in
-Job it is about to create) judge the same shape. It imports nothing from the program.
+Job it is about to create) judge the same shape. It imports nothing from the program, and of the
+pack only `props`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import Any
+
+try:  # the CLI runs the pack from inside policies/ (a sibling module); the program and tests import the package
+    from policies.props import as_list, field_at
+except ModuleNotFoundError:
+    from props import as_list, field_at  # type: ignore[import-not-found,no-redef]
 
 MEMLOCK_CAPABILITY = "IPC_LOCK"
 NETWORK_DEVICE_CLASSES = ("ib.networking.nebius.ai", "rdma.networking.nebius.ai")
@@ -39,25 +45,12 @@ POD_SPEC_PATHS: Mapping[str, tuple[str, ...]] = {
 _CONTAINER_LISTS = ("initContainers", "containers")
 
 
-def _at(value: Any, *path: str) -> Any:
-    for key in path:
-        if not isinstance(value, Mapping):
-            return None
-        value = value.get(key)
-    return value
-
-
-def _list(value: Any) -> list:
-    """A list, also as the policy SDK's proxy of one (a Sequence, not a list)."""
-    return list(value) if isinstance(value, Sequence) and not isinstance(value, str) else []
-
-
 def requested_classes(claim_spec: Any) -> set[str]:
     """The DeviceClasses a ResourceClaim spec (`devices.requests`) asks for, exact or among alternatives."""
     classes = set()
-    for request in _list(_at(claim_spec, "devices", "requests")):
-        for selection in [_at(request, "exactly"), *_list(_at(request, "firstAvailable"))]:
-            name = _at(selection, "deviceClassName")
+    for request in as_list(field_at(claim_spec, "devices", "requests")):
+        for selection in [field_at(request, "exactly"), *as_list(field_at(request, "firstAvailable"))]:
+            name = field_at(selection, "deviceClassName")
             if isinstance(name, str):
                 classes.add(name)
     return classes
@@ -67,8 +60,8 @@ def network_claim_sources(resources: Sequence[tuple[str, Mapping[str, Any]]]) ->
     """Names of the claim templates and claims among `(type, props)` that ask for an InfiniBand/RDMA NIC."""
     sources = set()
     for resource_type, props in resources:
-        spec = _at(props, "spec", "spec") if resource_type == CLAIM_TEMPLATE_TYPE else _at(props, "spec")
-        name = _at(props, "metadata", "name")
+        spec = field_at(props, "spec", "spec") if resource_type == CLAIM_TEMPLATE_TYPE else field_at(props, "spec")
+        name = field_at(props, "metadata", "name")
         network = requested_classes(spec) & set(NETWORK_DEVICE_CLASSES)
         if resource_type in (CLAIM_TEMPLATE_TYPE, CLAIM_TYPE) and isinstance(name, str) and network:
             sources.add(name)
@@ -78,7 +71,7 @@ def network_claim_sources(resources: Sequence[tuple[str, Mapping[str, Any]]]) ->
 def _network_pod_claims(pod_spec: Mapping[str, Any], sources: Collection[str]) -> set[str]:
     return {
         claim["name"]
-        for claim in _list(pod_spec.get("resourceClaims"))
+        for claim in as_list(pod_spec.get("resourceClaims"))
         if isinstance(claim, Mapping)
         and isinstance(claim.get("name"), str)
         and (claim.get("resourceClaimTemplateName") in sources or claim.get("resourceClaimName") in sources)
@@ -87,19 +80,19 @@ def _network_pod_claims(pod_spec: Mapping[str, Any], sources: Collection[str]) -
 
 def _can_lock_memory(container: Mapping[str, Any]) -> bool:
     context = container.get("securityContext")
-    if _at(context, "privileged") is True:
+    if field_at(context, "privileged") is True:
         return True
-    added = {str(cap).upper().removeprefix("CAP_") for cap in _list(_at(context, "capabilities", "add"))}
+    added = {str(cap).upper().removeprefix("CAP_") for cap in as_list(field_at(context, "capabilities", "add"))}
     return MEMLOCK_CAPABILITY in added
 
 
 def _claiming_containers(pod_spec: Mapping[str, Any], claims: set[str]) -> Iterator[tuple[Mapping[str, Any], list]]:
     for list_name in _CONTAINER_LISTS:
-        for container in _list(pod_spec.get(list_name)):
+        for container in as_list(pod_spec.get(list_name)):
             if isinstance(container, Mapping):
                 used = [
                     claim.get("name")
-                    for claim in _list(_at(container, "resources", "claims"))
+                    for claim in as_list(field_at(container, "resources", "claims"))
                     if isinstance(claim, Mapping) and claim.get("name") in claims
                 ]
                 if used:
@@ -133,6 +126,6 @@ def rdma_workload_violations(
             continue
         kind = resource_type.rsplit(":", 1)[-1]
         violations.extend(
-            (urn, f'{kind} "{name}": {problem}') for problem in rdma_pod_problems(_at(props, *path), sources)
+            (urn, f'{kind} "{name}": {problem}') for problem in rdma_pod_problems(field_at(props, *path), sources)
         )
     return violations
