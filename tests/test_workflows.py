@@ -30,6 +30,7 @@ CURRENT_MAJORS = {
     "actions/setup-python": 7,
     "actions/upload-artifact": 7,
     "pulumi/actions": 7,
+    "marocchino/sticky-pull-request-comment": 2,  # v2.9.x (marocchino/sticky-pull-request-comment releases)
 }
 SETUP_ACTION = "./.github/actions/pulumi-setup"
 REUSABLE_UP = "./.github/workflows/pulumi-up.yml"
@@ -175,6 +176,7 @@ def test_preview_job_previews_every_stack_with_the_policy_pack_refresh_and_a_pr_
     assert inputs["command"] == "preview"
     assert inputs["stack-name"] == "${{ matrix.stack }}"
     assert inputs["policyPacks"] == "policies"
+    assert inputs["policyPackConfigs"] == "policies/policy-config.json", "the preview reads the offline plan's config"
     assert is_true(inputs["refresh"])
     assert is_true(inputs["comment-on-pr"])
 
@@ -211,7 +213,13 @@ def test_same_repository_prs_get_the_node_groups_a_change_recreates_from_the_off
     assert step["if"] == "always() && steps.setup.outcome == 'success'"
     command = " ".join(step["run"].replace("\\\n", " ").split())
     assert "--policy-config policies/policy-config.json --base HEAD^1" in command
-    assert '>> "$GITHUB_STEP_SUMMARY"' in command and "--format markdown" in command
+    assert '> "plan-$STACK.md"' in command and "--format markdown" in command
+    assert 'cat "plan-$STACK.md" >> "$GITHUB_STEP_SUMMARY"' in command
+    (comment,) = [s for s in job["steps"] if s.get("uses", "").startswith("marocchino/sticky-pull-request-comment@")]
+    assert comment["if"] == f"always() && steps.{step['id']}.outcome == 'success'"
+    # One comment per stack, edited in place on every push: a header per stack keeps dev's and prod's apart.
+    assert comment["with"] == {"header": "offline-plan-${{ matrix.stack }}", "path": "plan-${{ matrix.stack }}.md"}
+    assert job["permissions"]["pull-requests"] == "write"
 
 
 def test_both_pr_jobs_put_what_the_change_costs_in_the_job_summary():
@@ -275,6 +283,7 @@ def test_deploy_runs_pulumi_up_with_the_policy_pack_and_refresh():
     assert inputs["command"] == "up"
     assert inputs["stack-name"] == "${{ inputs.stack }}"
     assert inputs["policyPacks"] == "policies"
+    assert inputs["policyPackConfigs"] == "policies/policy-config.json"
     assert is_true(inputs["refresh"])
     assert [step.get("uses") for step in job["steps"]].count(SETUP_ACTION) == 1
 
