@@ -13,12 +13,14 @@ The ReplicaSets, DaemonSets and Jobs that own the pods are the real controllers'
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Mapping
 from typing import Any
 
 from dra_fakes import running_status
 from dra_kube import Kube
+from kubernetes.dynamic.exceptions import NotFoundError
 
 POLL_S = 0.5
 
@@ -75,5 +77,7 @@ class KubeletStandIn:
                 self.removed.add(key)
             elif (pod.get("status") or {}).get("phase", "Pending") == "Pending":
                 status = succeeded_status(pod) if owned_by_job(pod) else running_status(pod)
-                self.kube.patch("v1", "Pod", metadata["name"], status, namespace=metadata["namespace"], status=True)
-                self.started.add(key)
+                # Deleted between the list and the patch (a test, Helm or a controller removed it): nothing to start.
+                with contextlib.suppress(NotFoundError):
+                    self.kube.patch("v1", "Pod", metadata["name"], status, namespace=metadata["namespace"], status=True)
+                    self.started.add(key)
