@@ -46,6 +46,8 @@ class ConfigProblems:
 
     def __init__(self, secrets: Collection[str] = ()) -> None:
         self.lines: list[str] = []
+        # Said in the heading: what the run could not check yet.
+        self.note = ""
         # Texts of secret values, raw and as `shown` quotes them: never printed, whatever a message quotes.
         self.secrets = sorted(
             {form for text in secrets if len(text) >= 4 for form in (text, json.dumps(text)[1:-1])},
@@ -62,15 +64,22 @@ class ConfigProblems:
     def raise_if_any(self) -> None:
         if self.lines:
             count = len(self.lines)
-            heading = f"invalid stack configuration ({count} problem{'s' if count > 1 else ''}):"
+            note = f"; {self.note}" if self.note else ""
+            heading = f"invalid stack configuration ({count} problem{'s' if count > 1 else ''}{note}):"
             raise ConfigError("\n".join([heading, *(f"  - {line}" for line in self.lines)]))
 
 
-def did_you_mean(given: Any, known: Sequence[Any]) -> str:
-    """`; did you mean X?` when one known name is close to a mistyped one (difflib's ratio, at least 0.6), else nothing."""
+def closest_name(given: Any, known: Sequence[Any]) -> str | None:
+    """The known name closest to a mistyped one when it is close (difflib's ratio, at least 0.6), else None."""
     names = [str(name) for name in known]
-    close = difflib.get_close_matches(str(given), names, n=1) if isinstance(given, str) else []
-    return f"; did you mean {close[0]}?" if close else ""
+    close = difflib.get_close_matches(given, names, n=1) if isinstance(given, str) else []
+    return close[0] if close else None
+
+
+def did_you_mean(given: Any, known: Sequence[Any]) -> str:
+    """`; did you mean X?` when one known name is close to a mistyped one, else nothing."""
+    close = closest_name(given, known)
+    return f"; did you mean {close}?" if close else ""
 
 
 def entry_where(key: str, entries: Any, index: int) -> str:
@@ -112,11 +121,19 @@ def add_validation_problems(
     decoded), so their "missing" is not news. `where_for` names a top-level key: the config key by default, a
     file's key for documents read from files.
     """
-    for item in error.errors(include_url=False):
+    items = error.errors(include_url=False)
+    # A required field whose misspelling is reported with "did you mean" is not also reported missing.
+    meant = {
+        (*item["loc"][:-1], name)
+        for item in items
+        if item["type"] == "extra_forbidden"
+        and (name := closest_name(item["loc"][-1], described_at(model, list(item["loc"])).parent_fields))
+    }
+    for item in items:
         location = list(item["loc"])
-        if location and location[0] in skip:
+        if (location and location[0] in skip) or (item["type"] == "missing" and tuple(location) in meant):
             continue
-        described = _describe(model, location)
+        described = described_at(model, location)
         key = str(location.pop(0)) if location else "?"
         where = where_for(key)
         if key in NAMED_ENTRY_KEYS and location and isinstance(index := location[0], int):
@@ -125,7 +142,7 @@ def add_validation_problems(
         problems.add(where, _problem(item, location, described, where))
 
 
-def _problem(item: Mapping[str, Any], location: list[Any], described: _Described, where: str) -> str:
+def _problem(item: Mapping[str, Any], location: list[Any], described: FieldDescription, where: str) -> str:
     """The text after `key: ` for one pydantic error at `location` (the place below the key)."""
     kind, given = item["type"], item.get("input")
     context = item.get("ctx") or {}
@@ -176,7 +193,7 @@ SHAPE_BY_ERROR = {
 }
 
 
-def allowed_rule(kind: str, context: Mapping[str, Any], described: _Described) -> str:
+def allowed_rule(kind: str, context: Mapping[str, Any], described: FieldDescription) -> str:
     """What is allowed: the field's description, else the shape its type asks for; then the bound crossed, if any."""
     shape = SHAPE_BY_ERROR.get(kind, "expected another value")
     if kind in ("model_type", "model_attributes_type", "missing") and described.fields:
@@ -216,7 +233,7 @@ def _bound(kind: str, context: Mapping[str, Any]) -> str:
     return ""
 
 
-class _Described:
+class FieldDescription:
     def __init__(self) -> None:
         self.description = ""
         self.parent_fields: tuple[str, ...] = ()
@@ -225,13 +242,13 @@ class _Described:
         self.choices: tuple[Any, ...] = ()
 
 
-def _describe(model: type[BaseModel], location: Sequence[Any]) -> _Described:
+def described_at(model: type[BaseModel], location: Sequence[Any]) -> FieldDescription:
     """The description of the field at `location` (innermost wins) and the fields its parent model allows.
 
     An entry of a list or map has its own description or none: the list's ("expected a list of ...") would
     misdescribe one entry.
     """
-    found = _Described()
+    found = FieldDescription()
     target: Any = model
     parts = list(location)
     for index, part in enumerate(parts):
@@ -260,7 +277,7 @@ def _describe(model: type[BaseModel], location: Sequence[Any]) -> _Described:
     return found
 
 
-def _unwrap(target: Any, found: _Described) -> Any:
+def _unwrap(target: Any, found: FieldDescription) -> Any:
     """Strips Annotated (taking its Field description) and `X | None`."""
     while True:
         origin = typing.get_origin(target)

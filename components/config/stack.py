@@ -24,6 +24,7 @@ from components.config.prices import stack_prices
 from components.config.queues import parse_queues_config
 from components.config.raw import RawConfig, decode_config, secret_problems, secret_texts
 from components.config.rollout import parse_auto_repair, parse_strategy
+from components.config.salvage import LeftOut, MeaningProblems, Salvaged, salvage
 from components.config.stack_file import SECRET_PLACEHOLDER
 from components.model import SYSTEM_ROLLOUT, ClusterConfig, PriceTable, StackConfig, SystemNodeGroupConfig
 from components.stack_input import RESOURCE_NAME_PATTERN, SECRET_CAPABLE_KEYS, StackInput
@@ -32,6 +33,9 @@ MIN_KUBERNETES = (1, 34)
 VERSION_PATTERN = re.compile(r"^([0-9]{1,3})\.([0-9]{1,3})(?:-nebius-node\.([0-9]{1,6}))?\Z")
 PATCH_VERSION_PATTERN = re.compile(r"^([0-9]{1,3})\.([0-9]{1,3})\.([0-9]{1,6})\Z")
 CLUSTER_NAME = re.compile(RESOURCE_NAME_PATTERN)
+# GPU group fields that only the group's own node group reads: no rule across the stack (driver,
+# claims, queues, metrics) changes with them, so a refused one holds back none of those rules.
+GROUP_OWN_FIELDS = ("bootDiskSizeGib", "strategy", "autoRepair", "capacity")
 
 
 def kubernetes_version_problem(version: str) -> str | None:
@@ -63,17 +67,19 @@ def _cluster_name(given: str, stack: str, problems: ConfigProblems) -> str:
     return name
 
 
-def _validated(raw: RawConfig, problems: ConfigProblems) -> StackInput | None:
+def _validated(raw: RawConfig, problems: ConfigProblems) -> Salvaged:
+    """The stack input, or its salvaged rest when some values have the wrong shape (each one a problem)."""
     document, undecodable = decode_config(raw.values, problems)
     secret_problems(raw.secret_keys, SECRET_CAPABLE_KEYS, problems)
     version = document.get("kubernetesVersion")
+    left_out = LeftOut(keys=set(undecodable))
     if isinstance(version, str) and (problem := kubernetes_version_problem(version)):
         problems.add(config_key("kubernetesVersion"), problem)
     try:
-        return StackInput.model_validate(document)
+        return Salvaged(StackInput.model_validate(document), left_out)
     except ValidationError as error:
         add_validation_problems(problems, error, document, StackInput, skip=undecodable)
-        return None
+        return salvage(document, error, left_out)
 
 
 def parse_stack_config(
@@ -85,11 +91,17 @@ def parse_stack_config(
     stack's `priceOverrides`.
     """
     given = raw if isinstance(raw, RawConfig) else RawConfig(raw)
-    problems = ConfigProblems(secrets=secret_texts(given))
-    settings = _validated(given, problems)
+    shape_problems = ConfigProblems(secrets=secret_texts(given))
+    salvaged = _validated(given, shape_problems)
+    settings = salvaged.settings
     if settings is None:
-        problems.raise_if_any()
+        shape_problems.raise_if_any()
         raise AssertionError("a failed validation always records a problem")
+    # The rules below judge what validated; those reading a refused value wait for its fix.
+    problems = MeaningProblems(shape_problems, salvaged.left_out)
+    across_groups = ("gpuNodeGroups", "infinibandFabric", "kubernetesVersion")
+    by_groups = problems.held_back_for(*across_groups, ignoring=GROUP_OWN_FIELDS)
+    by_templates = problems.held_back_for(*across_groups, "userClaimTemplates", ignoring=GROUP_OWN_FIELDS)
     cluster = ClusterConfig(
         name=_cluster_name(settings.clusterName, stack, problems),
         parent_id=settings.parentId,
@@ -123,7 +135,7 @@ def parse_stack_config(
         )
     gpu_groups = parse_gpu_node_groups(settings.gpuNodeGroups, settings.infinibandFabric, problems)
     check_node_group_names(cluster.name, gpu_groups, settings.infinibandFabric, problems)
-    driver = parse_driver_config(settings, gpu_groups, "draDriverValues" in given.secret_keys, problems)
+    driver = parse_driver_config(settings, gpu_groups, "draDriverValues" in given.secret_keys, by_groups)
     config = StackConfig(
         cluster=cluster,
         system_nodes=system_nodes,
@@ -132,9 +144,9 @@ def parse_stack_config(
         protect=settings.protect,
         node_service_account_id=settings.nodeServiceAccountId or None,
         driver=driver,
-        claims=(claims := parse_claims_config(settings, gpu_groups, driver, problems)),
-        queues=parse_queues_config(settings.queues, gpu_groups, claims, problems),
-        observability=parse_observability_config(settings, gpu_groups, driver, problems),
+        claims=(claims := parse_claims_config(settings, gpu_groups, driver, by_groups)),
+        queues=parse_queues_config(settings.queues, gpu_groups, claims, by_templates),
+        observability=parse_observability_config(settings, gpu_groups, driver, by_groups),
         prices=stack_prices(price_table, settings.priceOverrides, problems),
         existing_kubeconfig=existing_kubeconfig(settings, given, problems),
     )
