@@ -170,7 +170,7 @@ def _take_out(document: dict[str, Any], paths: list[tuple[Any, ...]], left_out: 
             return False
         targets.add(path)
     for path in sorted(targets, key=lambda p: (len(p), p[-1] if isinstance(p[-1], int) else -1), reverse=True):
-        if any(path[: len(other)] == other for other in targets if len(other) < len(path)):
+        if any(path[:depth] in targets for depth in range(1, len(path))):
             continue
         _record(document, path, left_out)
         parent = _node(document, path[:-1])
