@@ -765,9 +765,10 @@ class PriceTableInput(Shape):
     )
 
 
-BUILTIN_TEMPLATE_PATTERN = rf"^({'|'.join(BUILTIN_TEMPLATES)})$"
+# An enum (not a pattern), so a misspelt name gets its "did you mean" and editors offer the names.
 BuiltinTemplateName = Annotated[
-    StrictStr, Field(pattern=BUILTIN_TEMPLATE_PATTERN, description=f"allowed: {', '.join(BUILTIN_TEMPLATES)}")
+    Literal[BUILTIN_TEMPLATES],  # type: ignore[valid-type]
+    Field(description=f"allowed: {', '.join(BUILTIN_TEMPLATES)}"),
 ]
 BOOL = Annotated[StrictBool, Field(description="expected true or false")]
 OPTIONAL_ID = Annotated[

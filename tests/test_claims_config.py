@@ -262,7 +262,7 @@ def test_every_template_problem_is_reported_in_one_run():
         (
             "dev",
             {"nebius-dra:builtinClaimTemplates": json.dumps(["gpu", "gpus"])},
-            'nebius-dra:builtinClaimTemplates: [1] got "gpus"; allowed: gpu, multi-gpu',
+            'nebius-dra:builtinClaimTemplates: [1] got "gpus"; did you mean gpu?; allowed: gpu, multi-gpu',
         ),
         (
             "prod",

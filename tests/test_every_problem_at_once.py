@@ -333,3 +333,22 @@ def _models_in(annotation: Any) -> list[type[BaseModel]]:
 
 def test_the_salvage_has_a_round_for_every_level_the_input_models_nest():
     assert 5 <= _model_depth(StackInput) < MAX_ROUNDS
+
+
+@pytest.mark.parametrize(
+    ("documents", "expected"),
+    [
+        ({"builtinClaimTemplates": ["gpu", "multi-gpus"]}, '[1] got "multi-gpus"; did you mean multi-gpu?'),
+        (
+            {
+                "userClaimTemplates": [
+                    {"name": "t", "requests": [{"name": "g", "exactly": {"deviceClassName": "gpu.nvidia.co"}}]}
+                ]
+            },
+            'deviceClassName "gpu.nvidia.co" is not a DeviceClass this cluster provides; did you mean gpu.nvidia.com?',
+        ),
+    ],
+)
+def test_a_misspelt_name_of_something_the_stack_knows_gets_the_close_one(documents, expected):
+    _, lines = outcome(config_of("dev", **documents))
+    assert any(expected in line for line in lines), lines

@@ -18,7 +18,7 @@ import pytest
 from pydantic import Field, TypeAdapter, ValidationError
 
 from components import stack_input as schema
-from components.dra_constants import AUTO_REPAIR_CONDITIONS, BUILTIN_TEMPLATES, DEFAULT_DRIVER_NAMESPACE
+from components.dra_constants import AUTO_REPAIR_CONDITIONS, DEFAULT_DRIVER_NAMESPACE
 from policies.dra_guardrails import RULES
 from policies.dra_guardrails.cluster_rules import DEFAULT_MINIMUM_VERSION, MINIMUM_VERSION
 from policies.dra_guardrails.node_group_rules import CHECKED_PRESET_EXAMPLE, CHECKED_PRESET_FIELDS
@@ -75,7 +75,6 @@ WHOLE_VALUE_EXAMPLES = {
     schema.CHART_REPOSITORY_PATTERN: "https://helm.ngc.nvidia.com/nvidia",
     schema.DATE_PATTERN: "2026-11-30",
     schema.SOURCE_PATTERN: "https://nebius.com/prices",
-    schema.BUILTIN_TEMPLATE_PATTERN: BUILTIN_TEMPLATES[0],
     schema.QUANTITY_PATTERN: "40Gi",
     schema.CAPACITY_NAME_PATTERN: "gpu.nvidia.com/memory",
     **{pattern.pattern: CHECKED_PRESET_EXAMPLE[field] for field, pattern in CHECKED_PRESET_FIELDS.items()},

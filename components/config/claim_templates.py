@@ -20,7 +20,7 @@ from dataclasses import replace
 from typing import Any
 
 from components.cel import selector_problem
-from components.config.errors import ConfigProblems, config_key, shown
+from components.config.errors import ConfigProblems, config_key, did_you_mean, shown
 from components.config.node_fit import PCIE_ROOT, pcie_root_reason, selections_named, unfit_reason
 from components.dra_constants import (
     ALL_DEVICES,
@@ -199,7 +199,8 @@ class _TemplateReader:
         known = (*KNOWN_DEVICE_CLASSES, *self.context.allowed_classes)
         if device_class not in known:
             self.add(
-                f"{spot}: deviceClassName {shown(device_class)} is not a DeviceClass this cluster provides; known: {', '.join(known)}. "
+                f"{spot}: deviceClassName {shown(device_class)} is not a DeviceClass this cluster provides"
+                f"{did_you_mean(device_class, known)}; known: {', '.join(known)}. "
                 f"If another driver installs it, list it in {config_key('allowedDeviceClasses')}"
             )
         elif device_class in NETWORK_CLASSES and not self.context.infiniband:
