@@ -21,12 +21,15 @@ from components.cost import COST_ESTIMATE_TYPE
 from components.dra_constants import (
     DCGM_EXPORTER_CHART,
     DCGM_EXPORTER_VERSION,
+    GPU_CLASS,
     GPU_OPERATOR_CHART,
     IB_CLASS,
     LEGACY_CHART,
+    PCIE_ROOT_ATTRIBUTE,
     RDMA_CLASS,
     RENAMED_CHART,
     RESOURCE_API_VERSION,
+    VFIO_CLASS,
 )
 from components.values.claim_templates import template_spec_args
 from components.values.cost import HOURS_PER_30_DAYS
@@ -145,6 +148,8 @@ def test_policy_copies_of_chart_names_and_device_classes_match_the_program():
     assert ".".join(map(str, release_rules.MINIMUM_DCGM_EXPORTER_VERSION)) == DCGM_EXPORTER_VERSION
     assert f"resource.k8s.io/{planned.DRA_API_VERSION}" == RESOURCE_API_VERSION
     assert (planned.RDMA_DEVICE_CLASS, planned.IB_DEVICE_CLASS) == (RDMA_CLASS, IB_CLASS)
+    assert planned.GPU_DEVICE_CLASSES == (GPU_CLASS, VFIO_CLASS)
+    assert planned.PCIE_ROOT_ATTRIBUTE == PCIE_ROOT_ATTRIBUTE
 
 
 def test_policy_copy_of_the_cost_estimate_type_is_the_programs():

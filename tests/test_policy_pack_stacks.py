@@ -162,6 +162,14 @@ def rdma_and_ib_together(resources: Resources) -> PlannedResource:
     return template
 
 
+def aligned_pair_over_two_gpus(resources: Resources) -> PlannedResource:
+    template = the_one(resources, template_named("gpu-nic-aligned"))
+    gpu = template.props["spec"]["spec"]["devices"]["requests"][0]["exactly"]
+    assert gpu["deviceClassName"] == "gpu.nvidia.com"
+    gpu["count"] = 2.0
+    return template
+
+
 def autoscaling_from_zero(resources: Resources) -> PlannedResource:
     return set_field(the_one(resources, autoscaled_gpu_group), "autoscaling.minNodeCount", 0.0)
 
@@ -356,6 +364,7 @@ MUTATIONS = {
     "GPU Operator device plugin on": ("dev-operator", device_plugin_on, "gpu-operator-device-plugin-disabled", True),
     "claim template on v1beta1": ("dev", beta_claim_template, "dra-api-version-v1", True),
     "rdma and ib for one NIC": ("prod", rdma_and_ib_together, "network-device-requested-once", False),
+    "one PCIe root for two GPUs": ("prod", aligned_pair_over_two_gpus, "pcie-root-constraint-per-pair", False),
     "autoscaling from zero": ("prod", autoscaling_from_zero, "dra-autoscaling-min-nodes", True),
     "InfiniBand group autoscaled": ("prod", infiniband_group_autoscaled, "infiniband-autoscaling", False),
     "device tolerations on 1.34": ("dev", device_tolerations_on_1_34, "dra-features-on-cluster-minor", True),

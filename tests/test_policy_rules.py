@@ -130,6 +130,7 @@ def pod(*images: str, init_images: tuple[str, ...] = ()) -> dict:
 def test_levels_follow_the_issue():
     advisory = {
         "network-device-requested-once",
+        "pcie-root-constraint-per-pair",
         "workload-images-pinned",
         "infiniband-autoscaling",
         "gpu-metrics-present",
@@ -348,6 +349,77 @@ def test_rdma_and_ib_in_one_claim_fails(type_token, props):
         in message
     )
     assert "two separate NICs" in message
+
+
+# pcie-root-constraint-per-pair (advisory)
+
+PCIE_ROOT = "resource.kubernetes.io/pcieRoot"
+
+
+def constrained(*requests: dict, over: list[str] | None = None, attribute: str = PCIE_ROOT) -> dict:
+    props = template(*requests)
+    constraint: dict = {"matchAttribute": attribute}
+    if over is not None:
+        constraint["requests"] = over
+    props["spec"]["spec"]["devices"]["constraints"] = [constraint]
+    return props
+
+
+def counted(name: str, device_class: str, count: int) -> dict:
+    return {"name": name, "exactly": {"deviceClassName": device_class, "count": count}}
+
+
+@pytest.mark.parametrize(
+    "props",
+    [
+        constrained(exactly("gpu", GPU_CLASS), exactly("nic", IB), over=["gpu", "nic"]),
+        # Two pairs, each with its own constraint, are two constraints of one GPU and one NIC.
+        constrained(counted("gpus", GPU_CLASS, 2), exactly("nic", IB), over=["nic"]),
+        constrained(counted("gpus", GPU_CLASS, 2), exactly("nic", IB), attribute="gpu.nvidia.com/productName"),
+        constrained(
+            {
+                "name": "gpu",
+                "firstAvailable": [
+                    {"name": "two", "deviceClassName": GPU_CLASS, "count": 2},
+                    {"name": "one", "deviceClassName": GPU_CLASS},
+                ],
+            },
+            exactly("nic", IB),
+        ),
+        template(counted("gpus", GPU_CLASS, 8)),
+    ],
+)
+def test_a_pcie_root_constraint_over_one_pair_passes(props):
+    assert resource_violations("pcie-root-constraint-per-pair", TEMPLATE_TYPE, props) == []
+
+
+@pytest.mark.parametrize(
+    ("props", "asked"),
+    [
+        (constrained(counted("gpus", GPU_CLASS, 2), exactly("nic", IB), over=["gpus", "nic"]), "2 GPU(s) and 1 NIC(s)"),
+        (constrained(counted("gpus", GPU_CLASS, 2), exactly("nic", IB)), "2 GPU(s) and 1 NIC(s)"),
+        (constrained(exactly("gpu", GPU_CLASS), counted("nics", RDMA, 2), over=[]), "1 GPU(s) and 2 NIC(s)"),
+        (
+            constrained(
+                exactly("gpu", GPU_CLASS),
+                {"name": "nics", "exactly": {"deviceClassName": IB, "allocationMode": "All"}},
+            ),
+            "every device of an allocationMode: All request",
+        ),
+        (
+            constrained(
+                {"name": "gpu", "firstAvailable": [{"name": "two", "deviceClassName": GPU_CLASS, "count": 2}]},
+                exactly("nic", IB),
+                over=["gpu/two", "nic"],
+            ),
+            "2 GPU(s) and 1 NIC(s)",
+        ),
+    ],
+)
+def test_a_pcie_root_constraint_over_several_gpus_or_nics_is_flagged(props, asked):
+    [message] = resource_violations("pcie-root-constraint-per-pair", TEMPLATE_TYPE, props, name="pairs")
+    assert f'"pairs": constraints[0] asks one PCIe root (resource.kubernetes.io/pcieRoot) for {asked}.' in message
+    assert "one GPU request and one NIC request per pair" in message
 
 
 # dra-autoscaling-min-nodes

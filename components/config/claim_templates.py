@@ -21,7 +21,7 @@ from typing import Any
 
 from components.cel import selector_problem
 from components.config.errors import ConfigProblems, config_key, did_you_mean, shown
-from components.config.node_fit import PCIE_ROOT, pcie_root_reason, selections_named, unfit_reason
+from components.config.node_fit import unfit_reason
 from components.dra_constants import (
     ALL_DEVICES,
     CLASS_DRIVERS,
@@ -285,13 +285,6 @@ class _TemplateReader:
                 f"match a resource.kubernetes.io attribute such as resource.kubernetes.io/pcieRoot, or limit requests to {domain} devices"
             )
             return None
-        if attribute == PCIE_ROOT:
-            reason = pcie_root_reason(selections_named(item.requests, covered), self.context.gpu_groups)
-            if reason:
-                self.add(
-                    f"{spot}.matchAttribute {attribute} over {', '.join(item.requests) or 'every request'} {reason}"
-                )
-                return None
         return ConstraintConfig(match_attribute=attribute, requests=tuple(item.requests))
 
     @staticmethod

@@ -2,15 +2,15 @@
 
 Kubernetes allocates every device of a ResourceClaim from one node (the scheduler picks the node,
 then the devices in its ResourceSlices; k8s.io/dynamic-resource-allocation structured allocator),
-so a template that asks one node for more GPUs or NICs than the largest node of the stack has, or
-whose `matchAttribute: resource.kubernetes.io/pcieRoot` constraint asks one PCIe root for more
-than the stack's nodes put there, is accepted by the API server and stays Pending for ever.
+so a template that asks one node for more GPUs or NICs than the largest node of the stack has is
+accepted by the API server and stays Pending for ever.
 
-The node layout is the one the stacks' nodes publish: one GPU per PCIe root
-(tests/data/resourceslice-nvidia-h200.yaml, tests/data/captured/), and on InfiniBand nodes one NIC
-per GPU, at most one per root (tests/data/resourceslice-dranet-ib.yaml; e2e/dra/dra_fakes.py
-EIGHT_GPU_PCI and IB_NICS model it). MIG devices and classes of other drivers are not counted:
-their number per node is not known here, so those requests are never refused by this rule.
+A node holds its preset's GPUs (`<G>gpu`) and, in an InfiniBand GPU cluster, one NIC per GPU
+(tests/data/resourceslice-dranet-ib.yaml). How those devices sit on PCIe roots is not counted
+here: no 8-GPU node's slices have been captured (issue 30), so a `pcieRoot` constraint over
+several devices is the policy pack's advisory `pcie-root-constraint-per-pair`, never a refusal.
+MIG devices and classes of other drivers are not counted either: their number per node is not
+known here, so those requests are never refused by this rule.
 """
 
 from __future__ import annotations
@@ -19,12 +19,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from components.dra_constants import ALL_DEVICES, GPU_CLASS, NETWORK_CLASSES, VFIO_CLASS
-from components.model import DeviceRequestConfig, DeviceSelection, GpuNodeGroupConfig
+from components.model import DeviceSelection, GpuNodeGroupConfig
 
 GPU_CLASSES = (GPU_CLASS, VFIO_CLASS)
-PCIE_ROOT = "resource.kubernetes.io/pcieRoot"
-# What one PCIe root of a stack's node holds (the slices named in the module docstring).
-PER_PCIE_ROOT = (1, 1)
 
 
 @dataclass(frozen=True)
@@ -97,27 +94,4 @@ def unfit_reason(requests: Sequence[Sequence[DeviceSelection]], groups: Sequence
     return (
         f"asks one node for {asked.described()}, but the largest GPU node has {node.gpus} GPU(s) and {node.nics} NIC(s) "
         f"(group {group.name}, preset {group.preset}); a claim's devices all come from one node, so it could never be allocated"
-    )
-
-
-def selections_named(names: Sequence[str], requests: Sequence[DeviceRequestConfig]) -> list[Sequence[DeviceSelection]]:
-    """The selections a constraint covers: a request's (all its alternatives), or one `request/subrequest`; none named is every request."""
-    covered: list[Sequence[DeviceSelection]] = []
-    for request in requests:
-        if not names or request.name in names:
-            covered.append(request.selections)
-        covered += [(sub.selection,) for sub in request.first_available if f"{request.name}/{sub.name}" in names]
-    return covered
-
-
-def pcie_root_reason(covered: Sequence[Sequence[DeviceSelection]], groups: Sequence[GpuNodeGroupConfig]) -> str | None:
-    """Why a `matchAttribute: resource.kubernetes.io/pcieRoot` constraint can hold on no node; None when it can."""
-    root = Devices(*PER_PCIE_ROOT)
-    if not groups or any(claim_devices(covered, node_devices(group)).fits(root) for group in groups):
-        return None
-    asked = min((claim_devices(covered, node_devices(group)) for group in groups), key=lambda d: (d.gpus, d.nics))
-    return (
-        f"asks one PCIe root for {asked.described()}, but a PCIe root of this stack's nodes holds at most "
-        f"{root.gpus} GPU and {root.nics} NIC, so the claim is never allocated; one constraint aligns one GPU/NIC pair: "
-        "for several GPUs, use one GPU request and one NIC request per pair, each pair with its own constraint"
     )

@@ -29,6 +29,8 @@ DRA_API_VERSION = "v1"
 RDMA_DEVICE_CLASS = "rdma.networking.nebius.ai"
 IB_DEVICE_CLASS = "ib.networking.nebius.ai"
 NETWORK_DEVICE_CLASSES = (RDMA_DEVICE_CLASS, IB_DEVICE_CLASS)
+GPU_DEVICE_CLASSES = ("gpu.nvidia.com", "vfio.gpu.nvidia.com")
+PCIE_ROOT_ATTRIBUTE = "resource.kubernetes.io/pcieRoot"
 # What each supported Kubernetes minor enables for DRA: the table the program reads too (components/dra_minors.py),
 # kept beside the pack because the CLI runs the pack from this directory.
 DRA_MINORS: Mapping[str, Any] = json.loads(
@@ -139,17 +141,22 @@ def dra_object(resource: PlannedResource) -> re.Match | None:
     return _DRA_OBJECT_TYPE.match(resource.type)
 
 
-def claim_requests(resource: PlannedResource) -> list:
-    """The device requests of a ResourceClaimTemplate or ResourceClaim, of any API version."""
+def claim_devices(resource: PlannedResource) -> Any:
+    """`spec.devices` of a ResourceClaim or of the claim a ResourceClaimTemplate makes (None for anything else)."""
     match = dra_object(resource)
     if match is None or match["kind"] == "DeviceClass":
-        return []
+        return None
     claim_spec = (
         field_at(resource.props, "spec", "spec")
         if match["kind"] == "ResourceClaimTemplate"
         else field_at(resource.props, "spec")
     )
-    return as_list(field_at(claim_spec, "devices", "requests"))
+    return field_at(claim_spec, "devices")
+
+
+def claim_requests(resource: PlannedResource) -> list:
+    """The device requests of a ResourceClaimTemplate or ResourceClaim, of any API version."""
+    return as_list(field_at(claim_devices(resource), "requests"))
 
 
 def exact_device_class(request: Any) -> str | None:

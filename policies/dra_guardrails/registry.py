@@ -10,6 +10,7 @@ from .claim_rules import (
     check_dra_api_version,
     check_network_claims_need_infiniband,
     check_network_device_requested_once,
+    check_pcie_root_constraint_per_pair,
     check_workload_images_pinned,
 )
 from .cluster_rules import DEFAULT_MINIMUM_VERSION, MINIMUM_VERSION, check_cluster_version, check_dra_features_on_minor
@@ -77,6 +78,13 @@ RULES: tuple[ResourceRule | StackRule, ...] = (
         f"A claim does not request both {RDMA_DEVICE_CLASS} and {IB_DEVICE_CLASS} for what is one NIC.",
         ADVISORY,
         check_network_device_requested_once,
+    ),
+    ResourceRule(
+        "pcie-root-constraint-per-pair",
+        "A claim's resource.kubernetes.io/pcieRoot constraint covers at most one GPU and one NIC: more holds only on "
+        "nodes whose PCIe roots each hold that many devices.",
+        ADVISORY,
+        check_pcie_root_constraint_per_pair,
     ),
     ResourceRule(
         "dra-autoscaling-min-nodes",
