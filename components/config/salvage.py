@@ -191,7 +191,7 @@ def _record(document: dict[str, Any], path: tuple[Any, ...], left_out: LeftOut) 
         if len(path) == 2:
             entry.whole = True
         else:
-            entry.whole = key in READ_WHOLE
+            entry.whole = entry.whole or key in READ_WHOLE
             entry.fields.add(str(path[2]))
             entry.names.update(str(part) for part in path[2:] if isinstance(part, str))
     else:
