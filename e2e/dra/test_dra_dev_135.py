@@ -26,17 +26,3 @@ from test_dra_dev import (
 )
 
 SCENARIO = "dev-135"
-
-__all__ = [
-    "test_a_plain_nvidia_gpu_pod_is_served_by_dra_only_where_the_minor_has_extended_resources",
-    "test_api_server_accepts_every_object_of_the_plan",
-    "test_every_claim_template_is_allocated_on_a_group_that_serves_it",
-    "test_kubelet_plugin_lands_on_every_gpu_node",
-    "test_more_gpus_than_any_node_has_stays_unschedulable",
-    "test_sample_pod_runs_where_the_stack_means_it",
-    "test_stand_in_nodes_report_the_kubelet_version_of_the_control_plane",
-    "test_verifier_fails_on_a_gpu_node_without_slices",
-    "test_verifier_fails_on_a_gpu_node_without_the_kubelet_plugin_label",
-    "test_verifier_fails_on_a_node_advertising_the_legacy_gpu_resource",
-    "test_verifier_passes",
-]

@@ -37,11 +37,6 @@ from components.dra_constants import GPU_DRIVER
 
 SCENARIO = "dev-taints"
 
-__all__ = [
-    "test_a_plain_nvidia_gpu_pod_is_served_by_dra_only_where_the_minor_has_extended_resources",
-    "test_stand_in_nodes_report_the_kubelet_version_of_the_control_plane",
-]
-
 
 def test_api_server_accepts_every_object_of_the_plan(deployed):
     check_objects_accepted(deployed)
