@@ -48,6 +48,29 @@ class TestDev(CliLifecycle):
         assert "NVIDIA H100 80GB HBM3" in json.dumps(template), template
         check_no_changes(stack)
 
+    def test_a_preview_names_a_shape_problem_and_what_the_rules_find_in_one_run(self, stack):
+        """Issue 25 under the real engine: a misspelt field of a new group comes with the fabric the group lacks."""
+        stack_file = stack.project / f"Pulumi.{stack.name}.yaml"
+        before = stack_file.read_text()
+        groups = json.loads(stack.scenario.raw_config()[config_key("gpuNodeGroups")])
+        h100 = {"name": "h100", "platform": "gpu-h100-sxm", "preset": "8gpu-128vcpu-1600gb", "driversPreset": "cuda12"}
+        stack.ok(
+            "config",
+            "set",
+            config_key("gpuNodeGroups"),
+            json.dumps([*groups, {**h100, "fixedNodeCont": 2, "infiniband": True}]),
+        )
+        try:
+            result = stack.pulumi("preview", *POLICY_PACK)
+        finally:
+            stack_file.write_text(before)
+        assert result.code != 0, str(result)
+        where = f"{config_key('gpuNodeGroups')} entry h100"
+        assert "invalid stack configuration (2 problems)" in result.text, str(result)
+        assert f'{where}: has unknown field(s) "fixedNodeCont"; did you mean fixedNodeCount?' in result.text
+        assert f"{where}: infiniband is true but {config_key('infinibandFabric')} is not set" in result.text
+        assert "Traceback" not in result.text, str(result)
+
     def test_destroy_leaves_none_of_the_stacks_objects(self, stack, kube, kubelet):
         check_destroy_removes_everything(stack, kube)
         assert kubelet.errors == [], kubelet.errors
