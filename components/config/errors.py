@@ -234,6 +234,8 @@ def _bound(kind: str, context: Mapping[str, Any]) -> str:
 
 
 class FieldDescription:
+    """What the model says of one place of the input: enough to word a problem, or to guess what a typo meant."""
+
     def __init__(self) -> None:
         self.description = ""
         self.parent_fields: tuple[str, ...] = ()

@@ -73,6 +73,8 @@ class LeftOut:
 
 @dataclass
 class Salvaged:
+    """The validated input (None when nothing could be salvaged) and what had to be left out of it."""
+
     settings: StackInput | None
     left_out: LeftOut
 
