@@ -88,7 +88,7 @@ def salvage(document: dict[str, Any], error: ValidationError, left_out: LeftOut)
         repaired[key] = copy.deepcopy(SETTINGS[key].default)
     for _ in range(MAX_ROUNDS):
         items = error.errors(include_url=False)
-        unread = [item for item in items if not _read_as_close_name(repaired, _resolved(repaired, item["loc"]), item)]
+        unread = [item for item in items if not _read_as_close_name(repaired, item)]
         # A missing field that a misspelling now supplies is no longer missing.
         doomed = [
             path
@@ -127,10 +127,10 @@ def _resolved(document: Any, location: Sequence[Any]) -> tuple[Any, ...]:
     return tuple(walked)
 
 
-def _read_as_close_name(document: Any, path: tuple[Any, ...], item: Any) -> bool:
+def _read_as_close_name(document: Any, item: Any) -> bool:
     """Reads a misspelt key or enum value as the one known name close to it; False when there is none."""
-    kind = item["type"]
-    if kind not in ("extra_forbidden", "literal_error") or not path or tuple(item["loc"]) != path:
+    kind, path = item["type"], tuple(item["loc"])
+    if kind not in ("extra_forbidden", "literal_error") or not path or _resolved(document, path) != path:
         return False
     parent = _node(document, path[:-1])
     described = described_at(StackInput, list(path))
@@ -209,6 +209,7 @@ class MeaningProblems(ConfigProblems):
         self.secrets = shape.secrets
         self.left_out = left_out
         self._key_mentions = _mentions(left_out.keys)
+        self._field_mentions = {where: _mentions(entry.names) for where, entry in left_out.in_entries.items()}
 
     def add(self, key: str, message: str) -> None:
         if not self._reads_left_out(key, message):
@@ -220,7 +221,7 @@ class MeaningProblems(ConfigProblems):
         entry = self.left_out.in_entries.get(key)
         if entry is None:
             return False
-        fields = _mentions(entry.names)
+        fields = self._field_mentions[key]
         return entry.whole or (fields is not None and fields.search(message) is not None)
 
     def held_back_for(self, key: str, *more: str, ignoring: Collection[str] = ()) -> ConfigProblems:
