@@ -22,8 +22,6 @@ import contextlib
 import datetime
 import hashlib
 import json
-import secrets
-import string
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -55,12 +53,11 @@ from tools.verify.checks import Discrepancy, Outcome, api_failure
 from tools.verify.cluster import ClusterError, Obj
 from tools.verify.expectations import Expectations, GroupExpectation
 from tools.verify.objects import condition_true, labels_of, name_of
-from tools.verify.smoke import SmokeInterrupted, signals_deferred
+from tools.verify.smoke import STARTED_PHASES, SmokeInterrupted, random_suffix, signals_deferred
 
 DEFAULT_STATE_FILE = Path.home() / ".cache" / "nebius-dra" / "burn-in.json"
 DEFAULT_BURN_IN_TIMEOUT_S = 1200.0
 INDEX_LABEL = "batch.kubernetes.io/job-completion-index"
-STARTED_PHASES = ("Running", "Succeeded", "Failed")
 
 
 class BurnInCluster(Protocol):
@@ -89,9 +86,7 @@ class BurnInSettings:
     clock: Callable[[], float] = time.monotonic
     sleep: Callable[[float], None] = time.sleep
     today: Callable[[], str] = lambda: datetime.date.today().isoformat()
-    name_suffix: Callable[[], str] = field(
-        default=lambda: "".join(secrets.choice(string.ascii_lowercase + string.digits) for _ in range(5))
-    )
+    name_suffix: Callable[[], str] = random_suffix
 
 
 def group_nodes(nodes: Sequence[Mapping[str, Any]], group: str) -> list[str]:

@@ -38,21 +38,20 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from components.dra_constants import IB_TEMPLATE, MULTI_GPU_TEMPLATE, NODE_GROUP_LABEL
+from policies.dra_guardrails.rdma_pod_rules import MEMLOCK_CAPABILITY
+from tools.verify.smoke import MANAGED_BY, MANAGED_BY_LABEL
 
 DEFAULT_IMAGE = "cr.eu-north1.nebius.cloud/nebius-benchmarks/nccl-tests:2.23.4-ubu22.04-cu12.4"
 DEFAULT_BINARY = "/opt/nccl_tests/build/all_reduce_perf"
 # The sizes: 8 B to 1 GiB doubling, the range the published floors were measured at (tools/verify/nccl_floors.yaml).
 MIN_BYTES, MAX_BYTES = "8", "1G"
 CONTAINER = "all-reduce"
-MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
-MANAGED_BY = "nebius-dra-verify"
 RUN_LABEL = "nebius-dra/burn-in"
 GPU_CLAIM = "gpus"
 SSH_PORT = 2222
 SSH_MOUNT = "/etc/burn-in-ssh"
 # After the Job ends, the API server keeps it this long for a verifier that was killed; a live one deletes it at once.
 FINISHED_TTL_S = 120
-MEMLOCK_CAPABILITY = "IPC_LOCK"
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ import string
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from components.dra_constants import GPU_TEMPLATE, IB_TEMPLATE
@@ -34,6 +34,13 @@ CONTAINER = "smoke"
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
 MANAGED_BY = "nebius-dra-verify"
 LIFETIME_MARGIN_S = 600
+# A pod in one of these phases got past scheduling and image pulls: what it did is known.
+STARTED_PHASES = ("Running", "Succeeded", "Failed")
+
+
+def random_suffix() -> str:
+    """Five random lowercase letters and digits, so two runs of the verifier seldom pick the same object names."""
+    return "".join(secrets.choice(string.ascii_lowercase + string.digits) for _ in range(5))
 
 
 @dataclass(frozen=True)
@@ -97,9 +104,7 @@ class SmokeSettings:
     metrics_poll_interval_s: float = 5.0
     clock: Callable[[], float] = time.monotonic
     sleep: Callable[[float], None] = time.sleep
-    name_suffix: Callable[[], str] = field(
-        default=lambda: "".join(secrets.choice(string.ascii_lowercase + string.digits) for _ in range(5))
-    )
+    name_suffix: Callable[[], str] = random_suffix
 
 
 def smoke_pod(
@@ -309,7 +314,7 @@ class SmokeRun:
             created.claim = claim_name_for(pod, workload.pod_claim) or created.claim
             phase = pod.get("status", {}).get("phase", "Unknown")
             remaining = deadline - self.settings.clock()
-            if phase in ("Running", "Succeeded", "Failed") or remaining <= 0:
+            if phase in STARTED_PHASES or remaining <= 0:
                 return pod
             self.on_progress(f"{phase}: {pending_reason(pod)}")
             self.settings.sleep(min(self.settings.poll_interval_s, remaining))
