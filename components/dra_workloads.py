@@ -17,6 +17,7 @@ from pulumi_kubernetes.core import v1 as core
 from pulumi_kubernetes.meta import v1 as meta
 from pulumi_kubernetes.resource import v1 as dra
 
+from components.labels import MANAGED_LABELS
 from components.model import ClaimsConfig, GpuNodeGroupConfig
 from components.values.claim_templates import claim_template_specs, namespace_labels, template_spec_args
 from components.values.sample_pods import pod_spec_args, sample_pod_specs
@@ -26,8 +27,6 @@ from components.values.sample_pods import pod_spec_args, sample_pod_specs
 # Kubernetes provider plans such a change as an update, which fails (seen with the real CLI in
 # e2e/cli). So a changed spec replaces the template, deleted first: the new one takes the same name.
 IMMUTABLE_SPEC = pulumi.ResourceOptions(replace_on_changes=["spec"], delete_before_replace=True)
-
-MANAGED_LABELS = {"app.kubernetes.io/managed-by": "pulumi", "app.kubernetes.io/part-of": "nebius-dra"}
 
 
 @dataclass

@@ -16,6 +16,7 @@ import pulumi_kubernetes as k8s
 from pulumi_kubernetes.core import v1 as core
 from pulumi_kubernetes.meta import v1 as meta
 
+from components.labels import MANAGED_LABELS
 from components.model import ObservabilityConfig, Taint
 from components.release import pinned_release
 from components.values.gpu_metrics import (
@@ -25,8 +26,6 @@ from components.values.gpu_metrics import (
     dcgm_exporter_release,
     kube_prometheus_stack_spec,
 )
-
-MANAGED_LABELS = {"app.kubernetes.io/managed-by": "pulumi", "app.kubernetes.io/part-of": "nebius-dra"}
 
 
 @dataclass

@@ -18,6 +18,8 @@ from pulumi_kubernetes.core import v1 as core
 from pulumi_kubernetes.meta import v1 as meta
 from pulumi_kubernetes.resource import v1 as dra
 
+from components.dra_workloads import IMMUTABLE_SPEC
+from components.labels import MANAGED_LABELS
 from components.model import ClaimsConfig, GpuNodeGroupConfig
 from components.queue_model import QUEUE_NAME_LABEL, QueuesConfig
 from components.release import pinned_release
@@ -25,9 +27,6 @@ from components.values.claim_templates import template_spec_args
 from components.values.kueue import kueue_release, queue_objects, queued_job, team_claim_templates
 from components.values.sample_pods import pod_spec_args
 
-MANAGED_LABELS = {"app.kubernetes.io/managed-by": "pulumi", "app.kubernetes.io/part-of": "nebius-dra"}
-# A ResourceClaimTemplate's spec is immutable: a change replaces it (components/dra_workloads.py says why).
-IMMUTABLE_SPEC = pulumi.ResourceOptions(replace_on_changes=["spec"], delete_before_replace=True)
 # A queued Job may wait for quota for as long as other teams hold it: Pulumi does not wait for it to finish.
 SKIP_AWAIT = {"pulumi.com/skipAwait": "true"}
 

@@ -17,6 +17,9 @@ from components.dra_constants import (
 )
 from components.model import Taint
 
+# On every Kubernetes object the stack creates itself (charts label their own).
+MANAGED_LABELS = {"app.kubernetes.io/managed-by": "pulumi", "app.kubernetes.io/part-of": "nebius-dra"}
+
 
 def gpu_node_labels(group_name: str, preinstalled_driver: bool, user_labels: Mapping[str, str]) -> dict[str, str]:
     """Labels every GPU node carries: the plugin's selector, the group and how its driver got there."""

@@ -42,9 +42,6 @@ class TeamQueue:
     quotas: tuple[TeamQuota, ...]
     cohort: str | None = None
 
-    def gpus_on(self, group: str) -> int:
-        return sum(quota.gpus for quota in self.quotas if quota.group == group)
-
 
 @dataclass(frozen=True)
 class QueuesConfig:
@@ -64,10 +61,6 @@ class QueuesConfig:
     @property
     def dra_gate(self) -> bool:
         return dict(self.feature_gates).get(DRA_GATE, False)
-
-    @property
-    def cohorts(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(team.cohort for team in self.teams if team.cohort))
 
 
 NO_QUEUES = QueuesConfig()
