@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 from pulumi_policy import EnforcementLevel
+
+from .planned import PlannedResource, named
 
 SERVICE_ACCOUNT_TYPE = "nebius:index/iamV1ServiceAccount:IamV1ServiceAccount"
 GROUP_TYPE = "nebius:index/iamV1Group:IamV1Group"
@@ -71,30 +73,12 @@ PULL_REQUEST_CONTEXT = ":pull_request"
 WILDCARDS = ("*", "?")
 
 
-class Planned(Protocol):
-    """What a rule reads of a resource: the pack's PlannedResource, or anything shaped like it."""
-
-    @property
-    def urn(self) -> str: ...
-    @property
-    def type(self) -> str: ...
-    @property
-    def name(self) -> str: ...
-    @property
-    def props(self) -> Mapping[str, Any]: ...
-
-
-def _named(resource: Planned) -> str:
-    """The resource as messages name it: its type's short name and its quoted name."""
-    return f'{resource.type.rsplit(":", 1)[-1]} "{resource.name}"'
-
-
-def _labels(resource: Planned) -> Mapping[str, Any]:
+def _labels(resource: PlannedResource) -> Mapping[str, Any]:
     labels = resource.props.get("labels")
     return labels if isinstance(labels, Mapping) else {}
 
 
-def identity_of(resource: Planned) -> tuple[str | None, str | None]:
+def identity_of(resource: PlannedResource) -> tuple[str | None, str | None]:
     """(deploy or preview, environment) from the resource's labels; None where a label is missing."""
     labels = _labels(resource)
     kind, environment = labels.get(IDENTITY_LABEL), labels.get(ENVIRONMENT_LABEL)
@@ -105,8 +89,8 @@ def identity_of(resource: Planned) -> tuple[str | None, str | None]:
 
 
 def labeled(
-    resources: Sequence[Planned], type_token: str, findings: list[tuple[str | None, str]]
-) -> Iterator[tuple[Planned, str, str | None]]:
+    resources: Sequence[PlannedResource], type_token: str, findings: list[tuple[str | None, str]]
+) -> Iterator[tuple[PlannedResource, str, str | None]]:
     """(resource, deploy or preview, environment) for each `type_token` resource; an unlabeled one cannot be
     judged, so it becomes a finding instead."""
     for resource in resources:
@@ -119,7 +103,7 @@ def labeled(
         findings.append(
             (
                 resource.urn,
-                f"{_named(resource)}: label {IDENTITY_LABEL} is {kind!r}, not {DEPLOY} or {PREVIEW}; a CI identity "
+                f"{named(resource)}: label {IDENTITY_LABEL} is {kind!r}, not {DEPLOY} or {PREVIEW}; a CI identity "
                 "resource must say which identity it serves, so its roles and its trust can be judged "
                 "(tools/ci_identity sets it)",
             )
@@ -179,7 +163,9 @@ def subject_problem(subject: Any, kind: str, environment: str | None) -> str | N
     return None
 
 
-def check_identity_trust(resources: Sequence[Planned], config: Mapping[str, Any]) -> list[tuple[str | None, str]]:
+def check_identity_trust(
+    resources: Sequence[PlannedResource], config: Mapping[str, Any]
+) -> list[tuple[str | None, str]]:
     """Federated credentials trust GitHub's issuer for one subject of one repository, shaped for their identity."""
     findings: list[tuple[str | None, str]] = []
     repositories: dict[str, list[str]] = {}
@@ -190,14 +176,14 @@ def check_identity_trust(resources: Sequence[Planned], config: Mapping[str, Any]
             findings.append(
                 (
                     resource.urn,
-                    f"{_named(resource)}: oidcProvider.issuerUrl is {issuer!r}; a CI identity trusts GitHub's issuer "
+                    f"{named(resource)}: oidcProvider.issuerUrl is {issuer!r}; a CI identity trusts GitHub's issuer "
                     f"{GITHUB_ISSUER} only",
                 )
             )
         subject = resource.props.get("federatedSubjectId")
         problem = subject_problem(subject, kind, environment)
         if problem:
-            findings.append((resource.urn, f"{_named(resource)}: {problem}"))
+            findings.append((resource.urn, f"{named(resource)}: {problem}"))
             continue
         repositories.setdefault(str(repository_of(str(subject))), []).append(resource.name)
     if len(repositories) > 1:
@@ -206,13 +192,15 @@ def check_identity_trust(resources: Sequence[Planned], config: Mapping[str, Any]
     return findings
 
 
-def check_identity_roles(resources: Sequence[Planned], config: Mapping[str, Any]) -> list[tuple[str | None, str]]:
+def check_identity_roles(
+    resources: Sequence[PlannedResource], config: Mapping[str, Any]
+) -> list[tuple[str | None, str]]:
     """Access permits give a deploy identity only `editor`, a preview identity only `viewer`, on a project; no keys."""
     findings: list[tuple[str | None, str]] = []
     findings += [
         (
             resource.urn,
-            f"{_named(resource)}: a long-lived service account key; CI identities are keyless (federated "
+            f"{named(resource)}: a long-lived service account key; CI identities are keyless (federated "
             "credentials), and a key would outlive every job that used it",
         )
         for resource in resources
@@ -225,7 +213,7 @@ def check_identity_roles(resources: Sequence[Planned], config: Mapping[str, Any]
             findings.append(
                 (
                     resource.urn,
-                    f"{_named(resource)}: role {role!r} for the {kind} identity, which holds only "
+                    f"{named(resource)}: role {role!r} for the {kind} identity, which holds only "
                     f"{', '.join(sorted(allowed))} (the roles the stack needs, docs.nebius.com/iam/authorization/roles)",
                 )
             )
@@ -234,7 +222,7 @@ def check_identity_roles(resources: Sequence[Planned], config: Mapping[str, Any]
             findings.append(
                 (
                     resource.urn,
-                    f"{_named(resource)}: resourceId {target!r} is not a project (project-...); a permit on a tenant "
+                    f"{named(resource)}: resourceId {target!r} is not a project (project-...); a permit on a tenant "
                     "reaches every project in it",
                 )
             )
