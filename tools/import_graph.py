@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import ast
 import sys
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,12 +57,16 @@ def module_file(name: str) -> Path:
     return path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
 
 
-def project_imports(name: str) -> set[str]:
-    """Every project module `name` imports, guarded by TYPE_CHECKING or not, at any depth in the file."""
-    tree = ast.parse(module_file(name).read_text())
-    known = set(project_modules())
+def project_imports(name: str, known: Collection[str] | None = None) -> set[str]:
+    """Every project module `name` imports, guarded by TYPE_CHECKING or not, at any depth in the file.
+
+    `known` is the project's modules (found on disk when not given): a caller walking every module finds them once.
+    """
+    path = module_file(name)
+    tree = ast.parse(path.read_text())
+    known = set(project_modules() if known is None else known)
     found: set[str] = set()
-    package = name if module_file(name).name == "__init__.py" else name.rpartition(".")[0]
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             base = package.rsplit(".", node.level - 1)[0] if node.level else ""
@@ -93,10 +97,11 @@ def package_of(name: str) -> str:
 
 def edges(modules: bool = False) -> set[tuple[str, str]]:
     node = (lambda name: name) if modules else package_of
+    known = project_modules()
     return {
         (node(name), node(target))
-        for name in project_modules()
-        for target in project_imports(name)
+        for name in known
+        for target in project_imports(name, known)
         if node(name) != node(target)
     }
 
