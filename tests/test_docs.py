@@ -10,9 +10,12 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+import yaml
 
+from policies.dra_guardrails import RULES
 from tests.helpers import STACKS
 from tools.markdown_links import HEADING, anchors, prose, relative_targets, slug
+from tools.plan.__main__ import main as plan_main
 from tools.verify.expectations import load_expectations
 from tools.verify.runner import Verification
 
@@ -87,6 +90,39 @@ def test_the_readme_starts_with_the_commands_and_says_what_they_need():
     assert "only Python 3.11" in readme and "Node.js 20" in readme and "Go" in readme
 
 
+def readme_first_edit() -> tuple[dict, list[str], list[str]]:
+    """The README's first edit (its YAML block), the plan it shows, and the refusal it shows for a misspelling."""
+    section = (ROOT / "README.md").read_text().split("## A first edit, planned and read\n", 1)[1].split("\n## ", 1)[0]
+    edit = yaml.safe_load(re.search(r"```yaml\n(.*?)```", section, re.DOTALL).group(1))
+    shown, refused = re.findall(r"```text\n(.*?)```", section, re.DOTALL)
+    return edit, shown.splitlines(), refused.splitlines()
+
+
+def printed_as_shown(printed: str, shown: list[str]) -> None:
+    """`shown` is where `printed` starts, line by line; a line ending in `...` is shown cut short."""
+    lines = printed.splitlines()
+    for index, line in enumerate(shown):
+        expected = line.removesuffix("...")
+        assert lines[index].startswith(expected) if line.endswith("...") else lines[index] == line, (index, line)
+
+
+def test_the_readmes_first_edit_plans_as_the_readme_shows(tmp_path, capsys):
+    edit, shown, refused = readme_first_edit()
+    dev = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
+    baseline = tmp_path / "dev-before.json"
+    assert plan_main(["--stack", "dev", "--format", "json", "--out", "none"]) == 0
+    baseline.write_text(capsys.readouterr().out)
+    (tmp_path / "Pulumi.dev.yaml").write_text(yaml.safe_dump({"config": {**dev["config"], **edit}}))
+    edited = ["--stack-file", str(tmp_path / "Pulumi.dev.yaml"), "--out", "none"]
+    assert plan_main([*edited, "--baseline", str(baseline)]) == 0
+    printed_as_shown(capsys.readouterr().out, shown)
+    (group,) = edit["nebius-dra:gpuNodeGroups"]
+    group["fixedNodeCont"] = group.pop("fixedNodeCount")
+    (tmp_path / "Pulumi.dev.yaml").write_text(yaml.safe_dump({"config": {**dev["config"], **edit}}))
+    assert plan_main(edited) == 2
+    printed_as_shown(capsys.readouterr().err, refused)
+
+
 def test_the_readme_lists_exactly_the_committed_stacks():
     readme = (ROOT / "README.md").read_text()
     assert table_column(readme, "| stack | what it is |") == list(STACKS)
@@ -100,6 +136,11 @@ def test_the_verify_page_lists_every_step_the_verifier_runs_in_its_order():
     assert re.search(rf"FAIL \[\d+/{len(steps) - 1}\]", page), (
         "the example failure counts the steps of a stack without queues"
     )
+
+
+def test_the_policy_page_lists_exactly_the_packs_rules():
+    listed = table_column((DOCS / "policy-pack.md").read_text(), "| policy | level | fails when |")
+    assert sorted(listed) == sorted(rule.name for rule in RULES)
 
 
 def test_architecture_names_the_product_of_every_top_level_path():
