@@ -39,9 +39,9 @@ from typing import Any
 from components.config.reading import InputError, load_json
 from policies.dra_guardrails import PolicyConfigError
 from tools.plan.base_plan import NoBaselineError, UnknownRevisionError, base_plan
+from tools.plan.changes import BaselineError
 from tools.plan.model import DEFAULT_OUT, Plan, build_plan
 from tools.plan.report import RENDERERS, render_error
-from tools.plan.rollout import BaselineError
 from tools.plan.stack_source import STACK_FILE_OPTION, StackNameError, check_stack_name, stack_of_file
 
 EXIT_OK, EXIT_POLICY, EXIT_PROGRAM = 0, 1, 2
