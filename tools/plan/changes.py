@@ -174,12 +174,12 @@ def as_json(value: Any) -> str:
     return "{}" if value == {} else printable(str(value))
 
 
-def _flat(value: Any, prefix: str) -> dict[str, Any]:
+def leaves(value: Any, prefix: str) -> dict[str, Any]:
     """Leaves by dotted path; an empty map is a leaf (`preemptible: {}` switches spot on)."""
     if isinstance(value, Mapping) and value:
         flat: dict[str, Any] = {}
         for key, item in value.items():
-            flat.update(_flat(item, f"{prefix}.{key}" if prefix else str(key)))
+            flat.update(leaves(item, f"{prefix}.{key}" if prefix else str(key)))
         return flat
     return {prefix: value}
 
@@ -232,8 +232,8 @@ class ResourceChange:
 def _diff(
     resource_type: str, before: Mapping[str, Any], after: Mapping[str, Any], skip: tuple[str, ...] = ()
 ) -> tuple[FieldChange, ...]:
-    old = {p: v for p, v in _flat(dict(before), "").items() if p.split(".", 1)[0] not in ("urn", "name", *skip)}
-    new = {p: v for p, v in _flat(dict(after), "").items() if p.split(".", 1)[0] not in ("urn", "name", *skip)}
+    old = {p: v for p, v in leaves(dict(before), "").items() if p.split(".", 1)[0] not in ("urn", "name", *skip)}
+    new = {p: v for p, v in leaves(dict(after), "").items() if p.split(".", 1)[0] not in ("urn", "name", *skip)}
     return tuple(
         FieldChange(path, old.get(path, _ABSENT), new.get(path, _ABSENT), consequences_of(resource_type, path))
         for path in sorted(set(old) | set(new))
