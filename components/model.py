@@ -448,6 +448,8 @@ class PriceSource:
     date: str
     origin: str
     note: str | None = None
+    # Why the table doubts the figure (prices/nebius.yaml `doubtful`); shown beside it wherever it is used.
+    doubtful: str | None = None
 
 
 @dataclass(frozen=True)

@@ -737,6 +737,7 @@ class GpuPriceInput(Shape):
     onDemand: GpuRateInput
     spot: GpuRateInput | None = None
     note: PriceNote | None = None
+    doubtful: PriceNote | None = None
 
 
 class CpuPriceInput(Shape):
@@ -747,6 +748,7 @@ class CpuPriceInput(Shape):
     onDemand: CpuRateInput
     spot: CpuRateInput | None = None
     note: PriceNote | None = None
+    doubtful: PriceNote | None = None
 
 
 class PriceTableInput(Shape):

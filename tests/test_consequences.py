@@ -15,6 +15,7 @@ from pathlib import Path
 import pulumi_nebius
 import pytest
 
+from components.dra_workloads import IMMUTABLE_SPEC
 from policies.dra_guardrails.consequences import (
     CLAIM_TEMPLATE_TYPE,
     CONSEQUENCES,
@@ -23,7 +24,6 @@ from policies.dra_guardrails.consequences import (
     consequences_of,
 )
 from policies.dra_guardrails.planned import CLUSTER_TYPE, NODE_GROUP_TYPE
-from components.dra_workloads import IMMUTABLE_SPEC
 from tools.plan.changes import leaves
 from tools.plan.mock_engine import run_program
 

@@ -54,7 +54,11 @@ def test_a_minor_upgrade_names_every_group_with_batches_and_duration_after_the_c
         assert "about 6h10m at most" in shown
     assert "recreates the nodes of 3 node group(s)" in text.splitlines()[0]
     document = plan_document(plan)
-    assert {r["name"] for r in document["recreations"]} == {"dra-prod-system", "dra-prod-h200-train", "dra-prod-h200-burst"}
+    assert {r["name"] for r in document["recreations"]} == {
+        "dra-prod-system",
+        "dra-prod-h200-train",
+        "dra-prod-h200-burst",
+    }
     assert document["minorUpgrade"]["refused"] is None
 
 

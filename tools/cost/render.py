@@ -103,6 +103,12 @@ def _notes(document: Document) -> list[str]:
             f"{len(unpriced)} group(s) unpriced and left out of the total: add their prices to prices/nebius.yaml, or "
             "to nebius-dra:priceOverrides for this stack. A missing price is never guessed."
         )
+    notes += [
+        f"{group.get('name')}: {caveat}"
+        for group in groups
+        for caveat in (group.get("caveats") or [])
+        if isinstance(caveat, str)
+    ]
     spot = [group for group in groups if group.get("note")]
     if spot:
         notes.append(f"{', '.join(str(g.get('name')) for g in spot)}: {spot[0].get('note')}")
@@ -173,7 +179,8 @@ def _describe(group: Mapping[str, Any] | None) -> str:
         return NONE
     if group.get("usdPerNodeHour") is None:
         return f"{nodes(group)} x {group.get('preset')}: unpriced"
-    return f"{nodes(group)} x {group.get('preset')}: {_range(group, 'hourlyUsd')}"
+    caveat = " (price with caveats)" if group.get("caveats") else ""
+    return f"{nodes(group)} x {group.get('preset')}: {_range(group, 'hourlyUsd')}{caveat}"
 
 
 DIFF_HEADER = ("group", "base", "this change", "change per hour", "change per 30 days")
