@@ -153,3 +153,41 @@ def test_outside_a_git_checkout_the_plan_says_why_there_is_no_comparison(tmp_pat
     assert "is not a git checkout, so there is no last commit to compare with" in done.stdout
     subprocess.run(["git", "-C", str(tmp_path), "init", "-q"], check=True)
     assert "the checkout has no commit yet" in _plan_in(tmp_path).stdout
+
+
+def test_an_operator_group_beside_preset_groups_is_planned_as_steps_and_the_root_move_is_mandatory(prod_baseline):
+    """Issue 39's second edit: the opt-out label and draDriverRoot the config asks for, and what they still break."""
+    config = with_gpu_groups_changed(
+        "prod", lambda g: {"labels": {**g["labels"], "nvidia.com/gpu.deploy.operands": "false"}}
+    )
+    groups = json.loads(config["nebius-dra:gpuNodeGroups"])
+    groups.append(
+        {
+            "name": "h100-op",
+            "platform": "gpu-h100-sxm",
+            "preset": "8gpu-128vcpu-1600gb",
+            "fixedNodeCount": 1,
+            "strategy": {"maxSurge": 0, "maxUnavailable": 1, "drainTimeout": "30m"},
+        }
+    )
+    config |= {"nebius-dra:gpuNodeGroups": json.dumps(groups), "nebius-dra:draDriverRoot": "/run/nvidia/driver"}
+    plan = build_plan("prod", config=config, out=None, baseline=prod_baseline)
+    assert plan.blocked
+    [finding] = [f for f in plan.findings if f.policy == "driver-mode-transition"]
+    assert finding.mandatory and "h200-burst, h200-train, whose driver lives at /" in finding.message
+    for shown in (render_text(plan), _changed(render_markdown(plan))):
+        assert "kubectl label nodes -l nebius-dra/node-group=h200-train nvidia.com/gpu.deploy.operands=false" in shown
+        assert "values.nvidiaDriverRoot: / -> /run/nvidia/driver" in shown
+    assert "driver-mode-transition" in render_markdown(plan)
+
+
+def test_the_plan_shows_a_doubtful_price_and_a_spot_ceiling_with_its_advisory(prod_baseline):
+    config = with_gpu_groups_changed(
+        "prod",
+        lambda g: {"capacity": {"type": "spot", "maxPricePerGpuHour": "0.50"}} if g["name"] == "h200-burst" else {},
+    )
+    plan = build_plan("prod", config=config, out=None, baseline=prod_baseline)
+    for shown in (render_text(plan), render_markdown(plan)):
+        assert "h200-burst's ceiling $0.5 per GPU-hour is below the table's spot price $1.45" in shown
+        assert "doubtful price (prices/nebius.yaml): likely low" in shown
+    assert "RECREATES NODES of 1 node group(s)" in render_text(plan)

@@ -15,6 +15,7 @@ from components.cost import COST_ESTIMATE_TYPE
 from policies.dra_guardrails import Finding, PlannedResource, check_resources, validate_policy_config
 from tools.plan.changes import Changes, compare, read_baseline, snapshot
 from tools.plan.driver_line import DriverLineChange, baseline_driver, driver_line_change, driver_snapshot
+from tools.plan.driver_modes import driver_mode_transition
 from tools.plan.files import WriteResult, plan_files, write_plan_files
 from tools.plan.graph import Edge, PathStep, critical_path, dependency_edges
 from tools.plan.minor_upgrade import MinorUpgrade, minor_upgrade
@@ -44,6 +45,8 @@ class Plan:
     changes: Changes | None = None
     # The cluster's minor moving against the baseline (None when it stays, or without one).
     minor: MinorUpgrade | None = None
+    # A move between driver modes: what to do to existing nodes, in order (tools/plan/driver_modes.py).
+    driver_steps: tuple[str, ...] = ()
     # Why there is no baseline (no git checkout, the revision has no such stack, its plan failed); None otherwise.
     no_baseline: str | None = None
     # Where the baseline came from, as the plan says it ("HEAD (abc1234), the last commit, by default"); None without.
@@ -120,6 +123,9 @@ def build_plan(
     if before is not None:
         plan.changes = compare(before, plan.recorded, {r.urn: r for r in plan.rollouts})
         plan.minor = minor_upgrade(plan.changes)
+        transition = driver_mode_transition(before, plan.recorded)
+        plan.driver_steps = transition.steps
+        plan.findings = sorted_findings([*plan.findings, *transition.findings])
     if out is not None:
         plan.files = write_plan_files(plan_files(run.resources, inputs), out / stack)
     return plan

@@ -162,6 +162,8 @@ def changed_lines(plan: Plan, names: dict[str, str]) -> list[str]:
     )
     if changes.added_groups:
         body.append(f"New node group(s) {', '.join(changes.added_groups)}: created; no existing node is touched")
+    if plan.driver_steps:
+        body += ["DRIVER MODE CHANGE: steps, in order", *(f"  {n}. {s}" for n, s in enumerate(plan.driver_steps, 1))]
     if plan.driver_change is not None:
         body += _driver_change_lines(plan.driver_change)
     return lines + (body or [NOTHING])
