@@ -276,6 +276,8 @@ class DraDriverConfig:
     gpu_operator_repository: str
     network_operator_repository: str
     secret_values: bool = False
+    # GPU groups whose kubelet plugin the stack accepts to lose when the driver root moves (draPluginOutageAccepted).
+    plugin_outage_accepted: tuple[str, ...] = ()
 
     @property
     def renamed_chart(self) -> bool:

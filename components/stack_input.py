@@ -1010,6 +1010,23 @@ class StackInput(Shape):
             shown_default="by driver mode",
         ),
     ]
+    draPluginOutageAccepted: Annotated[
+        list[
+            Annotated[
+                StrictStr,
+                Field(
+                    pattern=GROUP_NAME_PATTERN,
+                    max_length=32,
+                    description="expected the name of a GPU group of gpuNodeGroups",
+                ),
+            ]
+        ],
+        Setting(
+            "DRA driver keys",
+            "GPU groups whose DRA kubelet plugin you accept to lose when `draDriverRoot` moves away from where their driver lives (a change between driver modes, [offline plan](docs/offline-plan.md#driver-mode-changes)); without it the plan's mandatory finding `driver-mode-transition` blocks such a change. Remove it once those groups are recreated",
+            default=[],
+        ),
+    ]
     draComputeDomains: Annotated[
         BOOL,
         Setting(

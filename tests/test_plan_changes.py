@@ -179,6 +179,24 @@ def test_an_operator_group_beside_preset_groups_is_planned_as_steps_and_the_root
         assert "kubectl label nodes -l nebius-dra/node-group=h200-train nvidia.com/gpu.deploy.operands=false" in shown
         assert "values.nvidiaDriverRoot: / -> /run/nvidia/driver" in shown
     assert "driver-mode-transition" in render_markdown(plan)
+    accepted = build_plan(
+        "prod",
+        config={**config, "nebius-dra:draPluginOutageAccepted": '["h200-train", "h200-burst"]'},
+        out=None,
+        baseline=prod_baseline,
+    )
+    assert not [f for f in accepted.findings if f.policy == "driver-mode-transition"]
+    assert "h200-burst, h200-train lose their DRA plugin at `pulumi up` (accepted by draPluginOutageAccepted)" in (
+        render_text(accepted)
+    )
+    partly = build_plan(
+        "prod",
+        config={**config, "nebius-dra:draPluginOutageAccepted": '["h200-train"]'},
+        out=None,
+        baseline=prod_baseline,
+    )
+    [left] = [f for f in partly.findings if f.policy == "driver-mode-transition"]
+    assert left.message.endswith("accept it with nebius-dra:draPluginOutageAccepted: [h200-burst]")
 
 
 def test_the_plan_shows_a_doubtful_price_and_a_spot_ceiling_with_its_advisory(prod_baseline):

@@ -12,13 +12,15 @@ labelled by hand before the Operator arrives, or it installs its driver on them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from components.dra_constants import HOST_DRIVER_ROOT, NODE_GROUP_LABEL, OPERANDS_OFF_LABEL, OPERATOR_DRIVER_ROOT
+from components.dra_driver import DRA_DRIVER_TYPE, PLUGIN_OUTAGE_ACCEPTED
 from policies.dra_guardrails import Finding
 from tools.plan.changes import Baseline
+from tools.plan.mock_engine import RegisteredResource
 
 POLICY = "driver-mode-transition"
 
@@ -50,8 +52,22 @@ def _name(group: Mapping[str, Any]) -> str:
     return str(_labels(group).get(NODE_GROUP_LABEL) or group.get("name"))
 
 
-def driver_mode_transition(baseline: Baseline, current: Mapping[str, Any]) -> Transition:
-    """The steps a move between modes takes, in the safe order, and what breaks if it is applied as it is."""
+def accepted_outages(resources: Iterable[RegisteredResource]) -> tuple[str, ...]:
+    """The groups the stack names in nebius-dra:draPluginOutageAccepted, as the DraDriver component records them."""
+    return tuple(
+        str(name)
+        for resource in resources
+        if resource.type == DRA_DRIVER_TYPE
+        for name in resource.inputs.get(PLUGIN_OUTAGE_ACCEPTED) or []
+    )
+
+
+def driver_mode_transition(
+    baseline: Baseline, current: Mapping[str, Any], accepted: tuple[str, ...] = ()
+) -> Transition:
+    """The steps a move between modes takes, in the safe order, and what breaks if it is applied as it is.
+
+    The outage of a group named in `accepted` (draPluginOutageAccepted) is a step, not a finding."""
     if baseline.legacy:
         return Transition((), ())
     groups = {g["urn"]: g for g in current["nodeGroups"] if _mode(g)}
@@ -75,6 +91,7 @@ def driver_mode_transition(baseline: Baseline, current: Mapping[str, Any]) -> Tr
         broken = [
             _name(g) for urn, g in groups.items() if urn in baseline.groups and ROOT_OF[str(_mode(g))] == old_root
         ]
+        unaccepted = [name for name in broken if name not in accepted]
         if broken:
             message = (
                 f"draDriverRoot moves from {old_root} to {new_root}: the DRA kubelet plugin then looks for the GPU "
@@ -83,6 +100,18 @@ def driver_mode_transition(baseline: Baseline, current: Mapping[str, Any]) -> Tr
                 f"order: add the new group(s) with the root unchanged, move the workloads, then recreate or remove "
                 f"{', '.join(broken)} before changing the root"
             )
-            findings.append(Finding(POLICY, True, None, message))
-            steps.append(f"leave {', '.join(broken)} on {old_root} until they are recreated in the new mode")
+            if unaccepted:
+                findings.append(
+                    Finding(
+                        POLICY,
+                        True,
+                        None,
+                        f"{message}; or accept it with nebius-dra:draPluginOutageAccepted: [{', '.join(unaccepted)}]",
+                    )
+                )
+            steps.append(
+                f"{', '.join(broken)} lose their DRA plugin at `pulumi up`"
+                + (" (accepted by draPluginOutageAccepted)" if not unaccepted else "")
+                + ": recreate them in the new mode (a drivers preset change or removal replaces their nodes) or remove them"
+            )
     return Transition(tuple(steps), tuple(findings))

@@ -15,7 +15,7 @@ from components.cost import COST_ESTIMATE_TYPE
 from policies.dra_guardrails import Finding, PlannedResource, check_resources, validate_policy_config
 from tools.plan.changes import Changes, compare, read_baseline, snapshot
 from tools.plan.driver_line import DriverLineChange, baseline_driver, driver_line_change, driver_snapshot
-from tools.plan.driver_modes import driver_mode_transition
+from tools.plan.driver_modes import accepted_outages, driver_mode_transition
 from tools.plan.files import WriteResult, plan_files, write_plan_files
 from tools.plan.graph import Edge, PathStep, critical_path, dependency_edges
 from tools.plan.minor_upgrade import MinorUpgrade, minor_upgrade
@@ -123,7 +123,7 @@ def build_plan(
     if before is not None:
         plan.changes = compare(before, plan.recorded, {r.urn: r for r in plan.rollouts})
         plan.minor = minor_upgrade(plan.changes)
-        transition = driver_mode_transition(before, plan.recorded)
+        transition = driver_mode_transition(before, plan.recorded, accepted_outages(run.resources))
         plan.driver_steps = transition.steps
         plan.findings = sorted_findings([*plan.findings, *transition.findings])
     if out is not None:
