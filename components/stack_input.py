@@ -1119,13 +1119,12 @@ class StackInput(Shape):
                 ),
             ]
         ],
-        Field(
-            min_length=1, description="expected a non-empty list of GPU product names (an empty list selects no GPU)"
-        ),
+        Field(description="expected a list of GPU product names"),
         Setting(
             "Claim and sample keys",
-            "product names `gpu-by-product` accepts, as `nvidia-smi` prints them; not empty",
-            default=["NVIDIA H200"],
+            "product names `gpu-by-product` accepts, as `nvidia-smi` prints them; empty (the default): the products of the stack's own GPU platforms (`NVIDIA H200` for `gpu-h200-sxm`, `NVIDIA H100 80GB HBM3` for `gpu-h100-sxm`; `GPU_PRODUCTS` in `components/dra_constants.py`), and without a known one the template is not created. A list that no platform of the stack serves is refused",
+            default=[],
+            shown_default="the stack's products",
         ),
     ]
     samplePods: Annotated[

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from components.dra_workloads import BUILTINS_LEFT_OUT, DRA_WORKLOADS_TYPE
 from policies.dra_guardrails.consequences import Effect
 from policies.dra_guardrails.planned import NODE_GROUP_TYPE
 from tools.cost.render import render_cost_markdown, render_cost_text
@@ -61,6 +62,22 @@ def group_names(plan: Plan) -> dict[str, str]:
             names[component.urn] = name
             names.update((r.urn, name) for r in plan.run.resources if r.parent == component.urn)
     return names
+
+
+def left_out_templates(plan: Plan) -> list[str]:
+    """The built-in claim templates the stack lists but does not create, each with why (DraWorkloads records it)."""
+    return [
+        f"{name}: {reason}"
+        for resource in plan.run.of_type(DRA_WORKLOADS_TYPE)
+        for name, reason in (resource.inputs.get(BUILTINS_LEFT_OUT) or {}).items()
+    ]
+
+
+def _left_out_line(plan: Plan) -> list[str]:
+    left_out = left_out_templates(plan)
+    return (
+        [f"Built-in claim templates not created (no node could serve them): {'; '.join(left_out)}"] if left_out else []
+    )
 
 
 def _summary(plan: Plan) -> str:
@@ -199,6 +216,7 @@ def render_text(plan: Plan, graph: bool = False) -> str:
     for row in verdict_rows(plan, names):
         lines.append(f"  {'MANDATORY' if row.mandatory else 'advisory'}  {row.policy}  on {', '.join(row.resources)}")
         lines += [f"    {message}" for message in row.messages]
+    lines += ["  " + line for line in _left_out_line(plan)]
     lines += ["", *(render_cost_text(plan.cost) if plan.cost else ["Cost: the program registered no estimate"])]
     lines += ["", ROLLOUT_TITLE, *(f"  {name}: {text}" for name, text in _rollout_rows(plan, names))]
     lines += [f"  {LABELS_NOTE}", ""]
@@ -247,6 +265,7 @@ def render_markdown(plan: Plan, graph: bool = True) -> str:
         lines += _markdown_table(("level", "policy", "resources", "message"), rows, "rules with findings")
     else:
         lines.append("Every rule passes.")
+    lines += ["", *_left_out_line(plan)] if _left_out_line(plan) else []
     lines += [
         "",
         "### Cost",
