@@ -24,7 +24,7 @@ from components.model import PriceTable
 from components.values.cost import HOURS_PER_30_DAYS, node_price, stack_cost
 from tests.helpers import STACKS
 from tools.cost import __main__ as cost_cli
-from tools.cost.render import money, render_cost_text, span
+from tools.cost.render import money, render_cost_text, render_diff_text, span
 from tools.plan.model import build_plan
 from tools.plan.report import render_json, render_markdown, render_text
 
@@ -484,3 +484,19 @@ def test_a_doubtful_or_stale_price_carries_its_caveat():
     assert "stale price: 2025-10-22 is 405 days old, more than the 365-day freshness limit" in " ".join(late.caveats)
     system = stack_cost(parsed("prod"), today=datetime.date(2026, 12, 1)).groups[-1]
     assert system.caveats == ()
+
+
+def test_what_a_change_costs_says_what_it_does_to_the_nodes_from_the_table():
+    groups = json.loads(load_stack_config("prod")["nebius-dra:gpuNodeGroups"])
+    groups[1]["autoscaling"] = {"min": 1, "max": 4}
+    groups[0]["capacity"] = {"type": "spot"}
+    day = datetime.date(2026, 1, 1)
+    base = stack_cost(parsed("prod"), today=day).as_document()
+    head = stack_cost(parsed("prod", **{"nebius-dra:gpuNodeGroups": json.dumps(groups)}), today=day).as_document()
+    text = "\n".join(render_diff_text(base, head, "base HEAD"))
+    assert (
+        "what it does: h200-train: capacity on-demand -> spot: nodes replaced in a rolling update under the group's "
+        "strategy" in text
+    )
+    assert "what it does: h200-burst: maxNodes 8 -> 4: in place: nodes are added or removed" in text
+    assert "system" not in text.split("what it does", 1)[1]

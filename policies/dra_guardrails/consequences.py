@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from policies.dra_guardrails.planned import CLUSTER_TYPE, NODE_GROUP_TYPE
+from .planned import CLUSTER_TYPE, NODE_GROUP_TYPE
 
 CLAIM_TEMPLATE_TYPE = "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate"
 HELM_RELEASE_TYPE = "kubernetes:helm.sh/v3:Release"
@@ -222,6 +222,12 @@ CONSEQUENCES: tuple[Consequence, ...] = (
         'immutable"); the program marks spec replace_on_changes with delete_before_replace (components/dra_workloads.py)',
     ),
 )
+
+
+def consequence_of_setting(setting: str, resource_type: str = NODE_GROUP_TYPE) -> Consequence | None:
+    """The row of a stack setting (`gpuNodeGroups[].preset`, `systemNodeCount`) on `resource_type`, for a tool that
+    compares settings rather than registered fields (`make cost`)."""
+    return next((row for row in CONSEQUENCES if setting in row.settings and row.resource_type == resource_type), None)
 
 
 def consequences_of(resource_type: str, path: str) -> tuple[Consequence, ...]:

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from components.config.reading import markdown_text, printable
+from policies.dra_guardrails.consequences import consequence_of_setting
 from tools.cost.teams import render_teams_markdown, render_teams_text
 
 Document = Mapping[str, Any]
@@ -217,10 +218,40 @@ def diff_rows(base: Document | None, head: Document) -> list[tuple[str, ...]]:
     return rows
 
 
+# The cost document's fields of a group, as the stack settings they come from (GPU group, system group).
+_SETTINGS = {
+    "platform": ("gpuNodeGroups[].platform", "systemNodePlatform"),
+    "preset": ("gpuNodeGroups[].preset", "systemNodePreset"),
+    "capacity": ("gpuNodeGroups[].capacity", None),
+    "maxNodes": ("gpuNodeGroups[].fixedNodeCount", "systemNodeCount"),
+}
+
+
+def change_notes(base: Document | None, head: Document) -> list[str]:
+    """What each changed field of a group does to its nodes, as the table of consequences says
+    (policies/dra_guardrails/consequences.py): a replacement costs the surge nodes' price while it runs."""
+    base_groups = {str(g.get("name")): g for g in _groups(base or {})}
+    notes = []
+    for group in _groups(head):
+        old = base_groups.get(str(group.get("name")))
+        if old is None:
+            continue
+        for field, (gpu_setting, system_setting) in _SETTINGS.items():
+            setting = gpu_setting if group.get("kind") == "gpu" else system_setting
+            row = consequence_of_setting(setting) if setting else None
+            if row is None or old.get(field) == group.get(field):
+                continue
+            notes.append(
+                f"{group.get('name')}: {field} {printable(str(old.get(field)))} -> {printable(str(group.get(field)))}: "
+                f"{row.effect.value}: {row.does}"
+            )
+    return notes
+
+
 def render_diff_text(base: Document | None, head: Document, base_label: str) -> list[str]:
     lines = [f"Cost change against {base_label} (per hour at min..max nodes)"]
     lines += ["  " + line for line in _table(diff_rows(base, head), DIFF_HEADER)]
-    return lines
+    return lines + [f"  what it does: {note}" for note in change_notes(base, head)]
 
 
 def render_diff_markdown(base: Document | None, head: Document, base_label: str) -> list[str]:
@@ -229,4 +260,5 @@ def render_diff_markdown(base: Document | None, head: Document, base_label: str)
     lines += [markdown_row(DIFF_HEADER), markdown_row(["---"] * len(DIFF_HEADER))]
     lines += [markdown_row(row) for row in rows[:-1]]
     lines.append(markdown_row([f"**{cell}**" if cell else cell for cell in rows[-1]]))
-    return lines
+    notes = change_notes(base, head)
+    return lines + ([""] + [f"- what it does: {markdown_text(note)}" for note in notes] if notes else [])

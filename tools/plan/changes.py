@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from components.config.reading import printable
+from components.dra_constants import NODE_GROUP_LABEL
 from policies.dra_guardrails import PlannedResource
 from policies.dra_guardrails.consequences import (
     CLAIM_TEMPLATE_TYPE,
@@ -297,6 +298,12 @@ def _paired(
     return found
 
 
+def written_name(group: Mapping[str, Any]) -> str:
+    """The stack file's name of a recorded group, as its nodes' label carries it; else its Nebius name."""
+    labels = ((group.get("template") or {}).get("metadata") or {}).get("labels") or {}
+    return str(labels.get(NODE_GROUP_LABEL) or group.get("name"))
+
+
 def compare(baseline: Baseline, current: Mapping[str, Any], rollouts: Mapping[str, Rollout]) -> Changes:
     """What differs between the baseline and this plan's snapshot, each field with its row of the table."""
     groups = current["nodeGroups"]
@@ -304,8 +311,8 @@ def compare(baseline: Baseline, current: Mapping[str, Any], rollouts: Mapping[st
     compared = [_legacy_group(g) | {"urn": g["urn"], "name": g["name"]} for g in groups] if baseline.legacy else groups
     changes.groups = _paired(NODE_GROUP_TYPE, baseline.groups, compared, rollouts)
     present = {g["urn"] for g in groups}
-    changes.removed_groups = [str(g.get("name")) for urn, g in baseline.groups.items() if urn not in present]
-    changes.added_groups = [str(g["name"]) for g in groups if g["urn"] not in baseline.groups]
+    changes.removed_groups = [written_name(g) for urn, g in baseline.groups.items() if urn not in present]
+    changes.added_groups = [written_name(g) for g in groups if g["urn"] not in baseline.groups]
     if baseline.legacy:
         return changes
     cluster = current.get("cluster")

@@ -19,7 +19,7 @@ from typing import Any
 from components.dra_constants import HOST_DRIVER_ROOT, NODE_GROUP_LABEL, OPERANDS_OFF_LABEL, OPERATOR_DRIVER_ROOT
 from components.dra_driver import DRA_DRIVER_TYPE, PLUGIN_OUTAGE_ACCEPTED
 from policies.dra_guardrails import Finding
-from tools.plan.changes import Baseline
+from tools.plan.changes import Baseline, written_name
 from tools.plan.mock_engine import RegisteredResource
 
 POLICY = "driver-mode-transition"
@@ -47,11 +47,6 @@ class Transition:
     findings: tuple[Finding, ...]
 
 
-def _name(group: Mapping[str, Any]) -> str:
-    """The stack file's name of the group, as its nodes carry it (nebius-dra/node-group)."""
-    return str(_labels(group).get(NODE_GROUP_LABEL) or group.get("name"))
-
-
 def accepted_outages(resources: Iterable[RegisteredResource]) -> tuple[str, ...]:
     """The groups the stack names in nebius-dra:draPluginOutageAccepted, as the DraDriver component records them."""
     return tuple(
@@ -77,7 +72,7 @@ def driver_mode_transition(
     findings: list[Finding] = []
     for urn, group in groups.items():
         before = baseline.groups.get(urn)
-        name = _name(group)
+        name = written_name(group)
         if before is None or _mode(group) != "preset" or not operator_after or operator_before:
             continue
         if _labels(before).get(OPERANDS_OFF_LABEL) != "false":
@@ -89,7 +84,9 @@ def driver_mode_transition(
     old_root, new_root = baseline.driver_root, current.get("driverRoot")
     if old_root and new_root and old_root != new_root:
         broken = [
-            _name(g) for urn, g in groups.items() if urn in baseline.groups and ROOT_OF[str(_mode(g))] == old_root
+            written_name(g)
+            for urn, g in groups.items()
+            if urn in baseline.groups and ROOT_OF[str(_mode(g))] == old_root
         ]
         unaccepted = [name for name in broken if name not in accepted]
         if broken:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from components.dra_workloads import BUILTINS_LEFT_OUT, DRA_WORKLOADS_TYPE
-from policies.dra_guardrails.consequences import Effect
+from policies.dra_guardrails.consequences import Effect, consequences_of
 from policies.dra_guardrails.planned import NODE_GROUP_TYPE
 from tools.cost.render import render_cost_markdown, render_cost_text
 from tools.plan.graph import DURATION_ESTIMATES, minutes, render_mermaid
@@ -186,11 +186,10 @@ def _table(rows: Sequence[tuple[str, ...]], header: tuple[str, ...]) -> list[str
 
 
 ROLLOUT_TITLE = "Node roll-outs: a template change replaces a group's nodes under its strategy"
-# Nebius applies node-group label and taint edits to new nodes only (pulumi-nebius 0.6.73, template.metadata.labels
-# and template.taints): existing nodes keep the old ones until they are replaced, and no roll-out is started.
+# What the table of consequences says of a label or taint edit (its template.metadata and template.taints rows).
+_LABELS = consequences_of(NODE_GROUP_TYPE, "template.metadata.labels")[0]
 LABELS_NOTE = (
-    "Labels and taints: an edit reaches only nodes created after it; existing nodes keep the old ones until "
-    "they are replaced (Nebius starts no roll-out for it). Set the mixed-mode opt-out label "
+    f"Labels and taints: {_LABELS.effect.value}: {_LABELS.does}. Set the mixed-mode opt-out label "
     "nvidia.com/gpu.deploy.operands when a group is created."
 )
 # Markdown tables longer than this fold, so a PR's plan keeps its verdicts and cost on one screen.
