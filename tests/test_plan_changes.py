@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -113,8 +114,17 @@ def test_a_baseline_from_before_plan_format_2_is_read_and_says_what_it_cannot_kn
 
 
 def _checkout(folder: Path, commit: bool) -> None:
-    archive = subprocess.run(["git", "-C", str(PROJECT_DIR), "archive", "HEAD"], capture_output=True, check=True)
-    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
+    """This working tree's files (tracked, and untracked but not ignored: the code under test) in `folder`."""
+    listed = subprocess.run(
+        ["git", "-C", str(PROJECT_DIR), "ls-files", "-co", "--exclude-standard", "-z"],
+        capture_output=True,
+        check=True,
+    )
+    for name in filter(None, listed.stdout.decode().split("\0")):
+        source = PROJECT_DIR / name
+        if source.is_file() and not source.is_symlink():
+            (folder / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, folder / name)
     if commit:
         git = ["git", "-C", str(folder), "-c", "user.name=t", "-c", "user.email=t@t"]
         subprocess.run([*git, "init", "-q"], check=True)
