@@ -474,6 +474,8 @@ def test_a_spot_group_is_priced_at_its_ceiling_with_the_reference_beside_it_and_
     assert "below the table's spot price $1.45: while the spot price stays above it, no node may be placed" in advisory
     lines = "\n".join(render_cost_text(cost.as_document()))
     assert "h200-burst: advisory: h200-burst's ceiling $0.5 per GPU-hour is below" in lines
+    assert "h200-burst: priced at its ceiling: 8 GPUs x $0.5 per GPU-hour at most" in lines
+    assert "2025-09-01 (see notes)" in lines
 
 
 def test_a_doubtful_or_stale_price_carries_its_caveat():

@@ -94,7 +94,7 @@ def test_a_label_edit_reaches_only_new_nodes_and_says_how_many_keep_the_old(prod
     plan = build_plan("prod", config=config, out=None, baseline=prod_baseline)
     text = render_text(plan)
     assert "REACHES ONLY NEW NODES (Nebius starts no roll-out)" in text
-    assert "h200-train: its existing 4..4 node(s) keep the old values until replaced" in text
+    assert "h200-train: its existing 4 node(s) keep the old values until replaced" in text
     assert "template.metadata.labels.team: (unset) -> a" in text
     assert "RECREATES NODES" not in text
 

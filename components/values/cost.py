@@ -230,7 +230,7 @@ def _at_ceiling(cost: GroupCost, ceiling: Decimal) -> GroupCost:
         f"{gpus} GPU{'s' if gpus != 1 else ''} x {_amount(ceiling)} per GPU-hour at most (maxPricePerGpuHour; {beside})",
         source,
     )
-    caveats = cost.caveats
+    caveats = (*cost.caveats, f"priced at its ceiling: {price.basis}")
     if reference is not None and gpus and ceiling * gpus < reference.usd_per_node_hour:
         caveats += (
             f"advisory: {cost.name}'s ceiling {_amount(ceiling)} per GPU-hour is below the table's spot price "

@@ -71,7 +71,7 @@ def _row(group: Mapping[str, Any]) -> tuple[str, ...]:
         money(float(group["usdPerNodeHour"])),
         _range(group, "hourlyUsd"),
         _range(group, "usdPer30Days"),
-        str(group.get("priceDate")),
+        str(group.get("priceDate")) + (" (see notes)" if group.get("caveats") else ""),
     )
 
 

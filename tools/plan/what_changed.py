@@ -10,7 +10,7 @@ any field the table has no row for. Text and Markdown print the same lines.
 from __future__ import annotations
 
 from policies.dra_guardrails.consequences import Effect
-from tools.plan.changes import LEGACY_UNKNOWN, Changes, ResourceChange
+from tools.plan.changes import LEGACY_UNKNOWN, Changes, FieldChange, ResourceChange
 from tools.plan.driver_line import DriverLineChange
 from tools.plan.graph import DURATION_ESTIMATES
 from tools.plan.model import Plan
@@ -64,7 +64,7 @@ def _minor_lines(plan: Plan, names: dict[str, str]) -> list[str]:
     return lines
 
 
-def _field_lines(changes: tuple, indent: str = "    ") -> list[str]:
+def _field_lines(changes: tuple[FieldChange, ...], indent: str = "    ") -> list[str]:
     return [f"{indent}{change.text()}" for change in changes]
 
 
@@ -87,7 +87,7 @@ def _recreation_lines(changes: Changes, names: dict[str, str], minor_shown: bool
     return lines
 
 
-def _section(title: str, groups: list[tuple[str, tuple]]) -> list[str]:
+def _section(title: str, groups: list[tuple[str, tuple[FieldChange, ...]]]) -> list[str]:
     if not groups:
         return []
     lines = [title]
@@ -97,14 +97,24 @@ def _section(title: str, groups: list[tuple[str, tuple]]) -> list[str]:
     return lines
 
 
-def _new_nodes_only(changes: Changes, names: dict[str, str]) -> list[tuple[str, tuple]]:
+def _new_nodes_only(changes: Changes, names: dict[str, str]) -> list[tuple[str, tuple[FieldChange, ...]]]:
     found = []
     for group in changes.groups:
         fields = group.of(Effect.NEW_NODES_ONLY)
         if fields:
-            nodes = f"{group.rollout.smallest}..{group.rollout.nodes}" if group.rollout else "its"
+            rollout = group.rollout
+            nodes = (
+                ""
+                if rollout is None
+                else f"{rollout.nodes}"
+                if rollout.smallest == rollout.nodes
+                else f"{rollout.smallest}..{rollout.nodes}"
+            )
             found.append(
-                (f"{_group(group, names)}: its existing {nodes} node(s) keep the old values until replaced", fields)
+                (
+                    f"{_group(group, names)}: its existing {nodes + ' ' if nodes else ''}node(s) keep the old values until replaced",
+                    fields,
+                )
             )
     return found
 
