@@ -76,6 +76,7 @@ def test_a_skipped_minor_is_refused_with_the_allowed_path(capsys, tmp_path):
         assert status == plan_cli.EXIT_POLICY
         assert "REFUSED: kubernetesVersion 1.34 -> 1.36" in out
         assert "Allowed path: 1.34 -> 1.35 -> 1.36" in out and "BLOCKED" in out
+        assert "recreates the nodes" not in out, "a refused move replaces nothing"
 
 
 @pytest.mark.parametrize(

@@ -148,7 +148,7 @@ def test_capacity_preset_and_disk_changes_recreate_and_labels_taints_and_size_do
     assert changes == {
         "dra-prod-h200-train": (
             "template.reservationPolicy.policy: (unset) -> STRICT",
-            "template.reservationPolicy.reservationIds: (unset) -> ['capacityblockgroup-e00aaaa']",
+            "template.reservationPolicy.reservationIds[0]: (unset) -> capacityblockgroup-e00aaaa",
         ),
         "dra-prod-h200-burst": ("template.followsSpotPrice: (unset) -> {}", "template.preemptible: (unset) -> {}"),
     }

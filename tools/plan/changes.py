@@ -88,7 +88,11 @@ def snapshot(
         ],
         "releases": [_release_snapshot(r, inputs[r.urn]) for r in ordered if r.type == HELM_RELEASE_TYPE],
         "claimTemplates": [
-            {"urn": r.urn, "name": r.name, "spec": inputs[r.urn].get("spec")}
+            {
+                "urn": r.urn,
+                "name": (inputs[r.urn].get("metadata") or {}).get("name", r.name),
+                "spec": inputs[r.urn].get("spec"),
+            }
             for r in ordered
             if r.type == CLAIM_TEMPLATE_TYPE
         ],
@@ -176,11 +180,16 @@ def as_json(value: Any) -> str:
 
 
 def leaves(value: Any, prefix: str) -> dict[str, Any]:
-    """Leaves by dotted path; an empty map is a leaf (`preemptible: {}` switches spot on)."""
+    """Leaves by dotted path, list items by index (`taints[0].key`); an empty map or list is a leaf
+    (`preemptible: {}` switches spot on)."""
+    flat: dict[str, Any] = {}
     if isinstance(value, Mapping) and value:
-        flat: dict[str, Any] = {}
         for key, item in value.items():
             flat.update(leaves(item, f"{prefix}.{key}" if prefix else str(key)))
+        return flat
+    if isinstance(value, list) and value:
+        for index, item in enumerate(value):
+            flat.update(leaves(item, f"{prefix}[{index}]"))
         return flat
     return {prefix: value}
 

@@ -183,4 +183,8 @@ def recreated_count(plan: Plan) -> int:
     """Node groups whose nodes this change replaces or deletes."""
     if plan.changes is None:
         return 0
+    if plan.minor is not None and plan.minor.refused is not None:
+        # A refused minor move replaces nothing: only the template changes would, once it is fixed.
+        replacing = [g for g in plan.changes.groups if g.of(Effect.ROLLING_REPLACE)]
+        return len(replacing) + len(plan.changes.removed_groups)
     return len(plan.changes.recreated) + len(plan.changes.removed_groups)
