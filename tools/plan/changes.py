@@ -267,6 +267,9 @@ class Changes:
     removed_groups: list[str] = field(default_factory=list)
     added_groups: list[str] = field(default_factory=list)
     releases: list[ResourceChange] = field(default_factory=list)
+    # Helm releases installed or uninstalled by the change, as "<release> (<chart> <version>)".
+    added_releases: list[str] = field(default_factory=list)
+    removed_releases: list[str] = field(default_factory=list)
     claim_templates: list[ResourceChange] = field(default_factory=list)
     driver_root: tuple[str | None, str | None] | None = None
 
@@ -284,6 +287,8 @@ class Changes:
             "removedNodeGroups": self.removed_groups,
             "addedNodeGroups": self.added_groups,
             "releases": [r.as_dict() for r in self.releases],
+            "addedReleases": self.added_releases,
+            "removedReleases": self.removed_releases,
             "claimTemplates": [c.as_dict() for c in self.claim_templates],
             "driverRoot": None if self.driver_root is None else list(self.driver_root),
         }
@@ -305,6 +310,10 @@ def _paired(
             rollout = (rollouts or {}).get(record["urn"])
             found.append(ResourceChange(record["urn"], str(record.get("name")), resource_type, changes, rollout))
     return found
+
+
+def _release_text(release: Mapping[str, Any]) -> str:
+    return printable(f"{release.get('name')} ({release.get('chart')} {release.get('version')})")
 
 
 def written_name(group: Mapping[str, Any]) -> str:
@@ -329,6 +338,9 @@ def compare(baseline: Baseline, current: Mapping[str, Any], rollouts: Mapping[st
         paired = _paired(CLUSTER_TYPE, {baseline.cluster["urn"]: baseline.cluster}, [cluster])
         changes.cluster = paired[0] if paired else None
     changes.releases = _paired(HELM_RELEASE_TYPE, baseline.releases, current["releases"])
+    now = {r["urn"]: r for r in current["releases"]}
+    changes.added_releases = [_release_text(r) for urn, r in now.items() if urn not in baseline.releases]
+    changes.removed_releases = [_release_text(r) for urn, r in baseline.releases.items() if urn not in now]
     changes.claim_templates = _paired(CLAIM_TEMPLATE_TYPE, baseline.claim_templates, current["claimTemplates"])
     if baseline.driver_root != current.get("driverRoot"):
         changes.driver_root = (baseline.driver_root, current.get("driverRoot"))

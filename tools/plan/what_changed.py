@@ -1,8 +1,8 @@
 """The plan's first section, "What changed": every difference from the baseline, as the table of consequences reads it.
 
-In the order Nebius and Kubernetes apply a change: a refusal first (nothing below happens), the
-cluster's minor upgrade (control plane, then every node group with its batches and duration), the
-groups whose nodes are replaced, what reaches only new nodes, what changes in place, the Helm
+In the order a change is applied: a refusal first (nothing below happens), the cluster's minor
+upgrade (control plane, then every node group with its batches and duration), the steps of a
+driver mode change (a relabel comes before `pulumi up`), the groups whose nodes are replaced, what reaches only new nodes, what changes in place, the Helm
 upgrades (pods restarted, CRDs Helm will not update), the claim templates deleted and created, and
 any field the table has no row for. Text and Markdown print the same lines.
 """
@@ -149,7 +149,10 @@ def changed_lines(plan: Plan, names: dict[str, str]) -> list[str]:
             f"Not known: the baseline was written before planFormat 2 and does not record {LEGACY_UNKNOWN}; "
             "changes to them cannot be seen (make the baseline again with this tools.plan)"
         )
-    body = _minor_lines(plan, names) + _recreation_lines(changes, names, plan.minor is not None)
+    body = _minor_lines(plan, names)
+    if plan.driver_steps:
+        body += ["DRIVER MODE CHANGE: steps, in order", *(f"  {n}. {s}" for n, s in enumerate(plan.driver_steps, 1))]
+    body += _recreation_lines(changes, names, plan.minor is not None)
     body += _section("REACHES ONLY NEW NODES (Nebius starts no roll-out)", _new_nodes_only(changes, names))
     body += _section(
         "IN PLACE (no node replaced)",
@@ -170,10 +173,17 @@ def changed_lines(plan: Plan, names: dict[str, str]) -> list[str]:
         "NOT IN THE TABLE of consequences (policies/dra_guardrails/consequences.py): what these do is not known here",
         [(c.name, c.unknown) for c in every if c.unknown],
     )
+    if changes.added_releases:
+        body.append(f"Helm release(s) installed: {', '.join(changes.added_releases)}")
+    if changes.removed_releases:
+        body.append(
+            f"Helm release(s) uninstalled: {', '.join(changes.removed_releases)}: their pods stop; CRDs from a "
+            "crds/ folder stay (Helm never deletes them)"
+        )
     if changes.added_groups:
-        body.append(f"New node group(s) {', '.join(changes.added_groups)}: created; no existing node is touched")
-    if plan.driver_steps:
-        body += ["DRIVER MODE CHANGE: steps, in order", *(f"  {n}. {s}" for n, s in enumerate(plan.driver_steps, 1))]
+        body.append(
+            f"New node group(s) {', '.join(changes.added_groups)}: created (Nebius touches no existing node for it)"
+        )
     if plan.driver_change is not None:
         body += _driver_change_lines(plan.driver_change)
     return lines + (body or [NOTHING])
