@@ -28,8 +28,8 @@ engines: $(JS_ENGINE)/node_modules/.installed  ## The JavaScript engine the test
 # explicit STACK as well, both reach the tool, which refuses the pair (exit 2) rather than pick one.
 STACK_ARGS = $(if $(STACK_FILE),--stack-file '$(STACK_FILE)' $(if $(filter-out file,$(origin STACK)),--stack '$(STACK)'),--stack '$(STACK)')
 
-plan: setup  ## Offline plan of STACK (default dev) or STACK_FILE, FORMAT text|markdown|json, POLICY_CONFIG=<json>, BASELINE=<json plan> or BASE=<git revision> (names the node groups the change recreates), GRAPH=1, OUT=<dir>|none: no cloud account, no Pulumi CLI.
-	$(PY) -m tools.plan $(STACK_ARGS) --format '$(FORMAT)' $(if $(POLICY_CONFIG),--policy-config '$(POLICY_CONFIG)') $(if $(BASELINE),--baseline '$(BASELINE)') $(if $(BASE),--base '$(BASE)') $(if $(GRAPH),--graph) $(if $(OUT),--out '$(OUT)')
+plan: setup  ## Offline plan of STACK (default dev) or STACK_FILE, FORMAT text|markdown|json, POLICY_CONFIG=<json>, BASELINE=<json plan> or BASE=<git revision> (default: the last commit; NO_BASE=1 compares with nothing), GRAPH=1, OUT=<dir>|none: no cloud account, no Pulumi CLI.
+	$(PY) -m tools.plan $(STACK_ARGS) --format '$(FORMAT)' $(if $(POLICY_CONFIG),--policy-config '$(POLICY_CONFIG)') $(if $(BASELINE),--baseline '$(BASELINE)') $(if $(BASE),--base '$(BASE)') $(if $(NO_BASE),--no-base) $(if $(GRAPH),--graph) $(if $(OUT),--out '$(OUT)')
 
 cost: setup  ## What STACK's (or STACK_FILE's) nodes cost (FORMAT text|markdown|json); BASE=<git revision> adds what the change costs.
 	$(PY) -m tools.cost $(STACK_ARGS) --format '$(FORMAT)' $(if $(BASE),--base '$(BASE)')

@@ -60,6 +60,14 @@ BUILTIN_TEMPLATES = (
     GPU_NIC_TEMPLATE,
 )
 NETWORK_TEMPLATES = (IB_TEMPLATE, RDMA_TEMPLATE, GPU_NIC_TEMPLATE)
+# The GPU product name (`nvidia-smi`'s name, the DRA driver's `productName`) of each Nebius GPU platform that
+# `gpu-by-product` selects by default, as a real device printed it:
+#   gpu-h200-sxm: `nvidia-smi -L` on a Nebius H200 VM, driver 580.159.04 ("GPU 0: NVIDIA H200", and the driver's
+#     ResourceSlice productName; /work/shared/reference/device-output/nvidia-smi-h200.txt, facts.md).
+#   gpu-h100-sxm: /proc/driver/nvidia/gpus/<bus>/information of an H100 SXM, driver 535.129.03 ("Model: NVIDIA
+#     H100 80GB HBM3", https://landontclipp.github.io/sysadmin/gpu); nvidia-smi prints the driver's model name.
+# A platform not listed has no default product: name its products in nebius-dra:gpuProducts.
+GPU_PRODUCTS = {"gpu-h200-sxm": "NVIDIA H200", "gpu-h100-sxm": "NVIDIA H100 80GB HBM3"}
 DEFAULT_CLAIM_NAMESPACE = "dra-samples"
 
 # The NVIDIA DRA driver chart: `nvidia-dra-driver-gpu` (last released as 25.12.0) and its

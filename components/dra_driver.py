@@ -17,6 +17,10 @@ from components.model import DraDriverConfig, Taint
 from components.release import pinned_release
 from components.values.dra_driver import dra_driver_release
 
+DRA_DRIVER_TYPE = "nebius-dra:driver:DraDriver"
+# The component's one input, present only when the stack sets nebius-dra:draPluginOutageAccepted.
+PLUGIN_OUTAGE_ACCEPTED = "pluginOutageAccepted"
+
 
 @dataclass
 class DraDriverArgs:
@@ -30,7 +34,9 @@ class DraDriver(pulumi.ComponentResource):
     release: k8s.helm.v3.Release
 
     def __init__(self, name: str, args: DraDriverArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("nebius-dra:driver:DraDriver", name, None, opts)
+        # The groups whose plugin outage the stack accepts are recorded, so the offline plan reads the stack's word.
+        accepted = {PLUGIN_OUTAGE_ACCEPTED: list(args.driver.plugin_outage_accepted)}
+        super().__init__(DRA_DRIVER_TYPE, name, accepted if args.driver.plugin_outage_accepted else None, opts)
         spec = dra_driver_release(args.driver, args.gpu_taints)
         self.release = pinned_release(f"{name}-release", spec, args.provider, args.depends_on, self)
         self.register_outputs({"status": self.release.status})

@@ -29,6 +29,10 @@ from components.values.sample_pods import pod_spec_args, sample_pod_specs
 IMMUTABLE_SPEC = pulumi.ResourceOptions(replace_on_changes=["spec"], delete_before_replace=True)
 
 
+DRA_WORKLOADS_TYPE = "nebius-dra:workloads:DraWorkloads"
+BUILTINS_LEFT_OUT = "builtinTemplatesLeftOut"
+
+
 @dataclass
 class DraWorkloadsArgs:
     provider: k8s.Provider
@@ -44,8 +48,11 @@ class DraWorkloads(pulumi.ComponentResource):
     sample_pods: dict[str, core.Pod]
 
     def __init__(self, name: str, args: DraWorkloadsArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("nebius-dra:workloads:DraWorkloads", name, None, opts)
         claims = args.claims
+        # The built-ins the stack lists but no node of it can serve are not created; recorded with why, so the
+        # plan names them (a template that selects what no node has would leave every claim pending).
+        left_out = claims.left_out_builtin_templates
+        super().__init__(DRA_WORKLOADS_TYPE, name, {BUILTINS_LEFT_OUT: left_out} if left_out else None, opts)
         child = pulumi.ResourceOptions(parent=self, provider=args.provider)
         templates = claim_template_specs(claims)
         pods = sample_pod_specs(claims, args.gpu_groups)

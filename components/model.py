@@ -18,6 +18,7 @@ from components.dra_constants import (
     DCGM_EXPORTER_VERSION,
     DEFAULT_CLAIM_NAMESPACE,
     DEFAULT_METRICS_NAMESPACE,
+    GPU_BY_PRODUCT_TEMPLATE,
     KUBE_PROMETHEUS_STACK_VERSION,
     LEGACY_CHART,
     MULTI_GPU_TEMPLATE,
@@ -276,6 +277,8 @@ class DraDriverConfig:
     gpu_operator_repository: str
     network_operator_repository: str
     secret_values: bool = False
+    # GPU groups whose kubelet plugin the stack accepts to lose when the driver root moves (draPluginOutageAccepted).
+    plugin_outage_accepted: tuple[str, ...] = ()
 
     @property
     def renamed_chart(self) -> bool:
@@ -388,10 +391,23 @@ class ClaimsConfig:
         Network templates need DRANet's NICs, which exist only on InfiniBand GPU groups; the
         multi-GPU template needs nodes with at least two GPUs.
         """
-        unusable = set() if self.infiniband else set(NETWORK_TEMPLATES)
+        return tuple(name for name in self.builtin_templates if name not in self.left_out_builtin_templates)
+
+    @property
+    def left_out_builtin_templates(self) -> dict[str, str]:
+        """The listed built-ins no node of the stack can serve, each with why: they are not created.
+
+        Network templates need DRANet's NICs, which exist only on InfiniBand GPU groups; the
+        multi-GPU template needs nodes with at least two GPUs; the product template needs a product.
+        """
+        why = {} if self.infiniband else dict.fromkeys(NETWORK_TEMPLATES, "no GPU group has infiniband: true")
         if self.multi_gpu_count < 2:
-            unusable.add(MULTI_GPU_TEMPLATE)
-        return tuple(name for name in self.builtin_templates if name not in unusable)
+            why[MULTI_GPU_TEMPLATE] = "no GPU group has two or more GPUs per node"
+        if not self.gpu_products:
+            why[GPU_BY_PRODUCT_TEMPLATE] = (
+                "no GPU group's platform has a known product name; list them in nebius-dra:gpuProducts"
+            )
+        return {name: reason for name, reason in why.items() if name in self.builtin_templates}
 
 
 NO_CLAIMS = ClaimsConfig(
@@ -448,6 +464,8 @@ class PriceSource:
     date: str
     origin: str
     note: str | None = None
+    # Why the table doubts the figure (prices/nebius.yaml `doubtful`); shown beside it wherever it is used.
+    doubtful: str | None = None
 
 
 @dataclass(frozen=True)

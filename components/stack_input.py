@@ -737,6 +737,7 @@ class GpuPriceInput(Shape):
     onDemand: GpuRateInput
     spot: GpuRateInput | None = None
     note: PriceNote | None = None
+    doubtful: PriceNote | None = None
 
 
 class CpuPriceInput(Shape):
@@ -747,6 +748,7 @@ class CpuPriceInput(Shape):
     onDemand: CpuRateInput
     spot: CpuRateInput | None = None
     note: PriceNote | None = None
+    doubtful: PriceNote | None = None
 
 
 class PriceTableInput(Shape):
@@ -840,7 +842,7 @@ class StackInput(Shape):
         ),
         Setting(
             "Cluster and node keys",
-            "`MAJOR.MINOR` or `MAJOR.MINOR-nebius-node.N`, at least 1.34 (the floor: `resource.k8s.io/v1` is GA there), quoted. New stacks default to 1.35, the minor Nebius's solutions library moved to (its driver-preset table, `policies/dra_guardrails/driver_presets.json`, has rows for 1.35 and 1.36 and none for 1.34); 1.36 turns on the DRA features of [the table by minor](#your-own-templates). dev and prod stay on 1.34, set in their stack files: moving a live stack's minor upgrades the control plane, then every node group, and Nebius replaces each group's nodes by its roll-out strategy (one 8-GPU node at a time in prod), so plan it (`make plan STACK=prod` with `--baseline`) and do it on dev first; a patch version (`1.34.1`) is refused. The control plane gets `MAJOR.MINOR`; every node group (system and GPU) gets the whole value, `-nebius-node.N` included, so changing it upgrades the node groups too, after the cluster (`components/values/node_groups.py`)",
+            "`MAJOR.MINOR` or `MAJOR.MINOR-nebius-node.N`, at least 1.34 (the floor: `resource.k8s.io/v1` is GA there), quoted. New stacks default to 1.35, the minor Nebius's solutions library moved to (its driver-preset table, `policies/dra_guardrails/driver_presets.json`, has rows for 1.35 and 1.36 and none for 1.34); 1.36 turns on the DRA features of [the table by minor](#your-own-templates). dev and prod stay on 1.34, set in their stack files: moving a live stack's minor upgrades the control plane, then every node group, and Nebius replaces each group's nodes by its roll-out strategy (one 8-GPU node at a time in prod), so plan it (`make plan STACK=prod` compares with the last commit and lists every group replaced, with batches and duration; a skipped minor such as 1.34 to 1.36 is refused) and do it on dev first; a patch version (`1.34.1`) is refused. The control plane gets `MAJOR.MINOR`; every node group (system and GPU) gets the whole value, `-nebius-node.N` included, so changing it upgrades the node groups too, after the cluster (`components/values/node_groups.py`)",
             default="1.35",
             shown_default="`1.35`",
         ),
@@ -1008,6 +1010,23 @@ class StackInput(Shape):
             shown_default="by driver mode",
         ),
     ]
+    draPluginOutageAccepted: Annotated[
+        list[
+            Annotated[
+                StrictStr,
+                Field(
+                    pattern=GROUP_NAME_PATTERN,
+                    max_length=32,
+                    description="expected the name of a GPU group of gpuNodeGroups",
+                ),
+            ]
+        ],
+        Setting(
+            "DRA driver keys",
+            "GPU groups whose DRA kubelet plugin you accept to lose when `draDriverRoot` moves away from where their driver lives (a change between driver modes, [offline plan](docs/offline-plan.md#driver-mode-changes)); without it the plan's mandatory finding `driver-mode-transition` blocks such a change. Remove it once those groups are recreated",
+            default=[],
+        ),
+    ]
     draComputeDomains: Annotated[
         BOOL,
         Setting(
@@ -1100,13 +1119,12 @@ class StackInput(Shape):
                 ),
             ]
         ],
-        Field(
-            min_length=1, description="expected a non-empty list of GPU product names (an empty list selects no GPU)"
-        ),
+        Field(description="expected a list of GPU product names"),
         Setting(
             "Claim and sample keys",
-            "product names `gpu-by-product` accepts, as `nvidia-smi` prints them; not empty",
-            default=["NVIDIA H200"],
+            "product names `gpu-by-product` accepts, as `nvidia-smi` prints them; empty (the default): the products of the stack's own GPU platforms (`NVIDIA H200` for `gpu-h200-sxm`, `NVIDIA H100 80GB HBM3` for `gpu-h100-sxm`; `GPU_PRODUCTS` in `components/dra_constants.py`), and without a known one the template is not created. A list that no platform of the stack serves is refused",
+            default=[],
+            shown_default="the stack's products",
         ),
     ]
     samplePods: Annotated[

@@ -14,8 +14,7 @@ import celpy
 import pytest
 
 from components.cel import selector_problem
-from components.config.stack_file import declared_default
-from components.dra_constants import GPU_DRIVER, PCIE_ROOT_ATTRIBUTE, REMOVED_GPU_ATTRIBUTES
+from components.dra_constants import GPU_DRIVER, GPU_PRODUCTS, PCIE_ROOT_ATTRIBUTE, REMOVED_GPU_ATTRIBUTES
 from components.values.claim_templates import product_selector
 from tests.test_cel_selectors import cel_view, registered_selectors
 from tools.verify.objects import attribute, devices_on_node, find_device
@@ -47,7 +46,7 @@ def test_the_attributes_the_stack_reads_are_published_and_the_removed_ones_are_n
     [item] = captured(line)
     assert item["spec"]["driver"] == GPU_DRIVER
     [device] = item["spec"]["devices"]
-    assert attribute(device, GPU_DRIVER, "productName") in declared_default("gpuProducts")
+    assert attribute(device, GPU_DRIVER, "productName") == GPU_PRODUCTS["gpu-h200-sxm"]  # the default it selects
     assert PCIE_ROOT_ATTRIBUTE in device["attributes"]  # gpu-nic-aligned's matchAttribute
     assert not set(REMOVED_GPU_ATTRIBUTES) & set(device["attributes"])  # index and minor, gone since 25.8.0
     assert device["capacity"]["memory"]["value"].endswith("Mi")
@@ -68,7 +67,7 @@ def test_every_gpu_selector_the_stacks_register_selects_the_captured_h200(stack_
     selectors = [
         e for run in stack_runs.values() for _, expressions in registered_selectors(run).values() for e in expressions
     ]
-    assert product_selector(declared_default("gpuProducts")) in selectors
+    assert product_selector([GPU_PRODUCTS["gpu-h200-sxm"]]) in selectors
     for expression in selectors:
         assert selector_problem(expression) is None
         assert environment.program(environment.compile(expression)).evaluate(view), (line, expression)

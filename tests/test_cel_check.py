@@ -27,8 +27,7 @@ from components.cel import (
     selector_problem,
     selector_refusal,
 )
-from components.config.stack_file import declared_default
-from components.dra_constants import REMOVED_GPU_ATTRIBUTES
+from components.dra_constants import GPU_PRODUCTS, REMOVED_GPU_ATTRIBUTES
 from components.values.claim_templates import product_selector
 
 GPU = 'device.attributes["gpu.nvidia.com"]'
@@ -230,7 +229,7 @@ def test_kubernetes_accepts_nvidias_index_demo_which_never_matches_now():
 
 
 def test_selectors_the_stack_builds_compile():
-    assert selector_problem(product_selector(declared_default("gpuProducts"))) is None
+    assert selector_problem(product_selector(list(GPU_PRODUCTS.values()))) is None
     assert selector_problem(product_selector(["NVIDIA H200", "NVIDIA H100 80GB HBM3", 'odd "quoted" \\ name'])) is None
 
 

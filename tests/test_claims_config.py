@@ -384,3 +384,34 @@ def test_one_pcie_root_constraint_per_pair_is_accepted():
         "prod", userClaimTemplates=json.dumps([{"name": "pairs", "requests": pairs, "constraints": constraints}])
     ).user_templates
     assert len(templates[0].constraints) == 2
+
+
+def _h100_dev() -> str:
+    groups = json.loads(load_stack_config("dev")["nebius-dra:gpuNodeGroups"])
+    return json.dumps([{**group, "platform": "gpu-h100-sxm"} for group in groups])
+
+
+def test_the_product_template_selects_the_stacks_own_products():
+    """Issue 39's fifth edit: an H100-only stack must not select NVIDIA H200 (GPU_PRODUCTS has each name's source)."""
+    assert parsed("dev").gpu_products == ("NVIDIA H200",)
+    assert parsed("dev", gpuNodeGroups=_h100_dev()).gpu_products == ("NVIDIA H100 80GB HBM3",)
+    expected = 'nebius-dra:gpuProducts: lists "NVIDIA H200", which no GPU group of the stack serves'
+    assert expected in refused(
+        "dev", {"nebius-dra:gpuNodeGroups": _h100_dev(), "nebius-dra:gpuProducts": '["NVIDIA H200"]'}
+    )
+
+
+def test_a_product_template_without_a_known_product_is_not_created_and_the_plan_says_why():
+    from tools.plan.model import build_plan
+    from tools.plan.report import render_markdown, render_text
+
+    groups = json.loads(load_stack_config("dev")["nebius-dra:gpuNodeGroups"])
+    unknown = json.dumps([{**g, "platform": "gpu-b200-sxm", "preset": "1gpu-20vcpu-224gb"} for g in groups])
+    claims = parsed("dev", gpuNodeGroups=unknown)
+    assert "gpu-by-product" not in claims.active_builtin_templates
+    assert "known product name" in claims.left_out_builtin_templates["gpu-by-product"]
+    plan = build_plan("dev", config={**load_stack_config("dev"), "nebius-dra:gpuNodeGroups": unknown}, out=None)
+    assert plan.error is None, plan.error
+    assert not [r for r in plan.run.resources if r.name.endswith("gpu-by-product")]
+    for shown in (render_text(plan), render_markdown(plan)):
+        assert "gpu-by-product: no GPU group's platform has a known product name" in shown

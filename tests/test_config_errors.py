@@ -125,6 +125,11 @@ def test_every_problem_is_reported_at_once(stack_config):
         ("nebius-dra:systemNodePlatform", "gpu-h100-sxm", "needs a CPU platform"),
         (GROUPS_KEY, "[]", "expected a non-empty list of GPU node groups"),
         (GROUPS_KEY, "not yaml: [", "is not structured YAML/JSON"),
+        (
+            "nebius-dra:draPluginOutageAccepted",
+            '["h100"]',
+            'nebius-dra:draPluginOutageAccepted: names "h100", which no entry of gpuNodeGroups is; allowed: h200',
+        ),
     ],
 )
 def test_bad_scalar_keys(stack_config, key, value, expected):

@@ -24,7 +24,7 @@ from components.model import PriceTable
 from components.values.cost import HOURS_PER_30_DAYS, node_price, stack_cost
 from tests.helpers import STACKS
 from tools.cost import __main__ as cost_cli
-from tools.cost.render import money, render_cost_text, span
+from tools.cost.render import money, render_cost_text, render_diff_text, span
 from tools.plan.model import build_plan
 from tools.plan.report import render_json, render_markdown, render_text
 
@@ -459,3 +459,46 @@ def test_prices_are_a_table_never_constants_in_code():
             rate = entry["onDemand"]["usdPerGpuHour"]
             assert f"= {rate}" not in text and f"({rate})" not in text, f"{path} carries the price {rate}"
     assert isinstance(load_price_table(), PriceTable)
+
+
+def test_a_spot_group_is_priced_at_its_ceiling_with_the_reference_beside_it_and_a_low_ceiling_is_an_advisory():
+    groups = json.loads(load_stack_config("prod")["nebius-dra:gpuNodeGroups"])
+    groups[1]["capacity"] = {"type": "spot", "maxPricePerGpuHour": "0.50"}
+    cost = stack_cost(
+        parsed("prod", **{"nebius-dra:gpuNodeGroups": json.dumps(groups)}), today=datetime.date(2026, 1, 1)
+    )
+    burst = next(group for group in cost.groups if group.name == "h200-burst")
+    assert burst.price is not None and burst.price.usd_per_node_hour == Decimal("4.00")
+    assert burst.price.basis == "8 GPUs x $0.5 per GPU-hour at most (maxPricePerGpuHour; reference spot $1.45)"
+    [advisory] = [c for c in burst.caveats if c.startswith("advisory")]
+    assert "below the table's spot price $1.45: while the spot price stays above it, no node may be placed" in advisory
+    lines = "\n".join(render_cost_text(cost.as_document()))
+    assert "h200-burst: advisory: h200-burst's ceiling $0.5 per GPU-hour is below" in lines
+    assert "h200-burst: priced at its ceiling: 8 GPUs x $0.5 per GPU-hour at most" in lines
+    assert "2025-09-01 (see notes)" in lines
+
+
+def test_a_doubtful_or_stale_price_carries_its_caveat():
+    fresh = stack_cost(parsed("prod"), today=datetime.date(2026, 1, 1)).groups[0]
+    assert [c for c in fresh.caveats if c.startswith("doubtful price (prices/nebius.yaml): likely low")]
+    assert not [c for c in fresh.caveats if c.startswith("stale")]
+    late = stack_cost(parsed("prod"), today=datetime.date(2026, 12, 1)).groups[0]
+    assert "stale price: 2025-10-22 is 405 days old, more than the 365-day freshness limit" in " ".join(late.caveats)
+    system = stack_cost(parsed("prod"), today=datetime.date(2026, 12, 1)).groups[-1]
+    assert system.caveats == ()
+
+
+def test_what_a_change_costs_says_what_it_does_to_the_nodes_from_the_table():
+    groups = json.loads(load_stack_config("prod")["nebius-dra:gpuNodeGroups"])
+    groups[1]["autoscaling"] = {"min": 1, "max": 4}
+    groups[0]["capacity"] = {"type": "spot"}
+    day = datetime.date(2026, 1, 1)
+    base = stack_cost(parsed("prod"), today=day).as_document()
+    head = stack_cost(parsed("prod", **{"nebius-dra:gpuNodeGroups": json.dumps(groups)}), today=day).as_document()
+    text = "\n".join(render_diff_text(base, head, "base HEAD"))
+    assert (
+        "what it does: h200-train: capacity on-demand -> spot: nodes replaced in a rolling update under the group's "
+        "strategy" in text
+    )
+    assert "what it does: h200-burst: maxNodes 8 -> 4: in place: nodes are added or removed" in text
+    assert "system" not in text.split("what it does", 1)[1]

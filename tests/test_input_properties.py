@@ -23,7 +23,7 @@ from components.config.prices import PriceTableError, parse_price_table
 from components.config.reading import InputError, markdown_text, parse_json, parse_yaml, printable
 from components.config.stack_file import PROJECT_DIR, StackFileError, read_stack_file
 from policies.dra_guardrails import PolicyConfigError, validate_policy_config
-from tools.plan.rollout import BaselineError, baseline_templates
+from tools.plan.changes import BaselineError, read_baseline
 from tools.verify.cluster import ClusterError, KubeCluster
 from tools.verify.kubeconfig import KubeconfigError, load_kubeconfig
 
@@ -116,7 +116,7 @@ def test_a_policy_config_is_valid_or_a_policy_config_error(document):
 @given(st.one_of(VALUES, st.fixed_dictionaries({"stack": SCALARS, "nodeGroups": VALUES})))
 def test_a_baseline_is_read_or_a_baseline_error(document):
     with contextlib.suppress(BaselineError):
-        baseline_templates(document, "dev")
+        read_baseline(document, "dev")
 
 
 KUBECONFIG_PARTS = st.fixed_dictionaries(

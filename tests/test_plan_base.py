@@ -12,7 +12,7 @@ from components.config.stack_file import PROJECT_DIR
 from policies.dra_guardrails import validate_policy_config
 from tests.helpers import UNLISTED_MINOR_POLICY
 from tools.plan import __main__ as plan
-from tools.plan.rollout import BaselineError, baseline_templates
+from tools.plan.changes import BaselineError, read_baseline
 
 REPOSITORY_POLICY_CONFIG = PROJECT_DIR / "policies" / "policy-config.json"
 
@@ -79,4 +79,4 @@ def test_a_baseline_file_and_a_base_revision_together_are_refused(tmp_path, caps
 def test_a_failed_plan_is_no_baseline():
     """Its empty node group list would otherwise read as "nothing is recreated"."""
     with pytest.raises(BaselineError, match="failed"):
-        baseline_templates({"stack": "dev", "error": "nebius-dra:parentId: required", "nodeGroups": []}, "dev")
+        read_baseline({"stack": "dev", "error": "nebius-dra:parentId: required", "nodeGroups": []}, "dev")

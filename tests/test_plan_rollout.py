@@ -14,10 +14,11 @@ import pytest
 
 from tests.helpers import with_gpu_groups_changed
 from tools.plan import __main__ as plan_cli
+from tools.plan.changes import BaselineError, read_baseline
 from tools.plan.mock_engine import RegisteredResource
 from tools.plan.model import build_plan
 from tools.plan.report import plan_document, render_markdown, render_text
-from tools.plan.rollout import BaselineError, Rollout, baseline_templates, rollout_of
+from tools.plan.rollout import Rollout, rollout_of
 
 NODE_GROUP = "nebius:index/mk8sV1NodeGroup:Mk8sV1NodeGroup"
 
@@ -108,8 +109,8 @@ def test_an_autoscaled_group_is_timed_at_its_largest_size():
 
 def test_without_a_change_the_baseline_finds_nothing_to_recreate(prod_baseline):
     plan = build_plan("prod", out=None, baseline=prod_baseline)
-    assert plan.recreations == []
-    assert "No node group's template changes against the baseline: no node is recreated" in render_text(plan)
+    assert plan.changes is not None and plan.changes.recreated == []
+    assert "Nothing recorded differs from the baseline: no node is recreated, no release upgraded" in render_text(plan)
     assert plan_document(plan)["recreations"] == []
 
 
@@ -119,9 +120,10 @@ def test_turning_dra_off_in_the_baseline_shows_every_node_of_the_group_recreated
     train = next(g for g in baseline["nodeGroups"] if g["name"] == "dra-prod-h200-train")
     train["template"]["gpuSettings"]["dra"] = False
     plan = build_plan("prod", out=None, baseline=baseline)
-    [recreation] = plan.recreations or []
+    assert plan.changes is not None
+    [recreation] = plan.changes.recreated
     assert recreation.name == "dra-prod-h200-train"
-    assert recreation.changes == ("template.gpuSettings.dra: false -> true",)
+    assert [change.text() for change in recreation.changes] == ["template.gpuSettings.dra: false -> true"]
     text = render_text(plan)
     assert "policies pass, 2 advisory finding(s); recreates the nodes of 1 node group(s)" in text.splitlines()[0]
     assert "RECREATES NODES of 1 node group(s) (template changes against the baseline)" in text
@@ -142,18 +144,20 @@ def test_capacity_preset_and_disk_changes_recreate_and_labels_taints_and_size_do
         },
     )
     plan = build_plan("prod", config=config, out=None, baseline=prod_baseline)
-    changes = {recreation.name: recreation.changes for recreation in plan.recreations or []}
+    changes = {r["name"]: tuple(r["changes"]) for r in plan_document(plan)["recreations"]}
     assert changes == {
         "dra-prod-h200-train": (
             "template.reservationPolicy.policy: (unset) -> STRICT",
-            "template.reservationPolicy.reservationIds: (unset) -> ['capacityblockgroup-e00aaaa']",
+            "template.reservationPolicy.reservationIds[0]: (unset) -> capacityblockgroup-e00aaaa",
         ),
         "dra-prod-h200-burst": ("template.followsSpotPrice: (unset) -> {}", "template.preemptible: (unset) -> {}"),
     }
     config = prod_with(
         h200_burst={"labels": {"workload-class": "other"}, "taints": [], "autoscaling": None, "fixedNodeCount": 2}
     )
-    assert build_plan("prod", config=config, out=None, baseline=prod_baseline).recreations == []
+    unchanged = build_plan("prod", config=config, out=None, baseline=prod_baseline)
+    assert plan_document(unchanged)["recreations"] == []
+    assert unchanged.changes is not None and {g.name for g in unchanged.changes.groups} == {"dra-prod-h200-burst"}
 
 
 @pytest.mark.parametrize(
@@ -167,7 +171,7 @@ def test_capacity_preset_and_disk_changes_recreate_and_labels_taints_and_size_do
 )
 def test_a_baseline_that_is_no_plan_of_the_stack_is_refused(document, expected):
     with pytest.raises(BaselineError, match=expected):
-        baseline_templates(document, "prod")
+        read_baseline(document, "prod")
 
 
 def test_the_cli_compares_with_a_baseline_file_and_refuses_a_bad_one(tmp_path, capsys):

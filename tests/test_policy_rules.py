@@ -895,6 +895,14 @@ def test_max_hourly_cost_counts_autoscaled_groups_at_their_maximum():
     assert "list prices of 2026-10-01" in message
 
 
+def test_max_hourly_cost_carries_the_caveats_of_the_prices_it_used():
+    doubtful = {**estimated("dra-prod-train", 28.0), "caveats": ["doubtful price (prices/nebius.yaml): likely low"]}
+    [(_, message)] = stack_violations(
+        "max-hourly-cost", TRAIN, BURST, cost_estimate(doubtful, estimated("dra-prod-burst", 28.0)), config=budget(1)
+    )
+    assert message.endswith("Caveats on these prices: dra-prod-train: doubtful price (prices/nebius.yaml): likely low.")
+
+
 def test_max_hourly_cost_takes_node_counts_from_the_node_groups_not_the_estimate():
     five = (NODE_GROUP_TYPE, "train", named_group("dra-prod-train", fixed=5.0))
     [(urn, message)] = stack_violations("max-hourly-cost", five, PRICED, config=budget(112))

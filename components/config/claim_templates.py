@@ -31,6 +31,7 @@ from components.dra_constants import (
     GPU_CLASS,
     GPU_DRIVER,
     GPU_OPERATOR_NAMESPACE,
+    GPU_PRODUCTS,
     GPU_TEMPLATE,
     IB_CLASS,
     IB_TEMPLATE,
@@ -380,6 +381,28 @@ def parse_user_templates(
     return tuple(templates)
 
 
+def _gpu_products(
+    settings: StackInput, gpu_groups: Sequence[GpuNodeGroupConfig], problems: ConfigProblems
+) -> tuple[str, ...]:
+    """The products `gpu-by-product` selects: the stack's list, else its platforms' own (GPU_PRODUCTS).
+
+    A given list is refused when every platform's product is known and none of them is listed: no node could
+    serve the template (an H100-only stack selecting "NVIDIA H200").
+    """
+    own = tuple(dict.fromkeys(GPU_PRODUCTS[g.platform] for g in gpu_groups if g.platform in GPU_PRODUCTS))
+    given = tuple(dict.fromkeys(settings.gpuProducts))
+    if not given:
+        return own
+    every_known = all(g.platform in GPU_PRODUCTS for g in gpu_groups)
+    if every_known and own and not set(given) & set(own):
+        problems.add(
+            config_key("gpuProducts"),
+            f"lists {', '.join(map(shown, given))}, which no GPU group of the stack serves (its platforms' products: "
+            f"{', '.join(map(shown, own))}); list those, or leave gpuProducts out to select them",
+        )
+    return given
+
+
 def parse_claims_config(
     settings: StackInput, gpu_groups: Sequence[GpuNodeGroupConfig], driver: DraDriverConfig, problems: ConfigProblems
 ) -> ClaimsConfig:
@@ -394,7 +417,7 @@ def parse_claims_config(
         namespace=_namespace(settings, problems),
         builtin_templates=tuple(dict.fromkeys(settings.builtinClaimTemplates)),
         multi_gpu_count=_multi_gpu_count(settings.multiGpuCount, gpu_groups, problems),
-        gpu_products=tuple(settings.gpuProducts),
+        gpu_products=_gpu_products(settings, gpu_groups, problems),
         sample_pods=settings.samplePods,
         sample_gpu_image=settings.sampleGpuImage,
         sample_rdma_image=settings.sampleRdmaImage,

@@ -191,6 +191,20 @@ def _driver_root(settings: StackInput, groups: Sequence[GpuNodeGroupConfig], pro
     return HOST_DRIVER_ROOT if all(modes) else OPERATOR_DRIVER_ROOT
 
 
+def _outage_accepted(
+    settings: StackInput, groups: Sequence[GpuNodeGroupConfig], problems: ConfigProblems
+) -> tuple[str, ...]:
+    """The groups named by draPluginOutageAccepted; a name that is no GPU group is refused, never ignored."""
+    known = [group.name for group in groups]
+    unknown = [name for name in settings.draPluginOutageAccepted if name not in known]
+    if unknown:
+        problems.add(
+            config_key("draPluginOutageAccepted"),
+            f"names {', '.join(map(shown, unknown))}, which no entry of gpuNodeGroups is; allowed: {', '.join(known) or 'none'}",
+        )
+    return tuple(dict.fromkeys(name for name in settings.draPluginOutageAccepted if name in known))
+
+
 def parse_driver_config(
     settings: StackInput, groups: Sequence[GpuNodeGroupConfig], secret_values: bool, problems: ConfigProblems
 ) -> DraDriverConfig:
@@ -214,6 +228,7 @@ def parse_driver_config(
         gpu_operator_repository=chart_repository(settings.gpuOperatorRepository, NGC_REPOSITORY),
         network_operator_repository=chart_repository(settings.networkOperatorRepository, NGC_REPOSITORY),
         secret_values=secret_values,
+        plugin_outage_accepted=_outage_accepted(settings, groups, problems),
     )
     _check_driver_gates(settings.draDriverValues, settings.kubernetesVersion, problems)
     taints = [taint for group in groups for taint in group.taints]

@@ -41,15 +41,15 @@ def _label(path: Path) -> str:
         return str(path)
 
 
-def _gpu_rate(rate: GpuRateInput, origin: str, note: str | None) -> GpuRate:
-    return GpuRate(Decimal(str(rate.usdPerGpuHour)), PriceSource(rate.source, rate.date, origin, note))
+def _gpu_rate(rate: GpuRateInput, origin: str, note: str | None, doubtful: str | None) -> GpuRate:
+    return GpuRate(Decimal(str(rate.usdPerGpuHour)), PriceSource(rate.source, rate.date, origin, note, doubtful))
 
 
-def _cpu_rate(rate: CpuRateInput, origin: str, note: str | None) -> CpuRate:
+def _cpu_rate(rate: CpuRateInput, origin: str, note: str | None, doubtful: str | None) -> CpuRate:
     return CpuRate(
         Decimal(str(rate.usdPerVcpuHour)),
         Decimal(str(rate.usdPerGibHour)),
-        PriceSource(rate.source, rate.date, origin, note),
+        PriceSource(rate.source, rate.date, origin, note, doubtful),
     )
 
 
@@ -75,8 +75,8 @@ def price_table_from_input(document: PriceTableInput, origin: str, where: str, p
             GpuPrice(
                 platform=entry.platform,
                 presets=tuple(entry.presets),
-                on_demand=_gpu_rate(entry.onDemand, origin, entry.note),
-                spot=_gpu_rate(entry.spot, origin, entry.note) if entry.spot else None,
+                on_demand=_gpu_rate(entry.onDemand, origin, entry.note, entry.doubtful),
+                spot=_gpu_rate(entry.spot, origin, entry.note, entry.doubtful) if entry.spot else None,
             )
         )
     cpu: list[CpuPrice] = []
@@ -94,8 +94,8 @@ def price_table_from_input(document: PriceTableInput, origin: str, where: str, p
         cpu.append(
             CpuPrice(
                 platform=cpu_entry.platform,
-                on_demand=_cpu_rate(cpu_entry.onDemand, origin, cpu_entry.note),
-                spot=_cpu_rate(cpu_entry.spot, origin, cpu_entry.note) if cpu_entry.spot else None,
+                on_demand=_cpu_rate(cpu_entry.onDemand, origin, cpu_entry.note, cpu_entry.doubtful),
+                spot=_cpu_rate(cpu_entry.spot, origin, cpu_entry.note, cpu_entry.doubtful) if cpu_entry.spot else None,
             )
         )
     return PriceTable(gpu=tuple(gpu), cpu=tuple(cpu))

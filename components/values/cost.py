@@ -15,7 +15,8 @@ example counts "200 (GiB RAM)").
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import date
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
@@ -30,6 +31,9 @@ SPOT_NOTE = (
     "point, not what a node will cost"
 )
 NOT_INCLUDED = "boot disks, the control plane, the InfiniBand GPU cluster, network, egress and storage"
+# A price read longer ago than this is shown with a caveat: Nebius changed GPU prices twice in 2025-2026
+# (prices/nebius.yaml notes), so a year-old figure may no longer hold.
+PRICE_FRESH_DAYS = 365
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,8 @@ class GroupCost:
     max_nodes: int
     price: NodePrice | None
     unpriced: str | None = None
+    # What a reader of the price must know: a spot ceiling below the table's price, a doubtful or stale figure.
+    caveats: tuple[str, ...] = ()
 
     @property
     def capacity(self) -> str:
@@ -137,6 +143,7 @@ def _group_document(group: GroupCost) -> dict[str, Any]:
         "priceDate": source.date,
         "priceFrom": source.origin,
         **({"note": SPOT_NOTE} if group.spot else {}),
+        **({"caveats": list(group.caveats)} if group.caveats else {}),
     }
 
 
@@ -189,6 +196,7 @@ def _group_cost(
     nodes: tuple[int, int],
     prices: PriceTable,
     spot: bool,
+    today: date,
 ) -> GroupCost:
     price = node_price(prices, platform, preset, spot)
     return GroupCost(
@@ -202,25 +210,72 @@ def _group_cost(
         max_nodes=nodes[1],
         price=price if isinstance(price, NodePrice) else None,
         unpriced=price if isinstance(price, str) else None,
+        caveats=price_caveats(price.source, today) if isinstance(price, NodePrice) else (),
     )
 
 
-def gpu_group_cost(cluster_name: str, group: GpuNodeGroupConfig, prices: PriceTable, spot: bool) -> GroupCost:
-    """One GPU group at its fixed count, or its autoscaling min and max; `spot` picks the table's spot price."""
+def _at_ceiling(cost: GroupCost, ceiling: Decimal) -> GroupCost:
+    """A spot group with a maximum price costs at most its ceiling: priced there, the table's spot price beside it.
+
+    Nebius places a spot VM only while the spot price is at or below the pricing policy's maximum
+    (pulumi-nebius 0.6.73 BillingV1PricingPolicyPricingMaxPriceV1Args.max_price), so a ceiling below the
+    table's reference means no node may be placed at all.
+    """
+    gpus = gpus_in_preset(cost.preset) or 0
+    reference = cost.price
+    beside = f"reference spot {_amount(reference.usd_per_node_hour / gpus)}" if reference and gpus else "no reference"
+    source = reference.source if reference else PriceSource("nebius-dra:gpuNodeGroups capacity", "", "the stack")
+    price = NodePrice(
+        ceiling * gpus,
+        f"{gpus} GPU{'s' if gpus != 1 else ''} x {_amount(ceiling)} per GPU-hour at most (maxPricePerGpuHour; {beside})",
+        source,
+    )
+    caveats = (*cost.caveats, f"priced at its ceiling: {price.basis}")
+    if reference is not None and gpus and ceiling * gpus < reference.usd_per_node_hour:
+        caveats += (
+            f"advisory: {cost.name}'s ceiling {_amount(ceiling)} per GPU-hour is below the table's spot price "
+            f"{_amount(reference.usd_per_node_hour / gpus)}: while the spot price stays above it, no node may be placed",
+        )
+    return replace(cost, price=price, unpriced=None, caveats=caveats)
+
+
+def price_caveats(source: PriceSource, today: date) -> tuple[str, ...]:
+    """What the table says against a price (`doubtful`), and whether it is older than PRICE_FRESH_DAYS."""
+    caveats: tuple[str, ...] = (f"doubtful price ({source.origin}): {source.doubtful}",) if source.doubtful else ()
+    try:
+        age = (today - date.fromisoformat(source.date)).days
+    except ValueError:
+        return caveats
+    if age > PRICE_FRESH_DAYS:
+        caveats += (
+            f"stale price: {source.date} is {age} days old, more than the {PRICE_FRESH_DAYS}-day freshness limit; "
+            f"re-read {source.source}",
+        )
+    return caveats
+
+
+def gpu_group_cost(
+    cluster_name: str, group: GpuNodeGroupConfig, prices: PriceTable, spot: bool, today: date
+) -> GroupCost:
+    """One GPU group at its fixed count, or its autoscaling min and max; `spot` picks the table's spot price,
+    a spot group with a ceiling is priced at it."""
     if group.autoscaling is not None:
         nodes = (group.autoscaling.min_nodes, group.autoscaling.max_nodes)
     else:
         nodes = (group.fixed_node_count or 0, group.fixed_node_count or 0)
-    return _group_cost(
-        group.name, f"{cluster_name}-{group.name}", "gpu", group.platform, group.preset, nodes, prices, spot
+    cost = _group_cost(
+        group.name, f"{cluster_name}-{group.name}", "gpu", group.platform, group.preset, nodes, prices, spot, today
     )
+    ceiling = group.capacity.max_price_per_gpu_hour if spot else None
+    return cost if ceiling is None else _at_ceiling(cost, Decimal(ceiling))
 
 
-def stack_cost(config: StackConfig) -> StackCost:
-    """Every GPU group, then the system group, priced from `config.prices`."""
+def stack_cost(config: StackConfig, today: date | None = None) -> StackCost:
+    """Every GPU group, then the system group, priced from `config.prices`; prices older than PRICE_FRESH_DAYS
+    before `today` (the day the plan runs) carry a caveat."""
     cluster = config.cluster.name
-    # Until then every group is on-demand, which is what the program creates.
-    groups = [gpu_group_cost(cluster, group, config.prices, spot=group.spot) for group in config.gpu_node_groups]
+    day = today or date.today()
+    groups = [gpu_group_cost(cluster, group, config.prices, group.spot, day) for group in config.gpu_node_groups]
     system = config.system_nodes
     groups.append(
         _group_cost(
@@ -232,6 +287,7 @@ def stack_cost(config: StackConfig) -> StackCost:
             (system.node_count, system.node_count),
             config.prices,
             spot=False,
+            today=day,
         )
     )
     return StackCost(tuple(groups))

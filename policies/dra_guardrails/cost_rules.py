@@ -96,6 +96,7 @@ def check_max_hourly_cost(
     violations: list[tuple[str | None, str]] = []
     parts: list[str] = []
     dates: set[str] = set()
+    caveats: list[str] = []
     total = 0.0
     groups = sorted((r for r in resources if r.type == NODE_GROUP_TYPE), key=lambda r: str(field_at(r.props, "name")))
     for group in groups:
@@ -117,6 +118,7 @@ def check_max_hourly_cost(
         total += price * nodes
         parts.append(f"{name} {nodes:g} x {_usd(price)}")
         dates.add(str(field_at(entry, "priceDate")))
+        caveats += [f"{name}: {c}" for c in as_list(field_at(entry, "caveats")) if isinstance(c, str)]
     if round(total, 4) > limit:
         dated = f"{min(dates)}..{max(dates)}" if len(dates) > 1 else next(iter(dates), "?")
         violations.append(
@@ -125,7 +127,8 @@ def check_max_hourly_cost(
                 f"The stack's nodes cost up to {_usd(total)} per hour ({_usd(total * HOURS_PER_30_DAYS)} per 30 days) "
                 f"at their largest size, over max-hourly-cost.maxHourlyUsd {_usd(limit)}: {', '.join(parts)} "
                 f"(list prices of {dated}; boot disks, network, egress and storage not included). Lower "
-                "fixedNodeCount or autoscaling max, choose smaller presets, or raise maxHourlyUsd in the policy config.",
+                "fixedNodeCount or autoscaling max, choose smaller presets, or raise maxHourlyUsd in the policy config."
+                + (f" Caveats on these prices: {'; '.join(caveats)}." if caveats else ""),
             )
         )
     return violations

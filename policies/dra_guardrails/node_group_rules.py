@@ -7,10 +7,12 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .consequences import consequences_of
 from .driver_presets import DRIVER_PRESETS, DRIVER_PRESETS_READ
 from .framework import PolicyConfigError
 from .planned import (
     CLUSTER_VERSION,
+    NODE_GROUP_TYPE,
     PlannedResource,
     as_json,
     field_at,
@@ -27,10 +29,11 @@ def check_gpu_node_group_dra(resource: PlannedResource, config: Mapping[str, Any
     if not is_gpu_node_group(resource) or is_dra_gpu_node_group(resource):
         return []
     platform = field_at(resource.props, "template", "resources", "platform")
+    [change] = consequences_of(NODE_GROUP_TYPE, "template.gpuSettings.dra")
     return [
         f"{named(resource)} (platform {platform}) does not set template.gpuSettings.dra = true: its GPUs stay "
         "with the legacy device plugin, the DRA driver publishes none of them, and network claims fail with "
-        '"cannot allocate all claims". Set template.gpuSettings.dra = true (changing it recreates the group\'s nodes).'
+        f'"cannot allocate all claims". Set template.gpuSettings.dra = true (a change of it: {change.effect.value}).'
     ]
 
 

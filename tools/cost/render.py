@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from components.config.reading import markdown_text, printable
+from policies.dra_guardrails.consequences import consequence_of_setting
 from tools.cost.teams import render_teams_markdown, render_teams_text
 
 Document = Mapping[str, Any]
@@ -70,7 +71,7 @@ def _row(group: Mapping[str, Any]) -> tuple[str, ...]:
         money(float(group["usdPerNodeHour"])),
         _range(group, "hourlyUsd"),
         _range(group, "usdPer30Days"),
-        str(group.get("priceDate")),
+        str(group.get("priceDate")) + (" (see notes)" if group.get("caveats") else ""),
     )
 
 
@@ -103,6 +104,12 @@ def _notes(document: Document) -> list[str]:
             f"{len(unpriced)} group(s) unpriced and left out of the total: add their prices to prices/nebius.yaml, or "
             "to nebius-dra:priceOverrides for this stack. A missing price is never guessed."
         )
+    notes += [
+        f"{group.get('name')}: {caveat}"
+        for group in groups
+        for caveat in (group.get("caveats") or [])
+        if isinstance(caveat, str)
+    ]
     spot = [group for group in groups if group.get("note")]
     if spot:
         notes.append(f"{', '.join(str(g.get('name')) for g in spot)}: {spot[0].get('note')}")
@@ -173,7 +180,8 @@ def _describe(group: Mapping[str, Any] | None) -> str:
         return NONE
     if group.get("usdPerNodeHour") is None:
         return f"{nodes(group)} x {group.get('preset')}: unpriced"
-    return f"{nodes(group)} x {group.get('preset')}: {_range(group, 'hourlyUsd')}"
+    caveat = " (price with caveats)" if group.get("caveats") else ""
+    return f"{nodes(group)} x {group.get('preset')}: {_range(group, 'hourlyUsd')}{caveat}"
 
 
 DIFF_HEADER = ("group", "base", "this change", "change per hour", "change per 30 days")
@@ -210,10 +218,40 @@ def diff_rows(base: Document | None, head: Document) -> list[tuple[str, ...]]:
     return rows
 
 
+# The cost document's fields of a group, as the stack settings they come from (GPU group, system group).
+_SETTINGS = {
+    "platform": ("gpuNodeGroups[].platform", "systemNodePlatform"),
+    "preset": ("gpuNodeGroups[].preset", "systemNodePreset"),
+    "capacity": ("gpuNodeGroups[].capacity", None),
+    "maxNodes": ("gpuNodeGroups[].fixedNodeCount", "systemNodeCount"),
+}
+
+
+def change_notes(base: Document | None, head: Document) -> list[str]:
+    """What each changed field of a group does to its nodes, as the table of consequences says
+    (policies/dra_guardrails/consequences.py): a replacement costs the surge nodes' price while it runs."""
+    base_groups = {str(g.get("name")): g for g in _groups(base or {})}
+    notes = []
+    for group in _groups(head):
+        old = base_groups.get(str(group.get("name")))
+        if old is None:
+            continue
+        for field, (gpu_setting, system_setting) in _SETTINGS.items():
+            setting = gpu_setting if group.get("kind") == "gpu" else system_setting
+            row = consequence_of_setting(setting) if setting else None
+            if row is None or old.get(field) == group.get(field):
+                continue
+            notes.append(
+                f"{group.get('name')}: {field} {printable(str(old.get(field)))} -> {printable(str(group.get(field)))}: "
+                f"{row.effect.value}: {row.does}"
+            )
+    return notes
+
+
 def render_diff_text(base: Document | None, head: Document, base_label: str) -> list[str]:
     lines = [f"Cost change against {base_label} (per hour at min..max nodes)"]
     lines += ["  " + line for line in _table(diff_rows(base, head), DIFF_HEADER)]
-    return lines
+    return lines + [f"  what it does: {note}" for note in change_notes(base, head)]
 
 
 def render_diff_markdown(base: Document | None, head: Document, base_label: str) -> list[str]:
@@ -222,4 +260,5 @@ def render_diff_markdown(base: Document | None, head: Document, base_label: str)
     lines += [markdown_row(DIFF_HEADER), markdown_row(["---"] * len(DIFF_HEADER))]
     lines += [markdown_row(row) for row in rows[:-1]]
     lines.append(markdown_row([f"**{cell}**" if cell else cell for cell in rows[-1]]))
-    return lines
+    notes = change_notes(base, head)
+    return lines + ([""] + [f"- what it does: {markdown_text(note)}" for note in notes] if notes else [])

@@ -1,7 +1,8 @@
 """`make plan`: what `pulumi up` would do to a stack, without a cloud account or the Pulumi CLI.
 
     python -m tools.plan --stack dev [--format text|markdown|json] [--out build/plan]
-                         [--policy-config policies/policy-config.json] [--baseline main-plan.json | --base REF]
+                         [--policy-config policies/policy-config.json]
+                         [--baseline main-plan.json | --base REF | --no-base]
                          [--graph]
     python -m tools.plan --stack-file path/to/Pulumi.try.yaml ...
 
@@ -14,12 +15,15 @@ the stack list (a variant, anywhere on disk), named by its file name `Pulumi.<st
 `--policy-config` takes the same JSON document
 as `pulumi preview --policy-pack-config`. `--baseline` takes the JSON plan of the same stack made
 earlier (for example on the main branch), `--base REF` makes it from the revision REF's own
-code and config (`tools/plan/base_plan.py`), and either names every node group whose nodes the change
-would recreate, and a move of the DRA driver between chart lines (the steps of a move to 0.4.x; a
-move back to 25.x is refused).
+code and config (`tools/plan/base_plan.py`); without either, a plan in a git checkout compares with
+the last commit's plan (`--no-base` turns it off). Against the baseline the plan says what each
+change does, as the table of consequences (policies/dra_guardrails/consequences.py) has it: the
+nodes it replaces, with batches and duration, what reaches only new nodes, Helm upgrades, claim
+templates replaced; a kubernetesVersion move that skips or lowers a minor is refused, and so is a
+move of the DRA driver back from 0.4.x to 25.x.
 
-Exit status: 0 when `pulumi up` could proceed, 1 when a mandatory policy is violated or the DRA
-driver moves back from 0.4.x to 25.x against the baseline,
+Exit status: 0 when `pulumi up` could proceed, 1 when a mandatory policy is violated, the DRA
+driver moves back from 0.4.x to 25.x or kubernetesVersion skips or lowers a minor against the baseline,
 2 when the program itself refuses the config (the message names the key), or the stack
 name, the stack file or the policy config cannot be used (an unknown policy or setting is
 refused, not ignored), or the output directory is not safe to write: the plan never writes
@@ -36,12 +40,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from components.config.reading import InputError, load_json
+from components.config.reading import InputError, load_json, printable
 from policies.dra_guardrails import PolicyConfigError
-from tools.plan.base_plan import NoBaselineError, UnknownRevisionError, base_plan
+from tools.plan.base_plan import NoBaselineError, UnknownRevisionError, base_plan, default_base
+from tools.plan.changes import BaselineError
 from tools.plan.model import DEFAULT_OUT, Plan, build_plan
 from tools.plan.report import RENDERERS, render_error
-from tools.plan.rollout import BaselineError
 from tools.plan.stack_source import STACK_FILE_OPTION, StackNameError, check_stack_name, stack_of_file
 
 EXIT_OK, EXIT_POLICY, EXIT_PROGRAM = 0, 1, 2
@@ -84,7 +88,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--base",
         metavar="REF",
         help="git revision whose own plan of the stack is the baseline (for example HEAD^1, a PR's base): made "
-        "from its files with git archive; when it has none, the plan says why",
+        "from its files with git archive; when it has none, the plan says why. Default in a git checkout: HEAD, "
+        "the last commit",
+    )
+    against.add_argument(
+        "--no-base",
+        action="store_true",
+        help="compare with nothing: without it a plan in a git checkout compares with the plan of the last commit",
     )
     parser.add_argument(
         "--graph",
@@ -105,6 +115,18 @@ def read_option(path: Path | None, option: str) -> Any:
     return document
 
 
+def _base(stack: str, ref: str | None) -> tuple[Any, str]:
+    """The baseline of --base REF, or by default the last commit's plan; and how the plan names it."""
+    if ref is not None:
+        return json.loads(base_plan(stack, ref)), f"the plan of {printable(ref)} made by its own code (--base)"
+    commit = default_base()
+    return (
+        json.loads(base_plan(stack, commit)),
+        f"the plan of the last commit {commit[:12]} (HEAD) made by its own code: the default in a git checkout; "
+        "--base REF names another revision, --no-base turns it off",
+    )
+
+
 def exit_status(plan: Plan) -> int:
     if plan.error is not None:
         return EXIT_PROGRAM
@@ -117,14 +139,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         stack = stack_of_file(args.stack_file) if args.stack_file else check_stack_name(args.stack)
         policy_config = read_option(args.policy_config, "--policy-config")
-        baseline, no_baseline = read_option(args.baseline, "--baseline"), None
-        if args.base is not None:
+        baseline, no_baseline, baseline_from = read_option(args.baseline, "--baseline"), None, None
+        if args.baseline is not None:
+            baseline_from = f"the baseline {args.baseline} (--baseline)"
+        elif not args.no_base:
             try:
-                baseline = json.loads(base_plan(stack, args.base))
+                baseline, baseline_from = _base(stack, args.base)
             except NoBaselineError as none:
                 no_baseline = str(none)
         plan = build_plan(stack, out=out, policy_config=policy_config, baseline=baseline, stack_file=args.stack_file)
-        plan.no_baseline = no_baseline
+        plan.no_baseline, plan.baseline_from = no_baseline, baseline_from
     except (StackNameError, UnknownRevisionError) as invalid:
         print(f"python -m tools.plan: {invalid}", file=sys.stderr)
         return EXIT_PROGRAM

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+from functools import lru_cache
 from pathlib import Path
 
 from components.config.reading import printable
@@ -49,21 +50,47 @@ def _unpack(ref: str, folder: Path, project_dir: Path) -> None:
         tar.extractall(folder, filter="data")
 
 
+def _git(project_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(
+            ["git", "-C", str(project_dir), *args], capture_output=True, text=True, timeout=60, check=False
+        )
+    except FileNotFoundError:
+        raise NoBaselineError("git is not installed, so the last commit cannot be read") from None
+
+
+def default_base(project_dir: Path = PROJECT_DIR) -> str:
+    """The last commit of the checkout (its full hash), the baseline a plan without --base or --baseline uses.
+
+    NoBaselineError says why there is none: not a git checkout (an unpacked archive), or no commit yet.
+    """
+    inside = _git(project_dir, "rev-parse", "--is-inside-work-tree")
+    if inside.returncode != 0 or inside.stdout.strip() != "true":
+        raise NoBaselineError(
+            f"{project_dir} is not a git checkout, so there is no last commit to compare with; give --baseline PLAN.json"
+        )
+    head = _git(project_dir, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+    if head.returncode != 0:
+        raise NoBaselineError("the checkout has no commit yet, so there is nothing to compare with")
+    return head.stdout.strip()
+
+
 def base_plan(stack: str, ref: str, project_dir: Path = PROJECT_DIR) -> str:
     """The JSON text of `stack`'s plan at `ref`; NoBaselineError when there is none to compare with."""
-    known = subprocess.run(
-        ["git", "-C", str(project_dir), "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"],
-        capture_output=True,
-        timeout=60,
-        check=False,
-    )
+    known = _git(project_dir, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
     if known.returncode != 0:
         raise UnknownRevisionError(
             f"--base {printable(ref)!r} is not a git revision of this repository (or its history is not fetched)"
         )
+    return _plan_at(stack, known.stdout.strip(), ref, project_dir)
+
+
+@lru_cache(maxsize=16)
+def _plan_at(stack: str, commit: str, ref: str, project_dir: Path) -> str:
+    """One commit's plan of a stack: the same for every call in a process (a commit's files do not change)."""
     with tempfile.TemporaryDirectory(prefix="nebius-dra-base-") as directory:
         folder = Path(directory)
-        _unpack(ref, folder, project_dir)
+        _unpack(commit, folder, project_dir)
         if not (folder / f"Pulumi.{stack}.yaml").is_file():
             raise NoBaselineError(f"{ref} has no stack file Pulumi.{stack}.yaml: every node group of it is new")
         done = subprocess.run(

@@ -17,7 +17,7 @@ from typing import Any
 
 from components.dra_constants import KUBERNETES_OCI_REPOSITORY, LEGACY_CHART, RENAMED_CHART
 from policies.dra_guardrails.planned import chart_name, is_dra_driver_release
-from tools.plan.rollout import BaselineError
+from tools.plan.changes import BaselineError
 
 
 @dataclass(frozen=True)

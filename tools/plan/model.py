@@ -13,11 +13,14 @@ from typing import Any
 
 from components.cost import COST_ESTIMATE_TYPE
 from policies.dra_guardrails import Finding, PlannedResource, check_resources, validate_policy_config
+from tools.plan.changes import Changes, compare, read_baseline, snapshot
 from tools.plan.driver_line import DriverLineChange, baseline_driver, driver_line_change, driver_snapshot
+from tools.plan.driver_modes import accepted_outages, driver_mode_transition
 from tools.plan.files import WriteResult, plan_files, write_plan_files
 from tools.plan.graph import Edge, PathStep, critical_path, dependency_edges
+from tools.plan.minor_upgrade import MinorUpgrade, minor_upgrade
 from tools.plan.mock_engine import ProgramRun, run_program
-from tools.plan.rollout import Recreation, Rollout, baseline_templates, node_group_snapshots, recreations, rollout_of
+from tools.plan.rollout import Rollout, rollout_of
 from tools.plan.settings import key_settings
 from tools.plan.stack_source import check_stack_name
 from tools.plan.tree import PlanNode, build_tree
@@ -36,11 +39,18 @@ class Plan:
     findings: list[Finding] = field(default_factory=list)
     files: WriteResult | None = None
     rollouts: list[Rollout] = field(default_factory=list)
-    node_groups: list[dict[str, Any]] = field(default_factory=list)
-    # None without a baseline; else the node groups whose template changes against it (nodes recreated).
-    recreations: list[Recreation] | None = None
-    # Why `--base REF` gave no baseline (the revision has no such stack, or its plan failed); None otherwise.
+    # What the JSON plan records for a later baseline (tools/plan/changes.py snapshot).
+    recorded: dict[str, Any] = field(default_factory=dict)
+    # None without a baseline; else every recorded field that differs from it, with the table's rows.
+    changes: Changes | None = None
+    # The cluster's minor moving against the baseline (None when it stays, or without one).
+    minor: MinorUpgrade | None = None
+    # A move between driver modes: what to do to existing nodes, in order (tools/plan/driver_modes.py).
+    driver_steps: tuple[str, ...] = ()
+    # Why there is no baseline (no git checkout, the revision has no such stack, its plan failed); None otherwise.
     no_baseline: str | None = None
+    # Where the baseline came from, as the plan says it ("HEAD (abc1234), the last commit, by default"); None without.
+    baseline_from: str | None = None
     # The DRA driver release's {chart, version}, recorded for a later --baseline; and its move between chart
     # lines against the baseline (None without one, or when it stays on its line).
     dra_driver: dict[str, str] | None = None
@@ -58,9 +68,11 @@ class Plan:
 
     @property
     def blocked(self) -> bool:
-        """True when `pulumi up` must not run: the program failed, a mandatory policy fired, or the driver moves back."""
+        """True when `pulumi up` must not run: the program failed, a mandatory policy fired, the driver moves back
+        or the cluster's minor moves in a way the skew policy forbids."""
         refused = self.driver_change is not None and self.driver_change.refused
-        return self.error is not None or refused or any(finding.mandatory for finding in self.findings)
+        skipped = self.minor is not None and self.minor.refused is not None
+        return self.error is not None or refused or skipped or any(finding.mandatory for finding in self.findings)
 
     def nodes(self) -> list[PlanNode]:
         return [node for root in self.roots for node in root.walk()]
@@ -80,14 +92,14 @@ def build_plan(
 ) -> Plan:
     """Runs the program for `stack` and derives tree, graph, verdicts and files; `out=None` writes nothing.
 
-    `baseline` is the JSON document of an earlier plan (`--format json`): node groups whose template
-    changes against it are listed in `recreations`. The stack name, the policy config and the
+    `baseline` is the JSON document of an earlier plan (`--format json`): what differs from it is in
+    `changes`, each field with what the table of consequences says it does. The stack name, the policy config and the
     baseline are checked before anything runs: StackNameError, PolicyConfigError or BaselineError.
     `stack_file` is read instead of `Pulumi.<stack>.yaml` (`--stack-file`).
     """
     check_stack_name(stack)
     validate_policy_config(policy_config)
-    before = baseline_templates(baseline, stack) if baseline is not None else None
+    before = read_baseline(baseline, stack) if baseline is not None else None
     driver_before = baseline_driver(baseline) if baseline is not None else None
     run = run_program(stack, config=config, stack_file=stack_file)
     plan = Plan(stack, run)
@@ -105,11 +117,15 @@ def build_plan(
         (r for r in (rollout_of(resource, inputs[resource.urn]) for resource in run.resources) if r is not None),
         key=lambda rollout: rollout.name,
     )
-    plan.node_groups = node_group_snapshots(run.resources, inputs)
+    plan.recorded = snapshot(run.resources, inputs, planned)
     plan.dra_driver = driver_snapshot(planned)
     plan.driver_change = driver_line_change(driver_before, plan.dra_driver)
     if before is not None:
-        plan.recreations = recreations(before, plan.node_groups, {r.urn: r for r in plan.rollouts})
+        plan.changes = compare(before, plan.recorded, {r.urn: r for r in plan.rollouts})
+        plan.minor = minor_upgrade(plan.changes)
+        transition = driver_mode_transition(before, plan.recorded, accepted_outages(run.resources))
+        plan.driver_steps = transition.steps
+        plan.findings = sorted_findings([*plan.findings, *transition.findings])
     if out is not None:
         plan.files = write_plan_files(plan_files(run.resources, inputs), out / stack)
     return plan

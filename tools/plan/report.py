@@ -15,14 +15,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from components.dra_workloads import BUILTINS_LEFT_OUT, DRA_WORKLOADS_TYPE
+from policies.dra_guardrails.consequences import Effect, consequences_of
 from policies.dra_guardrails.planned import NODE_GROUP_TYPE
 from tools.cost.render import render_cost_markdown, render_cost_text
-from tools.plan.driver_line import DriverLineChange
 from tools.plan.graph import DURATION_ESTIMATES, minutes, render_mermaid
 from tools.plan.model import Plan
 from tools.plan.tree import render_tree
+from tools.plan.what_changed import changed_lines, recreated_count
 
 POLICY_SOURCE = "policies/dra_guardrails"
+REPLACING = frozenset((Effect.ROLLING_REPLACE, Effect.MINOR_UPGRADE, Effect.DELETE_CREATE))
 # The components that wrap one node group each (components/gpu_node_group.py, existing_gpu_node_group.py,
 # system_node_group.py): their children are that group's resources.
 GROUP_COMPONENTS = (
@@ -61,6 +64,22 @@ def group_names(plan: Plan) -> dict[str, str]:
     return names
 
 
+def left_out_templates(plan: Plan) -> list[str]:
+    """The built-in claim templates the stack lists but does not create, each with why (DraWorkloads records it)."""
+    return [
+        f"{name}: {reason}"
+        for resource in plan.run.of_type(DRA_WORKLOADS_TYPE)
+        for name, reason in (resource.inputs.get(BUILTINS_LEFT_OUT) or {}).items()
+    ]
+
+
+def _left_out_line(plan: Plan) -> list[str]:
+    left_out = left_out_templates(plan)
+    return (
+        [f"Built-in claim templates not created (no node could serve them): {'; '.join(left_out)}"] if left_out else []
+    )
+
+
 def _summary(plan: Plan) -> str:
     nodes = plan.nodes()
     custom = sum(1 for node in nodes if node.resource.custom)
@@ -68,7 +87,11 @@ def _summary(plan: Plan) -> str:
     advisory = len(plan.findings) - mandatory
     verdict = f"BLOCKED by {mandatory} mandatory policy violation(s)" if mandatory else "policies pass"
     advice = f", {advisory} advisory finding(s)" if advisory else ""
-    recreated = f"; recreates the nodes of {len(plan.recreations)} node group(s)" if plan.recreations else ""
+    count = recreated_count(plan)
+    recreated = f"; recreates the nodes of {count} node group(s)" if count else ""
+    minor = plan.minor
+    if minor is not None and minor.refused is not None:
+        recreated += f"; BLOCKED: kubernetesVersion {minor.before} -> {minor.after} is refused"
     change = plan.driver_change
     moved = (
         f"; BLOCKED: the DRA driver moves back from {change.before} to {change.after}"
@@ -79,15 +102,6 @@ def _summary(plan: Plan) -> str:
         f"{len(nodes)} resources ({custom} created by providers, {len(nodes) - custom} components); "
         f"{verdict}{advice}{recreated}{moved}"
     )
-
-
-def _driver_change_lines(change: DriverLineChange) -> list[str]:
-    """The steps the chart's upgrade guide requires, or why the move back is refused."""
-    title = "REFUSED" if change.refused else "PLANNED CHART UPGRADE"
-    return [
-        f"{title}: DRA driver {change.before} -> {change.after}",
-        *(f"  {n}. {step}" for n, step in enumerate(change.steps, 1)),
-    ]
 
 
 def _resource_of(plan: Plan, urn: str | None, names: dict[str, str]) -> str:
@@ -172,42 +186,14 @@ def _table(rows: Sequence[tuple[str, ...]], header: tuple[str, ...]) -> list[str
 
 
 ROLLOUT_TITLE = "Node roll-outs: a template change replaces a group's nodes under its strategy"
-# Nebius applies node-group label and taint edits to new nodes only (pulumi-nebius 0.6.73, template.metadata.labels
-# and template.taints): existing nodes keep the old ones until they are replaced, and no roll-out is started.
+# What the table of consequences says of a label or taint edit (its template.metadata and template.taints rows).
+_LABELS = consequences_of(NODE_GROUP_TYPE, "template.metadata.labels")[0]
 LABELS_NOTE = (
-    "Labels and taints: an edit reaches only nodes created after it; existing nodes keep the old ones until "
-    "they are replaced (Nebius starts no roll-out for it). Set the mixed-mode opt-out label "
+    f"Labels and taints: {_LABELS.effect.value}: {_LABELS.does}. Set the mixed-mode opt-out label "
     "nvidia.com/gpu.deploy.operands when a group is created."
-)
-NO_BASELINE = (
-    "Nodes recreated: not known without a baseline (--base REF, or --baseline with an earlier JSON plan, "
-    "names the node groups a change recreates)"
 )
 # Markdown tables longer than this fold, so a PR's plan keeps its verdicts and cost on one screen.
 FOLD_ROWS = 8
-
-
-def _recreation_lines(plan: Plan, names: dict[str, str]) -> list[str]:
-    """The groups a change recreates (with a baseline), each changed field indented under it."""
-    if plan.no_baseline is not None:
-        return [f"Nodes recreated: not known, no baseline ({plan.no_baseline})"]
-    if plan.recreations is None:
-        return [NO_BASELINE]
-    if not plan.recreations:
-        return ["No node group's template changes against the baseline: no node is recreated"]
-    lines = [f"RECREATES NODES of {len(plan.recreations)} node group(s) (template changes against the baseline)"]
-    for recreation in plan.recreations:
-        name = names.get(recreation.urn, recreation.name)
-        lines.append(f"  {name}: {recreation.rollout.describe() if recreation.rollout else ''}".rstrip())
-        lines += [f"    {change}" for change in recreation.changes]
-    return lines
-
-
-def _changed_lines(plan: Plan, names: dict[str, str]) -> list[str]:
-    lines = _recreation_lines(plan, names)
-    if plan.driver_change is not None:
-        lines += _driver_change_lines(plan.driver_change)
-    return lines
 
 
 def _rollout_rows(plan: Plan, names: dict[str, str]) -> list[tuple[str, str]]:
@@ -222,13 +208,14 @@ def render_text(plan: Plan, graph: bool = False) -> str:
     """What changed, the verdicts, the cost and the roll-outs first; then the path, the tree, the graph on request."""
     names = group_names(plan)
     lines = [f"Offline plan of stack {plan.stack}: {_summary(plan)}", ""]
-    lines += ["What changed", *("  " + line for line in _changed_lines(plan, names)), ""]
+    lines += ["What changed", *("  " + line for line in changed_lines(plan, names)), ""]
     lines += [f"Policy verdicts ({POLICY_SOURCE})"]
     if not plan.findings:
         lines.append("  every rule passes")
     for row in verdict_rows(plan, names):
         lines.append(f"  {'MANDATORY' if row.mandatory else 'advisory'}  {row.policy}  on {', '.join(row.resources)}")
         lines += [f"    {message}" for message in row.messages]
+    lines += ["  " + line for line in _left_out_line(plan)]
     lines += ["", *(render_cost_text(plan.cost) if plan.cost else ["Cost: the program registered no estimate"])]
     lines += ["", ROLLOUT_TITLE, *(f"  {name}: {text}" for name, text in _rollout_rows(plan, names))]
     lines += [f"  {LABELS_NOTE}", ""]
@@ -263,7 +250,7 @@ def render_markdown(plan: Plan, graph: bool = True) -> str:
     del graph  # the graph is always there, folded
     names = group_names(plan)
     lines = [f"## Offline plan: `{plan.stack}`", "", _summary(plan), "", "### What changed", ""]
-    lines += ["```text", *_changed_lines(plan, names), "```", "", f"### Policy verdicts (`{POLICY_SOURCE}`)", ""]
+    lines += ["```text", *changed_lines(plan, names), "```", "", f"### Policy verdicts (`{POLICY_SOURCE}`)", ""]
     if plan.findings:
         rows = [
             (
@@ -277,6 +264,7 @@ def render_markdown(plan: Plan, graph: bool = True) -> str:
         lines += _markdown_table(("level", "policy", "resources", "message"), rows, "rules with findings")
     else:
         lines.append("Every rule passes.")
+    lines += ["", *_left_out_line(plan)] if _left_out_line(plan) else []
     lines += [
         "",
         "### Cost",
@@ -318,9 +306,18 @@ def plan_document(plan: Plan) -> dict[str, Any]:
         },
         "estimates": {kind: {"seconds": e.seconds, "basis": e.basis} for kind, e in DURATION_ESTIMATES.items()},
         "cost": plan.cost,
-        "nodeGroups": plan.node_groups,
+        **plan.recorded,
         "rollouts": [rollout.as_dict() for rollout in plan.rollouts],
-        "recreations": None if plan.recreations is None else [r.as_dict() for r in plan.recreations],
+        "recreations": None
+        if plan.changes is None
+        else [
+            {"urn": g.urn, "name": g.name, "changes": [c.text() for c in g.changes if c.effects & REPLACING]}
+            for g in plan.changes.recreated
+        ],
+        "changes": None if plan.changes is None else plan.changes.as_dict(),
+        "minorUpgrade": None if plan.minor is None else plan.minor.as_dict(),
+        "baselineFrom": plan.baseline_from,
+        "noBaseline": plan.no_baseline,
         "draDriver": plan.dra_driver,
         "driverChange": None if plan.driver_change is None else plan.driver_change.as_dict(),
         "files": None

@@ -1,39 +1,22 @@
-"""What a node group's template change does: the roll-out it starts, and which planned changes start one.
+"""What replacing a node group's nodes costs: the roll-out under its strategy.
 
-Nebius replaces every node of a group when a field of its template changes, except the fields
-whose docstring says otherwise (pulumi-nebius 0.6.73, Mk8sV1NodeGroupArgs.template: "If not
-written opposite a NodeTemplate field update will cause NodeGroup roll-out according
-NodeGroupDeploymentStrategy"; `metadata.labels` and `taints`: "Field change will NOT trigger
-NodeGroup roll out"). So turning DRA on or off, a new preset, drivers preset, boot disk, GPU
-cluster or capacity (spot, reservation) recreates the group's nodes, one batch at a time under
-its `strategy`.
-
-For each node group the plan shows what such a roll-out costs: how many nodes at a time, how
-many extra nodes (and GPUs of quota) a surge needs, and an upper estimate of its duration. Given
-the JSON plan of a baseline (`--baseline`, for example the main branch's), it names the groups
-whose template changes, with each changed field, so a change that recreates GPU nodes is called
-out before `pulumi up`, where `pulumi preview` only shows an update.
+Which changes replace nodes is the table of consequences' business
+(policies/dra_guardrails/consequences.py: a template field, the group's version); this module
+says, for each node group, how such a roll-out goes: how many nodes at a time, how many extra
+nodes (and GPUs of quota) a surge needs, and an upper estimate of its duration.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from components.config.reading import printable
 from components.model import NodeAmount, duration_seconds, gpus_in_preset
 from policies.dra_guardrails.planned import NODE_GROUP_TYPE, field_at
 from tools.plan.graph import DURATION_ESTIMATES
 from tools.plan.mock_engine import RegisteredResource
-
-# Template fields whose change Nebius does not roll out (see above): `metadata` holds only the labels.
-NOT_ROLLED_OUT = ("metadata", "taints")
-
-
-class BaselineError(ValueError):
-    """A `--baseline` document that is not the JSON of an offline plan; the message says what is wrong."""
 
 
 def _seconds(duration: Any) -> float | None:
@@ -55,7 +38,7 @@ def _nodes(amount: Any, group_size: int, round_up: bool) -> int | None:
     return None
 
 
-def _text(seconds: float) -> str:
+def duration_text(seconds: float) -> str:
     minutes = round(seconds / 60)
     return f"{minutes // 60}h{minutes % 60:02d}m" if minutes >= 60 else f"{minutes}m"
 
@@ -108,8 +91,8 @@ class Rollout:
         elif self.drain_seconds == 0:
             drain = "no drain timeout: a PodDisruptionBudget can hold it for ever"
         else:
-            drain = f"drain up to {_text(self.drain_seconds)} per batch"
-        duration = f"about {_text(self.seconds)} at most" if self.seconds is not None else "no upper bound"
+            drain = f"drain up to {duration_text(self.drain_seconds)} per batch"
+        duration = f"about {duration_text(self.seconds)} at most" if self.seconds is not None else "no upper bound"
         quota = (
             f"needs {self.surge} extra node(s)" + (f" ({self.extra_gpus} GPUs of quota)" if self.extra_gpus else "")
             if self.surge
@@ -163,109 +146,3 @@ def rollout_of(resource: RegisteredResource, inputs: Mapping[str, Any]) -> Rollo
         drain_seconds=_seconds(field_at(strategy, "drainTimeout")),
         node_seconds=DURATION_ESTIMATES["GPU node group" if gpu else "CPU node group"].seconds,
     )
-
-
-def rolled_out_fields(inputs: Mapping[str, Any]) -> dict[str, Any]:
-    """The template fields whose change makes Nebius recreate the group's nodes."""
-    template = inputs.get("template") or {}
-    return {key: value for key, value in template.items() if key not in NOT_ROLLED_OUT}
-
-
-def node_group_snapshots(
-    resources: Iterable[RegisteredResource], inputs: Mapping[str, Mapping[str, Any]]
-) -> list[dict[str, Any]]:
-    """What the JSON plan records per node group, so a later plan can compare with it (`--baseline`)."""
-    return [
-        {
-            "urn": resource.urn,
-            "name": inputs[resource.urn].get("name"),
-            "template": rolled_out_fields(inputs[resource.urn]),
-        }
-        for resource in sorted(resources, key=lambda r: r.urn)
-        if resource.type == NODE_GROUP_TYPE
-    ]
-
-
-def _flat(value: Any, prefix: str) -> dict[str, Any]:
-    """Leaves by dotted path; an empty map is a leaf (`preemptible: {}` switches spot on)."""
-    if isinstance(value, Mapping) and value:
-        flat: dict[str, Any] = {}
-        for key, item in value.items():
-            flat.update(_flat(item, f"{prefix}.{key}"))
-        return flat
-    return {prefix: value}
-
-
-_ABSENT = object()
-
-
-def as_json(value: Any) -> str:
-    """A template value for the plan's text; a baseline's value is outside input, so no control character of
-    it reaches a terminal or a PR summary (a newline could forge a line, an escape rewrite the screen)."""
-    if value is _ABSENT:
-        return "(unset)"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return "{}" if value == {} else printable(str(value))
-
-
-@dataclass(frozen=True)
-class Recreation:
-    """A node group whose template changes against the baseline: every node of it is replaced."""
-
-    urn: str
-    name: str
-    changes: tuple[str, ...]
-    rollout: Rollout | None
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"urn": self.urn, "name": self.name, "changes": list(self.changes)}
-
-
-def baseline_templates(document: Any, stack: str) -> dict[str, Mapping[str, Any]]:
-    """URN -> rolled-out template fields, from the JSON plan of `stack`; BaselineError when it is none."""
-    named = document.get("stack") if isinstance(document, Mapping) else None
-    if isinstance(document, Mapping) and not isinstance(named, str):
-        raise BaselineError(
-            f'the baseline has no "stack" name, so it cannot be known to be a plan of {stack}; '
-            f"write one with `python -m tools.plan --stack {stack} --format json`"
-        )
-    if isinstance(named, str) and named != stack:
-        raise BaselineError(
-            f"the baseline is a plan of stack {printable(named)}, not of {stack}: compare plans of the same stack"
-        )
-    if isinstance(document, Mapping) and document.get("error"):
-        raise BaselineError(
-            f"the baseline is a plan of {stack} that failed ({printable(str(document['error']))[:300]}), so it lists "
-            "no node group: compare with a plan that ran"
-        )
-    groups = document.get("nodeGroups") if isinstance(document, Mapping) else None
-    if not isinstance(groups, list) or not all(
-        isinstance(g, Mapping) and isinstance(g.get("urn"), str) and isinstance(g.get("template"), Mapping)
-        for g in groups
-    ):
-        raise BaselineError(
-            "the baseline is not the JSON of an offline plan made with this version of tools.plan "
-            "(no nodeGroups list of {urn, name, template}); write one with `python -m tools.plan --format json`"
-        )
-    return {group["urn"]: group["template"] for group in groups}
-
-
-def recreations(
-    baseline: Mapping[str, Mapping[str, Any]], current: list[dict[str, Any]], rollouts: Mapping[str, Rollout]
-) -> list[Recreation]:
-    """Node groups present in both plans whose rolled-out template fields differ, with each change."""
-    found = []
-    for group in current:
-        before = baseline.get(group["urn"])
-        if before is None:
-            continue
-        old, new = _flat(dict(before), "template"), _flat(group["template"], "template")
-        changes = tuple(
-            f"{printable(path)}: {as_json(old.get(path, _ABSENT))} -> {as_json(new.get(path, _ABSENT))}"
-            for path in sorted(set(old) | set(new))
-            if old.get(path, _ABSENT) != new.get(path, _ABSENT)
-        )
-        if changes:
-            found.append(Recreation(group["urn"], str(group["name"]), changes, rollouts.get(group["urn"])))
-    return found

@@ -1,0 +1,235 @@
+"""What a change to each setting does on Nebius and in the cluster: the one table the plan, the cost and the pack read.
+
+`pulumi preview` shows most of these changes as an `update`, the same word for a new label and for
+a new Kubernetes minor that replaces every GPU node. What really happens is decided by Nebius
+(which node template fields roll a group's nodes out, which fields are versions), by Pulumi (a new
+logical name is another resource), by the Kubernetes API server (a claim template's spec is
+immutable) and by Helm (a chart's `crds/` folder is installed once, never upgraded). Each row names
+the stack setting(s), the registered field(s) that carry them, the effect, and its source; nothing
+else in the project decides whether a change is disruptive (`consequence_of`).
+
+It lives in the policy pack's package because the pack imports nothing from the program (planned.py);
+`tests/test_consequences.py` compares each row with its source where an installed SDK, a vendored
+chart or the program's own registrations can show it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from .planned import CLUSTER_TYPE, NODE_GROUP_TYPE
+
+CLAIM_TEMPLATE_TYPE = "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate"
+HELM_RELEASE_TYPE = "kubernetes:helm.sh/v3:Release"
+
+NEBIUS_SDK = (
+    "pulumi-nebius 0.6.73 (the installed SDK's docstrings, bridged from nebius/terraform-provider-nebius 0.6.73)"
+)
+NODE_GROUP_DOCS = "https://docs.nebius.com/terraform-provider/reference/resources/mk8s_v1_node_group"
+SKEW_POLICY = "https://kubernetes.io/releases/version-skew-policy/"
+HELM_CRDS = "https://helm.sh/docs/chart_best_practices/custom_resource_definitions/"
+PULUMI_NAMES = "https://www.pulumi.com/docs/iac/concepts/resources/names/"
+
+
+class Effect(Enum):
+    """How far a change reaches, from harmless to destructive."""
+
+    IN_PLACE = "in place"
+    NEW_NODES_ONLY = "reaches only new nodes"
+    HELM_RESTART = "Helm upgrade restarts the release's pods"
+    CRDS_NOT_UPDATED = "CRDs Helm will not update"
+    ROLLING_REPLACE = "nodes replaced in a rolling update under the group's strategy"
+    MINOR_UPGRADE = "cluster minor upgrade: control plane, then every node group, nodes replaced"
+    DELETE_CREATE = "resource deleted and created"
+
+    @property
+    def replaces_nodes(self) -> bool:
+        return self in (Effect.ROLLING_REPLACE, Effect.MINOR_UPGRADE, Effect.DELETE_CREATE)
+
+
+@dataclass(frozen=True)
+class Consequence:
+    """One row: a change to `settings` (stack keys) reaches the `fields` of `resource_type` and does `does`."""
+
+    settings: tuple[str, ...]
+    resource_type: str
+    fields: tuple[str, ...]
+    effect: Effect
+    does: str
+    source: str
+
+    def matches(self, resource_type: str, path: str) -> bool:
+        return resource_type == self.resource_type and any(
+            path == field or path.startswith(f"{field}.") or path.startswith(f"{field}[") for field in self.fields
+        )
+
+
+GROUP = "gpuNodeGroups[]"
+ROLL_OUT = (
+    f'{NEBIUS_SDK}, Mk8sV1NodeGroupArgs.template: "If not written opposite a NodeTemplate field update will cause '
+    f'NodeGroup roll-out according NodeGroupDeploymentStrategy" ({NODE_GROUP_DOCS})'
+)
+NOT_ROLLED_OUT = (
+    f"{NEBIUS_SDK}, Mk8sV1NodeGroupTemplateMetadataArgs.labels and Mk8sV1NodeGroupTemplateArgs.taints: "
+    f'"Field change will NOT trigger NodeGroup roll out"; only nodes created afterwards get the new values ({NODE_GROUP_DOCS})'
+)
+
+CONSEQUENCES: tuple[Consequence, ...] = (
+    Consequence(
+        ("kubernetesVersion",),
+        CLUSTER_TYPE,
+        ("controlPlane.version",),
+        Effect.MINOR_UPGRADE,
+        "the control plane is upgraded first, then each node group; one minor at a time, never down",
+        f"{NEBIUS_SDK}, Mk8sV1ClusterControlPlaneArgs.version and Mk8sV1NodeGroupArgs.version (a node group defaults "
+        f"to the control plane's <major>.<minor>); Kubernetes version skew policy ({SKEW_POLICY}): kubelet never newer "
+        "than kube-apiserver, and the control plane moves one minor at a time",
+    ),
+    Consequence(
+        ("kubernetesVersion",),
+        NODE_GROUP_TYPE,
+        ("version",),
+        Effect.MINOR_UPGRADE,
+        "every node of the group is replaced by one of the new version, a batch at a time under its strategy, "
+        "after the control plane",
+        f'{NEBIUS_SDK}, Mk8sV1NodeGroupArgs.version and .strategy ("Defines deployment - roll-out, or nodes '
+        f're-creation during configuration change"); {SKEW_POLICY}',
+    ),
+    Consequence(
+        (f"{GROUP}.platform", f"{GROUP}.preset", "systemNodePlatform", "systemNodePreset"),
+        NODE_GROUP_TYPE,
+        ("template.resources",),
+        Effect.ROLLING_REPLACE,
+        "every node of the group is replaced by one of the new platform or preset",
+        ROLL_OUT,
+    ),
+    Consequence(
+        (f"{GROUP}.driversPreset", f"{GROUP}.dra"),
+        NODE_GROUP_TYPE,
+        ("template.gpuSettings",),
+        Effect.ROLLING_REPLACE,
+        "every node of the group is replaced by one booted from the new driver image (or with DRA turned on or off)",
+        ROLL_OUT,
+    ),
+    Consequence(
+        (f"{GROUP}.bootDiskSizeGib", "systemNodeBootDiskGib"),
+        NODE_GROUP_TYPE,
+        ("template.bootDisk",),
+        Effect.ROLLING_REPLACE,
+        "every node of the group is replaced; what its boot disk held is lost",
+        ROLL_OUT,
+    ),
+    Consequence(
+        (f"{GROUP}.infiniband", "infinibandFabric"),
+        NODE_GROUP_TYPE,
+        ("template.gpuCluster",),
+        Effect.ROLLING_REPLACE,
+        "every node of the group is replaced by one that joins (or leaves) the InfiniBand GPU cluster",
+        ROLL_OUT,
+    ),
+    Consequence(
+        (f"{GROUP}.capacity",),
+        NODE_GROUP_TYPE,
+        (
+            "template.preemptible",
+            "template.followsSpotPrice",
+            "template.spotPricingPolicy",
+            "template.reservationPolicy",
+        ),
+        Effect.ROLLING_REPLACE,
+        "every node of the group is replaced by one of the new capacity (spot, reservation or on-demand)",
+        ROLL_OUT,
+    ),
+    Consequence(
+        (f"{GROUP}.labels",),
+        NODE_GROUP_TYPE,
+        ("template.metadata",),
+        Effect.NEW_NODES_ONLY,
+        "only nodes created afterwards carry the new labels; existing nodes keep the old ones until replaced "
+        "(label them by hand first when something selects on them, such as the GPU Operator's opt-out label)",
+        NOT_ROLLED_OUT,
+    ),
+    Consequence(
+        (f"{GROUP}.taints",),
+        NODE_GROUP_TYPE,
+        ("template.taints",),
+        Effect.NEW_NODES_ONLY,
+        "only nodes created afterwards carry the new taints; existing nodes keep the old ones until replaced",
+        NOT_ROLLED_OUT,
+    ),
+    Consequence(
+        (f"{GROUP}.fixedNodeCount", f"{GROUP}.autoscaling", "systemNodeCount"),
+        NODE_GROUP_TYPE,
+        ("fixedNodeCount", "autoscaling"),
+        Effect.IN_PLACE,
+        "nodes are added or removed; the others stay (a removed node's pods are evicted)",
+        f'{NEBIUS_SDK}, Mk8sV1NodeGroupArgs.fixed_node_count: "Can be changed manually at any time"',
+    ),
+    Consequence(
+        (f"{GROUP}.strategy", f"{GROUP}.autoRepair", "systemNodeStrategy", "systemNodeAutoRepair"),
+        NODE_GROUP_TYPE,
+        ("strategy", "autoRepair"),
+        Effect.IN_PLACE,
+        "changes how later roll-outs and repairs run; no node is touched",
+        f"{NEBIUS_SDK}: strategy and auto_repair are fields of the node group, outside its template, so not rolled out",
+    ),
+    Consequence(
+        (f"{GROUP}.name",),
+        NODE_GROUP_TYPE,
+        ("name",),
+        Effect.DELETE_CREATE,
+        "the group is another Pulumi resource: a new group is created and the old one deleted with all its nodes, "
+        "their boot disks and running pods",
+        f"Pulumi resource names ({PULUMI_NAMES}): a new logical name is a new URN, so the old resource is deleted "
+        "unless an alias names it",
+    ),
+    Consequence(
+        (
+            "draDriverVersion",
+            "draDriverValues",
+            "draDriverRoot",
+            "gpuOperatorVersion",
+            "networkOperatorVersion",
+            "gpuMetrics",
+        ),
+        HELM_RELEASE_TYPE,
+        ("version", "values", "chart"),
+        Effect.HELM_RESTART,
+        "Helm upgrades the release; a changed pod template restarts its pods (for the DRA driver, the kubelet "
+        "plugin on every GPU node: no new claim is prepared until it is back)",
+        "Helm upgrade semantics (https://helm.sh/docs/helm/helm_upgrade/) and Kubernetes DaemonSet rolling updates "
+        "(https://kubernetes.io/docs/tasks/manage-daemon/update-daemon-set/)",
+    ),
+    Consequence(
+        ("draDriverChart", "draDriverVersion", "gpuOperatorVersion", "networkOperatorVersion"),
+        HELM_RELEASE_TYPE,
+        ("chart", "version"),
+        Effect.CRDS_NOT_UPDATED,
+        "the chart's crds/ folder is installed on a fresh install only: apply the new CRDs by hand before `pulumi up` "
+        "(the GPU and Network Operator charts do it in a pre-upgrade hook)",
+        f'Helm ({HELM_CRDS}): "There is no support at this time for upgrading or deleting CRDs using Helm"; '
+        "kubernetes-sigs/dra-driver-nvidia-gpu docs/upgrade.md at v0.4.0",
+    ),
+    Consequence(
+        ("userClaimTemplates", "builtinClaimTemplates", "gpuProducts", "multiGpuCount", "claimNamespace"),
+        CLAIM_TEMPLATE_TYPE,
+        ("spec",),
+        Effect.DELETE_CREATE,
+        "the template is deleted and created again under its name; claims made from it keep the old spec, new Pods "
+        "get the new one",
+        'k8s.io/kubernetes v1.34 pkg/apis/resource/validation ValidateResourceClaimTemplateUpdate ("field is '
+        'immutable"); the program marks spec replace_on_changes with delete_before_replace (components/dra_workloads.py)',
+    ),
+)
+
+
+def consequence_of_setting(setting: str, resource_type: str = NODE_GROUP_TYPE) -> Consequence | None:
+    """The row of a stack setting (`gpuNodeGroups[].preset`, `systemNodeCount`) on `resource_type`, for a tool that
+    compares settings rather than registered fields (`make cost`)."""
+    return next((row for row in CONSEQUENCES if setting in row.settings and row.resource_type == resource_type), None)
+
+
+def consequences_of(resource_type: str, path: str) -> tuple[Consequence, ...]:
+    """The rows for a changed field (a dotted path of the registered inputs); empty when the table has none."""
+    return tuple(row for row in CONSEQUENCES if row.matches(resource_type, path))

@@ -1,0 +1,100 @@
+"""The table of consequences against its sources: the installed pulumi-nebius SDK, the vendored charts, the program.
+
+Each row names a source; where something installed here can show the statement, it is read here:
+the SDK's docstrings for which node group fields roll out and which do not, every registered field
+of dev's and prod's node groups and cluster for a row that covers it, the program's own
+replace_on_changes for the claim templates' spec, and the charts' crds/ folders that Helm installs
+once and never upgrades.
+"""
+
+from __future__ import annotations
+
+import tarfile
+from pathlib import Path
+
+import pulumi_nebius
+import pytest
+
+from components.dra_workloads import IMMUTABLE_SPEC
+from policies.dra_guardrails.consequences import (
+    CLAIM_TEMPLATE_TYPE,
+    CONSEQUENCES,
+    HELM_RELEASE_TYPE,
+    Effect,
+    consequences_of,
+)
+from policies.dra_guardrails.planned import CLUSTER_TYPE, NODE_GROUP_TYPE
+from tools.plan.changes import leaves
+from tools.plan.mock_engine import run_program
+
+CHARTS = Path("/work/shared/vendor/charts")
+
+
+def _doc(cls: type, prop: str) -> str:
+    return getattr(cls, prop).__doc__ or ""
+
+
+def test_every_row_names_a_source_and_a_field():
+    for row in CONSEQUENCES:
+        assert row.source and row.fields and row.settings and row.does, row
+
+
+def test_template_fields_roll_out_as_the_sdk_says():
+    """`template`'s docstring: a template field update rolls the group out unless its own docstring says NOT."""
+    assert "update will cause NodeGroup roll-out" in _doc(pulumi_nebius.Mk8sV1NodeGroupArgs, "template")
+    labels = _doc(pulumi_nebius.Mk8sV1NodeGroupTemplateMetadataArgs, "labels")
+    taints = _doc(pulumi_nebius.Mk8sV1NodeGroupTemplateArgs, "taints")
+    assert "Field change will NOT trigger NodeGroup roll out" in labels
+    assert "Field change will NOT trigger NodeGroup roll out" in taints
+    template = pulumi_nebius.Mk8sV1NodeGroupTemplateArgs
+    for name in ("resources", "boot_disk", "gpu_settings", "gpu_cluster", "preemptible", "reservation_policy"):
+        says_not = "NOT trigger" in _doc(template, name)
+        camel = "".join(part.capitalize() if i else part for i, part in enumerate(name.split("_")))
+        [row] = consequences_of(NODE_GROUP_TYPE, f"template.{camel}.x")
+        assert (row.effect is Effect.ROLLING_REPLACE) is not says_not, name
+    for path in ("template.metadata.labels.a", "template.taints"):
+        assert {row.effect for row in consequences_of(NODE_GROUP_TYPE, path)} == {Effect.NEW_NODES_ONLY}
+
+
+def test_a_node_count_changes_in_place_as_the_sdk_says():
+    assert "Can be changed manually at any time" in _doc(pulumi_nebius.Mk8sV1NodeGroupArgs, "fixed_node_count")
+    assert {row.effect for row in consequences_of(NODE_GROUP_TYPE, "fixedNodeCount")} == {Effect.IN_PLACE}
+
+
+def test_the_node_group_version_follows_the_control_plane_as_the_sdk_says():
+    version = _doc(pulumi_nebius.Mk8sV1NodeGroupArgs, "version")
+    assert "By default the cluster control plane `<major>.<minor>` version will be used" in version
+    assert {row.effect for row in consequences_of(NODE_GROUP_TYPE, "version")} == {Effect.MINOR_UPGRADE}
+    assert {row.effect for row in consequences_of(CLUSTER_TYPE, "controlPlane.version")} == {Effect.MINOR_UPGRADE}
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_every_registered_node_group_and_cluster_field_has_a_row(stack):
+    """A field the program sends that no row covers would be shown as "not in the table": none may be."""
+    run = run_program(stack)
+    uncovered = {
+        (resource.type, path)
+        for resource in run.resources
+        if resource.type == NODE_GROUP_TYPE
+        for path in leaves(dict(resource.inputs), "")
+        if path.split(".", 1)[0] not in ("name", "parentId") and not consequences_of(resource.type, path)
+    }
+    assert uncovered == set()
+
+
+def test_a_claim_template_spec_is_replaced_as_the_program_registers_it():
+    """The options every claim template is registered with (components/dra_workloads.py, components/kueue.py)."""
+    assert IMMUTABLE_SPEC.replace_on_changes == ["spec"] and IMMUTABLE_SPEC.delete_before_replace is True
+    assert {row.effect for row in consequences_of(CLAIM_TEMPLATE_TYPE, "spec.spec.devices")} == {Effect.DELETE_CREATE}
+
+
+@pytest.mark.skipif(not CHARTS.is_dir(), reason="the vendored charts are not on this machine")
+@pytest.mark.parametrize(
+    "chart", ["nvidia-dra-driver-gpu-25.12.0", "dra-driver-nvidia-gpu-0.4.1", "gpu-operator-v25.10.1"]
+)
+def test_the_charts_whose_version_the_stack_sets_have_crds_helm_will_not_update(chart):
+    with tarfile.open(CHARTS / f"{chart}.tgz") as archive:
+        crds = [name for name in archive.getnames() if "/crds/" in name and name.endswith((".yaml", ".yml"))]
+    assert crds, f"{chart} has no crds/ folder"
+    effects = {row.effect for row in consequences_of(HELM_RELEASE_TYPE, "version")}
+    assert effects == {Effect.HELM_RESTART, Effect.CRDS_NOT_UPDATED}

@@ -1,0 +1,222 @@
+"""What a change does against a baseline (tools/plan/changes.py, minor_upgrade.py, what_changed.py): issue 39's edits.
+
+Each edit is made to a real stack's config and planned against that stack's own JSON plan, and the
+text plan, the Markdown plan (what the PR comment posts) and the JSON plan are read.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from components.config.stack_file import PROJECT_DIR, load_stack_config
+from tests.helpers import with_gpu_groups_changed
+from tools.plan import __main__ as plan_cli
+from tools.plan.minor_upgrade import refusal
+from tools.plan.model import build_plan
+from tools.plan.report import plan_document, render_markdown, render_text
+
+
+def _baseline(stack: str) -> dict[str, Any]:
+    return json.loads(json.dumps(plan_document(build_plan(stack, out=None))))
+
+
+@pytest.fixture(scope="module")
+def prod_baseline() -> dict[str, Any]:
+    return _baseline("prod")
+
+
+def _with_version(stack: str, version: str) -> dict[str, str]:
+    return {**load_stack_config(stack), "nebius-dra:kubernetesVersion": version}
+
+
+def _changed(markdown: str) -> str:
+    return markdown.split("### What changed\n", 1)[1].split("\n### ", 1)[0]
+
+
+def test_a_minor_upgrade_names_every_group_with_batches_and_duration_after_the_control_plane(prod_baseline):
+    plan = build_plan("prod", config=_with_version("prod", "1.35"), out=None, baseline=prod_baseline)
+    assert not plan.blocked and plan.minor is not None and plan.minor.refused is None
+    text, markdown = render_text(plan), render_markdown(plan)
+    for shown in (text, _changed(markdown)):
+        assert "CLUSTER MINOR UPGRADE 1.34 -> 1.35 (kubernetesVersion): control plane first" in shown
+        control_plane = shown.index("1. control plane dra-prod: 1.34 -> 1.35")
+        for group, batches in (("system", "3 batch(es)"), ("h200-burst", "8 batch(es)"), ("h200-train", "4 batch(es)")):
+            line = next(line for line in shown.splitlines() if line.strip().startswith(f"{group}: "))
+            assert batches in line and "at most" in line, line
+            assert shown.index(line) > control_plane
+        assert "about 6h10m at most" in shown
+    assert "recreates the nodes of 3 node group(s)" in text.splitlines()[0]
+    document = plan_document(plan)
+    assert {r["name"] for r in document["recreations"]} == {
+        "dra-prod-system",
+        "dra-prod-h200-train",
+        "dra-prod-h200-burst",
+    }
+    assert document["minorUpgrade"]["refused"] is None
+
+
+def test_a_skipped_minor_is_refused_with_the_allowed_path(capsys, tmp_path):
+    baseline = tmp_path / "dev.json"
+    baseline.write_text(json.dumps(_baseline("dev")))
+    edited = tmp_path / "Pulumi.dev.yaml"
+    edited.write_text((PROJECT_DIR / "Pulumi.dev.yaml").read_text().replace('"1.34"', '"1.36"'))
+    for form in ("text", "markdown"):
+        status = plan_cli.main(
+            ["--stack-file", str(edited), "--baseline", str(baseline), "--out", "none", "--format", form]
+        )
+        out = capsys.readouterr().out
+        assert status == plan_cli.EXIT_POLICY
+        assert "REFUSED: kubernetesVersion 1.34 -> 1.36" in out
+        assert "Allowed path: 1.34 -> 1.35 -> 1.36" in out and "BLOCKED" in out
+        assert "recreates the nodes" not in out, "a refused move replaces nothing"
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "expected"),
+    [((1, 34), (1, 35), None), ((1, 35), (1, 34), "no downgrade"), ((1, 34), (1, 37), "1.34 -> 1.35 -> 1.36 -> 1.37")],
+)
+def test_the_skew_policy_allows_one_minor_up(before, after, expected):
+    found = refusal(before, after)
+    assert found is None if expected is None else expected in (found or "")
+
+
+def test_a_label_edit_reaches_only_new_nodes_and_says_how_many_keep_the_old(prod_baseline):
+    config = with_gpu_groups_changed(
+        "prod", lambda g: {"labels": {**g.get("labels", {}), "team": "a"}} if g["name"] == "h200-train" else {}
+    )
+    plan = build_plan("prod", config=config, out=None, baseline=prod_baseline)
+    text = render_text(plan)
+    assert "REACHES ONLY NEW NODES (Nebius starts no roll-out)" in text
+    assert "h200-train: its existing 4 node(s) keep the old values until replaced" in text
+    assert "template.metadata.labels.team: (unset) -> a" in text
+    assert "RECREATES NODES" not in text
+
+
+def test_a_baseline_from_before_plan_format_2_is_read_and_says_what_it_cannot_know(prod_baseline):
+    legacy = copy.deepcopy(prod_baseline)
+    for key in ("planFormat", "cluster", "releases", "claimTemplates", "driverRoot"):
+        legacy.pop(key)
+    for group in legacy["nodeGroups"]:
+        group["template"] = {k: v for k, v in group["template"].items() if k not in ("metadata", "taints")}
+        for key in ("version", "fixedNodeCount", "autoscaling", "strategy", "autoRepair"):
+            group.pop(key, None)
+    plan = build_plan("prod", config=_with_version("prod", "1.35"), out=None, baseline=legacy)
+    text = render_text(plan)
+    assert "Not known: the baseline was written before planFormat 2 and does not record node group versions" in text
+    assert plan.minor is None
+
+
+def _checkout(folder: Path, commit: bool) -> None:
+    """This working tree's files (tracked, and untracked but not ignored: the code under test) in `folder`."""
+    listed = subprocess.run(
+        ["git", "-C", str(PROJECT_DIR), "ls-files", "-co", "--exclude-standard", "-z"],
+        capture_output=True,
+        check=True,
+    )
+    for name in filter(None, listed.stdout.decode().split("\0")):
+        source = PROJECT_DIR / name
+        if source.is_file() and not source.is_symlink():
+            (folder / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, folder / name)
+    if commit:
+        git = ["git", "-C", str(folder), "-c", "user.name=t", "-c", "user.email=t@t"]
+        subprocess.run([*git, "init", "-q"], check=True)
+        subprocess.run([*git, "add", "-A"], check=True)
+        subprocess.run([*git, "commit", "-qm", "base"], check=True)
+
+
+def _plan_in(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "tools.plan", "--stack", "prod", "--out", "none", *args],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def test_a_plain_edit_in_a_checkout_is_compared_with_the_last_commit_without_a_flag(tmp_path):
+    _checkout(tmp_path, commit=True)
+    stack = tmp_path / "Pulumi.prod.yaml"
+    stack.write_text(stack.read_text().replace("bootDiskSizeGib: 1024", "bootDiskSizeGib: 2048", 1))
+    done = _plan_in(tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "Compared with the plan of the last commit" in done.stdout
+    assert "RECREATES NODES of 1 node group(s)" in done.stdout
+    assert "template.bootDisk.sizeGibibytes: 1024 -> 2048" in done.stdout
+    off = _plan_in(tmp_path, "--no-base")
+    assert "Nodes recreated: not known without a baseline" in off.stdout
+
+
+def test_outside_a_git_checkout_the_plan_says_why_there_is_no_comparison(tmp_path):
+    _checkout(tmp_path, commit=False)
+    done = _plan_in(tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "is not a git checkout, so there is no last commit to compare with" in done.stdout
+    subprocess.run(["git", "-C", str(tmp_path), "init", "-q"], check=True)
+    assert "the checkout has no commit yet" in _plan_in(tmp_path).stdout
+
+
+def test_an_operator_group_beside_preset_groups_is_planned_as_steps_and_the_root_move_is_mandatory(prod_baseline):
+    """Issue 39's second edit: the opt-out label and draDriverRoot the config asks for, and what they still break."""
+    config = with_gpu_groups_changed(
+        "prod", lambda g: {"labels": {**g["labels"], "nvidia.com/gpu.deploy.operands": "false"}}
+    )
+    groups = json.loads(config["nebius-dra:gpuNodeGroups"])
+    groups.append(
+        {
+            "name": "h100-op",
+            "platform": "gpu-h100-sxm",
+            "preset": "8gpu-128vcpu-1600gb",
+            "fixedNodeCount": 1,
+            "strategy": {"maxSurge": 0, "maxUnavailable": 1, "drainTimeout": "30m"},
+        }
+    )
+    config |= {"nebius-dra:gpuNodeGroups": json.dumps(groups), "nebius-dra:draDriverRoot": "/run/nvidia/driver"}
+    plan = build_plan("prod", config=config, out=None, baseline=prod_baseline)
+    assert plan.blocked
+    [finding] = [f for f in plan.findings if f.policy == "driver-mode-transition"]
+    assert finding.mandatory and "h200-burst, h200-train, whose driver lives at /" in finding.message
+    for shown in (render_text(plan), _changed(render_markdown(plan))):
+        assert "kubectl label nodes -l nebius-dra/node-group=h200-train nvidia.com/gpu.deploy.operands=false" in shown
+        assert "values.nvidiaDriverRoot: / -> /run/nvidia/driver" in shown
+    assert "driver-mode-transition" in render_markdown(plan)
+    accepted = build_plan(
+        "prod",
+        config={**config, "nebius-dra:draPluginOutageAccepted": '["h200-train", "h200-burst"]'},
+        out=None,
+        baseline=prod_baseline,
+    )
+    assert not [f for f in accepted.findings if f.policy == "driver-mode-transition"]
+    assert "h200-burst, h200-train lose their DRA plugin at `pulumi up` (accepted by draPluginOutageAccepted)" in (
+        render_text(accepted)
+    )
+    partly = build_plan(
+        "prod",
+        config={**config, "nebius-dra:draPluginOutageAccepted": '["h200-train"]'},
+        out=None,
+        baseline=prod_baseline,
+    )
+    [left] = [f for f in partly.findings if f.policy == "driver-mode-transition"]
+    assert left.message.endswith("accept it with nebius-dra:draPluginOutageAccepted: [h200-burst]")
+
+
+def test_the_plan_shows_a_doubtful_price_and_a_spot_ceiling_with_its_advisory(prod_baseline):
+    config = with_gpu_groups_changed(
+        "prod",
+        lambda g: {"capacity": {"type": "spot", "maxPricePerGpuHour": "0.50"}} if g["name"] == "h200-burst" else {},
+    )
+    plan = build_plan("prod", config=config, out=None, baseline=prod_baseline)
+    for shown in (render_text(plan), render_markdown(plan)):
+        assert "h200-burst's ceiling $0.5 per GPU-hour is below the table's spot price $1.45" in shown
+        assert "doubtful price (prices/nebius.yaml): likely low" in shown
+    assert "RECREATES NODES of 1 node group(s)" in render_text(plan)

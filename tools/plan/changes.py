@@ -1,0 +1,347 @@
+"""What a change does against a baseline plan: every changed field, with what the table of consequences says of it.
+
+The JSON plan records what a later plan compares (`snapshot`): the cluster's version, each node
+group's registered inputs (template with labels and taints, version, size, strategy), the Helm
+releases (chart, version, values), the claim templates' specs and the DRA driver's root. Against
+such a baseline (`--baseline`, `--base`) each differing field is looked up in
+`policies/dra_guardrails/consequences.py`, the one table that says what a change does on Nebius
+and in the cluster; a field the table has no row for is listed as such, never called harmless.
+
+A baseline written before `planFormat` 2 recorded only the rolled-out template fields of each node
+group: it is still read, and the plan says which changes it cannot know.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from components.config.reading import printable
+from components.dra_constants import NODE_GROUP_LABEL
+from policies.dra_guardrails import PlannedResource
+from policies.dra_guardrails.consequences import (
+    CLAIM_TEMPLATE_TYPE,
+    HELM_RELEASE_TYPE,
+    Consequence,
+    Effect,
+    consequences_of,
+)
+from policies.dra_guardrails.planned import CLUSTER_TYPE, NODE_GROUP_TYPE, is_dra_driver_release
+from tools.plan.mock_engine import RegisteredResource
+from tools.plan.rollout import Rollout
+
+PLAN_FORMAT = 2
+# What a node group's snapshot records besides its URN and Nebius name (the registered inputs' keys).
+GROUP_FIELDS = ("template", "version", "fixedNodeCount", "autoscaling", "strategy", "autoRepair")
+# Before planFormat 2 a snapshot's template left out the fields Nebius does not roll out.
+LEGACY_TEMPLATE_EXCLUDED = ("metadata", "taints")
+LEGACY_UNKNOWN = (
+    "node group versions, labels, taints, sizes and strategies, the cluster's Kubernetes version, the Helm "
+    "releases' versions and values, the DRA driver's root and the claim templates"
+)
+
+
+class BaselineError(ValueError):
+    """A `--baseline` document that is not the JSON of an offline plan; the message says what is wrong."""
+
+
+def _release_snapshot(resource: RegisteredResource, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "urn": resource.urn,
+        "name": resource.name,
+        "chart": inputs.get("chart"),
+        "version": inputs.get("version"),
+        "values": inputs.get("values") or {},
+    }
+
+
+def driver_root(resources: Iterable[PlannedResource]) -> str | None:
+    """The root the DRA driver's kubelet plugin reads the GPU driver from (the chart's `nvidiaDriverRoot`)."""
+    roots = [(r.props.get("values") or {}).get("nvidiaDriverRoot") for r in resources if is_dra_driver_release(r)]
+    return roots[0] if len(roots) == 1 and isinstance(roots[0], str) else None
+
+
+def snapshot(
+    resources: list[RegisteredResource], inputs: Mapping[str, Mapping[str, Any]], planned: list[PlannedResource]
+) -> dict[str, Any]:
+    """What the JSON plan records so that a later plan can tell what its change does (`--baseline`)."""
+    ordered = sorted(resources, key=lambda r: r.urn)
+    clusters = [r for r in ordered if r.type == CLUSTER_TYPE]
+    return {
+        "planFormat": PLAN_FORMAT,
+        "cluster": {
+            "urn": clusters[0].urn,
+            "name": inputs[clusters[0].urn].get("name"),
+            "controlPlane": {"version": (inputs[clusters[0].urn].get("controlPlane") or {}).get("version")},
+        }
+        if len(clusters) == 1
+        else None,
+        "nodeGroups": [
+            {
+                "urn": r.urn,
+                "name": inputs[r.urn].get("name"),
+                **{key: inputs[r.urn][key] for key in GROUP_FIELDS if key in inputs[r.urn]},
+            }
+            for r in ordered
+            if r.type == NODE_GROUP_TYPE
+        ],
+        "releases": [_release_snapshot(r, inputs[r.urn]) for r in ordered if r.type == HELM_RELEASE_TYPE],
+        "claimTemplates": [
+            {
+                "urn": r.urn,
+                "name": (inputs[r.urn].get("metadata") or {}).get("name", r.name),
+                "spec": inputs[r.urn].get("spec"),
+            }
+            for r in ordered
+            if r.type == CLAIM_TEMPLATE_TYPE
+        ],
+        "driverRoot": driver_root(planned),
+    }
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """The baseline's records by URN; `legacy` when it was written before planFormat 2 (what it lacks is unknown)."""
+
+    legacy: bool
+    cluster: Mapping[str, Any] | None
+    groups: Mapping[str, Mapping[str, Any]]
+    releases: Mapping[str, Mapping[str, Any]]
+    claim_templates: Mapping[str, Mapping[str, Any]]
+    driver_root: str | None
+
+
+def _records(document: Mapping[str, Any], key: str) -> dict[str, Mapping[str, Any]]:
+    records = document.get(key) or []
+    if not isinstance(records, list) or not all(
+        isinstance(r, Mapping) and isinstance(r.get("urn"), str) for r in records
+    ):
+        raise BaselineError(f"the baseline's {key} is not a list of {{urn, ...}} as tools.plan writes it")
+    return {record["urn"]: record for record in records}
+
+
+def read_baseline(document: Any, stack: str) -> Baseline:
+    """The JSON plan of `stack` as a Baseline; BaselineError when it is none."""
+    named = document.get("stack") if isinstance(document, Mapping) else None
+    if isinstance(document, Mapping) and not isinstance(named, str):
+        raise BaselineError(
+            f'the baseline has no "stack" name, so it cannot be known to be a plan of {stack}; '
+            f"write one with `python -m tools.plan --stack {stack} --format json`"
+        )
+    if isinstance(named, str) and named != stack:
+        raise BaselineError(
+            f"the baseline is a plan of stack {printable(named)}, not of {stack}: compare plans of the same stack"
+        )
+    if isinstance(document, Mapping) and document.get("error"):
+        raise BaselineError(
+            f"the baseline is a plan of {stack} that failed ({printable(str(document['error']))[:300]}), so it lists "
+            "no node group: compare with a plan that ran"
+        )
+    groups = document.get("nodeGroups") if isinstance(document, Mapping) else None
+    if not isinstance(groups, list) or not all(
+        isinstance(g, Mapping) and isinstance(g.get("urn"), str) and isinstance(g.get("template"), Mapping)
+        for g in groups
+    ):
+        raise BaselineError(
+            "the baseline is not the JSON of an offline plan made with this version of tools.plan "
+            "(no nodeGroups list of {urn, name, template}); write one with `python -m tools.plan --format json`"
+        )
+    assert isinstance(document, Mapping)
+    legacy = document.get("planFormat") != PLAN_FORMAT
+    cluster = document.get("cluster")
+    root = document.get("driverRoot")
+    if not legacy and (
+        not (cluster is None or (isinstance(cluster, Mapping) and isinstance(cluster.get("urn"), str)))
+        or not (root is None or isinstance(root, str))
+    ):
+        raise BaselineError("the baseline's cluster or driverRoot is not what tools.plan writes")
+    return Baseline(
+        legacy=legacy,
+        cluster=None if legacy else cluster,
+        groups={group["urn"]: group for group in groups},
+        releases={} if legacy else _records(document, "releases"),
+        claim_templates={} if legacy else _records(document, "claimTemplates"),
+        driver_root=None if legacy else root,
+    )
+
+
+_ABSENT = object()
+
+
+def as_json(value: Any) -> str:
+    """A recorded value for the plan's text; a baseline's value is outside input, so no control character of
+    it reaches a terminal or a PR summary (a newline could forge a line, an escape rewrite the screen)."""
+    if value is _ABSENT:
+        return "(unset)"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "{}" if value == {} else printable(str(value))
+
+
+def leaves(value: Any, prefix: str) -> dict[str, Any]:
+    """Leaves by dotted path, list items by index (`taints[0].key`); an empty map or list is a leaf
+    (`preemptible: {}` switches spot on)."""
+    flat: dict[str, Any] = {}
+    if isinstance(value, Mapping) and value:
+        for key, item in value.items():
+            flat.update(leaves(item, f"{prefix}.{key}" if prefix else str(key)))
+        return flat
+    if isinstance(value, list) and value:
+        for index, item in enumerate(value):
+            flat.update(leaves(item, f"{prefix}[{index}]"))
+        return flat
+    return {prefix: value}
+
+
+@dataclass(frozen=True)
+class FieldChange:
+    """One registered field that differs, and the table's rows for it (none: the table does not know it)."""
+
+    path: str
+    before: Any
+    after: Any
+    rows: tuple[Consequence, ...]
+
+    @property
+    def effects(self) -> frozenset[Effect]:
+        return frozenset(row.effect for row in self.rows)
+
+    def text(self) -> str:
+        return f"{printable(self.path)}: {as_json(self.before)} -> {as_json(self.after)}"
+
+
+@dataclass(frozen=True)
+class ResourceChange:
+    """A resource present in both plans whose recorded fields differ."""
+
+    urn: str
+    name: str
+    resource_type: str
+    changes: tuple[FieldChange, ...]
+    rollout: Rollout | None = None
+
+    def of(self, *effects: Effect) -> tuple[FieldChange, ...]:
+        return tuple(change for change in self.changes if change.effects & set(effects))
+
+    @property
+    def unknown(self) -> tuple[FieldChange, ...]:
+        return tuple(change for change in self.changes if not change.rows)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "urn": self.urn,
+            "name": self.name,
+            "changes": [
+                {"change": change.text(), "effects": sorted(effect.value for effect in change.effects)}
+                for change in self.changes
+            ],
+        }
+
+
+def _diff(
+    resource_type: str, before: Mapping[str, Any], after: Mapping[str, Any], skip: tuple[str, ...] = ()
+) -> tuple[FieldChange, ...]:
+    old = {p: v for p, v in leaves(dict(before), "").items() if p.split(".", 1)[0] not in ("urn", "name", *skip)}
+    new = {p: v for p, v in leaves(dict(after), "").items() if p.split(".", 1)[0] not in ("urn", "name", *skip)}
+    return tuple(
+        FieldChange(path, old.get(path, _ABSENT), new.get(path, _ABSENT), consequences_of(resource_type, path))
+        for path in sorted(set(old) | set(new))
+        if old.get(path, _ABSENT) != new.get(path, _ABSENT)
+    )
+
+
+def _legacy_group(group: Mapping[str, Any]) -> dict[str, Any]:
+    """A current group as a planFormat-1 baseline recorded it: the rolled-out template fields only."""
+    template = group.get("template") or {}
+    return {"template": {k: v for k, v in template.items() if k not in LEGACY_TEMPLATE_EXCLUDED}}
+
+
+@dataclass
+class Changes:
+    """Everything that differs from the baseline, by resource kind, in the order Nebius applies it."""
+
+    legacy: bool
+    cluster: ResourceChange | None = None
+    groups: list[ResourceChange] = field(default_factory=list)
+    removed_groups: list[str] = field(default_factory=list)
+    added_groups: list[str] = field(default_factory=list)
+    releases: list[ResourceChange] = field(default_factory=list)
+    # Helm releases installed or uninstalled by the change, as "<release> (<chart> <version>)".
+    added_releases: list[str] = field(default_factory=list)
+    removed_releases: list[str] = field(default_factory=list)
+    claim_templates: list[ResourceChange] = field(default_factory=list)
+    driver_root: tuple[str | None, str | None] | None = None
+
+    @property
+    def recreated(self) -> list[ResourceChange]:
+        """Groups whose nodes are replaced, by a template roll-out or a version change."""
+        return [g for g in self.groups if g.of(Effect.ROLLING_REPLACE, Effect.MINOR_UPGRADE, Effect.DELETE_CREATE)]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "baselineFormat": 1 if self.legacy else PLAN_FORMAT,
+            "notKnown": LEGACY_UNKNOWN if self.legacy else None,
+            "cluster": None if self.cluster is None else self.cluster.as_dict(),
+            "nodeGroups": [g.as_dict() for g in self.groups],
+            "removedNodeGroups": self.removed_groups,
+            "addedNodeGroups": self.added_groups,
+            "releases": [r.as_dict() for r in self.releases],
+            "addedReleases": self.added_releases,
+            "removedReleases": self.removed_releases,
+            "claimTemplates": [c.as_dict() for c in self.claim_templates],
+            "driverRoot": None if self.driver_root is None else list(self.driver_root),
+        }
+
+
+def _paired(
+    resource_type: str,
+    before: Mapping[str, Mapping[str, Any]],
+    current: Iterable[Mapping[str, Any]],
+    rollouts: Mapping[str, Rollout] | None = None,
+) -> list[ResourceChange]:
+    found = []
+    for record in current:
+        old = before.get(record["urn"])
+        if old is None:
+            continue
+        changes = _diff(resource_type, old, record)
+        if changes:
+            rollout = (rollouts or {}).get(record["urn"])
+            found.append(ResourceChange(record["urn"], str(record.get("name")), resource_type, changes, rollout))
+    return found
+
+
+def _release_text(release: Mapping[str, Any]) -> str:
+    return printable(f"{release.get('name')} ({release.get('chart')} {release.get('version')})")
+
+
+def written_name(group: Mapping[str, Any]) -> str:
+    """The stack file's name of a recorded group, as its nodes' label carries it; else its Nebius name."""
+    labels = ((group.get("template") or {}).get("metadata") or {}).get("labels") or {}
+    return str(labels.get(NODE_GROUP_LABEL) or group.get("name"))
+
+
+def compare(baseline: Baseline, current: Mapping[str, Any], rollouts: Mapping[str, Rollout]) -> Changes:
+    """What differs between the baseline and this plan's snapshot, each field with its row of the table."""
+    groups = current["nodeGroups"]
+    changes = Changes(legacy=baseline.legacy)
+    compared = [_legacy_group(g) | {"urn": g["urn"], "name": g["name"]} for g in groups] if baseline.legacy else groups
+    changes.groups = _paired(NODE_GROUP_TYPE, baseline.groups, compared, rollouts)
+    present = {g["urn"] for g in groups}
+    changes.removed_groups = [written_name(g) for urn, g in baseline.groups.items() if urn not in present]
+    changes.added_groups = [written_name(g) for g in groups if g["urn"] not in baseline.groups]
+    if baseline.legacy:
+        return changes
+    cluster = current.get("cluster")
+    if baseline.cluster is not None and cluster is not None:
+        paired = _paired(CLUSTER_TYPE, {baseline.cluster["urn"]: baseline.cluster}, [cluster])
+        changes.cluster = paired[0] if paired else None
+    changes.releases = _paired(HELM_RELEASE_TYPE, baseline.releases, current["releases"])
+    now = {r["urn"]: r for r in current["releases"]}
+    changes.added_releases = [_release_text(r) for urn, r in now.items() if urn not in baseline.releases]
+    changes.removed_releases = [_release_text(r) for urn, r in baseline.releases.items() if urn not in now]
+    changes.claim_templates = _paired(CLAIM_TEMPLATE_TYPE, baseline.claim_templates, current["claimTemplates"])
+    if baseline.driver_root != current.get("driverRoot"):
+        changes.driver_root = (baseline.driver_root, current.get("driverRoot"))
+    return changes

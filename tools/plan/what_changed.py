@@ -1,0 +1,200 @@
+"""The plan's first section, "What changed": every difference from the baseline, as the table of consequences reads it.
+
+In the order a change is applied: a refusal first (nothing below happens), the cluster's minor
+upgrade (control plane, then every node group with its batches and duration), the steps of a
+driver mode change (a relabel comes before `pulumi up`), the groups whose nodes are replaced, what reaches only new nodes, what changes in place, the Helm
+upgrades (pods restarted, CRDs Helm will not update), the claim templates deleted and created, and
+any field the table has no row for. Text and Markdown print the same lines.
+"""
+
+from __future__ import annotations
+
+from policies.dra_guardrails.consequences import Effect
+from tools.plan.changes import LEGACY_UNKNOWN, Changes, FieldChange, ResourceChange
+from tools.plan.driver_line import DriverLineChange
+from tools.plan.graph import DURATION_ESTIMATES
+from tools.plan.model import Plan
+from tools.plan.rollout import duration_text
+
+NO_BASELINE = (
+    "Nodes recreated: not known without a baseline (in a git checkout the plan compares with the last commit; "
+    "--base REF, or --baseline with an earlier JSON plan, names another)"
+)
+NOTHING = "Nothing recorded differs from the baseline: no node is recreated, no release upgraded"
+
+
+def _driver_change_lines(change: DriverLineChange) -> list[str]:
+    """The steps the chart's upgrade guide requires, or why the move back is refused."""
+    title = "REFUSED" if change.refused else "PLANNED CHART UPGRADE"
+    return [
+        f"{title}: DRA driver {change.before} -> {change.after}",
+        *(f"  {n}. {step}" for n, step in enumerate(change.steps, 1)),
+    ]
+
+
+def _group(change: ResourceChange, names: dict[str, str]) -> str:
+    return names.get(change.urn, change.name)
+
+
+def _minor_lines(plan: Plan, names: dict[str, str]) -> list[str]:
+    minor = plan.minor
+    if minor is None:
+        return []
+    if minor.refused is not None:
+        return [f"REFUSED: kubernetesVersion {minor.before} -> {minor.after}", f"  {minor.refused}"]
+    cluster = plan.changes.cluster if plan.changes else None
+    row = next((c.rows[0] for c in cluster.changes if c.rows), None) if cluster else None
+    control_plane = DURATION_ESTIMATES["mk8s cluster"].seconds
+    bounded = [g.rollout.seconds for g in minor.groups if g.rollout is not None]
+    longest = max((s for s in bounded if s is not None), default=0.0)
+    unbounded = any(g.rollout is None or g.rollout.seconds is None for g in minor.groups)
+    total = "no upper bound" if unbounded else f"about {duration_text(control_plane + longest)} at most"
+    lines = [
+        f"CLUSTER MINOR UPGRADE {minor.before} -> {minor.after} (kubernetesVersion): control plane first, then every "
+        f"node group, each node replaced; {total}",
+        f"  1. control plane {cluster.name if cluster else ''}: {minor.before} -> {minor.after}, about "
+        f"{duration_text(control_plane)} (estimate; Nebius publishes none)",
+        f"  2. then the {len(minor.groups)} node group(s), side by side (each depends only on the cluster):",
+    ]
+    lines += [
+        f"     {_group(g, names)}: {g.rollout.describe() if g.rollout else 'roll-out not known'}" for g in minor.groups
+    ]
+    if row is not None:
+        lines.append(f"  source: {row.source}")
+    return lines
+
+
+def _field_lines(changes: tuple[FieldChange, ...], indent: str = "    ") -> list[str]:
+    return [f"{indent}{change.text()}" for change in changes]
+
+
+def _recreation_lines(changes: Changes, names: dict[str, str], minor_shown: bool) -> list[str]:
+    """Groups whose nodes a template (or, without a minor move, a version) change replaces, and groups deleted."""
+    replacing = (Effect.ROLLING_REPLACE,) if minor_shown else (Effect.ROLLING_REPLACE, Effect.MINOR_UPGRADE)
+    rolled = [(g, g.of(*replacing)) for g in changes.groups]
+    rolled = [(g, fields) for g, fields in rolled if fields]
+    lines: list[str] = []
+    if rolled:
+        lines.append(f"RECREATES NODES of {len(rolled)} node group(s) (template changes against the baseline)")
+        for group, fields in rolled:
+            lines.append(f"  {_group(group, names)}: {group.rollout.describe() if group.rollout else ''}".rstrip())
+            lines += _field_lines(fields)
+    for name in changes.removed_groups:
+        lines.append(
+            f"DELETES node group {name}: it is not in this plan, so Nebius deletes it with all its nodes, their boot "
+            "disks and running pods (a renamed group is a new resource; give it its old name back to keep it)"
+        )
+    return lines
+
+
+def _section(title: str, groups: list[tuple[str, tuple[FieldChange, ...]]]) -> list[str]:
+    if not groups:
+        return []
+    lines = [title]
+    for head, fields in groups:
+        lines.append(f"  {head}")
+        lines += _field_lines(fields)
+    return lines
+
+
+def _new_nodes_only(changes: Changes, names: dict[str, str]) -> list[tuple[str, tuple[FieldChange, ...]]]:
+    found = []
+    for group in changes.groups:
+        fields = group.of(Effect.NEW_NODES_ONLY)
+        if fields:
+            rollout = group.rollout
+            nodes = (
+                ""
+                if rollout is None
+                else f"{rollout.nodes}"
+                if rollout.smallest == rollout.nodes
+                else f"{rollout.smallest}..{rollout.nodes}"
+            )
+            found.append(
+                (
+                    f"{_group(group, names)}: its existing {nodes + ' ' if nodes else ''}node(s) keep the old values until replaced",
+                    fields,
+                )
+            )
+    return found
+
+
+def _helm_lines(changes: Changes) -> list[str]:
+    lines = []
+    for release in changes.releases:
+        restart = release.of(Effect.HELM_RESTART)
+        crds = release.of(Effect.CRDS_NOT_UPDATED)
+        if not restart:
+            continue
+        lines.append(f"  {release.name}: Helm upgrade; a changed pod template restarts its pods")
+        lines += _field_lines(restart)
+        if crds:
+            lines.append(
+                f"    CRDs: Helm applies the chart's crds/ folder on a fresh install only; apply the new CRDs by hand "
+                f"before `pulumi up` ({crds[0].rows[-1].source})"
+            )
+    return ["HELM UPGRADES", *lines] if lines else []
+
+
+def changed_lines(plan: Plan, names: dict[str, str]) -> list[str]:
+    """The section's lines: the baseline's origin, then every difference in the order it is applied."""
+    if plan.no_baseline is not None:
+        return [f"Nodes recreated: not known, no baseline ({plan.no_baseline})"]
+    changes = plan.changes
+    if changes is None:
+        return [NO_BASELINE]
+    lines = [f"Compared with {plan.baseline_from}"] if plan.baseline_from else []
+    if changes.legacy:
+        lines.append(
+            f"Not known: the baseline was written before planFormat 2 and does not record {LEGACY_UNKNOWN}; "
+            "changes to them cannot be seen (make the baseline again with this tools.plan)"
+        )
+    body = _minor_lines(plan, names)
+    if plan.driver_steps:
+        body += ["DRIVER MODE CHANGE: steps, in order", *(f"  {n}. {s}" for n, s in enumerate(plan.driver_steps, 1))]
+    body += _recreation_lines(changes, names, plan.minor is not None)
+    body += _section("REACHES ONLY NEW NODES (Nebius starts no roll-out)", _new_nodes_only(changes, names))
+    body += _section(
+        "IN PLACE (no node replaced)",
+        [(_group(g, names), g.of(Effect.IN_PLACE)) for g in changes.groups if g.of(Effect.IN_PLACE)],
+    )
+    body += _helm_lines(changes)
+    body += _section(
+        "CLAIM TEMPLATES DELETED AND CREATED (the spec is immutable; claims made from them keep the old spec)",
+        [(c.name, c.changes) for c in changes.claim_templates],
+    )
+    every = [
+        *changes.groups,
+        *changes.releases,
+        *changes.claim_templates,
+        *([changes.cluster] if changes.cluster else []),
+    ]
+    body += _section(
+        "NOT IN THE TABLE of consequences (policies/dra_guardrails/consequences.py): what these do is not known here",
+        [(c.name, c.unknown) for c in every if c.unknown],
+    )
+    if changes.added_releases:
+        body.append(f"Helm release(s) installed: {', '.join(changes.added_releases)}")
+    if changes.removed_releases:
+        body.append(
+            f"Helm release(s) uninstalled: {', '.join(changes.removed_releases)}: their pods stop; CRDs from a "
+            "crds/ folder stay (Helm never deletes them)"
+        )
+    if changes.added_groups:
+        body.append(
+            f"New node group(s) {', '.join(changes.added_groups)}: created (Nebius touches no existing node for it)"
+        )
+    if plan.driver_change is not None:
+        body += _driver_change_lines(plan.driver_change)
+    return lines + (body or [NOTHING])
+
+
+def recreated_count(plan: Plan) -> int:
+    """Node groups whose nodes this change replaces or deletes."""
+    if plan.changes is None:
+        return 0
+    if plan.minor is not None and plan.minor.refused is not None:
+        # A refused minor move replaces nothing: only the template changes would, once it is fixed.
+        replacing = [g for g in plan.changes.groups if g.of(Effect.ROLLING_REPLACE)]
+        return len(replacing) + len(plan.changes.removed_groups)
+    return len(plan.changes.recreated) + len(plan.changes.removed_groups)
