@@ -224,12 +224,15 @@ def load_json(path: Path, label: str, error: ErrorFactory = InputError) -> Any:
 _INVISIBLE = frozenset(("Cc", "Cf", "Zl", "Zp"))
 
 
-def printable(text: str) -> str:
-    """`text` with every control, format and line-separator character written as its JSON escape (`\\u001b`, `\\n`)."""
+def printable(text: str, lines: bool = False) -> str:
+    """`text` with every control, format and line-separator character written as its JSON escape (`\\u001b`, `\\n`);
+    with `lines`, a message of several lines keeps its line feeds (and only those)."""
     if text.isprintable():
         return text
     return "".join(
-        json.dumps(character)[1:-1] if unicodedata.category(character) in _INVISIBLE else character
+        json.dumps(character)[1:-1]
+        if unicodedata.category(character) in _INVISIBLE and not (lines and character == "\n")
+        else character
         for character in text
     )
 

@@ -36,6 +36,7 @@ from components.config.prices import PRICE_TABLE_FILE, load_price_table, parse_p
 from components.config.reading import MAX_INPUT_BYTES, InputError, decode_text, markdown_text, parse_yaml, printable
 from components.config.stack_file import PROJECT_DIR, StackFileError, declared_config, program_config
 from components.model import PriceTable
+from components.redaction import redacted
 from components.values.cost import stack_cost
 from tools.cost.render import render_cost_markdown, render_cost_text, render_diff_markdown, render_diff_text
 from tools.plan.stack_source import (
@@ -198,9 +199,9 @@ def render(stack: str, head: dict, base: BaseCost | None, output: str, change_on
         return "\n".join(lines) + "\n"
     lines = [] if change_only else [f"Cost of stack {stack}", "", *render_cost_text(head), ""]
     if base is not None:
-        lines += [f"note: {base.note}"] if base.note else []
+        lines += [f"note: {printable(base.note, lines=True)}"] if base.note else []
         if base.comparable:
-            lines += render_diff_text(base.document, head, label)
+            lines += render_diff_text(base.document, head, printable(label))
     return "\n".join(lines) + "\n"
 
 
@@ -218,9 +219,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         OSError,
         subprocess.SubprocessError,
     ) as unusable:
-        print(f"python -m tools.cost: {unusable}", file=sys.stderr)
+        print(f"python -m tools.cost: {printable(redacted(str(unusable)), lines=True)}", file=sys.stderr)
         return EXIT_UNUSABLE
-    sys.stdout.write(render(stack, head, base, args.format, args.change_only))
+    sys.stdout.write(redacted(render(stack, head, base, args.format, args.change_only)))
     return EXIT_OK
 
 

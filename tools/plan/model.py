@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from components.cost import COST_ESTIMATE_TYPE
+from components.redaction import redacted
 from policies.dra_guardrails import Finding, PlannedResource, check_resources, validate_policy_config
 from tools.plan.driver_line import DriverLineChange, baseline_driver, driver_line_change, driver_snapshot
 from tools.plan.files import WriteResult, plan_files, write_plan_files
@@ -111,5 +112,6 @@ def build_plan(
     if before is not None:
         plan.recreations = recreations(before, plan.node_groups, {r.urn: r for r in plan.rollouts})
     if out is not None:
-        plan.files = write_plan_files(plan_files(run.resources, inputs), out / stack)
+        files = plan_files(run.resources, inputs)
+        plan.files = write_plan_files({name: redacted(text) for name, text in files.items()}, out / stack)
     return plan

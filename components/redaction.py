@@ -1,0 +1,192 @@
+"""Credentials out of every text the tools print or write: the one function is `redacted`.
+
+Three kinds of credential reach a message, a plan, a report or a file: the values of keys set as
+secrets (every leaf, whatever its type: a number or a boolean is as secret as a string), the
+userinfo, query and fragment of URLs (`https://user:pass@host/?token=...`), and fields a
+credential is written under inside a quoted text (an inline kubeconfig's `token:` or
+`client-key-data:`, a `password=` in a connection string). Every output goes through `redacted`
+last, so no copy of this logic lives at the places that quote outside text.
+
+A URL's parts are found as RFC 3986 section 3.2 defines them and `urllib.parse.urlsplit` splits
+them (CPython 3.11, Lib/urllib/parse.py): the authority runs from `//` to the next `/`, `?` or
+`#`, and its userinfo ends at its *last* `@` (`_NetlocResultMixinStr._userinfo` uses
+`rpartition('@')`), so a password with an `@` in it is redacted whole. Every pattern here is
+linear: fixed alternations, single character classes, no quantified group.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+SECRET = "[secret]"
+CREDENTIALS = "[credentials]"
+REDACTED = "[redacted]"
+
+# `scheme://` (RFC 3986 section 3.1: a letter, then letters, digits, '+', '-', '.'; at most 32 here), then the
+# rest of the whitespace-free run. \b keeps a run of letters from being tried at each of its positions.
+_URL = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]{0,31}://\S*")
+# Parameters of a query or fragment are separated by `&` (or `;`); they end where the text around the URL goes on:
+# a quote, as it is or JSON-escaped, or an angle bracket.
+_SEPARATOR = re.compile(r"([&;])")
+_AROUND = re.compile(r"\\?[\"'<>]")
+# A credential written as a field of a quoted document: `token: x`, `"password": "x"`, `client-key-data=x`, and as
+# the `\"token\": \"x\"` of a JSON-escaped quote. The value ends at white space, a quote, an escape or a separator.
+_CREDENTIAL_FIELD = re.compile(
+    r"(?i)(token|password|passwd|client-key-data|api[-_]?key|private[-_]?key|secret[-_]?key|access[-_]?key)"
+    r"(\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?)"
+    r"([^\s\"'\\,;&}\][]+)"
+)
+_BEARER = re.compile(r"(?i)\b(bearer[ \t]+)([^\s\"'\\,;]+)")
+# `shown` cuts a long quote as `<start>... (N characters)`: a secret cut there is found by its start.
+_CUT = re.compile(r"\.\.\. \([0-9]+ characters\)")
+# The longest quote `shown` keeps; a cut secret's start is at most this long.
+_CUT_WINDOW = 120
+# Texts at least this long are replaced wherever they appear; shorter ones (and every number and boolean) only as
+# whole tokens, so that a secret `1` does not eat every digit of a message.
+MIN_ANYWHERE = 4
+_TOKEN_EDGE = r"A-Za-z0-9_.+-"
+
+
+@dataclass(frozen=True)
+class Secrets:
+    """The texts of secret values as any output may spell them (raw, JSON-escaped, as repr), longest first."""
+
+    anywhere: tuple[str, ...] = ()
+    whole: re.Pattern[str] | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.anywhere) or self.whole is not None
+
+
+NO_SECRETS = Secrets()
+
+
+def _leaves(value: Any) -> Iterable[Any]:
+    """Every leaf of a decoded value (map keys are structure), without recursion."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, dict):
+            pending.extend(item.values())
+        elif isinstance(item, list | tuple):
+            pending.extend(item)
+        elif item is not None:
+            yield item
+
+
+def _spellings(text: str) -> set[str]:
+    """How an output may write `text`: as it is, JSON-escaped (ASCII or not), as repr, white space collapsed."""
+    forms = {text, json.dumps(text)[1:-1], json.dumps(text, ensure_ascii=False)[1:-1], repr(text)[1:-1]}
+    forms.add(" ".join(text.split()))
+    return {form for form in forms if form.strip()}
+
+
+def secrets_of(values: Iterable[Any]) -> Secrets:
+    """The `Secrets` of these values: each one and every leaf inside it (a JSON text is decoded for its leaves)."""
+    anywhere: set[str] = set()
+    whole: set[str] = set()
+    for value in values:
+        found = list(_leaves(value))
+        if isinstance(value, str):
+            with contextlib.suppress(ValueError, RecursionError):
+                found += list(_leaves(json.loads(value)))
+        for leaf in found:
+            text = leaf if isinstance(leaf, str) else json.dumps(leaf)
+            for form in _spellings(text):
+                (anywhere if isinstance(leaf, str) and len(form) >= MIN_ANYWHERE else whole).add(form)
+            if not isinstance(leaf, str):
+                whole.add(str(leaf))
+    pattern = None
+    if whole:
+        alternatives = "|".join(re.escape(form) for form in sorted(whole, key=len, reverse=True))
+        pattern = re.compile(rf"(?<![{_TOKEN_EDGE}])(?:{alternatives})(?![{_TOKEN_EDGE}])")
+    return Secrets(tuple(sorted(anywhere, key=len, reverse=True)), pattern)
+
+
+def _cut_starts(text: str, forms: tuple[str, ...]) -> str:
+    """`text` with the start of a secret that a `... (N characters)` cut ends replaced too."""
+    for cut in reversed(list(_CUT.finditer(text))):
+        end = cut.start()
+        window = text[max(0, end - _CUT_WINDOW) : end]
+        longest = 0
+        for form in forms:
+            for size in range(min(len(form), len(window)), longest, -1):
+                if window.endswith(form[:size]):
+                    longest = size
+                    break
+        if longest >= 2:
+            text = text[: end - longest] + SECRET + text[end:]
+    return text
+
+
+def _authority_end(rest: str) -> int:
+    """Where the authority ends (RFC 3986 section 3.2): the first `/`, `?` or `#`, or a quote closing the text."""
+    for index, character in enumerate(rest):
+        if character in "/?#":
+            return index
+        if character == '"' and (index + 1 == len(rest) or rest[index + 1] in ",:}]"):
+            return index
+    return len(rest)
+
+
+def _parameters(text: str) -> str:
+    """A query or fragment with every parameter's value redacted (a bare name stays), up to where the text around
+    the URL goes on."""
+    around = _AROUND.search(text)
+    inside, after = (text[: around.start()], text[around.start() :]) if around else (text, "")
+    parts = _SEPARATOR.split(inside)
+    for index in range(0, len(parts), 2):
+        name, equals, _ = parts[index].partition("=")
+        if equals:
+            parts[index] = f"{name}={REDACTED}"
+    return "".join(parts) + after
+
+
+def _url(match: re.Match[str]) -> str:
+    url = match.group()
+    scheme, _, rest = url.partition("://")
+    end = _authority_end(rest)
+    authority, tail = rest[:end], rest[end:]
+    try:
+        netloc = urlsplit(f"{scheme}://{authority}").netloc
+    except ValueError:  # a malformed IPv6 host: nothing of it is shown
+        return f"{scheme}://{REDACTED}"
+    userinfo, at, host = netloc.rpartition("@")
+    shown_authority = f"{CREDENTIALS}@{host}" if at else authority
+    before_fragment, hash_mark, fragment = tail.partition("#")
+    path, question, query = before_fragment.partition("?")
+    del userinfo
+    return (
+        f"{scheme}://{shown_authority}{path}"
+        + (f"?{_parameters(query)}" if question else "")
+        + (f"#{_parameters(fragment)}" if hash_mark else "")
+    )
+
+
+def redacted(text: str, secrets: Secrets = NO_SECRETS) -> str:
+    """`text` with the given secrets, URL credentials and parameters, and credential fields replaced."""
+    for form in secrets.anywhere:
+        text = text.replace(form, SECRET)
+    if secrets.anywhere:
+        text = _cut_starts(text, secrets.anywhere)
+    if secrets.whole is not None:
+        text = secrets.whole.sub(SECRET, text)
+    if "://" in text:
+        text = _URL.sub(_url, text)
+    text = _CREDENTIAL_FIELD.sub(lambda m: f"{m[1]}{m[2]}{REDACTED}", text)
+    return _BEARER.sub(lambda m: f"{m[1]}{REDACTED}", text)
+
+
+def redacted_leaves(document: Any) -> Any:
+    """A JSON-shaped document with every string in it `redacted` (keys too), for a file whose syntax must survive."""
+    if isinstance(document, dict):
+        return {redacted(str(key)): redacted_leaves(value) for key, value in document.items()}
+    if isinstance(document, list | tuple):
+        return [redacted_leaves(item) for item in document]
+    return redacted(document) if isinstance(document, str) else document
