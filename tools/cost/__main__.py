@@ -33,7 +33,15 @@ import yaml
 from components.config import ConfigError, parse_stack_config
 from components.config.errors import shown
 from components.config.prices import PRICE_TABLE_FILE, load_price_table, parse_price_table
-from components.config.reading import MAX_INPUT_BYTES, InputError, decode_text, markdown_text, parse_yaml, printable
+from components.config.reading import (
+    MAX_INPUT_BYTES,
+    InputError,
+    check_file_flag,
+    decode_text,
+    markdown_text,
+    parse_yaml,
+    printable,
+)
 from components.config.stack_file import PROJECT_DIR, StackFileError, declared_config, program_config
 from components.model import PriceTable
 from components.redaction import redacted
@@ -208,6 +216,8 @@ def render(stack: str, head: dict, base: BaseCost | None, output: str, change_on
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     try:
+        if args.stack_file is not None:
+            check_file_flag(args.stack_file, STACK_FILE_OPTION, must_exist=True)
         stack = stack_of_file(args.stack_file) if args.stack_file else check_stack_name(args.stack)
         head = estimate(stack, PROJECT_DIR, stack_file=args.stack_file)
         base = base_cost(stack, args.base) if args.base is not None else None

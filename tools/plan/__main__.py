@@ -36,7 +36,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from components.config.reading import InputError, load_json, printable
+from components.config.reading import InputError, check_file_flag, load_json, printable
 from components.redaction import redacted
 from policies.dra_guardrails import PolicyConfigError
 from tools.plan.base_plan import NoBaselineError, UnknownRevisionError, base_plan
@@ -116,6 +116,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     out = None if args.out == NO_FILES else Path(args.out)
     try:
+        for flag, path in (("--policy-config", args.policy_config), ("--baseline", args.baseline)):
+            if path is not None:
+                check_file_flag(path, flag, must_exist=True)
+        if args.stack_file is not None:
+            check_file_flag(args.stack_file, STACK_FILE_OPTION, must_exist=True)
+        if out is not None:
+            check_file_flag(out, "--out", directory=True)
         stack = stack_of_file(args.stack_file) if args.stack_file else check_stack_name(args.stack)
         policy_config = read_option(args.policy_config, "--policy-config")
         baseline, no_baseline = read_option(args.baseline, "--baseline"), None

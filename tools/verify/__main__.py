@@ -26,13 +26,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from components.config.errors import ConfigError
-from components.config.reading import printable
+from components.config.reading import InputError, check_file_flag, printable
 from components.redaction import redacted
 from tools.plan.stack_source import StackNameError, check_stack_name
 from tools.verify.burnin_cli import add_burn_in_arguments, burn_in_budget_s, burn_in_settings
-from tools.verify.burnin_verdict import FloorsError
 from tools.verify.cluster import DEFAULT_EXEC_PLUGIN_TIMEOUT_S, DEFAULT_REQUEST_TIMEOUT_S, ClusterError, KubeCluster
 from tools.verify.expectations import load_expectations
+from tools.verify.floors import FloorsError
 from tools.verify.report import Progress, all_passed, format_finding, summary_table, write_json_report
 from tools.verify.runner import FAIL, CheckResult, Verification
 from tools.verify.smoke import SmokeInterrupted, SmokeSettings
@@ -143,10 +143,25 @@ def _verify(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("\ninterrupted before the cluster was read: nothing was checked", file=sys.stderr)
         return 130
+    if args.skip_smoke and args.burn_in:
+        return _refused("--burn-in runs workloads on the GPU nodes and --skip-smoke creates none: give one of them")
     try:
-        burn_in = None if args.skip_smoke else burn_in_settings(args)
+        kubeconfig = Path(args.kubeconfig).expanduser() if args.kubeconfig else None
+        for flag, path in (
+            ("--json", args.json),
+            ("--burn-in-state", args.burn_in_state),
+            ("--kubeconfig", kubeconfig),
+        ):
+            if path is not None:
+                check_file_flag(path, flag)
+        # Read whenever the burn-in is configured, even when --skip-smoke leaves it out: a broken file is never news
+        # only on the day it first runs.
+        settings = burn_in_settings(args)
+    except InputError as error:
+        return _refused(str(error))
     except FloorsError as error:
         return _refused(f"--burn-in-floors: {error}")
+    burn_in = None if args.skip_smoke else settings
     run_timeout = args.run_timeout or DEFAULT_RUN_TIMEOUT_S + burn_in_budget_s(burn_in)
     try:
         cluster = KubeCluster.from_kubeconfig(
