@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import math
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -160,6 +161,18 @@ def test_a_fabric_below_its_floor_fails_naming_every_node() -> None:
     assert "bisect" in finding.likely_cause
 
 
+@pytest.mark.parametrize("busbw", [math.nan, math.inf, -math.inf, -1.0, 1e6])
+@pytest.mark.parametrize("floor", [True, False], ids=["floor", "no-floor"])
+def test_a_bandwidth_that_is_no_measurement_fails_with_or_without_a_floor(busbw: float, floor: bool) -> None:
+    """`nan < floor` is false: a NaN (or an infinity, or a figure out of range) would pass every floor if compared."""
+    given = floor_for(FLOORS, "gpu-h200-sxm", 4) if floor else None
+    outcome, _ = judge_output(fabric_output(busbw), NODES, 32, given, "h200-train")
+    assert not outcome.passed
+    [finding] = outcome.findings
+    assert finding.expected == "a bus bandwidth from 0 to 100000 GB/s at the largest size"
+    assert f"(out of place {busbw:g}, in place {busbw:g})" in finding.found
+
+
 def test_wrong_elements_fail_whatever_the_bandwidth() -> None:
     outcome, _ = judge_output(
         fabric_output(455.9, wrong=3), NODES, 32, floor_for(FLOORS, "gpu-h200-sxm", 4), "h200-train"
@@ -233,6 +246,24 @@ def test_the_cli_refuses_a_bad_floors_file_before_asking_the_cluster(
     path.write_text("floors: [{platform: x}]")
     assert cli.main(["--stack", "prod", "--burn-in-floors", str(path), "--kubeconfig", str(tmp_path / "none")]) == 2
     assert f"error: --burn-in-floors: {path}: not a floors file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("skip_smoke", [["--skip-smoke"], []], ids=["skip-smoke", "with-smoke"])
+def test_the_floors_file_is_read_even_when_the_burn_in_does_not_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], skip_smoke: list[str]
+) -> None:
+    path = tmp_path / "floors.yaml"
+    path.write_text(
+        "floors: [{platform: gpu-h200-sxm, minNodes: 1, floorGbps: 3, source: s, date: '2026-12-01', marginPercent: twenty}]"
+    )
+    arguments = ["--stack", "prod", *skip_smoke, "--burn-in-floors", str(path), "--kubeconfig", str(tmp_path / "none")]
+    assert cli.main(arguments) == 2
+    assert 'floors[0].marginPercent got "twenty"' in capsys.readouterr().err
+
+
+def test_skip_smoke_and_burn_in_together_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["--stack", "prod", "--skip-smoke", "--burn-in", "--kubeconfig", str(tmp_path / "none")]) == 2
+    assert "--burn-in runs workloads on the GPU nodes and --skip-smoke creates none" in capsys.readouterr().err
 
 
 def test_a_stacks_own_floor_comes_first(tmp_path: Path) -> None:

@@ -274,3 +274,16 @@ def markdown_text(text: str) -> str:
     """`text` as literal Markdown on GitHub: printable, its Markdown punctuation escaped, HTML as entities."""
     escaped = printable(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return _MARKDOWN_SPECIAL.sub(r"\\\1", escaped)
+
+
+_BACKTICKS = re.compile(r"`+")
+
+
+def markdown_code_block(lines: list[str], info: str = "") -> list[str]:
+    """`lines` as a fenced code block on GitHub, literal: each line printable, and the fence one backtick longer than
+    the longest run of backticks in them, which no line can close (CommonMark 0.31.2, section 4.5: a closing fence is
+    at least as long as the opening one). Inside, Markdown and HTML are text."""
+    body = [printable(line) for line in lines]
+    longest = max((len(run) for line in body for run in _BACKTICKS.findall(line)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [f"{fence}{info}", *body, fence]

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from components.config.reading import markdown_code_block, printable
 from policies.dra_guardrails.planned import NODE_GROUP_TYPE
 from tools.cost.render import render_cost_markdown, render_cost_text
 from tools.plan.driver_line import DriverLineChange
@@ -190,7 +191,7 @@ FOLD_ROWS = 8
 def _recreation_lines(plan: Plan, names: dict[str, str]) -> list[str]:
     """The groups a change recreates (with a baseline), each changed field indented under it."""
     if plan.no_baseline is not None:
-        return [f"Nodes recreated: not known, no baseline ({plan.no_baseline})"]
+        return [f"Nodes recreated: not known, no baseline ({printable(plan.no_baseline)})"]
     if plan.recreations is None:
         return [NO_BASELINE]
     if not plan.recreations:
@@ -263,7 +264,12 @@ def render_markdown(plan: Plan, graph: bool = True) -> str:
     del graph  # the graph is always there, folded
     names = group_names(plan)
     lines = [f"## Offline plan: `{plan.stack}`", "", _summary(plan), "", "### What changed", ""]
-    lines += ["```text", *_changed_lines(plan, names), "```", "", f"### Policy verdicts (`{POLICY_SOURCE}`)", ""]
+    lines += [
+        *markdown_code_block(_changed_lines(plan, names), "text"),
+        "",
+        f"### Policy verdicts (`{POLICY_SOURCE}`)",
+        "",
+    ]
     if plan.findings:
         rows = [
             (
@@ -292,9 +298,11 @@ def render_markdown(plan: Plan, graph: bool = True) -> str:
         *map(_markdown_row, _path_rows(plan, names)),
     ]
     lines += _fold(f"Critical path of a first <code>pulumi up</code>: {_path_total(plan)} (estimates)", path)
-    tree = ["```text", *render_tree(_stack_title(plan), plan.roots, names), "```"]
+    tree = markdown_code_block(render_tree(_stack_title(plan), plan.roots, names), "text")
     lines += _fold(f"Resources: {len(plan.nodes())}, with their key settings", tree)
-    lines += _fold("Dependency graph (Mermaid)", ["```mermaid", *render_mermaid(plan.roots, plan.edges, names), "```"])
+    lines += _fold(
+        "Dependency graph (Mermaid)", markdown_code_block(render_mermaid(plan.roots, plan.edges, names), "mermaid")
+    )
     lines += ["", f"Kubernetes objects and Helm values: {_file_counts(plan)}"]
     return "\n".join(lines) + "\n"
 
