@@ -59,9 +59,11 @@ class Secrets:
 
     anywhere: tuple[str, ...] = ()
     whole: re.Pattern[str] | None = None
+    # Every form, for the start of one that a quote's cut leaves behind.
+    every: tuple[str, ...] = ()
 
     def __bool__(self) -> bool:
-        return bool(self.anywhere) or self.whole is not None
+        return bool(self.every)
 
 
 NO_SECRETS = Secrets()
@@ -106,7 +108,7 @@ def secrets_of(values: Iterable[Any]) -> Secrets:
     if whole:
         alternatives = "|".join(re.escape(form) for form in sorted(whole, key=len, reverse=True))
         pattern = re.compile(rf"(?<![{_TOKEN_EDGE}])(?:{alternatives})(?![{_TOKEN_EDGE}])")
-    return Secrets(tuple(sorted(anywhere, key=len, reverse=True)), pattern)
+    return Secrets(tuple(sorted(anywhere, key=len, reverse=True)), pattern, tuple(anywhere | whole))
 
 
 def _cut_starts(text: str, forms: tuple[str, ...]) -> str:
@@ -126,13 +128,13 @@ def _cut_starts(text: str, forms: tuple[str, ...]) -> str:
 
 
 def _authority_end(rest: str) -> int:
-    """Where the authority ends (RFC 3986 section 3.2): the first `/`, `?` or `#`, or a quote closing the text."""
-    for index, character in enumerate(rest):
-        if character in "/?#":
-            return index
-        if character == '"' and (index + 1 == len(rest) or rest[index + 1] in ",:}]"):
-            return index
-    return len(rest)
+    """Where the authority ends (RFC 3986 section 3.2, `urlsplit`'s `_splitnetloc`): the first `/`, `?` or `#`.
+
+    A quote does not end it: a hostile password may hold one, and a JSON text this runs over has white space after
+    each value (the tools write JSON indented), which ends the URL before the next value.
+    """
+    ends = [index for index in (rest.find(mark) for mark in "/?#") if index >= 0]
+    return min(ends, default=len(rest))
 
 
 def _parameters(text: str) -> str:
@@ -153,15 +155,15 @@ def _url(match: re.Match[str]) -> str:
     scheme, _, rest = url.partition("://")
     end = _authority_end(rest)
     authority, tail = rest[:end], rest[end:]
+    # As urllib's `_userinfo` and `_hostinfo` split the netloc: the userinfo ends at its last '@'.
+    _, at, host = authority.rpartition("@")
     try:
-        netloc = urlsplit(f"{scheme}://{authority}").netloc
-    except ValueError:  # a malformed IPv6 host: nothing of it is shown
+        urlsplit(f"{scheme}://{host}")
+    except ValueError:  # a malformed IPv6 host (a '[' without its ']'): nothing of the authority is shown
         return f"{scheme}://{REDACTED}"
-    userinfo, at, host = netloc.rpartition("@")
     shown_authority = f"{CREDENTIALS}@{host}" if at else authority
     before_fragment, hash_mark, fragment = tail.partition("#")
     path, question, query = before_fragment.partition("?")
-    del userinfo
     return (
         f"{scheme}://{shown_authority}{path}"
         + (f"?{_parameters(query)}" if question else "")
@@ -173,8 +175,8 @@ def redacted(text: str, secrets: Secrets = NO_SECRETS) -> str:
     """`text` with the given secrets, URL credentials and parameters, and credential fields replaced."""
     for form in secrets.anywhere:
         text = text.replace(form, SECRET)
-    if secrets.anywhere:
-        text = _cut_starts(text, secrets.anywhere)
+    if secrets.every and "... (" in text:
+        text = _cut_starts(text, secrets.every)
     if secrets.whole is not None:
         text = secrets.whole.sub(SECRET, text)
     if "://" in text:
