@@ -8,16 +8,15 @@ before the cluster is asked, whether or not the burn-in then runs.
 
 from __future__ import annotations
 
-import datetime
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import Field, StrictStr, ValidationError, field_validator, model_validator
+from pydantic import AfterValidator, Field, StrictStr, ValidationError, model_validator
 
 from components.config.errors import ConfigProblems, add_validation_problems
 from components.config.reading import InputError, load_yaml
-from components.stack_input import DATE_PATTERN, PLATFORM_PATTERN, Shape
+from components.stack_input import DATE_PATTERN, PLATFORM_PATTERN, Shape, calendar_day
 
 FLOORS_FILE = Path(__file__).with_name("nccl_floors.yaml")
 # The highest bus bandwidth a floor or a measurement may be, in GB/s: 100 times NVLink 5's 1.8 TB/s per GPU. A figure
@@ -35,7 +34,9 @@ Gbps = Annotated[
     float, Field(gt=0, le=MAX_GBPS, description=f"expected a bus bandwidth in GB/s, above 0 and at most {MAX_GBPS}")
 ]
 FloorDate = Annotated[
-    StrictStr, Field(pattern=DATE_PATTERN, description='expected the day the figure was read, as a quoted "YYYY-MM-DD"')
+    StrictStr,
+    Field(pattern=DATE_PATTERN, description='expected the day the figure was read, as a quoted "YYYY-MM-DD"'),
+    AfterValidator(calendar_day),
 ]
 FloorText = Annotated[
     StrictStr, Field(min_length=1, max_length=300, description="expected a non-empty text of at most 300 characters")
@@ -59,15 +60,6 @@ class FloorEntry(Shape):
     publishedRun: FloorText | None = None
     source: FloorText
     date: FloorDate
-
-    @field_validator("date")
-    @classmethod
-    def _real_day(cls, value: str) -> str:
-        try:
-            datetime.date.fromisoformat(value)
-        except ValueError:
-            raise ValueError(f'date "{value}" is not a day of the calendar; write "YYYY-MM-DD"') from None
-        return value
 
     @model_validator(mode="after")
     def _ordered(self) -> FloorEntry:
