@@ -19,8 +19,8 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -50,23 +50,70 @@ _CUT_WINDOW = 120
 # Texts at least this long are replaced wherever they appear; shorter ones (and every number and boolean) only as
 # whole tokens, so that a secret `1` does not eat every digit of a message.
 MIN_ANYWHERE = 4
-_TOKEN_EDGE = r"A-Za-z0-9_.+-"
+
+
+# Secret forms are found by their first KEY characters (all of a shorter form), then by length: each position of a
+# text costs a few dictionary lookups, however many secrets there are (a secret map of 40,000 leaves and a problem
+# line for each stays linear, where one `str.replace` per form and line was quadratic).
+KEY = 8
 
 
 @dataclass(frozen=True)
 class Secrets:
-    """The texts of secret values as any output may spell them (raw, JSON-escaped, as repr), longest first."""
+    """The texts of secret values as any output may spell them (raw, JSON-escaped, as repr), indexed for search."""
 
-    anywhere: tuple[str, ...] = ()
-    whole: re.Pattern[str] | None = None
-    # Every form, for the start of one that a quote's cut leaves behind.
-    every: tuple[str, ...] = ()
+    # key -> length -> forms of that key and length.
+    index: Mapping[str, Mapping[int, frozenset[str]]] = field(default_factory=dict)
+    # Forms replaced only as whole tokens: short strings, numbers, booleans.
+    whole: frozenset[str] = frozenset()
+    # The first two characters of every form (all of a one-character one): a position that starts none is passed
+    # with one set lookup.
+    starts: frozenset[str] = frozenset()
 
     def __bool__(self) -> bool:
-        return bool(self.every)
+        return bool(self.index)
+
+    def longest_at(self, text: str, start: int) -> int:
+        """The length of the longest secret form at `start` of `text` (a whole one standing alone), or 0."""
+        for size in range(KEY, 0, -1):
+            by_length = self.index.get(text[start : start + size])
+            if not by_length:
+                continue
+            for length in sorted(by_length, reverse=True):
+                form = text[start : start + length]
+                if len(form) == length and form in by_length[length] and self._stands(text, start, form):
+                    return length
+        return 0
+
+    def _stands(self, text: str, start: int, form: str) -> bool:
+        if form not in self.whole:
+            return True
+        end = start + len(form)
+        return (start == 0 or text[start - 1] not in _TOKEN_EDGE_CHARACTERS) and (
+            end == len(text) or text[end] not in _TOKEN_EDGE_CHARACTERS
+        )
+
+    def starts_ending(self, window: str) -> int:
+        """The length of the longest end of `window` that starts a secret form (at least 2 characters), or 0."""
+        for start in range(max(0, len(window) - _CUT_WINDOW), len(window) - 1):
+            tail = window[start:]
+            if tail in self.whole:
+                continue
+            by_length = self.index.get(tail[:KEY])
+            if by_length is None and len(tail) < KEY:
+                by_length = {
+                    length: forms
+                    for key, lengths in self.index.items()
+                    if key.startswith(tail)
+                    for length, forms in lengths.items()
+                }
+            if by_length and any(form.startswith(tail) for forms in by_length.values() for form in forms):
+                return len(tail)
+        return 0
 
 
 NO_SECRETS = Secrets()
+_TOKEN_EDGE_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.+-")
 
 
 def _leaves(value: Any) -> Iterable[Any]:
@@ -91,7 +138,7 @@ def _spellings(text: str) -> set[str]:
 
 def secrets_of(values: Iterable[Any]) -> Secrets:
     """The `Secrets` of these values: each one and every leaf inside it (a JSON text is decoded for its leaves)."""
-    anywhere: set[str] = set()
+    index: dict[str, dict[int, set[str]]] = {}
     whole: set[str] = set()
     for value in values:
         found = list(_leaves(value))
@@ -100,29 +147,40 @@ def secrets_of(values: Iterable[Any]) -> Secrets:
                 found += list(_leaves(json.loads(value)))
         for leaf in found:
             text = leaf if isinstance(leaf, str) else json.dumps(leaf)
-            for form in _spellings(text):
-                (anywhere if isinstance(leaf, str) and len(form) >= MIN_ANYWHERE else whole).add(form)
-            if not isinstance(leaf, str):
-                whole.add(str(leaf))
-    pattern = None
-    if whole:
-        alternatives = "|".join(re.escape(form) for form in sorted(whole, key=len, reverse=True))
-        pattern = re.compile(rf"(?<![{_TOKEN_EDGE}])(?:{alternatives})(?![{_TOKEN_EDGE}])")
-    return Secrets(tuple(sorted(anywhere, key=len, reverse=True)), pattern, tuple(anywhere | whole))
+            forms = _spellings(text) | ({str(leaf)} if not isinstance(leaf, str) else set())
+            for form in forms:
+                if not isinstance(leaf, str) or len(form) < MIN_ANYWHERE:
+                    whole.add(form)
+                index.setdefault(form[:KEY], {}).setdefault(len(form), set()).add(form)
+    frozen = {key: {length: frozenset(forms) for length, forms in by.items()} for key, by in index.items()}
+    return Secrets(frozen, frozenset(whole), frozenset(key[:2] for key in index))
 
 
-def _cut_starts(text: str, forms: tuple[str, ...]) -> str:
+def _replaced(text: str, secrets: Secrets) -> str:
+    """`text` with every secret form in it replaced, the longest first at each position; one pass."""
+    out: list[str] = []
+    last = position = 0
+    starts, singles = secrets.starts, any(len(start) == 1 for start in secrets.starts)
+    while position < len(text):
+        if text[position : position + 2] not in starts and not (singles and text[position] in starts):
+            position += 1
+            continue
+        length = secrets.longest_at(text, position)
+        if length:
+            out += [text[last:position], SECRET]
+            position += length
+            last = position
+        else:
+            position += 1
+    return "".join([*out, text[last:]])
+
+
+def _cut_starts(text: str, secrets: Secrets) -> str:
     """`text` with the start of a secret that a `... (N characters)` cut ends replaced too."""
     for cut in reversed(list(_CUT.finditer(text))):
         end = cut.start()
-        window = text[max(0, end - _CUT_WINDOW) : end]
-        longest = 0
-        for form in forms:
-            for size in range(min(len(form), len(window)), longest, -1):
-                if window.endswith(form[:size]):
-                    longest = size
-                    break
-        if longest >= 2:
+        longest = secrets.starts_ending(text[max(0, end - _CUT_WINDOW) : end])
+        if longest:
             text = text[: end - longest] + SECRET + text[end:]
     return text
 
@@ -173,12 +231,10 @@ def _url(match: re.Match[str]) -> str:
 
 def redacted(text: str, secrets: Secrets = NO_SECRETS) -> str:
     """`text` with the given secrets, URL credentials and parameters, and credential fields replaced."""
-    for form in secrets.anywhere:
-        text = text.replace(form, SECRET)
-    if secrets.every and "... (" in text:
-        text = _cut_starts(text, secrets.every)
-    if secrets.whole is not None:
-        text = secrets.whole.sub(SECRET, text)
+    if secrets:
+        text = _replaced(text, secrets)
+        if "... (" in text:
+            text = _cut_starts(text, secrets)
     if "://" in text:
         text = _URL.sub(_url, text)
     text = _CREDENTIAL_FIELD.sub(lambda m: f"{m[1]}{m[2]}{REDACTED}", text)

@@ -12,6 +12,7 @@ netloc's last `@`), so the tests compare with the standard library, not with the
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -288,3 +289,14 @@ def test_no_canary_in_verifys_output_when_the_exec_plugin_fails_saying_a_credent
 def test_a_url_whose_password_runs_past_the_quote_limit_is_redacted_before_the_cut(length):
     url = f"https://user:{(CANARY * 30)[:length]}@charts.example.com/x"
     assert_no_canary(shown(url), shown({"repository": url}), canaries=(CANARY[:4],))
+
+
+def test_many_secret_leaves_and_as_many_lines_are_redacted_in_linear_time():
+    """A secret map of 20,000 leaves, one 60-character problem line per leaf: one `str.replace` per form and line
+    would be 10**9 searches; the index makes each position a few lookups (generous CPU bound, so it cannot flake)."""
+    leaves = {f"k{i}": f"secretvalue{i:06d}" for i in range(20_000)}
+    secrets = secrets_of([json.dumps(leaves)])
+    started = time.process_time()
+    lines = [redact(f'draDriverValues.k{i}: got "secretvalue{i:06d}"; expected a map', secrets) for i in range(20_000)]
+    assert time.process_time() - started < 10.0
+    assert all(line.endswith('got "[secret]"; expected a map') for line in lines)
