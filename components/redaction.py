@@ -69,6 +69,8 @@ class Secrets:
     # The first two characters of every form (all of a one-character one): a position that starts none is passed
     # with one set lookup.
     starts: frozenset[str] = frozenset()
+    # Every start of 2 to KEY - 1 characters of a form that is not whole-token only: what a cut may leave of one.
+    short_starts: frozenset[str] = frozenset()
 
     def __bool__(self) -> bool:
         return bool(self.index)
@@ -97,17 +99,14 @@ class Secrets:
         """The length of the longest end of `window` that starts a secret form (at least 2 characters), or 0."""
         for start in range(max(0, len(window) - _CUT_WINDOW), len(window) - 1):
             tail = window[start:]
-            if tail in self.whole:
+            if len(tail) < KEY:
+                if tail in self.short_starts:
+                    return len(tail)
                 continue
-            by_length = self.index.get(tail[:KEY])
-            if by_length is None and len(tail) < KEY:
-                by_length = {
-                    length: forms
-                    for key, lengths in self.index.items()
-                    if key.startswith(tail)
-                    for length, forms in lengths.items()
-                }
-            if by_length and any(form.startswith(tail) for forms in by_length.values() for form in forms):
+            by_length = self.index.get(tail[:KEY], {})
+            if any(
+                form.startswith(tail) for length, forms in by_length.items() if length >= len(tail) for form in forms
+            ):
                 return len(tail)
         return 0
 
@@ -153,7 +152,10 @@ def secrets_of(values: Iterable[Any]) -> Secrets:
                     whole.add(form)
                 index.setdefault(form[:KEY], {}).setdefault(len(form), set()).add(form)
     frozen = {key: {length: frozenset(forms) for length, forms in by.items()} for key, by in index.items()}
-    return Secrets(frozen, frozenset(whole), frozenset(key[:2] for key in index))
+    short_starts = frozenset(
+        form[:size] for by in index.values() for forms in by.values() for form in forms for size in range(2, KEY)
+    )
+    return Secrets(frozen, frozenset(whole), frozenset(key[:2] for key in index), short_starts)
 
 
 def _replaced(text: str, secrets: Secrets) -> str:
@@ -176,13 +178,15 @@ def _replaced(text: str, secrets: Secrets) -> str:
 
 
 def _cut_starts(text: str, secrets: Secrets) -> str:
-    """`text` with the start of a secret that a `... (N characters)` cut ends replaced too."""
-    for cut in reversed(list(_CUT.finditer(text))):
+    """`text` with the start of a secret that a `... (N characters)` cut ends replaced too; one pass."""
+    out: list[str] = []
+    last = 0
+    for cut in _CUT.finditer(text):
         end = cut.start()
-        longest = secrets.starts_ending(text[max(0, end - _CUT_WINDOW) : end])
-        if longest:
-            text = text[: end - longest] + SECRET + text[end:]
-    return text
+        longest = secrets.starts_ending(text[max(last, end - _CUT_WINDOW) : end])
+        out += [text[last : end - longest], SECRET if longest else "", text[end : cut.end()]]
+        last = cut.end()
+    return "".join([*out, text[last:]])
 
 
 def _authority_end(rest: str) -> int:

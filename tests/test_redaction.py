@@ -300,3 +300,29 @@ def test_many_secret_leaves_and_as_many_lines_are_redacted_in_linear_time():
     lines = [redact(f'draDriverValues.k{i}: got "secretvalue{i:06d}"; expected a map', secrets) for i in range(20_000)]
     assert time.process_time() - started < 10.0
     assert all(line.endswith('got "[secret]"; expected a map') for line in lines)
+
+
+MIB = 1 << 20
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "token" * (MIB // 5),
+        "token:" + " " * MIB,
+        "https://" + "@" * MIB,
+        "a://b?" + "&=" * (MIB // 2),
+        "a://" * (MIB // 4),
+        "a." * (MIB // 2) + "://x",
+        "abcd... (1 characters)" * (MIB // 24),
+        "bearer " * (MIB // 7),
+        "12345 " * (MIB // 6),
+        "https://[" * (MIB // 9),
+    ],
+    ids=lambda text: f"{text[:10]}~{len(text)}",
+)
+def test_a_mebibyte_of_adversarial_text_is_redacted_in_linear_time(text):
+    secrets = secrets_of([json.dumps({"a": "abcdefgh", "b": 12345, "c": [f"x{CANARY}"]})])
+    started = time.process_time()
+    redact(text, secrets)
+    assert time.process_time() - started < 10.0
