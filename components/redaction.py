@@ -43,6 +43,10 @@ _CREDENTIAL_FIELD = re.compile(
     r"([^\s\"'\\,;&}\][]+)"
 )
 _BEARER = re.compile(r"(?i)\b(bearer[ \t]+)([^\s\"'\\,;]+)")
+# A credential given to a command as a flag, as an exec plugin's command line is echoed: `--token x`, `--api-key=x`.
+_CREDENTIAL_FLAG = re.compile(
+    r"(?i)(?<![\w-])(--?(?:[a-z0-9]+-){0,3}(?:token|password|passwd|secret|api-?key)[ =])([^\s\"'\\`\[]+)"
+)
 # `shown` cuts a long quote as `<start>... (N characters)`: a secret cut there is found by its start.
 _CUT = re.compile(r"\.\.\. \([0-9]+ characters\)")
 # The longest quote `shown` keeps; a cut secret's start is at most this long.
@@ -242,6 +246,7 @@ def redacted(text: str, secrets: Secrets = NO_SECRETS) -> str:
     if "://" in text:
         text = _URL.sub(_url, text)
     text = _CREDENTIAL_FIELD.sub(lambda m: f"{m[1]}{m[2]}{REDACTED}", text)
+    text = _CREDENTIAL_FLAG.sub(lambda m: f"{m[1]}{REDACTED}", text)
     return _BEARER.sub(lambda m: f"{m[1]}{REDACTED}", text)
 
 

@@ -326,3 +326,16 @@ def test_a_mebibyte_of_adversarial_text_is_redacted_in_linear_time(text):
     started = time.process_time()
     redact(text, secrets)
     assert time.process_time() - started < 10.0
+
+
+def test_no_canary_in_verifys_output_from_an_exec_plugins_credential_flags(tmp_path, capsys):
+    """Every exec error names the command line; a credential passed to it as a flag is not echoed."""
+    script(tmp_path, "get-token.sh", "exit 3\n")
+    user = exec_user("./get-token.sh")
+    user["exec"]["args"] += ["--token", CANARY, f"--client-secret={CANARY}"]
+    report = tmp_path / "verify.json"
+    path = write(tmp_path, kubeconfig_text("http://127.0.0.1:9", user))
+    assert verify_cli.main(["--stack", "dev", "--skip-smoke", "--kubeconfig", str(path), "--json", str(report)]) == 2
+    printed = verify_outputs(capsys, report)
+    assert "--token [redacted]" in printed[1]
+    assert_no_canary(*printed)
