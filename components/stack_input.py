@@ -690,6 +690,17 @@ PriceDate = Annotated[
         description='expected the day the price holds, as a quoted "YYYY-MM-DD"',
     ),
 ]
+
+
+def calendar_day(value: str) -> str:
+    """`value` when it is a day of the calendar (the pattern admits 2026-13-45); the reason otherwise."""
+    try:
+        datetime.date.fromisoformat(value)
+    except ValueError:
+        raise ValueError(f'date "{value}" is not a day of the calendar; write "YYYY-MM-DD"') from None
+    return value
+
+
 PriceNote = Annotated[StrictStr, Field(max_length=1000, description="expected a note of at most 1000 characters")]
 
 
@@ -700,11 +711,7 @@ class _DatedPrice(Shape):
     @field_validator("date")
     @classmethod
     def _real_day(cls, value: str) -> str:
-        try:
-            datetime.date.fromisoformat(value)
-        except ValueError:
-            raise ValueError(f'date "{value}" is not a day of the calendar; write "YYYY-MM-DD"') from None
-        return value
+        return calendar_day(value)
 
 
 class GpuRateInput(_DatedPrice):

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import math
 import re
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -135,3 +138,75 @@ def test_an_older_nccl_tests_is_read_too(capture: str) -> None:
     assert run.version is None and run.ranks[0].pci == "0x06" and len(run.rows) == 28
     with pytest.raises(NcclOutputError, match="cut short"):
         parse_all_reduce(older.split("# Avg bus bandwidth")[0])
+
+
+MIB = 1 << 20
+# Far above what a linear read of 1 MiB takes (milliseconds), far below what a backtracking one does: the rank
+# pattern's old `(?P<name>.*?)\s*$` took 13 s on 64,000 spaces and grows with the square of the length.
+CPU_BOUND_S = 5.0
+RANK_LINE = "#  Rank  0 Group  0 Pid   1211 on         vm device  0 [0000:00:06] NVIDIA H200"
+ROW_LINE = "  1073741824     268435456     float     sum      -1   509.09  2109.1    0.00       0     1.43  752078    0.00       0"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        " " * MIB,
+        RANK_LINE + " " * MIB + "x",
+        RANK_LINE.replace("NVIDIA H200", " " * MIB),
+        "#" + " " * MIB + "Rank",
+        "#  Rank " + "0" * MIB,
+        ROW_LINE.replace("       0", " " * MIB + "x"),
+        "  1" + " 1" * (MIB // 2),
+        "  " + "1" * MIB + " " * MIB,
+        "  1  2  float  sum  -1" + " 1.5" * (MIB // 4) + " x",
+        "# Avg bus bandwidth" + " " * MIB + "x",
+        "# Out of bounds values" + " " * MIB,
+        "h: Test NCCL failure" + " " * MIB,
+        "x" * MIB + ": Test",
+    ],
+    ids=lambda line: f"{line[:24].strip() or 'spaces'}~{len(line)}",
+)
+def test_a_line_of_a_mebibyte_is_read_in_linear_time(capture: str, line: str) -> None:
+    """Each adversarial line, inside a whole real log, is read within a CPU-time bound that only backtracking reaches."""
+    lines = capture.splitlines()
+    text = "\n".join([*lines[:6], line, *lines[6:]])
+    started = time.process_time()
+    with contextlib.suppress(NcclOutputError):
+        parse_all_reduce(text)
+    assert time.process_time() - started < CPU_BOUND_S
+
+
+def test_reading_stops_at_its_cpu_limit_with_the_limit_named(capture: str) -> None:
+    with pytest.raises(NcclOutputError, match=r"more than -1 s of CPU time \(PARSE_CPU_LIMIT_S\)"):
+        parse_all_reduce(capture, cpu_limit_s=-1.0)
+
+
+def test_a_rank_name_keeps_its_text_without_its_trailing_spaces(capture: str) -> None:
+    text = capture.replace(RANK_LINE, RANK_LINE + "   \t")
+    assert parse_all_reduce(text).ranks[0].name == "NVIDIA H200"
+
+
+@pytest.mark.parametrize("wrong", ["1e999", "1" * 5000, "2e18"])
+def test_a_wrong_count_that_is_no_count_is_refused_not_a_traceback(capture: str, wrong: str) -> None:
+    row = ROW_LINE[: ROW_LINE.rindex("0")] + wrong
+    with pytest.raises(NcclOutputError, match="is not a count of elements"):
+        parse_all_reduce(capture.replace(ROW_LINE, row))
+
+
+def test_a_size_of_more_digits_than_a_count_has_is_not_a_row(capture: str) -> None:
+    row = ROW_LINE.replace("1073741824", "9" * 5000, 1)
+    run = parse_all_reduce(capture.replace(ROW_LINE, row))
+    assert run.largest.size_bytes == 536870912
+
+
+@pytest.mark.parametrize(
+    ("out_of_place", "in_place"), [("nan", "0.00"), ("0.00", "nan"), ("inf", "0.00"), ("0.00", "-inf")]
+)
+def test_a_busbw_that_is_not_a_number_is_not_hidden_by_the_other(
+    capture: str, out_of_place: str, in_place: str
+) -> None:
+    fields = ROW_LINE.split()
+    fields[7], fields[11] = out_of_place, in_place
+    largest = parse_all_reduce(capture.replace(ROW_LINE, "  " + "  ".join(fields))).largest
+    assert math.isnan(largest.busbw_gbps)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import math
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -25,10 +26,11 @@ from tools.verify.burnin_job import (
     pod_spec,
     ssh_secret,
 )
-from tools.verify.burnin_verdict import FLOORS_FILE, FloorsError, PodOutput, floor_for, judge_output, load_floors
+from tools.verify.burnin_verdict import PodOutput, floor_for, judge_output
 from tools.verify.checks import Outcome
 from tools.verify.cluster import ClusterError
 from tools.verify.expectations import load_expectations
+from tools.verify.floors import FLOORS_FILE, FloorsError, load_floors
 from tools.verify.nccl_output import parse_all_reduce
 from tools.verify.smoke import SmokeInterrupted
 
@@ -159,6 +161,18 @@ def test_a_fabric_below_its_floor_fails_naming_every_node() -> None:
     assert "bisect" in finding.likely_cause
 
 
+@pytest.mark.parametrize("busbw", [math.nan, math.inf, -math.inf, -1.0, 1e6])
+@pytest.mark.parametrize("floor", [True, False], ids=["floor", "no-floor"])
+def test_a_bandwidth_that_is_no_measurement_fails_with_or_without_a_floor(busbw: float, floor: bool) -> None:
+    """`nan < floor` is false: a NaN (or an infinity, or a figure out of range) would pass every floor if compared."""
+    given = floor_for(FLOORS, "gpu-h200-sxm", 4) if floor else None
+    outcome, _ = judge_output(fabric_output(busbw), NODES, 32, given, "h200-train")
+    assert not outcome.passed
+    [finding] = outcome.findings
+    assert finding.expected == "a bus bandwidth from 0 to 100000 GB/s at the largest size"
+    assert f"(out of place {busbw:g}, in place {busbw:g})" in finding.found
+
+
 def test_wrong_elements_fail_whatever_the_bandwidth() -> None:
     outcome, _ = judge_output(
         fabric_output(455.9, wrong=3), NODES, 32, floor_for(FLOORS, "gpu-h200-sxm", 4), "h200-train"
@@ -196,29 +210,33 @@ def test_a_cut_log_is_a_finding_with_its_tail() -> None:
     )
 
 
+ENTRY = "platform: gpu-h200-sxm, minNodes: 1, floorGbps: 3, source: s, date: '2026-12-01'"
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("floors: [{platform: x}]", "missing date, floorGbps, minNodes, source"),
-        ("floors: [{platform: x, minNodes: 0, floorGbps: 1, source: s, date: '2026-12-01'}]", "minNodes is 0"),
-        (
-            "floors: [{platform: x, minNodes: 2, maxNodes: 1, floorGbps: 1, source: s, date: '2026-12-01'}]",
-            "maxNodes 1 is below",
-        ),
-        ("floors: [{platform: x, minNodes: 1, floorGbps: -3, source: s, date: '2026-12-01'}]", "floorGbps is -3"),
-        ("floors: [{platform: x, minNodes: 1, floorGbps: 3, source: s, date: '2026-13-01'}]", "YYYY-MM-DD"),
-        (
-            "floors: [{platform: x, minNodes: 1, floorGbps: 3, source: s, date: '2026-12-01', flor: 1}]",
-            "unknown key(s) flor",
-        ),
-        ("- just a list", "a `floors` list"),
+        ("floors: [{platform: gpu-h200-sxm}]", "floors[0].minNodes is required"),
+        ("floors: [{platform: x, minNodes: 1, floorGbps: 1, source: s, date: '2026-12-01'}]", 'platform got "x"'),
+        (f"floors: [{{{ENTRY.replace('minNodes: 1', 'minNodes: 0')}}}]", "floors[0].minNodes got 0; expected a whole"),
+        (f"floors: [{{{ENTRY.replace('minNodes: 1', 'minNodes: 2')}, maxNodes: 1}}]", "maxNodes 1 is below minNodes 2"),
+        (f"floors: [{{{ENTRY.replace('floorGbps: 3', 'floorGbps: -3')}}}]", "floors[0].floorGbps got -3"),
+        (f"floors: [{{{ENTRY.replace('floorGbps: 3', 'floorGbps: .nan')}}}]", "floors[0].floorGbps got NaN"),
+        (f"floors: [{{{ENTRY.replace('floorGbps: 3', 'floorGbps: .inf')}}}]", "floors[0].floorGbps got Infinity"),
+        ("floors: [{" + ENTRY.replace("floorGbps: 3", "floorGbps: '3'") + "}]", 'floors[0].floorGbps got "3"'),
+        (f"floors: [{{{ENTRY}, marginPercent: twenty}}]", 'floors[0].marginPercent got "twenty"'),
+        (f"floors: [{{{ENTRY.replace('2026-12-01', '2026-13-01')}}}]", "YYYY-MM-DD"),
+        (f"floors: [{{{ENTRY}, flor: 1}}]", 'floors[0] has unknown field(s) "flor"; did you mean floorGbps?'),
+        (f"flors: [{{{ENTRY}}}]", 'has unknown field(s) "flors"; did you mean floors?'),
+        ("- just a list", 'got ["just a list"]; expected a map {checked?, floors: [...]}'),
     ],
 )
 def test_a_floors_file_that_cannot_be_used_is_named(tmp_path: Path, text: str, message: str) -> None:
     path = tmp_path / "floors.yaml"
     path.write_text(text)
-    with pytest.raises(FloorsError, match=message.replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(FloorsError) as refused:
         load_floors(path)
+    assert f"{path}: not a floors file" in str(refused.value) and message in str(refused.value)
 
 
 def test_the_cli_refuses_a_bad_floors_file_before_asking_the_cluster(
@@ -227,7 +245,25 @@ def test_the_cli_refuses_a_bad_floors_file_before_asking_the_cluster(
     path = tmp_path / "floors.yaml"
     path.write_text("floors: [{platform: x}]")
     assert cli.main(["--stack", "prod", "--burn-in-floors", str(path), "--kubeconfig", str(tmp_path / "none")]) == 2
-    assert f"error: --burn-in-floors: {path}: floors[0]: missing" in capsys.readouterr().err
+    assert f"error: --burn-in-floors: {path}: not a floors file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("skip_smoke", [["--skip-smoke"], []], ids=["skip-smoke", "with-smoke"])
+def test_the_floors_file_is_read_even_when_the_burn_in_does_not_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], skip_smoke: list[str]
+) -> None:
+    path = tmp_path / "floors.yaml"
+    path.write_text(
+        "floors: [{platform: gpu-h200-sxm, minNodes: 1, floorGbps: 3, source: s, date: '2026-12-01', marginPercent: twenty}]"
+    )
+    arguments = ["--stack", "prod", *skip_smoke, "--burn-in-floors", str(path), "--kubeconfig", str(tmp_path / "none")]
+    assert cli.main(arguments) == 2
+    assert 'floors[0].marginPercent got "twenty"' in capsys.readouterr().err
+
+
+def test_skip_smoke_and_burn_in_together_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["--stack", "prod", "--skip-smoke", "--burn-in", "--kubeconfig", str(tmp_path / "none")]) == 2
+    assert "--burn-in runs workloads on the GPU nodes and --skip-smoke creates none" in capsys.readouterr().err
 
 
 def test_a_stacks_own_floor_comes_first(tmp_path: Path) -> None:

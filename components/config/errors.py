@@ -9,7 +9,6 @@ the problem is, what was given and what is allowed.
 from __future__ import annotations
 
 import difflib
-import json
 import re
 import types
 import typing
@@ -21,15 +20,11 @@ from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
 from components.dra_constants import NAMESPACE
+from components.redaction import NO_SECRETS, Secrets, redacted
 from components.shown import shown
 
 # Keys whose values are lists of named entries: a problem names the entry, not just its index.
 NAMED_ENTRY_KEYS = ("gpuNodeGroups", "userClaimTemplates")
-
-
-# The user[:password]@ part of any URL a message quotes (a chart repository, a price source): a
-# refused value is still a credential, and problem lines reach terminals and CI logs.
-URL_CREDENTIALS = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]{0,31}://)[^/?#@\s\"]*@")
 
 
 def config_key(key: str) -> str:
@@ -44,22 +39,15 @@ class ConfigError(pulumi.RunError):
 class ConfigProblems:
     """Collects `key: problem` lines and raises them as one `ConfigError`."""
 
-    def __init__(self, secrets: Collection[str] = ()) -> None:
+    def __init__(self, secrets: Secrets = NO_SECRETS) -> None:
         self.lines: list[str] = []
         # Said in the heading: what the run could not check yet.
         self.note = ""
-        # Texts of secret values, raw and as `shown` quotes them: never printed, whatever a message quotes.
-        self.secrets = sorted(
-            {form for text in secrets if len(text) >= 4 for form in (text, json.dumps(text)[1:-1])},
-            key=len,
-            reverse=True,
-        )
+        # The secret values' leaves: never printed, whatever a message quotes (`components.redaction`).
+        self.secrets = secrets
 
     def add(self, key: str, message: str) -> None:
-        line = URL_CREDENTIALS.sub(r"\g<scheme>[credentials]@", f"{key}: {message}")
-        for secret in self.secrets:
-            line = line.replace(secret, "[secret]")
-        self.lines.append(line)
+        self.lines.append(redacted(f"{key}: {message}", self.secrets))
 
     def raise_if_any(self) -> None:
         if self.lines:

@@ -8,7 +8,6 @@ is a problem named by its key rather than an exception.
 
 from __future__ import annotations
 
-import json
 import re
 import typing
 from collections.abc import Collection, Mapping
@@ -21,6 +20,7 @@ from pulumi.runtime.config import get_config, is_config_secret
 from components.config.errors import ConfigProblems, config_key, shown
 from components.config.reading import InputError, parse_json
 from components.config.stack_file import project_config_keys
+from components.redaction import Secrets, secrets_of
 from components.stack_input import StackInput
 
 UNDECODABLE: Any = object()
@@ -111,28 +111,9 @@ def decode_config(raw: Mapping[str, str], problems: ConfigProblems) -> tuple[dic
     return decoded, undecodable
 
 
-def secret_texts(raw: RawConfig) -> list[str]:
-    """Every string inside the secret keys' values (the leaves; map keys are structure): what no message may quote."""
-    texts: list[str] = []
-
-    def collect(value: Any) -> None:
-        if isinstance(value, str):
-            texts.append(value)
-        elif isinstance(value, dict):
-            for item in value.values():
-                collect(item)
-        elif isinstance(value, list):
-            for item in value:
-                collect(item)
-
-    for key in raw.secret_keys:
-        text = raw.values.get(key, "")
-        texts.append(text)
-        try:
-            collect(json.loads(text))
-        except (ValueError, RecursionError):
-            continue
-    return texts
+def config_secrets(raw: RawConfig) -> Secrets:
+    """The secret keys' values and every leaf inside them, whatever its type: what no message may quote."""
+    return secrets_of(raw.values.get(key, "") for key in raw.secret_keys)
 
 
 def secret_problems(secret_keys: Collection[str], allowed: Collection[str], problems: ConfigProblems) -> None:

@@ -80,7 +80,12 @@ Yaml12Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 
 
 def _kind(mode: int) -> str:
-    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket")):
+    for test, name in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISREG, "a regular file"),
+    ):
         if test(mode):
             return name
     return "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file"
@@ -95,15 +100,38 @@ def read_text(path: Path, label: str, error: ErrorFactory = InputError, limit: i
         descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as failure:
         raise error(f"cannot read {label}: {failure.strerror or failure}") from None
+    # Checked on the descriptor, before a file object is made of it: `open` of a directory raises IsADirectoryError.
+    mode = os.fstat(descriptor).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(descriptor)
+        raise error(f"cannot read {label}: it is {_kind(mode)}, not a regular file")
     with os.fdopen(descriptor, "rb") as file:
-        mode = os.fstat(file.fileno()).st_mode
-        if not stat.S_ISREG(mode):
-            raise error(f"cannot read {label}: it is {_kind(mode)}, not a regular file")
         try:
             data = file.read(limit + 1)
         except OSError as failure:
             raise error(f"cannot read {label}: {failure.strerror or failure}") from None
     return decode_text(data, label, error, limit)
+
+
+def check_file_flag(
+    path: Path, flag: str, error: ErrorFactory = InputError, must_exist: bool = False, directory: bool = False
+) -> None:
+    """Refuses a path given to a file flag that is there but is not a regular file (a directory, a FIFO, a device;
+    with `directory`, anything but a directory), before anything is run: opening a FIFO blocks until its other end
+    is opened. Checked with `os.stat`, never by opening; a missing path is refused only when it `must_exist`."""
+    shown_path = printable(str(path))
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        if must_exist:
+            raise error(f"{flag} {shown_path}: no such file") from None
+        return
+    except OSError as failure:
+        raise error(f"{flag} {shown_path}: {failure.strerror or failure}") from None
+    if directory and not stat.S_ISDIR(mode):
+        raise error(f"{flag} {shown_path}: it is {_kind(mode)}, not a directory")
+    if not directory and not stat.S_ISREG(mode):
+        raise error(f"{flag} {shown_path}: it is {_kind(mode)}, not a regular file")
 
 
 def decode_text(data: bytes, label: str, error: ErrorFactory = InputError, limit: int = MAX_INPUT_BYTES) -> str:
@@ -224,12 +252,15 @@ def load_json(path: Path, label: str, error: ErrorFactory = InputError) -> Any:
 _INVISIBLE = frozenset(("Cc", "Cf", "Zl", "Zp"))
 
 
-def printable(text: str) -> str:
-    """`text` with every control, format and line-separator character written as its JSON escape (`\\u001b`, `\\n`)."""
+def printable(text: str, lines: bool = False) -> str:
+    """`text` with every control, format and line-separator character written as its JSON escape (`\\u001b`, `\\n`);
+    with `lines`, a message of several lines keeps its line feeds (and only those)."""
     if text.isprintable():
         return text
     return "".join(
-        json.dumps(character)[1:-1] if unicodedata.category(character) in _INVISIBLE else character
+        json.dumps(character)[1:-1]
+        if unicodedata.category(character) in _INVISIBLE and not (lines and character == "\n")
+        else character
         for character in text
     )
 
@@ -243,3 +274,16 @@ def markdown_text(text: str) -> str:
     """`text` as literal Markdown on GitHub: printable, its Markdown punctuation escaped, HTML as entities."""
     escaped = printable(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return _MARKDOWN_SPECIAL.sub(r"\\\1", escaped)
+
+
+_BACKTICKS = re.compile(r"`+")
+
+
+def markdown_code_block(lines: list[str], info: str = "") -> list[str]:
+    """`lines` as a fenced code block on GitHub, literal: each line printable, and the fence one backtick longer than
+    the longest run of backticks in them, which no line can close (CommonMark 0.31.2, section 4.5: a closing fence is
+    at least as long as the opening one). Inside, Markdown and HTML are text."""
+    body = [printable(line) for line in lines]
+    longest = max((len(run) for line in body for run in _BACKTICKS.findall(line)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [f"{fence}{info}", *body, fence]

@@ -22,7 +22,7 @@ from components.config.gpu_metrics import parse_observability_config
 from components.config.node_groups import check_node_group_names, parse_gpu_node_groups
 from components.config.prices import stack_prices
 from components.config.queues import parse_queues_config
-from components.config.raw import RawConfig, decode_config, secret_problems, secret_texts
+from components.config.raw import RawConfig, config_secrets, decode_config, secret_problems
 from components.config.rollout import parse_auto_repair, parse_strategy
 from components.config.salvage import LeftOut, MeaningProblems, Salvaged, salvage
 from components.config.stack_file import SECRET_PLACEHOLDER
@@ -91,7 +91,7 @@ def parse_stack_config(
     stack's `priceOverrides`.
     """
     given = raw if isinstance(raw, RawConfig) else RawConfig(raw)
-    shape_problems = ConfigProblems(secrets=secret_texts(given))
+    shape_problems = ConfigProblems(secrets=config_secrets(given))
     salvaged = _validated(given, shape_problems)
     settings = salvaged.settings
     if settings is None:

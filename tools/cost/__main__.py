@@ -33,9 +33,18 @@ import yaml
 from components.config import ConfigError, parse_stack_config
 from components.config.errors import shown
 from components.config.prices import PRICE_TABLE_FILE, load_price_table, parse_price_table
-from components.config.reading import MAX_INPUT_BYTES, InputError, decode_text, markdown_text, parse_yaml, printable
+from components.config.reading import (
+    MAX_INPUT_BYTES,
+    InputError,
+    check_file_flag,
+    decode_text,
+    markdown_text,
+    parse_yaml,
+    printable,
+)
 from components.config.stack_file import PROJECT_DIR, StackFileError, declared_config, program_config
 from components.model import PriceTable
+from components.redaction import redacted
 from components.values.cost import stack_cost
 from tools.cost.render import render_cost_markdown, render_cost_text, render_diff_markdown, render_diff_text
 from tools.plan.stack_source import (
@@ -198,15 +207,17 @@ def render(stack: str, head: dict, base: BaseCost | None, output: str, change_on
         return "\n".join(lines) + "\n"
     lines = [] if change_only else [f"Cost of stack {stack}", "", *render_cost_text(head), ""]
     if base is not None:
-        lines += [f"note: {base.note}"] if base.note else []
+        lines += [f"note: {printable(base.note, lines=True)}"] if base.note else []
         if base.comparable:
-            lines += render_diff_text(base.document, head, label)
+            lines += render_diff_text(base.document, head, printable(label))
     return "\n".join(lines) + "\n"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     try:
+        if args.stack_file is not None:
+            check_file_flag(args.stack_file, STACK_FILE_OPTION, must_exist=True)
         stack = stack_of_file(args.stack_file) if args.stack_file else check_stack_name(args.stack)
         head = estimate(stack, PROJECT_DIR, stack_file=args.stack_file)
         base = base_cost(stack, args.base) if args.base is not None else None
@@ -218,9 +229,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         OSError,
         subprocess.SubprocessError,
     ) as unusable:
-        print(f"python -m tools.cost: {unusable}", file=sys.stderr)
+        print(f"python -m tools.cost: {printable(redacted(str(unusable)), lines=True)}", file=sys.stderr)
         return EXIT_UNUSABLE
-    sys.stdout.write(render(stack, head, base, args.format, args.change_only))
+    sys.stdout.write(redacted(render(stack, head, base, args.format, args.change_only)))
     return EXIT_OK
 
 

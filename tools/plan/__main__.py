@@ -40,7 +40,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from components.config.reading import InputError, load_json, printable
+from components.config.reading import InputError, check_file_flag, load_json, printable
+from components.redaction import redacted
 from policies.dra_guardrails import PolicyConfigError
 from tools.plan.base_plan import NoBaselineError, UnknownRevisionError, base_plan, default_base
 from tools.plan.changes import BaselineError
@@ -137,6 +138,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     out = None if args.out == NO_FILES else Path(args.out)
     try:
+        for flag, path in (("--policy-config", args.policy_config), ("--baseline", args.baseline)):
+            if path is not None:
+                check_file_flag(path, flag, must_exist=True)
+        if args.stack_file is not None:
+            check_file_flag(args.stack_file, STACK_FILE_OPTION, must_exist=True)
+        if out is not None:
+            check_file_flag(out, "--out", directory=True)
         stack = stack_of_file(args.stack_file) if args.stack_file else check_stack_name(args.stack)
         policy_config = read_option(args.policy_config, "--policy-config")
         baseline, no_baseline, baseline_from = read_option(args.baseline, "--baseline"), None, None
@@ -150,22 +158,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         plan = build_plan(stack, out=out, policy_config=policy_config, baseline=baseline, stack_file=args.stack_file)
         plan.no_baseline, plan.baseline_from = no_baseline, baseline_from
     except (StackNameError, UnknownRevisionError) as invalid:
-        print(f"python -m tools.plan: {invalid}", file=sys.stderr)
-        return EXIT_PROGRAM
+        return _refused(str(invalid))
     except (OSError, InputError, subprocess.SubprocessError) as unusable:
-        print(f"python -m tools.plan: {unusable}", file=sys.stderr)
-        return EXIT_PROGRAM
+        return _refused(str(unusable))
     except PolicyConfigError as invalid:
-        print(f"python -m tools.plan: invalid policy config: {invalid}", file=sys.stderr)
-        return EXIT_PROGRAM
+        return _refused(f"invalid policy config: {invalid}")
     except BaselineError as invalid:
-        print(f"python -m tools.plan: {args.baseline or args.base}: {invalid}", file=sys.stderr)
-        return EXIT_PROGRAM
+        return _refused(f"{printable(str(args.baseline or args.base))}: {invalid}")
     if plan.error is not None and args.format != "json":
-        sys.stderr.write(render_error(plan))
+        sys.stderr.write(printable(redacted(render_error(plan)), lines=True))
     else:
-        sys.stdout.write(RENDERERS[args.format](plan, graph=args.graph))
+        sys.stdout.write(redacted(RENDERERS[args.format](plan, graph=args.graph)))
     return exit_status(plan)
+
+
+def _refused(message: str) -> int:
+    print(f"python -m tools.plan: {printable(redacted(message), lines=True)}", file=sys.stderr)
+    return EXIT_PROGRAM
 
 
 if __name__ == "__main__":

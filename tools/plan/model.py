@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from components.cost import COST_ESTIMATE_TYPE
+from components.redaction import redacted
 from policies.dra_guardrails import Finding, PlannedResource, check_resources, validate_policy_config
 from tools.plan.changes import Changes, compare, read_baseline, snapshot
 from tools.plan.driver_line import DriverLineChange, baseline_driver, driver_line_change, driver_snapshot
@@ -127,5 +128,6 @@ def build_plan(
         plan.driver_steps = transition.steps
         plan.findings = sorted_findings([*plan.findings, *transition.findings])
     if out is not None:
-        plan.files = write_plan_files(plan_files(run.resources, inputs), out / stack)
+        files = plan_files(run.resources, inputs)
+        plan.files = write_plan_files({name: redacted(text) for name, text in files.items()}, out / stack)
     return plan

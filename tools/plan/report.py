@@ -17,6 +17,7 @@ from typing import Any
 
 from components.dra_workloads import BUILTINS_LEFT_OUT, DRA_WORKLOADS_TYPE
 from policies.dra_guardrails.consequences import Effect, consequences_of
+from components.config.reading import markdown_code_block, printable
 from policies.dra_guardrails.planned import NODE_GROUP_TYPE
 from tools.cost.render import render_cost_markdown, render_cost_text
 from tools.plan.graph import DURATION_ESTIMATES, minutes, render_mermaid
@@ -250,7 +251,12 @@ def render_markdown(plan: Plan, graph: bool = True) -> str:
     del graph  # the graph is always there, folded
     names = group_names(plan)
     lines = [f"## Offline plan: `{plan.stack}`", "", _summary(plan), "", "### What changed", ""]
-    lines += ["```text", *changed_lines(plan, names), "```", "", f"### Policy verdicts (`{POLICY_SOURCE}`)", ""]
+    lines += [
+        *markdown_code_block(changed_lines(plan, names), "text"),
+        "",
+        f"### Policy verdicts (`{POLICY_SOURCE}`)",
+        "",
+    ]
     if plan.findings:
         rows = [
             (
@@ -280,9 +286,11 @@ def render_markdown(plan: Plan, graph: bool = True) -> str:
         *map(_markdown_row, _path_rows(plan, names)),
     ]
     lines += _fold(f"Critical path of a first <code>pulumi up</code>: {_path_total(plan)} (estimates)", path)
-    tree = ["```text", *render_tree(_stack_title(plan), plan.roots, names), "```"]
+    tree = markdown_code_block(render_tree(_stack_title(plan), plan.roots, names), "text")
     lines += _fold(f"Resources: {len(plan.nodes())}, with their key settings", tree)
-    lines += _fold("Dependency graph (Mermaid)", ["```mermaid", *render_mermaid(plan.roots, plan.edges, names), "```"])
+    lines += _fold(
+        "Dependency graph (Mermaid)", markdown_code_block(render_mermaid(plan.roots, plan.edges, names), "mermaid")
+    )
     lines += ["", f"Kubernetes objects and Helm values: {_file_counts(plan)}"]
     return "\n".join(lines) + "\n"
 

@@ -9,6 +9,7 @@ any field the table has no row for. Text and Markdown print the same lines.
 
 from __future__ import annotations
 
+from components.config.reading import printable
 from policies.dra_guardrails.consequences import Effect
 from tools.plan.changes import LEGACY_UNKNOWN, Changes, FieldChange, ResourceChange
 from tools.plan.driver_line import DriverLineChange
@@ -139,11 +140,11 @@ def _helm_lines(changes: Changes) -> list[str]:
 def changed_lines(plan: Plan, names: dict[str, str]) -> list[str]:
     """The section's lines: the baseline's origin, then every difference in the order it is applied."""
     if plan.no_baseline is not None:
-        return [f"Nodes recreated: not known, no baseline ({plan.no_baseline})"]
+        return [f"Nodes recreated: not known, no baseline ({printable(plan.no_baseline)})"]
     changes = plan.changes
     if changes is None:
         return [NO_BASELINE]
-    lines = [f"Compared with {plan.baseline_from}"] if plan.baseline_from else []
+    lines = [f"Compared with {printable(plan.baseline_from)}"] if plan.baseline_from else []
     if changes.legacy:
         lines.append(
             f"Not known: the baseline was written before planFormat 2 and does not record {LEGACY_UNKNOWN}; "

@@ -26,11 +26,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from components.config.errors import ConfigError
-from components.config.reading import printable
+from components.config.reading import InputError, check_file_flag, printable
+from components.redaction import redacted
+from tools.plan.stack_source import StackNameError, check_stack_name
 from tools.verify.burnin_cli import add_burn_in_arguments, burn_in_budget_s, burn_in_settings
-from tools.verify.burnin_verdict import FloorsError
 from tools.verify.cluster import DEFAULT_EXEC_PLUGIN_TIMEOUT_S, DEFAULT_REQUEST_TIMEOUT_S, ClusterError, KubeCluster
 from tools.verify.expectations import load_expectations
+from tools.verify.floors import FloorsError
 from tools.verify.report import Progress, all_passed, format_finding, summary_table, write_json_report
 from tools.verify.runner import FAIL, CheckResult, Verification
 from tools.verify.smoke import SmokeInterrupted, SmokeSettings
@@ -133,18 +135,33 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _verify(args: argparse.Namespace) -> int:
     try:
-        expect = load_expectations(args.stack, args.image)
+        expect = load_expectations(check_stack_name(args.stack), args.image)
+    except StackNameError as error:
+        return _refused(f"--stack: {error}")
     except (FileNotFoundError, ConfigError) as error:
-        print(f"error: stack {args.stack}: {error}", file=sys.stderr)
-        return 2
+        return _refused(f"stack {args.stack}: {error}")
     except KeyboardInterrupt:
         print("\ninterrupted before the cluster was read: nothing was checked", file=sys.stderr)
         return 130
+    if args.skip_smoke and args.burn_in:
+        return _refused("--burn-in runs workloads on the GPU nodes and --skip-smoke creates none: give one of them")
     try:
-        burn_in = None if args.skip_smoke else burn_in_settings(args)
+        kubeconfig = Path(args.kubeconfig).expanduser() if args.kubeconfig else None
+        for flag, path in (
+            ("--json", args.json),
+            ("--burn-in-state", args.burn_in_state),
+            ("--kubeconfig", kubeconfig),
+        ):
+            if path is not None:
+                check_file_flag(path, flag)
+        # Read whenever the burn-in is configured, even when --skip-smoke leaves it out: a broken file is never news
+        # only on the day it first runs.
+        settings = burn_in_settings(args)
+    except InputError as error:
+        return _refused(str(error))
     except FloorsError as error:
-        print(f"error: --burn-in-floors: {printable(str(error))}", file=sys.stderr)
-        return 2
+        return _refused(f"--burn-in-floors: {error}")
+    burn_in = None if args.skip_smoke else settings
     run_timeout = args.run_timeout or DEFAULT_RUN_TIMEOUT_S + burn_in_budget_s(burn_in)
     try:
         cluster = KubeCluster.from_kubeconfig(
@@ -155,8 +172,7 @@ def _verify(args: argparse.Namespace) -> int:
             run_deadline=time.monotonic() + run_timeout,
         )
     except ClusterError as error:
-        print(f"error: {printable(str(error))}", file=sys.stderr)
-        return 2
+        return _refused(str(error))
     except KeyboardInterrupt:
         print("\ninterrupted before the cluster was read: nothing was checked", file=sys.stderr)
         return 130
@@ -181,13 +197,13 @@ def _verify(args: argparse.Namespace) -> int:
                 )
             )
             print("\ninterrupted: these smoke objects could not be deleted", file=sys.stderr)
-            print("".join(format_finding(finding) for finding in leftovers), end="", file=sys.stderr)
+            print(redacted("".join(format_finding(finding) for finding in leftovers)), end="", file=sys.stderr)
         else:
             print(
                 "\ninterrupted: nothing the verifier created is left in the cluster; the checks below are the ones that finished",
                 file=sys.stderr,
             )
-    print(summary_table(results, interrupted), end="")
+    print(redacted(summary_table(results, interrupted)), end="")
     if args.json:
         write_json_report(args.json, results, expect, interrupted, verification.unreachable, verification.unusable)
     if interrupted:
@@ -199,6 +215,12 @@ def _verify(args: argparse.Namespace) -> int:
         )
         return 2
     return 0 if all_passed(results) else 1
+
+
+def _refused(message: str) -> int:
+    """A usage or input error: one message, escaped and redacted, and exit status 2."""
+    print(f"error: {printable(redacted(message), lines=True)}", file=sys.stderr)
+    return 2
 
 
 if __name__ == "__main__":

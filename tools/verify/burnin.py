@@ -48,10 +48,11 @@ from tools.verify.burnin_job import (
     pod_spec,
     ssh_secret,
 )
-from tools.verify.burnin_verdict import Floor, PodOutput, floor_for, floors_for_run, judge_output
+from tools.verify.burnin_verdict import PodOutput, floor_for, judge_output
 from tools.verify.checks import Discrepancy, Outcome, api_failure
 from tools.verify.cluster import ClusterError, Obj
 from tools.verify.expectations import Expectations, GroupExpectation
+from tools.verify.floors import Floor, floors_for_run
 from tools.verify.objects import condition_true, labels_of, name_of
 from tools.verify.smoke import STARTED_PHASES, SmokeInterrupted, random_suffix, signals_deferred
 

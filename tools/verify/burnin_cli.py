@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tools.verify.burnin import DEFAULT_BURN_IN_TIMEOUT_S, DEFAULT_STATE_FILE, BurnInSettings
 from tools.verify.burnin_job import DEFAULT_BINARY, DEFAULT_IMAGE
-from tools.verify.burnin_verdict import floors_for_run
+from tools.verify.floors import floors_for_run
 
 
 def add_burn_in_arguments(parser: argparse.ArgumentParser, seconds: Callable[[str], float]) -> None:

@@ -9,107 +9,12 @@ in it is named, because the output cannot say which link was slow (the README sa
 
 from __future__ import annotations
 
-import datetime
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
-from components.config.reading import InputError, load_yaml
 from tools.verify.checks import Discrepancy, Outcome
+from tools.verify.floors import MAX_GBPS, Floor
 from tools.verify.nccl_output import AllReduceRun, NcclOutputError, parse_all_reduce
-
-FLOORS_FILE = Path(__file__).with_name("nccl_floors.yaml")
-_ENTRY_KEYS = {
-    "platform",
-    "minNodes",
-    "maxNodes",
-    "floorGbps",
-    "marginPercent",
-    "publishedGbps",
-    "publishedRun",
-    "source",
-    "date",
-}
-_REQUIRED = {"platform", "minNodes", "floorGbps", "source", "date"}
-
-
-class FloorsError(ValueError):
-    """A floors file the verdict cannot use; the message names the file, the entry and the field."""
-
-
-@dataclass(frozen=True)
-class Floor:
-    platform: str
-    min_nodes: int
-    max_nodes: int | None
-    gbps: float
-    source: str
-    date: str
-    origin: str
-
-    def covers(self, platform: str, nodes: int) -> bool:
-        return (
-            self.platform == platform
-            and self.min_nodes <= nodes
-            and (self.max_nodes is None or nodes <= self.max_nodes)
-        )
-
-    def text(self) -> str:
-        return f"{self.gbps:g} GB/s ({self.origin}: {self.platform}, {self.source}, read {self.date})"
-
-
-def _count(value: Any, where: str, key: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise FloorsError(f"{where}: {key} is {value!r}; allowed: a whole number of nodes, 1 or more")
-    return value
-
-
-def _floor(entry: Any, where: str, origin: str) -> Floor:
-    if not isinstance(entry, dict):
-        raise FloorsError(
-            f"{where}: an entry is {type(entry).__name__}; allowed: a mapping with {', '.join(sorted(_REQUIRED))}"
-        )
-    unknown = sorted(set(entry) - _ENTRY_KEYS)
-    missing = sorted(_REQUIRED - set(entry))
-    if unknown or missing:
-        raise FloorsError(
-            f"{where}: {'unknown key(s) ' + ', '.join(unknown) if unknown else 'missing ' + ', '.join(missing)}; "
-            f"allowed keys: {', '.join(sorted(_ENTRY_KEYS))} ({', '.join(sorted(_REQUIRED))} required)"
-        )
-    gbps = entry["floorGbps"]
-    if isinstance(gbps, bool) or not isinstance(gbps, int | float) or not 0 < gbps < 100_000:
-        raise FloorsError(f"{where}: floorGbps is {gbps!r}; allowed: a number of GB/s above 0")
-    for key in ("platform", "source", "date"):
-        if not isinstance(entry[key], str) or not entry[key].strip():
-            raise FloorsError(f"{where}: {key} is {entry[key]!r}; allowed: a non-empty string")
-    try:
-        datetime.date.fromisoformat(entry["date"])
-    except ValueError:
-        raise FloorsError(f"{where}: date is {entry['date']!r}; allowed: the day it was read, YYYY-MM-DD") from None
-    low = _count(entry["minNodes"], where, "minNodes")
-    high = _count(entry["maxNodes"], where, "maxNodes") if entry.get("maxNodes") is not None else None
-    if high is not None and high < low:
-        raise FloorsError(f"{where}: maxNodes {high} is below minNodes {low}")
-    return Floor(entry["platform"], low, high, float(gbps), entry["source"], entry["date"], origin)
-
-
-def load_floors(path: Path, label: str | None = None) -> tuple[Floor, ...]:
-    """The entries of one floors file, in its order; FloorsError naming the file and entry otherwise."""
-    origin = label or str(path)
-    try:
-        document = load_yaml(path, origin, FloorsError)
-    except InputError as error:
-        raise FloorsError(str(error)) from None
-    if not isinstance(document, dict) or not isinstance(document.get("floors"), list):
-        raise FloorsError(f"{origin}: allowed: a mapping with a `floors` list (the shape of {FLOORS_FILE.name})")
-    return tuple(_floor(entry, f"{origin}: floors[{index}]", origin) for index, entry in enumerate(document["floors"]))
-
-
-def floors_for_run(override: Path | None) -> tuple[Floor, ...]:
-    """A stack's own floors first, then the project's table."""
-    own = load_floors(override) if override is not None else ()
-    return own + load_floors(FLOORS_FILE, f"tools/verify/{FLOORS_FILE.name}")
 
 
 def floor_for(floors: Sequence[Floor], platform: str, nodes: int) -> Floor | None:
@@ -180,7 +85,19 @@ def judge_output(
             )
         )
     measured = f"{largest.busbw_gbps:g} GB/s busbw at {largest.size_bytes} B over {len(run.ranks)} GPUs"
-    if floor is not None and largest.busbw_gbps < floor.gbps:
+    if not 0 <= largest.busbw_gbps <= MAX_GBPS:
+        # NaN fails every comparison, so it is caught here, before any floor is compared with it.
+        findings.append(
+            Discrepancy(
+                subject=f"{subject}: bus bandwidth on {where}",
+                expected=f"a bus bandwidth from 0 to {MAX_GBPS} GB/s at the largest size",
+                found=measured
+                + f" (out of place {largest.out_of_place.busbw_gbps:g}, in place {largest.in_place.busbw_gbps:g})",
+                likely_cause="all_reduce_perf printed no measurement (nan or inf: a time of 0, a failed timer) or the "
+                "log is not all_reduce_perf's: read the pod's log",
+            )
+        )
+    elif floor is not None and largest.busbw_gbps < floor.gbps:
         findings.append(
             Discrepancy(
                 subject=f"{subject}: bus bandwidth on {where}",

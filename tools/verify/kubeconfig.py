@@ -174,8 +174,12 @@ def check_file_or_data(entry: Named, what: str, key: str) -> None:
 def check_cluster(cluster: Named) -> str:
     """The cluster's server URL, after the fields the client reads are checked."""
     server = field(cluster, "cluster", "server", str, required=True)
-    parts = urlsplit(server)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
+    try:
+        parts = urlsplit(server)
+        usable = parts.scheme in ("http", "https") and bool(parts.netloc)
+    except ValueError:  # a '[' without its ']' (an IPv6 host cut short)
+        usable = False
+    if not usable:
         raise KubeconfigError(
             f"kubeconfig {cluster.source}: cluster {cluster.name!r}: server {server!r} is not an http(s) URL"
         )

@@ -20,34 +20,48 @@ garbage) is a `NcclOutputError` whose message says what was missing, never a tra
 
 from __future__ import annotations
 
+import math
 import re
+import time
 from dataclasses import dataclass
 
+# Every pattern here is linear in the line: no two adjacent quantified parts can match the same character (white
+# space, then digits or non-space), and no lazy part is followed by an optional run, so a line of a million spaces
+# is read in one pass (tests/test_nccl_output.py times it). Whole numbers have at most 18 digits: a longer one is no
+# count nccl-tests prints, and it would overflow (or, past 4300 digits, stop) `int()`.
+_INT = r"[0-9]{1,18}"
 # src/util.cu getFloatStr: a number fitted into a column, as "%.2f", "%.1f", "%.0f" or "%.1e"/"%.0e".
-_NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|-?inf"
-_WRONG = r"\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|N/A"
+_NUMBER = r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|nan|-?inf"
+_WRONG = r"[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?|N/A"
 _MEASUREMENT = (
     rf"\s+(?P<{{p}}time>{_NUMBER})\s+(?P<{{p}}algbw>{_NUMBER})\s+(?P<{{p}}busbw>{_NUMBER})\s+(?P<{{p}}wrong>{_WRONG})"
 )
 ROW = re.compile(
-    r"^\s*(?P<size>\d+)\s+(?P<count>\d+)\s+(?P<type>\S+)\s+(?P<redop>\S+)\s+(?P<root>-?\d+)"
+    rf"^\s*(?P<size>{_INT})\s+(?P<count>{_INT})\s+(?P<type>\S+)\s+(?P<redop>\S+)\s+(?P<root>-?{_INT})"
     + _MEASUREMENT.format(p="oop_")
     + _MEASUREMENT.format(p="ip_")
-    + r"(?:\s+.*)?$"
+    + r"(?:\s.*)?$"
 )
 VERSION = re.compile(
-    r"^# nccl-tests version (?P<version>\S+) nccl-headers=(?P<headers>\d+) nccl-library=(?P<library>\d+)"
+    rf"^# nccl-tests version (?P<version>\S+) nccl-headers=(?P<headers>{_INT}) nccl-library=(?P<library>{_INT})"
 )
 STARTING = re.compile(r"^# Collective test starting: (?P<program>\S+)")
-PARAMETERS = re.compile(r"^# nThread (?P<threads>\d+) nGpus (?P<gpus>\d+) minBytes (?P<min>\d+) maxBytes (?P<max>\d+)")
-RANK = re.compile(
-    r"^#\s+Rank\s+(?P<rank>\d+) Group\s+(?P<group>\d+) Pid\s+(?P<pid>\d+) on\s+(?P<host>\S+) device\s+(?P<device>\d+)"
-    r" \[(?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}|0x[0-9a-fA-F]{2})\] (?P<name>.*?)\s*$"
+PARAMETERS = re.compile(
+    rf"^# nThread (?P<threads>{_INT}) nGpus (?P<gpus>{_INT}) minBytes (?P<min>{_INT}) maxBytes (?P<max>{_INT})"
 )
-OUT_OF_BOUNDS = re.compile(r"^# Out of bounds values\s*: (?P<count>\d+)")
+# The device name runs to the end of the line; its trailing white space is stripped in code, not by a `\s*$` after
+# a lazy `.*?` (which retries the run of spaces from every position: quadratic).
+RANK = re.compile(
+    rf"^#\s+Rank\s+(?P<rank>{_INT}) Group\s+(?P<group>{_INT}) Pid\s+(?P<pid>{_INT}) on\s+(?P<host>\S+) device\s+"
+    rf"(?P<device>{_INT}) \[(?P<pci>[0-9a-fA-F]{{4}}:[0-9a-fA-F]{{2}}:[0-9a-fA-F]{{2}}|0x[0-9a-fA-F]{{2}})\] (?P<name>.*)$"
+)
+OUT_OF_BOUNDS = re.compile(rf"^# Out of bounds values\s*: (?P<count>{_INT})")
 AVERAGE = re.compile(rf"^# Avg bus bandwidth\s*: (?P<busbw>{_NUMBER})")
 CONCLUDED = re.compile(r"^# Collective test concluded: (?P<program>\S+)")
 FAILURE = re.compile(r"^(?P<host>\S+): Test (?P<what>CUDA failure|NCCL failure|timeout) (?P<detail>.*)$")
+# CPU seconds one log may take to read: far above what a real log needs (milliseconds), so that only a log built to
+# be slow reaches it; the step then fails with this limit named instead of holding the run.
+PARSE_CPU_LIMIT_S = 10.0
 PROGRAM = "all_reduce_perf"
 
 
@@ -75,8 +89,10 @@ class SizeRow:
 
     @property
     def busbw_gbps(self) -> float:
-        """The row's bus bandwidth: the lower of its out-of-place and in-place figures."""
-        return min(self.out_of_place.busbw_gbps, self.in_place.busbw_gbps)
+        """The row's bus bandwidth: the lower of its out-of-place and in-place figures; NaN when either is not a
+        finite number (`min` would hide a NaN in second place, as every comparison with NaN is false)."""
+        figures = (self.out_of_place.busbw_gbps, self.in_place.busbw_gbps)
+        return min(figures) if all(math.isfinite(figure) for figure in figures) else math.nan
 
     @property
     def wrong(self) -> int:
@@ -122,7 +138,12 @@ def _number(text: str) -> float:
 
 
 def _wrong(text: str) -> int | None:
-    return None if text == "N/A" else int(float(text))
+    if text == "N/A":
+        return None
+    value = float(text)
+    if not math.isfinite(value) or value > 10**18:
+        raise NcclOutputError(f"#wrong {_shown(text)} is not a count of elements")
+    return int(value)
 
 
 def _measurement(match: re.Match[str], prefix: str) -> Measurement:
@@ -153,7 +174,7 @@ def _rank(match: re.Match[str]) -> RankDevice:
         match["host"],
         int(match["device"]),
         match["pci"].lower(),
-        match["name"],
+        match["name"].rstrip(),
     )
 
 
@@ -162,8 +183,9 @@ def _shown(line: str) -> str:
     return printable[:160] + ("..." if len(printable) > 160 else "")
 
 
-def parse_all_reduce(text: str) -> AllReduceRun:
-    """The run `text` shows; NcclOutputError when it is not one whole all_reduce_perf run."""
+def parse_all_reduce(text: str, cpu_limit_s: float = PARSE_CPU_LIMIT_S) -> AllReduceRun:
+    """The run `text` shows; NcclOutputError when it is not one whole all_reduce_perf run, or when reading it takes
+    more than `cpu_limit_s` of CPU time."""
     if not text.strip():
         raise NcclOutputError("the output is empty: all_reduce_perf printed nothing (did the container start it?)")
     version: str | None = None
@@ -174,7 +196,13 @@ def parse_all_reduce(text: str) -> AllReduceRun:
     out_of_bounds: int | None = None
     average: float | None = None
     concluded = False
+    deadline = time.process_time() + cpu_limit_s
     for line in text.splitlines():
+        if time.process_time() > deadline:
+            raise NcclOutputError(
+                f"reading the output took more than {cpu_limit_s:g} s of CPU time (PARSE_CPU_LIMIT_S); a real "
+                "all_reduce_perf log takes milliseconds"
+            )
         if failure := FAILURE.match(line):
             raise NcclOutputError(
                 f"all_reduce_perf stopped on {failure['host']}: {failure['what']} {_shown(failure['detail'])}"

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import IO
 
 from components.config.reading import printable
+from components.redaction import redacted, redacted_leaves
 from tools.verify.checks import Discrepancy
 from tools.verify.expectations import Expectations
 from tools.verify.runner import FAIL, PASS, SKIP, WARN, CheckResult
@@ -34,7 +35,7 @@ class Progress:
         self.started = 0.0
 
     def _write(self, text: str) -> None:
-        self.stream.write(text)
+        self.stream.write(redacted(text))
         self.stream.flush()
 
     def start(self, index: int, total: int, title: str) -> None:
@@ -133,5 +134,5 @@ def write_json_report(
     unusable: bool = False,
 ) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    document = json_report(results, expect, interrupted, unreachable, unusable)
+    document = redacted_leaves(json_report(results, expect, interrupted, unreachable, unusable))
     path.write_text(json.dumps(document, indent=2) + "\n")

@@ -1,0 +1,259 @@
+"""Credentials out of every text the tools print or write: the one function is `redacted`.
+
+Three kinds of credential reach a message, a plan, a report or a file: the values of keys set as
+secrets (every leaf, whatever its type: a number or a boolean is as secret as a string), the
+userinfo, query and fragment of URLs (`https://user:pass@host/?token=...`), and fields a
+credential is written under inside a quoted text (an inline kubeconfig's `token:` or
+`client-key-data:`, a `password=` in a connection string). Every output goes through `redacted`
+last, so no copy of this logic lives at the places that quote outside text.
+
+A URL's parts are found as RFC 3986 section 3.2 defines them and `urllib.parse.urlsplit` splits
+them (CPython 3.11, Lib/urllib/parse.py): the authority runs from `//` to the next `/`, `?` or
+`#`, and its userinfo ends at its *last* `@` (`_NetlocResultMixinStr._userinfo` uses
+`rpartition('@')`), so a password with an `@` in it is redacted whole. Every pattern here is
+linear: fixed alternations, single character classes, no quantified group.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+SECRET = "[secret]"
+CREDENTIALS = "[credentials]"
+REDACTED = "[redacted]"
+
+# `scheme://` (RFC 3986 section 3.1: a letter, then letters, digits, '+', '-', '.'; at most 32 here), then the
+# rest of the whitespace-free run. \b keeps a run of letters from being tried at each of its positions.
+_URL = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]{0,31}://\S*")
+# Parameters of a query or fragment are separated by `&` (or `;`); they end where the text around the URL goes on:
+# a quote, as it is or JSON-escaped, or an angle bracket.
+_SEPARATOR = re.compile(r"([&;])")
+_AROUND = re.compile(r"\\?[\"'<>]")
+# A credential written as a field of a quoted document: `token: x`, `"password": "x"`, `client-key-data=x`, and as
+# the `\"token\": \"x\"` of a JSON-escaped quote. The value ends at white space, a quote, an escape or a separator.
+_CREDENTIAL_FIELD = re.compile(
+    r"(?i)(token|password|passwd|client-key-data|api[-_]?key|private[-_]?key|secret[-_]?key|access[-_]?key)"
+    r"(\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?)"
+    r"([^\s\"'\\,;&}\][]+)"
+)
+_BEARER = re.compile(r"(?i)\b(bearer[ \t]+)([^\s\"'\\,;]+)")
+# A credential given to a command as a flag, as an exec plugin's command line is echoed: `--token x`, `--api-key=x`.
+_CREDENTIAL_FLAG = re.compile(
+    r"(?i)(?<![\w-])(--?(?:[a-z0-9]+-){0,3}(?:token|password|passwd|secret|api-?key)[ =])([^\s\"'\\`\[]+)"
+)
+# `shown` cuts a long quote as `<start>... (N characters)`: a secret cut there is found by its start.
+_CUT = re.compile(r"\.\.\. \([0-9]+ characters\)")
+# The longest quote `shown` keeps; a cut secret's start is at most this long.
+_CUT_WINDOW = 120
+# Texts at least this long are replaced wherever they appear; shorter ones (and every number and boolean) only as
+# whole tokens, so that a secret `1` does not eat every digit of a message.
+MIN_ANYWHERE = 4
+
+
+# Secret forms are found by their first KEY characters (all of a shorter form), then by length: each position of a
+# text costs a few dictionary lookups, however many secrets there are (a secret map of 40,000 leaves and a problem
+# line for each stays linear, where one `str.replace` per form and line was quadratic).
+KEY = 8
+
+
+@dataclass(frozen=True)
+class Secrets:
+    """The texts of secret values as any output may spell them (raw, JSON-escaped, as repr), indexed for search."""
+
+    # key -> length -> forms of that key and length.
+    index: Mapping[str, Mapping[int, frozenset[str]]] = field(default_factory=dict)
+    # Forms replaced only as whole tokens: short strings, numbers, booleans.
+    whole: frozenset[str] = frozenset()
+    # The first two characters of every form (all of a one-character one): a position that starts none is passed
+    # with one set lookup.
+    starts: frozenset[str] = frozenset()
+    # Every start of 2 to KEY - 1 characters of a form that is not whole-token only: what a cut may leave of one.
+    short_starts: frozenset[str] = frozenset()
+
+    def __bool__(self) -> bool:
+        return bool(self.index)
+
+    def longest_at(self, text: str, start: int) -> int:
+        """The length of the longest secret form at `start` of `text` (a whole one standing alone), or 0."""
+        for size in range(KEY, 0, -1):
+            by_length = self.index.get(text[start : start + size])
+            if not by_length:
+                continue
+            for length in sorted(by_length, reverse=True):
+                form = text[start : start + length]
+                if len(form) == length and form in by_length[length] and self._stands(text, start, form):
+                    return length
+        return 0
+
+    def _stands(self, text: str, start: int, form: str) -> bool:
+        if form not in self.whole:
+            return True
+        end = start + len(form)
+        return (start == 0 or text[start - 1] not in _TOKEN_EDGE_CHARACTERS) and (
+            end == len(text) or text[end] not in _TOKEN_EDGE_CHARACTERS
+        )
+
+    def starts_ending(self, window: str) -> int:
+        """The length of the longest end of `window` that starts a secret form (at least 2 characters), or 0."""
+        for start in range(max(0, len(window) - _CUT_WINDOW), len(window) - 1):
+            tail = window[start:]
+            if len(tail) < KEY:
+                if tail in self.short_starts:
+                    return len(tail)
+                continue
+            by_length = self.index.get(tail[:KEY], {})
+            if any(
+                form.startswith(tail) for length, forms in by_length.items() if length >= len(tail) for form in forms
+            ):
+                return len(tail)
+        return 0
+
+
+NO_SECRETS = Secrets()
+_TOKEN_EDGE_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.+-")
+
+
+def _leaves(value: Any) -> Iterable[Any]:
+    """Every leaf of a decoded value (map keys are structure), without recursion."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, dict):
+            pending.extend(item.values())
+        elif isinstance(item, list | tuple):
+            pending.extend(item)
+        elif item is not None:
+            yield item
+
+
+def _spellings(text: str) -> set[str]:
+    """How an output may write `text`: as it is, JSON-escaped (ASCII or not), as repr, white space collapsed."""
+    forms = {text, json.dumps(text)[1:-1], json.dumps(text, ensure_ascii=False)[1:-1], repr(text)[1:-1]}
+    forms.add(" ".join(text.split()))
+    return {form for form in forms if form.strip()}
+
+
+def secrets_of(values: Iterable[Any]) -> Secrets:
+    """The `Secrets` of these values: each one and every leaf inside it (a JSON text is decoded for its leaves)."""
+    index: dict[str, dict[int, set[str]]] = {}
+    whole: set[str] = set()
+    for value in values:
+        found = list(_leaves(value))
+        if isinstance(value, str):
+            with contextlib.suppress(ValueError, RecursionError):
+                found += list(_leaves(json.loads(value)))
+        for leaf in found:
+            text = leaf if isinstance(leaf, str) else json.dumps(leaf)
+            forms = _spellings(text) | ({str(leaf)} if not isinstance(leaf, str) else set())
+            for form in forms:
+                if not isinstance(leaf, str) or len(form) < MIN_ANYWHERE:
+                    whole.add(form)
+                index.setdefault(form[:KEY], {}).setdefault(len(form), set()).add(form)
+    frozen = {key: {length: frozenset(forms) for length, forms in by.items()} for key, by in index.items()}
+    short_starts = frozenset(
+        form[:size] for by in index.values() for forms in by.values() for form in forms for size in range(2, KEY)
+    )
+    return Secrets(frozen, frozenset(whole), frozenset(key[:2] for key in index), short_starts)
+
+
+def _replaced(text: str, secrets: Secrets) -> str:
+    """`text` with every secret form in it replaced, the longest first at each position; one pass."""
+    out: list[str] = []
+    last = position = 0
+    starts, singles = secrets.starts, any(len(start) == 1 for start in secrets.starts)
+    while position < len(text):
+        if text[position : position + 2] not in starts and not (singles and text[position] in starts):
+            position += 1
+            continue
+        length = secrets.longest_at(text, position)
+        if length:
+            out += [text[last:position], SECRET]
+            position += length
+            last = position
+        else:
+            position += 1
+    return "".join([*out, text[last:]])
+
+
+def _cut_starts(text: str, secrets: Secrets) -> str:
+    """`text` with the start of a secret that a `... (N characters)` cut ends replaced too; one pass."""
+    out: list[str] = []
+    last = 0
+    for cut in _CUT.finditer(text):
+        end = cut.start()
+        longest = secrets.starts_ending(text[max(last, end - _CUT_WINDOW) : end])
+        out += [text[last : end - longest], SECRET if longest else "", text[end : cut.end()]]
+        last = cut.end()
+    return "".join([*out, text[last:]])
+
+
+def _authority_end(rest: str) -> int:
+    """Where the authority ends (RFC 3986 section 3.2, `urlsplit`'s `_splitnetloc`): the first `/`, `?` or `#`.
+
+    A quote does not end it: a hostile password may hold one, and a JSON text this runs over has white space after
+    each value (the tools write JSON indented), which ends the URL before the next value.
+    """
+    ends = [index for index in (rest.find(mark) for mark in "/?#") if index >= 0]
+    return min(ends, default=len(rest))
+
+
+def _parameters(text: str) -> str:
+    """A query or fragment with every parameter's value redacted (a bare name stays), up to where the text around
+    the URL goes on."""
+    around = _AROUND.search(text)
+    inside, after = (text[: around.start()], text[around.start() :]) if around else (text, "")
+    parts = _SEPARATOR.split(inside)
+    for index in range(0, len(parts), 2):
+        name, equals, _ = parts[index].partition("=")
+        if equals:
+            parts[index] = f"{name}={REDACTED}"
+    return "".join(parts) + after
+
+
+def _url(match: re.Match[str]) -> str:
+    url = match.group()
+    scheme, _, rest = url.partition("://")
+    end = _authority_end(rest)
+    authority, tail = rest[:end], rest[end:]
+    # As urllib's `_userinfo` and `_hostinfo` split the netloc: the userinfo ends at its last '@'.
+    _, at, host = authority.rpartition("@")
+    try:
+        urlsplit(f"{scheme}://{host}")
+    except ValueError:  # a malformed IPv6 host (a '[' without its ']'): nothing of the authority is shown
+        return f"{scheme}://{REDACTED}"
+    shown_authority = f"{CREDENTIALS}@{host}" if at else authority
+    before_fragment, hash_mark, fragment = tail.partition("#")
+    path, question, query = before_fragment.partition("?")
+    return (
+        f"{scheme}://{shown_authority}{path}"
+        + (f"?{_parameters(query)}" if question else "")
+        + (f"#{_parameters(fragment)}" if hash_mark else "")
+    )
+
+
+def redacted(text: str, secrets: Secrets = NO_SECRETS) -> str:
+    """`text` with the given secrets, URL credentials and parameters, and credential fields replaced."""
+    if secrets:
+        text = _replaced(text, secrets)
+        if "... (" in text:
+            text = _cut_starts(text, secrets)
+    if "://" in text:
+        text = _URL.sub(_url, text)
+    text = _CREDENTIAL_FIELD.sub(lambda m: f"{m[1]}{m[2]}{REDACTED}", text)
+    text = _CREDENTIAL_FLAG.sub(lambda m: f"{m[1]}{REDACTED}", text)
+    return _BEARER.sub(lambda m: f"{m[1]}{REDACTED}", text)
+
+
+def redacted_leaves(document: Any) -> Any:
+    """A JSON-shaped document with every string in it `redacted` (keys too), for a file whose syntax must survive."""
+    if isinstance(document, dict):
+        return {redacted(str(key)): redacted_leaves(value) for key, value in document.items()}
+    if isinstance(document, list | tuple):
+        return [redacted_leaves(item) for item in document]
+    return redacted(document) if isinstance(document, str) else document

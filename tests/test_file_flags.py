@@ -1,0 +1,61 @@
+"""Every file flag of every tool refuses a directory, a FIFO or a device: one line naming the flag and the path,
+exit status 2, no traceback, and no wait (opening a FIFO blocks until its other end is opened, so none is opened)."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pytest
+
+from tools import stack_schema
+from tools.cost import __main__ as cost_cli
+from tools.plan import __main__ as plan_cli
+from tools.verify import __main__ as verify_cli
+
+Main = Callable[[Sequence[str]], int]
+
+# (tool, its entry, the flag, what the flag wants, the other arguments). Verify's flags are refused before any
+# cluster is asked, so no kubeconfig is needed.
+FLAGS: list[tuple[str, Main, str, str, tuple[str, ...]]] = [
+    ("plan", plan_cli.main, "--policy-config", "a regular file", ("--stack", "dev", "--out", "none")),
+    ("plan", plan_cli.main, "--baseline", "a regular file", ("--stack", "dev", "--out", "none")),
+    ("plan", plan_cli.main, "--stack-file", "a regular file", ("--out", "none")),
+    ("plan", plan_cli.main, "--out", "a directory", ("--stack", "dev")),
+    ("cost", cost_cli.main, "--stack-file", "a regular file", ()),
+    ("verify", verify_cli.main, "--json", "a regular file", ("--stack", "dev")),
+    ("verify", verify_cli.main, "--burn-in-state", "a regular file", ("--stack", "dev")),
+    ("verify", verify_cli.main, "--burn-in-floors", "a regular file", ("--stack", "dev")),
+    ("verify", verify_cli.main, "--burn-in-floors", "a regular file", ("--stack", "dev", "--skip-smoke")),
+    ("verify", verify_cli.main, "--kubeconfig", "a regular file", ("--stack", "dev", "--skip-smoke")),
+    ("stack_schema", stack_schema.main, "--out", "a regular file", ()),
+]
+
+
+@pytest.fixture
+def unusable(tmp_path: Path) -> dict[str, Path]:
+    """One path of each kind no file flag takes, each named like a stack file (so `--stack-file` reaches the check)."""
+    fifo, folder, regular = tmp_path / "Pulumi.fifo.yaml", tmp_path / "Pulumi.folder.yaml", tmp_path / "Pulumi.f.yaml"
+    os.mkfifo(fifo)
+    folder.mkdir()
+    regular.write_text("config: {}\n")
+    return {"a FIFO": fifo, "a directory": folder, "a device": Path("/dev/zero"), "a regular file": regular}
+
+
+@pytest.mark.parametrize(
+    ("tool", "main", "flag", "wants", "others"), FLAGS, ids=[f"{t[0]} {t[2]} {t[4]}" for t in FLAGS]
+)
+@pytest.mark.parametrize("kind", ["a FIFO", "a directory", "a device", "a regular file"])
+def test_a_file_flag_refuses_what_is_not_a_file_of_its_kind(tool, main, flag, wants, others, kind, unusable, capsys):
+    if kind == wants:
+        pytest.skip("what the flag takes")
+    path = unusable[kind]
+    started = time.monotonic()
+    status = main([*others, flag, str(path)])
+    err = capsys.readouterr().err
+    assert time.monotonic() - started < 30
+    assert status == 2, err
+    assert f"{flag}" in err and f"{path}: it is {kind}, not {wants}" in err, err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err

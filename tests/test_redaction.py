@@ -1,0 +1,341 @@
+"""No credential reaches any output: canary secrets at every position of every secret-bearing value.
+
+`components.redaction.redacted` is the one function every output goes through. Its properties are
+checked here on generated values (hypothesis), and then the tools' entry functions are run in
+process on inputs that carry canaries in every place a credential can hide: the userinfo of a URL
+with `@` in its password, a URL's query and fragment, an inline kubeconfig's token, every leaf of
+a key set as a secret whatever its type, an exec plugin's output; nothing they print or write
+holds a canary. URLs are split as `urllib.parse.urlsplit` splits them (its userinfo ends at the
+netloc's last `@`), so the tests compare with the standard library, not with the code under test.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+import yaml
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from components.config import ConfigError, parse_stack_config
+from components.config.raw import RawConfig
+from components.config.stack_file import read_stack_file
+from components.redaction import redacted as redact
+from components.redaction import secrets_of
+from components.shown import shown
+from tests.test_verify_hostile import EXEC_API, exec_user, kubeconfig_text, script
+from tools.cost import __main__ as cost_cli
+from tools.plan import __main__ as plan_cli
+from tools.plan.mock_engine import run_program
+from tools.verify import __main__ as verify_cli
+
+CANARY = "CANARYq7Zk"
+NUMBER_CANARY = 7348291056123
+# RFC 3986 section 3.2.1: what userinfo may hold (unreserved, sub-delims, ':' and %-encodings), plus the '@' a
+# careless password has, and the quote and backslash a JSON-escaped quote of it has.
+USERINFO = st.text(alphabet="abcXYZ019-._~!$&'()*+,;=:%@\"\\", max_size=12)
+HOST = st.from_regex(r"[a-z][a-z0-9-]{0,10}(\.[a-z]{2,5}){0,2}", fullmatch=True)
+
+
+def every_form(text: str) -> list[str]:
+    """How a text reaches outputs: as it is, JSON-quoted (what `shown` and the JSON plan write), as repr."""
+    return [text, json.dumps(text), repr(text), shown(text)]
+
+
+def assert_no_canary(*outputs: str, canaries: tuple[str, ...] = (CANARY, str(NUMBER_CANARY))) -> None:
+    for output in outputs:
+        for canary in canaries:
+            assert canary not in output, (canary, output[:2000])
+
+
+@given(user=USERINFO, before=USERINFO, after=USERINFO, host=HOST, scheme=st.sampled_from(["https", "http", "oci"]))
+@example(user="u", before="p@", after="@x", host="charts.example.com", scheme="https")
+@example(user="", before="", after='"@', host="h", scheme="oci")
+def test_the_userinfo_is_redacted_to_the_last_at_as_urlsplit_reads_it(user, before, after, host, scheme):
+    url = f"{scheme}://{user}:{before}{CANARY}{after}@{host}/charts"
+    # The standard library's reading of the same URL: the canary is in its userinfo, the host is the host.
+    assert CANARY in urlsplit(url).netloc.rpartition("@")[0] and urlsplit(url).hostname == host
+    for form in every_form(url):
+        shown_form = redact(f"got {form}; allowed: a mirror")
+        assert_no_canary(shown_form)
+        assert f"@{host}/charts" in shown_form
+
+
+@given(
+    name=st.from_regex(r"[a-z_]{1,8}", fullmatch=True),
+    before=st.text(alphabet="abc019-._~%+/", max_size=8),
+    after=st.text(alphabet="abc019-._~%+/", max_size=8),
+    where=st.sampled_from(["query", "fragment", "both"]),
+)
+@example(name="token", before="", after="", where="query")
+def test_query_and_fragment_values_are_redacted(name, before, after, where):
+    value = f"{before}{CANARY}{after}"
+    query = f"?a=1&{name}={value}" if where in ("query", "both") else ""
+    fragment = f"#{name}={value}&b=2" if where in ("fragment", "both") else ""
+    url = f"https://charts.example.com/index.yaml{query}{fragment}"
+    for form in every_form(url):
+        assert_no_canary(redact(form))
+
+
+@st.composite
+def canary_texts(draw: Any) -> str:
+    """A string holding the canary at any position, among printable and control characters."""
+    around = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=10)
+    return f"{draw(around)}{CANARY}{draw(around)}"
+
+
+LEAVES = st.one_of(
+    canary_texts(),
+    st.just(NUMBER_CANARY),
+    st.just(-NUMBER_CANARY),
+    st.just(NUMBER_CANARY + 0.5),
+)
+SECRET_VALUES = st.recursive(
+    LEAVES,
+    lambda children: st.one_of(
+        st.lists(children, min_size=1, max_size=3),
+        st.dictionaries(st.from_regex(r"[a-z]{1,6}", fullmatch=True), children, min_size=1, max_size=3),
+    ),
+    max_leaves=6,
+)
+
+
+def leaves(value: Any) -> list[Any]:
+    if isinstance(value, dict):
+        return [leaf for item in value.values() for leaf in leaves(item)]
+    if isinstance(value, list):
+        return [leaf for item in value for leaf in leaves(item)]
+    return [value]
+
+
+@given(value=SECRET_VALUES)
+@example(value={"a": NUMBER_CANARY, "b": [f"x{CANARY}"]})
+def test_every_leaf_of_a_secret_value_is_redacted_whatever_its_type(value):
+    secrets = secrets_of([json.dumps(value)])
+    quoted = [shown(value), json.dumps(value), *(shown(leaf) for leaf in leaves(value)), *map(str, leaves(value))]
+    for text in quoted:
+        assert_no_canary(redact(f"draDriverValues.x: got {text}; expected a map", secrets))
+
+
+def test_a_boolean_or_short_number_leaf_is_redacted_as_a_whole_word_only():
+    secrets = secrets_of([json.dumps({"enabled": True, "replicas": 3})])
+    assert redact("sets it to true; entry [3] has 3 replicas; 13 true-ish", secrets) == (
+        "sets it to [secret]; entry [[secret]] has [secret] replicas; 13 true-ish"
+    )
+
+
+@given(start=st.integers(min_value=0, max_value=130))
+def test_a_secret_cut_by_the_quote_limit_is_not_shown_by_its_start(start):
+    text = "x" * start + CANARY * 30
+    line = redact(f"got {shown(text)}", secrets_of([text[start:]]))
+    assert_no_canary(line, canaries=(CANARY[:3],))
+
+
+def kubeconfig_with_token(token: str) -> str:
+    return kubeconfig_text("https://127.0.0.1:6443", {"token": token})
+
+
+@pytest.mark.parametrize("position", ["start", "middle", "end"])
+def test_a_refusal_never_quotes_an_inline_kubeconfigs_token(position):
+    token = {"start": f"{CANARY}abc", "middle": f"ab{CANARY}cd", "end": f"abc{CANARY}"}[position]
+    text = "users:\n- name: u\n  user:\n    token: " + token + "\n" + kubeconfig_with_token(token)
+    for form in (shown(text), shown({"kubeconfig": text}), json.dumps(text)[:110]):
+        assert_no_canary(redact(form))
+
+
+# Values of a stack file that carry canaries in each place a credential hides, each refused by the program (so
+# every refusal that quotes a value is exercised), as a user would write them in Pulumi.<stack>.yaml.
+HOSTILE_STACK_VALUES = {
+    "nebius-dra:draDriverRepository": f"https://user:p@ss{CANARY}@w@charts.example.com/x?token={CANARY}",
+    "nebius-dra:gpuOperatorRepository": f"oci://{CANARY}:{CANARY}@registry.example.com/charts#sig={CANARY}",
+    "nebius-dra:dcgmExporterRepository": f"https://mirror.example.com/charts?x=1&access_token={CANARY}&k={CANARY}",
+    "nebius-dra:nebiusProfile": "apiVersion: v1\nusers:\n- user:\n    token: " + CANARY + "x" * 200,
+    "nebius-dra:existingClusterKubeconfig": kubeconfig_with_token(CANARY),
+}
+
+
+def hostile_stack_file(tmp_path: Path, values: dict[str, Any]) -> Path:
+    document = yaml.safe_load(Path("Pulumi.dev.yaml").read_text())
+    document["config"].update(values)
+    path = tmp_path / "Pulumi.hostile.yaml"
+    path.write_text(yaml.safe_dump(document))
+    return path
+
+
+def outputs_of(capsys: pytest.CaptureFixture[str], folder: Path | None = None) -> list[str]:
+    captured = capsys.readouterr()
+    files = [p.read_text(errors="replace") for p in folder.rglob("*") if p.is_file()] if folder else []
+    return [captured.out, captured.err, *files]
+
+
+@pytest.mark.parametrize("key", sorted(HOSTILE_STACK_VALUES))
+@pytest.mark.parametrize("output", ["text", "markdown", "json"])
+def test_no_canary_in_any_output_of_the_plan_and_the_cost(key, output, tmp_path, capsys):
+    stack_file = hostile_stack_file(tmp_path, {key: HOSTILE_STACK_VALUES[key]})
+    out = tmp_path / "plan"
+    status = plan_cli.main(["--stack-file", str(stack_file), "--format", output, "--out", str(out)])
+    assert status == plan_cli.EXIT_PROGRAM
+    printed = outputs_of(capsys, out if out.exists() else None)
+    assert key.split(":")[1] in "".join(printed)
+    assert_no_canary(*printed)
+    assert cost_cli.main(["--stack-file", str(stack_file), "--format", output]) == 2
+    assert_no_canary(*outputs_of(capsys))
+
+
+def secret_driver_values(leaf: Any) -> dict[str, Any]:
+    """draDriverValues that the program refuses in several ways, each quoting `leaf` if it could: a guarded value,
+    a key the chart does not read, a value of the wrong type."""
+    return {
+        "gpuResourcesEnabledOverride": leaf,
+        "kubeletPlugin": {"tolerationz": [leaf, {"k": leaf}], "priorityClassName": leaf},
+        "resources": {"gpus": {"enabled": leaf}},
+        "image": {"tag": leaf},
+    }
+
+
+SECRET_LEAVES = [
+    f"{CANARY}tail",
+    f"head{CANARY}",
+    f"a\n{CANARY}\u001b[31m",
+    NUMBER_CANARY,
+    NUMBER_CANARY + 0.25,
+    [NUMBER_CANARY, {"deep": [f"x{CANARY}"]}],
+]
+
+
+@pytest.mark.parametrize("leaf", SECRET_LEAVES, ids=lambda leaf: type(leaf).__name__ + str(len(json.dumps(leaf))))
+def test_no_leaf_of_a_secret_key_reaches_the_programs_refusal(leaf):
+    """What `pulumi preview` prints is the program's refusal: run under the mock engine with the keys set as
+    secrets, every leaf of every secret-capable key is a canary."""
+    config = dict(read_stack_file("dev").values)
+    config["nebius-dra:draDriverValues"] = json.dumps(secret_driver_values(leaf))
+    config["nebius-dra:existingClusterKubeconfig"] = kubeconfig_with_token(json.dumps(leaf))[:-1] + ": ["
+    secret = ["nebius-dra:draDriverValues", "nebius-dra:existingClusterKubeconfig"]
+    run = run_program("dev", config=config, secret_keys=secret)
+    assert run.error is not None and not run.resources
+    assert "draDriverValues" in str(run.error)
+    assert_no_canary(str(run.error))
+    raw = RawConfig({k.split(":")[1]: v for k, v in config.items()}, frozenset(s.split(":")[1] for s in secret))
+    with pytest.raises(ConfigError) as refused:
+        parse_stack_config(raw, "dev")
+    assert_no_canary(str(refused.value))
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "kubeconfig"
+    path.write_text(text)
+    return path
+
+
+def verify_outputs(capsys: pytest.CaptureFixture[str], report: Path) -> list[str]:
+    captured = capsys.readouterr()
+    return [captured.out, captured.err, report.read_text() if report.exists() else ""]
+
+
+@pytest.mark.parametrize(
+    "server",
+    [
+        f"https://user:p@ss{CANARY}@127.0.0.1:9",
+        f"http://127.0.0.1:9/?token={CANARY}",
+        f"ftp://{CANARY}:{CANARY}@127.0.0.1:9",
+        f"https://[{CANARY}@127.0.0.1:9",
+    ],
+)
+def test_no_canary_in_verifys_output_for_a_server_url_with_credentials(server, tmp_path, capsys):
+    report = tmp_path / "verify.json"
+    path = write(tmp_path, kubeconfig_text(server))
+    status = verify_cli.main(["--stack", "dev", "--skip-smoke", "--kubeconfig", str(path), "--json", str(report)])
+    assert status == 2
+    assert_no_canary(*verify_outputs(capsys, report))
+
+
+@pytest.mark.parametrize(
+    ("name", "body"),
+    [
+        ("newline-token", json.dumps({"token": f"abc\n{CANARY}"})),
+        ("trailing-newline", json.dumps({"token": f"{CANARY}\n"})),
+        ("space-token", json.dumps({"token": f"Bearer {CANARY}"})),
+        ("expiry", json.dumps({"token": f"abc{CANARY}\u0000", "expirationTimestamp": "soon"})),
+    ],
+)
+def test_no_canary_in_verifys_output_for_an_exec_token_a_header_cannot_carry(name, body, tmp_path, capsys):
+    credential = f'{{"apiVersion": "{EXEC_API}", "kind": "ExecCredential", "status": {body}}}'
+    script(tmp_path, "get-token.sh", f"cat <<'JSON'\n{credential}\nJSON\n")
+    report = tmp_path / "verify.json"
+    path = write(tmp_path, kubeconfig_text("http://127.0.0.1:9", exec_user("./get-token.sh")))
+    assert verify_cli.main(["--stack", "dev", "--skip-smoke", "--kubeconfig", str(path), "--json", str(report)]) == 2
+    assert_no_canary(*verify_outputs(capsys, report))
+
+
+@pytest.mark.parametrize(
+    "stderr", [f"token: {CANARY}", f"Authorization: Bearer {CANARY}", f'{{"password": "{CANARY}"}}']
+)
+def test_no_canary_in_verifys_output_when_the_exec_plugin_fails_saying_a_credential(stderr, tmp_path, capsys):
+    script(tmp_path, "get-token.sh", f"echo '{stderr}' >&2\nexit 3\n")
+    report = tmp_path / "verify.json"
+    path = write(tmp_path, kubeconfig_text("http://127.0.0.1:9", exec_user("./get-token.sh")))
+    assert verify_cli.main(["--stack", "dev", "--skip-smoke", "--kubeconfig", str(path), "--json", str(report)]) == 2
+    printed = verify_outputs(capsys, report)
+    assert "exited with status 3" in printed[1]
+    assert_no_canary(*printed)
+
+
+@pytest.mark.parametrize("length", [40, 90, 100, 200])
+def test_a_url_whose_password_runs_past_the_quote_limit_is_redacted_before_the_cut(length):
+    url = f"https://user:{(CANARY * 30)[:length]}@charts.example.com/x"
+    assert_no_canary(shown(url), shown({"repository": url}), canaries=(CANARY[:4],))
+
+
+def test_many_secret_leaves_and_as_many_lines_are_redacted_in_linear_time():
+    """A secret map of 20,000 leaves, one 60-character problem line per leaf: one `str.replace` per form and line
+    would be 10**9 searches; the index makes each position a few lookups (generous CPU bound, so it cannot flake)."""
+    leaves = {f"k{i}": f"secretvalue{i:06d}" for i in range(20_000)}
+    secrets = secrets_of([json.dumps(leaves)])
+    started = time.process_time()
+    lines = [redact(f'draDriverValues.k{i}: got "secretvalue{i:06d}"; expected a map', secrets) for i in range(20_000)]
+    assert time.process_time() - started < 10.0
+    assert all(line.endswith('got "[secret]"; expected a map') for line in lines)
+
+
+MIB = 1 << 20
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "token" * (MIB // 5),
+        "token:" + " " * MIB,
+        "https://" + "@" * MIB,
+        "a://b?" + "&=" * (MIB // 2),
+        "a://" * (MIB // 4),
+        "a." * (MIB // 2) + "://x",
+        "abcd... (1 characters)" * (MIB // 24),
+        "bearer " * (MIB // 7),
+        "12345 " * (MIB // 6),
+        "https://[" * (MIB // 9),
+    ],
+    ids=lambda text: f"{text[:10]}~{len(text)}",
+)
+def test_a_mebibyte_of_adversarial_text_is_redacted_in_linear_time(text):
+    secrets = secrets_of([json.dumps({"a": "abcdefgh", "b": 12345, "c": [f"x{CANARY}"]})])
+    started = time.process_time()
+    redact(text, secrets)
+    assert time.process_time() - started < 10.0
+
+
+def test_no_canary_in_verifys_output_from_an_exec_plugins_credential_flags(tmp_path, capsys):
+    """Every exec error names the command line; a credential passed to it as a flag is not echoed."""
+    script(tmp_path, "get-token.sh", "exit 3\n")
+    user = exec_user("./get-token.sh")
+    user["exec"]["args"] += ["--token", CANARY, f"--client-secret={CANARY}"]
+    report = tmp_path / "verify.json"
+    path = write(tmp_path, kubeconfig_text("http://127.0.0.1:9", user))
+    assert verify_cli.main(["--stack", "dev", "--skip-smoke", "--kubeconfig", str(path), "--json", str(report)]) == 2
+    printed = verify_outputs(capsys, report)
+    assert "--token [redacted]" in printed[1]
+    assert_no_canary(*printed)

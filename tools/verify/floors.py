@@ -1,0 +1,135 @@
+"""The burn-in's bus-bandwidth floors file (tools/verify/nccl_floors.yaml, or a stack's own `--burn-in-floors`).
+
+Read through the project's input limits and checked by a strict model, as a stack file is: types,
+bounds and unknown keys, every problem at once, each line naming the file and the entry. The
+file is read whenever the burn-in is configured, so a broken floors file is refused (exit 2)
+before the cluster is asked, whether or not the burn-in then runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import AfterValidator, Field, StrictStr, ValidationError, model_validator
+
+from components.config.errors import ConfigProblems, add_validation_problems
+from components.config.reading import InputError, load_yaml
+from components.stack_input import DATE_PATTERN, PLATFORM_PATTERN, Shape, calendar_day
+
+FLOORS_FILE = Path(__file__).with_name("nccl_floors.yaml")
+# The highest bus bandwidth a floor or a measurement may be, in GB/s: 100 times NVLink 5's 1.8 TB/s per GPU. A figure
+# above it is a typo or a log that is not all_reduce_perf's, never a measurement.
+MAX_GBPS = 100_000
+MAX_NODES = 10_000
+
+
+class FloorsError(ValueError):
+    """A floors file the verdict cannot use; the message names the file, the entry and the field."""
+
+
+NodeCount = Annotated[int, Field(ge=1, le=MAX_NODES, description=f"expected a whole number of nodes, 1 to {MAX_NODES}")]
+Gbps = Annotated[
+    float, Field(gt=0, le=MAX_GBPS, description=f"expected a bus bandwidth in GB/s, above 0 and at most {MAX_GBPS}")
+]
+FloorDate = Annotated[
+    StrictStr,
+    Field(pattern=DATE_PATTERN, description='expected the day the figure was read, as a quoted "YYYY-MM-DD"'),
+    AfterValidator(calendar_day),
+]
+FloorText = Annotated[
+    StrictStr, Field(min_length=1, max_length=300, description="expected a non-empty text of at most 300 characters")
+]
+
+
+class FloorEntry(Shape):
+    """One floor: the least busbw of a platform at a range of node counts, and the published run it comes from."""
+
+    platform: Annotated[
+        StrictStr,
+        Field(pattern=PLATFORM_PATTERN, max_length=63, description="expected a GPU platform such as gpu-h200-sxm"),
+    ]
+    minNodes: NodeCount
+    maxNodes: NodeCount | None = None
+    floorGbps: Gbps
+    marginPercent: Annotated[
+        float | None, Field(ge=0, lt=100, description="expected the margin below the published figure, 0 to 99 %")
+    ] = None
+    publishedGbps: Gbps | None = None
+    publishedRun: FloorText | None = None
+    source: FloorText
+    date: FloorDate
+
+    @model_validator(mode="after")
+    def _ordered(self) -> FloorEntry:
+        if self.maxNodes is not None and self.maxNodes < self.minNodes:
+            raise ValueError(f"maxNodes {self.maxNodes} is below minNodes {self.minNodes}")
+        return self
+
+
+class FloorsFile(Shape):
+    """The whole file: when its figures were last checked, and the entries in the order they are tried."""
+
+    checked: FloorDate | None = None
+    floors: Annotated[
+        list[FloorEntry], Field(max_length=1_000, description="expected a list of floors {platform, minNodes, ...}")
+    ]
+
+
+class _Document(Shape):
+    """The file as one field, so that each problem reads `<file>: floors[0].marginPercent ...`."""
+
+    file: FloorsFile = Field(description="expected a map {checked?, floors: [...]}")
+
+
+@dataclass(frozen=True)
+class Floor:
+    platform: str
+    min_nodes: int
+    max_nodes: int | None
+    gbps: float
+    source: str
+    date: str
+    origin: str
+
+    def covers(self, platform: str, nodes: int) -> bool:
+        return (
+            self.platform == platform
+            and self.min_nodes <= nodes
+            and (self.max_nodes is None or nodes <= self.max_nodes)
+        )
+
+    def text(self) -> str:
+        return f"{self.gbps:g} GB/s ({self.origin}: {self.platform}, {self.source}, read {self.date})"
+
+
+def load_floors(path: Path, label: str | None = None) -> tuple[Floor, ...]:
+    """The entries of one floors file, in its order; FloorsError naming the file, the entry and the field otherwise.
+
+    The file is checked as strictly as a stack file: types (`marginPercent: twenty` is refused), bounds and
+    unknown keys, every problem at once, each line naming the file.
+    """
+    origin = label or str(path)
+    try:
+        document = load_yaml(path, origin, FloorsError)
+    except InputError as error:
+        raise FloorsError(str(error)) from None
+    try:
+        floors = _Document.model_validate({"file": document}).file
+    except ValidationError as error:
+        problems = ConfigProblems()
+        add_validation_problems(problems, error, {"file": document}, _Document, where_for=lambda _: origin)
+        count = len(problems.lines)
+        heading = f"{origin}: not a floors file of the shape of {FLOORS_FILE.name} ({count} problem{'s' if count > 1 else ''}):"
+        raise FloorsError("\n".join([heading, *(f"  - {line}" for line in problems.lines)])) from None
+    return tuple(
+        Floor(entry.platform, entry.minNodes, entry.maxNodes, entry.floorGbps, entry.source, entry.date, origin)
+        for entry in floors.floors
+    )
+
+
+def floors_for_run(override: Path | None) -> tuple[Floor, ...]:
+    """A stack's own floors first, then the project's table."""
+    own = load_floors(override) if override is not None else ()
+    return own + load_floors(FLOORS_FILE, f"tools/verify/{FLOORS_FILE.name}")
