@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-import yaml
 from pydantic import ValidationError
 
 from components.config.claim_templates import parse_claims_config
@@ -23,6 +22,7 @@ from components.config.node_groups import check_node_group_names, parse_gpu_node
 from components.config.prices import stack_prices
 from components.config.queues import parse_queues_config
 from components.config.raw import RawConfig, decode_config, secret_problems, secret_texts
+from components.config.reading import DuplicateKeyError, InputError, parse_yaml
 from components.config.rollout import parse_auto_repair, parse_strategy
 from components.config.salvage import LeftOut, MeaningProblems, Salvaged, salvage
 from components.config.stack_file import SECRET_PLACEHOLDER
@@ -178,8 +178,16 @@ def existing_kubeconfig(settings: StackInput, raw: RawConfig, problems: ConfigPr
     if text == SECRET_PLACEHOLDER:
         return text
     try:
-        document = yaml.safe_load(text)
-    except yaml.YAMLError:
+        document = parse_yaml(text, config_key(key))
+    except InputError as unreadable:
+        duplicate = unreadable.__cause__
+        if isinstance(duplicate, DuplicateKeyError):
+            # The key is not quoted: a line of a hand-edited secret could hold a credential where a key goes.
+            lines = f"at line {duplicate.first[0]} and at line {duplicate.again[0]}"
+            problems.add(
+                config_key(key), f"gives a key twice, {lines}: give it once (the value is secret and not shown)"
+            )
+            return None
         document = None
     shape = {"clusters": list, "users": list, "contexts": list, "current-context": str}
     if not isinstance(document, dict) or any(not isinstance(document.get(k), t) for k, t in shape.items()):

@@ -8,7 +8,6 @@ resource is registered: `ConfigError` stops the run without a traceback.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +16,8 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from components.config.errors import ConfigProblems, add_validation_problems, shown
-from components.config.stack_file import declared_config
+from components.config.reading import InputError, parse_json
+from components.config.stack_file import StackFileConfig, declared_config
 from policies.dra_guardrails.identity_rules import ENVIRONMENT, OWNER, PROJECT_ID, REPOSITORY_NAME
 from tools.ci_identity.subjects import GitHubRepository
 
@@ -71,6 +71,13 @@ def declared_keys(project_file: Path = PROJECT_FILE) -> dict[str, str]:
     return {key[len(prefix) :]: spec.get("type", "string") for key, spec in declared.items() if key.startswith(prefix)}
 
 
+def check_readable_config(readable: StackFileConfig, stack: str) -> CiIdentityConfig:
+    """The bootstrap's own checks over the keys of a stack file that could be read (other namespaces are
+    other programs' config, a provider's for instance, as the Pulumi CLI takes them)."""
+    prefix = f"{NAMESPACE}:"
+    return parse_ci_config({k[len(prefix) :]: v for k, v in readable.values.items() if k.startswith(prefix)}, stack)
+
+
 def parse_ci_config(values: Mapping[str, str], stack: str) -> CiIdentityConfig:
     """The settings from the engine's config text (keys without the namespace); `ConfigError` names every bad key."""
     problems = ConfigProblems()
@@ -82,8 +89,8 @@ def parse_ci_config(values: Mapping[str, str], stack: str) -> CiIdentityConfig:
             continue
         if types[key] in ("integer", "boolean"):
             try:
-                document[key] = json.loads(text)
-            except ValueError:
+                document[key] = parse_json(text, key)
+            except InputError:
                 problems.add(
                     ci_config_key(key),
                     f"{shown(text)} is not {'a whole number' if types[key] == 'integer' else 'true or false'}",

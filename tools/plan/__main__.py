@@ -29,14 +29,13 @@ or deletes through a symbolic link in `<out>/<stack>/`.
 from __future__ import annotations
 
 import argparse
-import json
 import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from components.config.reading import InputError, load_json
+from components.config.reading import DuplicateHandler, InputError, load_json, parse_json
 from policies.dra_guardrails import PolicyConfigError
 from tools.plan.base_plan import NoBaselineError, UnknownRevisionError, base_plan
 from tools.plan.model import DEFAULT_OUT, Plan, build_plan
@@ -94,15 +93,26 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def read_option(path: Path | None, option: str) -> Any:
+def read_option(path: Path | None, option: str, on_duplicate: DuplicateHandler | None = None) -> Any:
     """The JSON document an option names, read within the input limits; a given file is never ignored,
     so `null` in it is refused rather than read as "no such option"."""
     if path is None:
         return None
-    document = load_json(path, f"{option} {path}")
+    document = load_json(path, f"{option} {path}", on_duplicate=on_duplicate)
     if document is None:
         raise InputError(f"{option} {path}: the document is null; give the JSON object it takes, or leave {option} out")
     return document
+
+
+def warn_policy_config_duplicate(message: str) -> None:
+    """A key given twice in the policy config is kept as `pulumi preview --policy-pack-config` keeps it: Go's
+    encoding/json keeps the last value (pkg/resource/analyzer/config.go, parsePolicyPackConfig). The plan
+    follows the CLI, so that it judges what a preview would, and says so rather than drop the first silently."""
+    print(
+        f"python -m tools.plan: warning: {message}; the plan keeps the last value, "
+        "as `pulumi preview --policy-pack-config` does (Go's encoding/json)",
+        file=sys.stderr,
+    )
 
 
 def exit_status(plan: Plan) -> int:
@@ -116,11 +126,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = None if args.out == NO_FILES else Path(args.out)
     try:
         stack = stack_of_file(args.stack_file) if args.stack_file else check_stack_name(args.stack)
-        policy_config = read_option(args.policy_config, "--policy-config")
+        policy_config = read_option(args.policy_config, "--policy-config", warn_policy_config_duplicate)
         baseline, no_baseline = read_option(args.baseline, "--baseline"), None
         if args.base is not None:
             try:
-                baseline = json.loads(base_plan(stack, args.base))
+                baseline = parse_json(base_plan(stack, args.base), f"the plan at {args.base}")
             except NoBaselineError as none:
                 no_baseline = str(none)
         plan = build_plan(stack, out=out, policy_config=policy_config, baseline=baseline, stack_file=args.stack_file)
