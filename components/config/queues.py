@@ -20,6 +20,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, StrictBool, StrictInt, StrictStr, ValidationError
 
 from components.config.errors import ConfigProblems, add_validation_problems, config_key, did_you_mean, shown
+from components.config.namespaces import refuse_taken_namespace
 from components.config.repositories import chart_repository
 from components.dra_constants import (
     EXACT_COUNT,
@@ -300,28 +301,35 @@ def _team(entry: TeamInput, groups: Mapping[str, GpuNodeGroupConfig], problems: 
     )
 
 
-def _unique(teams: Sequence[TeamQueue], reserved: Mapping[str, str], problems: ConfigProblems) -> None:
+def _unique(teams: Sequence[TeamQueue], taken: Mapping[str, str], problems: ConfigProblems) -> None:
     names: set[str] = set()
-    namespaces: dict[str, str] = dict(reserved)
+    namespaces: dict[str, str] = dict(taken)
     for team in teams:
         if team.name in names:
             problems.add(_where(team.name), "is declared twice; team names (their ClusterQueues) must be unique")
         names.add(team.name)
-        if team.namespace in namespaces:
-            problems.add(
-                _where(team.name),
-                f"namespace {team.namespace} is already {namespaces[team.namespace]}; each team needs its own namespace",
-            )
-        namespaces.setdefault(team.namespace, f"team {team.name}'s")
+        refuse_taken_namespace(
+            f"{_where(team.name)} namespace",
+            team.namespace,
+            namespaces,
+            "the stack creates each team's namespace (the team's name unless namespace is set) and deletes it with "
+            "the team, so each team needs one of its own",
+            problems,
+        )
+        namespaces.setdefault(team.namespace, f"team {team.name}")
 
 
 def parse_queues_config(
     document: Mapping[str, Any],
     gpu_groups: Sequence[GpuNodeGroupConfig],
     claims: ClaimsConfig,
+    releases: Mapping[str, str],
     problems: ConfigProblems,
 ) -> QueuesConfig:
-    """The queues of `nebius-dra:queues`; off (NO_QUEUES) when it declares no team."""
+    """The queues of `nebius-dra:queues`; off (NO_QUEUES) when it declares no team.
+
+    `releases` are the namespaces of the stack's other releases (`release_namespaces`), which Kueue's and
+    the teams' may not be."""
     try:
         queues = _Document.model_validate({KEY: dict(document)}).queues
     except ValidationError as error:
@@ -334,11 +342,24 @@ def parse_queues_config(
                 f"key {shown(gate)} is no feature gate of Kueue v0.17.0{did_you_mean(gate, KUEUE_FEATURE_GATES)}",
             )
     if not queues.teams:
+        if unused := sorted(set(document) - {"teams"}):
+            problems.add(
+                config_key(KEY),
+                f"sets {', '.join(unused)} but no team (teams is empty): Kueue is installed only for teams, so "
+                f"{'they mean' if len(unused) > 1 else 'it means'} nothing; add teams, or remove {', '.join(unused)}",
+            )
         return NO_QUEUES
     groups = {group.name: group for group in gpu_groups}
     teams = tuple(_team(entry, groups, problems) for entry in queues.teams)
-    reserved = {queues.namespace: "Kueue's namespace", claims.namespace: "the claim namespace (claimNamespace)"}
-    _unique(teams, reserved, problems)
+    others = {**releases, claims.namespace: "the claim templates (nebius-dra:claimNamespace)"}
+    refuse_taken_namespace(
+        f"{config_key(KEY)}: namespace",
+        queues.namespace,
+        others,
+        "Kueue's controller and webhooks belong in a namespace of their own, for example kueue-system",
+        problems,
+    )
+    _unique(teams, {**others, queues.namespace: "Kueue's release (nebius-dra:queues namespace)"}, problems)
     counted = tuple(dict.fromkeys(queues.deviceClasses))
     return QueuesConfig(
         teams=teams,

@@ -15,9 +15,11 @@ from collections.abc import Mapping
 from pydantic import ValidationError
 
 from components.config.claim_templates import parse_claims_config
+from components.config.dependent import unused_by_groups_problems, unused_setting_problems
 from components.config.driver import parse_driver_config
 from components.config.errors import ConfigProblems, add_validation_problems, config_key, shown
 from components.config.gpu_metrics import parse_observability_config
+from components.config.namespaces import release_namespaces
 from components.config.node_groups import check_node_group_names, parse_gpu_node_groups
 from components.config.prices import stack_prices
 from components.config.queues import parse_queues_config
@@ -136,6 +138,8 @@ def parse_stack_config(
     gpu_groups = parse_gpu_node_groups(settings.gpuNodeGroups, settings.infinibandFabric, problems)
     check_node_group_names(cluster.name, gpu_groups, settings.infinibandFabric, problems)
     driver = parse_driver_config(settings, gpu_groups, "draDriverValues" in given.secret_keys, by_groups)
+    unused_setting_problems(settings, problems)
+    unused_by_groups_problems(settings, gpu_groups, driver, by_groups)
     config = StackConfig(
         cluster=cluster,
         system_nodes=system_nodes,
@@ -145,7 +149,9 @@ def parse_stack_config(
         node_service_account_id=settings.nodeServiceAccountId or None,
         driver=driver,
         claims=(claims := parse_claims_config(settings, gpu_groups, driver, by_groups)),
-        queues=parse_queues_config(settings.queues, gpu_groups, claims, by_templates),
+        queues=parse_queues_config(
+            settings.queues, gpu_groups, claims, release_namespaces(settings, driver.namespace), by_templates
+        ),
         observability=parse_observability_config(settings, gpu_groups, driver, by_groups),
         prices=stack_prices(price_table, settings.priceOverrides, problems),
         existing_kubeconfig=existing_kubeconfig(settings, given, problems),
