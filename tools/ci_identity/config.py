@@ -17,7 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from components.config.errors import ConfigProblems, add_validation_problems, shown
 from components.config.reading import InputError, parse_json
-from components.config.stack_file import StackFileConfig, declared_config
+from components.config.stack_file import StackFileConfig, StackFileError, declared_config, read_stack_file
+from components.dra_constants import NAMESPACE as MAIN_NAMESPACE
 from policies.dra_guardrails.identity_rules import ENVIRONMENT, OWNER, PROJECT_ID, REPOSITORY_NAME
 from tools.ci_identity.subjects import GitHubRepository
 
@@ -78,6 +79,28 @@ def check_readable_config(readable: StackFileConfig, stack: str) -> CiIdentityCo
     return parse_ci_config({k[len(prefix) :]: v for k, v in readable.values.items() if k.startswith(prefix)}, stack)
 
 
+def deploy_project_problem(environment: str, project_id: str) -> str | None:
+    """Why `project_id` is not the project the environment's stack deploys to (its `nebius-dra:parentId`,
+    read from `Pulumi.<environment>.yaml` beside the project): the one project the identities may act on."""
+    try:
+        values = read_stack_file(environment).values
+    except StackFileError as unreadable:
+        if unreadable.readable is None:
+            return (
+                f"got {shown(project_id)}, which cannot be checked against the project the {environment} stack "
+                f"deploys to: {unreadable}; the environment is a stack of this repository (set environment)"
+            )
+        values = unreadable.readable.values
+    parent = values.get(f"{MAIN_NAMESPACE}:parentId", "")
+    if parent == project_id:
+        return None
+    deploys_to = f"to {shown(parent)}" if parent else f"to no project ({MAIN_NAMESPACE}:parentId is empty)"
+    return (
+        f"got {shown(project_id)}, but the {environment} stack (Pulumi.{environment}.yaml) deploys {deploys_to}; "
+        "the identities' roles go on the project the environment's stack deploys to, and no other"
+    )
+
+
 def parse_ci_config(values: Mapping[str, str], stack: str) -> CiIdentityConfig:
     """The settings from the engine's config text (keys without the namespace); `ConfigError` names every bad key."""
     problems = ConfigProblems()
@@ -119,6 +142,8 @@ def parse_ci_config(values: Mapping[str, str], stack: str) -> CiIdentityConfig:
             ci_config_key("repositoryId" if settings.repositoryOwnerId else "repositoryOwnerId"),
             f"{given}: GitHub's immutable subject names both IDs, so set both or neither (0)",
         )
+    if problem := deploy_project_problem(settings.environment, settings.projectId):
+        problems.add(ci_config_key("projectId"), problem)
     problems.raise_if_any()
     owner, name = settings.repository.split("/")
     ids = (settings.repositoryOwnerId, settings.repositoryId) if settings.repositoryId else None
