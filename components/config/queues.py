@@ -319,6 +319,25 @@ def _unique(teams: Sequence[TeamQueue], taken: Mapping[str, str], problems: Conf
         namespaces.setdefault(team.namespace, f"team {team.name}")
 
 
+def _sound_teams(document: Mapping[str, Any], error: ValidationError) -> QueuesInput | None:
+    """The queues without the teams whose shape was refused, when only teams are at fault (else None), so that
+    the other teams' own problems show in the same run; a rule across teams misses at most the refused ones."""
+    refused: set[int] = set()
+    for item in error.errors(include_url=False):
+        where = tuple(item["loc"])
+        if len(where) < 3 or where[:2] != (KEY, "teams") or not isinstance(where[2], int):
+            return None
+        refused.add(where[2])
+    teams = document.get("teams")
+    if not isinstance(teams, list):
+        return None
+    kept = [team for index, team in enumerate(teams) if index not in refused]
+    try:
+        return _Document.model_validate({KEY: {**document, "teams": kept}}).queues
+    except ValidationError:
+        return None
+
+
 def parse_queues_config(
     document: Mapping[str, Any],
     gpu_groups: Sequence[GpuNodeGroupConfig],
@@ -334,7 +353,10 @@ def parse_queues_config(
         queues = _Document.model_validate({KEY: dict(document)}).queues
     except ValidationError as error:
         add_validation_problems(problems, error, {KEY: document}, _Document)
-        return NO_QUEUES
+        sound = _sound_teams(document, error)
+        if sound is None or not sound.teams:
+            return NO_QUEUES
+        queues = sound
     for gate in queues.featureGates:
         if gate not in KUEUE_FEATURE_GATES:
             problems.add(

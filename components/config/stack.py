@@ -77,11 +77,16 @@ def _validated(raw: RawConfig, problems: ConfigProblems) -> Salvaged:
     left_out = LeftOut(keys=set(undecodable))
     if isinstance(version, str) and (problem := kubernetes_version_problem(version)):
         problems.add(config_key("kubernetesVersion"), problem)
+        # Refused though the schema took it: no rule may judge templates or gates by a version the stack refused.
+        left_out.keys.add("kubernetesVersion")
     try:
         return Salvaged(StackInput.model_validate(document), left_out)
     except ValidationError as error:
         add_validation_problems(problems, error, document, StackInput, skip=undecodable)
-        return salvage(document, error, left_out)
+        salvaged = salvage(document, error, left_out)
+        for later, where, renamed in salvaged.read_as:
+            add_validation_problems(problems, later, where, StackInput, within=renamed)
+        return salvaged
 
 
 def parse_stack_config(
@@ -122,6 +127,7 @@ def parse_stack_config(
             settings.systemNodeStrategy,
             SYSTEM_ROLLOUT,
             settings.systemNodeCount,
+            config_key("systemNodeCount"),
             config_key("systemNodeStrategy"),
             problems,
             field="",
