@@ -91,7 +91,7 @@ def identity_of(resource: PlannedResource) -> tuple[str | None, str | None]:
 
 def labeled(
     resources: Sequence[PlannedResource], type_token: str, findings: list[tuple[str | None, str]]
-) -> Iterator[tuple[PlannedResource, str, str | None]]:
+) -> Iterator[tuple[PlannedResource, str, str]]:
     """(resource, deploy or preview, environment) for each `type_token` resource; one that does not name its
     identity and its environment cannot be judged (its subject and its project belong to an environment), so
     it becomes a finding instead."""
