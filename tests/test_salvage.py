@@ -110,3 +110,11 @@ def test_a_value_read_under_a_misspelt_keys_close_name_gets_its_bound_checks_in_
     message = refusal(stack, **changes)
     assert "did you mean" in message
     assert bound in message, message
+
+
+def test_kueues_own_namespace_is_judged_though_every_team_was_refused():
+    teams = [{"name": "a", "quota": [{"group": "h200-burst", "gpus": 1}]}]
+    message = refusal("prod", queues=json.dumps({"teams": teams, "namespace": "kube-system"}))
+    assert 'teams[0] has unknown field(s) "quota"' in message
+    assert 'nebius-dra:queues: namespace: got "kube-system", a namespace Kubernetes creates' in message
+    assert "but no team" not in message

@@ -354,7 +354,7 @@ def parse_queues_config(
     except ValidationError as error:
         add_validation_problems(problems, error, {KEY: document}, _Document)
         sound = _sound_teams(document, error)
-        if sound is None or not sound.teams:
+        if sound is None:
             return NO_QUEUES
         queues = sound
     for gate in queues.featureGates:
@@ -363,8 +363,17 @@ def parse_queues_config(
                 f"{config_key(KEY)}: featureGates",
                 f"key {shown(gate)} is no feature gate of Kueue v0.17.0{did_you_mean(gate, KUEUE_FEATURE_GATES)}",
             )
+    others = {**releases, claims.namespace: "the claim templates (nebius-dra:claimNamespace)"}
+    if queues.teams or document.get("teams"):  # Kueue is installed: teams were given, if some were refused
+        refuse_taken_namespace(
+            f"{config_key(KEY)}: namespace",
+            queues.namespace,
+            others,
+            "Kueue's controller and webhooks belong in a namespace of their own, for example kueue-system",
+            problems,
+        )
     if not queues.teams:
-        if unused := sorted(set(document) - {"teams"}):
+        if not document.get("teams") and (unused := sorted(set(document) - {"teams"})):
             problems.add(
                 config_key(KEY),
                 f"sets {', '.join(unused)} but no team (teams is empty): Kueue is installed only for teams, so "
@@ -373,14 +382,6 @@ def parse_queues_config(
         return NO_QUEUES
     groups = {group.name: group for group in gpu_groups}
     teams = tuple(_team(entry, groups, problems) for entry in queues.teams)
-    others = {**releases, claims.namespace: "the claim templates (nebius-dra:claimNamespace)"}
-    refuse_taken_namespace(
-        f"{config_key(KEY)}: namespace",
-        queues.namespace,
-        others,
-        "Kueue's controller and webhooks belong in a namespace of their own, for example kueue-system",
-        problems,
-    )
     _unique(teams, {**others, queues.namespace: "Kueue's release (nebius-dra:queues namespace)"}, problems)
     counted = tuple(dict.fromkeys(queues.deviceClasses))
     return QueuesConfig(
