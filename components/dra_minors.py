@@ -11,14 +11,13 @@ that is on by default stays on in later releases.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
 
-from components.config.reading import load_json
-
 TABLE_FILE = Path(__file__).resolve().parent.parent / "policies" / "dra_minors.json"
-_TABLE: dict[str, Any] = load_json(TABLE_FILE, TABLE_FILE.name)
+_TABLE: dict[str, Any] = json.loads(TABLE_FILE.read_text(encoding="utf-8"))
 SUPPORTED_MINORS: tuple[str, ...] = tuple(_TABLE["minors"])
 GATES: dict[str, dict[str, Any]] = _TABLE["gates"]
 FIELD_GATES: dict[str, str] = _TABLE["fields"]

@@ -173,6 +173,9 @@ def test_a_structured_value_the_cli_passes_as_json_with_a_key_twice_names_its_ke
 NOT_FROM_OUTSIDE = {
     # The secret strings to hide: every string of the value, which decode_config reads (and refuses) itself.
     ("components/config/raw.py", "json.loads"),
+    # The repository's own table, read at import by the lowest layer, which cannot import the loader (nor the
+    # config package it is in); the last test below reads the table through the loader.
+    ("components/dra_minors.py", "json.loads"),
 }
 READER_CALLS = {
     "load",
