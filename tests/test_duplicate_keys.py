@@ -15,6 +15,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from components.config.prices import PRICE_TABLE_FILE, PriceTableError, parse_price_table
 from components.config.reading import InputError, load_json, load_yaml, parse_json, parse_yaml
@@ -237,3 +239,40 @@ def test_every_yaml_and_json_file_of_the_repository_gives_each_key_once():
         if "node_modules" not in name:
             (load_json if name.endswith(".json") else load_yaml)(ROOT / name, name)
     assert {"Pulumi.yaml", "prices/nebius.yaml", "policies/dra_guardrails/driver_presets.json"} <= set(listed)
+
+
+KEYS = st.text(alphabet='ab"\\{}[],:\n\u00e9', max_size=3)
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | KEYS,
+    lambda inner: st.lists(inner, max_size=3) | st.lists(st.tuples(KEYS, inner), max_size=4),
+    max_leaves=12,
+)
+
+
+def _text(value: object, indent: bool) -> str:
+    """JSON text of `value`, where a list of (key, value) pairs is an object that may give a key twice."""
+    gap = "\n " if indent else ""
+    if isinstance(value, list) and value and all(isinstance(item, tuple) for item in value):
+        return "{" + ",".join(f"{gap}{json.dumps(k)}: {_text(v, indent)}" for k, v in value) + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(gap + _text(item, indent) for item in value) + "]"
+    return json.dumps(value)
+
+
+def _gives_a_key_twice(value: object) -> bool:
+    if isinstance(value, list) and value and all(isinstance(item, tuple) for item in value):
+        keys = [k for k, _ in value]
+        return len(set(keys)) < len(keys) or any(_gives_a_key_twice(v) for _, v in value)
+    return isinstance(value, list) and any(_gives_a_key_twice(item) for item in value)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=JSON_VALUES, indent=st.booleans())
+@example(value=[("a", [("}", 1)]), ("a", 2)], indent=True)
+def test_a_json_key_given_twice_is_found_at_any_depth_whatever_the_keys_hold(value, indent):
+    text = _text(value, indent)
+    if _gives_a_key_twice(value):
+        with pytest.raises(InputError, match="is given twice, at line"):
+            parse_json(text, "f.json")
+    else:
+        parse_json(text, "f.json")
