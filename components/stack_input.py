@@ -1063,7 +1063,7 @@ class StackInput(Shape):
         DnsLabel,
         Setting(
             "Claim and sample keys",
-            'namespace of the templates and sample pods (a DNS label). The stack creates it and deletes it with the stack, so a namespace Kubernetes owns (`default`, `kube-system`, `kube-public`, `kube-node-lease`) or a release of the stack uses (`draDriverNamespace`, `gpu-operator`, `nvidia-network-operator`, `monitoring` with `kubePrometheusStack`, the `queues` namespace of Kueue) is refused. Labelled `resource.kubernetes.io/admin-access: "true"` when a user template uses `adminAccess`',
+            'namespace of the templates and sample pods (a DNS label). The stack creates it and deletes it with the stack, so a namespace Kubernetes owns (`default`, `kube-system`, `kube-public`, `kube-node-lease`) or a release of the stack uses (`draDriverNamespace`, `gpu-operator` and `nvidia-network-operator` where it installs them, `monitoring` with `kubePrometheusStack`, the `queues` namespace of Kueue) is refused. Labelled `resource.kubernetes.io/admin-access: "true"` when a user template uses `adminAccess`',
             default="dra-samples",
         ),
     ]

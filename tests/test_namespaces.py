@@ -24,6 +24,15 @@ SETTINGS = {
 }
 
 
+# prod with the driver left to the GPU Operator, and so the Network Operator for its InfiniBand group.
+DRIVERLESS = json.dumps(
+    [
+        {k: v for k, v in g.items() if k != "driversPreset"}
+        for g in json.loads(load_stack_config("prod")["nebius-dra:gpuNodeGroups"])
+    ]
+)
+
+
 def refusal(stack: str = "prod", **changes: str) -> str:
     with pytest.raises(ConfigError) as refused:
         parse_stack_config({**program_config(load_stack_config(stack)), **changes}, stack)
@@ -42,15 +51,17 @@ def test_no_namespace_setting_takes_one_the_cluster_owns(setting, namespace):
     [
         ("queues team research namespace", "nvidia-dra-driver-gpu", "the DRA driver's release (nebius-dra:draDriverNamespace)"),
         ("queues team research namespace", "gpu-operator", "the GPU Operator's release"),
+        ("queues team research namespace", "nvidia-network-operator", "the Network Operator's release"),
         ("queues team research namespace", "gpu-metrics", "the GPU metrics exporter's release"),
         ("queues team research namespace", "kueue-system", "Kueue's release (nebius-dra:queues namespace)"),
-        ("queues: namespace", "nvidia-network-operator", "the Network Operator's release"),
+        ("queues: namespace", "gpu-operator", "the GPU Operator's release"),
         ("queues: namespace", "dra-samples", "the claim templates (nebius-dra:claimNamespace)"),
         ("claimNamespace", "gpu-operator", "the GPU Operator's release"),
     ],
 )  # fmt: skip
 def test_a_namespace_the_stack_creates_is_not_one_of_its_releases(setting, namespace, owner):
-    message = refusal(**SETTINGS[setting](namespace))
+    operators = {"gpuNodeGroups": DRIVERLESS} if "Operator" in owner else {}
+    message = refusal(**SETTINGS[setting](namespace), **operators)
     assert f'nebius-dra:{setting}: got "{namespace}", the namespace of {owner}' in message
 
 
@@ -68,3 +79,11 @@ def test_the_driver_follows_its_namespace_setting_and_frees_the_default_one():
         draDriverNamespace="dra-driver", queues=json.dumps({"teams": [{**team, "namespace": "dra-driver"}]})
     )
     assert 'got "dra-driver", the namespace of the DRA driver\'s release' in message
+
+
+def test_an_operators_namespace_is_free_where_the_stack_installs_no_operator():
+    """prod's groups have driver presets: no GPU or Network Operator runs, so their namespaces are not taken."""
+    config = program_config(load_stack_config("prod"))
+    team = {**TEAMS[0], "namespace": "gpu-operator"}
+    queues = json.dumps({"teams": [team, TEAMS[1]], "namespace": "nvidia-network-operator"})
+    assert parse_stack_config({**config, "queues": queues}, "prod").queues.namespace == "nvidia-network-operator"

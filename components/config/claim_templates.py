@@ -333,7 +333,7 @@ def _namespace(settings: StackInput, driver: DraDriverConfig, problems: ConfigPr
         config_key("claimNamespace"),
         namespace,
         # The exporter's own check refuses its namespace being this one.
-        release_namespaces(settings, driver.namespace, with_metrics=False),
+        release_namespaces(settings, driver, with_metrics=False),
         "the stack creates the claim namespace and deletes it with the stack, so it must be one of its own "
         "(for example dra-samples)",
         problems,

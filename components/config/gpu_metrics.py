@@ -179,7 +179,7 @@ def _version(key: str, given: str, pattern: re.Pattern[str], allowed: str, why: 
 def _namespace(settings: StackInput, driver: DraDriverConfig, problems: ConfigProblems) -> str:
     namespace = settings.gpuMetricsNamespace
     taken = {
-        **release_namespaces(settings, driver.namespace, with_metrics=False),
+        **release_namespaces(settings, driver, with_metrics=False),
         settings.claimNamespace: "the claim templates (nebius-dra:claimNamespace), which the stack deletes with them",
     }
     refuse_taken_namespace(

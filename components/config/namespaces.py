@@ -14,6 +14,7 @@ from collections.abc import Mapping
 
 from components.config.errors import ConfigProblems, shown
 from components.dra_constants import GPU_OPERATOR_NAMESPACE, MONITORING_NAMESPACE, NETWORK_OPERATOR_NAMESPACE
+from components.model import DraDriverConfig
 from components.stack_input import StackInput
 
 # The namespaces a cluster is created with (kubernetes.io/docs/concepts/overview/working-with-objects/namespaces,
@@ -21,18 +22,19 @@ from components.stack_input import StackInput
 KUBERNETES_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 
-def release_namespaces(settings: StackInput, driver_namespace: str, with_metrics: bool = True) -> dict[str, str]:
-    """The namespace of each Helm release of the stack but Kueue's (`queues` holds it), and what runs there;
-    without the GPU metrics exporter's for the check of its own."""
-    releases = {
-        GPU_OPERATOR_NAMESPACE: "the GPU Operator's release",
-        NETWORK_OPERATOR_NAMESPACE: "the Network Operator's release",
-    }
+def release_namespaces(settings: StackInput, driver: DraDriverConfig, with_metrics: bool = True) -> dict[str, str]:
+    """The namespace of each Helm release the stack installs but Kueue's (`queues` holds it), and what runs
+    there; without the GPU metrics exporter's for the check of its own."""
+    releases = {}
+    if driver.gpu_operator:
+        releases[GPU_OPERATOR_NAMESPACE] = "the GPU Operator's release"
+    if driver.network_operator:
+        releases[NETWORK_OPERATOR_NAMESPACE] = "the Network Operator's release"
     if settings.kubePrometheusStack:
         releases[MONITORING_NAMESPACE] = "the kube-prometheus-stack release"
     if with_metrics and settings.gpuMetrics:
         releases[settings.gpuMetricsNamespace] = "the GPU metrics exporter's release (nebius-dra:gpuMetricsNamespace)"
-    releases[driver_namespace] = "the DRA driver's release (nebius-dra:draDriverNamespace)"
+    releases[driver.namespace] = "the DRA driver's release (nebius-dra:draDriverNamespace)"
     return releases
 
 

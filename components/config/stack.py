@@ -156,7 +156,7 @@ def parse_stack_config(
         driver=driver,
         claims=(claims := parse_claims_config(settings, gpu_groups, driver, by_groups)),
         queues=parse_queues_config(
-            settings.queues, gpu_groups, claims, release_namespaces(settings, driver.namespace), by_templates
+            settings.queues, gpu_groups, claims, release_namespaces(settings, driver), by_templates
         ),
         observability=parse_observability_config(settings, gpu_groups, driver, by_groups),
         prices=stack_prices(price_table, settings.priceOverrides, problems),
