@@ -203,13 +203,6 @@ def read_stack_file(stack: str, project_dir: Path = PROJECT_DIR) -> StackFileCon
                 "the Pulumi CLI refuses it",
             )
             continue
-        if namespace != NAMESPACE and key.startswith(f"{NAMESPACE}:"):
-            problems.add(
-                key,
-                f"is a key of the {NAMESPACE} project, but {stack_file.name} is a stack file of {namespace}, which "
-                f"never reads it: set it in the {NAMESPACE} stack's file",
-            )
-            continue
         scan = _SecretScan(key, problems)
         refused_before = len(problems.lines)
         value = scan.clean(raw_value)

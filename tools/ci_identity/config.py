@@ -8,7 +8,7 @@ resource is registered: `ConfigError` stops the run without a traceback.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
@@ -101,9 +101,18 @@ def deploy_project_problem(environment: str, project_id: str) -> str | None:
     )
 
 
-def parse_ci_config(values: Mapping[str, str], stack: str) -> CiIdentityConfig:
-    """The settings from the engine's config text (keys without the namespace); `ConfigError` names every bad key."""
+def parse_ci_config(values: Mapping[str, str], stack: str, main_keys: Sequence[str] = ()) -> CiIdentityConfig:
+    """The settings from the engine's config text (keys without the namespace); `ConfigError` names every bad key.
+
+    `main_keys` are keys of the main project set in the bootstrap's stack: the CLI passes another namespace's
+    keys on (a provider's), but the bootstrap never reads the main stack's, so each is refused, not ignored."""
     problems = ConfigProblems()
+    for key in main_keys:
+        problems.add(
+            key,
+            f"is a key of the {MAIN_NAMESPACE} project, set in the bootstrap's stack ({NAMESPACE}), which never "
+            f"reads it: set it in the {MAIN_NAMESPACE} stack's file",
+        )
     types = declared_keys()
     document: dict[str, object] = {}
     for key, text in values.items():
