@@ -999,7 +999,7 @@ class StackInput(Shape):
         DnsLabel,
         Setting(
             "DRA driver keys",
-            "namespace of the release (a DNS label), created if missing; `default` is refused",
+            "namespace of the release (a DNS label), created if missing; a namespace Kubernetes owns (`default`, `kube-system`, `kube-public`, `kube-node-lease`) is refused",
             default="nvidia-dra-driver-gpu",
         ),
     ]
@@ -1089,7 +1089,7 @@ class StackInput(Shape):
         DnsLabel,
         Setting(
             "Claim and sample keys",
-            'namespace of the templates and sample pods (a DNS label). The stack creates it and deletes it with the stack, so a namespace Kubernetes owns (`default`, `kube-system`, `kube-public`, `kube-node-lease`) or a release of the stack uses (`draDriverNamespace`, `nvidia-dra-driver-gpu`, `gpu-operator`, `nvidia-network-operator`) is refused. Labelled `resource.kubernetes.io/admin-access: "true"` when a user template uses `adminAccess`',
+            'namespace of the templates and sample pods (a DNS label). The stack creates it and deletes it with the stack, so a namespace Kubernetes owns (`default`, `kube-system`, `kube-public`, `kube-node-lease`) or a release of the stack uses (`draDriverNamespace`, `gpu-operator` and `nvidia-network-operator` where it installs them, `monitoring` with `kubePrometheusStack`, the `queues` namespace of Kueue) is refused. Labelled `resource.kubernetes.io/admin-access: "true"` when a user template uses `adminAccess`',
             default="dra-samples",
         ),
     ]
@@ -1280,7 +1280,7 @@ class StackInput(Shape):
         Field(description="expected a map (its fields: components/config/queues.py)"),
         Setting(
             "Queue keys",
-            "GPU quotas per team, enforced by Kueue v0.17.0, installed only when `teams` is not empty: `teams: [{name, namespace?, localQueue?, cohort?, quotas: [{group, gpus, borrowingLimit?}]}]`, `deviceClasses?` (counted as GPUs: `gpu.nvidia.com`, the default, and `vfio.gpu.nvidia.com`), `claimTemplates?` (the templates each team namespace gets; default every one Kueue can count), `namespace?` (`kueue-system`), `repository?` (a mirror of `oci://registry.k8s.io/kueue/charts`), `featureGates?` (Kueue gate: true or false). Refused: a quota over what its group holds, a group that does not exist, borrowing without a cohort, two teams in one namespace, a template Kueue cannot count (the reason is named)",
+            "GPU quotas per team, enforced by Kueue v0.17.0, installed only when `teams` is not empty: `teams: [{name, namespace?, localQueue?, cohort?, quotas: [{group, gpus, borrowingLimit?}]}]`, `deviceClasses?` (counted as GPUs: `gpu.nvidia.com`, the default, and `vfio.gpu.nvidia.com`), `claimTemplates?` (the templates each team namespace gets; default every one Kueue can count), `namespace?` (`kueue-system`), `repository?` (a mirror of `oci://registry.k8s.io/kueue/charts`), `featureGates?` (Kueue gate: true or false). Refused: a quota over what its group holds, a group that does not exist, borrowing without a cohort, two teams in one namespace, a team's or Kueue's namespace that Kubernetes owns or another release of the stack or `claimNamespace` uses, settings without teams, a template Kueue cannot count (the reason is named)",
             default={},
         ),
     ]

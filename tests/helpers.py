@@ -96,9 +96,14 @@ def _engine_output(command: list[str], program_dir: Path, stdin: Any) -> Any:
     return json.loads(done.stdout)
 
 
+def go_program(program_dir: Path, stdin: Any) -> Any:
+    """What the Go program in `program_dir` writes as JSON for `stdin` (`go run .`)."""
+    return _engine_output(["go", "run", "."], program_dir, stdin)
+
+
 def go_regexp(probes: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each probe's pattern compiled with Go's regexp and matched against its inputs (tests/regex_engines/go)."""
-    return _engine_output(["go", "run", "."], REGEX_ENGINES / "go", probes)
+    return go_program(REGEX_ENGINES / "go", probes)
 
 
 def ecma_regexp(probes: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -163,6 +163,28 @@ def test_the_preview_identity_can_be_left_out():
 @pytest.mark.parametrize(
     ("settings", "said"),
     [
+        (
+            {"environment": "dev", "projectId": "project-e00prod000000000000"},
+            'projectId: got "project-e00prod000000000000", but the dev stack (Pulumi.dev.yaml) deploys to '
+            '"project-e00dev0000000000000"',
+        ),
+        (
+            {"environment": "staging", "projectId": "project-e00dev0000000000000"},
+            'projectId: got "project-e00dev0000000000000", which cannot be checked against the project the staging '
+            "stack deploys to: no stack file Pulumi.staging.yaml",
+        ),
+    ],
+    ids=["another-environments-project", "no-such-stack"],
+)
+def test_the_project_is_the_one_the_environments_stack_deploys_to(settings, said):
+    run = bootstrap("dev", repository="o/r", **settings)
+    assert isinstance(run.error, ConfigError) and run.resources == [], run.error
+    assert f"{NAMESPACE}:{said}" in str(run.error)
+
+
+@pytest.mark.parametrize(
+    ("settings", "said"),
+    [
         ({"projectId": "project-e00dev0000000000000"}, f"{NAMESPACE}:repository: is empty"),
         ({"repository": "octo-org/*", "projectId": "project-e00x"}, f"{NAMESPACE}:repository"),
         ({"repository": "octo-org", "projectId": "project-e00x"}, f"{NAMESPACE}:repository"),
@@ -229,3 +251,36 @@ def test_the_offline_check_exits_2_on_a_config_it_refuses(tmp_path, monkeypatch,
     assert check.main(["--stack", "dev"]) == check.EXIT_CONFIG
     err = capsys.readouterr().err
     assert f"{NAMESPACE}:repository" in err and f"{NAMESPACE}:projectId: is empty" in err and "Traceback" not in err
+
+
+def test_the_check_of_a_partly_readable_stack_file_runs_the_bootstraps_checks_only(tmp_path, monkeypatch, capsys):
+    """Once the stack file reader refused a key, the rest used to go through the main stack's checks: about 50
+    `nebius-dra:...` problems (a required parentId, subnetId, ...) after the one real problem."""
+    for name in ("Pulumi.yaml", "__main__.py"):
+        (tmp_path / name).write_text((BOOTSTRAP / name).read_text())
+    text = (
+        (BOOTSTRAP / "Pulumi.dev.yaml")
+        .read_text()
+        .replace("project-e00dev0000000000000", "project-e00prod000000000000")
+    )
+    line = f"  {NAMESPACE}:repositoryId: many\n"
+    (tmp_path / "Pulumi.dev.yaml").write_text(text + line)
+    monkeypatch.setattr(check, "BOOTSTRAP_DIR", tmp_path)
+    assert check.main(["--stack", "dev"]) == check.EXIT_CONFIG
+    err = capsys.readouterr().err
+    assert f'{NAMESPACE}:repositoryId: got "many", but Pulumi.yaml declares it integer' in err
+    assert "and in the keys that could be read, invalid stack configuration (1 problem):" in err
+    assert f'{NAMESPACE}:projectId: got "project-e00prod000000000000", but the dev stack' in err
+    assert "nebius-dra:parentId" not in err and "nebius-dra:subnetId" not in err
+
+
+def test_a_main_stack_key_in_the_bootstraps_stack_is_refused_not_ignored():
+    """The CLI passes another namespace's keys on; the bootstrap never reads the main stack's, so says so."""
+    run = bootstrap("dev", repository="o/r", projectId="project-e00dev0000000000000")
+    assert run.error is None, run.error
+    config = {f"{NAMESPACE}:repository": "o/r", f"{NAMESPACE}:projectId": "project-e00dev0000000000000"}
+    run = run_program("dev", {**config, "nebius-dra:gpuNodeGroups": "[]"}, project_dir=BOOTSTRAP, project=PROJECT)
+    assert isinstance(run.error, ConfigError) and run.resources == []
+    assert "nebius-dra:gpuNodeGroups: is a key of the nebius-dra project, set in the bootstrap's stack" in str(
+        run.error
+    )

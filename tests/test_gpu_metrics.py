@@ -248,8 +248,11 @@ def test_the_gpu_operators_exporter_is_off_so_no_gpu_is_scraped_twice():
         ({"dcgmExporterVersion": "latest"}, 'nebius-dra:dcgmExporterVersion: got "latest"; expected an exact chart'),
         ({"kubePrometheusStackVersion": "77.0.0"}, 'kubePrometheusStackVersion: got "77.0.0"; allowed: 88.5.x from'),
         ({"gpuMetricsNamespace": "kube-system"}, 'nebius-dra:gpuMetricsNamespace: got "kube-system", a namespace'),
-        ({"gpuMetricsNamespace": "dra-samples"}, "which is also nebius-dra:claimNamespace"),
-        ({"gpuMetricsNamespace": "nvidia-dra-driver-gpu"}, "which is also nebius-dra:draDriverNamespace"),
+        ({"gpuMetricsNamespace": "dra-samples"}, "the namespace of the claim templates (nebius-dra:claimNamespace)"),
+        (
+            {"gpuMetricsNamespace": "nvidia-dra-driver-gpu"},
+            "the namespace of the DRA driver's release (nebius-dra:draDriverNamespace)",
+        ),
         ({"gpuMetricsNamespace": "monitoring", "kubePrometheusStack": "true"}, "kube-prometheus-stack release"),
         ({"gpuMetrics": "false", "prometheusServiceMonitor": "true"}, "nebius-dra:prometheusServiceMonitor: is true"),
         ({"gpuMetrics": "false", "kubePrometheusStack": "true"}, "nebius-dra:kubePrometheusStack: is true while"),

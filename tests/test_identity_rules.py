@@ -16,8 +16,10 @@ import pytest
 from policies.dra_guardrails import RULES, PlannedResource, check_resources
 from policies.dra_guardrails.identity_rules import (
     ACCESS_PERMIT_TYPE,
+    ENVIRONMENT_LABEL,
     FEDERATED_CREDENTIALS_TYPE,
     IDENTITY_LABEL,
+    SERVICE_ACCOUNT_TYPE,
     repository_of,
     subject_problem,
 )
@@ -116,6 +118,47 @@ def test_an_unlabeled_identity_cannot_be_judged_and_is_refused(resources):
     ):
         found = findings_of(changed(resources, type_token, "deploy", unlabel))
         assert [(p, m) for p, m, _ in found] == [(policy, True)], found
+
+
+def test_credentials_or_a_permit_that_do_not_name_their_environment_are_refused(resources):
+    """Without the environment label a subject of any environment, dev's deploy account trusting prod, was taken."""
+
+    def to_prod(props: dict) -> None:
+        props["labels"] = {IDENTITY_LABEL: "deploy"}
+        props["federatedSubjectId"] = "repo:example-org/nebius-dra:environment:prod"
+
+    found = findings_of(changed(resources, FEDERATED_CREDENTIALS_TYPE, "deploy", to_prod))
+    assert [(p, m) for p, m, _ in found] == [("ci-identity-trust", True)], found
+    assert f"label {ENVIRONMENT_LABEL} is None, not an environment name" in found[0][2]
+
+    def unnamed(props: dict) -> None:
+        props["labels"] = {IDENTITY_LABEL: "deploy", ENVIRONMENT_LABEL: "prod*"}
+
+    found = findings_of(changed(resources, ACCESS_PERMIT_TYPE, "deploy", unnamed))
+    assert [(p, m) for p, m, _ in found] == [("ci-identity-roles", True)], found
+    assert f"label {ENVIRONMENT_LABEL} is 'prod*'" in found[0][2]
+
+
+@pytest.mark.parametrize(
+    ("type_token", "field", "policy"),
+    [
+        (ACCESS_PERMIT_TYPE, "resourceId", "ci-identity-roles"),
+        (FEDERATED_CREDENTIALS_TYPE, "parentId", "ci-identity-trust"),
+    ],
+)
+def test_a_permit_or_trust_on_another_project_than_the_environments_is_refused(resources, type_token, field, policy):
+    """Of `project-` shape is not enough: the project is the one the identity's account lives in, dev's."""
+    other = changed(resources, type_token, "deploy", lambda props: props.update({field: "project-e00prod000000000000"}))
+    found = findings_of(other)
+    assert [(p, m) for p, m, _ in found] == [(policy, True)], found
+    assert f"{field} 'project-e00prod000000000000' is not the project of 'dev''s deploy identity" in found[0][2]
+    assert "'project-e00dev0000000000000', where its service account lives" in found[0][2]
+
+
+def test_an_identity_without_its_service_account_has_no_project_to_act_on(resources):
+    found = findings_of([r for r in resources if r.type != SERVICE_ACCOUNT_TYPE])
+    assert {p for p, _, _ in found} == {"ci-identity-roles", "ci-identity-trust"}
+    assert all("has no service account beside it" in message for _, _, message in found)
 
 
 ROLE_CASES = {

@@ -153,8 +153,11 @@ def test_borrowing_without_a_cohort_repeated_groups_and_shared_namespaces_are_re
     )  # fmt: skip
     assert "quotas[0].borrowingLimit is set but the team has no cohort" in message
     assert "quotas[1] repeats group h200-train" in message
-    assert "team b: namespace a is already team a's" in message
-    assert "team c: namespace dra-samples is already the claim namespace (claimNamespace)" in message
+    assert 'team b namespace: got "a", the namespace of team a; the stack creates each team\'s namespace' in message
+    assert (
+        'team c namespace: got "dra-samples", the namespace of the claim templates (nebius-dra:claimNamespace)'
+        in message
+    )
 
 
 def test_unknown_fields_gates_and_classes_are_refused_with_what_is_allowed():

@@ -45,7 +45,7 @@ def test_a_capacity_block_group_id_of_another_kind_is_refused():
 
 def test_the_claim_namespace_may_not_be_kube_prometheus_stacks():
     message = refusal(claimNamespace="monitoring", gpuMetrics="true", kubePrometheusStack="true")
-    assert 'nebius-dra:claimNamespace: got "monitoring", a namespace a Helm release of this stack owns' in message
+    assert 'nebius-dra:claimNamespace: got "monitoring", the namespace of the kube-prometheus-stack release' in message
 
 
 @pytest.mark.parametrize(

@@ -21,24 +21,21 @@ from typing import Any
 
 from components.cel import selector_problem
 from components.config.errors import ConfigProblems, config_key, did_you_mean, shown
+from components.config.namespaces import refuse_taken_namespace, release_namespaces
 from components.config.node_fit import unfit_reason
 from components.dra_constants import (
     ALL_DEVICES,
     CLASS_DRIVERS,
-    DEFAULT_DRIVER_NAMESPACE,
     DEVICE_CLASS_CONDITIONS,
     EXACT_COUNT,
     GPU_CLASS,
     GPU_DRIVER,
-    GPU_OPERATOR_NAMESPACE,
     GPU_PRODUCTS,
     GPU_TEMPLATE,
     IB_CLASS,
     IB_TEMPLATE,
     KNOWN_DEVICE_CLASSES,
-    MONITORING_NAMESPACE,
     NETWORK_CLASSES,
-    NETWORK_OPERATOR_NAMESPACE,
     PASSTHROUGH_GATE,
     RDMA_CLASS,
     REMOVED_GPU_ATTRIBUTES,
@@ -71,7 +68,6 @@ from components.stack_input import (
 IMAGE_DIGEST = re.compile(r"@sha256:[0-9a-f]{64}\Z")
 IMAGE_TAG = re.compile(r":([A-Za-z0-9_][A-Za-z0-9_.-]{0,127})\Z")
 # Namespaces the stack must never own: a stack-owned Namespace is deleted with the stack.
-RESERVED_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 # The config fields that may be behind a feature gate; `Type.field` (the k8s.io/api resource/v1 type of the shape
 # that carries it) is looked up in dra_minors.FIELD_GATES.
 GATED_FIELDS = ("tolerations", "capacity", "firstAvailable", "adminAccess", "distinctAttribute")
@@ -332,22 +328,17 @@ class _ClaimsContext:
         self.passthrough = isinstance(gates, Mapping) and gates.get(PASSTHROUGH_GATE) is True
 
 
-def _namespace(settings: StackInput, problems: ConfigProblems) -> str:
+def _namespace(settings: StackInput, driver: DraDriverConfig, problems: ConfigProblems) -> str:
     namespace = settings.claimNamespace
-    releases = {
-        settings.draDriverNamespace,
-        DEFAULT_DRIVER_NAMESPACE,
-        GPU_OPERATOR_NAMESPACE,
-        NETWORK_OPERATOR_NAMESPACE,
-        *([MONITORING_NAMESPACE] if settings.kubePrometheusStack else []),
-    }
-    if namespace in RESERVED_NAMESPACES or namespace in releases:
-        owner = "Kubernetes" if namespace in RESERVED_NAMESPACES else "a Helm release of this stack"
-        problems.add(
-            config_key("claimNamespace"),
-            f"got {shown(namespace)}, a namespace {owner} owns; the stack creates the claim namespace and deletes it with "
-            "the stack, so it must be one of its own (for example dra-samples)",
-        )
+    refuse_taken_namespace(
+        config_key("claimNamespace"),
+        namespace,
+        # The exporter's own check refuses its namespace being this one.
+        release_namespaces(settings, driver, with_metrics=False),
+        "the stack creates the claim namespace and deletes it with the stack, so it must be one of its own "
+        "(for example dra-samples)",
+        problems,
+    )
     return namespace
 
 
@@ -414,7 +405,7 @@ def parse_claims_config(
         if problem:
             problems.add(config_key(key), f"{shown(image)} {problem}")
     claims = ClaimsConfig(
-        namespace=_namespace(settings, problems),
+        namespace=_namespace(settings, driver, problems),
         builtin_templates=tuple(dict.fromkeys(settings.builtinClaimTemplates)),
         multi_gpu_count=_multi_gpu_count(settings.multiGpuCount, gpu_groups, problems),
         gpu_products=_gpu_products(settings, gpu_groups, problems),

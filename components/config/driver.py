@@ -18,6 +18,7 @@ from typing import Any
 from components.config.chart_keys import chart_keys, unknown_key_problems
 from components.config.errors import ConfigProblems, config_key, shown
 from components.config.guards import override_problems
+from components.config.namespaces import refuse_taken_namespace
 from components.config.repositories import chart_repository
 from components.dra_constants import (
     DEFAULT_DRIVER_NAMESPACE,
@@ -137,12 +138,14 @@ def _repository(settings: StackInput, line: ChartLine, problems: ConfigProblems)
 
 def _namespace(settings: StackInput, problems: ConfigProblems) -> str:
     namespace = settings.draDriverNamespace
-    if namespace == "default":
-        problems.add(
-            config_key("draDriverNamespace"),
-            'got "default": the chart refuses to install into the default namespace, and the driver\'s privileged pods '
-            f"belong in a namespace of their own; use {DEFAULT_DRIVER_NAMESPACE}",
-        )
+    refuse_taken_namespace(
+        config_key("draDriverNamespace"),
+        namespace,
+        {},
+        "the driver's privileged pods belong in a namespace of their own (the chart refuses to install into default); "
+        f"use {DEFAULT_DRIVER_NAMESPACE}",
+        problems,
+    )
     return namespace
 
 

@@ -101,15 +101,20 @@ def add_validation_problems(
     model: type[BaseModel],
     skip: Collection[str] = (),
     where_for: Callable[[str], str] = config_key,
+    within: Collection[tuple[Any, ...]] = (),
 ) -> None:
     """One line per pydantic error, in the project's words: key, place, value given, what is allowed.
 
     pydantic's own message ("Input should be ...", "Field required") is never shown: it names Python types and
     model classes the user never wrote. Keys in `skip` already have their problem recorded (they could not be
     decoded), so their "missing" is not news. `where_for` names a top-level key: the config key by default, a
-    file's key for documents read from files.
+    file's key for documents read from files. With `within`, only errors at or below those places are told.
     """
-    items = error.errors(include_url=False)
+    items = [
+        item
+        for item in error.errors(include_url=False)
+        if not within or any(tuple(item["loc"][: len(place)]) == place for place in within)
+    ]
     # A required field whose misspelling is reported with "did you mean" is not also reported missing.
     meant = {
         (*item["loc"][:-1], name)

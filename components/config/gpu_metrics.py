@@ -17,15 +17,13 @@ from typing import Any
 from components.config.chart_keys import chart_keys, unknown_key_problems
 from components.config.errors import ConfigProblems, config_key, shown
 from components.config.guards import override_problems
+from components.config.namespaces import refuse_taken_namespace, release_namespaces
 from components.config.repositories import chart_repository
 from components.dra_constants import (
     DCGM_EXPORTER_CHART,
     DCGM_EXPORTER_REPOSITORY,
     DCGM_EXPORTER_VERSION,
-    GPU_OPERATOR_NAMESPACE,
     KUBE_PROMETHEUS_STACK_VERSION,
-    MONITORING_NAMESPACE,
-    NETWORK_OPERATOR_NAMESPACE,
     PROMETHEUS_COMMUNITY_REPOSITORY,
 )
 from components.labels import kubelet_plugin_node_selector, tolerations_for
@@ -38,8 +36,6 @@ from components.model import (
     Taint,
 )
 from components.stack_input import StackInput
-
-RESERVED_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 # The DCGM profiling module fails on Nebius L40S VMs, so DCGM_FI_PROF_* fields must stay off there
 # (field report in the project's facts sheet; Nebius's L40S platforms are named gpu-l40s-*, for
@@ -183,25 +179,17 @@ def _version(key: str, given: str, pattern: re.Pattern[str], allowed: str, why: 
 def _namespace(settings: StackInput, driver: DraDriverConfig, problems: ConfigProblems) -> str:
     namespace = settings.gpuMetricsNamespace
     taken = {
-        driver.namespace: "nebius-dra:draDriverNamespace (the DRA driver's release)",
-        GPU_OPERATOR_NAMESPACE: "the GPU Operator's release",
-        NETWORK_OPERATOR_NAMESPACE: "the Network Operator's release",
-        settings.claimNamespace: "nebius-dra:claimNamespace, which the stack deletes with its claim templates",
+        **release_namespaces(settings, driver, with_metrics=False),
+        settings.claimNamespace: "the claim templates (nebius-dra:claimNamespace), which the stack deletes with them",
     }
-    if settings.kubePrometheusStack:
-        taken[MONITORING_NAMESPACE] = "the kube-prometheus-stack release"
-    if namespace in RESERVED_NAMESPACES:
-        problems.add(
-            config_key("gpuMetricsNamespace"),
-            f"got {shown(namespace)}, a namespace Kubernetes owns; the exporter's privileged pods belong in a namespace "
-            "of their own, for example gpu-metrics",
-        )
-    elif namespace in taken:
-        problems.add(
-            config_key("gpuMetricsNamespace"),
-            f"got {shown(namespace)}, which is also {taken[namespace]}; the exporter's chart names its ConfigMap and Role "
-            "without the release name, so it needs a namespace of its own, for example gpu-metrics",
-        )
+    refuse_taken_namespace(
+        config_key("gpuMetricsNamespace"),
+        namespace,
+        taken,
+        "the exporter's privileged pods, and its ConfigMap and Role, which the chart names without the release name, "
+        "need a namespace of their own, for example gpu-metrics",
+        problems,
+    )
     return namespace
 
 

@@ -90,9 +90,17 @@ def _group(entry: GpuNodeGroupInput, fabric: str, problems: ConfigProblems) -> G
         )
     fixed, autoscaling = _scaling(entry, problems)
     smallest = autoscaling.min_nodes if autoscaling is not None else fixed or 0
-    strategy = parse_strategy(entry.strategy, GPU_ROLLOUT, smallest, where, problems)
+    # Named in the problems that read it, so that they wait while the count is refused and a default stands in.
+    size_from = (
+        "autoscaling.min"
+        if autoscaling
+        else "fixedNodeCount"
+        if fixed is not None
+        else "fixedNodeCount or autoscaling.min"
+    )
+    strategy = parse_strategy(entry.strategy, GPU_ROLLOUT, smallest, size_from, where, problems)
     capacity = parse_capacity(entry.capacity, where, problems)
-    check_reserved_surge(capacity, strategy, smallest, where, problems)
+    check_reserved_surge(capacity, strategy, smallest, size_from, where, problems)
     group = GpuNodeGroupConfig(
         settings=entry,
         fixed_node_count=fixed,

@@ -20,6 +20,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, StrictBool, StrictInt, StrictStr, ValidationError
 
 from components.config.errors import ConfigProblems, add_validation_problems, config_key, did_you_mean, shown
+from components.config.namespaces import refuse_taken_namespace
 from components.config.repositories import chart_repository
 from components.dra_constants import (
     EXACT_COUNT,
@@ -300,45 +301,88 @@ def _team(entry: TeamInput, groups: Mapping[str, GpuNodeGroupConfig], problems: 
     )
 
 
-def _unique(teams: Sequence[TeamQueue], reserved: Mapping[str, str], problems: ConfigProblems) -> None:
+def _unique(teams: Sequence[TeamQueue], taken: Mapping[str, str], problems: ConfigProblems) -> None:
     names: set[str] = set()
-    namespaces: dict[str, str] = dict(reserved)
+    namespaces: dict[str, str] = dict(taken)
     for team in teams:
         if team.name in names:
             problems.add(_where(team.name), "is declared twice; team names (their ClusterQueues) must be unique")
         names.add(team.name)
-        if team.namespace in namespaces:
-            problems.add(
-                _where(team.name),
-                f"namespace {team.namespace} is already {namespaces[team.namespace]}; each team needs its own namespace",
-            )
-        namespaces.setdefault(team.namespace, f"team {team.name}'s")
+        refuse_taken_namespace(
+            f"{_where(team.name)} namespace",
+            team.namespace,
+            namespaces,
+            "the stack creates each team's namespace (the team's name unless namespace is set) and deletes it with "
+            "the team, so each team needs one of its own",
+            problems,
+        )
+        namespaces.setdefault(team.namespace, f"team {team.name}")
+
+
+def _sound_teams(document: Mapping[str, Any], error: ValidationError) -> QueuesInput | None:
+    """The queues without the teams whose shape was refused, when only teams are at fault (else None), so that
+    the other teams' own problems show in the same run; a rule across teams misses at most the refused ones."""
+    refused: set[int] = set()
+    for item in error.errors(include_url=False):
+        where = tuple(item["loc"])
+        if len(where) < 3 or where[:2] != (KEY, "teams") or not isinstance(where[2], int):
+            return None
+        refused.add(where[2])
+    teams = document.get("teams")
+    if not isinstance(teams, list):
+        return None
+    kept = [team for index, team in enumerate(teams) if index not in refused]
+    try:
+        return _Document.model_validate({KEY: {**document, "teams": kept}}).queues
+    except ValidationError:
+        return None
 
 
 def parse_queues_config(
     document: Mapping[str, Any],
     gpu_groups: Sequence[GpuNodeGroupConfig],
     claims: ClaimsConfig,
+    releases: Mapping[str, str],
     problems: ConfigProblems,
 ) -> QueuesConfig:
-    """The queues of `nebius-dra:queues`; off (NO_QUEUES) when it declares no team."""
+    """The queues of `nebius-dra:queues`; off (NO_QUEUES) when it declares no team.
+
+    `releases` are the namespaces of the stack's other releases (`release_namespaces`), which Kueue's and
+    the teams' may not be."""
     try:
         queues = _Document.model_validate({KEY: dict(document)}).queues
     except ValidationError as error:
         add_validation_problems(problems, error, {KEY: document}, _Document)
-        return NO_QUEUES
+        sound = _sound_teams(document, error)
+        if sound is None:
+            return NO_QUEUES
+        queues = sound
     for gate in queues.featureGates:
         if gate not in KUEUE_FEATURE_GATES:
             problems.add(
                 f"{config_key(KEY)}: featureGates",
                 f"key {shown(gate)} is no feature gate of Kueue v0.17.0{did_you_mean(gate, KUEUE_FEATURE_GATES)}",
             )
+    others = {**releases, claims.namespace: "the claim templates (nebius-dra:claimNamespace)"}
+    if queues.teams or document.get("teams"):  # Kueue is installed: teams were given, if some were refused
+        refuse_taken_namespace(
+            f"{config_key(KEY)}: namespace",
+            queues.namespace,
+            others,
+            "Kueue's controller and webhooks belong in a namespace of their own, for example kueue-system",
+            problems,
+        )
     if not queues.teams:
+        if not document.get("teams") and (unused := sorted(set(document) - {"teams"})):
+            problems.add(
+                config_key(KEY),
+                f"sets {', '.join(unused)} but no team (teams is empty): Kueue is installed only for teams, so "
+                f"{'they mean' if len(unused) > 1 else 'it means'} nothing; add teams, or remove {', '.join(unused)}",
+            )
         return NO_QUEUES
     groups = {group.name: group for group in gpu_groups}
     teams = tuple(_team(entry, groups, problems) for entry in queues.teams)
-    reserved = {queues.namespace: "Kueue's namespace", claims.namespace: "the claim namespace (claimNamespace)"}
-    _unique(teams, reserved, problems)
+    _unique(teams, {**others, queues.namespace: "Kueue's release (nebius-dra:queues namespace)"}, problems)
     counted = tuple(dict.fromkeys(queues.deviceClasses))
     return QueuesConfig(
         teams=teams,

@@ -13,6 +13,15 @@ cannot forge output) and, in Markdown, `markdown_text` (nor a link, an image or 
 
 YAML is read with the YAML 1.2 core schema's implicit types, as the Pulumi CLI reads stack files:
 `on` and `2024-01-01` stay strings, `010` is ten.
+
+A key given twice in one mapping or object is refused, naming both lines, in every file and answer:
+Python's readers keep the last value silently, while the Pulumi CLI reads `Pulumi.yaml` and stack files
+with gopkg.in/yaml.v3 (sdk/go/common/encoding/marshal.go, v3.0.1 in pkg/go.mod), whose decoder refuses
+them: `line 9: mapping key "a" already defined at line 3` (yaml.v3 v3.0.1 decode.go, `uniqueKeys`, on
+unless a caller turns it off). Keys are compared as the values they are read as, so `1` and `01`, which
+a map would merge, are one key. The one exception is the policy pack config (`on_duplicate`):
+`pulumi preview --policy-pack-config` reads it with Go's encoding/json (pkg/resource/analyzer/config.go,
+parsePolicyPackConfig), which keeps the last value of a key given twice, and so does the plan.
 """
 
 from __future__ import annotations
@@ -23,7 +32,7 @@ import os
 import re
 import stat
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +46,7 @@ MAX_NODES = 200_000
 MAX_DIGITS = 300
 
 ErrorFactory = Callable[[str], Exception]
+DuplicateHandler = Callable[[str], None]
 
 _BASE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -45,8 +55,51 @@ class InputError(ValueError):
     """A file or answer from outside that is not a regular file, too large, or past a parsing limit."""
 
 
+class DuplicateKeyError(yaml.constructor.ConstructorError):
+    """A mapping or object that gives one key twice, at two (line, column) places, 1-based."""
+
+    def __init__(self, key: Any, first: tuple[int, int], again: tuple[int, int]) -> None:
+        super().__init__(None, None, "a key given twice")
+        self.key, self.first, self.again = key, first, again
+
+    def where(self) -> str:
+        same_line = self.first[0] == self.again[0]
+        first, again = (
+            f"line {line}, column {column}" if same_line else f"line {line}"
+            for line, column in (self.first, self.again)
+        )
+        return f"the key {_key_text(self.key)} is given twice, at {first} and at {again}"
+
+    def __str__(self) -> str:
+        return f"{self.where()}; give it once (a reader that takes it keeps one of the values and drops the other silently)"
+
+
+def _key_text(key: Any) -> str:
+    text = printable(key if isinstance(key, str) else json.dumps(key) if _is_scalar(key) else repr(key))
+    return json.dumps(text if len(text) <= 80 else f"{text[:80]}...", ensure_ascii=False)
+
+
+def _is_scalar(value: Any) -> bool:
+    return value is None or isinstance(value, (bool, int, float))
+
+
 class Yaml12Loader(_BASE_LOADER):
-    """Safe loading with the YAML 1.2 core schema's implicit types only (libyaml when the wheel has it)."""
+    """Safe loading with the YAML 1.2 core schema's implicit types only (libyaml when the wheel has it),
+    and each key of a mapping given once."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        first_places: dict[Any, tuple[int, int]] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            place = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+            try:
+                if key in first_places:
+                    raise DuplicateKeyError(key, first_places[key], place)
+                first_places[key] = place
+            except TypeError:
+                continue  # an unhashable key: the base constructor refuses it with its own message
+        mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
+        return mapping
 
 
 Yaml12Loader.yaml_implicit_resolvers = {}
@@ -175,6 +228,8 @@ def _yaml_shape_problem(text: str) -> str | None:
 
 def yaml_problem(failure: yaml.YAMLError) -> str:
     """A YAML error as `problem at line L, column C`, without the parser's multi-line excerpt."""
+    if isinstance(failure, DuplicateKeyError):
+        return str(failure)
     if isinstance(failure, yaml.MarkedYAMLError) and failure.problem_mark is not None:
         mark = failure.problem_mark
         return f"{failure.problem or failure.context or 'unreadable'} at line {mark.line + 1}, column {mark.column + 1}"
@@ -187,6 +242,8 @@ def parse_yaml(text: str, label: str, error: ErrorFactory = InputError) -> Any:
         problem = _yaml_shape_problem(text)
         if problem is None:
             return check_values(yaml.load(text, Loader=Yaml12Loader), label, error)
+    except DuplicateKeyError as failure:
+        raise error(f"{label}: {failure}") from failure  # the cause keeps the places for a reader that hides the key
     except yaml.YAMLError as failure:
         raise error(f"{label} is not valid YAML: {yaml_problem(failure)}") from None
     raise error(f"{label}: {problem}")
@@ -209,14 +266,70 @@ def _json_float(text: str) -> float:
     return value
 
 
-def parse_json(text: str | bytes, label: str, error: ErrorFactory = InputError) -> Any:
-    """One JSON document within the limits above; `error(message)` naming `label` otherwise."""
+# A JSON string (each of its characters matches one way only, so the scan is linear) or a structural character.
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\],:]', re.DOTALL)
+
+
+def json_duplicates(text: str) -> Iterator[DuplicateKeyError]:
+    """Each key of valid JSON `text` that an object gives again, with both places, in one linear scan."""
+    objects: list[dict[str, tuple[int, int]] | None] = []  # per open container: an object's keys' places; None: a list
+    expect_key, line, line_start, position = False, 1, 0, 0
+    for token in _JSON_TOKEN.finditer(text):
+        line += text.count("\n", position, token.start())
+        line_start = max(line_start, text.rfind("\n", position, token.start()) + 1)
+        position = token.start()
+        symbol = token.group()
+        if symbol in ("{", "["):
+            objects.append({} if symbol == "{" else None)
+            expect_key = symbol == "{"
+        elif symbol in ("}", "]"):
+            objects.pop()
+        elif symbol == ",":
+            expect_key = objects[-1] is not None
+        elif expect_key and symbol.startswith('"'):
+            keys = objects[-1]
+            assert keys is not None
+            key, place = json.loads(symbol), (line, position - line_start + 1)
+            if key in keys:
+                yield DuplicateKeyError(key, keys[key], place)
+            else:
+                keys[key] = place
+            expect_key = False
+
+
+def parse_json(
+    text: str | bytes, label: str, error: ErrorFactory = InputError, on_duplicate: DuplicateHandler | None = None
+) -> Any:
+    """One JSON document within the limits above; `error(message)` naming `label` otherwise.
+
+    A key given twice in an object is refused; with `on_duplicate`, it is told each one (a message naming
+    the key and both lines) and the last value is kept, as Go's encoding/json keeps it.
+    """
+    objects_with_duplicates = 0
+
+    def one_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        nonlocal objects_with_duplicates
+        document = dict(pairs)
+        objects_with_duplicates += len(document) < len(pairs)
+        return document
+
     try:
-        document = json.loads(text, parse_int=_json_int, parse_float=_json_float, parse_constant=_json_constant)
+        document = json.loads(
+            text,
+            parse_int=_json_int,
+            parse_float=_json_float,
+            parse_constant=_json_constant,
+            object_pairs_hook=one_object,
+        )
     except RecursionError:
         raise error(f"{label}: nested more than {MAX_DEPTH} levels deep (MAX_DEPTH)") from None
     except ValueError as failure:
         raise error(f"{label} is not valid JSON: {failure}") from None
+    if objects_with_duplicates:
+        for duplicate in json_duplicates(text if isinstance(text, str) else text.decode(json.detect_encoding(text))):
+            if on_duplicate is None:
+                raise error(f"{label}: {duplicate}")
+            on_duplicate(f"{label}: {duplicate.where()}")
     return check_values(document, label, error)
 
 
@@ -243,8 +356,10 @@ def load_yaml(path: Path, label: str, error: ErrorFactory = InputError) -> Any:
     return parse_yaml(read_text(path, label, error), label, error)
 
 
-def load_json(path: Path, label: str, error: ErrorFactory = InputError) -> Any:
-    return parse_json(read_text(path, label, error), label, error)
+def load_json(
+    path: Path, label: str, error: ErrorFactory = InputError, on_duplicate: DuplicateHandler | None = None
+) -> Any:
+    return parse_json(read_text(path, label, error), label, error, on_duplicate)
 
 
 # Unicode categories that draw nothing and can move the cursor, erase, or reorder text: controls (C0, C1, DEL,

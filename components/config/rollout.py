@@ -34,13 +34,16 @@ def parse_strategy(
     given: StrategyInput,
     defaults: RolloutStrategy,
     smallest_size: int,
+    size_from: str,
     where: str,
     problems: ConfigProblems,
     field: str = "strategy",
 ) -> RolloutStrategy:
     """The strategy with the group's defaults filled in; refused when no roll-out could ever replace a node.
 
-    `field` names the strategy inside `where` (empty when `where` is the strategy's own key).
+    `size_from` names the setting the smallest size was read from: the problem names it, so that it is held
+    back while that setting is refused and a default stands in for it (`MeaningProblems`). `field` names
+    the strategy inside `where` (empty when `where` is the strategy's own key).
     """
     strategy = RolloutStrategy(
         max_surge=_amount(given.maxSurge, defaults.max_surge),
@@ -52,7 +55,7 @@ def parse_strategy(
         problems.add(
             where,
             f"{field + ': ' if field else ''}maxSurge {strategy.max_surge} and maxUnavailable {strategy.max_unavailable} allow no extra "
-            f"and no unavailable node at {size} node(s), so a roll-out could never replace a node (Nebius refuses "
+            f"and no unavailable node at {size} node(s) ({size_from}), so a roll-out could never replace a node (Nebius refuses "
             "both at 0: pulumi-nebius 0.6.73 strategy.max_surge); set maxUnavailable to 1 or maxSurge to 1",
         )
     return strategy
@@ -94,13 +97,19 @@ def parse_auto_repair(
 
 
 def check_reserved_surge(
-    capacity: Capacity, strategy: RolloutStrategy, smallest_size: int, where: str, problems: ConfigProblems
+    capacity: Capacity,
+    strategy: RolloutStrategy,
+    smallest_size: int,
+    size_from: str,
+    where: str,
+    problems: ConfigProblems,
 ) -> None:
     """A reserved STRICT group may not surge: the extra node needs a free block, and without one the roll-out stalls."""
     if capacity.reserved and capacity.reservation_policy == "STRICT" and strategy.surge_nodes(max(smallest_size, 1)):
         problems.add(
             where,
-            f"capacity is reserved STRICT but strategy.maxSurge is {strategy.max_surge}: a surge node must come from a "
+            f"capacity is reserved STRICT but strategy.maxSurge is {strategy.max_surge} at {max(smallest_size, 1)} "
+            f"node(s) ({size_from}): a surge node must come from a "
             "free block of the reservation, and without one the roll-out stalls (Nebius solutions-library PR #1091); "
             "set strategy.maxSurge to 0 and maxUnavailable to 1 or more",
         )

@@ -73,10 +73,16 @@ class LeftOut:
 
 @dataclass
 class Salvaged:
-    """The validated input (None when nothing could be salvaged) and what had to be left out of it."""
+    """The validated input (None when nothing could be salvaged) and what had to be left out of it.
+
+    `read_as` holds what a later round refused in a value read under the close name of a misspelt key (its
+    bounds, its own fields): the error, the document it was found in, and the places read under a new name.
+    The first round could not see those problems, since the value was under a name the model does not know.
+    """
 
     settings: StackInput | None
     left_out: LeftOut
+    read_as: list[tuple[ValidationError, dict[str, Any], tuple[tuple[Any, ...], ...]]] = field(default_factory=list)
 
 
 def salvage(document: dict[str, Any], error: ValidationError, left_out: LeftOut) -> Salvaged:
@@ -86,9 +92,13 @@ def salvage(document: dict[str, Any], error: ValidationError, left_out: LeftOut)
         if SETTINGS[key].default is REQUIRED:
             return Salvaged(None, left_out)
         repaired[key] = copy.deepcopy(SETTINGS[key].default)
+    renamed: list[tuple[Any, ...]] = []
+    read_as: list[tuple[ValidationError, dict[str, Any], tuple[tuple[Any, ...], ...]]] = []
     for _ in range(MAX_ROUNDS):
         items = error.errors(include_url=False)
-        unread = [item for item in items if not _read_as_close_name(repaired, item)]
+        if renamed and any(tuple(item["loc"][: len(place)]) in renamed for item in items for place in renamed):
+            read_as.append((error, copy.deepcopy(repaired), tuple(renamed)))
+        unread = [item for item in items if not _read_as_close_name(repaired, item, renamed)]
         # A missing field that a misspelling now supplies is no longer missing.
         doomed = [
             path
@@ -96,12 +106,12 @@ def salvage(document: dict[str, Any], error: ValidationError, left_out: LeftOut)
             if len(path := _resolved(repaired, item["loc"])) < len(item["loc"]) or item["type"] != "missing"
         ]
         if not _take_out(repaired, doomed, left_out):
-            return Salvaged(None, left_out)
+            return Salvaged(None, left_out, read_as)
         try:
-            return Salvaged(StackInput.model_validate(repaired), left_out)
+            return Salvaged(StackInput.model_validate(repaired), left_out, read_as)
         except ValidationError as again:
             error = again
-    return Salvaged(None, left_out)
+    return Salvaged(None, left_out, read_as)
 
 
 def _resolved(document: Any, location: Sequence[Any]) -> tuple[Any, ...]:
@@ -127,8 +137,10 @@ def _resolved(document: Any, location: Sequence[Any]) -> tuple[Any, ...]:
     return tuple(walked)
 
 
-def _read_as_close_name(document: Any, item: Any) -> bool:
-    """Reads a misspelt key or enum value as the one known name close to it; False when there is none."""
+def _read_as_close_name(document: Any, item: Any, renamed: list[tuple[Any, ...]]) -> bool:
+    """Reads a misspelt key or enum value as the one known name close to it; False when there is none.
+
+    A key read under its close name is noted in `renamed`, so that the next round's verdict on its value is told."""
     kind, path = item["type"], tuple(item["loc"])
     if kind not in ("extra_forbidden", "literal_error") or not path or _resolved(document, path) != path:
         return False
@@ -139,6 +151,7 @@ def _read_as_close_name(document: Any, item: Any) -> bool:
         if meant is None or meant in parent:
             return False
         parent[meant] = parent.pop(path[-1])
+        renamed.append((*path[:-1], meant))
         return True
     if kind == "literal_error" and isinstance(parent, (dict, list)):
         meant = closest_name(item.get("input"), described.choices)

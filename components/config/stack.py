@@ -12,17 +12,19 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-import yaml
 from pydantic import ValidationError
 
 from components.config.claim_templates import parse_claims_config
+from components.config.dependent import unused_by_groups_problems, unused_setting_problems
 from components.config.driver import parse_driver_config
 from components.config.errors import ConfigProblems, add_validation_problems, config_key, shown
 from components.config.gpu_metrics import parse_observability_config
+from components.config.namespaces import release_namespaces
 from components.config.node_groups import check_node_group_names, parse_gpu_node_groups
 from components.config.prices import stack_prices
 from components.config.queues import parse_queues_config
 from components.config.raw import RawConfig, config_secrets, decode_config, secret_problems
+from components.config.reading import DuplicateKeyError, InputError, parse_yaml
 from components.config.rollout import parse_auto_repair, parse_strategy
 from components.config.salvage import LeftOut, MeaningProblems, Salvaged, salvage
 from components.config.stack_file import SECRET_PLACEHOLDER
@@ -75,11 +77,16 @@ def _validated(raw: RawConfig, problems: ConfigProblems) -> Salvaged:
     left_out = LeftOut(keys=set(undecodable))
     if isinstance(version, str) and (problem := kubernetes_version_problem(version)):
         problems.add(config_key("kubernetesVersion"), problem)
+        # Refused though the schema took it: no rule may judge templates or gates by a version the stack refused.
+        left_out.keys.add("kubernetesVersion")
     try:
         return Salvaged(StackInput.model_validate(document), left_out)
     except ValidationError as error:
         add_validation_problems(problems, error, document, StackInput, skip=undecodable)
-        return salvage(document, error, left_out)
+        salvaged = salvage(document, error, left_out)
+        for later, where, renamed in salvaged.read_as:
+            add_validation_problems(problems, later, where, StackInput, within=renamed)
+        return salvaged
 
 
 def parse_stack_config(
@@ -120,6 +127,7 @@ def parse_stack_config(
             settings.systemNodeStrategy,
             SYSTEM_ROLLOUT,
             settings.systemNodeCount,
+            config_key("systemNodeCount"),
             config_key("systemNodeStrategy"),
             problems,
             field="",
@@ -136,6 +144,8 @@ def parse_stack_config(
     gpu_groups = parse_gpu_node_groups(settings.gpuNodeGroups, settings.infinibandFabric, problems)
     check_node_group_names(cluster.name, gpu_groups, settings.infinibandFabric, problems)
     driver = parse_driver_config(settings, gpu_groups, "draDriverValues" in given.secret_keys, by_groups)
+    unused_setting_problems(settings, problems)
+    unused_by_groups_problems(settings, gpu_groups, driver, by_groups)
     config = StackConfig(
         cluster=cluster,
         system_nodes=system_nodes,
@@ -145,7 +155,9 @@ def parse_stack_config(
         node_service_account_id=settings.nodeServiceAccountId or None,
         driver=driver,
         claims=(claims := parse_claims_config(settings, gpu_groups, driver, by_groups)),
-        queues=parse_queues_config(settings.queues, gpu_groups, claims, by_templates),
+        queues=parse_queues_config(
+            settings.queues, gpu_groups, claims, release_namespaces(settings, driver), by_templates
+        ),
         observability=parse_observability_config(settings, gpu_groups, driver, by_groups),
         prices=stack_prices(price_table, settings.priceOverrides, problems),
         existing_kubeconfig=existing_kubeconfig(settings, given, problems),
@@ -178,8 +190,16 @@ def existing_kubeconfig(settings: StackInput, raw: RawConfig, problems: ConfigPr
     if text == SECRET_PLACEHOLDER:
         return text
     try:
-        document = yaml.safe_load(text)
-    except yaml.YAMLError:
+        document = parse_yaml(text, config_key(key))
+    except InputError as unreadable:
+        duplicate = unreadable.__cause__
+        if isinstance(duplicate, DuplicateKeyError):
+            # The key is not quoted: a line of a hand-edited secret could hold a credential where a key goes.
+            lines = f"at line {duplicate.first[0]} and at line {duplicate.again[0]}"
+            problems.add(
+                config_key(key), f"gives a key twice, {lines}: give it once (the value is secret and not shown)"
+            )
+            return None
         document = None
     shape = {"clusters": list, "users": list, "contexts": list, "current-context": str}
     if not isinstance(document, dict) or any(not isinstance(document.get(k), t) for k, t in shape.items()):

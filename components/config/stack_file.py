@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from components.config.errors import ConfigError, ConfigProblems, config_key, did_you_mean, shown
+from components.config.errors import ConfigError, ConfigProblems, did_you_mean, shown
 from components.config.reading import load_yaml
 from components.dra_constants import NAMESPACE
 
@@ -87,9 +87,16 @@ def stack_name_problem(stack: str) -> str | None:
     return f"stack name {shown(stack)} is not a Pulumi stack name: 1-100 letters, digits, '-', '_' or '.'"
 
 
-def _full_key(key: Any) -> str:
+def project_namespace(project_file: Path = PROJECT_FILE) -> str:
+    """The namespace of the project's own keys: its `name:`, as the Pulumi CLI prefixes a key given without one."""
+    document = load_yaml_file(project_file)
+    name = document.get("name") if isinstance(document, dict) else None
+    return name if isinstance(name, str) and name else NAMESPACE
+
+
+def _full_key(key: Any, namespace: str) -> str:
     text = str(key)
-    return text if ":" in text else config_key(text)
+    return text if ":" in text else f"{namespace}:{text}"
 
 
 # The Pulumi CLI's own rule (github.com/pulumi/pulumi/sdk/v3 v3.274.0, go/common/workspace/project.go
@@ -175,6 +182,7 @@ def read_stack_file(stack: str, project_dir: Path = PROJECT_DIR) -> StackFileCon
     if problem:
         raise StackFileError(problem)
     declared = declared_config(project_dir / "Pulumi.yaml")
+    namespace = project_namespace(project_dir / "Pulumi.yaml")
     stack_file = project_dir / f"Pulumi.{stack}.yaml"
     if not stack_file.exists():
         raise StackFileError(f"no stack file {stack_file.name} in {project_dir}")
@@ -186,9 +194,9 @@ def read_stack_file(stack: str, project_dir: Path = PROJECT_DIR) -> StackFileCon
     values = {key: spec["default"] for key, spec in declared.items() if isinstance(spec, dict) and "default" in spec}
     secret_keys: set[str] = set()
     for raw_key, raw_value in config.items():
-        key = _full_key(raw_key)
+        key = _full_key(raw_key, namespace)
         spec = declared.get(key)
-        if key.startswith(f"{NAMESPACE}:") and spec is None:
+        if key.startswith(f"{namespace}:") and spec is None:
             problems.add(
                 key,
                 f"is set in {stack_file.name} but Pulumi.yaml does not declare it{did_you_mean(key, list(declared))}; "

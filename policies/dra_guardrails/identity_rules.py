@@ -68,6 +68,7 @@ REPOSITORY_PART = re.compile(
     rf"(?(owner_id)@(?P<repository_id>{GITHUB_ID}))(?P<context>:.*)?\Z",
     re.S,
 )
+ENVIRONMENT_NAME = re.compile(rf"^{ENVIRONMENT}\Z")
 ENVIRONMENT_CONTEXT = re.compile(rf"^:environment:(?P<environment>{ENVIRONMENT})\Z")
 PULL_REQUEST_CONTEXT = ":pull_request"
 WILDCARDS = ("*", "?")
@@ -90,15 +91,26 @@ def identity_of(resource: PlannedResource) -> tuple[str | None, str | None]:
 
 def labeled(
     resources: Sequence[PlannedResource], type_token: str, findings: list[tuple[str | None, str]]
-) -> Iterator[tuple[PlannedResource, str, str | None]]:
-    """(resource, deploy or preview, environment) for each `type_token` resource; an unlabeled one cannot be
-    judged, so it becomes a finding instead."""
+) -> Iterator[tuple[PlannedResource, str, str]]:
+    """(resource, deploy or preview, environment) for each `type_token` resource; one that does not name its
+    identity and its environment cannot be judged (its subject and its project belong to an environment), so
+    it becomes a finding instead."""
     for resource in resources:
         if resource.type != type_token:
             continue
         kind, environment = identity_of(resource)
-        if kind in ROLES:
+        if kind in ROLES and environment is not None and ENVIRONMENT_NAME.match(environment):
             yield resource, str(kind), environment
+            continue
+        if kind in ROLES:
+            findings.append(
+                (
+                    resource.urn,
+                    f"{named(resource)}: label {ENVIRONMENT_LABEL} is {environment!r}, not an environment name; a CI "
+                    "identity resource must name its environment, whose subject and project it may use only "
+                    "(tools/ci_identity sets it)",
+                )
+            )
             continue
         findings.append(
             (
@@ -108,6 +120,35 @@ def labeled(
                 "(tools/ci_identity sets it)",
             )
         )
+
+
+def identity_projects(resources: Sequence[PlannedResource]) -> dict[tuple[str | None, str | None], set[Any]]:
+    """The projects each identity's service account lives in (its parentId), by (kind, environment)."""
+    projects: dict[tuple[str | None, str | None], set[Any]] = {}
+    for resource in resources:
+        if resource.type == SERVICE_ACCOUNT_TYPE:
+            projects.setdefault(identity_of(resource), set()).add(resource.props.get("parentId"))
+    return projects
+
+
+def project_problem(
+    value: Any, field: str, kind: str, environment: str, projects: Mapping[tuple[str | None, str | None], set[Any]]
+) -> str | None:
+    """Why `field` (a permit's resourceId, credentials' parentId) is not the project of the identity's environment:
+    the one its service account lives in, which the bootstrap takes from the environment's stack."""
+    homes = projects.get((kind, environment), set())
+    if len(homes) != 1:
+        return (
+            f"the {kind} identity of {environment!r} has {'no service account' if not homes else 'service accounts in '}"
+            f"{', '.join(sorted(map(repr, homes)))} beside it; its {field} must be the one project its account lives in"
+        )
+    (home,) = homes
+    if value != home:
+        return (
+            f"{field} {value!r} is not the project of {environment!r}'s {kind} identity ({home!r}, where its service "
+            "account lives): a CI identity acts on its own environment's project only"
+        )
+    return None
 
 
 def repository_of(subject: str) -> str | None:
@@ -169,7 +210,10 @@ def check_identity_trust(
     """Federated credentials trust GitHub's issuer for one subject of one repository, shaped for their identity."""
     findings: list[tuple[str | None, str]] = []
     repositories: dict[str, list[str]] = {}
+    projects = identity_projects(resources)
     for resource, kind, environment in labeled(resources, FEDERATED_CREDENTIALS_TYPE, findings):
+        if problem := project_problem(resource.props.get("parentId"), "parentId", kind, environment, projects):
+            findings.append((resource.urn, f"{named(resource)}: {problem}"))
         provider = resource.props.get("oidcProvider")
         issuer = provider.get("issuerUrl") if isinstance(provider, Mapping) else None
         if issuer != GITHUB_ISSUER:
@@ -206,7 +250,8 @@ def check_identity_roles(
         for resource in resources
         if resource.type in KEY_TYPES
     ]
-    for resource, kind, _ in labeled(resources, ACCESS_PERMIT_TYPE, findings):
+    projects = identity_projects(resources)
+    for resource, kind, environment in labeled(resources, ACCESS_PERMIT_TYPE, findings):
         allowed = ROLES[kind]
         role = resource.props.get("role")
         if role not in allowed:
@@ -226,6 +271,8 @@ def check_identity_roles(
                     "reaches every project in it",
                 )
             )
+        elif problem := project_problem(target, "resourceId", kind, environment, projects):
+            findings.append((resource.urn, f"{named(resource)}: {problem}"))
     return findings
 
 
@@ -241,7 +288,7 @@ IDENTITY_RULES = (
     ),
     (
         "ci-identity-roles",
-        "A CI identity's access permits name its environment's project and only the roles the stack needs: editor "
+        "A CI identity's access permits name its environment's project (the one its service account lives in) and only the roles the stack needs: editor "
         "for deploys, viewer for previews; no long-lived service account key exists beside them.",
         EnforcementLevel.MANDATORY,
         check_identity_roles,

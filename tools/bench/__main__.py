@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import subprocess
 import sys
@@ -87,7 +86,7 @@ class Scenario:
 def record(groups: int, templates: int, shape: Path) -> int:
     """Child: runs the program for a generated stack, writes its shape, and checks the replay registers the same."""
     from tools.bench.fleets import generated_config
-    from tools.bench.floor import replay_run, same_registrations, write_shape
+    from tools.bench.floor import read_shape, replay_run, same_registrations, write_shape
     from tools.plan.mock_engine import run_program
 
     program = run_program(BENCH_STACK, config=generated_config(groups, templates))
@@ -95,7 +94,7 @@ def record(groups: int, templates: int, shape: Path) -> int:
         print(f"the program failed: {program.error}", file=sys.stderr)
         return 2
     write_shape(program, shape)
-    floor = replay_run(json.loads(shape.read_text()), BENCH_STACK)
+    floor = replay_run(read_shape(shape), BENCH_STACK)
     if floor.error is not None or not same_registrations(program, floor):
         print(f"the floor does not register what the program does ({floor.error})", file=sys.stderr)
         return 2

@@ -27,6 +27,7 @@ from typing import Any
 
 import pulumi
 
+from components.config.reading import load_json
 from tools.plan.mock_engine import ProgramRun, RegisteredResource, run_program
 
 PROVIDER_TYPE_PREFIX = "pulumi:providers:"
@@ -44,7 +45,8 @@ def write_shape(run: ProgramRun, path: Path) -> None:
 
 
 def read_shape(path: Path) -> dict[str, Any]:
-    return json.loads(path.read_text())
+    document: dict[str, Any] = load_json(path, f"the program's shape {path}")
+    return document
 
 
 def sdk_class(type_token: str) -> type[pulumi.CustomResource]:

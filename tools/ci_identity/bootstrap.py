@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pulumi.runtime import config as config_runtime
 
+from components.dra_constants import NAMESPACE as MAIN_NAMESPACE
 from policies.dra_guardrails.identity_rules import DEPLOY, PREVIEW
 from tools.ci_identity.config import NAMESPACE, CiIdentityConfig, parse_ci_config
 from tools.ci_identity.identity import CiIdentity, CiIdentityArgs
@@ -15,7 +16,9 @@ def read_ci_config(stack: str) -> CiIdentityConfig:
     prefix = f"{NAMESPACE}:"
     engine = {**config_runtime.get_config_env(), **config_runtime.CONFIG.get()}
     values = {key[len(prefix) :]: str(value) for key, value in engine.items() if key.startswith(prefix)}
-    return parse_ci_config(values, stack)
+    return parse_ci_config(
+        values, stack, main_keys=sorted(key for key in engine if key.startswith(f"{MAIN_NAMESPACE}:"))
+    )
 
 
 def ci_identities(config: CiIdentityConfig) -> dict[str, CiIdentity]:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from policies.dra_guardrails import RULES, Finding, PlannedResource, check_resources
 from policies.dra_guardrails.identity_rules import ACCESS_PERMIT_TYPE, FEDERATED_CREDENTIALS_TYPE, identity_of
+from tools.ci_identity.config import check_readable_config
 from tools.plan.mock_engine import run_program
 
 BOOTSTRAP_DIR = Path(__file__).resolve().parent
@@ -35,7 +36,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--stack", required=True, help="the bootstrap's stack: Pulumi.<stack>.yaml in tools/ci_identity"
     )
     stack = parser.parse_args(argv).stack
-    run = run_program(stack, project_dir=BOOTSTRAP_DIR, project=PROJECT)
+    run = run_program(stack, project_dir=BOOTSTRAP_DIR, project=PROJECT, check_readable=check_readable_config)
     if run.error is not None:
         print(f"tools/ci_identity -s {stack}: {run.error}", file=sys.stderr)
         return EXIT_CONFIG

@@ -8,8 +8,7 @@ resource is registered: `ConfigError` stops the run without a traceback.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
@@ -17,7 +16,9 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from components.config.errors import ConfigProblems, add_validation_problems, shown
-from components.config.stack_file import declared_config
+from components.config.reading import InputError, parse_json
+from components.config.stack_file import StackFileConfig, StackFileError, declared_config, read_stack_file
+from components.dra_constants import NAMESPACE as MAIN_NAMESPACE
 from policies.dra_guardrails.identity_rules import ENVIRONMENT, OWNER, PROJECT_ID, REPOSITORY_NAME
 from tools.ci_identity.subjects import GitHubRepository
 
@@ -71,9 +72,47 @@ def declared_keys(project_file: Path = PROJECT_FILE) -> dict[str, str]:
     return {key[len(prefix) :]: spec.get("type", "string") for key, spec in declared.items() if key.startswith(prefix)}
 
 
-def parse_ci_config(values: Mapping[str, str], stack: str) -> CiIdentityConfig:
-    """The settings from the engine's config text (keys without the namespace); `ConfigError` names every bad key."""
+def check_readable_config(readable: StackFileConfig, stack: str) -> CiIdentityConfig:
+    """The bootstrap's own checks over the keys of a stack file that could be read (other namespaces are
+    other programs' config, a provider's for instance, as the Pulumi CLI takes them)."""
+    prefix = f"{NAMESPACE}:"
+    return parse_ci_config({k[len(prefix) :]: v for k, v in readable.values.items() if k.startswith(prefix)}, stack)
+
+
+def deploy_project_problem(environment: str, project_id: str) -> str | None:
+    """Why `project_id` is not the project the environment's stack deploys to (its `nebius-dra:parentId`,
+    read from `Pulumi.<environment>.yaml` beside the project): the one project the identities may act on."""
+    try:
+        values = read_stack_file(environment).values
+    except StackFileError as unreadable:
+        if unreadable.readable is None:
+            return (
+                f"got {shown(project_id)}, which cannot be checked against the project the {environment} stack "
+                f"deploys to: {unreadable}; the environment is a stack of this repository (set environment)"
+            )
+        values = unreadable.readable.values
+    parent = values.get(f"{MAIN_NAMESPACE}:parentId", "")
+    if parent == project_id:
+        return None
+    deploys_to = f"to {shown(parent)}" if parent else f"to no project ({MAIN_NAMESPACE}:parentId is empty)"
+    return (
+        f"got {shown(project_id)}, but the {environment} stack (Pulumi.{environment}.yaml) deploys {deploys_to}; "
+        "the identities' roles go on the project the environment's stack deploys to, and no other"
+    )
+
+
+def parse_ci_config(values: Mapping[str, str], stack: str, main_keys: Sequence[str] = ()) -> CiIdentityConfig:
+    """The settings from the engine's config text (keys without the namespace); `ConfigError` names every bad key.
+
+    `main_keys` are keys of the main project set in the bootstrap's stack: the CLI passes another namespace's
+    keys on (a provider's), but the bootstrap never reads the main stack's, so each is refused, not ignored."""
     problems = ConfigProblems()
+    for key in main_keys:
+        problems.add(
+            key,
+            f"is a key of the {MAIN_NAMESPACE} project, set in the bootstrap's stack ({NAMESPACE}), which never "
+            f"reads it: set it in the {MAIN_NAMESPACE} stack's file",
+        )
     types = declared_keys()
     document: dict[str, object] = {}
     for key, text in values.items():
@@ -82,8 +121,8 @@ def parse_ci_config(values: Mapping[str, str], stack: str) -> CiIdentityConfig:
             continue
         if types[key] in ("integer", "boolean"):
             try:
-                document[key] = json.loads(text)
-            except ValueError:
+                document[key] = parse_json(text, key)
+            except InputError:
                 problems.add(
                     ci_config_key(key),
                     f"{shown(text)} is not {'a whole number' if types[key] == 'integer' else 'true or false'}",
@@ -112,6 +151,8 @@ def parse_ci_config(values: Mapping[str, str], stack: str) -> CiIdentityConfig:
             ci_config_key("repositoryId" if settings.repositoryOwnerId else "repositoryOwnerId"),
             f"{given}: GitHub's immutable subject names both IDs, so set both or neither (0)",
         )
+    if problem := deploy_project_problem(settings.environment, settings.projectId):
+        problems.add(ci_config_key("projectId"), problem)
     problems.raise_if_any()
     owner, name = settings.repository.split("/")
     ids = (settings.repositoryOwnerId, settings.repositoryId) if settings.repositoryId else None

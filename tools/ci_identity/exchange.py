@@ -28,7 +28,6 @@ in it).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import sys
@@ -38,6 +37,8 @@ import urllib.request
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from components.config.reading import InputError, parse_json
 
 NEBIUS_TOKEN_EXCHANGE_URL = "https://auth.eu.nebius.com:443/oauth2/token/exchange"
 GRANT_TYPE = "urn:ietf:params:oauth:grant-type:token-exchange"
@@ -99,8 +100,8 @@ def _read_json(request: urllib.request.Request, what: str) -> Mapping[str, Any]:
     if len(body) > MAX_ANSWER_BYTES:
         raise ExchangeError(f"{what} answered more than {MAX_ANSWER_BYTES} bytes")
     try:
-        document = json.loads(body)
-    except ValueError:
+        document = parse_json(body, "the answer")
+    except InputError:
         raise ExchangeError(f"{what} answered something that is not JSON") from None
     if not isinstance(document, dict):
         raise ExchangeError(f"{what} answered JSON that is not an object")
@@ -110,8 +111,8 @@ def _read_json(request: urllib.request.Request, what: str) -> Mapping[str, Any]:
 def _oauth_error(refused: urllib.error.HTTPError) -> str:
     """`: error (error_description)` from an RFC 6749 section 5.2 error answer, which carries no token."""
     try:
-        document = json.loads(refused.read(MAX_ANSWER_BYTES))
-    except (ValueError, OSError):
+        document = parse_json(refused.read(MAX_ANSWER_BYTES), "the answer")
+    except (InputError, OSError):
         return ""
     if not isinstance(document, dict) or not isinstance(document.get("error"), str):
         return ""

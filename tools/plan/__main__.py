@@ -33,14 +33,13 @@ or deletes through a symbolic link in `<out>/<stack>/`.
 from __future__ import annotations
 
 import argparse
-import json
 import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from components.config.reading import InputError, check_file_flag, load_json, printable
+from components.config.reading import DuplicateHandler, InputError, check_file_flag, load_json, parse_json, printable
 from components.redaction import redacted
 from policies.dra_guardrails import PolicyConfigError
 from tools.plan.base_plan import NoBaselineError, UnknownRevisionError, base_plan, default_base
@@ -105,12 +104,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def read_option(path: Path | None, option: str) -> Any:
+def read_option(path: Path | None, option: str, on_duplicate: DuplicateHandler | None = None) -> Any:
     """The JSON document an option names, read within the input limits; a given file is never ignored,
     so `null` in it is refused rather than read as "no such option"."""
     if path is None:
         return None
-    document = load_json(path, f"{option} {path}")
+    document = load_json(path, f"{option} {path}", on_duplicate=on_duplicate)
     if document is None:
         raise InputError(f"{option} {path}: the document is null; give the JSON object it takes, or leave {option} out")
     return document
@@ -119,12 +118,25 @@ def read_option(path: Path | None, option: str) -> Any:
 def _base(stack: str, ref: str | None) -> tuple[Any, str]:
     """The baseline of --base REF, or by default the last commit's plan; and how the plan names it."""
     if ref is not None:
-        return json.loads(base_plan(stack, ref)), f"the plan of {printable(ref)} made by its own code (--base)"
+        return parse_json(base_plan(stack, ref), f"the plan at {printable(ref)}"), (
+            f"the plan of {printable(ref)} made by its own code (--base)"
+        )
     commit = default_base()
     return (
-        json.loads(base_plan(stack, commit)),
+        parse_json(base_plan(stack, commit), f"the plan at {commit[:12]}"),
         f"the plan of the last commit {commit[:12]} (HEAD) made by its own code: the default in a git checkout; "
         "--base REF names another revision, --no-base turns it off",
+    )
+
+
+def warn_policy_config_duplicate(message: str) -> None:
+    """A key given twice in the policy config is kept as `pulumi preview --policy-pack-config` keeps it: Go's
+    encoding/json keeps the last value (pkg/resource/analyzer/config.go, parsePolicyPackConfig). The plan
+    follows the CLI, so that it judges what a preview would, and says so rather than drop the first silently."""
+    print(
+        f"python -m tools.plan: warning: {message}; the plan keeps the last value, "
+        "as `pulumi preview --policy-pack-config` does (Go's encoding/json)",
+        file=sys.stderr,
     )
 
 
@@ -146,7 +158,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if out is not None:
             check_file_flag(out, "--out", directory=True)
         stack = stack_of_file(args.stack_file) if args.stack_file else check_stack_name(args.stack)
-        policy_config = read_option(args.policy_config, "--policy-config")
+        policy_config = read_option(args.policy_config, "--policy-config", warn_policy_config_duplicate)
         baseline, no_baseline, baseline_from = read_option(args.baseline, "--baseline"), None, None
         if args.baseline is not None:
             baseline_from = f"the baseline {args.baseline} (--baseline)"

@@ -12,7 +12,6 @@ of this repository is the caller's mistake (UnknownRevisionError, exit status 2)
 from __future__ import annotations
 
 import io
-import json
 import subprocess
 import sys
 import tarfile
@@ -20,7 +19,7 @@ import tempfile
 from functools import lru_cache
 from pathlib import Path
 
-from components.config.reading import printable
+from components.config.reading import InputError, parse_json, printable
 from components.config.stack_file import PROJECT_DIR
 
 # A plan takes seconds; the limit only keeps a broken base from holding a CI job.
@@ -107,9 +106,11 @@ def _plan_at(stack: str, commit: str, ref: str, project_dir: Path) -> str:
             f"the plan of {stack} at {ref} failed (exit {done.returncode}): {printable(done.stderr.strip())[-600:]}"
         )
     try:
-        document = json.loads(done.stdout)
-    except json.JSONDecodeError:
-        raise NoBaselineError(f"the plan of {stack} at {ref} printed no JSON document") from None
+        document = parse_json(done.stdout, f"the plan of {stack} at {ref}")
+    except InputError as unreadable:
+        raise NoBaselineError(
+            f"the plan of {stack} at {ref} printed no JSON document it can read: {unreadable}"
+        ) from None
     if not isinstance(document, dict) or document.get("error") or "nodeGroups" not in document:
         raise NoBaselineError(f"the plan of {stack} at {ref} lists no node groups to compare with")
     return done.stdout

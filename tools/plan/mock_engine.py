@@ -25,7 +25,7 @@ from pulumi.runtime.stack import run_in_stack
 from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
 from components.config.stack_file import PROJECT_DIR, StackFileError
-from tools.plan.stack_source import read_stack_source, with_program_problems
+from tools.plan.stack_source import ReadableCheck, check_stack_program, read_stack_source, with_program_problems
 
 STACK_TYPE = "pulumi:pulumi:Stack"
 MOCK_CA_PEM = "-----BEGIN CERTIFICATE-----\nTU9DSy1DQQ==\n-----END CERTIFICATE-----\n"
@@ -169,17 +169,20 @@ def run_program(
     entry: Callable[[], None] | None = None,
     secret_keys: Collection[str] = (),
     stack_file: Path | None = None,
+    check_readable: ReadableCheck = check_stack_program,
 ) -> ProgramRun:
     """Runs `__main__.py` (or `entry`) for `stack`; `config` (and its `secret_keys`) replace the stack file's.
 
     The config comes from `Pulumi.<stack>.yaml` in `project_dir`, or from `stack_file` (`--stack-file`) when given.
+    A stack file that cannot be read whole is reported with what `check_readable`, the checks of the program
+    in `project_dir`, refuses in the keys that could be read.
     """
     monitor = _RecordingMonitor()
     if config is None:
         try:
             read = read_stack_source(stack, stack_file, project_dir)
         except StackFileError as unreadable:
-            return ProgramRun(stack, {}, [], {}, set(), with_program_problems(unreadable, stack))
+            return ProgramRun(stack, {}, [], {}, set(), with_program_problems(unreadable, stack, check_readable))
         values, secret_keys = read.values, read.secret_keys
     else:
         values = dict(config)

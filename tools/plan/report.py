@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from components.config.reading import markdown_code_block
 from components.dra_workloads import BUILTINS_LEFT_OUT, DRA_WORKLOADS_TYPE
 from policies.dra_guardrails.consequences import Effect, consequences_of
-from components.config.reading import markdown_code_block, printable
 from policies.dra_guardrails.planned import NODE_GROUP_TYPE
 from tools.cost.render import render_cost_markdown, render_cost_text
 from tools.plan.graph import DURATION_ESTIMATES, minutes, render_mermaid

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from components.config import ConfigError, parse_stack_config
@@ -78,18 +79,29 @@ def read_stack_source(stack: str, stack_file: Path | None = None, project_dir: P
         return read_stack_file(stack, Path(folder))
 
 
-def with_program_problems(refused: StackFileError, stack: str) -> StackFileError:
+ReadableCheck = Callable[[StackFileConfig, str], object]
+
+
+def check_stack_program(readable: StackFileConfig, stack: str) -> None:
+    """The main program's checks (`parse_stack_config`) over the keys of a stack file that could be read."""
+    prefix_free = {key.split(":", 1)[1] for key in readable.secret_keys if ":" in key}
+    parse_stack_config(RawConfig(program_config(readable.values), frozenset(prefix_free)), stack)
+
+
+def with_program_problems(
+    refused: StackFileError, stack: str, check: ReadableCheck = check_stack_program
+) -> StackFileError:
     """The stack file's problems, then what the program would refuse in the keys that could be read.
 
     A misspelt key (`subnetID`) is then reported with what its absence leaves wrong (`subnetId` is
-    required) and with every other problem of the stack, in one round instead of one per fix.
+    required) and with every other problem of the stack, in one round instead of one per fix. `check`
+    is the checks of the program the stack file is for (raising ConfigError): another project, such
+    as the CI-identity bootstrap, is never judged by the main program's.
     """
     if refused.readable is None:
         return refused
-    readable = refused.readable
-    prefix_free = {key.split(":", 1)[1] for key in readable.secret_keys if ":" in key}
     try:
-        parse_stack_config(RawConfig(program_config(readable.values), frozenset(prefix_free)), stack)
+        check(refused.readable, stack)
     except ConfigError as more:
         return StackFileError(f"{refused}\nand in the keys that could be read, {more}")
     return refused

@@ -21,7 +21,6 @@ API returns, too large) is an `UnusableAnswerError`. Both mean nothing was judge
 
 from __future__ import annotations
 
-import json
 import sys
 import threading
 import time
@@ -247,7 +246,10 @@ def explain_api_error(error: ApiException, action: str) -> str:
 
 def exit_status(error_channel: str) -> tuple[int, str]:
     """The exit code from the exec error channel's Status object; 126 when the command could not start."""
-    status = json.loads(error_channel) if error_channel.strip() else {"status": "Success"}
+    try:
+        status = parse_json(error_channel, "the exec status") if error_channel.strip() else {"status": "Success"}
+    except InputError as unreadable:
+        return 126, f"unreadable exec status: {unreadable}"
     if not isinstance(status, dict):
         return 126, f"unreadable exec status: {error_channel[:200]}"
     if status.get("status") == "Success":

@@ -33,7 +33,7 @@ from urllib.parse import urlsplit
 
 from kubernetes.config.kube_config import ConfigNode
 
-from components.config.reading import load_yaml, read_text
+from components.config.reading import InputError, load_yaml, parse_json, read_text
 
 DEFAULT_KUBECONFIG = "~/.kube/config"
 WRITE_IT = "write it with `pulumi stack output kubeconfig --show-secrets > kubeconfig` and pass --kubeconfig kubeconfig"
@@ -332,8 +332,8 @@ class ExecPlugin:
 
     def _credential(self, stdout: bytes) -> Credential:
         try:
-            printed = json.loads(stdout)
-        except ValueError as error:
+            printed = parse_json(stdout, "its output")
+        except InputError as error:
             raise ExecPluginError(f"{self._describe()} printed no ExecCredential JSON ({error})") from None
         status = printed.get("status") if isinstance(printed, dict) else None
         if not isinstance(status, dict):

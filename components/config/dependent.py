@@ -1,0 +1,60 @@
+"""Settings that mean nothing without another: set while the one they need is off, each is refused by name.
+
+The Pulumi CLI merges every declared default in, so a key counts as set when its value differs from
+its default. Without this, `dcgmExporterVersion` on a stack with `gpuMetrics: false` (or an InfiniBand
+fabric no group joins, or queue settings without a team) would be read and silently dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from components.config.errors import ConfigProblems, config_key, shown
+from components.dra_constants import MULTI_GPU_TEMPLATE
+from components.model import DraDriverConfig, GpuNodeGroupConfig
+from components.stack_input import StackInput, stack_settings
+
+SETTINGS = stack_settings()
+
+
+def _refuse_set(settings: StackInput, keys: Sequence[str], why: str, problems: ConfigProblems) -> None:
+    for key in keys:
+        value = getattr(settings, key)
+        if value != SETTINGS[key].default:
+            problems.add(config_key(key), f"got {shown(value)}, but {why}; remove it, or turn on what it needs")
+
+
+def unused_setting_problems(settings: StackInput, problems: ConfigProblems) -> None:
+    """Keys that configure a part of the stack that another key turns off."""
+    if not settings.gpuMetrics:
+        keys = ("dcgmExporterVersion", "dcgmExporterRepository", "gpuMetricsNamespace", "gpuMetricsProfile")
+        why = f"{config_key('gpuMetrics')} is false, so the GPU metrics exporter it configures is not installed"
+        _refuse_set(settings, (*keys, "gpuMetricsValues"), why, problems)
+    if not settings.kubePrometheusStack:
+        why = f"{config_key('kubePrometheusStack')} is false, so the stack installs no kube-prometheus-stack"
+        _refuse_set(settings, ("kubePrometheusStackVersion", "kubePrometheusStackRepository"), why, problems)
+    if not settings.samplePods:
+        why = f"{config_key('samplePods')} is false, so no sample pod runs the image"
+        _refuse_set(settings, ("sampleGpuImage", "sampleRdmaImage"), why, problems)
+    if MULTI_GPU_TEMPLATE not in settings.builtinClaimTemplates:
+        why = f"{config_key('builtinClaimTemplates')} leaves out {MULTI_GPU_TEMPLATE}, the template it sizes"
+        _refuse_set(settings, ("multiGpuCount",), why, problems)
+
+
+def unused_by_groups_problems(
+    settings: StackInput, groups: Sequence[GpuNodeGroupConfig], driver: DraDriverConfig, problems: ConfigProblems
+) -> None:
+    """Keys that only some GPU group makes useful; `problems` holds them back while a group lost a part."""
+    if settings.infinibandFabric and not any(group.infiniband for group in groups):
+        problems.add(
+            config_key("infinibandFabric"),
+            f"got {shown(settings.infinibandFabric)}, but no GPU group sets infiniband: true "
+            f"({config_key('gpuNodeGroups')}), so the stack creates no GPU cluster on it; set infiniband: true on an "
+            "8-GPU group, or remove infinibandFabric",
+        )
+    if not driver.gpu_operator:
+        why = "every GPU group has a driversPreset, so the stack installs no GPU Operator"
+        _refuse_set(settings, ("gpuOperatorVersion", "gpuOperatorRepository"), why, problems)
+    if not driver.network_operator:
+        why = "no GPU group without a driversPreset sets infiniband: true, so the stack installs no Network Operator"
+        _refuse_set(settings, ("networkOperatorVersion", "networkOperatorRepository"), why, problems)

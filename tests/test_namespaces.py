@@ -1,0 +1,89 @@
+"""No namespace the stack creates takes one the cluster owns or one of the stack's releases (components/config/namespaces.py)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from components.config import parse_stack_config
+from components.config.errors import ConfigError
+from components.config.namespaces import KUBERNETES_NAMESPACES
+from components.config.stack_file import load_stack_config, program_config
+from tests.test_queues import TEAMS
+
+# The namespace settings of prod, each with how a value is set.
+SETTINGS = {
+    "claimNamespace": lambda namespace: {"claimNamespace": namespace},
+    "draDriverNamespace": lambda namespace: {"draDriverNamespace": namespace},
+    "gpuMetricsNamespace": lambda namespace: {"gpuMetricsNamespace": namespace},
+    "queues: namespace": lambda namespace: {"queues": json.dumps({"namespace": namespace, "teams": TEAMS})},
+    "queues team research namespace": lambda namespace: {
+        "queues": json.dumps({"teams": [{**TEAMS[0], "namespace": namespace}, TEAMS[1]]})
+    },
+}
+
+
+# prod with the driver left to the GPU Operator, and so the Network Operator for its InfiniBand group.
+DRIVERLESS = json.dumps(
+    [
+        {k: v for k, v in g.items() if k != "driversPreset"}
+        for g in json.loads(load_stack_config("prod")["nebius-dra:gpuNodeGroups"])
+    ]
+)
+
+
+def refusal(stack: str = "prod", **changes: str) -> str:
+    with pytest.raises(ConfigError) as refused:
+        parse_stack_config({**program_config(load_stack_config(stack)), **changes}, stack)
+    return str(refused.value)
+
+
+@pytest.mark.parametrize("namespace", KUBERNETES_NAMESPACES)
+@pytest.mark.parametrize("setting", SETTINGS)
+def test_no_namespace_setting_takes_one_the_cluster_owns(setting, namespace):
+    message = refusal(**SETTINGS[setting](namespace))
+    assert f'nebius-dra:{setting}: got "{namespace}", a namespace Kubernetes creates and owns' in message
+
+
+@pytest.mark.parametrize(
+    ("setting", "namespace", "owner"),
+    [
+        ("queues team research namespace", "nvidia-dra-driver-gpu", "the DRA driver's release (nebius-dra:draDriverNamespace)"),
+        ("queues team research namespace", "gpu-operator", "the GPU Operator's release"),
+        ("queues team research namespace", "nvidia-network-operator", "the Network Operator's release"),
+        ("queues team research namespace", "gpu-metrics", "the GPU metrics exporter's release"),
+        ("queues team research namespace", "kueue-system", "Kueue's release (nebius-dra:queues namespace)"),
+        ("queues: namespace", "gpu-operator", "the GPU Operator's release"),
+        ("queues: namespace", "dra-samples", "the claim templates (nebius-dra:claimNamespace)"),
+        ("claimNamespace", "gpu-operator", "the GPU Operator's release"),
+    ],
+)  # fmt: skip
+def test_a_namespace_the_stack_creates_is_not_one_of_its_releases(setting, namespace, owner):
+    operators = {"gpuNodeGroups": DRIVERLESS} if "Operator" in owner else {}
+    message = refusal(**SETTINGS[setting](namespace), **operators)
+    assert f'nebius-dra:{setting}: got "{namespace}", the namespace of {owner}' in message
+
+
+def test_a_team_named_like_a_release_namespace_is_refused_though_it_sets_no_namespace():
+    message = refusal(queues=json.dumps({"teams": [{**TEAMS[0], "name": "default"}]}))
+    assert 'nebius-dra:queues team default namespace: got "default", a namespace Kubernetes creates' in message
+    assert "(the team's name unless namespace is set)" in message
+
+
+def test_the_driver_follows_its_namespace_setting_and_frees_the_default_one():
+    moved = {**program_config(load_stack_config("prod")), "draDriverNamespace": "dra-driver"}
+    team = {**TEAMS[0], "namespace": "nvidia-dra-driver-gpu"}
+    assert parse_stack_config({**moved, "queues": json.dumps({"teams": [team, TEAMS[1]]})}, "prod").queues.teams
+    message = refusal(
+        draDriverNamespace="dra-driver", queues=json.dumps({"teams": [{**team, "namespace": "dra-driver"}]})
+    )
+    assert 'got "dra-driver", the namespace of the DRA driver\'s release' in message
+
+
+def test_an_operators_namespace_is_free_where_the_stack_installs_no_operator():
+    """prod's groups have driver presets: no GPU or Network Operator runs, so their namespaces are not taken."""
+    config = program_config(load_stack_config("prod"))
+    team = {**TEAMS[0], "namespace": "gpu-operator"}
+    queues = json.dumps({"teams": [team, TEAMS[1]], "namespace": "nvidia-network-operator"})
+    assert parse_stack_config({**config, "queues": queues}, "prod").queues.namespace == "nvidia-network-operator"
