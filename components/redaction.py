@@ -147,7 +147,8 @@ def secrets_of(values: Iterable[Any]) -> Secrets:
         found = list(_leaves(value))
         if isinstance(value, str):
             with contextlib.suppress(ValueError, RecursionError):
-                found += list(_leaves(json.loads(value)))
+                # Every value of an object, a key given twice too: the first of two is as secret as the last.
+                found += list(_leaves(json.loads(value, object_pairs_hook=lambda pairs: [v for _, v in pairs])))
         for leaf in found:
             text = leaf if isinstance(leaf, str) else json.dumps(leaf)
             forms = _spellings(text) | ({str(leaf)} if not isinstance(leaf, str) else set())

@@ -24,7 +24,7 @@ from components.config.stack_file import PROJECT_DIR, StackFileError, declared_c
 from tests.test_existing_cluster import KEY, KUBECONFIG, existing
 from tools.import_graph import ROOT, python_files
 from tools.plan import __main__ as plan
-from tools.verify.burnin_verdict import FloorsError, load_floors
+from tools.verify.floors import FloorsError, load_floors
 from tools.verify.kubeconfig import KubeconfigError, read_document
 
 TWICE = r'the key "{key}" is given twice, at line {first} and at line {again}'
@@ -173,8 +173,9 @@ def test_a_structured_value_the_cli_passes_as_json_with_a_key_twice_names_its_ke
 
 # Readers that are not the loader; each says why it is not a file or answer from outside.
 NOT_FROM_OUTSIDE = {
-    # The secret strings to hide: every string of the value, which decode_config reads (and refuses) itself.
-    ("components/config/raw.py", "json.loads"),
+    # The secret strings to hide: every string of every value of the text, a key given twice too (decode_config
+    # reads the text, and refuses the key, itself).
+    ("components/redaction.py", "json.loads"),
     # The repository's own table, read at import by the lowest layer, which cannot import the loader (nor the
     # config package it is in); the last test below reads the table through the loader.
     ("components/dra_minors.py", "json.loads"),

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from components.config.reading import load_json
 from components.config.stack_file import PROJECT_DIR
 from components.stack_input import NEBIUS_ID_PATTERN
 from tools.plan.stack_source import STACK_NAME_RULE, StackNameError, check_stack_name
@@ -69,8 +70,10 @@ def stacks_file_text(stacks: Sequence[dict[str, Any]]) -> str:
 
 def read_stacks(path: Path) -> list[dict[str, Any]]:
     try:
-        stacks = json.loads(path.read_text(encoding="utf-8"))["stacks"]
-    except (OSError, ValueError, KeyError, TypeError) as error:
+        stacks = load_json(path, str(path), NewStackError)["stacks"]
+    except NewStackError:
+        raise
+    except (KeyError, TypeError) as error:
         raise NewStackError(f"{path} cannot be read as the workflows' stack list ({error})") from None
     if not isinstance(stacks, list) or not all(isinstance(entry, dict) and "stack" in entry for entry in stacks):
         raise NewStackError(f"{path}: `stacks` is not a list of entries with a `stack`")
