@@ -4,10 +4,12 @@ VENV := venv
 PY := $(VENV)/bin/python
 STACK ?= dev
 FORMAT ?= text
+FUZZ_SECONDS ?= 300
+FUZZ_SCALE ?= 1
 
 JS_ENGINE := tests/regex_engines/js
 
-.PHONY: setup engines demo plan cost lint test e2e bench bench-e2e bench-cli verify up preview clean
+.PHONY: setup engines demo plan cost lint test fuzz e2e bench bench-e2e bench-cli verify up preview clean
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt requirements-verify.txt policies/requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +43,9 @@ lint: setup  ## ruff (lint and format) and mypy, as configured in pyproject.toml
 
 test: lint engines  ## Lint, type check, then the whole test suite.
 	$(PY) -m pytest -q
+
+fuzz: setup  ## The property tests explored at random until FUZZ_SECONDS (default 300) are spent; a fresh seed per run unless SEED=<n>, failures kept in .hypothesis/fuzz and printed with the command that reproduces them; FUZZ_SCALE=<n> draws n times each test's examples per run.
+	$(PY) -m tools.fuzz --seconds '$(FUZZ_SECONDS)' --scale '$(FUZZ_SCALE)' $(if $(SEED),--seed '$(SEED)')
 
 demo: setup  ## Local demo: the real Pulumi CLI puts dev's Kubernetes layer on a local control plane, shows its claims allocated, tears down.
 	$(PY) e2e/cli/demo.py

@@ -27,9 +27,7 @@ from tools.plan.rollout import BaselineError, baseline_templates
 from tools.verify.cluster import ClusterError, KubeCluster
 from tools.verify.kubeconfig import KubeconfigError, load_kubeconfig
 
-FAST = settings(
-    max_examples=25, deadline=2000, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
-)
+FAST = settings(max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 KEYS = st.sampled_from(["name", "stack", "nodeGroups", "urn", "template", "gpu", "cpu", "enforcementLevel", "a"])
 SCALARS = st.one_of(
     st.none(),
