@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib
 import itertools
-import sys
 import textwrap
 from pathlib import Path
 
