@@ -133,3 +133,25 @@ def test_a_failed_make_test_stops_the_builds_and_skips_the_tiers(tmp_path):
     assert statuses["build slow"][0] == "failed" and run.results["build slow"].seconds < 60
     assert statuses["build next"] == ("skipped", "make test failed")
     assert statuses["e2e/x"] == ("skipped", "test failed")
+
+
+def test_the_figures_are_stated_once_in_docs_ci_md_as_the_figures_file_says():
+    figures = json.loads(ci_run.FIGURES.read_text())
+    doc = ci_run.CI_DOC.read_text()
+    assert ci_run.documented(doc, figures) == doc, "docs/ci.md is stale: python -m tools.ci_run --write-docs"
+    assert {build["stage"] for build in figures["builds"]} == {build.name for build in ci_run.build_stages(MINORS)}
+    for path in [ROOT / "README.md", *(ROOT / "e2e").glob("*/README.md"), ROOT / ".github" / "workflows" / "test.yml"]:
+        text = path.read_text()
+        assert not re.search(r"CPU-minutes|\d+ minutes of two", text), f"{path.relative_to(ROOT)} repeats a figure"
+        if path.name != "test.yml" and re.search(r"\bcold\b", text):
+            assert "docs/ci.md" in text, (
+                f"{path.relative_to(ROOT)} speaks of a cold run without pointing at the figures"
+            )
+
+
+def test_a_recorded_run_is_rendered_as_its_table(tmp_path):
+    run = ci_run.Run(lambda _: None, logs=tmp_path, cwd=tmp_path)
+    run.run([], ci_run.Stage("test", python("print('5 passed in 1.0s')")), [], [])
+    recorded = json.loads((tmp_path / "timings.json").read_text())
+    text = ci_run.figures_markdown({"builds": [], "cold_runs": [], "ci_runs": [recorded]})
+    assert f"`.ci/run` at {recorded['commit'][:7]}" in text and "5 passed in 1.0s" in text

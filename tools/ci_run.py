@@ -250,10 +250,71 @@ def timings(results: Sequence[Result], total_s: float) -> dict:
     }
 
 
+FIGURES = ROOT / "docs" / "ci-figures.json"
+CI_DOC = ROOT / "docs" / "ci.md"
+BEGIN = "<!-- generated from docs/ci-figures.json by python -m tools.ci_run --write-docs -->"
+END = "<!-- end of generated figures -->"
+
+
+def figures_markdown(figures: dict) -> str:
+    """The figures' one statement: the builds' CPU time, the cold runs measured, and the last recorded `.ci/run`."""
+    builds = figures["builds"]
+    total = sum(build["cpu_minutes"] for build in builds)
+    lines = ["| build | CPU-minutes | wall when measured | source |", "| --- | --- | --- | --- |"]
+    lines += [f"| {b['stage']} | {b['cpu_minutes']:.1f} | {b['wall'] or '-'} | {b['source']} |" for b in builds]
+    lines += [
+        f"| all builds | {total:.1f} | at least {total / 2:.0f} minutes of two busy cores | the sum |",
+        "",
+        *(
+            f"- {run['what']}: {run['minutes']} minutes, {run['passed']} passed ({run['source']})."
+            for run in figures["cold_runs"]
+        ),
+    ]
+    for run in figures.get("ci_runs", []):
+        results = [Result(**stage) for stage in run["stages"]]
+        lines += [
+            "",
+            f"`.ci/run` at {run['commit'][:7]}, finished {run['finished']} on {run['cores']} cores "
+            f"(load average at the end {', '.join(map(str, run['load_average_at_end']))}):",
+            "",
+            "```",
+            table(results, run["total_seconds"]),
+            "```",
+        ]
+    return "\n".join(lines)
+
+
+def documented(text: str, figures: dict) -> str:
+    """`text` (docs/ci.md) with its generated block rewritten from `figures`."""
+    head, rest = text.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    return f"{head}{BEGIN}\n{figures_markdown(figures)}\n{END}{tail}"
+
+
+def write_docs(record: Path | None) -> int:
+    figures = json.loads(FIGURES.read_text())
+    if record is not None:
+        figures["ci_runs"] = [json.loads(record.read_text())]
+        FIGURES.write_text(json.dumps(figures, indent=2) + "\n")
+    CI_DOC.write_text(documented(CI_DOC.read_text(), figures))
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.ci_run", description=__doc__.split("\n\n")[0])
     parser.add_argument("--builds", action="store_true", help="only the e2e engines' builds (make e2e-build)")
+    parser.add_argument(
+        "--write-docs", action="store_true", help="rewrite docs/ci.md's figures from docs/ci-figures.json"
+    )
+    parser.add_argument(
+        "--record",
+        type=Path,
+        metavar="TIMINGS",
+        help="with --write-docs: a run's build/ci/timings.json becomes the recorded run",
+    )
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    if args.write_docs:
+        return write_docs(args.record)
     minors = kube_minors()
     run = Run(lambda line: print(line, flush=True))
     try:
