@@ -58,6 +58,17 @@ def test_pytests_closing_line_is_recognised():
     assert not ci_run.PYTEST_CLOSING.match("[build] built pulumi in 10.0s")
 
 
+# A stage that waits for a file another stage writes, for at most 30 s (then it fails, it never hangs).
+WAIT_FOR = """import os, sys, time
+def wait_for(path):
+    deadline = time.monotonic() + 30
+    while not os.path.exists(path):
+        if time.monotonic() > deadline:
+            sys.exit(9)
+        time.sleep(0.05)
+wait_for"""
+
+
 def python(code: str) -> tuple[str, ...]:
     return (sys.executable, "-c", code)
 
@@ -73,9 +84,7 @@ def test_a_run_times_every_stage_builds_beside_the_tests_and_fails_on_any_failur
     # The test stage waits until build a has finished: builds run beside it, not after it.
     test = ci_run.Stage(
         "test",
-        python(
-            f"import os, time\nwhile not os.path.exists({str(marker)!r}): time.sleep(0.05)\nprint('3 passed in 0.1s')"
-        ),
+        python(f"{WAIT_FOR}({str(marker)!r})\nprint('3 passed in 0.1s')"),
     )
     tiers = [
         ci_run.Stage("e2e/x", python("print('1 failed, 2 passed in 0.2s'); raise SystemExit(1)"), ("build a",)),
@@ -120,12 +129,12 @@ def test_a_failed_make_test_stops_the_builds_and_skips_the_tiers(tmp_path):
     run = ci_run.Run(said.append, logs=tmp_path / "logs", cwd=tmp_path)
     started = tmp_path / "started"
     builds = [
-        ci_run.Stage("build slow", python(f"import time; open({str(started)!r}, 'w'); time.sleep(600)")),
+        ci_run.Stage("build slow", python(f"import time; open({str(started)!r}, 'w'); time.sleep(120)")),
         ci_run.Stage("build next", python("pass")),
     ]
     test = ci_run.Stage(
         "test",
-        python(f"import os, time\nwhile not os.path.exists({str(started)!r}): time.sleep(0.05)\nraise SystemExit(1)"),
+        python(f"{WAIT_FOR}({str(started)!r})\nraise SystemExit(1)"),
     )
     tiers = [ci_run.Stage("e2e/x", python("pass"), ("build slow",))]
     assert run.run([], test, builds, tiers) == 1
