@@ -13,7 +13,7 @@ import pytest
 
 from components.config.errors import ConfigError
 from components.config.stack_file import read_stack_file
-from policies.dra_guardrails import PlannedResource, check_resources
+from policies.dra_guardrails import RULES, Finding, PlannedResource, check_resources
 from policies.dra_guardrails.identity_rules import (
     ACCESS_PERMIT_TYPE,
     FEDERATED_CREDENTIALS_TYPE,
@@ -206,6 +206,17 @@ def test_the_offline_check_prints_the_identities_and_exits_by_the_verdict(capsys
     assert "deploy identity of dev: editor on project-e00dev0000000000000" in out
     assert "sub repo:example-org/nebius-dra:environment:dev" in out
     assert "preview identity of dev: viewer" in out and "sub repo:example-org/nebius-dra:pull_request" in out
+    assert out.splitlines()[-1] == f"policy pack: pass, no finding ({len(RULES)} rules)"
+
+
+def test_the_offline_checks_verdict_counts_what_the_pack_found():
+    mandatory = Finding("ci-identity-roles", True, "urn:a", "x")
+    advisory = Finding("ci-identity-trust", False, "urn:b", "y")
+    assert check.verdict([mandatory, advisory]) == (
+        f"policy pack: BLOCKED by 1 mandatory policy violation(s), 1 advisory finding(s) ({len(RULES)} rules)"
+    )
+    assert check.verdict([mandatory]).startswith("policy pack: BLOCKED by 1 mandatory")
+    assert check.verdict([advisory]).startswith("policy pack: pass, 1 advisory finding(s)")
 
 
 def test_the_offline_check_exits_2_on_a_config_it_refuses(tmp_path, monkeypatch, capsys):

@@ -186,15 +186,15 @@ def test_make_plan_and_cost_take_stack_file(tmp_path):
         assert f"--stack-file '{path}' --stack 'prod'" in both, "both reach the tool, which refuses the pair"
 
 
-def test_adding_a_stack_in_the_readme_names_tests_that_exist():
-    readme = (PROJECT_DIR / "README.md").read_text()
-    section = readme.split("### Adding a stack\n", 1)[1].split("\n### ", 1)[0]
+def test_adding_a_stack_in_the_docs_names_tests_that_exist():
+    page = (PROJECT_DIR / "docs" / "operating.md").read_text()
+    section = page.split("## Adding a stack\n", 1)[1].split("\n## ", 1)[0]
     files = re.findall(r"`(tests/[\w/]+\.py)`", section)
     tests = re.findall(r"`(test_\w+)`", section)
     assert files and len(tests) >= 3
     defined = "\n".join((PROJECT_DIR / name).read_text() for name in files)
     for name in tests:
-        assert f"\ndef {name}(" in defined, f"README's Adding a stack names {name}, which none of {files} defines"
+        assert f"\ndef {name}(" in defined, f"operating.md's Adding a stack names {name}, which none of {files} defines"
 
 
 def test_a_misspelt_stack_file_key_comes_with_every_problem_of_the_keys_that_could_be_read(tmp_path, capsys):

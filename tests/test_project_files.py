@@ -1,4 +1,4 @@
-"""The project's own files agree with each other: Pulumi.yaml, the stack files, the README, requirements."""
+"""The project's own files agree with each other: Pulumi.yaml, the stack files, the configuration page, requirements."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from tests.helpers import STACKS
 from tools import config_docs
 
 ROOT = Path(__file__).resolve().parent.parent
+CONFIGURATION = ROOT / "docs" / "configuration.md"
 SIMPLE_TYPES = {"string", "integer", "boolean", "array"}
 
 
@@ -122,10 +123,12 @@ def test_a_key_left_out_of_the_stack_file_takes_the_declared_default(tmp_path):
     assert left_out.claims.namespace == defaults["nebius-dra:claimNamespace"]
 
 
-def test_readme_documents_every_key():
-    readme = (ROOT / "README.md").read_text()
+def test_the_configuration_page_documents_every_key():
+    page = CONFIGURATION.read_text()
     for key in project_config_keys(ROOT / "Pulumi.yaml"):
-        assert re.search(rf"^\| `{re.escape(key)}` \|", readme, re.MULTILINE), f"README has no row for {key}"
+        assert re.search(rf"^\| `{re.escape(key)}` \|", page, re.MULTILINE), (
+            f"{CONFIGURATION.name} has no row for {key}"
+        )
 
 
 def test_the_policy_docs_describe_every_rule():
@@ -134,8 +137,8 @@ def test_the_policy_docs_describe_every_rule():
         assert re.search(rf"^\| `{re.escape(rule.name)}` \|", docs, re.MULTILINE), f"no row for {rule.name}"
 
 
-def test_the_readme_driver_preset_table_is_the_policys():
-    readme = (ROOT / "README.md").read_text()
+def test_the_node_group_pages_driver_preset_table_is_the_policys():
+    readme = (ROOT / "docs" / "node-groups.md").read_text()
     assert f"read on {DRIVER_PRESETS_READ}" in readme
     rows: dict[str, set[str]] = {}
     for minor, presets in re.findall(r"^  \| (1\.\d+) \| [^|]+ \|([^|]*)\|$", readme, re.MULTILINE):
@@ -144,13 +147,12 @@ def test_the_readme_driver_preset_table_is_the_policys():
         minor: {preset for presets in row.values() for preset in presets} for minor, row in DRIVER_PRESETS.items()
     }
     assert {minor: presets for minor, presets in rows.items() if presets} == listed
-    assert set(rows) - set(listed) == {"1.34"}, "the README names the one minor without a published row"
+    assert set(rows) - set(listed) == {"1.34"}, "the page names the one minor without a published row"
 
 
-def test_readme_starts_with_the_two_commands_ci_runs():
+def test_ci_runs_the_readmes_test_command():
     readme = (ROOT / "README.md").read_text()
     first_block = re.search(r"```bash\n(.*?)```", readme, re.DOTALL).group(1)
-    assert first_block.splitlines()[0].startswith("make plan")
     assert first_block.splitlines()[1].startswith("make test")
     assert "make test" in (ROOT / ".ci" / "run").read_text()
 
@@ -209,22 +211,35 @@ def test_tolerations_cover_every_taint_once(taints):
         )
 
 
-def test_the_readme_names_exactly_the_keys_that_may_be_secrets():
-    """The README's Secrets paragraph and the config table's `secret` rows say what SECRET_CAPABLE_KEYS allows."""
-    readme = (ROOT / "README.md").read_text()
+def test_the_configuration_page_names_exactly_the_keys_that_may_be_secrets():
+    """The page's Secrets paragraph and the config table's `secret` rows say what SECRET_CAPABLE_KEYS allows."""
+    readme = CONFIGURATION.read_text()
     paragraph = re.search(r"^\*\*Secrets\.\*\*(.*?)\n\n", readme, re.MULTILINE | re.DOTALL)
-    assert paragraph, "README has no **Secrets.** paragraph"
+    assert paragraph, f"{CONFIGURATION.name} has no **Secrets.** paragraph"
     keys = set(project_config_keys())
     named = {word for word in re.findall(r"`([A-Za-z]+)[`.]", paragraph.group(1)) if word in keys}
     assert named == set(SECRET_CAPABLE_KEYS)
     assert "Only `draDriverValues` may be" not in readme and "The only key that may be a secret" not in readme
 
 
-def test_the_readme_tables_of_settings_are_the_models():
-    """Each field's meaning is written once, on the model; the README's table is rendered from it."""
-    readme = (ROOT / "README.md").read_text()
-    assert config_docs.rendered(readme) == readme, "run python -m tools.config_docs"
+def test_the_configuration_pages_tables_of_settings_are_the_models():
+    """Each field's meaning is written once, on the model; the configuration page's tables are rendered from it."""
+    page = CONFIGURATION.read_text()
+    assert config_docs.rendered(page) == page, "run python -m tools.config_docs"
     assert config_docs.main(["--check"]) == 0
+
+
+def test_a_meanings_link_to_a_section_points_at_the_page_that_has_it():
+    """Meanings link to a section by its anchor alone; the page gets the link to wherever that section lives."""
+    page = CONFIGURATION.read_text()
+    assert config_docs.linked("[x](#gpu-metrics) [p](prices/nebius.yaml)", page) == (
+        "[x](gpu-metrics.md#gpu-metrics) [p](../prices/nebius.yaml)"
+    )
+    assert config_docs.linked("[x](#stack-files-secrets-and-editor-support)", page) == (
+        "[x](#stack-files-secrets-and-editor-support)"
+    )
+    with pytest.raises(config_docs.StaleMarkersError, match="#no-such-section"):
+        config_docs.linked("[x](#no-such-section)", page)
 
 
 def test_the_project_files_config_block_is_the_models():

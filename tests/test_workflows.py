@@ -5,6 +5,7 @@ deploy that can be cancelled, prod without its reviewers) would surface in produ
 These tests read the YAML the way GitHub does and run actionlint over it.
 """
 
+import json
 import re
 import shutil
 import subprocess
@@ -34,6 +35,10 @@ CURRENT_MAJORS = {
 }
 SETUP_ACTION = "./.github/actions/pulumi-setup"
 REUSABLE_UP = "./.github/workflows/pulumi-up.yml"
+REUSABLE_STACKS = "./.github/workflows/stacks.yml"
+STACKS_FILE = ROOT / ".github" / "stacks.json"
+# Every stack job takes its stacks, and each stack's identity variables, from .github/stacks.json.
+STACK_MATRIX = {"include": "${{ fromJSON(needs.stacks.outputs.stacks) }}"}
 # The repository variable that turns the private-key fallback on; the keyless exchange is the default.
 FALLBACK_VARIABLE = "${{ vars.NEBIUS_PRIVATE_KEY_FALLBACK == 'true' }}"
 FALLBACK_FLAGS = ("vars.NEBIUS_PRIVATE_KEY_FALLBACK == 'true'", "inputs.private-key-fallback")
@@ -72,6 +77,15 @@ def every_uses() -> list[tuple[str, str]]:
     for name, action in all_composite_actions().items():
         found += [(name, step["uses"]) for step in action["runs"]["steps"] if "uses" in step]
     return found
+
+
+def listed_stacks() -> list[dict]:
+    return json.loads(STACKS_FILE.read_text())["stacks"]
+
+
+def step_jobs(wf: dict) -> dict[str, dict]:
+    """The jobs with steps of their own, not those calling a reusable workflow (such as the stack list's)."""
+    return {name: job for name, job in wf["jobs"].items() if "steps" in job}
 
 
 def pulumi_step(job: dict) -> dict:
@@ -158,8 +172,7 @@ def test_id_token_write_is_granted_exactly_to_the_jobs_that_log_in_to_nebius():
             granted[f"{name}:{job_name}"] = job.get("permissions", {}).get("id-token") == "write"
             assert granted[f"{name}:{job_name}"] == logs_in_to_nebius(job), f"{name}:{job_name}"
     assert {job for job, write in granted.items() if write} == {
-        "deploy.yml:dev",
-        "deploy.yml:prod",
+        "deploy.yml:deploy",
         "preview.yml:preview",
         "pulumi-up.yml:up",
     }
@@ -167,7 +180,7 @@ def test_id_token_write_is_granted_exactly_to_the_jobs_that_log_in_to_nebius():
 
 def test_preview_job_previews_every_stack_with_the_policy_pack_refresh_and_a_pr_comment():
     job = workflow("preview.yml")["jobs"]["preview"]
-    assert job["strategy"]["matrix"]["stack"] == list(STACKS)
+    assert job["needs"] == "stacks" and job["strategy"]["matrix"] == STACK_MATRIX
     assert job["strategy"]["fail-fast"] is False, "one stack's failure must not hide the other's preview"
     assert job["permissions"] == {"contents": "read", "pull-requests": "write", "id-token": "write"}
     uses = [step.get("uses", "") for step in job["steps"]]
@@ -190,7 +203,7 @@ def test_preview_job_only_runs_for_prs_from_this_repository_and_the_fork_job_for
 
 def test_fork_prs_get_the_offline_plan_in_the_summary_and_as_an_artifact_without_secrets():
     job = workflow("preview.yml")["jobs"]["offline-plan"]
-    assert job["strategy"]["matrix"]["stack"] == list(STACKS)
+    assert job["needs"] == "stacks" and job["strategy"]["matrix"] == STACK_MATRIX
     assert "permissions" not in job, "the fork job needs nothing beyond the workflow's contents: read"
     assert "secrets." not in yaml.safe_dump(job), "a fork's run gets no secrets: the job must not need any"
     script = "\n".join(step.get("run", "") for step in job["steps"])
@@ -224,7 +237,7 @@ def test_same_repository_prs_get_the_node_groups_a_change_recreates_from_the_off
 
 def test_both_pr_jobs_put_what_the_change_costs_in_the_job_summary():
     """Head, base and difference, from the merge commit's first parent; the preview job's even when the preview failed."""
-    jobs = workflow("preview.yml")["jobs"]
+    jobs = step_jobs(workflow("preview.yml"))
     for name, job in jobs.items():
         checkout = job["steps"][0]
         assert checkout["uses"].startswith("actions/checkout@"), name
@@ -243,23 +256,95 @@ def test_both_pr_jobs_put_what_the_change_costs_in_the_job_summary():
 
 
 def test_previews_run_one_at_a_time_per_stack_and_pr():
-    for job in workflow("preview.yml")["jobs"].values():
+    for job in step_jobs(workflow("preview.yml")).values():
         group = job["concurrency"]["group"]
         assert "${{ matrix.stack }}" in group and "${{ github.event.pull_request.number }}" in group
         assert not group.startswith("deploy-"), "a preview must never share (and so displace) a deploy's queue"
 
 
-def test_deploy_goes_tests_then_dev_then_prod():
+def test_the_stack_list_is_every_committed_stack_with_its_identity_variables():
+    """One place: a stack the tests plan is a stack CI previews and deploys, dev before prod."""
+    stacks = listed_stacks()
+    listed = {entry["stack"] for entry in stacks}
+    assert not set(STACKS) - listed, f"add {sorted(set(STACKS) - listed)} to .github/stacks.json (make new-stack does)"
+    assert not listed - set(STACKS), (
+        f".github/stacks.json lists {sorted(listed - set(STACKS))}, whose Pulumi.<stack>.yaml git does not track: "
+        "git add it, or take the entry out"
+    )
+    assert len(stacks) == len(listed), "each stack once"
+    names = [entry["stack"] for entry in stacks]
+    assert names.index("dev") < names.index("prod"), "dev deploys first"
+    for entry in stacks:
+        assert set(entry) == {"stack", "previewIdentityVariable", "deployIdentityVariable"}, entry
+        for variable in (entry["previewIdentityVariable"], entry["deployIdentityVariable"]):
+            # GitHub's rule for variable names: letters, digits and `_`, not starting with a digit or GITHUB_.
+            assert re.fullmatch(r"[A-Z_][A-Z0-9_]*", variable) and not variable.startswith("GITHUB_"), variable
+    previews = [entry["previewIdentityVariable"] for entry in stacks]
+    assert len(set(previews)) == len(previews), "a preview identity is a repository variable: one per stack"
+
+
+def test_the_stack_list_is_read_once_by_a_workflow_both_pr_and_deploy_workflows_call():
+    wf = workflow("stacks.yml")
+    assert set(triggers(wf)) == {"workflow_call"}
+    assert triggers(wf)["workflow_call"]["outputs"]["stacks"]["value"] == "${{ jobs.read.outputs.stacks }}"
+    (read,) = [step for step in wf["jobs"]["read"]["steps"] if step.get("id") == "read"]
+    assert "jq --compact-output --exit-status '.stacks | arrays' .github/stacks.json" in read["run"]
+    assert 'stacks="$(' in read["run"], "an assignment keeps jq's exit status; an echo of $(jq) would hide it"
+    checkout = wf["jobs"]["read"]["steps"][0]
+    assert (
+        checkout["uses"].startswith("actions/checkout@")
+        and checkout["with"]["sparse-checkout"] == ".github/stacks.json"
+    )
+    for name in ("preview.yml", "deploy.yml"):
+        assert workflow(name)["jobs"]["stacks"] == {"uses": REUSABLE_STACKS}, name
+    if shutil.which("jq") is None:
+        pytest.skip("jq, which GitHub's runners have, is not installed here")
+    listed = subprocess.run(
+        ["jq", "--compact-output", "--exit-status", ".stacks | arrays", str(STACKS_FILE)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert listed.returncode == 0 and json.loads(listed.stdout) == listed_stacks(), "what the job hands on"
+
+
+def test_each_stack_logs_in_with_the_identity_the_list_names_for_it():
+    preview = workflow("preview.yml")["jobs"]["preview"]
+    (setup,) = [step for step in preview["steps"] if step.get("uses") == SETUP_ACTION]
+    assert setup["with"]["nebius-service-account-id"] == (
+        "${{ vars.NEBIUS_PRIVATE_KEY_FALLBACK == 'true' && secrets.NEBIUS_SERVICE_ACCOUNT_ID"
+        " || vars[matrix.previewIdentityVariable] || '' }}"
+    )
+    (up,) = workflow("pulumi-up.yml")["jobs"].values()
+    (setup,) = [step for step in up["steps"] if step.get("uses") == SETUP_ACTION]
+    assert setup["with"]["nebius-service-account-id"] == (
+        "${{ inputs.private-key-fallback && secrets.NEBIUS_SERVICE_ACCOUNT_ID || vars[inputs.deploy-identity-variable] }}"
+    )
+    inputs = triggers(workflow("pulumi-up.yml"))["workflow_call"]["inputs"]
+    assert inputs["deploy-identity-variable"] == {
+        **inputs["deploy-identity-variable"],
+        "required": True,
+        "type": "string",
+    }
+
+
+def test_deploy_goes_tests_then_every_listed_stack_one_at_a_time_in_order():
     jobs = workflow("deploy.yml")["jobs"]
     assert jobs["test"]["uses"] == "./.github/workflows/test.yml"
-    for stack, needs in (("dev", "test"), ("prod", "dev")):
-        assert jobs[stack] == {
-            "needs": needs,
-            "uses": REUSABLE_UP,
-            "permissions": {"contents": "read", "id-token": "write"},
-            "with": {"stack": stack, "private-key-fallback": FALLBACK_VARIABLE},
-            "secrets": "inherit",
-        }
+    assert set(jobs) == {"test", "stacks", "deploy"}
+    assert jobs["deploy"] == {
+        "needs": ["test", "stacks"],
+        # One at a time in the list's order; a failure cancels the queued stacks (GitHub's fail-fast).
+        "strategy": {"max-parallel": 1, "fail-fast": True, "matrix": STACK_MATRIX},
+        "uses": REUSABLE_UP,
+        "permissions": {"contents": "read", "id-token": "write"},
+        "with": {
+            "stack": "${{ matrix.stack }}",
+            "deploy-identity-variable": "${{ matrix.deployIdentityVariable }}",
+            "private-key-fallback": FALLBACK_VARIABLE,
+        },
+        "secrets": "inherit",
+    }
 
 
 def test_prod_is_gated_by_its_github_environment():
@@ -267,8 +352,9 @@ def test_prod_is_gated_by_its_github_environment():
     required reviewers of the environment `prod`."""
     (job,) = workflow("pulumi-up.yml")["jobs"].values()
     assert job["environment"] == "${{ inputs.stack }}"
-    assert workflow("deploy.yml")["jobs"]["prod"]["with"]["stack"] == "prod"
+    assert "prod" in [entry["stack"] for entry in listed_stacks()]
     assert "required reviewers" in (ROOT / "README.md").read_text()
+    assert "required reviewers" in (ROOT / "docs" / "ci.md").read_text()
 
 
 def test_deploys_run_one_per_stack_and_are_never_cancelled():
@@ -336,10 +422,11 @@ def test_every_action_is_local_or_pinned_to_its_current_major(where, uses):
 
 
 def test_every_secret_the_workflows_read_is_documented():
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "ci.md").read_text()
     texts = [path.read_text() for path in [*WORKFLOWS.glob("*.y*ml"), *ACTIONS.glob("*/action.y*ml")]]
     names = set(re.findall(r"\b(?:secrets|vars)\.([A-Z0-9_]+)", "\n".join(texts)))
     assert names, "the workflows read no secrets at all"
+    names |= {entry[key] for entry in listed_stacks() for key in ("previewIdentityVariable", "deployIdentityVariable")}
     assert not {name for name in names if f"`{name}`" not in readme}
 
 
@@ -425,7 +512,7 @@ def test_every_login_passes_the_fallback_flag_and_the_keyless_account():
         (setup,) = [step for step in job["steps"] if step.get("uses") == SETUP_ACTION]
         inputs = setup["with"]
         assert inputs["private-key-fallback"] in ("${{ inputs.private-key-fallback }}", FALLBACK_VARIABLE)
-        assert "vars.NEBIUS_" in inputs["nebius-service-account-id"], "the keyless account is a variable, not a secret"
+        assert "|| vars" in inputs["nebius-service-account-id"], "the keyless account is a variable, not a secret"
     up = workflow("pulumi-up.yml")["on"] if "on" in workflow("pulumi-up.yml") else workflow("pulumi-up.yml")[True]
     fallback = up["workflow_call"]["inputs"]["private-key-fallback"]
     assert fallback["type"] == "boolean" and fallback["default"] is False

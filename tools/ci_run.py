@@ -250,9 +250,9 @@ def timings(results: Sequence[Result], total_s: float) -> dict:
     }
 
 
-FIGURES = ROOT / "docs" / "ci-figures.json"
-CI_DOC = ROOT / "docs" / "ci.md"
-BEGIN = "<!-- generated from docs/ci-figures.json by python -m tools.ci_run --write-docs -->"
+FIGURES = ROOT / ".ci" / "figures.json"
+CI_DOC = ROOT / "docs" / "ci-run.md"
+BEGIN = "<!-- generated from .ci/figures.json by python -m tools.ci_run --write-docs -->"
 END = "<!-- end of generated figures -->"
 
 
@@ -285,7 +285,7 @@ def figures_markdown(figures: dict) -> str:
 
 
 def documented(text: str, figures: dict) -> str:
-    """`text` (docs/ci.md) with its generated block rewritten from `figures`."""
+    """`text` (docs/ci-run.md) with its generated block rewritten from `figures`."""
     head, rest = text.split(BEGIN, 1)
     _, tail = rest.split(END, 1)
     return f"{head}{BEGIN}\n{figures_markdown(figures)}\n{END}{tail}"
@@ -304,7 +304,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.ci_run", description=__doc__.split("\n\n")[0])
     parser.add_argument("--builds", action="store_true", help="only the e2e engines' builds (make e2e-build)")
     parser.add_argument(
-        "--write-docs", action="store_true", help="rewrite docs/ci.md's figures from docs/ci-figures.json"
+        "--write-docs", action="store_true", help="rewrite docs/ci-run.md's figures from .ci/figures.json"
     )
     parser.add_argument(
         "--record",

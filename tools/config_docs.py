@@ -1,10 +1,13 @@
-"""`python -m tools.config_docs [--check]`: `Pulumi.yaml`'s config block and the README's tables, from the model.
+"""`python -m tools.config_docs [--check]`: `Pulumi.yaml`'s config block and the configuration page's tables, from the model.
 
 A setting's name, type, bounds and meaning are written once, on its field of the input model
 (`components.stack_input`: a key's `Setting`, a GPU group field's `Doc`). This writes the
-`config:` block of `Pulumi.yaml` (type, default, description) and the README's tables between
-their `generated` markers from it, as `tools.stack_schema` writes the editor schema. `--check`
-exits 1 when a committed file is stale.
+`config:` block of `Pulumi.yaml` (type, default, description) and the tables of
+`docs/configuration.md` between their `generated` markers from it, as `tools.stack_schema` writes
+the editor schema. A meaning links to a file by its path from the project root and to a section by
+its anchor alone (`#gpu-metrics`); the table gets each link as seen from its page, the anchor on
+the page whose heading it is, so a section can move between pages without a model edit.
+`--check` exits 1 when a committed file is stale.
 """
 
 from __future__ import annotations
@@ -22,8 +25,9 @@ from pydantic import BaseModel
 from components.config.stack_file import PROJECT_DIR
 from components.dra_constants import NAMESPACE
 from components.stack_input import REQUIRED, GpuNodeGroupInput, Setting, StackInput, field_docs, stack_settings
+from tools.markdown_links import LINK, anchors, relative
 
-README = PROJECT_DIR / "README.md"
+CONFIGURATION_PAGE = PROJECT_DIR / "docs" / "configuration.md"
 PROJECT_FILE = PROJECT_DIR / "Pulumi.yaml"
 # Each generated table of fields: the marker's name and the model whose fields it lists.
 TABLES: dict[str, type[BaseModel]] = {"gpuNodeGroups fields": GpuNodeGroupInput}
@@ -60,7 +64,7 @@ def project_type(annotation: Any) -> dict[str, Any]:
 
 
 def plain(markdown: str) -> str:
-    """A meaning without its README links, for `Pulumi.yaml` (a link to a README section means nothing there)."""
+    """A meaning without its links, for `Pulumi.yaml` (a link to a section of the docs means nothing there)."""
     return MARKDOWN_LINK.sub(r"\1", markdown)
 
 
@@ -124,11 +128,44 @@ def table(model: type[BaseModel]) -> str:
 
 
 class StaleMarkersError(ValueError):
-    """The README lacks a table's markers, or has them out of order."""
+    """The configuration page lacks a table's markers, or has them out of order, or a meaning links nowhere."""
+
+
+def docs_anchors(page_text: str) -> dict[str, set[str]]:
+    """Each documentation page's heading anchors, by path from the project root; the configuration page's from
+    `page_text`, the text being rendered."""
+    pages = [PROJECT_DIR / "README.md", *sorted((PROJECT_DIR / "docs").glob("*.md"))]
+    found = {page.relative_to(PROJECT_DIR).as_posix(): anchors(page.read_text(encoding="utf-8")) for page in pages}
+    found[CONFIGURATION_PAGE.relative_to(PROJECT_DIR).as_posix()] = anchors(page_text)
+    return found
+
+
+def linked(markdown: str, page_text: str) -> str:
+    """`markdown`'s links as links from the configuration page: a path from the project root made relative to
+    `docs/`, an anchor alone pointed at the one page that has that heading."""
+    here = CONFIGURATION_PAGE.relative_to(PROJECT_DIR).as_posix()
+    index = docs_anchors(page_text)
+
+    def one(match: re.Match[str]) -> str:
+        target = match.group(1)
+        if re.match(r"^[a-z][a-z0-9+.-]*:", target):
+            return match.group(0)
+        path, _, anchor = target.partition("#")
+        if not path:
+            if anchor in index[here]:
+                return match.group(0)
+            having = [name for name, found in index.items() if anchor in found]
+            if len(having) != 1:
+                where = f"{len(having)} pages ({', '.join(having)})" if having else "no page"
+                raise StaleMarkersError(f"a meaning links to #{anchor}, a heading of {where}: name a section of one")
+            path = having[0]
+        return f"]({relative(path, 'docs')}{'#' + anchor if anchor else ''})"
+
+    return LINK.sub(one, markdown)
 
 
 def rendered(text: str) -> str:
-    """`text` (the README) with every generated table written afresh between its markers."""
+    """`text` (the configuration page) with every generated table written afresh between its markers."""
     tables = {name: table(model) for name, model in TABLES.items()}
     tables |= {section: key_table(section) for section in dict.fromkeys(s.section for s in stack_settings().values())}
     for name, generated in tables.items():
@@ -136,18 +173,20 @@ def rendered(text: str) -> str:
         start = text.find(begin)
         end = text.find(END_MARKER, start)
         if start < 0 or end < 0:
-            raise StaleMarkersError(f"README.md has no {begin!r} ... {END_MARKER!r} pair")
-        text = text[: start + len(begin)] + "\n" + generated + "\n" + text[end:]
+            raise StaleMarkersError(f"{CONFIGURATION_PAGE.name} has no {begin!r} ... {END_MARKER!r} pair")
+        text = text[: start + len(begin)] + "\n" + linked(generated, text) + "\n" + text[end:]
     return text
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.config_docs", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 when the README's tables are not up to date")
+    parser.add_argument(
+        "--check", action="store_true", help="exit 1 when Pulumi.yaml or the configuration page is not up to date"
+    )
     args = parser.parse_args(argv)
     try:
         files = {
-            README: rendered(README.read_text(encoding="utf-8")),
+            CONFIGURATION_PAGE: rendered(CONFIGURATION_PAGE.read_text(encoding="utf-8")),
             PROJECT_FILE: rendered_project(PROJECT_FILE.read_text(encoding="utf-8")),
         }
     except StaleMarkersError as error:

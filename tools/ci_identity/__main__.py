@@ -1,7 +1,7 @@
 """The CI identity bootstrap of one environment: config in, a deploy and a preview identity out.
 
 Run once per repository and environment by an administrator, from this directory:
-`pulumi up -s dev` (the README's "Keyless deploys" section says what it creates and how to revoke it).
+`pulumi up -s dev` (docs/ci.md, "Keyless deploys", says what it creates and how to revoke it).
 """
 
 import sys

@@ -4,7 +4,8 @@
 
 Runs tools/ci_identity with its real stack file under the SDK's mock engine (no cloud account, no Pulumi
 CLI), prints each identity with its role and the subject it trusts, and runs the policy pack over it as
-`pulumi preview --policy-pack ../../policies` would.
+`pulumi preview --policy-pack ../../policies` would: each finding, then the verdict on a line of its own
+(`policy pack: pass` or `policy pack: BLOCKED ...`), so a clean run says that it passed.
 
 Exit status: 0 when the bootstrap could proceed, 1 when a mandatory policy is violated, 2 when the
 bootstrap refuses its config (each problem names its key) or the stack file cannot be read.
@@ -17,7 +18,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from policies.dra_guardrails import PlannedResource, check_resources
+from policies.dra_guardrails import RULES, Finding, PlannedResource, check_resources
 from policies.dra_guardrails.identity_rules import ACCESS_PERMIT_TYPE, FEDERATED_CREDENTIALS_TYPE, identity_of
 from tools.plan.mock_engine import run_program
 
@@ -49,7 +50,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     findings = check_resources(planned)
     for finding in findings:
         print(f"{'mandatory' if finding.mandatory else 'advisory'} {finding.policy}: {finding.message}")
+    print(verdict(findings))
     return EXIT_POLICY if any(finding.mandatory for finding in findings) else EXIT_OK
+
+
+def verdict(findings: Sequence[Finding]) -> str:
+    """The pack's verdict in the offline plan's words, with how many rules judged: silence would not say it ran."""
+    mandatory = sum(1 for finding in findings if finding.mandatory)
+    advisory = len(findings) - mandatory
+    passed = f"BLOCKED by {mandatory} mandatory policy violation(s)" if mandatory else "pass"
+    advice = f", {advisory} advisory finding(s)" if advisory else ("" if mandatory else ", no finding")
+    return f"policy pack: {passed}{advice} ({len(RULES)} rules)"
 
 
 if __name__ == "__main__":

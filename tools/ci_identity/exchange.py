@@ -178,7 +178,7 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
         if not SERVICE_ACCOUNT_ID.match(arguments.service_account_id):
             raise ExchangeError(
                 f"--service-account-id {arguments.service_account_id!r} is not a service account ID "
-                "(serviceaccount-...); set the repository variable the workflow reads (README, Keyless deploys)"
+                "(serviceaccount-...); set the repository variable the workflow reads (docs/ci.md, Keyless deploys)"
             )
         github_token = github_oidc_token(os.environ if environ is None else environ, arguments.audience or None)
         token = exchange(exchange_request(arguments.service_account_id, github_token), arguments.exchange_url)

@@ -16,7 +16,7 @@ def add_burn_in_arguments(parser: argparse.ArgumentParser, seconds: Callable[[st
         "burn-in",
         "NCCL all_reduce_perf over each GPU group, one pod per node, through the stack's claim templates; it runs "
         "by default when the GPU groups or their nodes changed since the last passing burn-in on this cluster "
-        "(README, Burn-in)",
+        "(docs/verify.md, Burn-in)",
     )
     choice = group.add_mutually_exclusive_group()
     choice.add_argument("--burn-in", dest="burn_in", action="store_true", default=None, help="run the burn-in")

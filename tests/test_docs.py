@@ -1,0 +1,181 @@
+"""The README and docs/: every link lands, the README stays a ten-minute read that reaches every page in one
+click, and each list the code holds (the stacks, verify's steps, the folders, the test modules) is the code's."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import subprocess
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import yaml
+
+from policies.dra_guardrails import RULES
+from tests.helpers import STACKS
+from tools.markdown_links import HEADING, anchors, prose, relative_targets, slug
+from tools.plan.__main__ import main as plan_main
+from tools.verify.expectations import load_expectations
+from tools.verify.runner import Verification
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+README_LINES = 400
+
+
+def tracked(pattern: str) -> list[str]:
+    listed = subprocess.run(
+        ["git", "-C", str(ROOT), "ls-files", "-z", "--", pattern], capture_output=True, text=True, timeout=60
+    )
+    return sorted(name for name in listed.stdout.split("\0") if name)
+
+
+def markdown_pages() -> list[Path]:
+    """README.md, docs/*.md and every other Markdown file git tracks (the e2e folders' READMEs among them)."""
+    found = {ROOT / name for name in tracked("*.md")} | {ROOT / "README.md", *DOCS.glob("*.md")}
+    return sorted(found)
+
+
+def table_column(text: str, header: str) -> list[str]:
+    """The backticked names in the first column of the table whose header row is `header`."""
+    lines = text.splitlines()
+    start = lines.index(header) + 2
+    names: list[str] = []
+    for row in lines[start:]:
+        if not row.startswith("|"):
+            break
+        names += re.findall(r"`([^`]+)`", row.split(" | ")[0])
+    return names
+
+
+@pytest.mark.parametrize("page", markdown_pages(), ids=lambda page: page.relative_to(ROOT).as_posix())
+def test_every_link_reaches_a_file_and_its_heading(page):
+    text = page.read_text()
+    broken = []
+    for target in relative_targets(text):
+        path, _, anchor = target.partition("#")
+        destination = (page.parent / path).resolve() if path else page
+        if not destination.exists():
+            broken.append(f"{target}: no such file")
+        elif anchor and destination.suffix == ".md" and anchor not in anchors(destination.read_text()):
+            broken.append(f"{target}: {destination.relative_to(ROOT)} has no heading #{anchor}")
+    assert not broken, f"{page.relative_to(ROOT)}: " + "; ".join(broken)
+
+
+def test_the_anchor_of_a_heading_is_githubs():
+    assert slug("Running GPU node groups: roll-outs, repair, reservations, spot") == (
+        "running-gpu-node-groups-roll-outs-repair-reservations-spot"
+    )
+    assert slug("A budget: `max-hourly-cost`") == "a-budget-max-hourly-cost"
+    assert slug("GPU quotas per team (Kueue)") == "gpu-quotas-per-team-kueue"
+    assert anchors("# A\n## A\n```\n# not a heading\n```\n## B") == {"a", "a-1", "b"}
+
+
+def test_the_readme_is_read_in_ten_minutes_and_reaches_every_page_in_one_click():
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= README_LINES
+    linked = {target.partition("#")[0] for target in relative_targets(readme)}
+    pages = {f"docs/{page.name}" for page in DOCS.iterdir() if page.suffix in (".md", ".json")}
+    assert pages - linked == set(), "every page of docs/ is one click from the README"
+    topics = readme.split("## Where each topic lives\n", 1)[1]
+    assert {f"docs/{page.name}" for page in DOCS.glob("*.md")} <= set(re.findall(r"\]\((docs/[\w.-]+)\)", topics))
+
+
+def test_the_readme_starts_with_the_commands_and_says_what_they_need():
+    readme = (ROOT / "README.md").read_text()
+    first = re.search(r"```bash\n(.*?)```", readme, re.DOTALL).group(1).splitlines()
+    assert [line.split("#")[0].strip() for line in first] == ["make plan", "make test", "make e2e"]
+    assert readme.splitlines().index("```bash") < 10, "the commands are on the first screen"
+    assert "only Python 3.11" in readme and "Node.js 20" in readme and "Go" in readme
+
+
+def readme_first_edit() -> tuple[dict, list[str], list[str]]:
+    """The README's first edit (its YAML block), the plan it shows, and the refusal it shows for a misspelling."""
+    section = (ROOT / "README.md").read_text().split("## A first edit, planned and read\n", 1)[1].split("\n## ", 1)[0]
+    edit = yaml.safe_load(re.search(r"```yaml\n(.*?)```", section, re.DOTALL).group(1))
+    shown, refused = re.findall(r"```text\n(.*?)```", section, re.DOTALL)
+    return edit, shown.splitlines(), refused.splitlines()
+
+
+def printed_as_shown(printed: str, shown: list[str]) -> None:
+    """`shown` is where `printed` starts, line by line; a line ending in `...` is shown cut short."""
+    lines = printed.splitlines()
+    for index, line in enumerate(shown):
+        expected = line.removesuffix("...")
+        assert lines[index].startswith(expected) if line.endswith("...") else lines[index] == line, (index, line)
+
+
+def test_the_readmes_first_edit_plans_as_the_readme_shows(tmp_path, capsys):
+    edit, shown, refused = readme_first_edit()
+    dev = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
+    baseline = tmp_path / "dev-before.json"
+    assert plan_main(["--stack", "dev", "--format", "json", "--out", "none"]) == 0
+    baseline.write_text(capsys.readouterr().out)
+    (tmp_path / "Pulumi.dev.yaml").write_text(yaml.safe_dump({"config": {**dev["config"], **edit}}))
+    edited = ["--stack-file", str(tmp_path / "Pulumi.dev.yaml"), "--out", "none"]
+    assert plan_main([*edited, "--baseline", str(baseline)]) == 0
+    printed_as_shown(capsys.readouterr().out, shown)
+    (group,) = edit["nebius-dra:gpuNodeGroups"]
+    group["fixedNodeCont"] = group.pop("fixedNodeCount")
+    (tmp_path / "Pulumi.dev.yaml").write_text(yaml.safe_dump({"config": {**dev["config"], **edit}}))
+    assert plan_main(edited) == 2
+    printed_as_shown(capsys.readouterr().err, refused)
+
+
+def test_the_readme_lists_exactly_the_committed_stacks():
+    readme = (ROOT / "README.md").read_text()
+    listed = table_column(readme, "| stack | what it is |")
+    assert sorted(listed) == sorted(STACKS), (
+        f"the README's table of stacks lists {listed}; git tracks the stack files of {list(STACKS)}: "
+        "give each committed stack a row, and no other"
+    )
+
+
+def test_the_verify_page_lists_every_step_the_verifier_runs_in_its_order():
+    expect = dataclasses.replace(load_expectations("prod"), queues=SimpleNamespace(enabled=True))
+    steps = [step.name for step in Verification(object(), expect, None, None).steps()]  # type: ignore[arg-type]
+    page = (DOCS / "verify.md").read_text()
+    assert table_column(page, "| step | passes when |") == steps
+    assert re.search(rf"FAIL \[\d+/{len(steps) - 1}\]", page), (
+        "the example failure counts the steps of a stack without queues"
+    )
+
+
+def test_the_policy_page_lists_exactly_the_packs_rules():
+    listed = table_column((DOCS / "policy-pack.md").read_text(), "| policy | level | fails when |")
+    assert sorted(listed) == sorted(rule.name for rule in RULES)
+
+
+def test_architecture_names_the_product_of_every_top_level_path():
+    page = (DOCS / "architecture.md").read_text()
+    listed = table_column(page, "| path | product | what is in it |")
+    top = {name.split("/", 1)[0] + ("/" if "/" in name else "") for name in tracked("*")}
+    assert set(listed) == top, f"missing: {sorted(top - set(listed))}; not tracked: {sorted(set(listed) - top)}"
+
+
+def test_development_lists_every_test_module():
+    page = (DOCS / "development.md").read_text()
+    listed = table_column(page, "| file | what it checks |")
+    modules = sorted(path.name for path in (ROOT / "tests").glob("test_*.py"))
+    assert sorted(listed) == modules, (
+        f"missing: {sorted(set(modules) - set(listed))}; no such module: {sorted(set(listed) - set(modules))}"
+    )
+
+
+def test_every_section_a_message_or_comment_names_is_a_heading_of_that_page():
+    """`(docs/verify.md, Burn-in)` in a message, a docstring or a stack file's comment: the page has that heading."""
+    named = re.compile(r"\((README|docs/[\w-]+\.md),? \"?([A-Z][\w' -]*?)\"?[,)]")
+    sources = [*(ROOT / "tools").rglob("*.py"), *(ROOT / "components").rglob("*.py"), *ROOT.glob("Pulumi.*.yaml")]
+    references = [(path, *match.groups()) for path in sources for match in named.finditer(path.read_text())]
+    assert references, "the pattern finds the references it is meant to check"
+    headings = {}
+    for _, page, _section in references:
+        text = (ROOT / (page + ".md" if page == "README" else page)).read_text()
+        headings[page] = [match.group(2) for match in HEADING.finditer(prose(text))]
+    stale = [
+        f"{path.relative_to(ROOT)}: ({page}, {section})"
+        for path, page, section in references
+        if not any(heading.startswith(section) for heading in headings[page])
+    ]
+    assert not stale

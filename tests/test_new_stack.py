@@ -1,0 +1,128 @@
+"""`make new-stack`: a stack on the project's defaults that plans clean, previewed and deployed like dev and prod."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from components.config.stack_file import PROJECT_DIR
+from tools import new_stack
+
+STACKS_FILE = PROJECT_DIR / new_stack.STACKS_FILE
+PROJECT_ID, SUBNET_ID = "project-e00staging000000000", "vpcsubnet-e00staging00000000"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """The project file and the workflows' stack list, where a new stack may be written."""
+    (tmp_path / ".github").mkdir()
+    shutil.copy(PROJECT_DIR / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
+    shutil.copy(STACKS_FILE, tmp_path / new_stack.STACKS_FILE)
+    return tmp_path
+
+
+def declared() -> dict:
+    return yaml.safe_load((PROJECT_DIR / "Pulumi.yaml").read_text())["config"]
+
+
+def test_the_new_stack_holds_the_keys_without_a_default_and_nothing_else(project):
+    assert new_stack.main(["--name", "staging", "--parent-id", PROJECT_ID, "--subnet-id", SUBNET_ID, "--project-dir", str(project)]) == 0  # fmt: skip
+    text = (project / "Pulumi.staging.yaml").read_text()
+    assert text.startswith("# yaml-language-server: $schema=./docs/stack-file.schema.json\n")
+    config = yaml.safe_load(text)
+    assert set(config) == {"config"}
+    without_default = {key for key, spec in declared().items() if "default" not in spec}
+    # parentId and subnetId default to "" (existing-cluster mode needs neither) but a cluster needs both.
+    assert set(config["config"]) == without_default | {"nebius-dra:parentId", "nebius-dra:subnetId"}
+    assert config["config"]["nebius-dra:parentId"] == PROJECT_ID
+    assert config["config"]["nebius-dra:subnetId"] == SUBNET_ID
+
+
+def test_the_new_stack_plans_clean_on_the_new_stack_defaults(project):
+    new_stack.new_stack("staging", PROJECT_ID, SUBNET_ID, project)
+    stack_file = str(project / "Pulumi.staging.yaml")
+    planned = subprocess.run(
+        [sys.executable, "-m", "tools.plan", "--stack-file", stack_file, "--format", "json", "--out", "none"],
+        cwd=PROJECT_DIR,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert planned.returncode == 0, planned.stderr
+    plan = json.loads(planned.stdout)
+    assert plan["ok"] and plan["error"] is None and plan["findings"] == [], "no finding at all, advisory included"
+    defaults = declared()
+    assert plan["draDriver"]["chart"] == defaults["nebius-dra:draDriverChart"]["default"]
+    assert f'"version": "{defaults["nebius-dra:kubernetesVersion"]["default"]}"' in json.dumps(plan["tree"])
+    assert defaults["nebius-dra:kubernetesVersion"]["default"] == "1.35", "new stacks default to 1.35"
+    assert plan["draDriver"] == {"chart": "dra-driver-nvidia-gpu", "version": "0.4.1"}, "and the 0.4.1 chart"
+
+
+def test_the_new_stack_joins_the_workflows_list_with_its_identities_in_deploy_order(project):
+    before = json.loads((project / new_stack.STACKS_FILE).read_text())["stacks"]
+    new_stack.new_stack("stage-2.eu", PROJECT_ID, SUBNET_ID, project)
+    after = json.loads((project / new_stack.STACKS_FILE).read_text())["stacks"]
+    assert after == [
+        *before,
+        {
+            "stack": "stage-2.eu",
+            "previewIdentityVariable": "NEBIUS_PREVIEW_SERVICE_ACCOUNT_ID_STAGE_2_EU",
+            "deployIdentityVariable": "NEBIUS_DEPLOY_SERVICE_ACCOUNT_ID",
+        },
+    ]
+
+
+def test_the_committed_list_is_written_as_the_tool_writes_it():
+    """So that `make new-stack` changes one entry of it, never the layout of the others."""
+    text = STACKS_FILE.read_text()
+    assert new_stack.stacks_file_text(json.loads(text)["stacks"]) == text
+
+
+@pytest.mark.parametrize(
+    ("name", "parent", "subnet", "named"),
+    [
+        ("", PROJECT_ID, SUBNET_ID, "NAME is empty"),
+        ("bad name", PROJECT_ID, SUBNET_ID, "NAME='bad name' is not a Pulumi stack name"),
+        ("..", PROJECT_ID, SUBNET_ID, "NAME='..' is not a Pulumi stack name"),
+        ("a/b", PROJECT_ID, SUBNET_ID, "NAME='a/b' is not a Pulumi stack name"),
+        ("dev", PROJECT_ID, SUBNET_ID, "NAME='dev': Pulumi.dev.yaml exists already"),
+        ("listed", PROJECT_ID, SUBNET_ID, "NAME='listed': .github/stacks.json lists that stack already"),
+        ("stage_2", PROJECT_ID, SUBNET_ID, "its preview variable NEBIUS_PREVIEW_SERVICE_ACCOUNT_ID_STAGE_2 is stack"),
+        ("staging", "", SUBNET_ID, "PARENT_ID is empty"),
+        ("staging", "vpcsubnet-e00x", SUBNET_ID, "PARENT_ID='vpcsubnet-e00x' is not the ID of a Nebius project"),
+        ("staging", PROJECT_ID, "project-e00x\n", "SUBNET_ID='project-e00x\\n' is not the ID of a Nebius vpcsubnet"),
+    ],
+)
+def test_a_bad_or_taken_name_or_id_is_refused_with_exit_2_naming_it_and_nothing_is_written(
+    project, capsys, name, parent, subnet, named
+):
+    (project / "Pulumi.dev.yaml").write_text("config: {}\n")
+    stacks = json.loads((project / new_stack.STACKS_FILE).read_text())["stacks"]
+    stacks += [{"stack": "listed"}, {"stack": "stage-2", "previewIdentityVariable": "NEBIUS_PREVIEW_SERVICE_ACCOUNT_ID_STAGE_2"}]  # fmt: skip
+    (project / new_stack.STACKS_FILE).write_text(new_stack.stacks_file_text(stacks))
+    before = {path: path.read_text() for path in project.rglob("*") if path.is_file()}
+    args = ["--name", name, "--parent-id", parent, "--subnet-id", subnet, "--project-dir", str(project)]
+    assert new_stack.main(args) == new_stack.EXIT_REFUSED
+    err = capsys.readouterr().err
+    assert named in err and "Traceback" not in err
+    assert {path: path.read_text() for path in project.rglob("*") if path.is_file()} == before
+
+
+def test_make_new_stack_hands_the_values_to_the_tool_unparsed_by_the_shell():
+    """The refusal path through the real Makefile (it writes nothing): the value reaches the tool as given."""
+    made = subprocess.run(
+        ["make", "--no-print-directory", "-o", "venv/.installed", "new-stack", 'NAME=x"; echo injected; "'],
+        cwd=PROJECT_DIR,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert made.returncode == 2
+    assert "make new-stack: NAME='x\"; echo injected; \"' is not a Pulumi stack name" in made.stderr
+    assert "injected\n" not in made.stdout

@@ -1,0 +1,151 @@
+"""`make new-stack NAME=<stack> PARENT_ID=project-... SUBNET_ID=vpcsubnet-...`: a new stack, on the project's defaults.
+
+Writes `Pulumi.<stack>.yaml` with the keys that have no default and nothing else: the project and
+subnet the cluster is created in, and the one GPU group a stack must have. Every other key takes
+`Pulumi.yaml`'s default, which is what a new stack is meant to get (Kubernetes 1.35, the
+`dra-driver-nvidia-gpu` 0.4.1 chart): a copy of dev's file would pin dev's 1.34 and 25.12.0 instead.
+It adds the stack to `.github/stacks.json`, the list the workflows preview and deploy, with the
+names of the variables that hold its identities. What it cannot do (the GitHub environment, the
+identity bootstrap) it prints as the next steps.
+
+Exit status: 0 when both files are written, 2 when a value is refused (nothing is written then).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from components.config.stack_file import PROJECT_DIR
+from components.stack_input import NEBIUS_ID_PATTERN
+from tools.plan.stack_source import STACK_NAME_RULE, StackNameError, check_stack_name
+
+STACKS_FILE = Path(".github") / "stacks.json"
+DEPLOY_IDENTITY_VARIABLE = "NEBIUS_DEPLOY_SERVICE_ACCOUNT_ID"
+PREVIEW_IDENTITY_PREFIX = "NEBIUS_PREVIEW_SERVICE_ACCOUNT_ID_"
+EXIT_OK, EXIT_REFUSED = 0, 2
+# The one GPU group a stack must have (gpuNodeGroups has no default): dev's single-GPU H200 node, whose
+# driver preset the dated table lists for the new-stack minor, so the new stack plans without a finding.
+FIRST_GPU_GROUP = """\
+  # The one GPU group a stack must have: edit it (docs/configuration.md, gpuNodeGroups fields).
+  nebius-dra:gpuNodeGroups:
+    - name: h200
+      platform: gpu-h200-sxm
+      preset: 1gpu-16vcpu-200gb
+      driversPreset: cuda13.0
+      fixedNodeCount: 1
+"""
+
+
+class NewStackError(ValueError):
+    """A value `make new-stack` cannot use; the message names the make variable."""
+
+
+def preview_identity_variable(stack: str) -> str:
+    """The repository variable of the stack's preview identity: GitHub allows letters, digits and `_` only."""
+    return PREVIEW_IDENTITY_PREFIX + re.sub(r"[^A-Z0-9]", "_", stack.upper())
+
+
+def stack_file_text(stack: str, parent_id: str, subnet_id: str) -> str:
+    return (
+        "# yaml-language-server: $schema=./docs/stack-file.schema.json\n"
+        f"# {stack}: written by `make new-stack`. Every key it leaves out takes Pulumi.yaml's default, which moves\n"
+        "# with the project (docs/configuration.md lists each key and its default).\n"
+        "config:\n"
+        f"  nebius-dra:parentId: {parent_id}\n"
+        f"  nebius-dra:subnetId: {subnet_id}\n" + FIRST_GPU_GROUP
+    )
+
+
+def stacks_file_text(stacks: Sequence[dict[str, Any]]) -> str:
+    """`.github/stacks.json` as this tool writes it, so that adding a stack is a diff of one entry."""
+    return json.dumps({"stacks": list(stacks)}, indent=2) + "\n"
+
+
+def read_stacks(path: Path) -> list[dict[str, Any]]:
+    try:
+        stacks = json.loads(path.read_text(encoding="utf-8"))["stacks"]
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise NewStackError(f"{path} cannot be read as the workflows' stack list ({error})") from None
+    if not isinstance(stacks, list) or not all(isinstance(entry, dict) and "stack" in entry for entry in stacks):
+        raise NewStackError(f"{path}: `stacks` is not a list of entries with a `stack`")
+    return stacks
+
+
+def checked_id(variable: str, value: str, kind: str) -> str:
+    if not value:
+        raise NewStackError(f"{variable} is empty: give the ID of your Nebius {kind}, {variable}=<id>")
+    if not (value.startswith(kind + "-") and re.fullmatch(NEBIUS_ID_PATTERN, value)):
+        raise NewStackError(
+            f"{variable}={value!r} is not the ID of a Nebius {kind}: expected {kind}-<letters and digits>"
+        )
+    return value
+
+
+def new_stack(name: str, parent_id: str, subnet_id: str, project_dir: Path = PROJECT_DIR) -> list[Path]:
+    """Writes the stack file and the stack's entry in the workflows' list; NewStackError before anything is written."""
+    if not name:
+        raise NewStackError("NAME is empty: give the new stack's name, make new-stack NAME=<stack>")
+    try:
+        check_stack_name(name)
+    except StackNameError:
+        raise NewStackError(f"NAME={name!r} is not a Pulumi stack name: a stack name is {STACK_NAME_RULE}") from None
+    stack_file = project_dir / f"Pulumi.{name}.yaml"
+    stacks_path = project_dir / STACKS_FILE
+    stacks = read_stacks(stacks_path)
+    if stack_file.exists() or stack_file.is_symlink():
+        raise NewStackError(f"NAME={name!r}: {stack_file.name} exists already; choose another name or edit that file")
+    listed = {entry["stack"] for entry in stacks}
+    if name in listed:
+        raise NewStackError(f"NAME={name!r}: {STACKS_FILE} lists that stack already")
+    preview = preview_identity_variable(name)
+    taken = {entry["stack"] for entry in stacks if entry.get("previewIdentityVariable") == preview}
+    if taken:
+        raise NewStackError(
+            f"NAME={name!r}: its preview variable {preview} is stack {sorted(taken)[0]!r}'s; choose another name"
+        )
+    text = stack_file_text(
+        name, checked_id("PARENT_ID", parent_id, "project"), checked_id("SUBNET_ID", subnet_id, "vpcsubnet")
+    )
+    entry = {"stack": name, "previewIdentityVariable": preview, "deployIdentityVariable": DEPLOY_IDENTITY_VARIABLE}
+    with stack_file.open("x", encoding="utf-8") as written:
+        written.write(text)
+    stacks_path.write_text(stacks_file_text([*stacks, entry]), encoding="utf-8")
+    return [stack_file, stacks_path]
+
+
+def next_steps(name: str) -> str:
+    return f"""next, by hand (README, Adding a stack):
+  make plan STACK={name}                      # plans it offline; edit its GPU group first
+  pulumi stack init {name} --secrets-provider passphrase   # in your backend; commit the file it updates
+  add its row to the README's table of stacks, then commit Pulumi.{name}.yaml and {STACKS_FILE}
+  for CI: the GitHub environment {name!r}, and the identity bootstrap's stack {name!r} in tools/ci_identity,
+    whose outputs go into the variables {DEPLOY_IDENTITY_VARIABLE} (environment {name!r}) and
+    {preview_identity_variable(name)} (repository) (docs/ci.md, The stacks CI runs)"""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tools.new_stack", description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--name", default="", help="the stack's name (make's NAME)")
+    parser.add_argument("--parent-id", default="", help="Nebius project ID, project-... (make's PARENT_ID)")
+    parser.add_argument("--subnet-id", default="", help="VPC subnet ID, vpcsubnet-... (make's SUBNET_ID)")
+    parser.add_argument("--project-dir", type=Path, default=PROJECT_DIR, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    try:
+        written = new_stack(args.name, args.parent_id, args.subnet_id, args.project_dir)
+    except NewStackError as refused:
+        print(f"make new-stack: {refused}", file=sys.stderr)
+        return EXIT_REFUSED
+    for path in written:
+        print(f"wrote {path.relative_to(args.project_dir)}")
+    print(next_steps(args.name))
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())
