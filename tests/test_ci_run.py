@@ -158,3 +158,16 @@ def test_a_recorded_run_is_rendered_as_its_table(tmp_path):
     recorded = json.loads((tmp_path / "timings.json").read_text())
     text = ci_run.figures_markdown({"builds": [], "cold_runs": [], "ci_runs": [recorded]})
     assert f"`.ci/run` at {recorded['commit'][:7]}" in text and "5 passed in 1.0s" in text
+
+
+def test_the_builds_share_the_go_build_and_module_caches():
+    """No build script points the go command at a cache of its own: a package compiled for one is reused by the next."""
+    scripts = [
+        ROOT / "e2e" / "kube" / "build.py",
+        ROOT / "e2e" / "pulumi" / "build.py",
+        ROOT / "e2e" / "kueue" / "kueue_build.py",
+    ]
+    for stage in ci_run.build_stages(MINORS):
+        assert ROOT / stage.command[4] in scripts, stage
+    for script in scripts:
+        assert not re.search(r"GOCACHE|GOMODCACHE|GOFLAGS", script.read_text()), script
