@@ -26,13 +26,14 @@ TIMED_HEALTH_CHECKS = [HealthCheck.too_slow]
 settings.register_profile(
     "deterministic", derandomize=True, database=None, deadline=None, suppress_health_check=TIMED_HEALTH_CHECKS
 )
-# Exploration: fresh randomness (the seed comes from `make fuzz`, see pytest_collection_modifyitems), failures kept in the example database between
-# runs and replayed first; a generated input that takes over 2 s is a finding here, never in `make test`.
+# Exploration: fresh randomness (the seed comes from `make fuzz`, see pytest_collection_modifyitems), failures kept in
+# the example database between runs and replayed first. No deadline here either: the flake hunt of issue 38 found a
+# 2 s deadline failing on a loaded machine (2556 ms on the first call, 14 ms on Hypothesis's rerun, seed 113).
 settings.register_profile(
     "fuzz",
     derandomize=False,
     database=DirectoryBasedExampleDatabase(os.environ.get("NEBIUS_DRA_FUZZ_DATABASE") or FUZZ_DATABASE),
-    deadline=2000,
+    deadline=None,
     suppress_health_check=TIMED_HEALTH_CHECKS,
     print_blob=True,
 )

@@ -47,6 +47,8 @@ def test_make_test_runs_every_property_test_derandomized_without_a_database_or_a
 def test_the_fuzz_profile_explores_and_keeps_what_it_finds():
     profile = settings.get_profile("fuzz")
     assert not profile.derandomize and profile.database is not None
+    # Its verdict is the examples', not the machine's load: no deadline, no timing health check.
+    assert profile.deadline is None and HealthCheck.too_slow in profile.suppress_health_check
 
 
 class Clock:

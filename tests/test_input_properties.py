@@ -1,7 +1,7 @@
 """Property tests, one per input surface: structure-aware generated documents of each format (stack files, price
 tables, policy config, baselines, kubeconfigs) and API answers served from 127.0.0.1 either read or are refused
-with the surface's own error, never another exception; under `make fuzz` an input read in over 2 s is a finding too
-(the fuzz profile's deadline; `make test` sets none, so a loaded machine cannot fail it).
+with the surface's own error, never another exception. No run has a deadline: a 2 s one failed by chance on a
+loaded machine (issue 38); the readers' own limits (size, depth, the client's request timeout) bound them.
 """
 
 from __future__ import annotations
