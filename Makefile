@@ -4,10 +4,13 @@ VENV := venv
 PY := $(VENV)/bin/python
 STACK ?= dev
 FORMAT ?= text
+FUZZ_SECONDS ?= 300
+FUZZ_SCALE ?= 1
+E2E ?= e2e
 
 JS_ENGINE := tests/regex_engines/js
 
-.PHONY: setup engines demo plan cost new-stack lint test e2e bench bench-e2e bench-cli verify up preview clean
+.PHONY: setup engines demo plan cost new-stack lint test fuzz e2e e2e-build bench bench-e2e bench-cli verify up preview clean
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt requirements-verify.txt policies/requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -47,11 +50,17 @@ lint: setup  ## ruff (lint and format) and mypy, as configured in pyproject.toml
 test: lint engines  ## Lint, type check, then the whole test suite.
 	$(PY) -m pytest -q
 
+fuzz: setup  ## The property tests explored at random until FUZZ_SECONDS (default 300) are spent; a fresh seed per run unless SEED=<n>, failures kept in .hypothesis/fuzz and printed with the command that reproduces them; FUZZ_SCALE=<n> draws n times each test's examples per run.
+	$(PY) -m tools.fuzz --seconds '$(FUZZ_SECONDS)' --scale '$(FUZZ_SCALE)' $(if $(SEED),--seed '$(SEED)')
+
 demo: setup  ## Local demo: the real Pulumi CLI puts dev's Kubernetes layer on a local control plane, shows its claims allocated, tears down.
 	$(PY) e2e/cli/demo.py
 
-e2e: setup  ## Real engines: Kubernetes 1.34, 1.35 and 1.36 control planes, the Kueue controller, and the Pulumi CLI running this program and policy pack with the real charts (built from Go modules and the vendored sources, cached in ~/.cache/nebius-dra-e2e).
-	$(PY) -m pytest -q -p no:cacheprovider e2e
+e2e: setup  ## Real engines: Kubernetes 1.34, 1.35 and 1.36 control planes, the Kueue controller, and the Pulumi CLI running this program and policy pack with the real charts (built from Go modules and the vendored sources, cached in ~/.cache/nebius-dra-e2e); E2E=e2e/<tier> runs one directory.
+	$(PY) -m pytest -q -p no:cacheprovider $(E2E)
+
+e2e-build: setup  ## Build every binary `make e2e` starts (one after another, under nice), each stage's time printed: what .ci/run starts beside `make test`.
+	$(PY) -m tools.ci_run --builds
 
 bench: setup  ## Benchmark: dev/prod plans against the import floor, generated fleets against their SDK floor, profiles.
 	$(PY) -m tools.bench

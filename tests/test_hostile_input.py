@@ -149,7 +149,7 @@ def parse(config: dict[str, str]) -> None:
         assert_refused_cleanly(error)
 
 
-FUZZ = settings(max_examples=1000, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @FUZZ
@@ -167,7 +167,7 @@ def test_any_value_of_any_gpu_group_field_plans_or_is_refused_by_key(field, valu
     parse({**config, "nebius-dra:gpuNodeGroups": json.dumps(groups)})
 
 
-@settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(path=st.sampled_from(GROUP_PATHS), value=VALUES)
 def test_any_value_in_a_gpu_groups_strategy_repair_or_capacity_plans_or_is_refused_by_key(path, value):
     config = dev_config()
@@ -183,7 +183,7 @@ def test_any_value_in_a_claim_template_plans_or_is_refused_by_key(path, value):
     parse({**dev_config(), "nebius-dra:userClaimTemplates": json.dumps([template])})
 
 
-@settings(max_examples=40, deadline=None, derandomize=True)
+@settings(max_examples=40, deadline=None)
 @given(key=st.sampled_from(KEYS), value=VALUES)
 def test_the_program_registers_nothing_when_it_refuses(key, value):
     run = run_program("dev", config={**dev_config(), f"nebius-dra:{key}": as_config_text(value)})

@@ -1,6 +1,7 @@
 """Property tests, one per input surface: structure-aware generated documents of each format (stack files, price
 tables, policy config, baselines, kubeconfigs) and API answers served from 127.0.0.1 either read or are refused
-with the surface's own error, never another exception, and every run stays within a few seconds.
+with the surface's own error, never another exception. No run has a deadline: a 2 s one failed by chance on a
+loaded machine (issue 38); the readers' own limits (size, depth, the client's request timeout) bound them.
 """
 
 from __future__ import annotations
@@ -27,9 +28,7 @@ from tools.plan.changes import BaselineError, read_baseline
 from tools.verify.cluster import ClusterError, KubeCluster
 from tools.verify.kubeconfig import KubeconfigError, load_kubeconfig
 
-FAST = settings(
-    max_examples=25, deadline=2000, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
-)
+FAST = settings(max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 KEYS = st.sampled_from(["name", "stack", "nodeGroups", "urn", "template", "gpu", "cpu", "enforcementLevel", "a"])
 SCALARS = st.one_of(
     st.none(),

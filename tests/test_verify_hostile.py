@@ -32,8 +32,10 @@ from tools.verify.cluster import ClusterError, ClusterUnreachableError, KubeClus
 from tools.verify.kubeconfig import ExecPlugin, ExecPluginError, load_kubeconfig
 
 EXEC_API = "client.authentication.k8s.io/v1beta1"
-# Generous against a loaded CI machine, far below "forever": the limits under test are 0.5 s and 1 s.
-BOUND_S = 5.0
+# A bound on waiting, not on speed: the limits under test are 0.5 s and 1 s, and the messages say which one
+# fired; it stays below the 30 s limits these tests set as the ones that must not fire, with room for a
+# 2-core machine loaded tenfold (5 s, the bound before issue 38, is 10x the limit, within reach of such load).
+BOUND_S = 20.0
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -125,7 +127,8 @@ def gone(pid: int) -> bool:
 
 
 def wait_gone(pids: list[int]) -> list[int]:
-    deadline = time.monotonic() + 2
+    """The processes still there after BOUND_S: the wait ends as soon as all are gone, so a loaded machine only waits."""
+    deadline = time.monotonic() + BOUND_S
     while time.monotonic() < deadline and not all(gone(pid) for pid in pids):
         time.sleep(0.02)
     return [pid for pid in pids if not gone(pid)]

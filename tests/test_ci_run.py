@@ -1,0 +1,173 @@
+"""`.ci/run`'s stages: what it builds and runs, in which order, what it prints, and its verdict."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+from tools import ci_run
+
+ROOT = Path(__file__).resolve().parents[1]
+MINORS = ci_run.kube_minors()
+
+
+def test_every_e2e_directory_with_tests_is_a_tier():
+    directories = {path.parent.name for path in (ROOT / "e2e").glob("*/test_*.py")}
+    assert {tier.name.removeprefix("e2e/") for tier in ci_run.tier_stages(MINORS)} == directories
+
+
+def test_every_build_is_started_by_a_tier_and_every_tier_needs_only_builds_that_exist():
+    builds = {build.name for build in ci_run.build_stages(MINORS)}
+    needed = {need for tier in ci_run.tier_stages(MINORS) for need in tier.needs}
+    assert needed == builds
+
+
+def test_each_tier_needs_the_binaries_its_control_planes_and_engines_start():
+    """What the tiers' fixtures start (e2e/*/conftest.py): a control plane of the oldest minor unless a scenario
+    names another, the engine from e2e/pulumi/build.py, the controller from e2e/kueue/kueue_build.py."""
+    tiers = {tier.name: set(tier.needs) for tier in ci_run.tier_stages(MINORS)}
+    oldest = f"build kube {MINORS[0]}"
+    assert tiers["e2e/dra"] == {f"build kube {minor}" for minor in MINORS}
+    assert tiers["e2e/kueue"] == {oldest, "build kueue"}
+    for tier, engine in (("e2e/cli", "engine_build.ensure_binaries"), ("e2e/pulumi", "build.ensure_binaries")):
+        assert engine in "".join(path.read_text() for path in (ROOT / tier).glob("*.py"))
+        assert tiers[tier] == {oldest, "build pulumi engine"}
+    assert tiers["e2e/kube"] == {oldest}
+
+
+def test_builds_run_under_nice_and_tiers_through_make_e2e():
+    for build in ci_run.build_stages(MINORS):
+        assert build.command[:3] == ("nice", "-n", "19"), build
+    for tier in ci_run.tier_stages(MINORS):
+        assert tier.command == ("make", "e2e", f"E2E={tier.name}")
+    makefile = (ROOT / "Makefile").read_text()
+    assert re.search(r"^e2e:.*\n\t\$\(PY\) -m pytest -q -p no:cacheprovider \$\(E2E\)$", makefile, re.M)
+    assert re.search(r"^E2E \?= e2e$", makefile, re.M)
+    assert 'exec "${PYTHON:-python3.11}" -m tools.ci_run' in (ROOT / ".ci" / "run").read_text()
+
+
+def test_pytests_closing_line_is_recognised():
+    for line in [
+        "1946 passed in 190.21s (0:03:10)",
+        "1 failed, 1946 passed in 3.0s",
+        "=== 2 passed, 1 skipped in 0.5s ===",
+    ]:
+        assert ci_run.PYTEST_CLOSING.match(line), line
+    assert not ci_run.PYTEST_CLOSING.match("[build] built pulumi in 10.0s")
+
+
+# A stage that waits for a file another stage writes, for at most 30 s (then it fails, it never hangs).
+WAIT_FOR = """import os, sys, time
+def wait_for(path):
+    deadline = time.monotonic() + 30
+    while not os.path.exists(path):
+        if time.monotonic() > deadline:
+            sys.exit(9)
+        time.sleep(0.05)
+wait_for"""
+
+
+def python(code: str) -> tuple[str, ...]:
+    return (sys.executable, "-c", code)
+
+
+def test_a_run_times_every_stage_builds_beside_the_tests_and_fails_on_any_failure(tmp_path):
+    said: list[str] = []
+    run = ci_run.Run(said.append, logs=tmp_path / "logs", cwd=tmp_path)
+    marker = tmp_path / "built-a"
+    builds = [
+        ci_run.Stage("build a", python(f"open({str(marker)!r}, 'w').write('x')")),
+        ci_run.Stage("build b", python("import sys; print('go: boom'); sys.exit(3)")),
+    ]
+    # The test stage waits until build a has finished: builds run beside it, not after it.
+    test = ci_run.Stage(
+        "test",
+        python(f"{WAIT_FOR}({str(marker)!r})\nprint('3 passed in 0.1s')"),
+    )
+    tiers = [
+        ci_run.Stage("e2e/x", python("print('1 failed, 2 passed in 0.2s'); raise SystemExit(1)"), ("build a",)),
+        ci_run.Stage("e2e/y", python("print('ran')"), ("build a", "build b")),
+        ci_run.Stage("e2e/z", python("print('4 passed in 0.3s')"), ("build a",)),
+    ]
+    assert run.run([ci_run.Stage("setup", python("pass"))], test, builds, tiers) == 1
+    text = "\n".join(said)
+    results = {result.name: result for result in run.results.values()}
+    assert {name: result.status for name, result in results.items()} == {
+        "setup": "passed",
+        "test": "passed",
+        "build a": "passed",
+        "build b": "failed",
+        "e2e/x": "failed",
+        "e2e/y": "skipped",
+        "e2e/z": "passed",
+    }
+    assert results["test"].closing == "3 passed in 0.1s"
+    assert "[ci] e2e/x: failed in 0m00s (1 failed, 2 passed in 0.2s)" in text
+    assert "[ci] e2e/y: skipped (build b did not pass)" in text
+    assert "[ci]   go: boom" in text  # a failed build's log tail
+    assert (tmp_path / "logs" / "build-b.log").read_text() == "go: boom\n"
+    summary = text[text.index("[ci] summary:") :].splitlines()
+    assert summary[1].split() == ["stage", "status", "started", "took", "pytest"]
+    rows = [line.split()[0] for line in summary[3:]]
+    # By start: setup, then the test and the builds (which of them started first is the threads' to say),
+    # then the tiers that ran, the skipped ones, the total.
+    assert rows[0] == "setup" and sorted(rows[1:4]) == ["build", "build", "test"]
+    assert rows[4:] == ["e2e/x", "e2e/z", "e2e/y", "total"]
+    recorded = json.loads((tmp_path / "logs" / "timings.json").read_text())
+    assert [stage["name"] for stage in recorded["stages"]][-1] == "e2e/y" and recorded["cores"]
+
+
+def test_a_failed_make_test_stops_the_builds_and_skips_the_tiers(tmp_path):
+    said: list[str] = []
+    run = ci_run.Run(said.append, logs=tmp_path / "logs", cwd=tmp_path)
+    started = tmp_path / "started"
+    builds = [
+        ci_run.Stage("build slow", python(f"import time; open({str(started)!r}, 'w'); time.sleep(120)")),
+        ci_run.Stage("build next", python("pass")),
+    ]
+    test = ci_run.Stage(
+        "test",
+        python(f"{WAIT_FOR}({str(started)!r})\nraise SystemExit(1)"),
+    )
+    tiers = [ci_run.Stage("e2e/x", python("pass"), ("build slow",))]
+    assert run.run([], test, builds, tiers) == 1
+    statuses = {result.name: (result.status, result.why) for result in run.results.values()}
+    assert statuses["build slow"][0] == "failed" and run.results["build slow"].seconds < 60
+    assert statuses["build next"] == ("skipped", "make test failed")
+    assert statuses["e2e/x"] == ("skipped", "test failed")
+
+
+def test_the_figures_are_stated_once_in_docs_ci_md_as_the_figures_file_says():
+    figures = json.loads(ci_run.FIGURES.read_text())
+    doc = ci_run.CI_DOC.read_text()
+    assert ci_run.documented(doc, figures) == doc, "docs/ci-run.md is stale: python -m tools.ci_run --write-docs"
+    assert {build["stage"] for build in figures["builds"]} == {build.name for build in ci_run.build_stages(MINORS)}
+    pages = [ROOT / "README.md", *(ROOT / "docs").glob("*.md"), *(ROOT / "e2e").glob("*/README.md")]
+    for path in [*(page for page in pages if page != ci_run.CI_DOC), ROOT / ".github" / "workflows" / "test.yml"]:
+        text = path.read_text()
+        assert not re.search(r"CPU-minutes|\d+ minutes of two", text), f"{path.relative_to(ROOT)} repeats a figure"
+        if path.name != "test.yml" and re.search(r"\bcold\b", text):
+            assert "ci-run.md" in text, f"{path.relative_to(ROOT)} speaks of a cold run without pointing at the figures"
+
+
+def test_a_recorded_run_is_rendered_as_its_table(tmp_path):
+    run = ci_run.Run(lambda _: None, logs=tmp_path, cwd=tmp_path)
+    run.run([], ci_run.Stage("test", python("print('5 passed in 1.0s')")), [], [])
+    recorded = json.loads((tmp_path / "timings.json").read_text())
+    text = ci_run.figures_markdown({"builds": [], "cold_runs": [], "ci_runs": [recorded]})
+    assert f"`.ci/run` at {recorded['commit'][:7]}" in text and "5 passed in 1.0s" in text
+
+
+def test_the_builds_share_the_go_build_and_module_caches():
+    """No build script points the go command at a cache of its own: a package compiled for one is reused by the next."""
+    scripts = [
+        ROOT / "e2e" / "kube" / "build.py",
+        ROOT / "e2e" / "pulumi" / "build.py",
+        ROOT / "e2e" / "kueue" / "kueue_build.py",
+    ]
+    for stage in ci_run.build_stages(MINORS):
+        assert ROOT / stage.command[4] in scripts, stage
+    for script in scripts:
+        assert not re.search(r"GOCACHE|GOMODCACHE|GOFLAGS", script.read_text()), script
