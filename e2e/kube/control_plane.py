@@ -270,6 +270,7 @@ class ControlPlane:
         workload_controllers: bool = False,
         quiet: bool = False,
         kube_minor: str | None = None,
+        extra_controllers: tuple[str, ...] = (),
     ):
         self.kube_minor = kube_minor or _build.default_minor()
         self.kube_version = _build.kube_version(self.kube_minor)
@@ -278,7 +279,7 @@ class ControlPlane:
         self.start_timeout = start_timeout
         self.verbosity = verbosity
         self.quiet = quiet
-        self.controllers = CONTROLLERS + (WORKLOAD_CONTROLLERS if workload_controllers else ())
+        self.controllers = CONTROLLERS + (WORKLOAD_CONTROLLERS if workload_controllers else ()) + extra_controllers
         self._procs: list[_Proc] = []
         self._old_sigterm = None
         self.workdir: Path | None = None
@@ -306,6 +307,23 @@ class ControlPlane:
             return f"(no log for {component})"
         data = path.read_text(errors="replace").splitlines()
         return "\n".join(data[-lines:])
+
+    def node_kubeconfig(self, node: str) -> tuple[Path, Path, Path]:
+        """(kubeconfig, certificate, key) for a kubelet: system:node:<node> in system:nodes, as the Node authorizer wants.
+
+        The certificate also serves the kubelet's own port (127.0.0.1), where the API server's kubelet client
+        certificate (system:masters) reaches it for logs and exec.
+        """
+        crt, key = self._pki.leaf(
+            self._ca_pair,
+            f"kubelet-{node}",
+            f"system:node:{node}",
+            "system:nodes",
+            server=True,
+            sans=("IP:127.0.0.1", f"DNS:{node}"),
+        )
+        path = _kubeconfig(self.workdir / f"kubelet-{node}.kubeconfig", self.server, self.ca_file, crt, key, node)
+        return path, crt, key
 
     def get(self, path: str, timeout: float = 5.0) -> tuple[int, str]:
         """GET `path` on the apiserver as admin; returns (status, body)."""
@@ -365,7 +383,12 @@ class ControlPlane:
         # scheduler log "missing content for CA bundle ... requestheader-client-ca-file" errors.
         fp_ca = pki.ca("front-proxy-ca", "nebius-dra-e2e-front-proxy-ca")
         fp_crt, fp_key = pki.leaf(fp_ca, "front-proxy-client", "front-proxy-client")
+        # What kubeadm gives the API server to reach kubelets (logs, exec); unused while no kubelet runs.
+        kubelet_client_crt, kubelet_client_key = pki.leaf(
+            ca_pair, "apiserver-kubelet-client", "kube-apiserver-kubelet-client", "system:masters"
+        )
         sa_key, sa_pub = pki.rsa_keypair("service-account")
+        self._pki, self._ca_pair = pki, ca_pair
         self.timings["pki"] = time.monotonic() - t
 
         etcd_client, etcd_peer, api_port, kcm_port, sched_port = _free_ports(5)
@@ -444,6 +467,8 @@ class ControlPlane:
                 "--requestheader-extra-headers-prefix=X-Remote-Extra-",
                 f"--proxy-client-cert-file={fp_crt}",
                 f"--proxy-client-key-file={fp_key}",
+                f"--kubelet-client-certificate={kubelet_client_crt}",
+                f"--kubelet-client-key={kubelet_client_key}",
                 f"--service-account-key-file={sa_pub}",
                 f"--service-account-signing-key-file={sa_key}",
                 "--service-account-issuer=https://kubernetes.default.svc.cluster.local",

@@ -1,0 +1,969 @@
+#!/usr/bin/env python3
+"""A one-node Kubernetes cluster on the lent GPU machine, every part real, and the stack's samples run on it.
+
+    python3 e2e/gpu-node/node.py --bundle DIR --line 25.12.0 [--line 0.4.1] --out CAPTURES [--local]
+
+Brings up etcd, kube-apiserver, kube-controller-manager and kube-scheduler (e2e/kube/control_plane.py,
+the e2e tier's own control plane, with the node lifecycle and DaemonSet controllers added), containerd
+with its CRI plugin and the CNI bridge, runc, and a kubelet registered as system:node:<host>. Then, for
+each driver line DIR/lines/<line>/ holds (render.py wrote them from the stack's plan and chart):
+
+1. the chart's objects, as `helm template` rendered them, are created; the kubelet plugin runs as the
+   chart's DaemonSet pod, from an image made here under the chart's image name, and registers with the
+   kubelet through /var/lib/kubelet/plugins_registry;
+2. the plan's sample namespace, claim templates and pods are created; the first pod must run with the
+   claimed GPU's UUID and a passing cuda-check in its log, the second (the same GPU wanted through the
+   by-product template) must stay Pending with the scheduler's reason, then run once the first is deleted;
+3. deleting the pods must unprepare the claims: the claims go and the CDI spec files with them;
+4. `python -m tools.verify` runs against the node (it must pass), then again with the plugin's DaemonSet
+   deleted (it must fail).
+
+Everything it saw is written under --out. --local runs without a GPU (no chart, no claims): the
+control plane, containerd, the kubelet and a pod without a claim, to try the machinery anywhere.
+Run it only on a throw-away machine: it writes /var/lib/kubelet, /var/run/cdi, /etc/cni and /usr/lib64.
+Standard library only (Python 3.11+).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import lzma
+import os
+import re
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(ROOT / "e2e" / "kube"))
+
+KUBELET_ROOT = Path("/var/lib/kubelet")
+CDI_ROOT = Path("/var/run/cdi")
+CNI_CONF_DIR = Path("/etc/cni/net.d")
+# Where this machine keeps the driver (a read-only squashfs), and where a node with the driver preinstalled
+# (the dev stack's driver root "/") keeps it: the plugin searches <root>/usr/lib64 and <root>/usr/bin among others.
+DRIVER_SOURCES = {Path("/usr/local/nvidia/lib64"): Path("/usr/lib64"), Path("/usr/local/nvidia/bin"): Path("/usr/bin")}
+PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
+SAMPLE_IMAGE = "example.local/nebius-dra/gpu-node-workload:1"
+LOCAL_POD_IMAGE = SAMPLE_IMAGE
+POD_SUBNET = "10.88.0.0/16"
+UUID = re.compile(r"GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+# Binaries of the bundle (xz) and where they go; the control plane's go where e2e/kube/build.py looks for them.
+KUBE_BINARIES = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
+NODE_BINARIES = ("kubelet", "containerd", "containerd-shim-runc-v2", "ctr", "runc", "pause", "cuda-check")
+CNI_BINARIES = ("bridge", "host-local", "loopback")
+
+
+class NodeError(Exception):
+    """A step failed; the message says which and what was seen."""
+
+
+class Log:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.started = time.monotonic()
+
+    def __call__(self, message: str) -> None:
+        line = f"[{time.monotonic() - self.started:7.1f}s] {message}"
+        print(line, flush=True)
+        with self.path.open("a") as handle:
+            handle.write(line + "\n")
+
+
+def run(argv: list[str], log: Log, check: bool = True, **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(argv, capture_output=True, text=True, **kwargs)
+    if check and proc.returncode != 0:
+        raise NodeError(f"{' '.join(argv)} exited {proc.returncode}: {(proc.stdout + proc.stderr)[-1500:]}")
+    return proc
+
+
+class Api:
+    """The API server as the cluster admin (the control plane's system:masters certificate)."""
+
+    def __init__(self, server: str, pki: Path) -> None:
+        self.server = server
+        self.ctx = ssl.create_default_context(cafile=str(pki / "ca.crt"))
+        self.ctx.load_cert_chain(str(pki / "admin.crt"), str(pki / "admin.key"))
+
+    def request(self, method: str, path: str, body: Any = None, content_type: str = "application/json") -> Any:
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.server + path, data=data, method=method)
+        req.add_header("Content-Type", content_type)
+        req.add_header("Accept", "application/json")
+        try:
+            with urllib.request.urlopen(req, context=self.ctx, timeout=30) as resp:
+                text = resp.read().decode()
+        except urllib.error.HTTPError as error:
+            text = error.read().decode(errors="replace")
+            raise ApiError(error.code, f"{method} {path}: {error.code} {text[:800]}") from None
+        return json.loads(text) if text.startswith(("{", "[")) else text
+
+    def get(self, path: str) -> Any:
+        return self.request("GET", path)
+
+    def text(self, path: str) -> str:
+        req = urllib.request.Request(self.server + path)
+        with urllib.request.urlopen(req, context=self.ctx, timeout=30) as resp:
+            return resp.read().decode(errors="replace")
+
+    def exists(self, path: str) -> bool:
+        try:
+            self.get(path)
+        except ApiError as error:
+            if error.code == 404:
+                return False
+            raise
+        return True
+
+    def create(self, obj: dict[str, Any]) -> Any:
+        return self.request("POST", collection_path(obj), obj)
+
+    def delete(self, path: str, grace: int | None = None) -> None:
+        body = None if grace is None else {"kind": "DeleteOptions", "apiVersion": "v1", "gracePeriodSeconds": grace}
+        with contextlib.suppress(ApiError):
+            self.request("DELETE", path, body)
+
+
+class ApiError(Exception):
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+# Plural names of the kinds the chart and the plan hold (the API's own; `kubectl api-resources`).
+PLURALS = {
+    "Namespace": "namespaces",
+    "ServiceAccount": "serviceaccounts",
+    "ConfigMap": "configmaps",
+    "Secret": "secrets",
+    "Service": "services",
+    "Pod": "pods",
+    "ClusterRole": "clusterroles",
+    "ClusterRoleBinding": "clusterrolebindings",
+    "Role": "roles",
+    "RoleBinding": "rolebindings",
+    "DaemonSet": "daemonsets",
+    "Deployment": "deployments",
+    "DeviceClass": "deviceclasses",
+    "ResourceClaimTemplate": "resourceclaimtemplates",
+    "ResourceClaim": "resourceclaims",
+    "ValidatingAdmissionPolicy": "validatingadmissionpolicies",
+    "ValidatingAdmissionPolicyBinding": "validatingadmissionpolicybindings",
+    "ValidatingWebhookConfiguration": "validatingwebhookconfigurations",
+    "NetworkPolicy": "networkpolicies",
+}
+CLUSTER_SCOPED = {
+    "Namespace",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "DeviceClass",
+    "ValidatingAdmissionPolicy",
+    "ValidatingAdmissionPolicyBinding",
+    "ValidatingWebhookConfiguration",
+}
+
+
+def collection_path(obj: dict[str, Any]) -> str:
+    kind, version = obj["kind"], obj["apiVersion"]
+    if kind not in PLURALS:
+        raise NodeError(f"no API path known for kind {kind}")
+    prefix = "/api/v1" if version == "v1" else f"/apis/{version}"
+    if kind in CLUSTER_SCOPED:
+        return f"{prefix}/{PLURALS[kind]}"
+    return f"{prefix}/namespaces/{obj['metadata']['namespace']}/{PLURALS[kind]}"
+
+
+def object_path(obj: dict[str, Any]) -> str:
+    return f"{collection_path(obj)}/{obj['metadata']['name']}"
+
+
+def wait(what: str, probe: Any, timeout: float, log: Log, interval: float = 1.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            value = probe()
+        except (ApiError, OSError) as error:
+            value, last = None, error
+        else:
+            last = None
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise NodeError(
+                f"timed out after {timeout:.0f}s waiting for {what}" + (f" (last error: {last})" if last else "")
+            )
+        time.sleep(interval)
+
+
+class Daemon:
+    """A node daemon in its own process group, stopped with SIGTERM then SIGKILL."""
+
+    def __init__(self, name: str, argv: list[str], log_path: Path, env: dict[str, str] | None = None) -> None:
+        self.name = name
+        self.handle = log_path.open("ab")
+        self.popen = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=self.handle,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env=env,
+        )
+
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def stop(self, timeout: float = 15.0) -> None:
+        if self.popen.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.popen.pid, signal.SIGTERM)
+            try:
+                self.popen.wait(timeout)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.popen.pid, signal.SIGKILL)
+                self.popen.wait(5)
+        self.handle.close()
+
+
+def unpack(bundle: Path, work: Path, log: Log) -> dict[str, Path]:
+    """Decompresses the bundle's binaries: the control plane's into the layout build.py reuses, the rest into work/bin."""
+    sys.path.insert(0, str(ROOT / "e2e" / "kube"))
+    import build  # e2e/kube/build.py: the versions and the cache layout of the e2e tier's binaries
+
+    cache = work / "e2e-cache"
+    os.environ["NEBIUS_DRA_E2E_CACHE"] = str(cache)
+    dirs = build.binary_dirs()
+    wanted = {name: dirs["kube"] / name for name in KUBE_BINARIES}
+    wanted["etcd"] = dirs["etcd"] / "etcd"
+    wanted.update({name: work / "bin" / name for name in NODE_BINARIES})
+    wanted.update({name: work / "cni" / name for name in CNI_BINARIES})
+    for packed in sorted(bundle.glob("**/bin/*.xz")):
+        name = packed.name[: -len(".xz")]
+        target = wanted.get(name, work / "bin" / name)
+        wanted[name] = target
+        if target.exists():
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with lzma.open(packed) as source, open(target, "wb") as out:
+            shutil.copyfileobj(source, out, 1 << 20)
+        target.chmod(0o755)
+    missing = [name for name, path in wanted.items() if not path.exists()]
+    if missing:
+        raise NodeError(f"the bundle {bundle} lacks {', '.join(missing)} (bin/<name>.xz)")
+    log(f"binaries: {len(wanted)} in {work} (control plane under {cache})")
+    return wanted
+
+
+def clear_leftovers(log: Log) -> None:
+    """A warm machine keeps the last run's mounts under the kubelet's root: unmount them, then start empty."""
+    mounts = [line.split()[4] for line in Path("/proc/self/mountinfo").read_text().splitlines()]
+    for point in sorted(
+        (m for m in mounts if m.startswith(str(KUBELET_ROOT) + "/") or m.startswith("/run/containerd-gpu-node")),
+        reverse=True,
+    ):
+        subprocess.run(["umount", "-l", point], capture_output=True)
+    for path in (KUBELET_ROOT, CDI_ROOT, CNI_CONF_DIR, Path("/var/lib/cni")):
+        shutil.rmtree(path, ignore_errors=True)
+    subprocess.run(["ip", "link", "del", "cni0"], capture_output=True)
+    log("cleared the kubelet root, CDI root and CNI state of any earlier run")
+
+
+def preset_driver_layout(out: Path, log: Log) -> list[str]:
+    """Copies the driver's files to where a node with the driver preinstalled has them, never over a host file."""
+    copied, kept = [], []
+    for source, target in DRIVER_SOURCES.items():
+        if not source.is_dir():
+            raise NodeError(f"no driver files in {source} on this machine")
+        target.mkdir(parents=True, exist_ok=True)
+        for entry in sorted(source.iterdir()):
+            dest = target / entry.name
+            if os.path.lexists(dest):
+                kept.append(str(dest))
+                continue
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.copytree(entry, dest, symlinks=True)
+            else:
+                shutil.copy2(entry, dest, follow_symlinks=False)
+            copied.append(f"{entry} -> {dest}")
+    (out / "driver-files-copied.txt").write_text(
+        "# copied (source -> destination), none over an existing file\n"
+        + "\n".join(copied)
+        + "\n# left alone (already present on the host)\n"
+        + "\n".join(kept)
+        + "\n"
+    )
+    log(
+        f"driver layout: {len(copied)} files copied from {', '.join(map(str, DRIVER_SOURCES))}; {len(kept)} present left alone"
+    )
+    return copied
+
+
+def containerd_config(state: Path, binaries: dict[str, Path]) -> str:
+    cni_dir = binaries["bridge"].parent
+    return f"""version = 3
+root = "{state}/root"
+state = "{state}/state"
+[grpc]
+  address = "{state}/containerd.sock"
+[plugins."io.containerd.cri.v1.runtime"]
+  # The VM lacks CAP_SYS_RESOURCE: runc cannot lower oom_score_adj below containerd's own (README-kubelet-gpu-pod.md).
+  restrict_oom_score_adj = true
+  # CDI is always on in containerd 2.x; these are its default spec directories, where the DRA plugin writes.
+  cdi_spec_dirs = ["/etc/cdi", "/var/run/cdi"]
+  [plugins."io.containerd.cri.v1.runtime".cni]
+    bin_dirs = ["{cni_dir}"]
+    conf_dir = "{CNI_CONF_DIR}"
+  [plugins."io.containerd.cri.v1.runtime".containerd]
+    default_runtime_name = "runc"
+    [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc.options]
+        BinaryName = "{binaries["runc"]}"
+        SystemdCgroup = false
+[plugins."io.containerd.cri.v1.images"]
+  snapshotter = "overlayfs"
+  [plugins."io.containerd.cri.v1.images".pinned_images]
+    sandbox = "{PAUSE_IMAGE}"
+"""
+
+
+def cni_config() -> dict[str, Any]:
+    """The CNI reference bridge: pods get an address on cni0, which the host (the kubelet's probes) reaches."""
+    return {
+        "cniVersion": "1.0.0",
+        "name": "gpu-node",
+        "plugins": [
+            {
+                "type": "bridge",
+                "bridge": "cni0",
+                "isGateway": True,
+                "ipMasq": False,
+                "ipam": {"type": "host-local", "ranges": [[{"subnet": POD_SUBNET}]], "routes": [{"dst": "0.0.0.0/0"}]},
+            }
+        ],
+    }
+
+
+def kubelet_config(containerd_sock: Path, ca: Path, crt: Path, key: Path, pod_logs: Path) -> dict[str, Any]:
+    return {
+        "apiVersion": "kubelet.config.k8s.io/v1beta1",
+        "kind": "KubeletConfiguration",
+        "cgroupDriver": "cgroupfs",
+        "containerRuntimeEndpoint": f"unix://{containerd_sock}",
+        "failSwapOn": False,
+        "enforceNodeAllocatable": [],
+        "address": "127.0.0.1",
+        "readOnlyPort": 0,
+        "tlsCertFile": str(crt),
+        "tlsPrivateKeyFile": str(key),
+        # The API server comes with its kubelet client certificate (CA-signed); nothing else may talk to the kubelet.
+        "authentication": {
+            "anonymous": {"enabled": False},
+            "webhook": {"enabled": False},
+            "x509": {"clientCAFile": str(ca)},
+        },
+        "authorization": {"mode": "AlwaysAllow"},
+        "resolvConf": "",
+        "localStorageCapacityIsolation": False,
+        "podLogsDir": str(pod_logs),
+        "serializeImagePulls": False,
+        "imageGCHighThresholdPercent": 100,
+        "evictionHard": {},
+    }
+
+
+class ServiceRelay:
+    """Stands in for kube-proxy for one Service: the API server's ClusterIP (SERVICE_IP:443) on this host.
+
+    Pods reach the API server through the `kubernetes` Service (KUBERNETES_SERVICE_HOST, which the kubelet
+    sets from it); the kubelet plugin's in-cluster client does. There is no kube-proxy here, so the address
+    is put on the loopback device and each connection is piped to the API server's 127.0.0.1 port. TLS passes
+    through untouched (the serving certificate names SERVICE_IP).
+    """
+
+    def __init__(self, address: str, target: tuple[str, int], log: Log) -> None:
+        self.address, self.target, self.log = address, target, log
+        run(["ip", "addr", "replace", f"{address}/32", "dev", "lo"], log)
+        self.server = socket.create_server((address, 443), reuse_port=False)
+        threading.Thread(target=self._accept, daemon=True).start()
+        log(f"service relay: {address}:443 -> {target[0]}:{target[1]} (the kubernetes Service, no kube-proxy)")
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.server.accept()
+            except OSError:
+                return
+            try:
+                upstream = socket.create_connection(self.target, timeout=10)
+            except OSError:
+                client.close()
+                continue
+            upstream.settimeout(None)
+            for source, sink in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pipe, args=(source, sink), daemon=True).start()
+
+    @staticmethod
+    def _pipe(source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while data := source.recv(65536):
+                sink.sendall(data)
+        except OSError:
+            pass
+        finally:
+            with contextlib.suppress(OSError):
+                sink.shutdown(socket.SHUT_WR)
+
+    def close(self) -> None:
+        self.server.close()
+        subprocess.run(["ip", "addr", "del", f"{self.address}/32", "dev", "lo"], capture_output=True)
+
+
+class Node:
+    """containerd, the CNI bridge and the kubelet on this machine, registered with the control plane."""
+
+    def __init__(
+        self, cp: Any, binaries: dict[str, Path], work: Path, out: Path, log: Log, labels: dict[str, str]
+    ) -> None:
+        self.cp, self.binaries, self.work, self.out, self.log = cp, binaries, work, out, log
+        self.name = socket.gethostname().lower()
+        self.labels = labels
+        self.daemons: list[Daemon] = []
+        self.state = Path("/run/containerd-gpu-node")
+        self.sock = self.state / "containerd.sock"
+
+    def ctr(self, *args: str) -> str:
+        return run([str(self.binaries["ctr"]), "-a", str(self.sock), "-n", "k8s.io", *args], self.log).stdout
+
+    def start(self) -> None:
+        shutil.rmtree(self.state, ignore_errors=True)
+        self.state.mkdir(parents=True)
+        config = self.work / "containerd.toml"
+        config.write_text(containerd_config(self.state, self.binaries))
+        CNI_CONF_DIR.mkdir(parents=True, exist_ok=True)
+        (CNI_CONF_DIR / "10-gpu-node.conflist").write_text(json.dumps(cni_config(), indent=1))
+        env = dict(os.environ, PATH=f"{self.binaries['containerd'].parent}:{os.environ['PATH']}")
+        self.daemons.append(
+            Daemon(
+                "containerd",
+                [str(self.binaries["containerd"]), "--config", str(config)],
+                self.out / "containerd.log",
+                env,
+            )
+        )
+        wait("containerd's socket", self.sock.exists, 30, self.log, 0.2)
+        self.log(run([str(self.binaries["containerd"]), "--version"], self.log).stdout.strip())
+
+    def image(self, ref: str, files: list[str], env: list[str] | None = None) -> None:
+        archive = self.work / f"image-{len(list(self.work.glob('image-*.tar')))}.tar"
+        argv = [sys.executable, str(HERE / "mkimage.py"), str(archive), ref, *files]
+        for item in env or []:
+            argv[4:4] = ["--env", item]
+        self.log(run(argv, self.log).stdout.strip())
+        self.ctr("images", "import", "--all-platforms", str(archive))
+
+    def start_kubelet(self) -> None:
+        kubeconfig, crt, key = self.cp.node_kubeconfig(self.name)
+        KUBELET_ROOT.mkdir(parents=True, exist_ok=True)
+        config = self.work / "kubelet.json"
+        pod_logs = self.work / "pod-logs"
+        config.write_text(json.dumps(kubelet_config(self.sock, self.cp.ca_file, crt, key, pod_logs), indent=1))
+        labels = ",".join(f"{k}={v}" for k, v in sorted(self.labels.items()))
+        argv = [
+            str(self.binaries["kubelet"]),
+            f"--config={config}",
+            f"--kubeconfig={kubeconfig}",
+            f"--root-dir={KUBELET_ROOT}",
+            f"--hostname-override={self.name}",
+            "--node-ip=127.0.0.1",
+            f"--node-labels={labels}",
+            "--v=2",
+        ]
+        self.log("kubelet: " + " ".join(argv))
+        self.daemons.append(Daemon("kubelet", argv, self.out / "kubelet.log"))
+
+    def stop(self) -> None:
+        for daemon in reversed(self.daemons):
+            daemon.stop()
+
+
+def ready(node: dict[str, Any]) -> bool:
+    return any(c["type"] == "Ready" and c["status"] == "True" for c in node.get("status", {}).get("conditions", []))
+
+
+def pod_phase(api: Api, namespace: str, name: str) -> str:
+    return str(api.get(f"/api/v1/namespaces/{namespace}/pods/{name}").get("status", {}).get("phase"))
+
+
+def save(out: Path, name: str, value: Any) -> None:
+    path = out / name
+    path.write_text(value if isinstance(value, str) else json.dumps(value, indent=1, sort_keys=True) + "\n")
+
+
+def pod_log(api: Api, namespace: str, name: str) -> str:
+    try:
+        return api.text(f"/api/v1/namespaces/{namespace}/pods/{name}/log")
+    except urllib.error.HTTPError as error:
+        return f"(no log: {error.code} {error.read().decode(errors='replace')[:300]})"
+
+
+def cdi_listing() -> list[str]:
+    return sorted(p.name for p in CDI_ROOT.glob("*")) if CDI_ROOT.exists() else []
+
+
+class LineRun:
+    """One driver line on the node: the chart, the samples, unprepare, the verifier."""
+
+    def __init__(self, api: Api, node: Node, folder: Path, out: Path, log: Log, args: argparse.Namespace) -> None:
+        self.api, self.node, self.folder, self.log, self.args = api, node, folder, log, args
+        self.meta = json.loads((folder / "node.json").read_text())
+        self.chart = json.loads((folder / "chart.json").read_text())
+        self.samples = json.loads((folder / "samples.json").read_text())
+        self.out = out / f"line-{self.meta['line']}"
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.summary: dict[str, Any] = {
+            "line": self.meta["line"],
+            "chart": f"{self.meta['chart']} {self.meta['version']}",
+            "steps": [],
+        }
+
+    def step(self, name: str, ok: bool, detail: str) -> None:
+        self.summary["steps"].append({"step": name, "ok": ok, "detail": detail})
+        self.log(f"[{self.meta['line']}] {'ok  ' if ok else 'FAIL'} {name}: {detail}")
+        if not ok:
+            raise NodeError(f"{self.meta['line']}: {name}: {detail}")
+
+    def plugin_image(self) -> None:
+        """The chart's image name, built here: bash and the prestart script's tools, the plugin, nvidia-cdi-hook."""
+        line = self.meta["line"]
+        bins = self.node.binaries
+        hook = next(
+            p
+            for name, p in bins.items()
+            if name.startswith("nvidia-cdi-hook-") and name.endswith(self.meta["cdi_hook"])
+        )
+        tools = [
+            "/bin/bash",
+            "/usr/bin/find",
+            "/usr/bin/head",
+            "/bin/ln",
+            "/bin/date",
+            "/bin/ls",
+            "/usr/bin/env",
+            "/usr/bin/basename",
+            "/bin/sleep",
+            "/bin/cat",
+            "/bin/sh",
+        ]
+        files = [
+            *tools,
+            f"{bins['gpu-kubelet-plugin-' + line]}=/usr/bin/gpu-kubelet-plugin",
+            f"{hook}=/usr/bin/nvidia-cdi-hook",
+            f"{self.folder / 'kubelet-plugin-prestart.sh'}=/usr/bin/kubelet-plugin-prestart.sh",
+        ]
+        # The upstream image's ENV (deployments/container/Dockerfile at the tag).
+        env = [
+            "PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
+            "NVIDIA_DISABLE_REQUIRE=true",
+            "NVIDIA_VISIBLE_DEVICES=all",
+            "NVIDIA_DRIVER_CAPABILITIES=utility",
+        ]
+        self.node.image(self.meta["plugin_image"], files, env)
+
+    def install_chart(self) -> None:
+        ns = self.meta["namespace"]
+        if not self.api.exists(f"/api/v1/namespaces/{ns}"):
+            self.api.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+        created = []
+        for obj in self.chart:
+            obj.setdefault("metadata", {})
+            if obj["kind"] not in CLUSTER_SCOPED:
+                obj["metadata"].setdefault("namespace", ns)
+            self.api.create(obj)
+            created.append(f"{obj['kind']} {obj['metadata']['name']}")
+        save(self.out, "chart-objects-created.txt", "\n".join(created) + "\n")
+        self.step(
+            "chart",
+            True,
+            f"{len(created)} objects of {self.meta['chart']} {self.meta['version']} created: {', '.join(created)}",
+        )
+
+    def plugin_pods(self) -> list[dict[str, Any]]:
+        pods = self.api.get(f"/api/v1/namespaces/{self.meta['namespace']}/pods")["items"]
+        return [p for p in pods if "kubelet-plugin" in p["metadata"]["name"]]
+
+    def plugin_registered(self) -> None:
+        def running() -> Any:
+            pods = self.plugin_pods()
+            return (
+                pods
+                and all(
+                    any(
+                        c["type"] == "Ready" and c["status"] == "True"
+                        for c in p.get("status", {}).get("conditions", [])
+                    )
+                    for p in pods
+                )
+                and pods
+            )
+
+        pods = wait("the kubelet plugin pod to be Ready", running, 180, self.log, 2)
+        self.plugin_pod = pods[0]["metadata"]["name"]
+        slices = wait(
+            "the plugin's ResourceSlice",
+            lambda: [
+                s
+                for s in self.api.get("/apis/resource.k8s.io/v1/resourceslices")["items"]
+                if s["spec"]["driver"] == "gpu.nvidia.com"
+            ],
+            60,
+            self.log,
+        )
+        save(self.out, "resourceslices.json", slices)
+        devices = [d for s in slices for d in s["spec"].get("devices", [])]
+        self.uuid = str(devices[0]["attributes"]["uuid"]["string"])
+        registry = sorted(p.name for p in (KUBELET_ROOT / "plugins_registry").glob("*"))
+        kubelet_log = (self.node.out / "kubelet.log").read_text(errors="replace")
+        registered = [
+            line for line in kubelet_log.splitlines() if "gpu.nvidia.com" in line and re.search(r"[Rr]egist", line)
+        ]
+        save(self.out, "kubelet-registration.txt", "\n".join(registered) + "\n")
+        save(self.out, "plugins-registry-listing.txt", "\n".join(registry) + "\n")
+        self.step(
+            "plugin",
+            bool(registered) and any("gpu.nvidia.com" in name for name in registry),
+            f"pod {self.plugin_pod} Ready; registry {registry}; {len(registered)} kubelet log lines on its registration; "
+            f"{len(slices)} slice(s), devices {[d['name'] for d in devices]}, uuid {self.uuid}",
+        )
+
+    def samples_run(self) -> None:
+        ns = self.samples["namespace"]["metadata"]["name"]
+        if not self.api.exists(f"/api/v1/namespaces/{ns}"):
+            self.api.create(self.samples["namespace"])
+        wait(
+            f"ServiceAccount {ns}/default",
+            lambda: self.api.exists(f"/api/v1/namespaces/{ns}/serviceaccounts/default"),
+            30,
+            self.log,
+        )
+        for template in self.samples["templates"]:
+            if not self.api.exists(object_path(template)):
+                self.api.create(template)
+        first, second = self.samples["pods"]
+        self.api.create(first)
+        name = first["metadata"]["name"]
+        wait(
+            f"pod {name} to run",
+            lambda: pod_phase(self.api, ns, name) in ("Running", "Failed", "Succeeded"),
+            120,
+            self.log,
+        )
+        text = wait(
+            f"cuda-check in pod {name}'s log",
+            lambda: (t := pod_log(self.api, ns, name)) and ("cuda-check" in t or "rror" in t) and t,
+            60,
+            self.log,
+        )
+        time.sleep(2)
+        text = pod_log(self.api, ns, name)
+        save(self.out, f"pod-{name}.log", text)
+        self.judge_log(name, text)
+        self.capture_claims(ns, "while-first-runs")
+        save(self.out, "cdi-while-first-runs.txt", "\n".join(cdi_listing()) + "\n")
+        for spec in CDI_ROOT.glob("*.yaml"):
+            save(self.out, f"cdi-spec-{name}.yaml", spec.read_text())
+        self.api.create(second)
+        other = second["metadata"]["name"]
+        time.sleep(6)
+        pod = self.api.get(f"/api/v1/namespaces/{ns}/pods/{other}")
+        condition = next((c for c in pod["status"].get("conditions", []) if c["type"] == "PodScheduled"), {})
+        save(self.out, f"pod-{other}-pending.json", pod)
+        self.step(
+            "pending",
+            pod["status"].get("phase") == "Pending" and condition.get("status") == "False",
+            f"pod {other} {pod['status'].get('phase')}: PodScheduled={condition.get('status')} {condition.get('reason')}: {condition.get('message')}",
+        )
+        self.delete_pod(ns, name)
+        wait(
+            f"pod {other} to run once {name} released the GPU",
+            lambda: pod_phase(self.api, ns, other) == "Running",
+            120,
+            self.log,
+        )
+        wait(f"cuda-check in pod {other}'s log", lambda: "cuda-check" in pod_log(self.api, ns, other), 60, self.log)
+        time.sleep(2)
+        text = pod_log(self.api, ns, other)
+        save(self.out, f"pod-{other}.log", text)
+        self.judge_log(other, text)
+        self.delete_pod(ns, other)
+        self.capture_claims(ns, "after-delete")
+        save(self.out, "cdi-after-delete.txt", "\n".join(cdi_listing()) + "\n")
+        events = self.api.get(f"/api/v1/namespaces/{ns}/events")["items"]
+        save(self.out, "events-dra-samples.json", events)
+        claim_specs = [n for n in cdi_listing() if "claim" in n]
+        self.step("unprepare", not claim_specs, f"after both pods were deleted: claims gone, CDI root {cdi_listing()}")
+
+    def judge_log(self, name: str, text: str) -> None:
+        listed = [line for line in text.splitlines() if line.startswith("GPU ") and "UUID" in line]
+        check = [line for line in text.splitlines() if line.startswith("cuda-check ok")]
+        uuids = set(UUID.findall("\n".join(listed)))
+        self.step(
+            f"pod {name}",
+            uuids == {self.uuid} and bool(check) and self.uuid in check[0],
+            f"nvidia-smi -L: {listed}; {check[0] if check else 'no cuda-check ok line'}; slice uuid {self.uuid}",
+        )
+
+    def delete_pod(self, ns: str, name: str) -> None:
+        self.api.delete(f"/api/v1/namespaces/{ns}/pods/{name}", grace=1)
+        wait(
+            f"pod {name} to be gone", lambda: not self.api.exists(f"/api/v1/namespaces/{ns}/pods/{name}"), 90, self.log
+        )
+        wait(
+            f"the claim of pod {name} to be gone",
+            lambda: (
+                not [
+                    c
+                    for c in self.api.get(f"/apis/resource.k8s.io/v1/namespaces/{ns}/resourceclaims")["items"]
+                    if c["metadata"]["name"].startswith(name + "-")
+                ]
+            ),
+            60,
+            self.log,
+        )
+
+    def capture_claims(self, ns: str, when: str) -> None:
+        save(
+            self.out,
+            f"resourceclaims-{when}.json",
+            self.api.get(f"/apis/resource.k8s.io/v1/namespaces/{ns}/resourceclaims")["items"],
+        )
+
+    def verify(self, label: str, expect_pass: bool, extra: list[str]) -> None:
+        report = self.out / f"verify-{label}.json"
+        argv = [
+            sys.executable,
+            "-m",
+            "tools.verify",
+            "--stack",
+            self.meta["stack"],
+            "--kubeconfig",
+            str(self.node.cp.kubeconfig),
+            "--image",
+            SAMPLE_IMAGE,
+            "--json",
+            str(report),
+            *extra,
+        ]
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        started = time.monotonic()
+        proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, env=env, timeout=400)
+        save(
+            self.out,
+            f"verify-{label}.txt",
+            f"$ {' '.join(argv[1:])}\n# exit {proc.returncode}\n{proc.stdout}\n# stderr\n{proc.stderr}",
+        )
+        self.step(
+            f"verify {label}",
+            (proc.returncode == 0) == expect_pass and proc.returncode in (0, 1),
+            f"exit {proc.returncode} in {time.monotonic() - started:.0f}s (expected {'0' if expect_pass else '1'})",
+        )
+
+    def stop_plugin(self) -> None:
+        ds = next(o for o in self.chart if o["kind"] == "DaemonSet")
+        self.api.delete(object_path(ds))
+        wait("the kubelet plugin pod to be gone", lambda: not self.plugin_pods(), 90, self.log)
+        self.log(f"[{self.meta['line']}] plugin stopped: DaemonSet {ds['metadata']['name']} deleted")
+
+    def uninstall(self) -> None:
+        for obj in reversed(self.chart):
+            self.api.delete(object_path(obj))
+        for s in self.api.get("/apis/resource.k8s.io/v1/resourceslices")["items"]:
+            self.api.delete(f"/apis/resource.k8s.io/v1/resourceslices/{s['metadata']['name']}")
+        wait("the plugin's pods to be gone", lambda: not self.plugin_pods(), 90, self.log)
+
+    def run(self) -> dict[str, Any]:
+        try:
+            self.plugin_image()
+            self.install_chart()
+            self.plugin_registered()
+            self.samples_run()
+            if self.args.verify:
+                self.verify("pass", True, ["--timeout", "120"])
+                self.stop_plugin()
+                self.verify("plugin-stopped", False, ["--timeout", "45", "--metrics-timeout", "10"])
+            self.summary["ok"] = True
+        except NodeError as error:
+            self.summary["ok"] = False
+            self.summary["error"] = str(error)
+            self.log(f"[{self.meta['line']}] stopped: {error}")
+        finally:
+            self.capture_plugin_logs()
+            with contextlib.suppress(NodeError, ApiError, OSError):
+                self.uninstall()
+        save(self.out, "summary.json", self.summary)
+        return self.summary
+
+    def capture_plugin_logs(self) -> None:
+        logs = sorted((self.node.work / "pod-logs").glob(f"{self.meta['namespace']}_*/*/*.log"))
+        text = "".join(f"==> {p.relative_to(self.node.work)} <==\n{p.read_text(errors='replace')}\n" for p in logs)
+        save(self.out, "kubelet-plugin-pod.log", text or "(no plugin pod log files)\n")
+
+
+def local_pod(api: Api, out: Path, log: Log) -> None:
+    """Without a GPU: one pod with no claim, on the CNI bridge, must run and log."""
+    api.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "local"}})
+    wait(
+        "ServiceAccount local/default", lambda: api.exists("/api/v1/namespaces/local/serviceaccounts/default"), 30, log
+    )
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "no-claim", "namespace": "local"},
+        "spec": {
+            "restartPolicy": "Never",
+            "containers": [
+                {
+                    "name": "c",
+                    "image": LOCAL_POD_IMAGE,
+                    "command": ["sh", "-c", "echo pod ran as $(id -u 2>/dev/null || echo ?); ls /; sleep 3600"],
+                }
+            ],
+        },
+    }
+    api.create(pod)
+    wait("pod local/no-claim to run", lambda: pod_phase(api, "local", "no-claim") == "Running", 90, log)
+    time.sleep(2)
+    text = pod_log(api, "local", "no-claim")
+    got = api.get("/api/v1/namespaces/local/pods/no-claim")
+    save(out, "local-pod.log", text)
+    save(out, "local-pod.json", got)
+    log(f"local pod Running, podIP {got['status'].get('podIP')}, log: {text.strip()[:200]}")
+    api.delete("/api/v1/namespaces/local/pods/no-claim", grace=1)
+    wait("pod local/no-claim to be gone", lambda: not api.exists("/api/v1/namespaces/local/pods/no-claim"), 60, log)
+
+
+def host_facts(out: Path, log: Log) -> None:
+    lines = []
+    for argv in (
+        ["uname", "-a"],
+        ["nvidia-smi", "-L"],
+        [
+            "nvidia-smi",
+            "--query-gpu=name,uuid,driver_version,compute_mode,persistence_mode,mig.mode.current",
+            "--format=csv",
+        ],
+        ["python3", "-V"],
+        ["findmnt", "-no", "PROPAGATION", "/"],
+    ):
+        try:
+            proc = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+            lines.append(f"$ {' '.join(argv)}\n{proc.stdout}{proc.stderr}")
+        except OSError as error:
+            lines.append(f"$ {' '.join(argv)}\n{error}")
+    save(out, "host-facts.txt", "\n".join(lines))
+    log("host facts written")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--bundle", type=Path, required=True, help="folder with bin/*.xz and lines/<line>/")
+    parser.add_argument("--work", type=Path, default=Path("/root/gpu-node"))
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--line", action="append", default=[], help="driver line to run (a folder of BUNDLE/lines)")
+    parser.add_argument("--local", action="store_true", help="no GPU: the machinery and a pod without a claim")
+    parser.add_argument("--no-verify", dest="verify", action="store_false")
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    args.work.mkdir(parents=True, exist_ok=True)
+    log = Log(args.out / "run.log")
+    host_facts(args.out, log)
+    binaries = unpack(args.bundle, args.work, log)
+    clear_leftovers(log)
+    # The chart's Bidirectional and HostToContainer mounts need a shared root mount (a VM without systemd leaves it private).
+    run(["mount", "--make-rshared", "/"], log)
+    if not args.local:
+        preset_driver_layout(args.out, log)
+    lines = [args.bundle / "lines" / line for line in args.line]
+    labels = json.loads((lines[0] / "node.json").read_text())["node_labels"] if lines else {}
+
+    from control_plane import ControlPlane
+
+    summaries = []
+    cp = ControlPlane(
+        args.work / "control-plane",
+        remove_workdir=False,
+        workload_controllers=True,
+        extra_controllers=("node-lifecycle-controller",),
+    )
+    node = None
+    relay = None
+    try:
+        with cp:
+            for component, path in cp.logs.items():
+                log(f"{component} log: {path}")
+            api = Api(cp.server, cp.workdir / "pki")
+            from control_plane import SERVICE_IP
+
+            relay = ServiceRelay(SERVICE_IP, ("127.0.0.1", int(urllib.parse.urlsplit(cp.server).port or 443)), log)
+            node = Node(cp, binaries, args.work, args.out, log, labels)
+            node.start()
+            node.image(PAUSE_IMAGE, [f"{binaries['pause']}=/pause"])
+            node.image(
+                SAMPLE_IMAGE,
+                [
+                    "/bin/sh",
+                    "/bin/sleep",
+                    "/bin/ls",
+                    "/usr/bin/id",
+                    "/sbin/ldconfig",
+                    f"{binaries['cuda-check']}=/usr/local/bin/cuda-check",
+                ],
+            )
+            save(args.out, "images.txt", node.ctr("images", "ls"))
+            node.start_kubelet()
+            got = wait(
+                f"node {node.name} Ready",
+                lambda: (n := api.get(f"/api/v1/nodes/{node.name}")) and ready(n) and not n["spec"].get("taints") and n,
+                120,
+                log,
+            )
+            save(args.out, "node.json", got)
+            log(f"node {node.name} registered and Ready, labels {got['metadata'].get('labels')}")
+            if args.local:
+                local_pod(api, args.out, log)
+            for folder in lines:
+                summaries.append(LineRun(api, node, folder, args.out, log, args).run())
+            save(args.out, "containers-at-end.txt", node.ctr("containers", "ls"))
+    except NodeError as error:
+        log(f"stopped: {error}")
+        summaries.append({"ok": False, "error": str(error)})
+    finally:
+        if node is not None:
+            node.stop()
+        if relay is not None:
+            relay.close()
+        for component, path in cp.logs.items():
+            if path.exists():
+                shutil.copy(path, args.out / f"{component}.log")
+    ok = bool(summaries) and all(s.get("ok") for s in summaries) if lines else not summaries
+    save(args.out, "summary.json", {"ok": ok, "lines": summaries})
+    log(f"done: {'ok' if ok else 'FAILED'}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
