@@ -4,8 +4,7 @@
     python3 e2e/gpu-node/bundle.py --bin BUILD/bin --kube-cache ~/.cache/nebius-dra-e2e --lines BUILD/lines \\
         --wheels BUILD/wheels --prestart 25.12.0=SRC/hack/kubelet-plugin-prestart.sh ... --out MAIN/.devbundle
 
-Each binary is compressed once with `xz -9` (kept beside the binary as NAME.xz and reused while newer than
-it). PARTS says which part carries what; every call copies its part into one folder on the machine
+Each binary is compressed once with `xz -9` (kept in --xz-cache as NAME.xz and reused while newer than it). PARTS says which part carries what; every call copies its part into one folder on the machine
 (the files stay while it is warm), and the last one runs node.py over that folder. Standard library only.
 """
 
@@ -52,10 +51,14 @@ def find_binary(name: str, search: list[Path]) -> Path:
     sys.exit(f"bundle: no binary {name} under {', '.join(map(str, search))}")
 
 
-def compressed(binary: Path) -> Path:
-    packed = binary.with_name(binary.name + ".xz")
+def compressed(binary: Path, cache: Path) -> Path:
+    packed = cache / f"{binary.name}.xz"
     if not packed.exists() or packed.stat().st_mtime < binary.stat().st_mtime:
-        subprocess.run(["nice", "-n", "10", "xz", "-9", "-T2", "-k", "-f", str(binary)], check=True)
+        cache.mkdir(parents=True, exist_ok=True)
+        partial = packed.with_suffix(".partial")
+        with partial.open("wb") as out:
+            subprocess.run(["nice", "-n", "10", "xz", "-9", "-T2", "-c", str(binary)], check=True, stdout=out)
+        partial.replace(packed)
     return packed
 
 
@@ -67,6 +70,7 @@ def main() -> int:
     parser.add_argument("--wheels", type=Path, required=True, help="cp312 wheels of tools.verify's imports")
     parser.add_argument("--prestart", action="append", default=[], metavar="LINE=PATH")
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--xz-cache", type=Path, required=True, help="where the compressed binaries are kept")
     args = parser.parse_args()
     shutil.rmtree(args.out, ignore_errors=True)
     search = [args.bin, args.kube_cache]
@@ -74,7 +78,7 @@ def main() -> int:
         folder = args.out / part / "bin"
         folder.mkdir(parents=True)
         for name in names:
-            shutil.copy(compressed(find_binary(name, search)), folder / f"{name}.xz")
+            shutil.copy(compressed(find_binary(name, search), args.xz_cache), folder / f"{name}.xz")
     code = args.out / "a" / "code"
     code.mkdir()
     for name in CODE:

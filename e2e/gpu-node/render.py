@@ -39,6 +39,7 @@ sys.path.insert(0, str(ROOT))
 
 from components.config.stack import parse_stack_config  # noqa: E402
 from components.labels import gpu_node_labels  # noqa: E402
+from components.model import StackConfig  # noqa: E402
 from tools.plan.stack_source import read_stack_source  # noqa: E402
 
 KUBE_VERSION = "1.34.12"
@@ -127,10 +128,13 @@ def samples(plan_dir: Path) -> dict[str, Any]:
     }
 
 
-def node_labels(line: Line) -> dict[str, str]:
+def stack_config(line: Line) -> StackConfig:
     raw = read_stack_source(line.stack, line.stack_file).values
     prefix = "nebius-dra:"
-    config = parse_stack_config({k[len(prefix) :]: v for k, v in raw.items() if k.startswith(prefix)}, line.stack)
+    return parse_stack_config({k[len(prefix) :]: v for k, v in raw.items() if k.startswith(prefix)}, line.stack)
+
+
+def node_labels(config: StackConfig) -> dict[str, str]:
     group = config.gpu_node_groups[0]
     return gpu_node_labels(group.name, group.preinstalled_driver, group.labels)
 
@@ -139,6 +143,7 @@ def render(line: Line, out: Path, vendor: Path, helm: str) -> None:
     with tempfile.TemporaryDirectory(prefix="gpu-node-plan-") as tmp:
         plan_dir = plan(line, Path(tmp))
         values, namespace, release, chart, version = helm_release(plan_dir)
+        config = stack_config(line)
         objects, command = helm_template(helm, vendor, values, namespace, release, chart, version)
         folder = out / line.name
         folder.mkdir(parents=True, exist_ok=True)
@@ -154,7 +159,9 @@ def render(line: Line, out: Path, vendor: Path, helm: str) -> None:
             "namespace": namespace,
             "plugin_image": plugin_image(objects),
             "cdi_hook": line.cdi_hook,
-            "node_labels": node_labels(line),
+            "node_labels": node_labels(config),
+            # The verifier's gpu-metrics step needs the exporter, which the machine cannot run (no image).
+            "gpu_metrics": config.observability.enabled,
             "helm_template": [
                 os.path.basename(command[0]),
                 *command[1:3],

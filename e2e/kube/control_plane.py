@@ -308,10 +308,10 @@ class ControlPlane:
         data = path.read_text(errors="replace").splitlines()
         return "\n".join(data[-lines:])
 
-    def node_kubeconfig(self, node: str) -> tuple[Path, Path, Path]:
+    def node_kubeconfig(self, node: str, address: str) -> tuple[Path, Path, Path]:
         """(kubeconfig, certificate, key) for a kubelet: system:node:<node> in system:nodes, as the Node authorizer wants.
 
-        The certificate also serves the kubelet's own port (127.0.0.1), where the API server's kubelet client
+        The certificate also serves the kubelet's own port at `address`, where the API server's kubelet client
         certificate (system:masters) reaches it for logs and exec.
         """
         crt, key = self._pki.leaf(
@@ -320,7 +320,7 @@ class ControlPlane:
             f"system:node:{node}",
             "system:nodes",
             server=True,
-            sans=("IP:127.0.0.1", f"DNS:{node}"),
+            sans=(f"IP:{address}", f"DNS:{node}"),
         )
         path = _kubeconfig(self.workdir / f"kubelet-{node}.kubeconfig", self.server, self.ca_file, crt, key, node)
         return path, crt, key
@@ -469,6 +469,8 @@ class ControlPlane:
                 f"--proxy-client-key-file={fp_key}",
                 f"--kubelet-client-certificate={kubelet_client_crt}",
                 f"--kubelet-client-key={kubelet_client_key}",
+                # A kubelet's hostname may resolve to another address than the one it serves on; its InternalIP does not.
+                "--kubelet-preferred-address-types=InternalIP",
                 f"--service-account-key-file={sa_pub}",
                 f"--service-account-signing-key-file={sa_key}",
                 "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
