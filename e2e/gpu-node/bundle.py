@@ -32,6 +32,8 @@ PARTS = {
         "nvidia-cdi-hook-1.18.2",
         "pause",
         "cuda-check",
+        "netaddr",
+        "openssl",
         "bridge",
         "host-local",
         "loopback",

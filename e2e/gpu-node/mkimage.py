@@ -122,7 +122,8 @@ def digest(body: bytes) -> str:
 
 
 def write_archive(out: str, ref: str, layer_tar: bytes, env: list[str], entrypoint: list[str] | None) -> str:
-    layer = gzip.compress(layer_tar, mtime=0)
+    # Level 1: the layers hold large binaries, are made on the machine that runs them and never travel.
+    layer = gzip.compress(layer_tar, compresslevel=1, mtime=0)
     config = {
         "architecture": "amd64",
         "os": "linux",

@@ -66,7 +66,7 @@ NODE_IP = "10.99.0.1"
 UUID = re.compile(r"GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 # Binaries of the bundle (xz) and where they go; the control plane's go where e2e/kube/build.py looks for them.
 KUBE_BINARIES = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
-NODE_BINARIES = ("kubelet", "containerd", "containerd-shim-runc-v2", "ctr", "runc", "pause", "cuda-check")
+NODE_BINARIES = ("kubelet", "containerd", "containerd-shim-runc-v2", "ctr", "runc", "pause", "cuda-check", "netaddr")
 CNI_BINARIES = ("bridge", "host-local", "loopback")
 # glibc's libraries that the driver's programs and libraries (nvidia-smi, libnvidia-ml, libcuda) load and that
 # no file of an image needs by itself: both images carry them, as a distribution's base image does.
@@ -289,7 +289,7 @@ def unpack(bundle: Path, work: Path, log: Log) -> dict[str, Path]:
     return wanted
 
 
-def clear_leftovers(log: Log) -> None:
+def clear_leftovers(netaddr: str, log: Log) -> None:
     """A warm machine keeps the last run's mounts under the kubelet's root: unmount them, then start empty."""
     mounts = [line.split()[4] for line in Path("/proc/self/mountinfo").read_text().splitlines()]
     for point in sorted(
@@ -299,7 +299,7 @@ def clear_leftovers(log: Log) -> None:
         subprocess.run(["umount", "-l", point], capture_output=True)
     for path in (KUBELET_ROOT, CDI_ROOT, CNI_CONF_DIR, Path("/var/lib/cni")):
         shutil.rmtree(path, ignore_errors=True)
-    subprocess.run(["ip", "link", "del", "cni0"], capture_output=True)
+    subprocess.run([netaddr, "link-del", "cni0"], capture_output=True)
     log("cleared the kubelet root, CDI root and CNI state of any earlier run")
 
 
@@ -416,9 +416,10 @@ class ServiceRelay:
     through untouched (the serving certificate names SERVICE_IP).
     """
 
-    def __init__(self, address: str, target: tuple[str, int], log: Log) -> None:
+    def __init__(self, address: str, target: tuple[str, int], netaddr: str, log: Log) -> None:
         self.address, self.target, self.log = address, target, log
-        run(["ip", "addr", "replace", f"{address}/32", "dev", "lo"], log)
+        self.netaddr = netaddr
+        run([netaddr, "add", f"{address}/32", "lo"], log)
         self.server = socket.create_server((address, 443), reuse_port=False)
         threading.Thread(target=self._accept, daemon=True).start()
         log(f"service relay: {address}:443 -> {target[0]}:{target[1]} (the kubernetes Service, no kube-proxy)")
@@ -451,7 +452,7 @@ class ServiceRelay:
 
     def close(self) -> None:
         self.server.close()
-        subprocess.run(["ip", "addr", "del", f"{self.address}/32", "dev", "lo"], capture_output=True)
+        subprocess.run([self.netaddr, "del", f"{self.address}/32", "lo"], capture_output=True)
 
 
 class Node:
@@ -499,7 +500,7 @@ class Node:
         self.ctr("images", "import", "--all-platforms", str(archive))
 
     def start_kubelet(self) -> None:
-        run(["ip", "addr", "replace", f"{NODE_IP}/32", "dev", "lo"], self.log)
+        run([str(self.binaries["netaddr"]), "add", f"{NODE_IP}/32", "lo"], self.log)
         kubeconfig, crt, key = self.cp.node_kubeconfig(self.name, NODE_IP)
         KUBELET_ROOT.mkdir(parents=True, exist_ok=True)
         config = self.work / "kubelet.json"
@@ -522,7 +523,7 @@ class Node:
     def stop(self) -> None:
         for daemon in reversed(self.daemons):
             daemon.stop()
-        subprocess.run(["ip", "addr", "del", f"{NODE_IP}/32", "dev", "lo"], capture_output=True)
+        subprocess.run([str(self.binaries["netaddr"]), "del", f"{NODE_IP}/32", "lo"], capture_output=True)
 
 
 def ready(node: dict[str, Any]) -> bool:
@@ -971,7 +972,11 @@ def main() -> int:
     log = Log(args.out / "run.log")
     host_facts(args.out, log)
     binaries = unpack(args.bundle, args.work, log)
-    clear_leftovers(log)
+    clear_leftovers(str(binaries["netaddr"]), log)
+    if shutil.which("openssl") is None and "openssl" in binaries:
+        # The control plane makes its certificates with the openssl CLI; the bundle carries one for machines without.
+        os.environ["PATH"] = f"{binaries['openssl'].parent}:{os.environ['PATH']}"
+        log(f"openssl: none on PATH, using {binaries['openssl']}")
     # The chart's Bidirectional and HostToContainer mounts need a shared root mount (a VM without systemd leaves it private).
     run(["mount", "--make-rshared", "/"], log)
     if not args.local:
@@ -1000,7 +1005,8 @@ def main() -> int:
             api = Api(cp.server, cp.workdir / "pki")
             from control_plane import SERVICE_IP
 
-            relay = ServiceRelay(SERVICE_IP, ("127.0.0.1", int(urllib.parse.urlsplit(cp.server).port or 443)), log)
+            api_port = int(urllib.parse.urlsplit(cp.server).port or 443)
+            relay = ServiceRelay(SERVICE_IP, ("127.0.0.1", api_port), str(binaries["netaddr"]), log)
             node = Node(cp, binaries, args.work, args.out, log, labels)
             node.start()
             node.image(PAUSE_IMAGE, [f"{binaries['pause']}=/pause"], entrypoint=["/pause"])
