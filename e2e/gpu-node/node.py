@@ -303,34 +303,73 @@ def clear_leftovers(netaddr: str, log: Log) -> None:
     log("cleared the kubelet root, CDI root and CNI state of any earlier run")
 
 
-def preset_driver_layout(out: Path, log: Log) -> list[str]:
-    """Copies the driver's files to where a node with the driver preinstalled has them, never over a host file."""
-    copied, kept = [], []
-    for source, target in DRIVER_SOURCES.items():
+# Where a host program in the target directory is only a launcher of the driver's own copy (this machine's
+# /usr/bin/nvidia-smi is a shell script that execs /usr/local/nvidia/bin/nvidia-smi), it is moved aside under
+# this suffix for the run, because the plugin's driver check and the CDI spec mount /usr/bin/<tool> into
+# containers, where the driver's path does not exist. restore_driver_layout puts it back.
+MOVED_ASIDE = ".gpu-node-moved-aside"
+
+
+def is_launcher_of(dest: Path, source: Path) -> bool:
+    """A small script at `dest` that names the driver's folder (/usr/local/nvidia): a launcher, not a host program."""
+    try:
+        if dest.is_symlink() or dest.stat().st_size > 4096:
+            return False
+        text = dest.read_bytes()
+    except OSError:
+        return False
+    return text.startswith(b"#!") and str(source.parent.parent).encode() in text
+
+
+def preset_driver_layout(sources: dict[Path, Path], out: Path, log: Log) -> list[Path]:
+    """Copies the driver's files to where a node with the driver preinstalled has them; returns what it moved aside.
+
+    Nothing the host has is overwritten: a file already there is left alone, except a launcher script of the
+    driver's own file (is_launcher_of), which is renamed with MOVED_ASIDE until restore_driver_layout.
+    """
+    copied, kept, moved, launchers = [], [], [], []
+    for source, target in sources.items():
         if not source.is_dir():
             raise NodeError(f"no driver files in {source} on this machine")
         target.mkdir(parents=True, exist_ok=True)
         for entry in sorted(source.iterdir()):
             dest = target / entry.name
             if os.path.lexists(dest):
-                kept.append(str(dest))
-                continue
+                if not is_launcher_of(dest, entry):
+                    kept.append(str(dest))
+                    continue
+                launchers.append(f"==> {dest} <==\n{dest.read_text(errors='replace')}")
+                dest.rename(dest.with_name(dest.name + MOVED_ASIDE))
+                moved.append(dest)
             if entry.is_dir() and not entry.is_symlink():
                 shutil.copytree(entry, dest, symlinks=True)
             else:
                 shutil.copy2(entry, dest, follow_symlinks=False)
             copied.append(f"{entry} -> {dest}")
     (out / "driver-files-copied.txt").write_text(
-        "# copied (source -> destination), none over an existing file\n"
+        "# copied (source -> destination)\n"
         + "\n".join(copied)
+        + f"\n# launchers of the driver's files, moved aside to <name>{MOVED_ASIDE} for the run and put back after\n"
+        + "\n".join(map(str, moved))
         + "\n# left alone (already present on the host)\n"
         + "\n".join(kept)
-        + "\n"
+        + "\n# the launchers as they were\n"
+        + "\n".join(launchers)
     )
     log(
-        f"driver layout: {len(copied)} files copied from {', '.join(map(str, DRIVER_SOURCES))}; {len(kept)} present left alone"
+        f"driver layout: {len(copied)} files copied from {', '.join(map(str, sources))}; "
+        f"{len(moved)} launcher(s) moved aside ({', '.join(map(str, moved))}); {len(kept)} present left alone"
     )
-    return copied
+    return moved
+
+
+def restore_driver_layout(moved: list[Path], log: Log) -> None:
+    for dest in moved:
+        with contextlib.suppress(OSError):
+            dest.unlink()
+            dest.with_name(dest.name + MOVED_ASIDE).rename(dest)
+    if moved:
+        log(f"driver layout: put back {', '.join(map(str, moved))}")
 
 
 def containerd_config(state: Path, binaries: dict[str, Path]) -> str:
@@ -979,8 +1018,9 @@ def main() -> int:
         log(f"openssl: none on PATH, using {binaries['openssl']}")
     # The chart's Bidirectional and HostToContainer mounts need a shared root mount (a VM without systemd leaves it private).
     run(["mount", "--make-rshared", "/"], log)
+    moved: list[Path] = []
     if not args.local:
-        preset_driver_layout(args.out, log)
+        moved = preset_driver_layout(DRIVER_SOURCES, args.out, log)
     lines = [args.bundle / "lines" / line for line in args.line]
     labels = json.loads((lines[0] / "node.json").read_text())["node_labels"] if lines else {}
 
@@ -1050,6 +1090,7 @@ def main() -> int:
             node.stop()
         if relay is not None:
             relay.close()
+        restore_driver_layout(moved, log)
         for component, path in cp.logs.items():
             if path.exists():
                 shutil.copy(path, args.out / f"{component}.log")
