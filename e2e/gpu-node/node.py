@@ -779,6 +779,13 @@ class LineRun:
         save(self.out, "cdi-after-delete.txt", "\n".join(cdi_listing()) + "\n")
         events = self.api.get(f"/api/v1/namespaces/{ns}/events")["items"]
         save(self.out, "events-dra-samples.json", events)
+        with contextlib.suppress(NodeError):
+            wait(
+                "the claims' CDI specs to be removed",
+                lambda: not [n for n in cdi_listing() if "claim" in n],
+                30,
+                self.log,
+            )
         claim_specs = [n for n in cdi_listing() if "claim" in n]
         self.step("unprepare", not claim_specs, f"after both pods were deleted: claims gone, CDI root {cdi_listing()}")
 
@@ -793,22 +800,23 @@ class LineRun:
         )
 
     def delete_pod(self, ns: str, name: str) -> None:
+        """Deletes a sample pod and waits for the claim made for it (owned by the pod) to go: the unprepare."""
+        uid = self.api.get(f"/api/v1/namespaces/{ns}/pods/{name}")["metadata"]["uid"]
         self.api.delete(f"/api/v1/namespaces/{ns}/pods/{name}", grace=1)
         wait(
             f"pod {name} to be gone", lambda: not self.api.exists(f"/api/v1/namespaces/{ns}/pods/{name}"), 90, self.log
         )
-        wait(
-            f"the claim of pod {name} to be gone",
-            lambda: (
-                not [
-                    c
-                    for c in self.api.get(f"/apis/resource.k8s.io/v1/namespaces/{ns}/resourceclaims")["items"]
-                    if c["metadata"]["name"].startswith(name + "-")
-                ]
-            ),
-            60,
-            self.log,
-        )
+
+        def owned() -> list[str]:
+            claims = self.api.get(f"/apis/resource.k8s.io/v1/namespaces/{ns}/resourceclaims")["items"]
+            return [
+                c["metadata"]["name"]
+                for c in claims
+                if any(o.get("uid") == uid for o in c["metadata"].get("ownerReferences", []))
+            ]
+
+        wait(f"the claim of pod {name} to be gone", lambda: not owned(), 60, self.log)
+        self.log(f"[{self.meta['line']}] pod {name} deleted and its claim with it; CDI root {cdi_listing()}")
 
     def capture_claims(self, ns: str, when: str) -> None:
         save(
