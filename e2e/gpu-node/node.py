@@ -33,7 +33,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import socket
 import ssl
 import subprocess
@@ -49,6 +48,8 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT / "e2e" / "kube"))
+
+from control_plane import SERVICE_IP, ControlPlane, Daemon  # noqa: E402  (e2e/kube, on the path above)
 
 KUBELET_ROOT = Path("/var/lib/kubelet")
 CDI_ROOT = Path("/var/run/cdi")
@@ -217,37 +218,6 @@ def wait(what: str, probe: Any, timeout: float, log: Log, interval: float = 1.0)
                 f"timed out after {timeout:.0f}s waiting for {what}" + (f" (last error: {last})" if last else "")
             )
         time.sleep(interval)
-
-
-class Daemon:
-    """A node daemon in its own process group, stopped with SIGTERM then SIGKILL."""
-
-    def __init__(self, name: str, argv: list[str], log_path: Path, env: dict[str, str] | None = None) -> None:
-        self.name = name
-        self.handle = log_path.open("ab")
-        self.popen = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=self.handle,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            env=env,
-        )
-
-    def alive(self) -> bool:
-        return self.popen.poll() is None
-
-    def stop(self, timeout: float = 15.0) -> None:
-        if self.popen.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.popen.pid, signal.SIGTERM)
-            try:
-                self.popen.wait(timeout)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(self.popen.pid, signal.SIGKILL)
-                self.popen.wait(5)
-        self.handle.close()
 
 
 def unpack(bundle: Path, work: Path, log: Log) -> dict[str, Path]:
@@ -517,13 +487,11 @@ class Node:
         config.write_text(containerd_config(self.state, self.binaries))
         CNI_CONF_DIR.mkdir(parents=True, exist_ok=True)
         (CNI_CONF_DIR / "10-gpu-node.conflist").write_text(json.dumps(cni_config(), indent=1))
-        env = dict(os.environ, PATH=f"{self.binaries['containerd'].parent}:{os.environ['PATH']}")
+        # containerd finds its runc shim on PATH.
+        os.environ["PATH"] = f"{self.binaries['containerd'].parent}:{os.environ['PATH']}"
         self.daemons.append(
             Daemon(
-                "containerd",
-                [str(self.binaries["containerd"]), "--config", str(config)],
-                self.out / "containerd.log",
-                env,
+                "containerd", [str(self.binaries["containerd"]), "--config", str(config)], self.out / "containerd.log"
             )
         )
         wait("containerd's socket", self.sock.exists, 30, self.log, 0.2)
@@ -1037,8 +1005,6 @@ def main() -> int:
     lines = [args.bundle / "lines" / line for line in args.line]
     labels = json.loads((lines[0] / "node.json").read_text())["node_labels"] if lines else {}
 
-    from control_plane import ControlPlane
-
     # A fresh cluster each run: the control plane's workdir (etcd's data among it) would otherwise carry the last one.
     shutil.rmtree(args.work / "control-plane", ignore_errors=True)
 
@@ -1056,8 +1022,6 @@ def main() -> int:
             for component, path in cp.logs.items():
                 log(f"{component} log: {path}")
             api = Api(cp.server, cp.workdir / "pki")
-            from control_plane import SERVICE_IP
-
             api_port = int(urllib.parse.urlsplit(cp.server).port or 443)
             relay = ServiceRelay(SERVICE_IP, ("127.0.0.1", api_port), str(binaries["netaddr"]), log)
             node = Node(cp, binaries, args.work, args.out, log, labels)

@@ -214,7 +214,9 @@ def _kubeconfig(path: Path, server: str, ca: Path, crt: Path, key: Path, user: s
     return path
 
 
-class _Proc:
+class Daemon:
+    """A process in its own group, its output appended to a log, ended with SIGTERM then SIGKILL (e2e/gpu-node too)."""
+
     def __init__(self, name: str, argv: list[str], log: Path):
         self.name, self.argv, self.log = name, argv, log
         self.started = time.monotonic()
@@ -280,7 +282,7 @@ class ControlPlane:
         self.verbosity = verbosity
         self.quiet = quiet
         self.controllers = CONTROLLERS + (WORKLOAD_CONTROLLERS if workload_controllers else ()) + extra_controllers
-        self._procs: list[_Proc] = []
+        self._procs: list[Daemon] = []
         self._old_sigterm = None
         self.workdir: Path | None = None
         self.kubeconfig: Path | None = None
@@ -562,7 +564,7 @@ class ControlPlane:
         self.logs[name] = log
         self._say(f"starting {name} (log {log})")
         try:
-            self._procs.append(_Proc(name, argv, log))
+            self._procs.append(Daemon(name, argv, log))
         except OSError as exc:
             raise ControlPlaneError(f"cannot start {name} ({argv[0]}): {exc}") from None
 
