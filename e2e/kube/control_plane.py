@@ -214,7 +214,9 @@ def _kubeconfig(path: Path, server: str, ca: Path, crt: Path, key: Path, user: s
     return path
 
 
-class _Proc:
+class Daemon:
+    """A process in its own group, its output appended to a log, ended with SIGTERM then SIGKILL (e2e/gpu-node too)."""
+
     def __init__(self, name: str, argv: list[str], log: Path):
         self.name, self.argv, self.log = name, argv, log
         self.started = time.monotonic()
@@ -270,6 +272,7 @@ class ControlPlane:
         workload_controllers: bool = False,
         quiet: bool = False,
         kube_minor: str | None = None,
+        extra_controllers: tuple[str, ...] = (),
     ):
         self.kube_minor = kube_minor or _build.default_minor()
         self.kube_version = _build.kube_version(self.kube_minor)
@@ -278,8 +281,8 @@ class ControlPlane:
         self.start_timeout = start_timeout
         self.verbosity = verbosity
         self.quiet = quiet
-        self.controllers = CONTROLLERS + (WORKLOAD_CONTROLLERS if workload_controllers else ())
-        self._procs: list[_Proc] = []
+        self.controllers = CONTROLLERS + (WORKLOAD_CONTROLLERS if workload_controllers else ()) + extra_controllers
+        self._procs: list[Daemon] = []
         self._old_sigterm = None
         self.workdir: Path | None = None
         self.kubeconfig: Path | None = None
@@ -306,6 +309,23 @@ class ControlPlane:
             return f"(no log for {component})"
         data = path.read_text(errors="replace").splitlines()
         return "\n".join(data[-lines:])
+
+    def node_kubeconfig(self, node: str, address: str) -> tuple[Path, Path, Path]:
+        """(kubeconfig, certificate, key) for a kubelet: system:node:<node> in system:nodes, as the Node authorizer wants.
+
+        The certificate also serves the kubelet's own port at `address`, where the API server's kubelet client
+        certificate (system:masters) reaches it for logs and exec.
+        """
+        crt, key = self._pki.leaf(
+            self._ca_pair,
+            f"kubelet-{node}",
+            f"system:node:{node}",
+            "system:nodes",
+            server=True,
+            sans=(f"IP:{address}", f"DNS:{node}"),
+        )
+        path = _kubeconfig(self.workdir / f"kubelet-{node}.kubeconfig", self.server, self.ca_file, crt, key, node)
+        return path, crt, key
 
     def get(self, path: str, timeout: float = 5.0) -> tuple[int, str]:
         """GET `path` on the apiserver as admin; returns (status, body)."""
@@ -365,7 +385,12 @@ class ControlPlane:
         # scheduler log "missing content for CA bundle ... requestheader-client-ca-file" errors.
         fp_ca = pki.ca("front-proxy-ca", "nebius-dra-e2e-front-proxy-ca")
         fp_crt, fp_key = pki.leaf(fp_ca, "front-proxy-client", "front-proxy-client")
+        # What kubeadm gives the API server to reach kubelets (logs, exec); unused while no kubelet runs.
+        kubelet_client_crt, kubelet_client_key = pki.leaf(
+            ca_pair, "apiserver-kubelet-client", "kube-apiserver-kubelet-client", "system:masters"
+        )
         sa_key, sa_pub = pki.rsa_keypair("service-account")
+        self._pki, self._ca_pair = pki, ca_pair
         self.timings["pki"] = time.monotonic() - t
 
         etcd_client, etcd_peer, api_port, kcm_port, sched_port = _free_ports(5)
@@ -444,6 +469,10 @@ class ControlPlane:
                 "--requestheader-extra-headers-prefix=X-Remote-Extra-",
                 f"--proxy-client-cert-file={fp_crt}",
                 f"--proxy-client-key-file={fp_key}",
+                f"--kubelet-client-certificate={kubelet_client_crt}",
+                f"--kubelet-client-key={kubelet_client_key}",
+                # A kubelet's hostname may resolve to another address than the one it serves on; its InternalIP does not.
+                "--kubelet-preferred-address-types=InternalIP",
                 f"--service-account-key-file={sa_pub}",
                 f"--service-account-signing-key-file={sa_key}",
                 "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
@@ -535,7 +564,7 @@ class ControlPlane:
         self.logs[name] = log
         self._say(f"starting {name} (log {log})")
         try:
-            self._procs.append(_Proc(name, argv, log))
+            self._procs.append(Daemon(name, argv, log))
         except OSError as exc:
             raise ControlPlaneError(f"cannot start {name} ({argv[0]}): {exc}") from None
 

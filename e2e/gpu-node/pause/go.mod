@@ -1,0 +1,3 @@
+module nebius-dra/e2e/gpu-node/pause
+
+go 1.26
