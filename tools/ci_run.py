@@ -90,6 +90,7 @@ def tier_stages(minors: Sequence[str]) -> list[Stage]:
         tier("cli", oldest, "build pulumi engine"),
         tier("pulumi", oldest, "build pulumi engine"),
         tier("kueue", oldest, "build kueue"),
+        tier("yaml_v3"),  # builds its own small Go program against gopkg.in/yaml.v3
     ]
 
 

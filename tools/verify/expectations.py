@@ -86,7 +86,8 @@ def expectations_for(config: StackConfig, stack: str, smoke_image: str | None = 
         driver_namespace=config.driver.namespace,
         compute_domains=config.driver.compute_domains,
         claims_namespace=config.claims.namespace,
-        claim_templates=tuple(config.claims.builtin_templates),
+        # The templates the stack creates: a built-in no node can serve (multi-gpu below two GPUs a node) is not.
+        claim_templates=config.claims.active_builtin_templates,
         smoke_image=smoke_image or config.claims.sample_gpu_image,
         metrics_namespace=config.observability.namespace if config.observability.enabled else None,
         queues=config.queues,
