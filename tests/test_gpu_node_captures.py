@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -128,6 +129,11 @@ def test_the_smoke_judge_fails_a_log_naming_another_gpu(line: str) -> None:
 @pytest.mark.parametrize("line", LINES)
 def test_the_pending_pod_is_diagnosed_as_unallocatable(line: str) -> None:
     pod = load(line, "pod-gpu-workload-by-product-pending.json")
+    assert pod["status"]["phase"] == "Pending"
+    assert [(c["type"], c["status"], c["reason"]) for c in pod["status"]["conditions"]] == [
+        ("PodScheduled", "False", "Unschedulable")
+    ]
+    assert "cannot allocate all claims" in pod["status"]["conditions"][0]["message"]
     # The events of the pod while it waited (the capture also holds those of its run once the GPU was free).
     events = [
         e
@@ -209,6 +215,12 @@ def test_the_burn_in_no_longer_expects_a_template_a_one_gpu_stack_never_creates(
 @pytest.mark.parametrize("line", LINES)
 def test_the_kubelet_registered_the_plugin(line: str) -> None:
     assert text(line, "plugins-registry-listing.txt").split() == ["gpu.nvidia.com-reg.sock"]
-    assert "gpu.nvidia.com" in text(line, "kubelet-registration.txt")
+    registration = text(line, "kubelet-registration.txt")
+    # The kubelet's own lines: the plugin watcher saw the socket, registration ran, and the DRA manager connected.
+    assert "plugins_registry/gpu.nvidia.com-reg.sock" in registration
+    assert "RegisterPlugin started" in registration
+    assert re.search(r'"Connection changed".*driverName="gpu\.nvidia\.com".*connected=true', registration)
+    assert not re.search(r"(?i)RegisterPlugin error|failed to register", registration)
     assert text(line, "cdi-after-delete.txt").strip() == ""
+    assert load(line, "resourceclaims-after-delete.json") == [], "the pods' claims are gone once the pods are"
     assert text(line, "cdi-while-first-runs.txt").startswith("k8s.gpu.nvidia.com-claim_")
