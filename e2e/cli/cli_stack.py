@@ -27,13 +27,18 @@ from components.config.errors import config_key
 
 # Long enough for the first start of the Python host and the provider, and for Helm's wait on 2 cores.
 CLI_TIMEOUT_S = 900.0
-REPOSITORY_KEYS = (
-    "draDriverRepository",
-    "gpuOperatorRepository",
-    "networkOperatorRepository",
-    "dcgmExporterRepository",
-    "kubePrometheusStackRepository",
-)
+
+
+def repository_settings(config: Any, url: str) -> dict[str, str]:
+    """The chart repository keys of the releases the program installs for `config` (its parsed StackConfig), all
+    at `url`: the program refuses a repository of a chart it does not install (components/config/dependent.py),
+    so the Operators' keys follow its own decision, and the metrics' never (LOCAL_SETTINGS turns them off)."""
+    keys = ["draDriverRepository"]
+    keys += ["gpuOperatorRepository"] if config.driver.gpu_operator else []
+    keys += ["networkOperatorRepository"] if config.driver.network_operator else []
+    return {config_key(key): url for key in keys}
+
+
 # dcgm-exporter 4.8.3, the first chart whose DRA mode reads resource.k8s.io/v1 (the stack refuses
 # older ones), is in no public snapshot this environment has (../shared/vendor/PROVENANCE.md): the
 # exporter cannot be installed from a real chart here, so these stacks turn GPU metrics off.
@@ -75,7 +80,7 @@ class CliStack:
     ) -> CliStack:
         project = copy_project(workdir / "project")
         config = scenario.raw_config()
-        config.update({config_key(key): repository for key in REPOSITORY_KEYS})
+        config.update(repository_settings(scenario.config(), repository))
         config.update({config_key(key): value for key, value in LOCAL_SETTINGS.items()})
         write_stack_file(project, scenario.name, config)
         stack = cls(
