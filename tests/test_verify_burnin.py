@@ -303,6 +303,35 @@ ENTRY = "platform: gpu-h200-sxm, minNodes: 1, floorGbps: 3, source: s, date: '20
         (f"floors: [{{{ENTRY}, flor: 1}}]", 'floors[0] has unknown field(s) "flor"; did you mean floorGbps?'),
         (f"flors: [{{{ENTRY}}}]", 'has unknown field(s) "flors"; did you mean floors?'),
         ("- just a list", 'got ["just a list"]; expected a map {checked?, floors: [...]}'),
+        (
+            f"floors: [{{{ENTRY.replace('floorGbps: 3', 'floorGbps: 99999')}, publishedGbps: 455.9, marginPercent: 20}}]",
+            "floors[0] floorGbps 99999 is above publishedGbps 455.9",
+        ),
+        (
+            f"floors: [{{{ENTRY.replace('floorGbps: 3', 'floorGbps: 400')}, publishedGbps: 455.9, marginPercent: 20}}]",
+            "floors[0] floorGbps 400 is not publishedGbps 455.9 less marginPercent 20 (364.72 GB/s",
+        ),
+        (
+            f"floors: [{{{ENTRY.replace('floorGbps: 3', 'floorGbps: 100')}, publishedGbps: 455.9, marginPercent: 20}}]",
+            "floors[0] floorGbps 100 is not publishedGbps 455.9 less marginPercent 20",
+        ),
+        (f"floors: [{{{ENTRY}, marginPercent: 20}}]", "marginPercent 20 means nothing without publishedGbps"),
+        (
+            f"floors: [{{{ENTRY}}}, {{{ENTRY}}}]",
+            "floors[1] covers gpu-h200-sxm at node counts floors[0] already covers",
+        ),
+        (
+            f"floors: [{{{ENTRY.replace('minNodes: 1', 'minNodes: 2')}}}, {{{ENTRY}, maxNodes: 4}}]",
+            "floors[1] covers gpu-h200-sxm at node counts floors[0] already covers",
+        ),
+        (
+            "floors: [{" + ENTRY.replace("platform: gpu-h200-sxm", "platform: 'gpu-h200-sxm '") + "}]",
+            'platform got "gpu-h200-sxm "',
+        ),
+        (
+            "floors: [{" + ENTRY.replace("source: s", "source: ' s'") + "}]",
+            'source got " s"; expected a non-empty text',
+        ),
     ],
 )
 def test_a_floors_file_that_cannot_be_used_is_named(tmp_path: Path, text: str, message: str) -> None:
@@ -311,6 +340,16 @@ def test_a_floors_file_that_cannot_be_used_is_named(tmp_path: Path, text: str, m
     with pytest.raises(FloorsError) as refused:
         load_floors(path)
     assert f"{path}: not a floors file" in str(refused.value) and message in str(refused.value)
+
+
+def test_entries_of_other_platforms_or_disjoint_counts_and_a_rounded_floor_are_taken(tmp_path: Path) -> None:
+    """455.9 less 20 % is 364.72: the project's file writes 365, whole GB/s, and that is the same floor."""
+    path = tmp_path / "floors.yaml"
+    one = ENTRY.replace("minNodes: 1", "minNodes: 1, maxNodes: 1")
+    two = ENTRY.replace("minNodes: 1", "minNodes: 2").replace("floorGbps: 3", "floorGbps: 365")
+    other = ENTRY.replace("gpu-h200-sxm", "gpu-h100-sxm")
+    path.write_text(f"floors: [{{{one}}}, {{{two}, publishedGbps: 455.9, marginPercent: 20}}, {{{other}}}]")
+    assert [floor.gbps for floor in load_floors(path)] == [3, 365, 3]
 
 
 def test_the_cli_refuses_a_bad_floors_file_before_asking_the_cluster(
