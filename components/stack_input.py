@@ -1155,7 +1155,7 @@ class StackInput(Shape):
         Image,
         Setting(
             "Claim and sample keys",
-            "image of `rdma-workload`: has your RDMA tools, pinned tag or digest",
+            "image of `rdma-workload`: has your RDMA tools, pinned tag or digest. Needs `samplePods` and a GPU group with `infiniband: true`",
             default="nvcr.io/nvidia/pytorch:25.01-py3",
         ),
     ]
@@ -1171,7 +1171,7 @@ class StackInput(Shape):
         list[DnsSubdomain],
         Setting(
             "Claim and sample keys",
-            "extra DeviceClasses (installed by other drivers) user templates may request, besides the [five the stack knows](#deviceclasses)",
+            "extra DeviceClasses (installed by other drivers) user templates may request, besides the [five the stack knows](#deviceclasses). Needs `userClaimTemplates`",
             default=[],
         ),
     ]

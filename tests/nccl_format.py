@@ -148,6 +148,7 @@ def with_bandwidth(
         gpus_per_thread=1,
         min_bytes=real.min_bytes,
         max_bytes=real.max_bytes,
+        requested_bytes=real.requested_bytes,
         ranks=ranks,
         rows=tuple(rows),
         out_of_bounds=wrong,

@@ -311,7 +311,7 @@ def test_pinned_images_pass():
     digest = "nvidia/cuda@sha256:" + "0" * 64
     assert parsed("dev", sampleGpuImage=digest).sample_gpu_image == digest
     assert (
-        parsed("dev", sampleRdmaImage="registry:5000/rdma-tools:1.2").sample_rdma_image
+        parsed("prod", samplePods="true", sampleRdmaImage="registry:5000/rdma-tools:1.2").sample_rdma_image
         == "registry:5000/rdma-tools:1.2"
     )
 

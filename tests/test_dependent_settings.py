@@ -31,6 +31,10 @@ from tests.test_namespaces import refusal
          "nebius-dra:multiGpuCount: got 2, but nebius-dra:builtinClaimTemplates leaves out multi-gpu"),
         ("dev", {"gpuOperatorVersion": "v25.10.1"},
          'nebius-dra:gpuOperatorVersion: got "v25.10.1", but every GPU group has a driversPreset'),
+        ("dev", {"sampleRdmaImage": "nvcr.io/nvidia/pytorch:25.02-py3"},
+         'nebius-dra:sampleRdmaImage: got "nvcr.io/nvidia/pytorch:25.02-py3", but no GPU group sets infiniband: true (nebius-dra:gpuNodeGroups)'),
+        ("dev", {"allowedDeviceClasses": '["foo.example.com"]'},
+         'nebius-dra:allowedDeviceClasses: got ["foo.example.com"], but nebius-dra:userClaimTemplates is empty'),
         ("prod", {"networkOperatorRepository": "https://mirror.example.com/nvidia"},
          "nebius-dra:networkOperatorRepository: got \"https://mirror.example.com/nvidia\", but no GPU group without a driversPreset"),
     ],
@@ -44,6 +48,12 @@ def test_the_same_settings_are_taken_when_their_part_is_on():
     parse_stack_config({**config, "kubePrometheusStack": "true", "kubePrometheusStackVersion": "88.5.3"}, "dev")
     parse_stack_config({**config, "samplePods": "true", "sampleGpuImage": "nvidia/cuda:13.0.0-base-ubuntu24.04"}, "dev")
     parse_stack_config({**config, "gpuMetrics": "false", "dcgmExporterVersion": "4.8.3"}, "dev")  # its default
+    prod = program_config(load_stack_config("prod"))  # an InfiniBand group: the rdma-workload sample runs the image
+    rdma = "nvcr.io/nvidia/pytorch:25.02-py3"
+    assert (
+        parse_stack_config({**prod, "samplePods": "true", "sampleRdmaImage": rdma}, "prod").claims.sample_rdma_image
+        == rdma
+    )
 
 
 def test_a_fabric_no_group_joins_waits_while_a_group_was_refused():

@@ -87,3 +87,23 @@ def test_an_operators_namespace_is_free_where_the_stack_installs_no_operator():
     team = {**TEAMS[0], "namespace": "gpu-operator"}
     queues = json.dumps({"teams": [team, TEAMS[1]], "namespace": "nvidia-network-operator"})
     assert parse_stack_config({**config, "queues": queues}, "prod").queues.namespace == "nvidia-network-operator"
+
+
+@pytest.mark.parametrize(
+    ("namespace", "changes", "owner"),
+    [
+        ("monitoring", {"kubePrometheusStack": "true"}, "the kube-prometheus-stack release (nebius-dra:kubePrometheusStack)"),
+        ("gpu-operator", {"gpuNodeGroups": DRIVERLESS}, "the GPU Operator's release (for the gpuNodeGroups without driversPreset)"),
+        ("nvidia-network-operator", {"gpuNodeGroups": DRIVERLESS}, "the Network Operator's release"),
+    ],
+)  # fmt: skip
+def test_the_driver_namespace_is_not_another_releases_either(namespace, changes, owner):
+    """The reverse (claimNamespace, a team, Kueue taking the driver's) was refused; the driver taking theirs was not."""
+    message = refusal(draDriverNamespace=namespace, **changes)
+    assert f'nebius-dra:draDriverNamespace: got "{namespace}", the namespace of {owner}' in message
+
+
+def test_the_driver_may_use_monitoring_or_an_operators_name_when_that_release_is_not_installed():
+    config = program_config(load_stack_config("prod"))
+    for namespace in ("monitoring", "gpu-operator", "nvidia-network-operator"):
+        assert parse_stack_config({**config, "draDriverNamespace": namespace}, "prod").driver.namespace == namespace

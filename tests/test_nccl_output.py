@@ -196,8 +196,37 @@ def test_a_wrong_count_that_is_no_count_is_refused_not_a_traceback(capture: str,
 
 def test_a_size_of_more_digits_than_a_count_has_is_not_a_row(capture: str) -> None:
     row = ROW_LINE.replace("1073741824", "9" * 5000, 1)
-    run = parse_all_reduce(capture.replace(ROW_LINE, row))
-    assert run.largest.size_bytes == 536870912
+    with pytest.raises(NcclOutputError, match="no row at 1073741824 B, the largest size the header asks for"):
+        parse_all_reduce(capture.replace(ROW_LINE, row))
+
+
+def test_a_log_without_the_size_its_header_asks_for_is_refused(capture: str) -> None:
+    """Once a log whose header says maxBytes 1073741824 but holding only an 8 B row was judged at 8 B."""
+    rows = [line for line in capture.splitlines() if re.match(r"\s+[0-9]+\s+[0-9]+\s+float", line)]
+    cut = capture
+    for line in rows[1:]:
+        cut = cut.replace(line + "\n", "")
+    with pytest.raises(NcclOutputError, match=r"no row at 1073741824 B, .* its largest row is 8 B"):
+        parse_all_reduce(cut)
+
+
+@pytest.mark.parametrize(
+    ("header", "requested"),
+    [
+        ("minBytes 8 maxBytes 1073741824 step: 2(factor)", 1073741824),
+        ("minBytes 8 maxBytes 1000 step: 2(factor)", 512),
+        ("minBytes 8 maxBytes 1000 step: 100(bytes)", 908),
+        ("minBytes 3 maxBytes 100 step: 3(factor)", 81),
+    ],
+)
+def test_the_judged_size_is_the_last_of_common_cus_size_loop(capture: str, header: str, requested: int) -> None:
+    text = re.sub(r"minBytes 8 maxBytes 1073741824 step: 2\(factor\)", header, capture)
+    if requested in (1073741824, 512):
+        run = parse_all_reduce(text)
+        assert (run.requested_bytes, run.largest.size_bytes) == (requested, requested)
+    else:
+        with pytest.raises(NcclOutputError, match=f"no row at {requested} B"):
+            parse_all_reduce(text)
 
 
 @pytest.mark.parametrize(

@@ -168,9 +168,83 @@ def test_a_bandwidth_that_is_no_measurement_fails_with_or_without_a_floor(busbw:
     given = floor_for(FLOORS, "gpu-h200-sxm", 4) if floor else None
     outcome, _ = judge_output(fabric_output(busbw), NODES, 32, given, "h200-train")
     assert not outcome.passed
-    [finding] = outcome.findings
+    finding = outcome.findings[-1]
     assert finding.expected == "a bus bandwidth from 0 to 100000 GB/s at the largest size"
     assert f"(out of place {busbw:g}, in place {busbw:g})" in finding.found
+
+
+def _with_row(log: str, size: int, replace_row: str) -> str:
+    lines = log.splitlines()
+    [index] = [i for i, line in enumerate(lines) if line.split()[:1] == [str(size)]]
+    lines[index] = replace_row
+    return "\n".join(lines) + "\n"
+
+
+# glibc's printf writes "-nan" for a NaN with its sign bit set; other C libraries "NaN", "Infinity".
+@pytest.mark.parametrize("figure", ["nan", "-nan", "NaN", "inf", "-inf", "Infinity"])
+@pytest.mark.parametrize(
+    "column", [5, 6, 7, 9, 10, 11], ids=["oop-time", "oop-algbw", "oop-busbw", "ip-time", "ip-algbw", "ip-busbw"]
+)
+def test_a_nan_or_inf_in_any_column_of_the_judged_row_fails_naming_it(figure: str, column: int) -> None:
+    """Such a row once matched no pattern and was dropped, and the 512 MiB row was judged in its place."""
+    log = fabric_output(455.9).log
+    fields = next(line for line in log.splitlines() if line.split()[:1] == [str(GIB)]).split()
+    fields[column] = figure
+    outcome, _ = judge_output(
+        replace(fabric_output(455.9), log=_with_row(log, GIB, "  ".join(fields))),
+        NODES,
+        32,
+        floor_for(FLOORS, "gpu-h200-sxm", 4),
+        "h200-train",
+    )
+    assert not outcome.passed
+    place = "out-of-place" if column < 9 else "in-place"
+    name = ("time", "algbw", "busbw")[(column - 5) % 4]
+    [unmeasured] = [f for f in outcome.findings if "measurements" in f.subject]
+    assert f"{GIB} B ({place} {name})" in unmeasured.found
+
+
+def test_a_nan_at_a_smaller_size_fails_too() -> None:
+    log = fabric_output(455.9).log
+    fields = next(line for line in log.splitlines() if line.split()[:1] == ["1048576"]).split()
+    fields[7] = "-nan"
+    outcome, _ = judge_output(
+        replace(fabric_output(455.9), log=_with_row(log, 1048576, "  ".join(fields))), NODES, 32, None, "h200-train"
+    )
+    [unmeasured] = outcome.findings
+    assert unmeasured.found == "nan or inf at 1048576 B (out-of-place busbw)"
+
+
+def test_an_average_bus_bandwidth_of_nan_fails() -> None:
+    log = fabric_output(455.9).log
+    average = next(line for line in log.splitlines() if line.startswith("# Avg bus bandwidth"))
+    outcome, _ = judge_output(
+        replace(fabric_output(455.9), log=log.replace(average, "# Avg bus bandwidth    : -nan")),
+        NODES,
+        32,
+        floor_for(FLOORS, "gpu-h200-sxm", 4),
+        "h200-train",
+    )
+    [unmeasured] = outcome.findings
+    assert unmeasured.found == "nan or inf at '# Avg bus bandwidth' (nan)"
+
+
+def test_a_repeated_size_is_judged_by_its_worst_row() -> None:
+    """all_reduce_perf -N repeats every size (src/common.cu run_cycles): two rows of one size are a valid run, and a
+    slow repeat must fail it whichever comes first."""
+    log = fabric_output(455.9).log
+    fast = next(line for line in log.splitlines() if line.split()[:1] == [str(GIB)])
+    slow = fast.replace("455.9", " 10.0")
+    for rows in (f"{fast}\n{slow}", f"{slow}\n{fast}"):
+        outcome, _ = judge_output(
+            replace(fabric_output(455.9), log=log.replace(fast, rows)),
+            NODES,
+            32,
+            floor_for(FLOORS, "gpu-h200-sxm", 4),
+            "h200-train",
+        )
+        [finding] = outcome.findings
+        assert finding.found.startswith(f"10 GB/s busbw at {GIB} B")
 
 
 def test_wrong_elements_fail_whatever_the_bandwidth() -> None:
@@ -229,6 +303,35 @@ ENTRY = "platform: gpu-h200-sxm, minNodes: 1, floorGbps: 3, source: s, date: '20
         (f"floors: [{{{ENTRY}, flor: 1}}]", 'floors[0] has unknown field(s) "flor"; did you mean floorGbps?'),
         (f"flors: [{{{ENTRY}}}]", 'has unknown field(s) "flors"; did you mean floors?'),
         ("- just a list", 'got ["just a list"]; expected a map {checked?, floors: [...]}'),
+        (
+            f"floors: [{{{ENTRY.replace('floorGbps: 3', 'floorGbps: 99999')}, publishedGbps: 455.9, marginPercent: 20}}]",
+            "floors[0] floorGbps 99999 is above publishedGbps 455.9",
+        ),
+        (
+            f"floors: [{{{ENTRY.replace('floorGbps: 3', 'floorGbps: 400')}, publishedGbps: 455.9, marginPercent: 20}}]",
+            "floors[0] floorGbps 400 is not publishedGbps 455.9 less marginPercent 20 (364.72 GB/s",
+        ),
+        (
+            f"floors: [{{{ENTRY.replace('floorGbps: 3', 'floorGbps: 100')}, publishedGbps: 455.9, marginPercent: 20}}]",
+            "floors[0] floorGbps 100 is not publishedGbps 455.9 less marginPercent 20",
+        ),
+        (f"floors: [{{{ENTRY}, marginPercent: 20}}]", "marginPercent 20 means nothing without publishedGbps"),
+        (
+            f"floors: [{{{ENTRY}}}, {{{ENTRY}}}]",
+            "floors[1] covers gpu-h200-sxm at node counts floors[0] already covers",
+        ),
+        (
+            f"floors: [{{{ENTRY.replace('minNodes: 1', 'minNodes: 2')}}}, {{{ENTRY}, maxNodes: 4}}]",
+            "floors[1] covers gpu-h200-sxm at node counts floors[0] already covers",
+        ),
+        (
+            "floors: [{" + ENTRY.replace("platform: gpu-h200-sxm", "platform: 'gpu-h200-sxm '") + "}]",
+            'platform got "gpu-h200-sxm "',
+        ),
+        (
+            "floors: [{" + ENTRY.replace("source: s", "source: ' s'") + "}]",
+            'source got " s"; expected a non-empty text',
+        ),
     ],
 )
 def test_a_floors_file_that_cannot_be_used_is_named(tmp_path: Path, text: str, message: str) -> None:
@@ -237,6 +340,16 @@ def test_a_floors_file_that_cannot_be_used_is_named(tmp_path: Path, text: str, m
     with pytest.raises(FloorsError) as refused:
         load_floors(path)
     assert f"{path}: not a floors file" in str(refused.value) and message in str(refused.value)
+
+
+def test_entries_of_other_platforms_or_disjoint_counts_and_a_rounded_floor_are_taken(tmp_path: Path) -> None:
+    """455.9 less 20 % is 364.72: the project's file writes 365, whole GB/s, and that is the same floor."""
+    path = tmp_path / "floors.yaml"
+    one = ENTRY.replace("minNodes: 1", "minNodes: 1, maxNodes: 1")
+    two = ENTRY.replace("minNodes: 1", "minNodes: 2").replace("floorGbps: 3", "floorGbps: 365")
+    other = ENTRY.replace("gpu-h200-sxm", "gpu-h100-sxm")
+    path.write_text(f"floors: [{{{one}}}, {{{two}, publishedGbps: 455.9, marginPercent: 20}}, {{{other}}}]")
+    assert [floor.gbps for floor in load_floors(path)] == [3, 365, 3]
 
 
 def test_the_cli_refuses_a_bad_floors_file_before_asking_the_cluster(

@@ -249,6 +249,11 @@ def test_an_exec_plugin_missing_from_path_is_named(tmp_path, capsys):
     assert "`nebius-not-installed-here --profile dev`" in capsys.readouterr().err
 
 
+# What an API server answers a list of each with (the captured tests/data/captured/resourceslices-*.json: kind
+# ResourceSliceList, apiVersion resource.k8s.io/v1), by the path's last segment.
+LIST_KINDS = {"nodes": "NodeList", "deviceclasses": "DeviceClassList"}
+
+
 class TokenServer(http.server.BaseHTTPRequestHandler):
     """Answers every GET with an empty list and records the Authorization header it got."""
 
@@ -256,7 +261,9 @@ class TokenServer(http.server.BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         self.seen.append(self.headers.get("Authorization", ""))
-        data = json.dumps({"kind": "List", "apiVersion": "v1", "items": []}).encode()
+        plural = self.path.split("?")[0].rsplit("/", 1)[-1]
+        version = "v1" if plural == "nodes" else "resource.k8s.io/v1"
+        data = json.dumps({"kind": LIST_KINDS[plural], "apiVersion": version, "items": []}).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
@@ -639,7 +646,18 @@ GARBAGE = {
         "answered with something this verifier cannot read (its answer is not valid JSON",
     ),
     "a-list": (b"[1, 2]", "answered with JSON that is not an object"),
-    "items-not-objects": (b'{"items": [1, "x"]}', "a list whose items are not a list of objects"),
+    "items-not-objects": (
+        b'{"kind": "NodeList", "apiVersion": "v1", "items": [1, "x"]}',
+        "a list whose items are not a list of objects",
+    ),
+    # Once counted as pods, DeviceClasses and ResourceSlices: `PASS [1/15] Read the cluster: ... 1 DeviceClasses`.
+    "a-nodelist-for-every-list": (
+        b'{"kind": "NodeList", "apiVersion": "v1", "items": [{"metadata": {"name": "n"}}]}',
+        "answered with NodeList of v1 where PodList of v1 was asked",
+    ),
+    "kubectls-generic-list": (b'{"kind": "List", "apiVersion": "v1", "items": []}', "List of v1 where NodeList of v1"),
+    "no-kind": (b'{"items": []}', "answered with None of None where NodeList of v1 was asked"),
+    "empty-object": (b"{}", "None of None where NodeList of v1 was asked"),
     "nested-too-deep": (b"[" * 100000 + b"]" * 100000, "its answer: nested more than 64 levels deep (MAX_DEPTH)"),
     "number-too-long": (b'{"items": [], "n": ' + b"9" * 5000 + b"}", "at most 300 (MAX_DIGITS)"),
 }

@@ -2,7 +2,12 @@
 
 The Pulumi CLI merges every declared default in, so a key counts as set when its value differs from
 its default. Without this, `dcgmExporterVersion` on a stack with `gpuMetrics: false` (or an InfiniBand
-fabric no group joins, or queue settings without a team) would be read and silently dropped.
+fabric no group joins, `sampleRdmaImage` without an InfiniBand group, `allowedDeviceClasses` without a user
+template, or queue settings without a team) would be read and silently dropped.
+
+`draPluginOutageAccepted` is not among them: whether it acknowledges anything depends on the driver root
+the cluster runs now, which only the plan's baseline knows (policy driver-mode-transition), and it stays set
+on purpose across the `up`s that recreate the groups it names.
 """
 
 from __future__ import annotations
@@ -36,6 +41,12 @@ def unused_setting_problems(settings: StackInput, problems: ConfigProblems) -> N
     if not settings.samplePods:
         why = f"{config_key('samplePods')} is false, so no sample pod runs the image"
         _refuse_set(settings, ("sampleGpuImage", "sampleRdmaImage"), why, problems)
+    if not settings.userClaimTemplates:
+        why = (
+            f"{config_key('userClaimTemplates')} is empty, and the classes it lists are ones user templates may "
+            "request (the built-in templates use the stack's own DeviceClasses)"
+        )
+        _refuse_set(settings, ("allowedDeviceClasses",), why, problems)
     if MULTI_GPU_TEMPLATE not in settings.builtinClaimTemplates:
         why = f"{config_key('builtinClaimTemplates')} leaves out {MULTI_GPU_TEMPLATE}, the template it sizes"
         _refuse_set(settings, ("multiGpuCount",), why, problems)
@@ -52,6 +63,12 @@ def unused_by_groups_problems(
             f"({config_key('gpuNodeGroups')}), so the stack creates no GPU cluster on it; set infiniband: true on an "
             "8-GPU group, or remove infinibandFabric",
         )
+    if settings.samplePods and not any(group.infiniband for group in groups):
+        why = (
+            f"no GPU group sets infiniband: true ({config_key('gpuNodeGroups')}), so the rdma-workload sample pod that "
+            "runs it is not created"
+        )
+        _refuse_set(settings, ("sampleRdmaImage",), why, problems)
     if not driver.gpu_operator:
         why = "every GPU group has a driversPreset, so the stack installs no GPU Operator"
         _refuse_set(settings, ("gpuOperatorVersion", "gpuOperatorRepository"), why, problems)

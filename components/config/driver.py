@@ -18,7 +18,7 @@ from typing import Any
 from components.config.chart_keys import chart_keys, unknown_key_problems
 from components.config.errors import ConfigProblems, config_key, shown
 from components.config.guards import override_problems
-from components.config.namespaces import refuse_taken_namespace
+from components.config.namespaces import fixed_release_namespaces, refuse_taken_namespace
 from components.config.repositories import chart_repository
 from components.dra_constants import (
     DEFAULT_DRIVER_NAMESPACE,
@@ -136,12 +136,14 @@ def _repository(settings: StackInput, line: ChartLine, problems: ConfigProblems)
     return repository
 
 
-def _namespace(settings: StackInput, problems: ConfigProblems) -> str:
+def _namespace(settings: StackInput, gpu_operator: bool, network_operator: bool, problems: ConfigProblems) -> str:
+    """Helm's create_namespace makes no Namespace resource, so two releases in one namespace plan without a clash;
+    but the chart's RBAC and ConfigMaps, named without the release, and its uninstall would then touch the other's."""
     namespace = settings.draDriverNamespace
     refuse_taken_namespace(
         config_key("draDriverNamespace"),
         namespace,
-        {},
+        fixed_release_namespaces(settings, gpu_operator, network_operator),
         "the driver's privileged pods belong in a namespace of their own (the chart refuses to install into default); "
         f"use {DEFAULT_DRIVER_NAMESPACE}",
         problems,
@@ -220,7 +222,9 @@ def parse_driver_config(
         chart=line.chart,
         version=_version(settings, line, problems),
         repository=_repository(settings, line, problems),
-        namespace=_namespace(settings, problems),
+        namespace=_namespace(
+            settings, bool(operator_groups), any(group.infiniband for group in operator_groups), problems
+        ),
         driver_root=_driver_root(settings, groups, problems),
         compute_domains=settings.draComputeDomains,
         value_overrides=settings.draDriverValues,

@@ -22,16 +22,25 @@ from components.stack_input import StackInput
 KUBERNETES_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 
+def fixed_release_namespaces(settings: StackInput, gpu_operator: bool, network_operator: bool) -> dict[str, str]:
+    """The namespaces of the releases whose namespace no setting moves, each with what runs there and the setting
+    that installs it: the DRA driver's namespace is checked against these, as every other namespace is."""
+    releases = {}
+    if gpu_operator:
+        releases[GPU_OPERATOR_NAMESPACE] = "the GPU Operator's release (for the gpuNodeGroups without driversPreset)"
+    if network_operator:
+        releases[NETWORK_OPERATOR_NAMESPACE] = (
+            "the Network Operator's release (for the infiniband gpuNodeGroups without driversPreset)"
+        )
+    if settings.kubePrometheusStack:
+        releases[MONITORING_NAMESPACE] = "the kube-prometheus-stack release (nebius-dra:kubePrometheusStack)"
+    return releases
+
+
 def release_namespaces(settings: StackInput, driver: DraDriverConfig, with_metrics: bool = True) -> dict[str, str]:
     """The namespace of each Helm release the stack installs but Kueue's (`queues` holds it), and what runs
     there; without the GPU metrics exporter's for the check of its own."""
-    releases = {}
-    if driver.gpu_operator:
-        releases[GPU_OPERATOR_NAMESPACE] = "the GPU Operator's release"
-    if driver.network_operator:
-        releases[NETWORK_OPERATOR_NAMESPACE] = "the Network Operator's release"
-    if settings.kubePrometheusStack:
-        releases[MONITORING_NAMESPACE] = "the kube-prometheus-stack release"
+    releases = fixed_release_namespaces(settings, driver.gpu_operator, driver.network_operator)
     if with_metrics and settings.gpuMetrics:
         releases[settings.gpuMetricsNamespace] = "the GPU metrics exporter's release (nebius-dra:gpuMetricsNamespace)"
     releases[driver.namespace] = "the DRA driver's release (nebius-dra:draDriverNamespace)"

@@ -1,14 +1,15 @@
 """The burn-in's verdict: all_reduce_perf's output against the bus-bandwidth floor of its platform and node count.
 
 Pure functions of the pods' outputs and the floors table (tools/verify/nccl_floors.yaml, or a
-stack's own file given with --burn-in-floors, whose entries come first). A run is judged at its
-largest size, by the lower of the out-of-place and in-place busbw; any wrong element fails it
+stack's own file given with --burn-in-floors, whose entries come first). A run is judged at the
+largest size its header asks for (the worst row there, when -N repeats it), by the lower of the out-of-place and in-place busbw; any wrong element fails it
 whatever the bandwidth. An all-reduce across nodes is one collective: when it is slow, every node
 in it is named, because the output cannot say which link was slow (the README says how to bisect).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -82,6 +83,19 @@ def judge_output(
                 expected="# Out of bounds values : 0 OK, #wrong 0 at every size",
                 found=f"{run.out_of_bounds} out-of-bounds check(s); wrong elements at sizes {', '.join(map(str, wrong_rows)) or 'none listed'} B",
                 likely_cause="the all-reduce returned corrupted data: a GPU or NIC is faulty (Xid errors, NebiusGPUError), drain the nodes",
+            )
+        )
+    unmeasured = [f"{row.size_bytes} B ({', '.join(row.not_finite())})" for row in run.rows if row.not_finite()]
+    if not math.isfinite(run.avg_busbw_gbps):
+        unmeasured.append(f"'# Avg bus bandwidth' ({run.avg_busbw_gbps:g})")
+    if unmeasured:
+        findings.append(
+            Discrepancy(
+                subject=f"{subject}: measurements on {where}",
+                expected="a finite time, algbw and busbw at every size, and a finite average bus bandwidth",
+                found=f"nan or inf at {'; '.join(unmeasured[:8])}" + (" ..." if len(unmeasured) > 8 else ""),
+                likely_cause="all_reduce_perf measured nothing there (a time of 0, a failed timer, a collective that "
+                "returned at once): read the pod's log",
             )
         )
     measured = f"{largest.busbw_gbps:g} GB/s busbw at {largest.size_bytes} B over {len(run.ranks)} GPUs"

@@ -39,6 +39,7 @@ from kubernetes.stream.ws_client import ERROR_CHANNEL
 from websocket import WebSocket, WebSocketException, WebSocketTimeoutException
 
 from components.config.reading import InputError, parse_json, printable
+from components.dra_constants import RESOURCE_API_VERSION
 from tools.verify.kubeconfig import ExecCredentials, ExecPluginError, KubeconfigError, load_kubeconfig, one_line
 
 Obj = dict[str, Any]
@@ -457,23 +458,46 @@ class KubeCluster:
             raise self._unusable(action, "JSON that is not an object")
         return document
 
-    def _items(self, action: str, call: Callable[..., Any], *args: Any, **kwargs: Any) -> list[Obj]:
-        items = (self._call(action, call, *args, **kwargs) or {}).get("items") or []
+    def _list_items(self, action: str, found: Obj | None, api_version: str, kind: str | None) -> list[Obj]:
+        """The items of a list answer, once the answer says it is the list asked for: an API server names every
+        list `<Kind>List` in the group's version (the Kubernetes API conventions, "Lists and Simple kinds"; the
+        captured tests/data/captured/resourceslices-*.json: `ResourceSliceList`, `resource.k8s.io/v1`). A NodeList
+        where DeviceClasses were asked would otherwise be counted as DeviceClasses."""
+        if found is None:  # a CRD that is not installed (missing_ok)
+            return []
+        answer = found
+        if answer.get("apiVersion") != api_version or (kind is not None and answer.get("kind") != kind):
+            asked = f"{kind or 'a list'} of {api_version}"
+            got = f"{printable(one_line(str(answer.get('kind')), 60))} of {printable(one_line(str(answer.get('apiVersion')), 60))}"
+            raise self._unusable(action, f"{got} where {asked} was asked")
+        items = answer.get("items") or []
         if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
             raise self._unusable(action, "a list whose items are not a list of objects")
         return items
 
+    def _items(
+        self, action: str, kind: str, call: Callable[..., Any], *args: Any, api_version: str = "v1", **kwargs: Any
+    ) -> list[Obj]:
+        return self._list_items(action, self._call(action, call, *args, **kwargs), api_version, kind)
+
     def list_nodes(self) -> list[Obj]:
-        return self._items("list nodes", self.core.list_node)
+        return self._items("list nodes", "NodeList", self.core.list_node)
 
     def list_pods(self, namespace: str) -> list[Obj]:
-        return self._items(f"list pods in {namespace}", self.core.list_namespaced_pod, namespace)
+        return self._items(f"list pods in {namespace}", "PodList", self.core.list_namespaced_pod, namespace)
 
     def list_device_classes(self) -> list[Obj]:
-        return self._items("list DeviceClasses", self.resource.list_device_class)
+        return self._items(
+            "list DeviceClasses", "DeviceClassList", self.resource.list_device_class, api_version=RESOURCE_API_VERSION
+        )
 
     def list_resource_slices(self) -> list[Obj]:
-        return self._items("list ResourceSlices", self.resource.list_resource_slice)
+        return self._items(
+            "list ResourceSlices",
+            "ResourceSliceList",
+            self.resource.list_resource_slice,
+            api_version=RESOURCE_API_VERSION,
+        )
 
     def list_custom_objects(self, group: str, version: str, plural: str, namespace: str | None = None) -> list[Obj]:
         """Objects of a CRD (Kueue's queues); a CRD that is not installed reads as none."""
@@ -485,10 +509,8 @@ class KubeCluster:
             found = self._call(
                 action, api.list_namespaced_custom_object, group, version, namespace, plural, missing_ok=True
             )
-        items = (found or {}).get("items") or []
-        if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
-            raise self._unusable(action, "a list whose items are not a list of objects")
-        return items
+        # A CRD's list kind is its kind's name with List (ClusterQueueList); the plural alone does not give it.
+        return self._list_items(action, found, f"{group}/{version}", None)
 
     def read_daemonset(self, namespace: str, name: str) -> Obj | None:
         return self._call(
@@ -524,6 +546,7 @@ class KubeCluster:
     def pod_events(self, namespace: str, name: str) -> list[Obj]:
         return self._items(
             f"list events of pod {namespace}/{name}",
+            "EventList",
             self.core.list_namespaced_event,
             namespace,
             field_selector=f"involvedObject.kind=Pod,involvedObject.name={name}",
@@ -583,7 +606,11 @@ class KubeCluster:
 
     def list_pods_labelled(self, namespace: str, selector: str) -> list[Obj]:
         return self._items(
-            f"list pods {selector} in {namespace}", self.core.list_namespaced_pod, namespace, label_selector=selector
+            f"list pods {selector} in {namespace}",
+            "PodList",
+            self.core.list_namespaced_pod,
+            namespace,
+            label_selector=selector,
         )
 
     def pod_log(self, namespace: str, name: str, container: str) -> str:

@@ -38,9 +38,20 @@ FloorDate = Annotated[
     Field(pattern=DATE_PATTERN, description='expected the day the figure was read, as a quoted "YYYY-MM-DD"'),
     AfterValidator(calendar_day),
 ]
+# No white space around a text: it would be shown in every verdict; refused rather than stripped, as the stack
+# file's texts are (a quoted " y" is what the file says, and the file should say "y").
 FloorText = Annotated[
-    StrictStr, Field(min_length=1, max_length=300, description="expected a non-empty text of at most 300 characters")
+    StrictStr,
+    Field(
+        min_length=1,
+        max_length=300,
+        pattern=r"^\S(?:[\s\S]*\S)?$",
+        description="expected a non-empty text of at most 300 characters, without white space around it",
+    ),
 ]
+# The floor may differ from publishedGbps less marginPercent by less than this: the file writes floors in whole GB/s
+# (455.9 less 20 % is 364.72, written 365).
+ROUNDING_GBPS = 1.0
 
 
 class FloorEntry(Shape):
@@ -67,6 +78,32 @@ class FloorEntry(Shape):
             raise ValueError(f"maxNodes {self.maxNodes} is below minNodes {self.minNodes}")
         return self
 
+    @model_validator(mode="after")
+    def _derived(self) -> FloorEntry:
+        """The header of nccl_floors.yaml defines a floor as the published figure less the margin: the three numbers
+        must say the same thing, or the margin (or the figure) the file shows is not the one the verdict uses."""
+        if self.marginPercent is not None and self.publishedGbps is None:
+            raise ValueError(
+                f"marginPercent {self.marginPercent:g} means nothing without publishedGbps, the figure it is taken from"
+            )
+        if self.publishedGbps is None:
+            return self
+        if self.floorGbps > self.publishedGbps:
+            raise ValueError(f"floorGbps {self.floorGbps:g} is above publishedGbps {self.publishedGbps:g}")
+        if self.marginPercent is not None:
+            derived = self.publishedGbps * (1 - self.marginPercent / 100)
+            if abs(self.floorGbps - derived) >= ROUNDING_GBPS:
+                raise ValueError(
+                    f"floorGbps {self.floorGbps:g} is not publishedGbps {self.publishedGbps:g} less marginPercent "
+                    f"{self.marginPercent:g} ({derived:.6g} GB/s, to within {ROUNDING_GBPS:g} GB/s): correct one of the three"
+                )
+        return self
+
+    def overlaps(self, other: FloorEntry) -> bool:
+        """Both cover one platform at some node count: the later would never be used (the first match wins)."""
+        highest = min(n for n in (self.maxNodes, other.maxNodes, MAX_NODES) if n is not None)
+        return self.platform == other.platform and max(self.minNodes, other.minNodes) <= highest
+
 
 class FloorsFile(Shape):
     """The whole file: when its figures were last checked, and the entries in the order they are tried."""
@@ -75,6 +112,20 @@ class FloorsFile(Shape):
     floors: Annotated[
         list[FloorEntry], Field(max_length=1_000, description="expected a list of floors {platform, minNodes, ...}")
     ]
+
+    @model_validator(mode="after")
+    def _disjoint(self) -> FloorsFile:
+        # Quadratic in the entries, at most 1,000 of them (the bound above): half a million comparisons at worst.
+        clashes = [
+            f"floors[{later}] covers {entry.platform} at node counts floors[{earlier}] already covers"
+            f" (the first match is used, so floors[{later}] would never be)"
+            for later, entry in enumerate(self.floors)
+            for earlier in range(later)
+            if self.floors[earlier].overlaps(entry)
+        ]
+        if clashes:
+            raise ValueError("; ".join(clashes[:5]) + (f"; and {len(clashes) - 5} more" if len(clashes) > 5 else ""))
+        return self
 
 
 class _Document(Shape):

@@ -31,7 +31,12 @@ from dataclasses import dataclass
 # count nccl-tests prints, and it would overflow (or, past 4300 digits, stop) `int()`.
 _INT = r"[0-9]{1,18}"
 # src/util.cu getFloatStr: a number fitted into a column, as "%.2f", "%.1f", "%.0f" or "%.1e"/"%.0e".
-_NUMBER = r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|nan|-?inf"
+# A NaN or an infinity is printed by the C library's printf: glibc writes "nan", "-nan", "inf", "-inf" (and "%e"
+# the same); other C libraries write "NaN" or "Infinity". Each is read (Python's float takes them all) so that the
+# row is judged and fails, never dropped as "not a row" with a smaller size judged in its place.
+_NUMBER = (
+    r"[-+]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[nN][aA][nN]|[iI][nN][fF](?:[iI][nN][iI][tT][yY])?)"
+)
 _WRONG = r"[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?|N/A"
 _MEASUREMENT = (
     rf"\s+(?P<{{p}}time>{_NUMBER})\s+(?P<{{p}}algbw>{_NUMBER})\s+(?P<{{p}}busbw>{_NUMBER})\s+(?P<{{p}}wrong>{_WRONG})"
@@ -48,7 +53,11 @@ VERSION = re.compile(
 STARTING = re.compile(r"^# Collective test starting: (?P<program>\S+)")
 PARAMETERS = re.compile(
     rf"^# nThread (?P<threads>{_INT}) nGpus (?P<gpus>{_INT}) minBytes (?P<min>{_INT}) maxBytes (?P<max>{_INT})"
+    rf"(?: step: (?P<step>{_INT})\((?P<unit>factor|bytes)\))?"
 )
+# The widest element all_reduce_perf sums (double, int64, uint64): a row's printed size is its requested size
+# rounded down to a whole number of elements (src/common.cu: `count = size / wordSize(type)`).
+_WIDEST_ELEMENT_BYTES = 8
 # The device name runs to the end of the line; its trailing white space is stripped in code, not by a `\s*$` after
 # a lazy `.*?` (which retries the run of spaces from every position: quadratic).
 RANK = re.compile(
@@ -77,6 +86,11 @@ class Measurement:
     # None when the run did not check its data (`-c 0` prints N/A).
     wrong: int | None
 
+    def not_finite(self) -> tuple[str, ...]:
+        """The columns whose figure is NaN or infinite: all_reduce_perf measured nothing there."""
+        columns = (("time", self.time_us), ("algbw", self.algbw_gbps), ("busbw", self.busbw_gbps))
+        return tuple(name for name, figure in columns if not math.isfinite(figure))
+
 
 @dataclass(frozen=True)
 class SizeRow:
@@ -98,6 +112,14 @@ class SizeRow:
     def wrong(self) -> int:
         return sum(m.wrong or 0 for m in (self.out_of_place, self.in_place))
 
+    def not_finite(self) -> tuple[str, ...]:
+        """'out-of-place busbw' and the like: each column of the row that holds NaN or an infinity."""
+        return tuple(
+            f"{place} {column}"
+            for place, measurement in (("out-of-place", self.out_of_place), ("in-place", self.in_place))
+            for column in measurement.not_finite()
+        )
+
 
 @dataclass(frozen=True)
 class RankDevice:
@@ -118,6 +140,8 @@ class AllReduceRun:
     gpus_per_thread: int
     min_bytes: int
     max_bytes: int
+    # The largest size the run was asked for: the last of minBytes, minBytes*factor (or +step), ... not above maxBytes.
+    requested_bytes: int
     ranks: tuple[RankDevice, ...]
     rows: tuple[SizeRow, ...]
     out_of_bounds: int
@@ -130,7 +154,29 @@ class AllReduceRun:
 
     @property
     def largest(self) -> SizeRow:
-        return max(self.rows, key=lambda row: row.size_bytes)
+        """The row judged: the one at the largest size the run was asked for (parse_all_reduce refuses a log
+        without it). Where that size has several rows (`-N` repeats every size, src/common.cu `run_cycles`), the
+        worst: a NaN first, then the lowest busbw, so that a slow repeat is never hidden by a fast one."""
+        judged = [row for row in self.rows if _is_requested_size(row.size_bytes, self.requested_bytes)]
+        return min(judged, key=lambda row: (not math.isnan(row.busbw_gbps), row.busbw_gbps))
+
+
+def _is_requested_size(size_bytes: int, requested_bytes: int) -> bool:
+    return requested_bytes - _WIDEST_ELEMENT_BYTES < size_bytes <= requested_bytes
+
+
+def _requested_bytes(parameters: re.Match[str]) -> int:
+    """The last size of src/common.cu's loop `for (size = minbytes; size <= maxbytes; size = stepfactor > 1 ?
+    size*stepfactor : size+stepbytes)`; maxBytes itself when the header does not print its step."""
+    size, largest = int(parameters["min"]), int(parameters["max"])
+    step = int(parameters["step"]) if parameters["step"] else 0
+    if step < (2 if parameters["unit"] == "factor" else 1) or size == 0 or size > largest:
+        return largest
+    if parameters["unit"] == "factor":
+        while size * step <= largest:
+            size *= step
+        return size
+    return size + (largest - size) // step * step
 
 
 def _number(text: str) -> float:
@@ -240,12 +286,19 @@ def parse_all_reduce(text: str, cpu_limit_s: float = PARSE_CPU_LIMIT_S) -> AllRe
             f"the output stops after {len(rows)} size(s) (largest {max(row.size_bytes for row in rows)} B) without "
             "'# Out of bounds values', '# Avg bus bandwidth' and '# Collective test concluded': the run was cut short"
         )
+    requested = _requested_bytes(parameters)
+    if not any(_is_requested_size(row.size_bytes, requested) for row in rows):
+        raise NcclOutputError(
+            f"the output has no row at {requested} B, the largest size the header asks for (maxBytes "
+            f"{parameters['max']}); its largest row is {max(row.size_bytes for row in rows)} B: the run is not whole"
+        )
     return AllReduceRun(
         version=version,
         threads=int(parameters["threads"]),
         gpus_per_thread=int(parameters["gpus"]),
         min_bytes=int(parameters["min"]),
         max_bytes=int(parameters["max"]),
+        requested_bytes=requested,
         ranks=tuple(ranks),
         rows=tuple(rows),
         out_of_bounds=out_of_bounds,
