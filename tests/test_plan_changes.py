@@ -210,6 +210,43 @@ def test_an_operator_group_beside_preset_groups_is_planned_as_steps_and_the_root
     assert left.message.endswith("accept it with nebius-dra:draPluginOutageAccepted: [h200-burst]")
 
 
+def test_an_operator_group_left_at_the_preset_root_is_a_mandatory_finding_and_a_step(prod_baseline):
+    """The other fix the tool suggests, draDriverRoot: /, leaves the new Operator group's GPUs unclaimable."""
+    config = with_gpu_groups_changed(
+        "prod", lambda g: {"labels": {**g["labels"], "nvidia.com/gpu.deploy.operands": "false"}}
+    )
+    groups = json.loads(config["nebius-dra:gpuNodeGroups"])
+    groups.append(
+        {
+            "name": "h100-op",
+            "platform": "gpu-h100-sxm",
+            "preset": "8gpu-128vcpu-1600gb",
+            "fixedNodeCount": 1,
+            "strategy": {"maxSurge": 0, "maxUnavailable": 1, "drainTimeout": "30m"},
+        }
+    )
+    config |= {"nebius-dra:gpuNodeGroups": json.dumps(groups), "nebius-dra:draDriverRoot": "/"}
+    plan = build_plan("prod", config=config, out=None, baseline=prod_baseline)
+    assert plan.blocked
+    [finding] = [f for f in plan.findings if f.policy == "dra-driver-root-serves-every-group"]
+    assert finding.mandatory and "(group h100-op) has its GPU driver under /run/nvidia/driver" in finding.message
+    step = (
+        "new group h100-op has its driver under /run/nvidia/driver, not at draDriverRoot /: its DRA plugin cannot work"
+    )
+    for shown in (render_text(plan), _changed(render_markdown(plan))):
+        assert step in shown
+    accepted = build_plan(
+        "prod",
+        config={**config, "nebius-dra:draPluginOutageAccepted": '["h100-op"]'},
+        out=None,
+        baseline=prod_baseline,
+    )
+    assert not accepted.blocked
+    assert "never claimed (policy dra-driver-root-serves-every-group, accepted by draPluginOutageAccepted)" in (
+        render_text(accepted)
+    )
+
+
 def test_the_plan_shows_a_doubtful_price_and_a_spot_ceiling_with_its_advisory(prod_baseline):
     config = with_gpu_groups_changed(
         "prod",

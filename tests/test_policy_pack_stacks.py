@@ -206,6 +206,12 @@ def second_driver_release(resources: Resources) -> PlannedResource:
     return second
 
 
+def operator_group_at_the_preset_root(resources: Resources) -> PlannedResource:
+    group = the_one(resources, train_group)
+    group.props["template"]["gpuSettings"].pop("driversPreset")
+    return group
+
+
 def infiniband_group_autoscaled(resources: Resources) -> PlannedResource:
     group = the_one(resources, lambda r: r.type == NODE_GROUP and "gpuCluster" in r.props["template"])
     group.props.pop("fixedNodeCount")
@@ -371,6 +377,12 @@ MUTATIONS = {
     "sample image on latest": ("dev", latest_sample_image, "workload-images-pinned", False),
     "no DRA driver release": ("prod", no_driver_release, "single-dra-driver-release", True),
     "two DRA driver releases": ("dev", second_driver_release, "single-dra-driver-release", True),
+    "GPU Operator group at the preset root": (
+        "prod",
+        operator_group_at_the_preset_root,
+        "dra-driver-root-serves-every-group",
+        True,
+    ),
     "network claims without InfiniBand": ("prod", no_infiniband_group, "network-claims-need-infiniband", True),
     "GPU metrics exporter without DRA mode": ("prod", exporter_without_dra_mode, "gpu-metrics-dra-attribution", True),
     "GPU metrics exporter before 4.8.3": ("dev", exporter_before_v1_support, "gpu-metrics-dra-attribution", True),

@@ -32,6 +32,7 @@ from .queue_rules import QUEUE_CHECKS
 from .rdma_pod_rules import rdma_workload_violations
 from .release_rules import (
     check_dra_driver_release,
+    check_driver_root_serves_every_group,
     check_gpu_metrics_dra_attribution,
     check_gpu_metrics_present,
     check_gpu_operator_device_plugin,
@@ -153,6 +154,13 @@ RULES: tuple[ResourceRule | StackRule, ...] = (
         "A stack with DRA GPU node groups has exactly one NVIDIA DRA driver release.",
         MANDATORY,
         check_single_dra_driver_release,
+    ),
+    StackRule(
+        "dra-driver-root-serves-every-group",
+        "Every DRA GPU group's driver lives at the DRA driver's nvidiaDriverRoot (/ for a drivers preset, "
+        "/run/nvidia/driver for the GPU Operator), unless draPluginOutageAccepted names the group.",
+        MANDATORY,
+        check_driver_root_serves_every_group,
     ),
     StackRule(
         "network-claims-need-infiniband",
