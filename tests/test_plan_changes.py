@@ -257,3 +257,34 @@ def test_the_plan_shows_a_doubtful_price_and_a_spot_ceiling_with_its_advisory(pr
         assert "h200-burst's ceiling $0.5 per GPU-hour is below the table's spot price $1.45" in shown
         assert "doubtful price (prices/nebius.yaml): likely low" in shown
     assert "RECREATES NODES of 1 node group(s)" in render_text(plan)
+
+
+def _without_burst(stack_config: dict[str, str]) -> dict[str, str]:
+    groups = [g for g in json.loads(stack_config["nebius-dra:gpuNodeGroups"]) if g["name"] != "h200-burst"]
+    return {**stack_config, "nebius-dra:gpuNodeGroups": json.dumps(groups)}
+
+
+def test_deleting_a_protected_group_is_a_failing_up_that_saves_nothing(prod_baseline):
+    """prod deploys with protect: true; Pulumi refuses to delete a protected resource."""
+    plan = build_plan("prod", config=_without_burst(load_stack_config("prod")), out=None, baseline=prod_baseline)
+    text = render_text(plan)
+    summary = text.splitlines()[0]
+    assert "`pulumi up` FAILS: it cannot delete the protected node group(s) h200-burst" in summary
+    assert "recreates" not in summary
+    for shown in (text, _changed(render_markdown(plan))):
+        assert "`pulumi up` FAILS deleting node group h200-burst: it is protected" in shown
+        assert "https://www.pulumi.com/docs/iac/concepts/options/protect/" in shown
+        assert "docs/operating.md#tearing-down" in shown
+        assert "DELETES node group h200-burst" not in shown
+    assert "h200-burst is left out of this estimate, but it is protected" in render_markdown(plan)
+    unprotected = {**load_stack_config("prod"), "nebius-dra:protect": "false"}
+    baseline = _baseline_of(unprotected)
+    plain = build_plan("prod", config=_without_burst(unprotected), out=None, baseline=baseline)
+    plain_text = render_text(plain)
+    assert "; deletes 1 node group(s)" in plain_text.splitlines()[0]
+    assert "recreates" not in plain_text.splitlines()[0]
+    assert "DELETES node group h200-burst" in plain_text and "FAILS" not in plain_text
+
+
+def _baseline_of(config: dict[str, str]) -> dict[str, Any]:
+    return json.loads(json.dumps(plan_document(build_plan("prod", config=config, out=None))))

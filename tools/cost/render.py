@@ -248,6 +248,30 @@ def change_notes(base: Document | None, head: Document) -> list[str]:
     return notes
 
 
+def with_protected_kept(base: Document | None, head: Document, protected: bool) -> tuple[Document, list[str]]:
+    """`head` as `pulumi up` leaves it: a GPU group the base deployed with Pulumi's protect option and this change
+    leaves out is not deleted (Pulumi refuses to delete a protected resource,
+    https://www.pulumi.com/docs/iac/concepts/options/protect/), so it keeps its cost; with the notes that say so."""
+    names = {str(g.get("name")) for g in _groups(head)}
+    kept = [g for g in _groups(base or {}) if protected and g.get("kind") == "gpu" and str(g.get("name")) not in names]
+    if not kept:
+        return head, []
+    total = dict(head.get("total") or {})
+    for key in ("hourlyUsd", "usdPer30Days"):
+        low, high = _bounds(total, key) or (0.0, 0.0)
+        for group in kept:
+            extra_low, extra_high = _bounds(group, key) or (0.0, 0.0)
+            low, high = low + extra_low, high + extra_high
+        total[key] = {"min": round(low, 4), "max": round(high, 4)}
+    notes = [
+        f"{group.get('name')}: left out of the stack but protected (nebius-dra:protect): `pulumi up` refuses to delete "
+        "it and fails after creating the rest, so it keeps running and billing (no saving) until the protection is "
+        "lifted (docs/operating.md#tearing-down)"
+        for group in kept
+    ]
+    return {**head, "groups": [*_groups(head), *kept], "total": total}, notes
+
+
 def render_diff_text(base: Document | None, head: Document, base_label: str) -> list[str]:
     lines = [f"Cost change against {base_label} (per hour at min..max nodes)"]
     lines += ["  " + line for line in _table(diff_rows(base, head), DIFF_HEADER)]
