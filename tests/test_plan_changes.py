@@ -288,3 +288,13 @@ def test_deleting_a_protected_group_is_a_failing_up_that_saves_nothing(prod_base
 
 def _baseline_of(config: dict[str, str]) -> dict[str, Any]:
     return json.loads(json.dumps(plan_document(build_plan("prod", config=config, out=None))))
+
+
+def test_a_total_resting_on_a_doubtful_price_says_so_in_the_cost_table_and_the_resources_tree():
+    plan = build_plan("prod", out=None)
+    text = render_text(plan)
+    caveat = "rests on doubtful or stale prices of h200-train, h200-burst (see notes)"
+    [total] = [line for line in text.splitlines() if line.strip().startswith("total")]
+    assert total.endswith(caveat)
+    assert f"priceCaveat={caveat}" in text.split("\nResources\n", 1)[1]
+    assert caveat in render_markdown(plan)

@@ -15,6 +15,7 @@ example counts "200 (GiB RAM)").
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import date
 from decimal import ROUND_HALF_UP, Decimal
@@ -104,6 +105,7 @@ class StackCost:
                 "usdPer30Days": _range(self.hourly_min * HOURS_PER_30_DAYS, self.hourly_max * HOURS_PER_30_DAYS),
                 "complete": not self.unpriced,
                 "unpriced": [group.name for group in self.unpriced],
+                "doubtedPrices": doubted_groups(self.groups),
             },
         }
 
@@ -239,16 +241,26 @@ def _at_ceiling(cost: GroupCost, ceiling: Decimal) -> GroupCost:
     return replace(cost, price=price, unpriced=None, caveats=caveats)
 
 
+# The caveats that put a price itself in doubt (price_caveats): every place that shows a total says so.
+DOUBTFUL_PRICE = "doubtful price"
+STALE_PRICE = "stale price"
+
+
+def doubted_groups(groups: Sequence[GroupCost]) -> list[str]:
+    """Groups whose price the table marks as doubtful or that is older than the freshness limit."""
+    return [g.name for g in groups if any(c.startswith((DOUBTFUL_PRICE, STALE_PRICE)) for c in g.caveats)]
+
+
 def price_caveats(source: PriceSource, today: date) -> tuple[str, ...]:
     """What the table says against a price (`doubtful`), and whether it is older than PRICE_FRESH_DAYS."""
-    caveats: tuple[str, ...] = (f"doubtful price ({source.origin}): {source.doubtful}",) if source.doubtful else ()
+    caveats: tuple[str, ...] = (f"{DOUBTFUL_PRICE} ({source.origin}): {source.doubtful}",) if source.doubtful else ()
     try:
         age = (today - date.fromisoformat(source.date)).days
     except ValueError:
         return caveats
     if age > PRICE_FRESH_DAYS:
         caveats += (
-            f"stale price: {source.date} is {age} days old, more than the {PRICE_FRESH_DAYS}-day freshness limit; "
+            f"{STALE_PRICE}: {source.date} is {age} days old, more than the {PRICE_FRESH_DAYS}-day freshness limit; "
             f"re-read {source.source}",
         )
     return caveats
