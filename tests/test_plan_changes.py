@@ -257,6 +257,11 @@ def test_the_plan_shows_a_doubtful_price_and_a_spot_ceiling_with_its_advisory(pr
         assert "h200-burst's ceiling $0.5 per GPU-hour is below the table's spot price $1.45" in shown
         assert "doubtful price (prices/nebius.yaml): likely low" in shown
     assert "RECREATES NODES of 1 node group(s)" in render_text(plan)
+    [advisory] = [f for f in plan.findings if f.policy == "spot-ceiling-below-spot-price"]
+    assert not advisory.mandatory and "below the price table's spot price $1.45 per GPU-hour" in advisory.message
+    assert "advisory finding(s)" in render_text(plan).splitlines()[0]
+    for changed in (render_text(plan).split("Policy verdicts", 1)[0], _changed(render_markdown(plan))):
+        assert "SPOT CEILING BELOW THE SPOT PRICE: h200-burst: 8 GPUs x $0.5 per GPU-hour at most" in changed
 
 
 def _without_burst(stack_config: dict[str, str]) -> dict[str, str]:

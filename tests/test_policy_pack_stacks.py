@@ -268,6 +268,14 @@ def group_on_an_unpriced_platform(resources: Resources) -> PlannedResource:
     return set_field(the_one(resources, autoscaled_gpu_group), "template.resources.platform", "gpu-b300-sxm")
 
 
+def spot_ceiling_below_the_spot_price(resources: Resources) -> PlannedResource:
+    """The estimate of a spot group whose ceiling is below the table's spot price, as components/values/cost.py makes it."""
+    group = the_one(resources, autoscaled_gpu_group)
+    [entry] = [e for e in estimate_of(resources).props["groups"] if e["nodeGroup"] == group.props["name"]]
+    entry |= {"capacity": "spot", "basis": "8 GPUs x $0.5 per GPU-hour at most", "spotAboveCeiling": 1.45}
+    return group
+
+
 def train_group(r: PlannedResource) -> bool:
     return r.type == NODE_GROUP and "gpuCluster" in r.props["template"]
 
@@ -377,6 +385,12 @@ MUTATIONS = {
     "sample image on latest": ("dev", latest_sample_image, "workload-images-pinned", False),
     "no DRA driver release": ("prod", no_driver_release, "single-dra-driver-release", True),
     "two DRA driver releases": ("dev", second_driver_release, "single-dra-driver-release", True),
+    "spot ceiling below the spot price": (
+        "prod",
+        spot_ceiling_below_the_spot_price,
+        "spot-ceiling-below-spot-price",
+        False,
+    ),
     "GPU Operator group at the preset root": (
         "prod",
         operator_group_at_the_preset_root,

@@ -60,6 +60,8 @@ class GroupCost:
     unpriced: str | None = None
     # What a reader of the price must know: a spot ceiling below the table's price, a doubtful or stale figure.
     caveats: tuple[str, ...] = ()
+    # The table's spot price per GPU-hour where the group's ceiling is below it: no node may then be placed.
+    spot_above_ceiling: Decimal | None = None
 
     @property
     def capacity(self) -> str:
@@ -146,6 +148,7 @@ def _group_document(group: GroupCost) -> dict[str, Any]:
         "priceFrom": source.origin,
         **({"note": SPOT_NOTE} if group.spot else {}),
         **({"caveats": list(group.caveats)} if group.caveats else {}),
+        **({"spotAboveCeiling": usd(group.spot_above_ceiling)} if group.spot_above_ceiling is not None else {}),
     }
 
 
@@ -233,12 +236,14 @@ def _at_ceiling(cost: GroupCost, ceiling: Decimal) -> GroupCost:
         source,
     )
     caveats = (*cost.caveats, f"priced at its ceiling: {price.basis}")
+    above = None
     if reference is not None and gpus and ceiling * gpus < reference.usd_per_node_hour:
+        above = reference.usd_per_node_hour / gpus
         caveats += (
             f"advisory: {cost.name}'s ceiling {_amount(ceiling)} per GPU-hour is below the table's spot price "
             f"{_amount(reference.usd_per_node_hour / gpus)}: while the spot price stays above it, no node may be placed",
         )
-    return replace(cost, price=price, unpriced=None, caveats=caveats)
+    return replace(cost, price=price, unpriced=None, caveats=caveats, spot_above_ceiling=above)
 
 
 # The caveats that put a price itself in doubt (price_caveats): every place that shows a total says so.

@@ -14,7 +14,7 @@ from .claim_rules import (
     check_workload_images_pinned,
 )
 from .cluster_rules import DEFAULT_MINIMUM_VERSION, MINIMUM_VERSION, check_cluster_version, check_dra_features_on_minor
-from .cost_rules import MIN_HOURLY_USD, check_max_hourly_cost
+from .cost_rules import MIN_HOURLY_USD, check_max_hourly_cost, check_spot_ceiling_below_spot_price
 from .framework import ADVISORY, MANDATORY, ResourceRule, StackRule
 from .identity_rules import IDENTITY_RULES
 from .node_group_rules import (
@@ -197,6 +197,12 @@ RULES: tuple[ResourceRule | StackRule, ...] = (
                 },
             }
         ),
+    ),
+    StackRule(
+        "spot-ceiling-below-spot-price",
+        "A spot group's maxPricePerGpuHour is at or above the price table's spot price (below it, no node may be placed).",
+        ADVISORY,
+        check_spot_ceiling_below_spot_price,
     ),
     StackRule(
         "dra-features-on-cluster-minor",

@@ -148,6 +148,19 @@ def _helm_lines(changes: Changes) -> list[str]:
     return ["HELM UPGRADES", *lines] if lines else []
 
 
+def _ceiling_lines(plan: Plan, changes: Changes) -> list[str]:
+    """A new or changed spot group whose ceiling is below the table's spot price may never get a node."""
+    changed = {g.name for g in changes.groups}
+    return [
+        f"SPOT CEILING BELOW THE SPOT PRICE: {entry.get('name')}: {entry.get('basis')}, below the table's spot price "
+        f"${entry['spotAboveCeiling']} per GPU-hour: while the spot price stays above it Nebius places no node "
+        "(advisory spot-ceiling-below-spot-price)"
+        for entry in ((plan.cost or {}).get("groups") or [])
+        if entry.get("spotAboveCeiling") is not None
+        and (entry.get("nodeGroup") in changed or entry.get("name") in changes.added_groups)
+    ]
+
+
 def changed_lines(plan: Plan, names: dict[str, str]) -> list[str]:
     """The section's lines: the baseline's origin, then every difference in the order it is applied."""
     if plan.no_baseline is not None:
@@ -170,6 +183,7 @@ def changed_lines(plan: Plan, names: dict[str, str]) -> list[str]:
         "IN PLACE (no node replaced)",
         [(_group(g, names), g.of(Effect.IN_PLACE)) for g in changes.groups if g.of(Effect.IN_PLACE)],
     )
+    body += _ceiling_lines(plan, changes)
     body += _helm_lines(changes)
     body += _section(
         "CLAIM TEMPLATES DELETED AND CREATED (the spec is immutable; claims made from them keep the old spec)",
