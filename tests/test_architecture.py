@@ -216,3 +216,17 @@ def test_the_import_graph_is_drawn_from_the_same_edges_the_guards_check():
     assert ("components.config", "components.cel") in import_graph.edges()
     assert ("components.cel", "components.config") not in import_graph.edges()
     assert ("components.config.stack", "components.config.node_groups") in import_graph.edges(modules=True)
+
+
+def test_policy_copy_of_the_driver_roots_and_the_dra_driver_component_is_the_programs():
+    from components import dra_constants, dra_driver
+
+    assert (planned.PRESET_DRIVER_ROOT, planned.OPERATOR_DRIVER_ROOT) == (
+        dra_constants.HOST_DRIVER_ROOT,
+        dra_constants.OPERATOR_DRIVER_ROOT,
+    )
+    assert planned.GROUP_LABEL == dra_constants.NODE_GROUP_LABEL
+    assert (planned.DRA_DRIVER_COMPONENT_TYPE, planned.PLUGIN_OUTAGE_ACCEPTED) == (
+        dra_driver.DRA_DRIVER_TYPE,
+        dra_driver.PLUGIN_OUTAGE_ACCEPTED,
+    )

@@ -24,7 +24,7 @@ from components.model import PriceTable
 from components.values.cost import HOURS_PER_30_DAYS, node_price, stack_cost
 from tests.helpers import STACKS
 from tools.cost import __main__ as cost_cli
-from tools.cost.render import money, render_cost_text, render_diff_text, span
+from tools.cost.render import money, render_cost_text, render_diff_text, span, with_protected_kept
 from tools.plan.model import build_plan
 from tools.plan.report import render_json, render_markdown, render_text
 
@@ -502,3 +502,21 @@ def test_what_a_change_costs_says_what_it_does_to_the_nodes_from_the_table():
     )
     assert "what it does: h200-burst: maxNodes 8 -> 4: in place: nodes are added or removed" in text
     assert "system" not in text.split("what it does", 1)[1]
+
+
+def test_leaving_out_a_protected_group_saves_nothing_in_the_cost_change():
+    groups = [g for g in json.loads(load_stack_config("prod")["nebius-dra:gpuNodeGroups"]) if g["name"] != "h200-burst"]
+    day = datetime.date(2026, 1, 1)
+    base = stack_cost(parsed("prod"), today=day).as_document()
+    head = stack_cost(parsed("prod", **{"nebius-dra:gpuNodeGroups": json.dumps(groups)}), today=day).as_document()
+    after, notes = with_protected_kept(base, head, protected=True)
+    text = "\n".join(render_diff_text(base, after, "base HEAD"))
+    [total] = [line for line in text.splitlines() if line.strip().startswith("total")]
+    assert total.count("$0.00") == 2 and "-$" not in total
+    assert "rests on doubtful or stale prices of h200-train, h200-burst (see notes)" in total
+    [note] = notes
+    assert note.startswith("h200-burst: left out of the stack but protected") and "no saving" in note
+    plain, none = with_protected_kept(base, head, protected=False)
+    assert plain is head and none == []
+    [saving] = [line for line in "\n".join(render_diff_text(base, plain, "b")).splitlines() if "total" in line]
+    assert "-$" in saving

@@ -179,3 +179,15 @@ def test_every_section_a_message_or_comment_names_is_a_heading_of_that_page():
         if not any(heading.startswith(section) for heading in headings[page])
     ]
     assert not stale
+
+
+def test_every_quoted_doubtful_price_carries_its_caveat():
+    """prices/nebius.yaml marks the H200 price doubtful: a page that quotes it says so in the same paragraph."""
+    table = yaml.safe_load((ROOT / "prices" / "nebius.yaml").read_text(encoding="utf-8"))
+    doubted = [entry for entry in table["gpu"] if entry.get("doubtful")]
+    assert doubted, "the table marks no price doubtful: this test has nothing to check"
+    for page in sorted((ROOT / "docs").glob("*.md")):
+        for paragraph in (" ".join(p.split()) for p in page.read_text(encoding="utf-8").split("\n\n")):
+            for entry in doubted:
+                quoted = f"${float(entry['onDemand']['usdPerGpuHour']):.2f} per" in paragraph
+                assert not quoted or "doubtful" in paragraph, f"{page.name}: {paragraph[:120]}"

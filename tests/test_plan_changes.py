@@ -210,6 +210,43 @@ def test_an_operator_group_beside_preset_groups_is_planned_as_steps_and_the_root
     assert left.message.endswith("accept it with nebius-dra:draPluginOutageAccepted: [h200-burst]")
 
 
+def test_an_operator_group_left_at_the_preset_root_is_a_mandatory_finding_and_a_step(prod_baseline):
+    """The other fix the tool suggests, draDriverRoot: /, leaves the new Operator group's GPUs unclaimable."""
+    config = with_gpu_groups_changed(
+        "prod", lambda g: {"labels": {**g["labels"], "nvidia.com/gpu.deploy.operands": "false"}}
+    )
+    groups = json.loads(config["nebius-dra:gpuNodeGroups"])
+    groups.append(
+        {
+            "name": "h100-op",
+            "platform": "gpu-h100-sxm",
+            "preset": "8gpu-128vcpu-1600gb",
+            "fixedNodeCount": 1,
+            "strategy": {"maxSurge": 0, "maxUnavailable": 1, "drainTimeout": "30m"},
+        }
+    )
+    config |= {"nebius-dra:gpuNodeGroups": json.dumps(groups), "nebius-dra:draDriverRoot": "/"}
+    plan = build_plan("prod", config=config, out=None, baseline=prod_baseline)
+    assert plan.blocked
+    [finding] = [f for f in plan.findings if f.policy == "dra-driver-root-serves-every-group"]
+    assert finding.mandatory and "(group h100-op) has its GPU driver under /run/nvidia/driver" in finding.message
+    step = (
+        "new group h100-op has its driver under /run/nvidia/driver, not at draDriverRoot /: its DRA plugin cannot work"
+    )
+    for shown in (render_text(plan), _changed(render_markdown(plan))):
+        assert step in shown
+    accepted = build_plan(
+        "prod",
+        config={**config, "nebius-dra:draPluginOutageAccepted": '["h100-op"]'},
+        out=None,
+        baseline=prod_baseline,
+    )
+    assert not accepted.blocked
+    assert "never claimed (policy dra-driver-root-serves-every-group, accepted by draPluginOutageAccepted)" in (
+        render_text(accepted)
+    )
+
+
 def test_the_plan_shows_a_doubtful_price_and_a_spot_ceiling_with_its_advisory(prod_baseline):
     config = with_gpu_groups_changed(
         "prod",
@@ -220,3 +257,49 @@ def test_the_plan_shows_a_doubtful_price_and_a_spot_ceiling_with_its_advisory(pr
         assert "h200-burst's ceiling $0.5 per GPU-hour is below the table's spot price $1.45" in shown
         assert "doubtful price (prices/nebius.yaml): likely low" in shown
     assert "RECREATES NODES of 1 node group(s)" in render_text(plan)
+    [advisory] = [f for f in plan.findings if f.policy == "spot-ceiling-below-spot-price"]
+    assert not advisory.mandatory and "below the price table's spot price $1.45 per GPU-hour" in advisory.message
+    assert "advisory finding(s)" in render_text(plan).splitlines()[0]
+    for changed in (render_text(plan).split("Policy verdicts", 1)[0], _changed(render_markdown(plan))):
+        assert "SPOT CEILING BELOW THE SPOT PRICE: h200-burst: 8 GPUs x $0.5 per GPU-hour at most" in changed
+
+
+def _without_burst(stack_config: dict[str, str]) -> dict[str, str]:
+    groups = [g for g in json.loads(stack_config["nebius-dra:gpuNodeGroups"]) if g["name"] != "h200-burst"]
+    return {**stack_config, "nebius-dra:gpuNodeGroups": json.dumps(groups)}
+
+
+def test_deleting_a_protected_group_is_a_failing_up_that_saves_nothing(prod_baseline):
+    """prod deploys with protect: true; Pulumi refuses to delete a protected resource."""
+    plan = build_plan("prod", config=_without_burst(load_stack_config("prod")), out=None, baseline=prod_baseline)
+    text = render_text(plan)
+    summary = text.splitlines()[0]
+    assert "`pulumi up` FAILS: it cannot delete the protected node group(s) h200-burst" in summary
+    assert "recreates" not in summary
+    for shown in (text, _changed(render_markdown(plan))):
+        assert "`pulumi up` FAILS deleting node group h200-burst: it is protected" in shown
+        assert "https://www.pulumi.com/docs/iac/concepts/options/protect/" in shown
+        assert "docs/operating.md#tearing-down" in shown
+        assert "DELETES node group h200-burst" not in shown
+    assert "h200-burst is left out of this estimate, but it is protected" in render_markdown(plan)
+    unprotected = {**load_stack_config("prod"), "nebius-dra:protect": "false"}
+    baseline = _baseline_of(unprotected)
+    plain = build_plan("prod", config=_without_burst(unprotected), out=None, baseline=baseline)
+    plain_text = render_text(plain)
+    assert "; deletes 1 node group(s)" in plain_text.splitlines()[0]
+    assert "recreates" not in plain_text.splitlines()[0]
+    assert "DELETES node group h200-burst" in plain_text and "FAILS" not in plain_text
+
+
+def _baseline_of(config: dict[str, str]) -> dict[str, Any]:
+    return json.loads(json.dumps(plan_document(build_plan("prod", config=config, out=None))))
+
+
+def test_a_total_resting_on_a_doubtful_price_says_so_in_the_cost_table_and_the_resources_tree():
+    plan = build_plan("prod", out=None)
+    text = render_text(plan)
+    caveat = "rests on doubtful or stale prices of h200-train, h200-burst (see notes)"
+    [total] = [line for line in text.splitlines() if line.strip().startswith("total")]
+    assert total.endswith(caveat)
+    assert f"priceCaveat={caveat}" in text.split("\nResources\n", 1)[1]
+    assert caveat in render_markdown(plan)

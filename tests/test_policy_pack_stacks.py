@@ -206,6 +206,12 @@ def second_driver_release(resources: Resources) -> PlannedResource:
     return second
 
 
+def operator_group_at_the_preset_root(resources: Resources) -> PlannedResource:
+    group = the_one(resources, train_group)
+    group.props["template"]["gpuSettings"].pop("driversPreset")
+    return group
+
+
 def infiniband_group_autoscaled(resources: Resources) -> PlannedResource:
     group = the_one(resources, lambda r: r.type == NODE_GROUP and "gpuCluster" in r.props["template"])
     group.props.pop("fixedNodeCount")
@@ -260,6 +266,14 @@ def one_more_fabric_node(resources: Resources) -> None:
 def group_on_an_unpriced_platform(resources: Resources) -> PlannedResource:
     """The program priced the group it registered; the edited resource runs something the estimate did not price."""
     return set_field(the_one(resources, autoscaled_gpu_group), "template.resources.platform", "gpu-b300-sxm")
+
+
+def spot_ceiling_below_the_spot_price(resources: Resources) -> PlannedResource:
+    """The estimate of a spot group whose ceiling is below the table's spot price, as components/values/cost.py makes it."""
+    group = the_one(resources, autoscaled_gpu_group)
+    [entry] = [e for e in estimate_of(resources).props["groups"] if e["nodeGroup"] == group.props["name"]]
+    entry |= {"capacity": "spot", "basis": "8 GPUs x $0.5 per GPU-hour at most", "spotAboveCeiling": 1.45}
+    return group
 
 
 def train_group(r: PlannedResource) -> bool:
@@ -371,6 +385,18 @@ MUTATIONS = {
     "sample image on latest": ("dev", latest_sample_image, "workload-images-pinned", False),
     "no DRA driver release": ("prod", no_driver_release, "single-dra-driver-release", True),
     "two DRA driver releases": ("dev", second_driver_release, "single-dra-driver-release", True),
+    "spot ceiling below the spot price": (
+        "prod",
+        spot_ceiling_below_the_spot_price,
+        "spot-ceiling-below-spot-price",
+        False,
+    ),
+    "GPU Operator group at the preset root": (
+        "prod",
+        operator_group_at_the_preset_root,
+        "dra-driver-root-serves-every-group",
+        True,
+    ),
     "network claims without InfiniBand": ("prod", no_infiniband_group, "network-claims-need-infiniband", True),
     "GPU metrics exporter without DRA mode": ("prod", exporter_without_dra_mode, "gpu-metrics-dra-attribution", True),
     "GPU metrics exporter before 4.8.3": ("dev", exporter_before_v1_support, "gpu-metrics-dra-attribution", True),

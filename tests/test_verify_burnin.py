@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import copy
+import json
 import math
 from dataclasses import replace
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import kubernetes_validate
 import pytest
 
+from components.config.stack import parse_stack_config
 from components.dra_constants import IB_TEMPLATE, MULTI_GPU_TEMPLATE, NODE_GROUP_LABEL
 from policies.dra_guardrails.rdma_pod_rules import rdma_pod_problems
 from tests.nccl_format import Fabric, render, with_bandwidth
@@ -29,7 +32,7 @@ from tools.verify.burnin_job import (
 from tools.verify.burnin_verdict import PodOutput, floor_for, judge_output
 from tools.verify.checks import Outcome
 from tools.verify.cluster import ClusterError
-from tools.verify.expectations import load_expectations
+from tools.verify.expectations import expectations_for, load_expectations, program_config
 from tools.verify.floors import FLOORS_FILE, FloorsError, load_floors
 from tools.verify.nccl_output import parse_all_reduce
 from tools.verify.smoke import SmokeInterrupted
@@ -510,7 +513,8 @@ def test_a_healthy_cluster_passes_and_the_run_leaves_nothing(tmp_path: Path) -> 
     outcome = BurnInRun(cluster, PROD, settings(tmp_path), CLUSTER_NODES, lambda _: None).run()
     assert outcome.passed, outcome.findings
     assert "h200-train: 455.9 GB/s busbw" in outcome.summary and "h200-burst: 480 GB/s busbw" in outcome.summary
-    assert "at list price" in outcome.summary
+    # Priced as the stack prices it, with the table's doubt about the H200 price beside the figure.
+    assert "at 8 GPUs x $3.50 per GPU-hour per node (doubtful price (prices/nebius.yaml): likely low" in outcome.summary
     assert cluster.created == [
         ("Job", "verify-burnin-h200-train-abcde"),
         ("Secret", "verify-burnin-h200-train-abcde"),
@@ -610,3 +614,15 @@ def test_a_failed_burn_in_is_not_recorded_and_flags_override_the_gate(tmp_path: 
         BurnInGate(settings(tmp_path), PROD, "s", read_only=False).skip_reason([])
         == "no GPU group has a Ready node to burn in"
     )
+
+
+def test_the_burn_in_prices_a_spot_group_as_the_stack_does() -> None:
+    """A spot group costs at most its ceiling (components/values/cost.py), not the on-demand list price."""
+    config = program_config("prod")
+    groups = json.loads(config["gpuNodeGroups"])
+    groups[1]["capacity"] = {"type": "spot", "maxPricePerGpuHour": "0.50"}
+    expectations = expectations_for(parse_stack_config({**config, "gpuNodeGroups": json.dumps(groups)}, "prod"), "prod")
+    burst = expectations.group("h200-burst")
+    assert burst is not None and burst.price is not None
+    assert burst.price.usd_per_node_hour == Decimal("4.00")
+    assert burst.price.basis.startswith("8 GPUs x $0.5 per GPU-hour at most (maxPricePerGpuHour")

@@ -15,6 +15,7 @@ example counts "200 (GiB RAM)").
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import date
 from decimal import ROUND_HALF_UP, Decimal
@@ -59,6 +60,8 @@ class GroupCost:
     unpriced: str | None = None
     # What a reader of the price must know: a spot ceiling below the table's price, a doubtful or stale figure.
     caveats: tuple[str, ...] = ()
+    # The table's spot price per GPU-hour where the group's ceiling is below it: no node may then be placed.
+    spot_above_ceiling: Decimal | None = None
 
     @property
     def capacity(self) -> str:
@@ -104,6 +107,7 @@ class StackCost:
                 "usdPer30Days": _range(self.hourly_min * HOURS_PER_30_DAYS, self.hourly_max * HOURS_PER_30_DAYS),
                 "complete": not self.unpriced,
                 "unpriced": [group.name for group in self.unpriced],
+                "doubtedPrices": doubted_groups(self.groups),
             },
         }
 
@@ -144,6 +148,7 @@ def _group_document(group: GroupCost) -> dict[str, Any]:
         "priceFrom": source.origin,
         **({"note": SPOT_NOTE} if group.spot else {}),
         **({"caveats": list(group.caveats)} if group.caveats else {}),
+        **({"spotAboveCeiling": usd(group.spot_above_ceiling)} if group.spot_above_ceiling is not None else {}),
     }
 
 
@@ -231,24 +236,36 @@ def _at_ceiling(cost: GroupCost, ceiling: Decimal) -> GroupCost:
         source,
     )
     caveats = (*cost.caveats, f"priced at its ceiling: {price.basis}")
+    above = None
     if reference is not None and gpus and ceiling * gpus < reference.usd_per_node_hour:
+        above = reference.usd_per_node_hour / gpus
         caveats += (
             f"advisory: {cost.name}'s ceiling {_amount(ceiling)} per GPU-hour is below the table's spot price "
             f"{_amount(reference.usd_per_node_hour / gpus)}: while the spot price stays above it, no node may be placed",
         )
-    return replace(cost, price=price, unpriced=None, caveats=caveats)
+    return replace(cost, price=price, unpriced=None, caveats=caveats, spot_above_ceiling=above)
+
+
+# The caveats that put a price itself in doubt (price_caveats): every place that shows a total says so.
+DOUBTFUL_PRICE = "doubtful price"
+STALE_PRICE = "stale price"
+
+
+def doubted_groups(groups: Sequence[GroupCost]) -> list[str]:
+    """Groups whose price the table marks as doubtful or that is older than the freshness limit."""
+    return [g.name for g in groups if any(c.startswith((DOUBTFUL_PRICE, STALE_PRICE)) for c in g.caveats)]
 
 
 def price_caveats(source: PriceSource, today: date) -> tuple[str, ...]:
     """What the table says against a price (`doubtful`), and whether it is older than PRICE_FRESH_DAYS."""
-    caveats: tuple[str, ...] = (f"doubtful price ({source.origin}): {source.doubtful}",) if source.doubtful else ()
+    caveats: tuple[str, ...] = (f"{DOUBTFUL_PRICE} ({source.origin}): {source.doubtful}",) if source.doubtful else ()
     try:
         age = (today - date.fromisoformat(source.date)).days
     except ValueError:
         return caveats
     if age > PRICE_FRESH_DAYS:
         caveats += (
-            f"stale price: {source.date} is {age} days old, more than the {PRICE_FRESH_DAYS}-day freshness limit; "
+            f"{STALE_PRICE}: {source.date} is {age} days old, more than the {PRICE_FRESH_DAYS}-day freshness limit; "
             f"re-read {source.source}",
         )
     return caveats

@@ -132,3 +132,27 @@ def check_max_hourly_cost(
             )
         )
     return violations
+
+
+def check_spot_ceiling_below_spot_price(
+    resources: Sequence[PlannedResource], config: Mapping[str, Any]
+) -> list[tuple[str | None, str]]:
+    """Nebius places a spot VM only while the spot price is at or below the pricing policy's maximum (pulumi-nebius
+    0.6.73 BillingV1PricingPolicyPricingMaxPriceV1Args.max_price): a ceiling below the table's spot price may place
+    no node at all."""
+    estimated = _estimated_groups(resources)
+    found: list[tuple[str | None, str]] = []
+    for group in (r for r in resources if r.type == NODE_GROUP_TYPE):
+        entry = estimated.get(str(field_at(group.props, "name") or group.name))
+        spot = field_at(entry, "spotAboveCeiling")
+        if not isinstance(spot, (int, float)):
+            continue
+        found.append(
+            (
+                group.urn,
+                f"{named(group)} is a spot group whose maxPricePerGpuHour ceiling ({field_at(entry, 'basis')}) is "
+                f"below the price table's spot price {_usd(float(spot))} per GPU-hour: while the spot price stays "
+                "above the ceiling Nebius places no node of it. Raise the ceiling, or confirm the current spot price.",
+            )
+        )
+    return found

@@ -22,6 +22,15 @@ POD_TYPE = "kubernetes:core/v1:Pod"
 # The program registers its cost estimate as this component (components/cost.py); its inputs carry
 # each node group's price per node-hour with the price's source and date.
 COST_ESTIMATE_TYPE = "nebius-dra:cost:CostEstimate"
+# The DRA driver component (components/dra_driver.py) records the groups named by nebius-dra:draPluginOutageAccepted.
+DRA_DRIVER_COMPONENT_TYPE = "nebius-dra:driver:DraDriver"
+PLUGIN_OUTAGE_ACCEPTED = "pluginOutageAccepted"
+# Where a GPU node's driver lives: a drivers preset ships it in the image at /, the GPU Operator installs it under
+# /run/nvidia/driver (components/dra_constants.py); the DRA kubelet plugin reads it from one root, nvidiaDriverRoot.
+PRESET_DRIVER_ROOT = "/"
+# Every node carries its group's stack-file name under this label (components/dra_constants.py NODE_GROUP_LABEL).
+GROUP_LABEL = "nebius-dra/node-group"
+OPERATOR_DRIVER_ROOT = "/run/nvidia/driver"
 DRA_DRIVER_CHARTS = ("nvidia-dra-driver-gpu", "dra-driver-nvidia-gpu")
 GPU_OPERATOR_CHART = "gpu-operator"
 DCGM_EXPORTER_CHART = "dcgm-exporter"
@@ -184,3 +193,27 @@ def listing(values: Sequence[str]) -> str:
 
 def is_existing_infiniband_group(resource: PlannedResource) -> bool:
     return resource.type == EXISTING_GPU_GROUP_TYPE and field_at(resource.props, "infiniband") is True
+
+
+def group_driver_root(group: Mapping[str, Any]) -> str:
+    """Where a GPU group's driver lives (its inputs, or the plan's record of them): in its preset image at /, else
+    where the GPU Operator puts it."""
+    preset = field_at(group, "template", "gpuSettings", "driversPreset")
+    return PRESET_DRIVER_ROOT if preset else OPERATOR_DRIVER_ROOT
+
+
+def plugin_outage_accepted(resources: Sequence[PlannedResource]) -> tuple[str, ...]:
+    """The groups the stack names in nebius-dra:draPluginOutageAccepted."""
+    return tuple(
+        str(name)
+        for resource in resources
+        if resource.type == DRA_DRIVER_COMPONENT_TYPE
+        for name in (resource.props.get(PLUGIN_OUTAGE_ACCEPTED) or [])
+    )
+
+
+def written_group_name(resource: PlannedResource) -> str:
+    """The stack file's name of a node group, as its nodes' label carries it; else its resource name."""
+    labels = field_at(resource.props, "template", "metadata", "labels")
+    name = labels.get(GROUP_LABEL) if isinstance(labels, Mapping) else None
+    return str(name or resource.name)

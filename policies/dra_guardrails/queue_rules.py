@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .planned import HELM_RELEASE_TYPES, NODE_GROUP_TYPE, as_list, chart_name, field_at
+from .planned import GROUP_LABEL, HELM_RELEASE_TYPES, NODE_GROUP_TYPE, as_list, chart_name, field_at
 
 KUEUE_CHART = "kueue"
 DRA_GATE = "DynamicResourceAllocation"
@@ -29,7 +29,6 @@ WORKLOAD_TYPES = (
     "kubernetes:apps/v1:StatefulSet",
     "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet",
 )
-GROUP_LABEL = "nebius-dra/node-group"
 _GPU_PRESET = re.compile(r"^(\d+)gpu-")
 
 Violation = tuple[str | None, str]

@@ -14,7 +14,7 @@ from .claim_rules import (
     check_workload_images_pinned,
 )
 from .cluster_rules import DEFAULT_MINIMUM_VERSION, MINIMUM_VERSION, check_cluster_version, check_dra_features_on_minor
-from .cost_rules import MIN_HOURLY_USD, check_max_hourly_cost
+from .cost_rules import MIN_HOURLY_USD, check_max_hourly_cost, check_spot_ceiling_below_spot_price
 from .framework import ADVISORY, MANDATORY, ResourceRule, StackRule
 from .identity_rules import IDENTITY_RULES
 from .node_group_rules import (
@@ -32,6 +32,7 @@ from .queue_rules import QUEUE_CHECKS
 from .rdma_pod_rules import rdma_workload_violations
 from .release_rules import (
     check_dra_driver_release,
+    check_driver_root_serves_every_group,
     check_gpu_metrics_dra_attribution,
     check_gpu_metrics_present,
     check_gpu_operator_device_plugin,
@@ -155,6 +156,13 @@ RULES: tuple[ResourceRule | StackRule, ...] = (
         check_single_dra_driver_release,
     ),
     StackRule(
+        "dra-driver-root-serves-every-group",
+        "Every DRA GPU group's driver lives at the DRA driver's nvidiaDriverRoot (/ for a drivers preset, "
+        "/run/nvidia/driver for the GPU Operator), unless draPluginOutageAccepted names the group.",
+        MANDATORY,
+        check_driver_root_serves_every_group,
+    ),
+    StackRule(
         "network-claims-need-infiniband",
         "Claims for RDMA or InfiniBand NICs exist only on a stack with an InfiniBand DRA node group.",
         MANDATORY,
@@ -189,6 +197,12 @@ RULES: tuple[ResourceRule | StackRule, ...] = (
                 },
             }
         ),
+    ),
+    StackRule(
+        "spot-ceiling-below-spot-price",
+        "A spot group's maxPricePerGpuHour is at or above the price table's spot price (below it, no node may be placed).",
+        ADVISORY,
+        check_spot_ceiling_below_spot_price,
     ),
     StackRule(
         "dra-features-on-cluster-minor",

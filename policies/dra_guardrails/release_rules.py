@@ -10,9 +10,11 @@ from .planned import (
     DCGM_EXPORTER_CHART,
     DRA_DRIVER_CHARTS,
     EXISTING_GPU_GROUP_TYPE,
+    PRESET_DRIVER_ROOT,
     PlannedResource,
     chart_name,
     field_at,
+    group_driver_root,
     is_dcgm_exporter_release,
     is_dra_driver_release,
     is_dra_gpu_node_group,
@@ -20,6 +22,8 @@ from .planned import (
     is_gpu_operator_release,
     named,
     operator_exporter_on,
+    plugin_outage_accepted,
+    written_group_name,
 )
 
 # dcgm-exporter's DRA mode reads resource.k8s.io/v1 ResourceSlices from chart 4.8.3 (image 4.6.0-4.8.3) on;
@@ -82,6 +86,35 @@ def check_single_dra_driver_release(
             "Operator install the driver).",
         )
         for release in releases
+    ]
+
+
+def check_driver_root_serves_every_group(
+    resources: Sequence[PlannedResource], config: Mapping[str, Any]
+) -> list[tuple[str | None, str]]:
+    releases = [r for r in resources if is_dra_driver_release(r)]
+    if len(releases) != 1:
+        return []
+    # The chart's own default is nvidiaDriverRoot: "/" (k8s-dra-driver-gpu deployments/helm values.yaml).
+    root = field_at(releases[0].props, "values", "nvidiaDriverRoot") or PRESET_DRIVER_ROOT
+    accepted = plugin_outage_accepted(resources)
+    stranded = [
+        group
+        for group in resources
+        if is_dra_gpu_node_group(group)
+        and group_driver_root(group.props) != root
+        and written_group_name(group) not in accepted
+    ]
+    return [
+        (
+            group.urn,
+            f"{named(group)} (group {written_group_name(group)}) has its GPU driver under {group_driver_root(group.props)}, "
+            f"but the DRA driver's kubelet plugin reads it from nvidiaDriverRoot {root} on every node "
+            "(docs/dra-driver.md: a root serves only the nodes of the mode whose root you choose): the plugin does not "
+            "work on its nodes and its GPUs can never be claimed. Give every GPU group the same driver mode, or accept "
+            f"the outage with nebius-dra:draPluginOutageAccepted: [{written_group_name(group)}] until it is recreated.",
+        )
+        for group in stranded
     ]
 
 

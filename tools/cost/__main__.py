@@ -43,10 +43,16 @@ from components.config.reading import (
     printable,
 )
 from components.config.stack_file import PROJECT_DIR, StackFileError, declared_config, program_config
-from components.model import PriceTable
+from components.model import PriceTable, StackConfig
 from components.redaction import redacted
 from components.values.cost import stack_cost
-from tools.cost.render import render_cost_markdown, render_cost_text, render_diff_markdown, render_diff_text
+from tools.cost.render import (
+    render_cost_markdown,
+    render_cost_text,
+    render_diff_markdown,
+    render_diff_text,
+    with_protected_kept,
+)
 from tools.plan.stack_source import (
     STACK_FILE_OPTION,
     StackNameError,
@@ -72,6 +78,8 @@ class BaseCost:
     document: dict[str, Any] | None
     note: str | None = None
     new_stack: bool = False
+    # The base deploys its GPU groups with Pulumi's protect option (nebius-dra:protect).
+    protected: bool = False
 
     @property
     def comparable(self) -> bool:
@@ -108,12 +116,16 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
+def _config(stack: str, project_dir: Path, table: PriceTable | None, stack_file: Path | None) -> StackConfig:
+    values = read_stack_source(stack, stack_file, project_dir).values
+    prices = load_price_table(project_dir / PRICE_TABLE) if table is None else table
+    return parse_stack_config(program_config(values), stack, price_table=prices)
+
+
 def estimate(stack: str, project_dir: Path, table: PriceTable | None = None, stack_file: Path | None = None) -> dict:
     """The cost document of `stack` as configured in `project_dir` (or in `stack_file`), priced from `table`
     (default: `project_dir`'s own table)."""
-    values = read_stack_source(stack, stack_file, project_dir).values
-    prices = load_price_table(project_dir / PRICE_TABLE) if table is None else table
-    return stack_cost(parse_stack_config(program_config(values), stack, price_table=prices)).as_document()
+    return stack_cost(_config(stack, project_dir, table, stack_file)).as_document()
 
 
 def _git(project_dir: Path, *args: str) -> subprocess.CompletedProcess:
@@ -181,10 +193,10 @@ def base_cost(stack: str, ref: str, project_dir: Path = PROJECT_DIR) -> BaseCost
                 if table_text is None
                 else parse_price_table(table_text, f"{ref}:{PRICE_TABLE}")
             )
-            document = estimate(stack, folder, table)
+            config = _config(stack, folder, table, None)
         except ConfigError as error:
             return BaseCost(ref, None, f"the base {ref} cannot be priced by this checkout's code: {error}")
-    return BaseCost(ref, document, note)
+    return BaseCost(ref, stack_cost(config).as_document(), note, protected=config.protect)
 
 
 def render(stack: str, head: dict, base: BaseCost | None, output: str, change_only: bool = False) -> str:
@@ -196,6 +208,7 @@ def render(stack: str, head: dict, base: BaseCost | None, output: str, change_on
         }
         return json.dumps(document, indent=2, sort_keys=True) + "\n"
     label = f"base {base.ref}" if base is not None else ""
+    after, kept = with_protected_kept(base.document, head, base.protected) if base is not None else (head, [])
     if output == "markdown":
         lines = [] if change_only else [f"### Cost of stack `{stack}`", "", *render_cost_markdown(head), ""]
         if base is not None:
@@ -203,13 +216,15 @@ def render(stack: str, head: dict, base: BaseCost | None, output: str, change_on
             # The note can quote the base revision's files: escaped, on one line, so it stays one quote.
             lines += [f"> {markdown_text(base.note)}", ""] if base.note else []
             if base.comparable:
-                lines += render_diff_markdown(base.document, head, markdown_text(label))
+                lines += render_diff_markdown(base.document, after, markdown_text(label))
+                lines += ["", *(f"- {markdown_text(note)}" for note in kept)] if kept else []
         return "\n".join(lines) + "\n"
     lines = [] if change_only else [f"Cost of stack {stack}", "", *render_cost_text(head), ""]
     if base is not None:
         lines += [f"note: {printable(base.note, lines=True)}"] if base.note else []
         if base.comparable:
-            lines += render_diff_text(base.document, head, printable(label))
+            lines += render_diff_text(base.document, after, printable(label))
+            lines += [f"  note: {note}" for note in kept]
     return "\n".join(lines) + "\n"
 
 

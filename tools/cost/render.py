@@ -82,7 +82,13 @@ def _total_row(document: Document) -> tuple[str, ...]:
     total = document.get("total") or {}
     unpriced = total.get("unpriced") or []
     label = f"total of priced groups ({len(unpriced)} unpriced)" if unpriced else "total"
-    return (label, "", "", "", "", _range(total, "hourlyUsd"), _range(total, "usdPer30Days"), "")
+    return (label, "", "", "", "", _range(total, "hourlyUsd"), _range(total, "usdPer30Days"), doubted_total(total))
+
+
+def doubted_total(total: Mapping[str, Any]) -> str:
+    """What a total says when it rests on a price the table doubts or that is stale (the notes say why)."""
+    doubted = [str(name) for name in total.get("doubtedPrices") or []]
+    return f"rests on doubtful or stale prices of {', '.join(doubted)} (see notes)" if doubted else ""
 
 
 def _sources(document: Document) -> list[tuple[str, str, str]]:
@@ -212,7 +218,12 @@ def diff_rows(base: Document | None, head: Document) -> list[tuple[str, ...]]:
             _range(base_total, "hourlyUsd") if base is not None else NONE,
             _range(head_total, "hourlyUsd"),
             span(*_change(_bounds(base_total, "hourlyUsd"), _bounds(head_total, "hourlyUsd")), signed=True),
-            span(*_change(_bounds(base_total, "usdPer30Days"), _bounds(head_total, "usdPer30Days")), signed=True),
+            span(*_change(_bounds(base_total, "usdPer30Days"), _bounds(head_total, "usdPer30Days")), signed=True)
+            + (
+                f" ({doubted_total(head_total)})"
+                if isinstance(head_total, Mapping) and doubted_total(head_total)
+                else ""
+            ),
         )
     )
     return rows
@@ -246,6 +257,33 @@ def change_notes(base: Document | None, head: Document) -> list[str]:
                 f"{row.effect.value}: {row.does}"
             )
     return notes
+
+
+def with_protected_kept(base: Document | None, head: Document, protected: bool) -> tuple[Document, list[str]]:
+    """`head` as `pulumi up` leaves it: a GPU group the base deployed with Pulumi's protect option and this change
+    leaves out is not deleted (Pulumi refuses to delete a protected resource,
+    https://www.pulumi.com/docs/iac/concepts/options/protect/), so it keeps its cost; with the notes that say so."""
+    names = {str(g.get("name")) for g in _groups(head)}
+    kept = [g for g in _groups(base or {}) if protected and g.get("kind") == "gpu" and str(g.get("name")) not in names]
+    if not kept:
+        return head, []
+    total = dict(head.get("total") or {})
+    for key in ("hourlyUsd", "usdPer30Days"):
+        low, high = _bounds(total, key) or (0.0, 0.0)
+        for group in kept:
+            extra_low, extra_high = _bounds(group, key) or (0.0, 0.0)
+            low, high = low + extra_low, high + extra_high
+        total[key] = {"min": round(low, 4), "max": round(high, 4)}
+    doubted = [str(name) for name in ((base or {}).get("total") or {}).get("doubtedPrices") or []]
+    kept_names = {str(g.get("name")) for g in kept}
+    total["doubtedPrices"] = [*(total.get("doubtedPrices") or []), *(n for n in doubted if n in kept_names)]
+    notes = [
+        f"{group.get('name')}: left out of the stack but protected (nebius-dra:protect): `pulumi up` refuses to delete "
+        "it and fails after creating the rest, so it keeps running and billing (no saving) until the protection is "
+        "lifted (docs/operating.md#tearing-down)"
+        for group in kept
+    ]
+    return {**head, "groups": [*_groups(head), *kept], "total": total}, notes
 
 
 def render_diff_text(base: Document | None, head: Document, base_label: str) -> list[str]:

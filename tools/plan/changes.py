@@ -81,6 +81,8 @@ def snapshot(
             {
                 "urn": r.urn,
                 "name": inputs[r.urn].get("name"),
+                # Pulumi refuses to delete a protected resource: a group removed from the stack then stays.
+                "protect": r.protect,
                 **{key: inputs[r.urn][key] for key in GROUP_FIELDS if key in inputs[r.urn]},
             }
             for r in ordered
@@ -242,8 +244,9 @@ class ResourceChange:
 def _diff(
     resource_type: str, before: Mapping[str, Any], after: Mapping[str, Any], skip: tuple[str, ...] = ()
 ) -> tuple[FieldChange, ...]:
-    old = {p: v for p, v in leaves(dict(before), "").items() if p.split(".", 1)[0] not in ("urn", "name", *skip)}
-    new = {p: v for p, v in leaves(dict(after), "").items() if p.split(".", 1)[0] not in ("urn", "name", *skip)}
+    kept = ("urn", "name", "protect", *skip)
+    old = {p: v for p, v in leaves(dict(before), "").items() if p.split(".", 1)[0] not in kept}
+    new = {p: v for p, v in leaves(dict(after), "").items() if p.split(".", 1)[0] not in kept}
     return tuple(
         FieldChange(path, old.get(path, _ABSENT), new.get(path, _ABSENT), consequences_of(resource_type, path))
         for path in sorted(set(old) | set(new))
@@ -265,6 +268,8 @@ class Changes:
     cluster: ResourceChange | None = None
     groups: list[ResourceChange] = field(default_factory=list)
     removed_groups: list[str] = field(default_factory=list)
+    # Removed groups the baseline deployed with Pulumi's protect option: `pulumi up` refuses to delete them.
+    protected_removals: list[str] = field(default_factory=list)
     added_groups: list[str] = field(default_factory=list)
     releases: list[ResourceChange] = field(default_factory=list)
     # Helm releases installed or uninstalled by the change, as "<release> (<chart> <version>)".
@@ -285,6 +290,7 @@ class Changes:
             "cluster": None if self.cluster is None else self.cluster.as_dict(),
             "nodeGroups": [g.as_dict() for g in self.groups],
             "removedNodeGroups": self.removed_groups,
+            "protectedRemovals": self.protected_removals,
             "addedNodeGroups": self.added_groups,
             "releases": [r.as_dict() for r in self.releases],
             "addedReleases": self.added_releases,
@@ -330,6 +336,9 @@ def compare(baseline: Baseline, current: Mapping[str, Any], rollouts: Mapping[st
     changes.groups = _paired(NODE_GROUP_TYPE, baseline.groups, compared, rollouts)
     present = {g["urn"] for g in groups}
     changes.removed_groups = [written_name(g) for urn, g in baseline.groups.items() if urn not in present]
+    changes.protected_removals = [
+        written_name(g) for urn, g in baseline.groups.items() if urn not in present and g.get("protect") is True
+    ]
     changes.added_groups = [written_name(g) for g in groups if g["urn"] not in baseline.groups]
     if baseline.legacy:
         return changes

@@ -16,9 +16,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from components.dra_constants import HOST_DRIVER_ROOT, NODE_GROUP_LABEL, OPERANDS_OFF_LABEL, OPERATOR_DRIVER_ROOT
+from components.dra_constants import NODE_GROUP_LABEL, OPERANDS_OFF_LABEL
 from components.dra_driver import DRA_DRIVER_TYPE, PLUGIN_OUTAGE_ACCEPTED
 from policies.dra_guardrails import Finding
+from policies.dra_guardrails.planned import group_driver_root
 from tools.plan.changes import Baseline, written_name
 from tools.plan.mock_engine import RegisteredResource
 
@@ -36,9 +37,6 @@ def _mode(group: Mapping[str, Any]) -> str | None:
 
 def _labels(group: Mapping[str, Any]) -> Mapping[str, Any]:
     return ((group.get("template") or {}).get("metadata") or {}).get("labels") or {}
-
-
-ROOT_OF = {"preset": HOST_DRIVER_ROOT, "operator": OPERATOR_DRIVER_ROOT}
 
 
 @dataclass(frozen=True)
@@ -84,9 +82,7 @@ def driver_mode_transition(
     old_root, new_root = baseline.driver_root, current.get("driverRoot")
     if old_root and new_root and old_root != new_root:
         broken = [
-            written_name(g)
-            for urn, g in groups.items()
-            if urn in baseline.groups and ROOT_OF[str(_mode(g))] == old_root
+            written_name(g) for urn, g in groups.items() if urn in baseline.groups and group_driver_root(g) == old_root
         ]
         unaccepted = [name for name in broken if name not in accepted]
         if broken:
@@ -110,5 +106,13 @@ def driver_mode_transition(
                 f"{', '.join(broken)} lose their DRA plugin at `pulumi up`"
                 + (" (accepted by draPluginOutageAccepted)" if not unaccepted else "")
                 + ": recreate them in the new mode (a drivers preset change or removal replaces their nodes) or remove them"
+            )
+    for urn, group in groups.items():
+        root = group_driver_root(group)
+        if new_root and urn not in baseline.groups and root != new_root:
+            steps.append(
+                f"new group {written_name(group)} has its driver under {root}, not at draDriverRoot {new_root}: its DRA "
+                "plugin cannot work and its GPUs are never claimed (policy dra-driver-root-serves-every-group"
+                + (", accepted by draPluginOutageAccepted)" if written_name(group) in accepted else ")")
             )
     return Transition(tuple(steps), tuple(findings))

@@ -81,6 +81,16 @@ def _left_out_line(plan: Plan) -> list[str]:
     )
 
 
+def _protected_cost_notes(plan: Plan) -> list[str]:
+    """A protected group left out of the stack is not deleted, so leaving it out saves nothing yet."""
+    removed = plan.changes.protected_removals if plan.changes is not None else []
+    return [
+        f"{name} is left out of this estimate, but it is protected: `pulumi up` cannot delete it, so it keeps "
+        "running at its baseline cost (no saving) until the protection is lifted (docs/operating.md#tearing-down)"
+        for name in removed
+    ]
+
+
 def _summary(plan: Plan) -> str:
     nodes = plan.nodes()
     custom = sum(1 for node in nodes if node.resource.custom)
@@ -90,6 +100,13 @@ def _summary(plan: Plan) -> str:
     advice = f", {advisory} advisory finding(s)" if advisory else ""
     count = recreated_count(plan)
     recreated = f"; recreates the nodes of {count} node group(s)" if count else ""
+    changes = plan.changes
+    deleted = [] if changes is None else [g for g in changes.removed_groups if g not in changes.protected_removals]
+    recreated += f"; deletes {len(deleted)} node group(s)" if deleted else ""
+    if changes is not None and changes.protected_removals:
+        recreated += (
+            f"; `pulumi up` FAILS: it cannot delete the protected node group(s) {', '.join(changes.protected_removals)}"
+        )
     minor = plan.minor
     if minor is not None and minor.refused is not None:
         recreated += f"; BLOCKED: kubernetesVersion {minor.before} -> {minor.after} is refused"
@@ -218,6 +235,7 @@ def render_text(plan: Plan, graph: bool = False) -> str:
         lines += [f"    {message}" for message in row.messages]
     lines += ["  " + line for line in _left_out_line(plan)]
     lines += ["", *(render_cost_text(plan.cost) if plan.cost else ["Cost: the program registered no estimate"])]
+    lines += [f"  note: {note}" for note in _protected_cost_notes(plan)]
     lines += ["", ROLLOUT_TITLE, *(f"  {name}: {text}" for name, text in _rollout_rows(plan, names))]
     lines += [f"  {LABELS_NOTE}", ""]
     lines += [f"Critical path of a first `pulumi up`: {_path_total(plan)} (estimates per kind; docs/offline-plan.md)"]
@@ -277,6 +295,7 @@ def render_markdown(plan: Plan, graph: bool = True) -> str:
         "",
         *(render_cost_markdown(plan.cost) if plan.cost else ["The program registered no estimate."]),
     ]
+    lines += ["", *(f"- {note}" for note in _protected_cost_notes(plan))] if _protected_cost_notes(plan) else []
     lines += ["", f"### {ROLLOUT_TITLE}", ""]
     lines += _markdown_table(("node group", "roll-out"), _rollout_rows(plan, names), "node groups")
     lines += ["", LABELS_NOTE, ""]

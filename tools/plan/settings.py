@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from policies.dra_guardrails.planned import CLUSTER_TYPE, COST_ESTIMATE_TYPE, NODE_GROUP_TYPE, POD_TYPE, field_at
-from tools.cost.render import span
+from tools.cost.render import doubted_total, span
 
 Settings = dict[str, str]
 
@@ -213,6 +213,7 @@ def _cost_estimate(inputs: Mapping[str, Any]) -> Settings:
         {
             "perHour": span(float(hourly.get("min", 0)), float(hourly.get("max", 0))) if hourly else None,
             "unpriced": ", ".join(map(str, unpriced)) or None,
+            "priceCaveat": doubted_total(field_at(inputs, "total") or {}) or None,
         }
     )
 

@@ -17,6 +17,8 @@ from tools.plan.graph import DURATION_ESTIMATES
 from tools.plan.model import Plan
 from tools.plan.rollout import duration_text
 
+# Pulumi's protect option: "Pulumi will fail to delete a protected resource" until it is unprotected.
+PROTECT_SOURCE = "https://www.pulumi.com/docs/iac/concepts/options/protect/"
 NO_BASELINE = (
     "Nodes recreated: not known without a baseline (in a git checkout the plan compares with the last commit; "
     "--base REF, or --baseline with an earlier JSON plan, names another)"
@@ -81,6 +83,15 @@ def _recreation_lines(changes: Changes, names: dict[str, str], minor_shown: bool
             lines.append(f"  {_group(group, names)}: {group.rollout.describe() if group.rollout else ''}".rstrip())
             lines += _field_lines(fields)
     for name in changes.removed_groups:
+        if name in changes.protected_removals:
+            lines.append(
+                f"`pulumi up` FAILS deleting node group {name}: it is protected (nebius-dra:protect), and Pulumi refuses "
+                f"to delete a protected resource ({PROTECT_SOURCE}); the run fails after "
+                f"creating what it adds (new groups included), so {name} keeps running and billing beside them. Lift the protection first (docs/operating.md#tearing-down: "
+                f"`pulumi state unprotect <urn of {name}>`, or nebius-dra:protect false and `make up`); then Nebius "
+                "deletes it with all its nodes, their boot disks and running pods"
+            )
+            continue
         lines.append(
             f"DELETES node group {name}: it is not in this plan, so Nebius deletes it with all its nodes, their boot "
             "disks and running pods (a renamed group is a new resource; give it its old name back to keep it)"
@@ -137,6 +148,19 @@ def _helm_lines(changes: Changes) -> list[str]:
     return ["HELM UPGRADES", *lines] if lines else []
 
 
+def _ceiling_lines(plan: Plan, changes: Changes) -> list[str]:
+    """A new or changed spot group whose ceiling is below the table's spot price may never get a node."""
+    changed = {g.name for g in changes.groups}
+    return [
+        f"SPOT CEILING BELOW THE SPOT PRICE: {entry.get('name')}: {entry.get('basis')}, below the table's spot price "
+        f"${entry['spotAboveCeiling']} per GPU-hour: while the spot price stays above it Nebius places no node "
+        "(advisory spot-ceiling-below-spot-price)"
+        for entry in ((plan.cost or {}).get("groups") or [])
+        if entry.get("spotAboveCeiling") is not None
+        and (entry.get("nodeGroup") in changed or entry.get("name") in changes.added_groups)
+    ]
+
+
 def changed_lines(plan: Plan, names: dict[str, str]) -> list[str]:
     """The section's lines: the baseline's origin, then every difference in the order it is applied."""
     if plan.no_baseline is not None:
@@ -159,6 +183,7 @@ def changed_lines(plan: Plan, names: dict[str, str]) -> list[str]:
         "IN PLACE (no node replaced)",
         [(_group(g, names), g.of(Effect.IN_PLACE)) for g in changes.groups if g.of(Effect.IN_PLACE)],
     )
+    body += _ceiling_lines(plan, changes)
     body += _helm_lines(changes)
     body += _section(
         "CLAIM TEMPLATES DELETED AND CREATED (the spec is immutable; claims made from them keep the old spec)",
@@ -191,11 +216,11 @@ def changed_lines(plan: Plan, names: dict[str, str]) -> list[str]:
 
 
 def recreated_count(plan: Plan) -> int:
-    """Node groups whose nodes this change replaces or deletes."""
+    """Node groups whose nodes this change replaces (a deletion is counted apart)."""
     if plan.changes is None:
         return 0
     if plan.minor is not None and plan.minor.refused is not None:
         # A refused minor move replaces nothing: only the template changes would, once it is fixed.
         replacing = [g for g in plan.changes.groups if g.of(Effect.ROLLING_REPLACE)]
-        return len(replacing) + len(plan.changes.removed_groups)
-    return len(plan.changes.recreated) + len(plan.changes.removed_groups)
+        return len(replacing)
+    return len(plan.changes.recreated)

@@ -28,11 +28,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from components.config.prices import PriceTableError, load_price_table
 from components.config.reading import InputError, load_json
 from components.dra_constants import IB_TEMPLATE, MULTI_GPU_TEMPLATE, NODE_GROUP_LABEL
 from components.labels import tolerations_for
-from components.values.cost import NodePrice, node_price
 from policies.dra_guardrails.rdma_pod_rules import rdma_pod_problems
 from tools.verify.allocation import diagnose_not_running, requested_count
 from tools.verify.burnin_job import (
@@ -137,14 +135,6 @@ class BurnInState:
         document[key] = {"fingerprint": current, "passedOn": day}
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.path.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-
-
-def list_price(group: GroupExpectation) -> NodePrice | None:
-    try:
-        price = node_price(load_price_table(), group.platform, group.preset, spot=False)
-    except PriceTableError:
-        return None
-    return price if isinstance(price, NodePrice) else None
 
 
 def _started(pod: Mapping[str, Any]) -> bool:
@@ -293,9 +283,11 @@ class BurnInRun:
         if result is None or interrupted:
             raise SmokeInterrupted(leftovers)
         held_s = self.settings.clock() - started
-        price = list_price(group)
+        price = group.price
+        caveats = "".join(f" ({caveat})" for caveat in group.price_caveats)
         cost = (
-            f", {plan.nodes} node(s) held {held_s:.0f}s: ${float(price.usd_per_node_hour) * plan.nodes * held_s / 3600:.2f} at list price"
+            f", {plan.nodes} node(s) held {held_s:.0f}s: ${float(price.usd_per_node_hour) * plan.nodes * held_s / 3600:.2f}"
+            f" at {price.basis} per node{caveats}"
             if price is not None
             else ""
         )

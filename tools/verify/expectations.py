@@ -7,6 +7,7 @@ smoke pods must tolerate, and the driver and claims settings say where to look.
 
 from __future__ import annotations
 
+import datetime
 from dataclasses import dataclass
 
 from components.config.stack import parse_stack_config
@@ -15,6 +16,7 @@ from components.dra_constants import NAMESPACE
 from components.labels import tolerations_for
 from components.model import GpuNodeGroupConfig, StackConfig, Taint
 from components.queue_model import NO_QUEUES, QueuesConfig
+from components.values.cost import DOUBTFUL_PRICE, STALE_PRICE, NodePrice, gpu_group_cost
 
 
 @dataclass(frozen=True)
@@ -28,6 +30,10 @@ class GroupExpectation:
     taints: tuple[Taint, ...]
     auto_repair_off: tuple[str, ...] = ()
     platform: str = ""
+    # What a node of the group costs per hour as the stack prices it (priceOverrides, spot or its ceiling), with the
+    # price's caveats; None when the table has no price for it.
+    price: NodePrice | None = None
+    price_caveats: tuple[str, ...] = ()
 
     @property
     def node_count_text(self) -> str:
@@ -60,11 +66,12 @@ class Expectations:
         return tolerations_for(taint for group in self.groups for taint in group.taints)
 
 
-def _group_expectation(group: GpuNodeGroupConfig) -> GroupExpectation:
+def _group_expectation(group: GpuNodeGroupConfig, config: StackConfig) -> GroupExpectation:
     if group.autoscaling is not None:
         low, high = group.autoscaling.min_nodes, group.autoscaling.max_nodes
     else:
         low = high = group.fixed_node_count or 0
+    cost = gpu_group_cost(config.cluster.name, group, config.prices, group.spot, datetime.date.today())
     return GroupExpectation(
         name=group.name,
         preset=group.preset,
@@ -75,6 +82,8 @@ def _group_expectation(group: GpuNodeGroupConfig) -> GroupExpectation:
         taints=tuple(group.taints),
         auto_repair_off=tuple(condition.type for condition in group.auto_repair if condition.disabled),
         platform=group.platform,
+        price=cost.price,
+        price_caveats=tuple(c for c in cost.caveats if c.startswith((DOUBTFUL_PRICE, STALE_PRICE))),
     )
 
 
@@ -82,7 +91,7 @@ def expectations_for(config: StackConfig, stack: str, smoke_image: str | None = 
     """`smoke_image` overrides the stack's sample GPU image, which both smoke pods use (it has nvidia-smi and ls)."""
     return Expectations(
         stack=stack,
-        groups=tuple(_group_expectation(group) for group in config.gpu_node_groups),
+        groups=tuple(_group_expectation(group, config) for group in config.gpu_node_groups),
         driver_namespace=config.driver.namespace,
         compute_domains=config.driver.compute_domains,
         claims_namespace=config.claims.namespace,
