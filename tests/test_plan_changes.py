@@ -53,6 +53,9 @@ def test_a_minor_upgrade_names_every_group_with_batches_and_duration_after_the_c
             assert batches in line and "at most" in line, line
             assert shown.index(line) > control_plane
         assert "about 6h10m at most" in shown
+        # What breaks: capacity during each group's roll-out, and the surge node beside the system group.
+        assert "runs on 3 of 4 nodes for about 3h00m; a job spanning every node is evicted once per batch" in shown
+        assert "runs on 3 of 3 nodes for about 45m, with 1 surge node(s) added beside them and billed" in shown
     assert "recreates the nodes of 3 node group(s)" in text.splitlines()[0]
     document = plan_document(plan)
     assert {r["name"] for r in document["recreations"]} == {

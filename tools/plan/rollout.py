@@ -100,6 +100,18 @@ class Rollout:
         )
         return f"{size}, {pace}, {drain}: {self.batches or '-'} batch(es) at {self.nodes}, {duration}; {quota}"
 
+    def capacity(self) -> str:
+        """What the group can run while it rolls out: each batch drains old nodes (maxUnavailable of them are down
+        at once, maxSurge new ones are added beside them), so work that spans every node is evicted each batch."""
+        if self.surge is None or self.unavailable is None or not self.batch:
+            return "capacity during the roll-out not known"
+        how_long = f"about {duration_text(self.seconds)}" if self.seconds is not None else "an unbounded time"
+        up = max(self.nodes - self.unavailable, 0)
+        runs = f"runs on {up} of {self.nodes} nodes for {how_long}"
+        extra = f", with {self.surge} surge node(s) added beside them and billed for that time" if self.surge else ""
+        evicted = "; a job spanning every node is evicted once per batch" if self.nodes > 0 else ""
+        return runs + extra + evicted
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "urn": self.urn,

@@ -60,7 +60,9 @@ def _minor_lines(plan: Plan, names: dict[str, str]) -> list[str]:
         f"  2. then the {len(minor.groups)} node group(s), side by side (each depends only on the cluster):",
     ]
     lines += [
-        f"     {_group(g, names)}: {g.rollout.describe() if g.rollout else 'roll-out not known'}" for g in minor.groups
+        f"     {_group(g, names)}: "
+        + (f"{g.rollout.describe()}; {g.rollout.capacity()}" if g.rollout else "roll-out not known")
+        for g in minor.groups
     ]
     if row is not None:
         lines.append(f"  source: {row.source}")
