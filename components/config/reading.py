@@ -356,6 +356,16 @@ def load_yaml(path: Path, label: str, error: ErrorFactory = InputError) -> Any:
     return parse_yaml(read_text(path, label, error), label, error)
 
 
+def key_lines(path: Path, label: str, under: str, error: ErrorFactory = InputError) -> dict[str, int]:
+    """The line of each key of the map at the top-level key `under` of a YAML file already read with `load_yaml`
+    (so within the limits), from its node tree: a reader that finds two keys meaning one names both lines."""
+    root = yaml.compose(read_text(path, label, error), Loader=Yaml12Loader)
+    for key_node, value_node in root.value if isinstance(root, yaml.MappingNode) else ():
+        if key_node.value == under and isinstance(value_node, yaml.MappingNode):
+            return {str(key.value): key.start_mark.line + 1 for key, _ in value_node.value}
+    return {}
+
+
 def load_json(
     path: Path, label: str, error: ErrorFactory = InputError, on_duplicate: DuplicateHandler | None = None
 ) -> Any:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from components.config.errors import ConfigError, ConfigProblems, did_you_mean, shown
-from components.config.reading import load_yaml
+from components.config.reading import key_lines, load_yaml, printable
 from components.dra_constants import NAMESPACE
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent.parent
@@ -97,6 +97,28 @@ def project_namespace(project_file: Path = PROJECT_FILE) -> str:
 def _full_key(key: Any, namespace: str) -> str:
     text = str(key)
     return text if ":" in text else f"{namespace}:{text}"
+
+
+def _keys_spelt_twice(config: Mapping[Any, Any], namespace: str, stack_file: Path) -> dict[str, str]:
+    """Each key given both with and without the project's namespace, with the message naming both lines.
+
+    The Pulumi CLI takes both and keeps one of them: it decodes the `config:` map by spelling and then files each
+    entry under its parsed key (github.com/pulumi/pulumi sdk/go/common/resource/config/map.go, `Map.UnmarshalYAML`,
+    `newMap[pk] = v`), in Go's map order, so which value wins is not even fixed. Refused here instead.
+    """
+    spellings: dict[str, list[str]] = {}
+    for raw_key in config:
+        spellings.setdefault(_full_key(raw_key, namespace), []).append(str(raw_key))
+    doubled = {key: spelt for key, spelt in spellings.items() if len(spelt) > 1}
+    if not doubled:
+        return {}
+    lines = key_lines(stack_file, stack_file.name, "config", StackFileError)
+    return {
+        key: "is given twice, "
+        + " and ".join(f"as {json.dumps(printable(spelling))} at line {lines.get(spelling, '?')}" for spelling in spelt)
+        + "; give it once (the Pulumi CLI keeps one of the values, in no fixed order, and drops the other silently)"
+        for key, spelt in doubled.items()
+    }
 
 
 # The Pulumi CLI's own rule (github.com/pulumi/pulumi/sdk/v3 v3.274.0, go/common/workspace/project.go
@@ -193,8 +215,13 @@ def read_stack_file(stack: str, project_dir: Path = PROJECT_DIR) -> StackFileCon
     problems = ConfigProblems()
     values = {key: spec["default"] for key, spec in declared.items() if isinstance(spec, dict) and "default" in spec}
     secret_keys: set[str] = set()
+    spelt_twice = _keys_spelt_twice(config, namespace, stack_file)
+    for key, message in spelt_twice.items():
+        problems.add(key, message)
     for raw_key, raw_value in config.items():
         key = _full_key(raw_key, namespace)
+        if key in spelt_twice:
+            continue  # refused above, neither value read
         spec = declared.get(key)
         if key.startswith(f"{namespace}:") and spec is None:
             problems.add(
