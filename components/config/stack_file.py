@@ -20,6 +20,8 @@ from typing import Any
 from components.config.errors import ConfigError, ConfigProblems, did_you_mean, shown
 from components.config.reading import key_lines, load_yaml, printable
 from components.dra_constants import NAMESPACE
+from components.redaction import secrets_of
+from components.stack_input import SECRET_ONLY_KEYS
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent.parent
 PROJECT_FILE = PROJECT_DIR / "Pulumi.yaml"
@@ -212,7 +214,12 @@ def read_stack_file(stack: str, project_dir: Path = PROJECT_DIR) -> StackFileCon
     config = document.get("config", {}) if isinstance(document, dict) else None
     if not isinstance(config, dict):
         raise StackFileError(f"{stack_file.name}: expected a map with a config: map of keys, got {shown(document)}")
-    problems = ConfigProblems()
+    # A secret-only key given in plain text is refused later; until then no message quotes any leaf of it, a number
+    # or a boolean included (the type check below quotes what it refuses).
+    secret_only = {f"{NAMESPACE}:{key}" for key in SECRET_ONLY_KEYS}
+    problems = ConfigProblems(
+        secrets_of(value for key, value in config.items() if _full_key(key, namespace) in secret_only)
+    )
     values = {key: spec["default"] for key, spec in declared.items() if isinstance(spec, dict) and "default" in spec}
     secret_keys: set[str] = set()
     spelt_twice = _keys_spelt_twice(config, namespace, stack_file)
