@@ -222,7 +222,8 @@ def _yaml_shape_problem(text: str) -> str | None:
                 sizes[anchor] = size
             open_collections[-1][1] += size
         if open_collections[-1][1] > MAX_NODES or open_collections[0][1] > MAX_NODES:
-            return f"more than {MAX_NODES} values once its aliases are expanded (MAX_NODES)"
+            expanded = " once its aliases are expanded" if aliases else ""
+            return f"more than {MAX_NODES} values{expanded} (MAX_NODES)"
     return None
 
 
