@@ -164,7 +164,12 @@ def _declared_type_problem(value: Any, spec: Mapping[str, Any]) -> str | None:
 
 
 class _SecretScan:
-    """Replaces `secure:` values by a placeholder and refuses what JSON cannot carry (binary, dates, NaN)."""
+    """Replaces `secure:` values by a placeholder and refuses what JSON cannot carry (binary, dates, NaN).
+
+    A `secure:` value is what the Pulumi CLI takes for one (github.com/pulumi/pulumi sdk/go/common/resource/config/
+    object.go, `isSecureValue`): a map whose one key is `secure`, holding a string. A map with `secure` and other keys
+    is a plain object there, and so here: its values are plain.
+    """
 
     def __init__(self, key: str, problems: ConfigProblems) -> None:
         self.key = key
