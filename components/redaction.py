@@ -213,7 +213,7 @@ def _parameters(text: str) -> str:
     """A query or fragment with every parameter's value redacted, and a part without `=` redacted whole, up to where
     the text around the URL goes on.
 
-    RFC 3986 gives the query (section 3.4) and the fragment (3.5) no inner structure: `name=value&...` is HTML's
+    RFC 3986 gives the query (section 3.4) and the fragment (section 3.5) no inner structure: `name=value&...` is HTML's
     convention, and a bare part can be a token as well (an OAuth implicit grant returns `#access_token=...`, RFC 6749
     section 4.2.2; a signed link may carry its signature bare). Only a name followed by `=` is shown. The path is
     shown: RFC 3986 section 3.3 makes it the name of the resource, which a message needs (`/charts`), and section 7.5
