@@ -11,7 +11,8 @@ A URL's parts are found as RFC 3986 section 3.2 defines them and `urllib.parse.u
 them (CPython 3.11, Lib/urllib/parse.py): the authority runs from `//` to the next `/`, `?` or
 `#`, and its userinfo ends at its *last* `@` (`_NetlocResultMixinStr._userinfo` uses
 `rpartition('@')`), so a password with an `@` in it is redacted whole. Every pattern here is
-linear: fixed alternations, single character classes, no quantified group.
+linear: fixed alternations, single character classes, and quantified groups only of alternatives that differ
+in their first character.
 """
 
 from __future__ import annotations
@@ -36,16 +37,20 @@ _URL = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]{0,31}://\S*")
 _SEPARATOR = re.compile(r"([&;])")
 _AROUND = re.compile(r"\\?[\"'<>]")
 # A credential written as a field of a quoted document: `token: x`, `"password": "x"`, `client-key-data=x`, and as
-# the `\"token\": \"x\"` of a JSON-escaped quote. The value ends at white space, a quote, an escape or a separator.
+# the `\"token\": \"x\"` of a JSON-escaped quote. The value ends at white space, a quote or a separator; a JSON
+# escape inside it (`\u0001`, `\n`) does not end it, so no part after a control character is shown. (The group's
+# two alternatives differ in their first character, so it matches one way only: linear.)
 _CREDENTIAL_FIELD = re.compile(
     r"(?i)(token|password|passwd|client-key-data|api[-_]?key|private[-_]?key|secret[-_]?key|access[-_]?key)"
     r"(\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?)"
-    r"([^\s\"'\\,;&}\][]+)"
+    r"((?:[^\s\"'\\,;&}\][]|\\(?:u[0-9A-Fa-f]{4}|[bfnrt/]|\\(?!\")))+)"
 )
 _BEARER = re.compile(r"(?i)\b(bearer[ \t]+)([^\s\"'\\,;]+)")
 # A credential given to a command as a flag, as an exec plugin's command line is echoed: `--token x`, `--api-key=x`.
+# The value is never the next flag (`--secret --token x` redacts x: a run starting `--` is a flag) nor a shell
+# redirection (`--secret < kubeconfig` names a file, not a value).
 _CREDENTIAL_FLAG = re.compile(
-    r"(?i)(?<![\w-])(--?(?:[a-z0-9]+-){0,3}(?:token|password|passwd|secret|api-?key)[ =])([^\s\"'\\`\[]+)"
+    r"(?i)(?<![\w-])(--?(?:[a-z0-9]+-){0,3}(?:token|password|passwd|secret|api-?key)[ =])(?!--)([^\s\"'\\`\[<>|]+)"
 )
 # `shown` cuts a long quote as `<start>... (N characters)`: a secret cut there is found by its start.
 _CUT = re.compile(r"\.\.\. \([0-9]+ characters\)")
@@ -150,7 +155,7 @@ def secrets_of(values: Iterable[Any]) -> Secrets:
                 # Every value of an object, a key given twice too: the first of two is as secret as the last.
                 found += list(_leaves(json.loads(value, object_pairs_hook=lambda pairs: [v for _, v in pairs])))
         for leaf in found:
-            text = leaf if isinstance(leaf, str) else json.dumps(leaf)
+            text = leaf if isinstance(leaf, str) else json.dumps(leaf, default=str)
             forms = _spellings(text) | ({str(leaf)} if not isinstance(leaf, str) else set())
             for form in forms:
                 if not isinstance(leaf, str) or len(form) < MIN_ANYWHERE:
@@ -205,8 +210,15 @@ def _authority_end(rest: str) -> int:
 
 
 def _parameters(text: str) -> str:
-    """A query or fragment with every parameter's value redacted (a bare name stays), up to where the text around
-    the URL goes on."""
+    """A query or fragment with every parameter's value redacted, and a part without `=` redacted whole, up to where
+    the text around the URL goes on.
+
+    RFC 3986 gives the query (section 3.4) and the fragment (section 3.5) no inner structure: `name=value&...` is HTML's
+    convention, and a bare part can be a token as well (an OAuth implicit grant returns `#access_token=...`, RFC 6749
+    section 4.2.2; a signed link may carry its signature bare). Only a name followed by `=` is shown. The path is
+    shown: RFC 3986 section 3.3 makes it the name of the resource, which a message needs (`/charts`), and section 7.5
+    names the userinfo as the part that carries credentials (`[credentials]` above).
+    """
     around = _AROUND.search(text)
     inside, after = (text[: around.start()], text[around.start() :]) if around else (text, "")
     parts = _SEPARATOR.split(inside)
@@ -214,6 +226,8 @@ def _parameters(text: str) -> str:
         name, equals, _ = parts[index].partition("=")
         if equals:
             parts[index] = f"{name}={REDACTED}"
+        elif name:
+            parts[index] = REDACTED
     return "".join(parts) + after
 
 

@@ -1301,3 +1301,5 @@ class StackInput(Shape):
 # Keys whose values may be set as secrets (`pulumi config set --secret`, or `secure:` in the stack
 # file): their values reach only Helm values, which the stack then marks secret as a whole.
 SECRET_CAPABLE_KEYS = ("draDriverValues", "existingClusterKubeconfig")
+# Keys whose values are credentials whatever form they are given in: no message quotes any leaf of them.
+SECRET_ONLY_KEYS = ("existingClusterKubeconfig",)

@@ -112,6 +112,33 @@ def test_the_project_file_and_the_bootstraps_stack_files_refuse_a_key_given_twic
         read_stack_file("try", folder)
 
 
+@pytest.mark.parametrize("long_first", [True, False])
+@pytest.mark.parametrize(
+    ("project", "namespace", "key", "value"),
+    [
+        (PROJECT_DIR, "nebius-dra", "subnetId", "vpcsubnet-e00dev000000000001"),
+        (ROOT / "tools" / "ci_identity", "nebius-dra-ci-identity", "repository", "evil-org/evil"),
+    ],
+)
+def test_a_key_given_with_and_without_its_namespace_is_refused_naming_both_lines(
+    tmp_path, project, namespace, key, value, long_first
+):
+    text = (project / "Pulumi.dev.yaml").read_text()
+    long_line = next(n for n, line in enumerate(text.splitlines(), 1) if line.startswith(f"  {namespace}:{key}:"))
+    short = f"  {key}: {value}\n"
+    twice = text + short if long_first else text.replace("config:\n", "config:\n" + short, 1)
+    spellings = [(f"{namespace}:{key}", long_line if long_first else long_line + 1), (key, len(twice.splitlines()))]
+    if not long_first:
+        short_line = twice.splitlines().index(short.rstrip("\n")) + 1
+        spellings = [(key, short_line), (f"{namespace}:{key}", long_line + 1)]
+    folder = _project(tmp_path, twice, project)
+    expected = " and ".join(f'as "{spelt}" at line {line}' for spelt, line in spellings)
+    with pytest.raises(StackFileError, match=re.escape(f"{namespace}:{key}: is given twice, {expected}")) as refused:
+        read_stack_file("try", folder)
+    assert refused.value.readable is not None
+    assert value not in refused.value.readable.values.values()  # neither spelling's value is read
+
+
 def test_baselines_price_tables_floors_and_kubeconfigs_refuse_a_key_given_twice(tmp_path, capsys):
     baseline = tmp_path / "main-plan.json"
     baseline.write_text('{"stack": "dev",\n "nodeGroups": [],\n "stack": "prod"}')
@@ -225,6 +252,7 @@ def test_every_yaml_and_json_read_of_the_program_and_the_tools_goes_through_the_
     files = [p for p in python_files() if p.relative_to(ROOT).parts[0] != "policies"] + [ROOT / "__main__.py"]
     found = set().union(*(_reader_calls(p) for p in files)) - {
         ("components/config/reading.py", "yaml.load"),
+        ("components/config/reading.py", "yaml.compose"),  # key_lines, of a file yaml.load has read
         ("components/config/reading.py", "json.loads"),
     }
     assert found == NOT_FROM_OUTSIDE

@@ -241,3 +241,9 @@ def test_a_price_source_reaches_the_pr_summary_as_text(tmp_path):
     assert "<img" not in markdown and "[click]" not in markdown and "\n# heading" not in markdown
     text = "\n".join(render_cost_text(document))
     assert "\x1b" not in text and "\n# heading" not in text
+
+
+def test_a_map_too_large_without_aliases_is_not_said_to_be_expanded():
+    big = "".join(f"k{i}: 1\n" for i in range(reading.MAX_NODES))
+    with pytest.raises(InputError, match=r"big.yaml: more than 200000 values \(MAX_NODES\)"):
+        parse_yaml(big, "big.yaml")

@@ -6,11 +6,13 @@ same character at least as long as the one that opened it."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
 from components.config.reading import markdown_code_block
 from tools.cost.__main__ import BaseCost, render
+from tools.plan import __main__ as plan_cli
 from tools.plan.model import build_plan
 from tools.plan.report import render_markdown, render_text
 from tools.verify import __main__ as verify_cli
@@ -84,3 +86,21 @@ def test_verify_refuses_a_stack_name_that_is_no_name_and_echoes_it_escaped(stack
     err = capsys.readouterr().err
     assert "--stack: invalid stack name" in err and "\x1b" not in err and "\x07" not in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_an_unknown_base_with_terminal_escapes_is_echoed_escaped_once(capsys):
+    assert plan_cli.main(["--stack", "dev", "--base", "HEAD\x1b]0;pwn\x07", "--out", "none"]) == plan_cli.EXIT_PROGRAM
+    err = capsys.readouterr().err
+    assert "--base 'HEAD\\u001b]0;pwn\\u0007' is not a git revision" in err and "\x1b" not in err
+
+
+def test_a_refused_stack_in_markdown_is_a_code_block_so_no_html_renders(tmp_path, capsys):
+    root = Path(__file__).parent.parent
+    (tmp_path / "Pulumi.yaml").write_text((root / "Pulumi.yaml").read_text())
+    path = tmp_path / "Pulumi.try.yaml"
+    dev = (root / "Pulumi.dev.yaml").read_text()
+    path.write_text(dev.replace("config:\n", 'config:\n  nebius-dra:clusterName: "<b>x</b>[l](http://e)"\n', 1))
+    assert plan_cli.main(["--stack-file", str(path), "--no-base", "--out", "none", "--format", "markdown"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("## Offline plan: `try` failed before any resource could be planned\n\n```text\n")
+    assert err.rstrip().endswith("```") and err.count("```") == 2 and "<b>x</b>" in err

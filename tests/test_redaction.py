@@ -339,3 +339,51 @@ def test_no_canary_in_verifys_output_from_an_exec_plugins_credential_flags(tmp_p
     printed = verify_outputs(capsys, report)
     assert "--token [redacted]" in printed[1]
     assert_no_canary(*printed)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [NUMBER_CANARY, NUMBER_CANARY + 0.25, -NUMBER_CANARY, [NUMBER_CANARY, CANARY], {"a": {"b": NUMBER_CANARY}}],
+    ids=lambda value: type(value).__name__,
+)
+def test_no_leaf_of_a_secret_only_key_given_in_plain_text_is_quoted_by_the_stack_file_reader(value, tmp_path, capsys):
+    """The type check quotes what it refuses; a plain kubeconfig's leaves, numbers too, are shown as [secret]."""
+    text = (Path(__file__).parent.parent / "Pulumi.dev.yaml").read_text()
+    line = f"  nebius-dra:existingClusterKubeconfig: {json.dumps(value)}\n"
+    path = tmp_path / "Pulumi.try.yaml"
+    path.write_text(text.replace("config:\n", "config:\n" + line, 1))
+    (tmp_path / "Pulumi.yaml").write_text((Path(__file__).parent.parent / "Pulumi.yaml").read_text())
+    assert plan_cli.main(["--stack-file", str(path), "--no-base", "--out", "none"]) == 2
+    shown_text = capsys.readouterr()
+    assert "existingClusterKubeconfig: got " in shown_text.err and "[secret]" in shown_text.err
+    assert_no_canary(shown_text.out, shown_text.err, canaries=(CANARY, str(NUMBER_CANARY)[:8]))
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        # A flag that takes a value never eats the next flag.
+        (f"/bin/echo --secret --token {CANARY} -p x", "--secret --token [redacted]"),
+        (f"cmd --password --api-key={CANARY}", "--password --api-key=[redacted]"),
+        # A shell redirection is no value: the hint names the key.
+        ("`pulumi config set nebius-dra:k --secret < kubeconfig`", "nebius-dra:k --secret < kubeconfig"),
+        # A JSON escape of a control character inside a token does not end it.
+        ('"token":"' + CANARY[:3] + "\\u0001" + CANARY + '"}', '"token":"[redacted]"}'),
+        ('"password": "a\\n' + CANARY + '"', '"password": "[redacted]"'),
+        # A bare fragment or query part is redacted whole (RFC 3986 sections 3.4 and 3.5 give them no structure).
+        (f"https://h/charts?token=x#{CANARY}", "https://h/charts?token=[redacted]#[redacted]"),
+        (f"https://h/x?{CANARY}&a=1", "https://h/x?[redacted]&a=[redacted]"),
+        (f'got "https://h:1/x#{CANARY}"; expected', 'got "https://h:1/x#[redacted]"; expected'),
+    ],
+)
+def test_flags_escapes_and_bare_url_parts_never_show_the_credential(text, kept):
+    shown_text = redact(text)
+    assert kept in shown_text, shown_text
+    assert_no_canary(shown_text)
+
+
+def test_the_plain_kubeconfig_hint_names_the_key_it_asks_to_set_as_a_secret():
+    config = dict(read_stack_file("dev").values)
+    config["nebius-dra:existingClusterKubeconfig"] = "apiVersion: v1\nkind: Config\n"
+    run = run_program("dev", config=config, secret_keys=[])
+    assert "`pulumi config set nebius-dra:existingClusterKubeconfig --secret < kubeconfig`" in str(run.error)

@@ -127,6 +127,22 @@ def test_secure_values_are_secrets_and_their_ciphertext_is_never_a_value(project
     assert SECRET_PLACEHOLDER in stack_file.values["nebius-dra:draDriverValues"]
 
 
+@pytest.mark.parametrize(
+    "value",
+    ["{secure: v1:AAAA, extra: plain}", "{secure: 5}", "{secure: [v1:AAAA]}", "{Secure: v1:AAAA}"],
+)
+def test_a_map_is_secret_only_when_secure_is_its_one_key_and_a_string_as_the_cli_reads_it(project, value):
+    """The Pulumi CLI's rule (github.com/pulumi/pulumi sdk/go/common/resource/config/object.go, `isSecureValue`): a
+    map is a secret only with exactly one key, `secure`, holding a string; any other map is a plain object, its
+    values plain (the plan then shows them, and marks nothing secret)."""
+    body = f"  nebius-dra:draDriverValues:\n    controller:\n      podAnnotations:\n        b: {value}\n"
+    stack_file = read_stack_file(stack_with(project, body), project)
+    assert "nebius-dra:draDriverValues" not in stack_file.secret_keys
+    assert SECRET_PLACEHOLDER not in stack_file.values["nebius-dra:draDriverValues"]
+    secret = stack_with(project, body.replace(value, "{secure: v1:AAAA}"))
+    assert "nebius-dra:draDriverValues" in read_stack_file(secret, project).secret_keys
+
+
 @pytest.mark.parametrize("stack", ["../x", "a/b", "..", ".", "", "dev\n", "x" * 101])
 def test_bad_stack_names_are_refused(stack):
     assert stack_name_problem(stack)

@@ -749,3 +749,22 @@ def test_text_from_an_api_answer_reaches_the_terminal_escaped(scripted, tmp_path
     captured = capsys.readouterr()
     assert "\x1b" not in captured.err + captured.out and "\x07" not in captured.err + captured.out
     assert "Unavailable \\u001b]0;owned\\u0007\\u001b[2J" in captured.err
+
+
+@pytest.mark.parametrize("section", ["clusters", "contexts", "users"])
+def test_a_name_given_twice_in_a_kubeconfig_list_is_refused_naming_it_and_neither_entry_is_quoted(
+    section, tmp_path, capsys
+):
+    """client-go refuses it (tools/clientcmd/api/v1/conversion.go, `duplicate name`); neither entry is shown."""
+    document = yaml.safe_load(kubeconfig_text("https://127.0.0.1:9", {"token": "CANARYFIRSTdup"}))
+    entry = dict(document[section][0])
+    body_key = section[:-1] if section != "users" else "user"
+    entry[body_key] = {"token": "CANARYAGAINdup"} if section == "users" else dict(entry[body_key])
+    document[section].append(entry)
+    path = tmp_path / "kubeconfig"
+    path.write_text(yaml.safe_dump(document))
+    assert cli.main(["--stack", "dev", "--skip-smoke", "--kubeconfig", str(path)]) == 2
+    err = capsys.readouterr().err
+    name = document[section][0]["name"]
+    assert f"{section} names '{name}' twice, {section}[0] and {section}[1]" in err
+    assert "CANARY" not in err

@@ -222,7 +222,8 @@ def _yaml_shape_problem(text: str) -> str | None:
                 sizes[anchor] = size
             open_collections[-1][1] += size
         if open_collections[-1][1] > MAX_NODES or open_collections[0][1] > MAX_NODES:
-            return f"more than {MAX_NODES} values once its aliases are expanded (MAX_NODES)"
+            expanded = " once its aliases are expanded" if aliases else ""
+            return f"more than {MAX_NODES} values{expanded} (MAX_NODES)"
     return None
 
 
@@ -354,6 +355,16 @@ def check_values(document: Any, label: str, error: ErrorFactory = InputError) ->
 
 def load_yaml(path: Path, label: str, error: ErrorFactory = InputError) -> Any:
     return parse_yaml(read_text(path, label, error), label, error)
+
+
+def key_lines(path: Path, label: str, under: str, error: ErrorFactory = InputError) -> dict[str, int]:
+    """The line of each key of the map at the top-level key `under` of a YAML file already read with `load_yaml`
+    (so within the limits), from its node tree: a reader that finds two keys meaning one names both lines."""
+    root = yaml.compose(read_text(path, label, error), Loader=Yaml12Loader)
+    for key_node, value_node in root.value if isinstance(root, yaml.MappingNode) else ():
+        if key_node.value == under and isinstance(value_node, yaml.MappingNode):
+            return {str(key.value): key.start_mark.line + 1 for key, _ in value_node.value}
+    return {}
 
 
 def load_json(

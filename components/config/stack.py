@@ -184,7 +184,7 @@ def existing_kubeconfig(settings: StackInput, raw: RawConfig, problems: ConfigPr
         problems.add(
             config_key(key),
             "is set in plain text, but it holds the credentials of a cluster: set it as a secret, "
-            f"`pulumi config set --secret {config_key(key)} < kubeconfig` (and remove the plain value)",
+            f"`pulumi config set {config_key(key)} --secret < kubeconfig` (and remove the plain value)",
         )
         return None
     if text == SECRET_PLACEHOLDER:

@@ -18,8 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from components.config.errors import ConfigError, ConfigProblems, did_you_mean, shown
-from components.config.reading import load_yaml
+from components.config.reading import key_lines, load_yaml, printable
 from components.dra_constants import NAMESPACE
+from components.redaction import secrets_of
+from components.stack_input import SECRET_ONLY_KEYS
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent.parent
 PROJECT_FILE = PROJECT_DIR / "Pulumi.yaml"
@@ -99,6 +101,28 @@ def _full_key(key: Any, namespace: str) -> str:
     return text if ":" in text else f"{namespace}:{text}"
 
 
+def _keys_spelt_twice(config: Mapping[Any, Any], namespace: str, stack_file: Path) -> dict[str, str]:
+    """Each key given both with and without the project's namespace, with the message naming both lines.
+
+    The Pulumi CLI takes both and keeps one of them: it decodes the `config:` map by spelling and then files each
+    entry under its parsed key (github.com/pulumi/pulumi sdk/go/common/resource/config/map.go, `Map.UnmarshalYAML`,
+    `newMap[pk] = v`), in Go's map order, so which value wins is not even fixed. Refused here instead.
+    """
+    spellings: dict[str, list[str]] = {}
+    for raw_key in config:
+        spellings.setdefault(_full_key(raw_key, namespace), []).append(str(raw_key))
+    doubled = {key: spelt for key, spelt in spellings.items() if len(spelt) > 1}
+    if not doubled:
+        return {}
+    lines = key_lines(stack_file, stack_file.name, "config", StackFileError)
+    return {
+        key: "is given twice, "
+        + " and ".join(f"as {json.dumps(printable(spelling))} at line {lines.get(spelling, '?')}" for spelling in spelt)
+        + "; give it once (the Pulumi CLI keeps one of the values, in no fixed order, and drops the other silently)"
+        for key, spelt in doubled.items()
+    }
+
+
 # The Pulumi CLI's own rule (github.com/pulumi/pulumi/sdk/v3 v3.274.0, go/common/workspace/project.go
 # ValidateConfigValue): it holds every scalar of a stack file as text, so an integer key takes a whole
 # number or text strconv.Atoi reads (the CLI itself writes `"3"` back on `pulumi config set`), a boolean
@@ -140,7 +164,12 @@ def _declared_type_problem(value: Any, spec: Mapping[str, Any]) -> str | None:
 
 
 class _SecretScan:
-    """Replaces `secure:` values by a placeholder and refuses what JSON cannot carry (binary, dates, NaN)."""
+    """Replaces `secure:` values by a placeholder and refuses what JSON cannot carry (binary, dates, NaN).
+
+    A `secure:` value is what the Pulumi CLI takes for one (github.com/pulumi/pulumi sdk/go/common/resource/config/
+    object.go, `isSecureValue`): a map whose one key is `secure`, holding a string. A map with `secure` and other keys
+    is a plain object there, and so here: its values are plain.
+    """
 
     def __init__(self, key: str, problems: ConfigProblems) -> None:
         self.key = key
@@ -190,11 +219,21 @@ def read_stack_file(stack: str, project_dir: Path = PROJECT_DIR) -> StackFileCon
     config = document.get("config", {}) if isinstance(document, dict) else None
     if not isinstance(config, dict):
         raise StackFileError(f"{stack_file.name}: expected a map with a config: map of keys, got {shown(document)}")
-    problems = ConfigProblems()
+    # A secret-only key given in plain text is refused later; until then no message quotes any leaf of it, a number
+    # or a boolean included (the type check below quotes what it refuses).
+    secret_only = {f"{NAMESPACE}:{key}" for key in SECRET_ONLY_KEYS}
+    problems = ConfigProblems(
+        secrets_of(value for key, value in config.items() if _full_key(key, namespace) in secret_only)
+    )
     values = {key: spec["default"] for key, spec in declared.items() if isinstance(spec, dict) and "default" in spec}
     secret_keys: set[str] = set()
+    spelt_twice = _keys_spelt_twice(config, namespace, stack_file)
+    for key, message in spelt_twice.items():
+        problems.add(key, message)
     for raw_key, raw_value in config.items():
         key = _full_key(raw_key, namespace)
+        if key in spelt_twice:
+            continue  # refused above, neither value read
         spec = declared.get(key)
         if key.startswith(f"{namespace}:") and spec is None:
             problems.add(

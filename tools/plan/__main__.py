@@ -45,7 +45,7 @@ from policies.dra_guardrails import PolicyConfigError
 from tools.plan.base_plan import NoBaselineError, UnknownRevisionError, base_plan, default_base
 from tools.plan.changes import BaselineError
 from tools.plan.model import DEFAULT_OUT, Plan, build_plan
-from tools.plan.report import RENDERERS, render_error
+from tools.plan.report import RENDERERS, render_error, render_error_markdown
 from tools.plan.stack_source import STACK_FILE_OPTION, StackNameError, check_stack_name, stack_of_file
 
 EXIT_OK, EXIT_POLICY, EXIT_PROGRAM = 0, 1, 2
@@ -178,7 +178,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BaselineError as invalid:
         return _refused(f"{printable(str(args.baseline or args.base))}: {invalid}")
     if plan.error is not None and args.format != "json":
-        sys.stderr.write(printable(redacted(render_error(plan)), lines=True))
+        render = render_error_markdown if args.format == "markdown" else render_error
+        sys.stderr.write(printable(redacted(render(plan)), lines=True))
     else:
         sys.stdout.write(redacted(RENDERERS[args.format](plan, graph=args.graph)))
     return exit_status(plan)

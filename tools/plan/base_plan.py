@@ -79,7 +79,7 @@ def base_plan(stack: str, ref: str, project_dir: Path = PROJECT_DIR) -> str:
     known = _git(project_dir, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
     if known.returncode != 0:
         raise UnknownRevisionError(
-            f"--base {printable(ref)!r} is not a git revision of this repository (or its history is not fetched)"
+            f"--base '{printable(ref)}' is not a git revision of this repository (or its history is not fetched)"
         )
     return _plan_at(stack, known.stdout.strip(), ref, project_dir)
 

@@ -222,6 +222,13 @@ def render_error(plan: Plan) -> str:
     return f"Plan of stack {plan.stack} failed before any resource could be planned:\n{plan.error}\n"
 
 
+def render_error_markdown(plan: Plan) -> str:
+    """The refusal as Markdown, for a PR comment made of `--format markdown`: the program's message, which quotes
+    what the user wrote, is a fenced block, so no HTML, link or image in a value renders."""
+    title = f"## Offline plan: `{plan.stack}` failed before any resource could be planned"
+    return "\n".join([title, "", *markdown_code_block(str(plan.error).splitlines(), "text"), ""])
+
+
 def render_text(plan: Plan, graph: bool = False) -> str:
     """What changed, the verdicts, the cost and the roll-outs first; then the path, the tree, the graph on request."""
     names = group_names(plan)

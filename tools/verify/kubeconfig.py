@@ -113,13 +113,14 @@ def read_document(path: Path) -> dict[str, Any]:
 
 
 def named_entries(document: Mapping[str, Any], path: Path, section: str, body_key: str) -> list[Named]:
-    """The entries of one section, each a mapping with a name and a `body_key` mapping."""
+    """The entries of one section, each a mapping with a name and a `body_key` mapping, each name once."""
     entries = document.get(section)
     if entries is None:
         return []
     if not isinstance(entries, list):
         raise KubeconfigError(f"kubeconfig {path}: {section} is {kind_of(entries)}, not a list")
     found = []
+    first_index: dict[str, int] = {}
     for index, entry in enumerate(entries):
         where = f"{section}[{index}]"
         if not isinstance(entry, dict):
@@ -133,6 +134,14 @@ def named_entries(document: Mapping[str, Any], path: Path, section: str, body_ke
         if not isinstance(body, dict):
             problem = f"has no {body_key}" if body is None else f"{body_key} is {kind_of(body)}, not a mapping"
             raise KubeconfigError(f"kubeconfig {path}: {section[:-1]} {name!r}: {problem}")
+        if name in first_index:
+            # client-go refuses it too (k8s.io/client-go tools/clientcmd/api/v1/conversion.go: `duplicate name "%v"
+            # in list`), but quotes the whole list, credentials included; here only the name and the two places.
+            raise KubeconfigError(
+                f"kubeconfig {path}: {section} names {name!r} twice, {section}[{first_index[name]}] and {where}; "
+                "give each entry its own name (kubectl refuses the file too)"
+            )
+        first_index[name] = index
         found.append(Named(name, body, path))
     return found
 
