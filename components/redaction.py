@@ -31,7 +31,9 @@ REDACTED = "[redacted]"
 
 # `scheme://` (RFC 3986 section 3.1: a letter, then letters, digits, '+', '-', '.'; at most 32 here), then the
 # rest of the whitespace-free run. \b keeps a run of letters from being tried at each of its positions.
-_URL = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]{0,31}://\S*")
+# A scheme and its slashes: `://` as RFC 3986 writes an authority, and the malformed `:/`, `:///` or `:\\` that a
+# careless URL has, which urllib reads as a path, but whose `user:password@` is as secret.
+_URL = re.compile(r"\b([A-Za-z][A-Za-z0-9+.-]{0,31}):([/\\]+)(\S*)")
 # Parameters of a query or fragment are separated by `&` (or `;`); they end where the text around the URL goes on:
 # a quote, as it is or JSON-escaped, or an angle bracket.
 _SEPARATOR = re.compile(r"([&;])")
@@ -232,8 +234,7 @@ def _parameters(text: str) -> str:
 
 
 def _url(match: re.Match[str]) -> str:
-    url = match.group()
-    scheme, _, rest = url.partition("://")
+    scheme, slashes, rest = match.groups()
     end = _authority_end(rest)
     authority, tail = rest[:end], rest[end:]
     # As urllib's `_userinfo` and `_hostinfo` split the netloc: the userinfo ends at its last '@'.
@@ -241,12 +242,12 @@ def _url(match: re.Match[str]) -> str:
     try:
         urlsplit(f"{scheme}://{host}")
     except ValueError:  # a malformed IPv6 host (a '[' without its ']'): nothing of the authority is shown
-        return f"{scheme}://{REDACTED}"
+        return f"{scheme}:{slashes}{REDACTED}"
     shown_authority = f"{CREDENTIALS}@{host}" if at else authority
     before_fragment, hash_mark, fragment = tail.partition("#")
     path, question, query = before_fragment.partition("?")
     return (
-        f"{scheme}://{shown_authority}{path}"
+        f"{scheme}:{slashes}{shown_authority}{path}"
         + (f"?{_parameters(query)}" if question else "")
         + (f"#{_parameters(fragment)}" if hash_mark else "")
     )
@@ -258,7 +259,7 @@ def redacted(text: str, secrets: Secrets = NO_SECRETS) -> str:
         text = _replaced(text, secrets)
         if "... (" in text:
             text = _cut_starts(text, secrets)
-    if "://" in text:
+    if ":/" in text or ":\\" in text:
         text = _URL.sub(_url, text)
     text = _CREDENTIAL_FIELD.sub(lambda m: f"{m[1]}{m[2]}{REDACTED}", text)
     text = _CREDENTIAL_FLAG.sub(lambda m: f"{m[1]}{REDACTED}", text)

@@ -374,6 +374,12 @@ def test_no_leaf_of_a_secret_only_key_given_in_plain_text_is_quoted_by_the_stack
         (f"https://h/charts?token=x#{CANARY}", "https://h/charts?token=[redacted]#[redacted]"),
         (f"https://h/x?{CANARY}&a=1", "https://h/x?[redacted]&a=[redacted]"),
         (f'got "https://h:1/x#{CANARY}"; expected', 'got "https://h:1/x#[redacted]"; expected'),
+        # A careless URL's slashes (urllib reads the rest as a path) still end its scheme; its userinfo is as secret.
+        (f'got "https:/u:{CANARY}@mirror.example.com/"', 'got "https:/[credentials]@mirror.example.com/"'),
+        (f"oci:///robot:{CANARY}@registry.example.com/charts", "oci:///[credentials]@registry.example.com/charts"),
+        (f"server https:\\\\u:{CANARY}@api.example.com", "server https:\\\\[credentials]@api.example.com"),
+        # An image pinned by digest is no URL: nothing of it is taken for credentials.
+        ("image nvidia/cuda:13.1.1@sha256:abc", "image nvidia/cuda:13.1.1@sha256:abc"),
     ],
 )
 def test_flags_escapes_and_bare_url_parts_never_show_the_credential(text, kept):
