@@ -102,13 +102,17 @@ H100_GROUP = {
 
 
 def ib_operator_templates(config: dict[str, str]) -> dict[str, str]:
-    """The operator variant plus an H100 group off the fabric and user templates: gpu-any and an adminAccess one."""
+    """The operator variant plus an H100 group off the fabric and user templates: gpu-any and an adminAccess one.
+
+    gpu-by-product would select the stack's own products, the H100 too; `gpuProducts` pins it to the H200, so that
+    the real scheduler shows its CEL selector keeping a claim off the H100 node."""
     config = ib_operator(config)
     templates = json.loads(config[_key("userClaimTemplates")])
     return {
         **config,
         _key("gpuNodeGroups"): json.dumps([*_groups(config), H100_GROUP]),
         _key("userClaimTemplates"): json.dumps([*templates, GPU_ANY, GPU_MONITOR]),
+        _key("gpuProducts"): json.dumps([H200]),
     }
 
 
