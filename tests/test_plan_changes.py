@@ -169,8 +169,9 @@ def test_outside_a_git_checkout_the_plan_says_why_there_is_no_comparison(tmp_pat
     assert "the checkout has no commit yet" in _plan_in(tmp_path).stdout
 
 
-def test_an_operator_group_beside_preset_groups_is_planned_as_steps_and_the_root_move_is_mandatory(prod_baseline):
-    """Issue 39's second edit: the opt-out label and draDriverRoot the config asks for, and what they still break."""
+def prod_with_an_operator_group(driver_root: str) -> dict[str, str]:
+    """Issue 39's second edit: prod's preset groups opted out of the Operator's driver, an H100 group without a
+    driversPreset beside them, and draDriverRoot at `driver_root` (the two fixes the tool suggests)."""
     config = with_gpu_groups_changed(
         "prod", lambda g: {"labels": {**g["labels"], "nvidia.com/gpu.deploy.operands": "false"}}
     )
@@ -184,7 +185,12 @@ def test_an_operator_group_beside_preset_groups_is_planned_as_steps_and_the_root
             "strategy": {"maxSurge": 0, "maxUnavailable": 1, "drainTimeout": "30m"},
         }
     )
-    config |= {"nebius-dra:gpuNodeGroups": json.dumps(groups), "nebius-dra:draDriverRoot": "/run/nvidia/driver"}
+    return config | {"nebius-dra:gpuNodeGroups": json.dumps(groups), "nebius-dra:draDriverRoot": driver_root}
+
+
+def test_an_operator_group_beside_preset_groups_is_planned_as_steps_and_the_root_move_is_mandatory(prod_baseline):
+    """Issue 39's second edit: the opt-out label and draDriverRoot the config asks for, and what they still break."""
+    config = prod_with_an_operator_group("/run/nvidia/driver")
     plan = build_plan("prod", config=config, out=None, baseline=prod_baseline)
     assert plan.blocked
     [finding] = [f for f in plan.findings if f.policy == "driver-mode-transition"]
@@ -215,20 +221,7 @@ def test_an_operator_group_beside_preset_groups_is_planned_as_steps_and_the_root
 
 def test_an_operator_group_left_at_the_preset_root_is_a_mandatory_finding_and_a_step(prod_baseline):
     """The other fix the tool suggests, draDriverRoot: /, leaves the new Operator group's GPUs unclaimable."""
-    config = with_gpu_groups_changed(
-        "prod", lambda g: {"labels": {**g["labels"], "nvidia.com/gpu.deploy.operands": "false"}}
-    )
-    groups = json.loads(config["nebius-dra:gpuNodeGroups"])
-    groups.append(
-        {
-            "name": "h100-op",
-            "platform": "gpu-h100-sxm",
-            "preset": "8gpu-128vcpu-1600gb",
-            "fixedNodeCount": 1,
-            "strategy": {"maxSurge": 0, "maxUnavailable": 1, "drainTimeout": "30m"},
-        }
-    )
-    config |= {"nebius-dra:gpuNodeGroups": json.dumps(groups), "nebius-dra:draDriverRoot": "/"}
+    config = prod_with_an_operator_group("/")
     plan = build_plan("prod", config=config, out=None, baseline=prod_baseline)
     assert plan.blocked
     [finding] = [f for f in plan.findings if f.policy == "dra-driver-root-serves-every-group"]
