@@ -253,6 +253,13 @@ def test_the_offline_check_exits_2_on_a_config_it_refuses(tmp_path, monkeypatch,
     assert f"{NAMESPACE}:repository" in err and f"{NAMESPACE}:projectId: is empty" in err and "Traceback" not in err
 
 
+def test_the_offline_check_echoes_a_stack_name_with_terminal_escapes_escaped(capsys):
+    """A stack name is the user's text: its escape codes reach the terminal only as their JSON escapes."""
+    assert check.main(["--stack", "dev\x1b]0;pwn\x07"]) == check.EXIT_CONFIG
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "\x07" not in err and "\\u001b]0;pwn\\u0007" in err, err
+
+
 def test_the_check_of_a_partly_readable_stack_file_runs_the_bootstraps_checks_only(tmp_path, monkeypatch, capsys):
     """Once the stack file reader refused a key, the rest used to go through the main stack's checks: about 50
     `nebius-dra:...` problems (a required parentId, subnetId, ...) after the one real problem."""

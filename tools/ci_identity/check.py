@@ -18,6 +18,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from components.config.reading import printable
 from policies.dra_guardrails import RULES, Finding, PlannedResource, check_resources
 from policies.dra_guardrails.identity_rules import ACCESS_PERMIT_TYPE, FEDERATED_CREDENTIALS_TYPE, identity_of
 from tools.ci_identity.config import check_readable_config
@@ -38,7 +39,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     stack = parser.parse_args(argv).stack
     run = run_program(stack, project_dir=BOOTSTRAP_DIR, project=PROJECT, check_readable=check_readable_config)
     if run.error is not None:
-        print(f"tools/ci_identity -s {stack}: {run.error}", file=sys.stderr)
+        print(printable(f"tools/ci_identity -s {stack}: {run.error}", lines=True), file=sys.stderr)
         return EXIT_CONFIG
     planned = [PlannedResource(r.urn, r.type, r.name, r.inputs) for r in run.resources]
     roles = {identity_of(r): r.props["role"] for r in planned if r.type == ACCESS_PERMIT_TYPE}
