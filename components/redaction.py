@@ -29,10 +29,10 @@ SECRET = "[secret]"
 CREDENTIALS = "[credentials]"
 REDACTED = "[redacted]"
 
-# `scheme://` (RFC 3986 section 3.1: a letter, then letters, digits, '+', '-', '.'; at most 32 here), then the
-# rest of the whitespace-free run. \b keeps a run of letters from being tried at each of its positions.
-# A scheme and its slashes: `://` as RFC 3986 writes an authority, and the malformed `:/`, `:///` or `:\\` that a
-# careless URL has, which urllib reads as a path, but whose `user:password@` is as secret.
+# A scheme (RFC 3986 section 3.1: a letter, then letters, digits, '+', '-', '.'; at most 32 here), its slashes (`://`
+# as RFC 3986 writes an authority, or the malformed `:/`, `:///` or `:\\` of a careless URL, which urllib reads as a
+# path but whose `user:password@` is as secret), then the rest of the whitespace-free run. \b keeps a run of letters
+# from being tried at each of its positions.
 _URL = re.compile(r"\b([A-Za-z][A-Za-z0-9+.-]{0,31}):([/\\]+)(\S*)")
 # Parameters of a query or fragment are separated by `&` (or `;`); they end where the text around the URL goes on:
 # a quote, as it is or JSON-escaped, or an angle bracket.
