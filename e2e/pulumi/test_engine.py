@@ -7,8 +7,8 @@ PULUMI_HOME and file backend (engine.py). The Kubernetes provider is pointed at 
 for a closed 127.0.0.1 port, so nothing leaves the machine.
 
 pulumi v3.274 runs Python programs and Python policy packs only through the Python language host,
-which build.py builds from the vendored archive (BUILD-NOTES.md); the same lifecycle also runs with
-Pulumi's YAML runtime. The repository's own program and pack through this engine: e2e/cli.
+which build.py builds from the vendored archive (BUILD-NOTES.md). The repository's own program and pack
+through this engine: e2e/cli.
 """
 
 from __future__ import annotations
@@ -97,32 +97,6 @@ def _ok(result: tuple[int, str, str], what: str) -> str:
 
 
 # --------------------------------------------------------------------------- programs
-
-
-def yaml_program(project: Path, kubeconfig: str, with_configmap: bool) -> None:
-    """A Pulumi YAML program (written as JSON, which is YAML) with the same shape as python_program."""
-    resources: dict = {
-        "k8s": {"type": "pulumi:providers:kubernetes", "properties": {"kubeconfig": kubeconfig}},
-    }
-    if with_configmap:
-        resources["cm"] = {
-            "type": "kubernetes:core/v1:ConfigMap",
-            "properties": {"metadata": {"name": "e2e-greeting"}, "data": {"greeting": "${greeting}"}},
-            "options": {"provider": "${k8s}"},
-        }
-    project.mkdir(parents=True, exist_ok=True)
-    (project / "Pulumi.yaml").write_text(
-        json.dumps(
-            {
-                "name": "e2e-engine",
-                "runtime": "yaml",
-                "config": {"greeting": {"type": "string"}, "token": {"type": "string"}},
-                "resources": resources,
-                "outputs": {"greeting": "${greeting}", "token": "${token}", "providerUrn": "${k8s.urn}"},
-            },
-            indent=2,
-        )
-    )
 
 
 def python_program(project: Path, kubeconfig: str, with_configmap: bool) -> None:
@@ -261,11 +235,6 @@ def test_cli_is_the_pinned_build(engine, binaries: dict[str, Path], tmp_path: Pa
     out = _ok(engine.run(["version"], tmp_path), "version")
     cli_version = build.requirement(build.go_mod(HERE / "cli"), build.PKG_MODULE)
     assert out.strip() == cli_version
-
-
-def test_yaml_program_lifecycle(engine, binaries: dict[str, Path], kubeconfig: str, tmp_path: Path) -> None:
-    project = tmp_path / "project"
-    lifecycle(engine, project, lambda cm: yaml_program(project, kubeconfig, cm), binaries["pulumi-resource-kubernetes"])
 
 
 def test_python_program_lifecycle(engine, binaries: dict[str, Path], kubeconfig: str, tmp_path: Path) -> None:
