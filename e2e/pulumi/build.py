@@ -190,7 +190,7 @@ class Artifact:
 
 
 # Every `go build` here compiles with the same flags, so a package that two binaries import at the same
-# version is compiled once and taken from GOCACHE the second time (-trimpath is part of a compiled package's
+# version is compiled once and taken from the build cache the second time (-trimpath is part of a compiled package's
 # cache key: one build without it compiles everything, the standard library included, again). -s -w leave
 # the symbol table and DWARF out of the binaries, which nothing here reads, and save the linker that work.
 BUILD_FLAGS = ("-trimpath",)
@@ -303,7 +303,7 @@ def kubernetes_artifact() -> Artifact | Released:
         swagger = step_value("  OpenAPI specs from the served k8s.io/kubernetes modules", lambda: openapi_specs(work))
         generator = work / "bin" / "pulumi-gen-kubernetes"
         # Built with the provider's flags: it imports 1386 of the 1417 packages it needs from the provider's
-        # own build list (go list -deps), which the provider's build below then takes from GOCACHE.
+        # own build list (go list -deps), which the provider's build below then takes from the build cache.
         step(
             "  go build pulumi-gen-kubernetes",
             lambda: run(
@@ -321,14 +321,16 @@ def kubernetes_artifact() -> Artifact | Released:
         )
         env = go_env()
         env["VERSION"] = version
-        # The `go run ./generate.go` it starts compiles with the same flags too (GOFLAGS reaches it).
-        env["GOFLAGS"] = " ".join([env.get("GOFLAGS", ""), *BUILD_FLAGS]).strip()
-        # Upstream Makefile (k8sprovider): `VERSION=<v> go generate cmd/pulumi-resource-kubernetes/main.go`
-        # embeds schema.json and the mappings into the binary.
+        # Upstream Makefile (k8sprovider): `VERSION=<v> go generate cmd/pulumi-resource-kubernetes/main.go`, whose
+        # one directive, `go run ./generate.go` in that directory, embeds schema.json and the mappings into the
+        # binary; run here as that directive with the builds' flags, so what it compiles is compiled once.
         step(
-            "  go generate (embed the schema)",
+            "  go run ./generate.go (embed the schema)",
             lambda: run(
-                ["go", "generate", "./cmd/pulumi-resource-kubernetes/main.go"], provider, "go generate", env=env
+                ["go", "run", *BUILD_FLAGS, "./generate.go"],
+                provider / "cmd" / "pulumi-resource-kubernetes",
+                "go run ./generate.go",
+                env=env,
             ),
         )
         step(
