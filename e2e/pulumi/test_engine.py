@@ -237,6 +237,24 @@ def test_cli_is_the_pinned_build(engine, binaries: dict[str, Path], tmp_path: Pa
     assert out.strip() == cli_version
 
 
+def modules_in(binary: Path) -> dict[str, str]:
+    """{module path: version} of every module a Go binary was built from (`go version -m`: its `mod` and `dep` lines)."""
+    out = build.run(["go", "version", "-m", str(binary)], binary.parent, f"go version -m {binary.name}")
+    return {
+        fields[1]: fields[2]
+        for fields in (line.split() for line in out.splitlines())
+        if fields[:1] in (["mod"], ["dep"])
+    }
+
+
+def test_the_cli_and_the_python_host_are_one_build_list(binaries: dict[str, Path]) -> None:
+    """Built in one go build, the host shares the CLI's pkg/v3 compile: every module both contain is at one
+    version, pkg/v3 and sdk/v3 at the CLI's pins (BUILD-NOTES.md, "Two build lists, not five")."""
+    cli, host = modules_in(binaries["pulumi"]), modules_in(binaries["pulumi-language-python"])
+    assert {path: host[path] for path in cli.keys() & host.keys() if cli[path] != host[path]} == {}
+    assert {path: host.get(path) for path in build.cli_pins()} == build.cli_pins()
+
+
 def test_python_program_lifecycle(engine, binaries: dict[str, Path], kubeconfig: str, tmp_path: Path) -> None:
     project = tmp_path / "project"
     lifecycle(
