@@ -10,13 +10,16 @@ once and never upgrades.
 from __future__ import annotations
 
 import tarfile
+from importlib.metadata import version
 from pathlib import Path
 
+import pulumi_kubernetes
 import pulumi_nebius
 import pytest
 
 from components.dra_workloads import IMMUTABLE_SPEC
 from policies.dra_guardrails.consequences import (
+    CLAIM_TEMPLATE_PRESENCE,
     CLAIM_TEMPLATE_TYPE,
     CONSEQUENCES,
     HELM_RELEASE_TYPE,
@@ -86,6 +89,18 @@ def test_a_claim_template_spec_is_replaced_as_the_program_registers_it():
     """The options every claim template is registered with (components/dra_workloads.py, components/kueue.py)."""
     assert IMMUTABLE_SPEC.replace_on_changes == ["spec"] and IMMUTABLE_SPEC.delete_before_replace is True
     assert {row.effect for row in consequences_of(CLAIM_TEMPLATE_TYPE, "spec.spec.devices")} == {Effect.DELETE_CREATE}
+
+
+def test_a_claim_template_row_quotes_what_the_installed_kubernetes_sdk_says():
+    """The spec row and the created/deleted row quote the docstrings pulumi-kubernetes generates from k8s.io/api."""
+    spec = " ".join(_doc(pulumi_kubernetes.resource.v1.ResourceClaimTemplate, "spec").split())
+    bound = " ".join(_doc(pulumi_kubernetes.core.v1.PodResourceClaimArgs, "resource_claim_template_name").split())
+    [row] = consequences_of(CLAIM_TEMPLATE_TYPE, "spec")
+    quoted = "This field is immutable. A ResourceClaim will get created by the control plane for a Pod when needed"
+    assert quoted in spec and quoted in row.source and quoted in CLAIM_TEMPLATE_PRESENCE.source
+    claim = "will be bound to this pod. When this pod is deleted, the ResourceClaim will also be deleted."
+    assert claim in bound and claim in CLAIM_TEMPLATE_PRESENCE.source
+    assert f"pulumi-kubernetes {version('pulumi_kubernetes')}" in CLAIM_TEMPLATE_PRESENCE.source
 
 
 @pytest.mark.skipif(not CHARTS.is_dir(), reason="the vendored charts are not on this machine")

@@ -30,6 +30,12 @@ NODE_GROUP_DOCS = "https://docs.nebius.com/terraform-provider/reference/resource
 SKEW_POLICY = "https://kubernetes.io/releases/version-skew-policy/"
 HELM_CRDS = "https://helm.sh/docs/chart_best_practices/custom_resource_definitions/"
 PULUMI_NAMES = "https://www.pulumi.com/docs/iac/concepts/resources/names/"
+CLAIM_TEMPLATE_API = (
+    "Kubernetes API reference, resource.k8s.io/v1 ResourceClaimTemplate.spec "
+    "(https://kubernetes.io/docs/reference/kubernetes-api/workload-resources/resource-claim-template-v1/): \"This "
+    'field is immutable. A ResourceClaim will get created by the control plane for a Pod when needed and then not '
+    'get updated anymore."'
+)
 
 
 class Effect(Enum):
@@ -218,9 +224,45 @@ CONSEQUENCES: tuple[Consequence, ...] = (
         Effect.DELETE_CREATE,
         "the template is deleted and created again under its name; claims made from it keep the old spec, new Pods "
         "get the new one",
-        'k8s.io/kubernetes v1.34 pkg/apis/resource/validation ValidateResourceClaimTemplateUpdate ("field is '
-        'immutable"); the program marks spec replace_on_changes with delete_before_replace (components/dra_workloads.py)',
+        f"{CLAIM_TEMPLATE_API}; k8s.io/kubernetes v1.34 pkg/apis/resource/validation "
+        'ValidateResourceClaimTemplateUpdate ("field is immutable"); the program marks spec replace_on_changes with '
+        "delete_before_replace (components/dra_workloads.py)",
     ),
+    Consequence(
+        ("claimNamespace", "queues"),
+        CLAIM_TEMPLATE_TYPE,
+        ("namespace",),
+        Effect.DELETE_CREATE,
+        "the template is created in the new namespace and deleted from the old one; Pods there that name it get no "
+        "claim",
+        "pulumi-kubernetes provider/pkg/provider/diff.go: metadataForceNewProperties makes .metadata.namespace (and "
+        ".metadata.name) a replacement of any Kubernetes object",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Presence:
+    """What creating and deleting a whole resource of `resource_type` does: a row for the resource, not a field."""
+
+    settings: tuple[str, ...]
+    resource_type: str
+    created: str
+    deleted: str
+    source: str
+
+
+CLAIM_TEMPLATE_PRESENCE = Presence(
+    ("builtinClaimTemplates", "userClaimTemplates", "gpuProducts", "multiGpuCount", "queues"),
+    CLAIM_TEMPLATE_TYPE,
+    "created: Pods may name it from now on; nothing running changes",
+    "DELETED: running Pods keep the claims made from it (a claim made from a template is bound to its Pod and "
+    "deleted with it, never with the template); a Pod created afterwards that names it gets no claim and does not "
+    "start, so move the workloads (Jobs, Deployments) that name it first",
+    f"{CLAIM_TEMPLATE_API}; k8s.io/api core/v1 PodResourceClaim.resourceClaimTemplateName (also the docstring of "
+    'pulumi-kubernetes 4.34.2 core.v1.PodResourceClaimArgs): "The template will be used to create a new '
+    "ResourceClaim, which will be bound to this pod. When this pod is deleted, the ResourceClaim will also be "
+    'deleted."',
 )
 
 

@@ -16,14 +16,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from components.config.reading import markdown_code_block
-from components.dra_workloads import BUILTINS_LEFT_OUT, DRA_WORKLOADS_TYPE
 from policies.dra_guardrails.consequences import Effect, consequences_of
 from policies.dra_guardrails.planned import NODE_GROUP_TYPE
 from tools.cost.render import render_cost_markdown, render_cost_text
 from tools.plan.graph import DURATION_ESTIMATES, minutes, render_mermaid
 from tools.plan.model import Plan
 from tools.plan.tree import render_tree
-from tools.plan.what_changed import changed_lines, recreated_count
+from tools.plan.what_changed import builtins_left_out, changed_lines, recreated_count
 
 POLICY_SOURCE = "policies/dra_guardrails"
 REPLACING = frozenset((Effect.ROLLING_REPLACE, Effect.MINOR_UPGRADE, Effect.DELETE_CREATE))
@@ -65,17 +64,8 @@ def group_names(plan: Plan) -> dict[str, str]:
     return names
 
 
-def left_out_templates(plan: Plan) -> list[str]:
-    """The built-in claim templates the stack lists but does not create, each with why (DraWorkloads records it)."""
-    return [
-        f"{name}: {reason}"
-        for resource in plan.run.of_type(DRA_WORKLOADS_TYPE)
-        for name, reason in (resource.inputs.get(BUILTINS_LEFT_OUT) or {}).items()
-    ]
-
-
 def _left_out_line(plan: Plan) -> list[str]:
-    left_out = left_out_templates(plan)
+    left_out = [f"{name}: {reason}" for name, reason in builtins_left_out(plan).items()]
     return (
         [f"Built-in claim templates not created (no node could serve them): {'; '.join(left_out)}"] if left_out else []
     )
