@@ -18,11 +18,13 @@ import pulumi_nebius
 import pytest
 
 from components.dra_workloads import IMMUTABLE_SPEC
+from components.stack_input import GpuNodeGroupInput, stack_settings
 from policies.dra_guardrails.consequences import (
     CLAIM_TEMPLATE_PRESENCE,
     CLAIM_TEMPLATE_TYPE,
     CONSEQUENCES,
     HELM_RELEASE_TYPE,
+    PRESENCES,
     Effect,
     consequences_of,
 )
@@ -71,6 +73,16 @@ def test_the_node_group_version_follows_the_control_plane_as_the_sdk_says():
     assert {row.effect for row in consequences_of(CLUSTER_TYPE, "controlPlane.version")} == {Effect.MINOR_UPGRADE}
 
 
+def test_every_stack_setting_has_a_row():
+    """Every key a stack file can set (StackInput, and each field of a GPU group) is named by a row of the table, so
+    a change to it is never left unexplained; a new setting fails here until it has one."""
+    named = {setting for row in (*CONSEQUENCES, *PRESENCES) for setting in row.settings}
+    group_fields = {f"gpuNodeGroups[].{field}" for field in GpuNodeGroupInput.model_fields}
+    assert set(stack_settings()) - {"gpuNodeGroups"} - named == set()
+    assert group_fields - named == set()
+    assert {name.split("[]", 1)[0] for name in named} <= set(stack_settings()), "a row names no setting"
+
+
 @pytest.mark.parametrize("stack", ["dev", "prod"])
 def test_every_registered_node_group_and_cluster_field_has_a_row(stack):
     """A field the program sends that no row covers would be shown as "not in the table": none may be."""
@@ -78,11 +90,30 @@ def test_every_registered_node_group_and_cluster_field_has_a_row(stack):
     uncovered = {
         (resource.type, path)
         for resource in run.resources
-        if resource.type == NODE_GROUP_TYPE
+        if resource.type in (NODE_GROUP_TYPE, CLUSTER_TYPE)
         for path in leaves(dict(resource.inputs), "")
-        if path.split(".", 1)[0] not in ("name", "parentId") and not consequences_of(resource.type, path)
+        if (resource.type, path.split(".", 1)[0]) != (NODE_GROUP_TYPE, "parentId")
+        and not consequences_of(resource.type, path)
     }
     assert uncovered == set()
+
+
+def test_a_cluster_field_nebius_marks_immutable_replaces_the_cluster():
+    """nebius/api marks ControlPlaneSpec.subnet_id IMMUTABLE and etcd_cluster_size not; the SDK's docstrings agree on
+    what each is (the API's own annotation is not in the bridged SDK)."""
+    assert "Also will be default NodeGroup subnet" in _doc(pulumi_nebius.Mk8sV1ClusterControlPlaneArgs, "subnet_id")
+    assert "Highly Available" in _doc(pulumi_nebius.Mk8sV1ClusterControlPlaneArgs, "etcd_cluster_size")
+    assert "Parent is a project, immutable" in _doc(pulumi_nebius.BillingV1PricingPolicyArgs, "metadata")
+    effects = {
+        path: {row.effect for row in consequences_of(CLUSTER_TYPE, path)}
+        for path in ("parentId", "controlPlane.subnetId", "controlPlane.etcdClusterSize", "controlPlane.endpoints")
+    }
+    assert effects == {
+        "parentId": {Effect.DELETE_CREATE},
+        "controlPlane.subnetId": {Effect.DELETE_CREATE},
+        "controlPlane.etcdClusterSize": {Effect.IN_PLACE},
+        "controlPlane.endpoints": {Effect.IN_PLACE},
+    }
 
 
 def test_a_claim_template_spec_is_replaced_as_the_program_registers_it():

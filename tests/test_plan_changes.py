@@ -367,3 +367,31 @@ def test_a_baseline_that_did_not_record_template_namespaces_shows_no_change(prod
     )
     assert "namespace: dra-samples -> gpu-claims" in render_text(moved)
     assert "NOT IN THE TABLE" not in render_text(moved)
+
+
+def test_a_new_subnet_replaces_the_cluster_and_a_new_etcd_size_is_in_place(prod_baseline):
+    moved = {**load_stack_config("prod"), "nebius-dra:subnetId": "vpcsubnet-e00prod00000000001"}
+    plan = build_plan("prod", config=moved, out=None, baseline=prod_baseline)
+    text = render_text(plan)
+    assert "REPLACES THE CLUSTER, and every node group with it" in text.splitlines()[0]
+    for shown in (text, _changed(render_markdown(plan))):
+        assert "REPLACES THE CLUSTER dra-prod" in shown
+        assert "controlPlane.subnetId: vpcsubnet-e00prod00000000000 -> vpcsubnet-e00prod00000000001" in shown
+        assert "(field_behavior) = IMMUTABLE" in shown
+    resized = build_plan(
+        "prod",
+        config={**load_stack_config("prod"), "nebius-dra:etcdClusterSize": "1"},
+        out=None,
+        baseline=prod_baseline,
+    )
+    changed = render_text(resized).split("Policy verdicts", 1)[0]
+    assert "IN PLACE (no node replaced)" in changed and "controlPlane.etcdClusterSize: 3 -> 1" in changed
+    assert "REPLACES" not in changed
+
+
+def test_a_baseline_that_recorded_the_cluster_version_only_shows_no_other_cluster_change(prod_baseline):
+    older = copy.deepcopy(prod_baseline)
+    older["cluster"] = {k: v for k, v in older["cluster"].items() if k in ("urn", "name")} | {
+        "controlPlane": {"version": "1.34"}
+    }
+    assert "Nothing recorded differs from the baseline" in render_text(build_plan("prod", out=None, baseline=older))

@@ -36,6 +36,8 @@ from tools.plan.rollout import Rollout
 PLAN_FORMAT = 2
 # What a node group's snapshot records besides its URN and Nebius name (the registered inputs' keys).
 GROUP_FIELDS = ("template", "version", "fixedNodeCount", "autoscaling", "strategy", "autoRepair")
+# What the cluster's snapshot records (its registered inputs' keys); before issue 39, its name and version only.
+CLUSTER_FIELDS = ("name", "parentId", "controlPlane")
 # Before planFormat 2 a snapshot's template left out the fields Nebius does not roll out.
 LEGACY_TEMPLATE_EXCLUDED = ("metadata", "taints")
 LEGACY_UNKNOWN = (
@@ -74,8 +76,7 @@ def snapshot(
         "planFormat": PLAN_FORMAT,
         "cluster": {
             "urn": clusters[0].urn,
-            "name": inputs[clusters[0].urn].get("name"),
-            "controlPlane": {"version": (inputs[clusters[0].urn].get("controlPlane") or {}).get("version")},
+            **{key: inputs[clusters[0].urn].get(key) for key in CLUSTER_FIELDS},
         }
         if len(clusters) == 1
         else None,
@@ -388,6 +389,10 @@ def compare(baseline: Baseline, current: Mapping[str, Any], rollouts: Mapping[st
         return changes
     cluster = current.get("cluster")
     if baseline.cluster is not None and cluster is not None:
+        if "parentId" not in baseline.cluster:
+            # Recorded before issue 39: the name and the version only, so nothing else of the cluster is known.
+            version = (cluster.get("controlPlane") or {}).get("version")
+            cluster = {"urn": cluster["urn"], "name": cluster.get("name"), "controlPlane": {"version": version}}
         paired = _paired(CLUSTER_TYPE, {baseline.cluster["urn"]: baseline.cluster}, [cluster])
         changes.cluster = paired[0] if paired else None
     changes.releases = _paired(HELM_RELEASE_TYPE, baseline.releases, current["releases"])

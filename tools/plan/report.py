@@ -97,6 +97,8 @@ def _summary(plan: Plan) -> str:
         recreated += (
             f"; `pulumi up` FAILS: it cannot delete the protected node group(s) {', '.join(changes.protected_removals)}"
         )
+    if changes is not None and changes.cluster is not None and changes.cluster.of(Effect.DELETE_CREATE):
+        recreated += "; REPLACES THE CLUSTER, and every node group with it"
     minor = plan.minor
     if minor is not None and minor.refused is not None:
         recreated += f"; BLOCKED: kubernetesVersion {minor.before} -> {minor.after} is refused"

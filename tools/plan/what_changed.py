@@ -74,6 +74,18 @@ def _field_lines(changes: tuple[FieldChange, ...], indent: str = "    ") -> list
     return [f"{indent}{change.text()}" for change in changes]
 
 
+def _cluster_lines(changes: Changes) -> list[str]:
+    """A cluster field Nebius cannot change in place (parentId, subnetId): the cluster and everything on it go."""
+    replaced = changes.cluster.of(Effect.DELETE_CREATE) if changes.cluster else ()
+    if not replaced:
+        return []
+    lines = [f"REPLACES THE CLUSTER {printable(changes.cluster.name if changes.cluster else '')}"]
+    for change in replaced:
+        lines.append(f"  {change.text()}: {change.rows[0].does}")
+        lines.append(f"    source: {change.rows[0].source}")
+    return lines
+
+
 def _recreation_lines(changes: Changes, names: dict[str, str], minor_shown: bool) -> list[str]:
     """Groups whose nodes a template (or, without a minor move, a version) change replaces, and groups deleted."""
     replacing = (Effect.ROLLING_REPLACE,) if minor_shown else (Effect.ROLLING_REPLACE, Effect.MINOR_UPGRADE)
@@ -207,11 +219,13 @@ def changed_lines(plan: Plan, names: dict[str, str]) -> list[str]:
     body = _minor_lines(plan, names)
     if plan.driver_steps:
         body += ["DRIVER MODE CHANGE: steps, in order", *(f"  {n}. {s}" for n, s in enumerate(plan.driver_steps, 1))]
+    body += _cluster_lines(changes)
     body += _recreation_lines(changes, names, plan.minor is not None)
     body += _section("REACHES ONLY NEW NODES (Nebius starts no roll-out)", _new_nodes_only(changes, names))
+    in_place = [*([changes.cluster] if changes.cluster else []), *changes.groups]
     body += _section(
         "IN PLACE (no node replaced)",
-        [(_group(g, names), g.of(Effect.IN_PLACE)) for g in changes.groups if g.of(Effect.IN_PLACE)],
+        [(_group(c, names), c.of(Effect.IN_PLACE)) for c in in_place if c.of(Effect.IN_PLACE)],
     )
     body += _ceiling_lines(plan, changes)
     body += _helm_lines(changes)
