@@ -18,7 +18,8 @@ import pulumi_nebius
 import pytest
 
 from components.dra_workloads import IMMUTABLE_SPEC
-from components.stack_input import GpuNodeGroupInput, stack_settings
+from components.input.node_groups import GpuNodeGroupInput
+from components.input.stack import stack_settings
 from policies.dra_guardrails.consequences import (
     CLAIM_TEMPLATE_PRESENCE,
     CLAIM_TEMPLATE_TYPE,
