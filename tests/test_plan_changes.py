@@ -395,3 +395,15 @@ def test_a_baseline_that_recorded_the_cluster_version_only_shows_no_other_cluste
         "controlPlane": {"version": "1.34"}
     }
     assert "Nothing recorded differs from the baseline" in render_text(build_plan("prod", out=None, baseline=older))
+
+
+def test_a_budget_that_passes_on_a_doubtful_price_says_so_in_the_plan():
+    """Issue 39's fourth edit: prod's 30-day budget rests on the H200 price the table calls likely low."""
+    budget = {"max-hourly-cost": {"maxHourlyUsd": 400, "enforcementLevel": "mandatory"}}
+    plan = build_plan("prod", out=None, policy_config=budget)
+    assert not plan.blocked
+    for shown in (render_text(plan), render_markdown(plan)):
+        verdicts = shown.split("olicy verdicts", 1)[1].split("Cost", 1)[0]
+        assert "max-hourly-cost" in verdicts and "within maxHourlyUsd $400.00" in verdicts
+        assert "The pass rests on doubtful or stale prices: dra-prod-h200-burst: doubtful price" in verdicts
+    assert plan_document(plan)["passes"][0]["policy"] == "max-hourly-cost"

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from components.config.reading import markdown_code_block
+from components.config.reading import markdown_code_block, markdown_text
 from policies.dra_guardrails.consequences import Effect, consequences_of
 from policies.dra_guardrails.planned import NODE_GROUP_TYPE
 from tools.cost.render import render_cost_markdown, render_cost_text
@@ -232,6 +232,7 @@ def render_text(plan: Plan, graph: bool = False) -> str:
     for row in verdict_rows(plan, names):
         lines.append(f"  {'MANDATORY' if row.mandatory else 'advisory'}  {row.policy}  on {', '.join(row.resources)}")
         lines += [f"    {message}" for message in row.messages]
+    lines += [f"  passes  {policy}: {note}" for policy, note in plan.passes]
     lines += ["  " + line for line in _left_out_line(plan)]
     lines += ["", *(render_cost_text(plan.cost) if plan.cost else ["Cost: the program registered no estimate"])]
     lines += [f"  note: {note}" for note in _protected_cost_notes(plan)]
@@ -287,6 +288,9 @@ def render_markdown(plan: Plan, graph: bool = True) -> str:
         lines += _markdown_table(("level", "policy", "resources", "message"), rows, "rules with findings")
     else:
         lines.append("Every rule passes.")
+    lines += (
+        ["", *(f"- passes `{policy}`: {markdown_text(note)}" for policy, note in plan.passes)] if plan.passes else []
+    )
     lines += ["", *_left_out_line(plan)] if _left_out_line(plan) else []
     lines += [
         "",
@@ -323,6 +327,7 @@ def plan_document(plan: Plan) -> dict[str, Any]:
         "findings": [
             {"policy": f.policy, "mandatory": f.mandatory, "urn": f.urn, "message": f.message} for f in plan.findings
         ],
+        "passes": [{"policy": policy, "note": note} for policy, note in plan.passes],
         "criticalPath": {
             "totalSeconds": plan.path[-1].finishes_at if plan.path else 0,
             "steps": [
