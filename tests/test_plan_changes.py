@@ -75,8 +75,11 @@ def test_a_skipped_minor_is_refused_with_the_allowed_path(capsys, tmp_path):
         status = plan_cli.main(
             ["--stack-file", str(edited), "--baseline", str(baseline), "--out", "none", "--format", form]
         )
-        out = capsys.readouterr().out
-        assert status == plan_cli.EXIT_POLICY
+        captured = capsys.readouterr()
+        out = captured.out
+        assert status == plan_cli.EXIT_PROGRAM, "a minor skip is bad input: exit 2, as the driver line's refusal"
+        assert captured.err.startswith("python -m tools.plan: nebius-dra:kubernetesVersion: 1.34 -> 1.36 skips a minor")
+        assert "Allowed path: 1.34 -> 1.35 -> 1.36" in captured.err
         assert "REFUSED: kubernetesVersion 1.34 -> 1.36" in out
         assert "Allowed path: 1.34 -> 1.35 -> 1.36" in out and "BLOCKED" in out
         assert "recreates the nodes" not in out, "a refused move replaces nothing"

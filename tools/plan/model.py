@@ -70,12 +70,25 @@ class Plan:
         return self.run.error
 
     @property
+    def refusals(self) -> list[str]:
+        """Why the config cannot be applied against the baseline, each naming the key, what it moves to and what is
+        allowed: the DRA driver moving back to 25.x, kubernetesVersion skipping or lowering a minor."""
+        found = []
+        if self.driver_change is not None and self.driver_change.refused:
+            found.append(
+                f"nebius-dra:draDriverChart: {self.driver_change.before} -> {self.driver_change.after} is refused: "
+                + " ".join(self.driver_change.steps)
+            )
+        if self.minor is not None and self.minor.refused is not None:
+            found.append(f"nebius-dra:kubernetesVersion: {self.minor.refused}")
+        return found
+
+    @property
     def blocked(self) -> bool:
         """True when `pulumi up` must not run: the program failed, a mandatory policy fired, the driver moves back
         or the cluster's minor moves in a way the skew policy forbids."""
-        refused = self.driver_change is not None and self.driver_change.refused
-        skipped = self.minor is not None and self.minor.refused is not None
-        return self.error is not None or refused or skipped or any(finding.mandatory for finding in self.findings)
+        refused = bool(self.refusals)
+        return self.error is not None or refused or any(finding.mandatory for finding in self.findings)
 
     def nodes(self) -> list[PlanNode]:
         return [node for root in self.roots for node in root.walk()]
