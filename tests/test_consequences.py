@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import tarfile
 from importlib.metadata import version
-from pathlib import Path
 
 import pulumi_kubernetes
 import pulumi_nebius
@@ -30,10 +29,9 @@ from policies.dra_guardrails.consequences import (
     consequences_of,
 )
 from policies.dra_guardrails.planned import CLUSTER_TYPE, NODE_GROUP_TYPE
+from tests.helpers import VENDORED_CHARTS
 from tools.plan.changes import leaves
 from tools.plan.mock_engine import run_program
-
-CHARTS = Path("/work/shared/vendor/charts")
 
 
 def _doc(cls: type, prop: str) -> str:
@@ -135,12 +133,12 @@ def test_a_claim_template_row_quotes_what_the_installed_kubernetes_sdk_says():
     assert f"pulumi-kubernetes {version('pulumi_kubernetes')}" in CLAIM_TEMPLATE_PRESENCE.source
 
 
-@pytest.mark.skipif(not CHARTS.is_dir(), reason="the vendored charts are not on this machine")
+@pytest.mark.skipif(not VENDORED_CHARTS.is_dir(), reason="the vendored charts are not on this machine")
 @pytest.mark.parametrize(
     "chart", ["nvidia-dra-driver-gpu-25.12.0", "dra-driver-nvidia-gpu-0.4.1", "gpu-operator-v25.10.1"]
 )
 def test_the_charts_whose_version_the_stack_sets_have_crds_helm_will_not_update(chart):
-    with tarfile.open(CHARTS / f"{chart}.tgz") as archive:
+    with tarfile.open(VENDORED_CHARTS / f"{chart}.tgz") as archive:
         crds = [name for name in archive.getnames() if "/crds/" in name and name.endswith((".yaml", ".yml"))]
     assert crds, f"{chart} has no crds/ folder"
     effects = {row.effect for row in consequences_of(HELM_RELEASE_TYPE, "version")}

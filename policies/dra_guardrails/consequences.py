@@ -282,10 +282,14 @@ CONSEQUENCES: tuple[Consequence, ...] = (
         HELM_RELEASE_TYPE,
         ("version", "values", "chart"),
         Effect.HELM_RESTART,
-        "Helm upgrades the release; a changed pod template restarts its pods (for the DRA driver, the kubelet "
-        "plugin on every GPU node: no new claim is prepared until it is back)",
+        "Helm upgrades the release; a changed pod template restarts its pods. For the DRA driver, a change that "
+        "reaches its kubelet plugin's pod template (the driver root, ComputeDomains, the log level, most chart "
+        "values) restarts the plugin on every GPU node at once: no new claim is prepared until it is back; one "
+        "that reaches only the controller (controller.*) leaves the plugin running",
         "Helm upgrade semantics (https://helm.sh/docs/helm/helm_upgrade/) and Kubernetes DaemonSet rolling updates "
-        "(https://kubernetes.io/docs/tasks/manage-daemon/update-daemon-set/)",
+        "(https://kubernetes.io/docs/tasks/manage-daemon/update-daemon-set/); nvidia-dra-driver-gpu 25.12.0 and "
+        "dra-driver-nvidia-gpu 0.4.1 values.yaml: kubeletPlugin.updateStrategy RollingUpdate, maxUnavailable 100%, "
+        "which the stack keeps; what each setting changes, rendered by the real helm (tests/test_helm_restarts.py)",
     ),
     Consequence(
         ("draDriverChart", "draDriverVersion", "gpuOperatorVersion", "networkOperatorVersion"),
