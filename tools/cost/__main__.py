@@ -141,6 +141,15 @@ def head_of(stack: str, project_dir: Path, stack_file: Path | None = None) -> He
     return Head(stack_cost(config).as_document(), rollouts_of_config(config), config.cluster.kubernetes_version)
 
 
+def surge_costs(head: Head) -> dict[str, str]:
+    """By group name, what the surge nodes of a roll-out of it cost at this change's price (Rollout.surge_cost)."""
+    prices = {str(g.get("name")): g.get("usdPerNodeHour") for g in head.document.get("groups") or []}
+    return {
+        name: rollout.surge_cost(None if prices.get(name) is None else float(prices[name]))
+        for name, rollout in head.rollouts.items()
+    }
+
+
 def minor_move(base: BaseCost, head: Head) -> str | None:
     """`kubernetesVersion A -> B` when the change moves the cluster's minor (every group's nodes are replaced)."""
     before, after = minor_of(base.kubernetes_version), minor_of(head.kubernetes_version)
@@ -245,14 +254,16 @@ def render(stack: str, current: Head, base: BaseCost | None, output: str, change
             # The note can quote the base revision's files: escaped, on one line, so it stays one quote.
             lines += [f"> {markdown_text(base.note)}", ""] if base.note else []
             if base.comparable:
-                lines += render_diff_markdown(base.document, after, markdown_text(label), current.rollouts, replaced_by)
+                lines += render_diff_markdown(
+                    base.document, after, markdown_text(label), surge_costs(current), replaced_by
+                )
                 lines += ["", *(f"- {markdown_text(note)}" for note in kept)] if kept else []
         return "\n".join(lines) + "\n"
     lines = [] if change_only else [f"Cost of stack {stack}", "", *render_cost_text(head), ""]
     if base is not None:
         lines += [f"note: {printable(base.note, lines=True)}"] if base.note else []
         if base.comparable:
-            lines += render_diff_text(base.document, after, printable(label), current.rollouts, replaced_by)
+            lines += render_diff_text(base.document, after, printable(label), surge_costs(current), replaced_by)
             lines += [f"  note: {note}" for note in kept]
     return "\n".join(lines) + "\n"
 

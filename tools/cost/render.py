@@ -9,14 +9,11 @@ floats (the mock engine returns every number as one), so counts are shown with `
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from components.config.reading import markdown_text, printable
 from policies.dra_guardrails.consequences import consequence_of_setting
 from tools.cost.teams import render_teams_markdown, render_teams_text
-
-if TYPE_CHECKING:
-    from tools.plan.rollout import Rollout
 
 Document = Mapping[str, Any]
 NONE = "-"
@@ -244,13 +241,13 @@ _SETTINGS = {
 def change_notes(
     base: Document | None,
     head: Document,
-    rollouts: Mapping[str, Rollout] | None = None,
+    surge_costs: Mapping[str, str] | None = None,
     replaced_by: str | None = None,
 ) -> list[str]:
     """What each changed field of a group does to its nodes, as the table of consequences says
     (policies/dra_guardrails/consequences.py), with the surge nodes' cost of a change that replaces them
-    (`rollouts`: each group's roll-out by name, at this change); `replaced_by` names a change that replaces every
-    group's nodes (a kubernetesVersion minor)."""
+    (`surge_costs`: by group name, what a roll-out's surge costs at this change); `replaced_by` names a change that
+    replaces every group's nodes (a kubernetesVersion minor)."""
     base_groups = {str(g.get("name")): g for g in _groups(base or {})}
     notes = []
     for group in _groups(head):
@@ -271,11 +268,8 @@ def change_notes(
             )
         if replaced_by is not None and not replaces:
             notes.append(f"{name}: {replaced_by}: every node replaced")
-        if (replaces or replaced_by is not None) and rollouts is not None:
-            rollout = rollouts.get(name)
-            price = group.get("usdPerNodeHour")
-            cost = rollout.surge_cost(None if price is None else float(price)) if rollout else "not known"
-            notes.append(f"{name}: roll-out surge: {cost}")
+        if (replaces or replaced_by is not None) and surge_costs is not None:
+            notes.append(f"{name}: roll-out surge: {surge_costs.get(name, 'not known')}")
     return notes
 
 
@@ -310,20 +304,20 @@ def render_diff_text(
     base: Document | None,
     head: Document,
     base_label: str,
-    rollouts: Mapping[str, Rollout] | None = None,
+    surge_costs: Mapping[str, str] | None = None,
     replaced_by: str | None = None,
 ) -> list[str]:
-    """The difference, and what the change does (change_notes: with `rollouts`, what its surge nodes cost)."""
+    """The difference, and what the change does (change_notes: with `surge_costs`, what its surge nodes cost)."""
     lines = [f"Cost change against {base_label} (per hour at min..max nodes)"]
     lines += ["  " + line for line in _table(diff_rows(base, head), DIFF_HEADER)]
-    return lines + [f"  what it does: {note}" for note in change_notes(base, head, rollouts, replaced_by)]
+    return lines + [f"  what it does: {note}" for note in change_notes(base, head, surge_costs, replaced_by)]
 
 
 def render_diff_markdown(
     base: Document | None,
     head: Document,
     base_label: str,
-    rollouts: Mapping[str, Rollout] | None = None,
+    surge_costs: Mapping[str, str] | None = None,
     replaced_by: str | None = None,
 ) -> list[str]:
     rows = diff_rows(base, head)
@@ -331,5 +325,5 @@ def render_diff_markdown(
     lines += [markdown_row(DIFF_HEADER), markdown_row(["---"] * len(DIFF_HEADER))]
     lines += [markdown_row(row) for row in rows[:-1]]
     lines.append(markdown_row([f"**{cell}**" if cell else cell for cell in rows[-1]]))
-    notes = change_notes(base, head, rollouts, replaced_by)
+    notes = change_notes(base, head, surge_costs, replaced_by)
     return lines + ([""] + [f"- what it does: {markdown_text(note)}" for note in notes] if notes else [])
