@@ -201,6 +201,7 @@ def test_an_operator_group_beside_preset_groups_is_planned_as_steps_and_the_root
     for shown in (render_text(plan), _changed(render_markdown(plan))):
         assert "kubectl label nodes -l nebius-dra/node-group=h200-train nvidia.com/gpu.deploy.operands=false" in shown
         assert "values.nvidiaDriverRoot: / -> /run/nvidia/driver" in shown
+        assert "restarts the plugin on every GPU node at once" in shown, "the Helm row's words, not a fixed line"
     assert "driver-mode-transition" in render_markdown(plan)
     accepted = build_plan(
         "prod",

@@ -153,7 +153,8 @@ def _helm_lines(changes: Changes) -> list[str]:
         crds = release.of(Effect.CRDS_NOT_UPDATED)
         if not restart:
             continue
-        lines.append(f"  {release.name}: Helm upgrade; a changed pod template restarts its pods")
+        row = next(row for row in restart[0].rows if row.effect is Effect.HELM_RESTART)
+        lines.append(f"  {release.name}: {row.does}")
         lines += _field_lines(restart)
         if crds:
             lines.append(
