@@ -54,7 +54,7 @@ def _rendered(changes: dict[str, str], tmp_path: Path) -> list[dict[str, Any]]:
     [text] = [t for name, t in files.items() if name == f"helm/{values['namespace']}/{values['name']}.values.yaml"]
     path = tmp_path / f"values-{len(list(tmp_path.iterdir()))}.yaml"
     path.write_text(text)
-    archive = VENDORED_CHARTS / f"{values['chart']}-{values['version']}.tgz"
+    archive = VENDORED_CHARTS / f"{values['chart'].rsplit('/', 1)[-1]}-{values['version']}.tgz"
     assert archive.is_file(), f"{archive.name} is not vendored"
     assert HELM is not None
     command = [HELM, "template", values["name"], str(archive), "--namespace", values["namespace"]]
