@@ -20,7 +20,6 @@ import binascii
 import json
 import os
 import re
-import shlex
 import signal
 import subprocess
 import tempfile
@@ -34,6 +33,7 @@ from urllib.parse import urlsplit
 from kubernetes.config.kube_config import ConfigNode
 
 from components.config.reading import InputError, load_yaml, parse_json, read_text
+from components.redaction import redacted_command
 
 DEFAULT_KUBECONFIG = "~/.kube/config"
 WRITE_IT = "write it with `pulumi stack output kubeconfig --show-secrets > kubeconfig` and pass --kubeconfig kubeconfig"
@@ -288,7 +288,7 @@ class ExecPlugin:
 
     @property
     def command_line(self) -> str:
-        return shlex.join((self.command, *self.args))
+        return redacted_command((self.command, *self.args))
 
     def _describe(self) -> str:
         return f"the exec credential command `{self.command_line}` (user {self.user!r} in {self.source})"
