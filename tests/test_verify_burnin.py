@@ -147,7 +147,7 @@ def test_the_floors_table_has_a_floor_for_prods_fabric_and_for_one_node() -> Non
 
 
 def test_a_fabric_at_its_published_bandwidth_passes() -> None:
-    outcome, _ = judge_output(fabric_output(455.9), NODES, 32, floor_for(FLOORS, "gpu-h200-sxm", 4), "h200-train")
+    outcome, _ = judge_output(fabric_output(455.9), NODES, HOSTS, 8, floor_for(FLOORS, "gpu-h200-sxm", 4), "h200-train")
     assert outcome.passed and not outcome.warnings, outcome.findings
     assert outcome.summary.startswith(
         "455.9 GB/s busbw at 1073741824 B over 32 GPUs on nodes computeinstance-e00train0"
@@ -155,7 +155,7 @@ def test_a_fabric_at_its_published_bandwidth_passes() -> None:
 
 
 def test_a_fabric_below_its_floor_fails_naming_every_node() -> None:
-    outcome, _ = judge_output(fabric_output(48.0), NODES, 32, floor_for(FLOORS, "gpu-h200-sxm", 4), "h200-train")
+    outcome, _ = judge_output(fabric_output(48.0), NODES, HOSTS, 8, floor_for(FLOORS, "gpu-h200-sxm", 4), "h200-train")
     [finding] = outcome.findings
     assert finding.subject == f"h200-train: bus bandwidth on nodes {', '.join(NODES)}"
     assert finding.expected.startswith("at least 365 GB/s") and finding.found.startswith(
@@ -169,7 +169,7 @@ def test_a_fabric_below_its_floor_fails_naming_every_node() -> None:
 def test_a_bandwidth_that_is_no_measurement_fails_with_or_without_a_floor(busbw: float, floor: bool) -> None:
     """`nan < floor` is false: a NaN (or an infinity, or a figure out of range) would pass every floor if compared."""
     given = floor_for(FLOORS, "gpu-h200-sxm", 4) if floor else None
-    outcome, _ = judge_output(fabric_output(busbw), NODES, 32, given, "h200-train")
+    outcome, _ = judge_output(fabric_output(busbw), NODES, HOSTS, 8, given, "h200-train")
     assert not outcome.passed
     finding = outcome.findings[-1]
     assert finding.expected == "a bus bandwidth from 0 to 100000 GB/s at the largest size"
@@ -196,7 +196,8 @@ def test_a_nan_or_inf_in_any_column_of_the_judged_row_fails_naming_it(figure: st
     outcome, _ = judge_output(
         replace(fabric_output(455.9), log=_with_row(log, GIB, "  ".join(fields))),
         NODES,
-        32,
+        HOSTS,
+        8,
         floor_for(FLOORS, "gpu-h200-sxm", 4),
         "h200-train",
     )
@@ -212,10 +213,18 @@ def test_a_nan_at_a_smaller_size_fails_too() -> None:
     fields = next(line for line in log.splitlines() if line.split()[:1] == ["1048576"]).split()
     fields[7] = "-nan"
     outcome, _ = judge_output(
-        replace(fabric_output(455.9), log=_with_row(log, 1048576, "  ".join(fields))), NODES, 32, None, "h200-train"
+        replace(fabric_output(455.9), log=_with_row(log, 1048576, "  ".join(fields))),
+        NODES,
+        HOSTS,
+        8,
+        None,
+        "h200-train",
     )
     [unmeasured] = outcome.findings
-    assert unmeasured.found == "nan or inf at 1048576 B (out-of-place busbw)"
+    assert (
+        unmeasured.found
+        == "no measurement (nan, inf, a bandwidth below 0, a time of 0) at 1048576 B (out-of-place busbw)"
+    )
 
 
 def test_an_average_bus_bandwidth_of_nan_fails() -> None:
@@ -224,12 +233,15 @@ def test_an_average_bus_bandwidth_of_nan_fails() -> None:
     outcome, _ = judge_output(
         replace(fabric_output(455.9), log=log.replace(average, "# Avg bus bandwidth    : -nan")),
         NODES,
-        32,
+        HOSTS,
+        8,
         floor_for(FLOORS, "gpu-h200-sxm", 4),
         "h200-train",
     )
     [unmeasured] = outcome.findings
-    assert unmeasured.found == "nan or inf at '# Avg bus bandwidth' (nan)"
+    assert (
+        unmeasured.found == "no measurement (nan, inf, a bandwidth below 0, a time of 0) at '# Avg bus bandwidth' (nan)"
+    )
 
 
 def test_a_repeated_size_is_judged_by_its_worst_row() -> None:
@@ -242,7 +254,8 @@ def test_a_repeated_size_is_judged_by_its_worst_row() -> None:
         outcome, _ = judge_output(
             replace(fabric_output(455.9), log=log.replace(fast, rows)),
             NODES,
-            32,
+            HOSTS,
+            8,
             floor_for(FLOORS, "gpu-h200-sxm", 4),
             "h200-train",
         )
@@ -250,9 +263,25 @@ def test_a_repeated_size_is_judged_by_its_worst_row() -> None:
         assert finding.found.startswith(f"10 GB/s busbw at {GIB} B")
 
 
+@pytest.mark.parametrize(
+    "ranked_on",
+    [(HOSTS[0],) * 4, ("other-job-0", "other-job-1", "other-job-2", "other-job-3"), (*HOSTS[:3], HOSTS[0])],
+    ids=["one-host", "other-hosts", "a-host-twice"],
+)
+def test_a_run_whose_ranks_are_not_on_the_pods_judged_fails_whatever_the_bandwidth(ranked_on) -> None:
+    """A "four-node" run whose rank lines name one host (or another Job's pods) proves nothing about the fabric."""
+    run = with_bandwidth(parse_all_reduce(CAPTURE), Fabric(ranked_on), lambda size: 455.9)
+    output = replace(fabric_output(455.9), log=render(run))
+    outcome, _ = judge_output(output, NODES, HOSTS, 8, floor_for(FLOORS, "gpu-h200-sxm", 4), "h200-train")
+    [finding] = outcome.findings
+    assert finding.subject == f"h200-train: ranks of the run on nodes {', '.join(NODES)}"
+    assert finding.expected == f"32 ranks, 8 (one per GPU) on each of the pods {', '.join(HOSTS)}"
+    assert finding.found.startswith(f"32 ranks: {ranked_on.count(ranked_on[0]) * 8} on {ranked_on[0]}")
+
+
 def test_wrong_elements_fail_whatever_the_bandwidth() -> None:
     outcome, _ = judge_output(
-        fabric_output(455.9, wrong=3), NODES, 32, floor_for(FLOORS, "gpu-h200-sxm", 4), "h200-train"
+        fabric_output(455.9, wrong=3), NODES, HOSTS, 8, floor_for(FLOORS, "gpu-h200-sxm", 4), "h200-train"
     )
     [finding] = outcome.findings
     assert "data check" in finding.subject and "wrong elements at sizes 1073741824 B" in finding.found
@@ -260,7 +289,9 @@ def test_wrong_elements_fail_whatever_the_bandwidth() -> None:
 
 def test_the_real_one_gpu_capture_fails_a_one_node_floor_and_says_why() -> None:
     output = PodOutput("p", "vm", "computeinstance-e00one", CAPTURE)
-    outcome, _ = judge_output(output, ["computeinstance-e00one"], 8, floor_for(FLOORS, "gpu-h200-sxm", 1), "h200-burst")
+    outcome, _ = judge_output(
+        output, ["computeinstance-e00one"], ["vm"], 8, floor_for(FLOORS, "gpu-h200-sxm", 1), "h200-burst"
+    )
     assert [f.subject for f in outcome.findings] == [
         "h200-burst: ranks of the run on node computeinstance-e00one",
         "h200-burst: bus bandwidth on node computeinstance-e00one",
@@ -269,7 +300,7 @@ def test_the_real_one_gpu_capture_fails_a_one_node_floor_and_says_why() -> None:
 
 
 def test_without_a_floor_the_bandwidth_is_measured_and_warned_not_judged() -> None:
-    outcome, _ = judge_output(fabric_output(12.0), NODES, 32, None, "h200-train")
+    outcome, _ = judge_output(fabric_output(12.0), NODES, HOSTS, 8, None, "h200-train")
     assert outcome.passed and outcome.warnings and "no floor" not in outcome.summary
     assert outcome.warnings[0].found.startswith("none; measured 12 GB/s")
 
@@ -279,7 +310,7 @@ def test_a_cut_log_is_a_finding_with_its_tail() -> None:
         fabric_output(455.9).log.split("# Out of bounds")[0]
         + "verify-burnin-h200-train-abcde-2: Test NCCL failure common.cu:1006 'unhandled system error / NET/IB : ibv_reg_mr failed'\n"
     )
-    outcome, run = judge_output(replace(fabric_output(0), log=cut), NODES, 32, None, "h200-train")
+    outcome, run = judge_output(replace(fabric_output(0), log=cut), NODES, HOSTS, 8, None, "h200-train")
     assert run is None
     [finding] = outcome.findings
     assert (
@@ -599,7 +630,7 @@ def test_it_runs_after_a_change_to_the_gpu_groups_and_not_again_once_passed(tmp_
 def test_a_failed_burn_in_is_not_recorded_and_flags_override_the_gate(tmp_path: Path) -> None:
     gate = BurnInGate(settings(tmp_path, requested=None), PROD, "s", read_only=False)
     assert gate.skip_reason(CLUSTER_NODES) is None
-    failed, _ = judge_output(fabric_output(1.0), NODES, 32, floor_for(FLOORS, "gpu-h200-sxm", 4), "h200-train")
+    failed, _ = judge_output(fabric_output(1.0), NODES, HOSTS, 8, floor_for(FLOORS, "gpu-h200-sxm", 4), "h200-train")
     assert not failed.passed
     gate.record(failed)
     assert not (tmp_path / "state.json").exists()
