@@ -318,54 +318,82 @@ def test_a_cut_log_is_a_finding_with_its_tail() -> None:
     )
 
 
-ENTRY = "platform: gpu-h200-sxm, minNodes: 1, floorGbps: 3, source: s, date: '2026-12-01'"
+FIELDS = {
+    "platform": "gpu-h200-sxm",
+    "minNodes": 1,
+    "floorGbps": 80,
+    "marginPercent": 20,
+    "publishedGbps": 100,
+    "publishedRun": "r",
+    "source": "s",
+    "date": "'2026-12-01'",
+}
+
+
+def entry(**changed: object) -> str:
+    """One floors entry in YAML's flow style: FIELDS with `changed` (None: the field left out)."""
+    fields = {**FIELDS, **changed}
+    return "{" + ", ".join(f"{key}: {value}" for key, value in fields.items() if value is not None) + "}"
+
+
+ENTRY = entry()
 
 
 @pytest.mark.parametrize(
     ("text", "message"),
     [
         ("floors: [{platform: gpu-h200-sxm}]", "floors[0].minNodes is required"),
-        ("floors: [{platform: x, minNodes: 1, floorGbps: 1, source: s, date: '2026-12-01'}]", 'platform got "x"'),
-        (f"floors: [{{{ENTRY.replace('minNodes: 1', 'minNodes: 0')}}}]", "floors[0].minNodes got 0; expected a whole"),
-        (f"floors: [{{{ENTRY.replace('minNodes: 1', 'minNodes: 2')}, maxNodes: 1}}]", "maxNodes 1 is below minNodes 2"),
-        (f"floors: [{{{ENTRY.replace('floorGbps: 3', 'floorGbps: -3')}}}]", "floors[0].floorGbps got -3"),
-        (f"floors: [{{{ENTRY.replace('floorGbps: 3', 'floorGbps: .nan')}}}]", "floors[0].floorGbps got NaN"),
-        (f"floors: [{{{ENTRY.replace('floorGbps: 3', 'floorGbps: .inf')}}}]", "floors[0].floorGbps got Infinity"),
-        ("floors: [{" + ENTRY.replace("floorGbps: 3", "floorGbps: '3'") + "}]", 'floors[0].floorGbps got "3"'),
-        (f"floors: [{{{ENTRY}, marginPercent: twenty}}]", 'floors[0].marginPercent got "twenty"'),
-        (f"floors: [{{{ENTRY.replace('2026-12-01', '2026-13-01')}}}]", "YYYY-MM-DD"),
-        (f"floors: [{{{ENTRY}, flor: 1}}]", 'floors[0] has unknown field(s) "flor"; did you mean floorGbps?'),
-        (f"flors: [{{{ENTRY}}}]", 'has unknown field(s) "flors"; did you mean floors?'),
+        (f"floors: [{entry(platform='x')}]", 'platform got "x"'),
+        (f"floors: [{entry(minNodes=0)}]", "floors[0].minNodes got 0; expected a whole"),
+        (f"floors: [{entry(minNodes=2, maxNodes=1)}]", "maxNodes 1 is below minNodes 2"),
+        (f"floors: [{entry(floorGbps=-3)}]", "floors[0].floorGbps got -3"),
+        (f"floors: [{entry(floorGbps='.nan')}]", "floors[0].floorGbps got NaN"),
+        (f"floors: [{entry(floorGbps='.inf')}]", "floors[0].floorGbps got Infinity"),
+        (f"floors: [{entry(floorGbps=repr('3'))}]", 'floors[0].floorGbps got "3"'),
+        (f"floors: [{entry(marginPercent='twenty')}]", 'floors[0].marginPercent got "twenty"'),
+        (f"floors: [{entry(date=repr('2026-13-01'))}]", "YYYY-MM-DD"),
+        (f"floors: [{entry(flor=1)}]", 'floors[0] has unknown field(s) "flor"; did you mean floorGbps?'),
+        (f"flors: [{ENTRY}]", 'has unknown field(s) "flors"; did you mean floors?'),
         ("- just a list", 'got ["just a list"]; expected a map {checked?, floors: [...]}'),
         (
-            f"floors: [{{{ENTRY.replace('floorGbps: 3', 'floorGbps: 99999')}, publishedGbps: 455.9, marginPercent: 20}}]",
+            f"floors: [{entry(floorGbps=99999, publishedGbps=455.9)}]",
             "floors[0] floorGbps 99999 is above publishedGbps 455.9",
         ),
         (
-            f"floors: [{{{ENTRY.replace('floorGbps: 3', 'floorGbps: 400')}, publishedGbps: 455.9, marginPercent: 20}}]",
+            f"floors: [{entry(floorGbps=400, publishedGbps=455.9)}]",
             "floors[0] floorGbps 400 is not publishedGbps 455.9 less marginPercent 20 (364.72 GB/s",
         ),
         (
-            f"floors: [{{{ENTRY.replace('floorGbps: 3', 'floorGbps: 100')}, publishedGbps: 455.9, marginPercent: 20}}]",
+            f"floors: [{entry(floorGbps=100, publishedGbps=455.9)}]",
             "floors[0] floorGbps 100 is not publishedGbps 455.9 less marginPercent 20",
         ),
-        (f"floors: [{{{ENTRY}, marginPercent: 20}}]", "marginPercent 20 means nothing without publishedGbps"),
+        # A floor says where it comes from: a bare `floorGbps: 1` is no figure anyone measured.
         (
-            f"floors: [{{{ENTRY}}}, {{{ENTRY}}}]",
+            f"floors: [{entry(floorGbps=1, marginPercent=None, publishedGbps=None, publishedRun=None)}]",
+            "floors[0].marginPercent is required",
+        ),
+        (f"floors: [{entry(publishedGbps=None)}]", "floors[0].publishedGbps is required"),
+        (f"floors: [{entry(publishedRun=None)}]", "floors[0].publishedRun is required"),
+        # Within the rounding tolerance of 0, or a typo: no floor at all.
+        (
+            f"floors: [{entry(floorGbps=1e-300)}]",
+            "floors[0].floorGbps got 1e-300; expected a bus bandwidth in GB/s, 1 to 100000",
+        ),
+        (
+            f"floors: [{entry(floorGbps=0.5, publishedGbps=0.625)}]",
+            "floors[0].publishedGbps got 0.625; expected a bus bandwidth",
+        ),
+        (
+            f"floors: [{entry(floorGbps=50, marginPercent=50)}]",
+            "floors[0].marginPercent got 50; expected the margin below the published figure, 0 to below 50 %",
+        ),
+        (f"floors: [{ENTRY}, {ENTRY}]", "floors[1] covers gpu-h200-sxm at node counts floors[0] already covers"),
+        (
+            f"floors: [{entry(minNodes=2)}, {entry(maxNodes=4)}]",
             "floors[1] covers gpu-h200-sxm at node counts floors[0] already covers",
         ),
-        (
-            f"floors: [{{{ENTRY.replace('minNodes: 1', 'minNodes: 2')}}}, {{{ENTRY}, maxNodes: 4}}]",
-            "floors[1] covers gpu-h200-sxm at node counts floors[0] already covers",
-        ),
-        (
-            "floors: [{" + ENTRY.replace("platform: gpu-h200-sxm", "platform: 'gpu-h200-sxm '") + "}]",
-            'platform got "gpu-h200-sxm "',
-        ),
-        (
-            "floors: [{" + ENTRY.replace("source: s", "source: ' s'") + "}]",
-            'source got " s"; expected a non-empty text',
-        ),
+        (f"floors: [{entry(platform=repr('gpu-h200-sxm '))}]", 'platform got "gpu-h200-sxm "'),
+        (f"floors: [{entry(source=repr(' s'))}]", 'source got " s"; expected a non-empty text'),
     ],
 )
 def test_a_floors_file_that_cannot_be_used_is_named(tmp_path: Path, text: str, message: str) -> None:
@@ -379,11 +407,11 @@ def test_a_floors_file_that_cannot_be_used_is_named(tmp_path: Path, text: str, m
 def test_entries_of_other_platforms_or_disjoint_counts_and_a_rounded_floor_are_taken(tmp_path: Path) -> None:
     """455.9 less 20 % is 364.72: the project's file writes 365, whole GB/s, and that is the same floor."""
     path = tmp_path / "floors.yaml"
-    one = ENTRY.replace("minNodes: 1", "minNodes: 1, maxNodes: 1")
-    two = ENTRY.replace("minNodes: 1", "minNodes: 2").replace("floorGbps: 3", "floorGbps: 365")
-    other = ENTRY.replace("gpu-h200-sxm", "gpu-h100-sxm")
-    path.write_text(f"floors: [{{{one}}}, {{{two}, publishedGbps: 455.9, marginPercent: 20}}, {{{other}}}]")
-    assert [floor.gbps for floor in load_floors(path)] == [3, 365, 3]
+    one = entry(maxNodes=1)
+    two = entry(minNodes=2, floorGbps=365, publishedGbps=455.9)
+    other = entry(platform="gpu-h100-sxm")
+    path.write_text(f"floors: [{one}, {two}, {other}]")
+    assert [floor.gbps for floor in load_floors(path)] == [80, 365, 80]
 
 
 def test_the_cli_refuses_a_bad_floors_file_before_asking_the_cluster(
@@ -400,9 +428,7 @@ def test_the_floors_file_is_read_even_when_the_burn_in_does_not_run(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], skip_smoke: list[str]
 ) -> None:
     path = tmp_path / "floors.yaml"
-    path.write_text(
-        "floors: [{platform: gpu-h200-sxm, minNodes: 1, floorGbps: 3, source: s, date: '2026-12-01', marginPercent: twenty}]"
-    )
+    path.write_text(f"floors: [{entry(marginPercent='twenty')}]")
     arguments = ["--stack", "prod", *skip_smoke, "--burn-in-floors", str(path), "--kubeconfig", str(tmp_path / "none")]
     assert cli.main(arguments) == 2
     assert 'floors[0].marginPercent got "twenty"' in capsys.readouterr().err
@@ -416,7 +442,7 @@ def test_skip_smoke_and_burn_in_together_are_refused(tmp_path: Path, capsys: pyt
 def test_a_stacks_own_floor_comes_first(tmp_path: Path) -> None:
     path = tmp_path / "floors.yaml"
     path.write_text(
-        "floors: [{platform: gpu-h200-sxm, minNodes: 2, floorGbps: 430, source: our run, date: '2026-12-01'}]"
+        f"floors: [{entry(minNodes=2, floorGbps=430, marginPercent=10, publishedGbps=478, publishedRun='our run')}]"
     )
     settings = cli.burn_in_settings(cli.parse_args(["--burn-in-floors", str(path)]))
     assert floor_for(settings.floors, "gpu-h200-sxm", 4).gbps == 430
