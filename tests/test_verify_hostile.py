@@ -648,8 +648,21 @@ GARBAGE = {
     "a-list": (b"[1, 2]", "answered with JSON that is not an object"),
     "items-not-objects": (
         b'{"kind": "NodeList", "apiVersion": "v1", "items": [1, "x"]}',
-        "a list whose items are not a list of objects",
+        "answered with a NodeList whose items are a list with an entry that is not an object",
     ),
+    # Each once read as an empty list: no nodes, a verdict on nothing.
+    **{
+        f"items-{name}": (
+            b'{"kind": "NodeList", "apiVersion": "v1", "items": ' + items + b"}",
+            f"answered with a NodeList whose items are {kind}, not a list of objects",
+        )
+        for name, items, kind in (
+            ("object", b"{}", "an object"),
+            ("empty-string", b'""', "a string"),
+            ("zero", b"0", "a number"),
+            ("false", b"false", "a boolean"),
+        )
+    },
     # Once counted as pods, DeviceClasses and ResourceSlices: `PASS [1/15] Read the cluster: ... 1 DeviceClasses`.
     "a-nodelist-for-every-list": (
         b'{"kind": "NodeList", "apiVersion": "v1", "items": [{"metadata": {"name": "n"}}]}',
@@ -674,6 +687,36 @@ def test_garbage_answers_are_an_unusable_cluster_exit_2_never_a_failed_check(scr
     assert message in err
     assert "Traceback" not in err
     assert json.loads(report.read_text())["unusable"] is True
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b'{"kind": "NodeList", "apiVersion": "kueue.x-k8s.io/v1beta2", "items": [{"metadata": {"name": "n"}}]}',
+         "answered with NodeList of kueue.x-k8s.io/v1beta2 where ClusterQueueList of kueue.x-k8s.io/v1beta2 was asked"),
+        (b'{"kind": "WorkloadList", "apiVersion": "kueue.x-k8s.io/v1beta2", "items": []}',
+         "answered with WorkloadList of kueue.x-k8s.io/v1beta2 where ClusterQueueList"),
+        (b'{"kind": "ClusterQueueList", "apiVersion": "kueue.x-k8s.io/v1beta2", "items": {}}',
+         "answered with a ClusterQueueList whose items are an object, not a list of objects"),
+    ],
+    ids=["nodelist", "other-kueue-kind", "items-object"],
+)  # fmt: skip
+def test_a_crd_list_of_another_kind_or_malformed_is_refused_naming_the_resource(scripted, tmp_path, body, message):
+    """A CRD-backed list is checked as a built-in one: its kind is `<Kind>List`, its items a list of objects."""
+    server = scripted(answer_with(body))
+    cluster = KubeCluster.from_kubeconfig(str(write_kubeconfig(tmp_path, server.url)), request_timeout_s=30)
+    with pytest.raises(UnusableAnswerError) as refused:
+        cluster.list_custom_objects("kueue.x-k8s.io", "v1beta2", "ClusterQueue", "clusterqueues")
+    assert str(refused.value).startswith("list clusterqueues.kueue.x-k8s.io: the API server") and message in str(
+        refused.value
+    )
+
+
+def test_a_list_whose_items_are_null_is_empty(scripted, tmp_path):
+    """Go's encoding/json writes a nil slice as null: that is an empty list, not a malformed one."""
+    server = scripted(answer_with(b'{"kind": "NodeList", "apiVersion": "v1", "items": null}'))
+    cluster = KubeCluster.from_kubeconfig(str(write_kubeconfig(tmp_path, server.url)), request_timeout_s=30)
+    assert cluster.list_nodes() == []
 
 
 def test_a_small_error_answer_is_still_explained_by_its_status(scripted, tmp_path):

@@ -209,6 +209,17 @@ class ExecResult:
     exit_code: int
 
 
+def _json_kind(value: Any) -> str:
+    """What a JSON value is, in words, without quoting the server's text."""
+    if isinstance(value, list):
+        return "a list with an entry that is not an object"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, str):
+        return "a string"
+    return "a boolean" if isinstance(value, bool) else "a number"
+
+
 class Cluster(Protocol):
     """What the verifier needs from a cluster; the tests supply a fake with the same methods."""
 
@@ -216,7 +227,9 @@ class Cluster(Protocol):
     def list_pods(self, namespace: str) -> list[Obj]: ...
     def list_device_classes(self) -> list[Obj]: ...
     def list_resource_slices(self) -> list[Obj]: ...
-    def list_custom_objects(self, group: str, version: str, plural: str, namespace: str | None = None) -> list[Obj]: ...
+    def list_custom_objects(
+        self, group: str, version: str, kind: str, plural: str, namespace: str | None = None
+    ) -> list[Obj]: ...
     def read_daemonset(self, namespace: str, name: str) -> Obj | None: ...
     def read_claim_template(self, namespace: str, name: str) -> Obj | None: ...
     def read_claim(self, namespace: str, name: str) -> Obj | None: ...
@@ -458,7 +471,7 @@ class KubeCluster:
             raise self._unusable(action, "JSON that is not an object")
         return document
 
-    def _list_items(self, action: str, found: Obj | None, api_version: str, kind: str | None) -> list[Obj]:
+    def _list_items(self, action: str, found: Obj | None, api_version: str, kind: str) -> list[Obj]:
         """The items of a list answer, once the answer says it is the list asked for: an API server names every
         list `<Kind>List` in the group's version (the Kubernetes API conventions, "Lists and Simple kinds"; the
         captured tests/data/captured/resourceslices-*.json: `ResourceSliceList`, `resource.k8s.io/v1`). A NodeList
@@ -466,13 +479,17 @@ class KubeCluster:
         if found is None:  # a CRD that is not installed (missing_ok)
             return []
         answer = found
-        if answer.get("apiVersion") != api_version or (kind is not None and answer.get("kind") != kind):
-            asked = f"{kind or 'a list'} of {api_version}"
+        if answer.get("apiVersion") != api_version or answer.get("kind") != kind:
+            asked = f"{kind} of {api_version}"
             got = f"{printable(one_line(str(answer.get('kind')), 60))} of {printable(one_line(str(answer.get('apiVersion')), 60))}"
             raise self._unusable(action, f"{got} where {asked} was asked")
-        items = answer.get("items") or []
+        # An empty list is `"items": []`; Go's encoding/json writes a nil slice as `null`, so null (or no items) is none.
+        # Anything else that is not a list (`{}`, `""`, `0`) is a malformed answer, not an empty list.
+        items = answer.get("items")
+        if items is None:
+            return []
         if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
-            raise self._unusable(action, "a list whose items are not a list of objects")
+            raise self._unusable(action, f"a {kind} whose items are {_json_kind(items)}, not a list of objects")
         return items
 
     def _items(
@@ -499,8 +516,11 @@ class KubeCluster:
             api_version=RESOURCE_API_VERSION,
         )
 
-    def list_custom_objects(self, group: str, version: str, plural: str, namespace: str | None = None) -> list[Obj]:
-        """Objects of a CRD (Kueue's queues); a CRD that is not installed reads as none."""
+    def list_custom_objects(
+        self, group: str, version: str, kind: str, plural: str, namespace: str | None = None
+    ) -> list[Obj]:
+        """Objects of a CRD (Kueue's queues) of `kind`, listed by its `plural`; a CRD that is not installed reads as
+        none."""
         api = client.CustomObjectsApi(self.api_client)
         action = f"list {plural}.{group}" + (f" in {namespace}" if namespace else "")
         if namespace is None:
@@ -509,8 +529,9 @@ class KubeCluster:
             found = self._call(
                 action, api.list_namespaced_custom_object, group, version, namespace, plural, missing_ok=True
             )
-        # A CRD's list kind is its kind's name with List (ClusterQueueList); the plural alone does not give it.
-        return self._list_items(action, found, f"{group}/{version}", None)
+        # A CRD's list kind is its kind's name with List (ClusterQueueList: the apiextensions API names it
+        # `spec.names.listKind`, "defaults to `kind`List"); the plural alone does not give it, so the caller names the kind.
+        return self._list_items(action, found, f"{group}/{version}", f"{kind}List")
 
     def read_daemonset(self, namespace: str, name: str) -> Obj | None:
         return self._call(
