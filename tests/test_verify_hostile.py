@@ -14,11 +14,13 @@ import hashlib
 import http.server
 import json
 import os
+import re
 import signal
 import socket
 import stat
 import threading
 import time
+import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
@@ -195,6 +197,38 @@ def test_an_exec_plugin_that_never_returns_is_killed_with_its_children_after_its
     assert "its last words: 'open https://auth.example/login in a browser'" in shown
     assert plugin.exists()
     assert wait_gone([int(pid) for pid in pids.read_text().split()]) == []
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("head -c 67108864 /dev/zero | tr '\\0' x >&2\necho >&2\necho 'login failed: no profile' >&2\nexit 3\n",
+         "exited with status 3: login failed: no profile"),
+        ("head -c 67108864 /dev/zero | tr '\\0' x\n", "printed more than 1 MiB (MAX_EXEC_STDOUT_BYTES)"),
+    ],
+    ids=["stderr", "stdout"],
+)  # fmt: skip
+def test_an_exec_plugin_that_floods_its_output_is_read_in_bounded_memory(tmp_path, body, message):
+    """64 MiB on stderr (of which one line is quoted) or on stdout (no credential is that long): what is kept of either
+    stays bounded, where reading it all held every byte."""
+    script(tmp_path, "get-token.sh", body)
+    plugin = ExecPlugin(
+        command="./get-token.sh",
+        args=(),
+        env=(),
+        api_version=EXEC_API,
+        directory=tmp_path,
+        source=tmp_path / "kubeconfig",
+        user="u",
+    )
+    tracemalloc.start()
+    try:
+        with pytest.raises(ExecPluginError, match=re.escape(message)):
+            plugin.run(timeout_s=BOUND_S)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 << 20, peak
 
 
 def test_ctrl_c_while_the_exec_plugin_runs_kills_it_and_exits_130(tmp_path, capsys):
