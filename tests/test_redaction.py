@@ -272,17 +272,24 @@ def test_no_canary_in_verifys_output_for_an_exec_token_a_header_cannot_carry(nam
     assert_no_canary(*verify_outputs(capsys, report))
 
 
+def outputs_of_a_failing_plugin(tmp_path: Path, capsys: Any, body: str, args: tuple[str, ...] = ()) -> list[str]:
+    """What verify prints and writes when the exec plugin (`body`, run with `args` after `--profile dev`) exits 3."""
+    script(tmp_path, "get-token.sh", body + "exit 3\n")
+    user = exec_user("./get-token.sh")
+    user["exec"]["args"] += list(args)
+    report = tmp_path / "verify.json"
+    path = write(tmp_path, kubeconfig_text("http://127.0.0.1:9", user))
+    assert verify_cli.main(["--stack", "dev", "--skip-smoke", "--kubeconfig", str(path), "--json", str(report)]) == 2
+    printed = verify_outputs(capsys, report)
+    assert "exited with status 3" in printed[1]
+    return printed
+
+
 @pytest.mark.parametrize(
     "stderr", [f"token: {CANARY}", f"Authorization: Bearer {CANARY}", f'{{"password": "{CANARY}"}}']
 )
 def test_no_canary_in_verifys_output_when_the_exec_plugin_fails_saying_a_credential(stderr, tmp_path, capsys):
-    script(tmp_path, "get-token.sh", f"echo '{stderr}' >&2\nexit 3\n")
-    report = tmp_path / "verify.json"
-    path = write(tmp_path, kubeconfig_text("http://127.0.0.1:9", exec_user("./get-token.sh")))
-    assert verify_cli.main(["--stack", "dev", "--skip-smoke", "--kubeconfig", str(path), "--json", str(report)]) == 2
-    printed = verify_outputs(capsys, report)
-    assert "exited with status 3" in printed[1]
-    assert_no_canary(*printed)
+    assert_no_canary(*outputs_of_a_failing_plugin(tmp_path, capsys, f"echo '{stderr}' >&2\n"))
 
 
 @pytest.mark.parametrize("length", [40, 90, 100, 200])
@@ -326,19 +333,6 @@ def test_a_mebibyte_of_adversarial_text_is_redacted_in_linear_time(text):
     started = time.process_time()
     redact(text, secrets)
     assert time.process_time() - started < 10.0
-
-
-def test_no_canary_in_verifys_output_from_an_exec_plugins_credential_flags(tmp_path, capsys):
-    """Every exec error names the command line; a credential passed to it as a flag is not echoed."""
-    script(tmp_path, "get-token.sh", "exit 3\n")
-    user = exec_user("./get-token.sh")
-    user["exec"]["args"] += ["--token", CANARY, f"--client-secret={CANARY}"]
-    report = tmp_path / "verify.json"
-    path = write(tmp_path, kubeconfig_text("http://127.0.0.1:9", user))
-    assert verify_cli.main(["--stack", "dev", "--skip-smoke", "--kubeconfig", str(path), "--json", str(report)]) == 2
-    printed = verify_outputs(capsys, report)
-    assert "--token [redacted]" in printed[1]
-    assert_no_canary(*printed)
 
 
 @pytest.mark.parametrize(
@@ -437,18 +431,20 @@ def test_every_credential_flag_of_a_command_line_is_redacted_by_argument(before,
 
 @pytest.mark.parametrize(
     "args",
-    [["-p", CANARY], [f"-p{CANARY}"], ["--token", f"a b{CANARY}"], ["--token\u00a0" + CANARY], ["-p", f"x'{CANARY}"]],
-    ids=["short", "joined", "quoted", "no-break-space", "quote"],
+    [
+        ["--token", CANARY, f"--client-secret={CANARY}"],
+        ["-p", CANARY],
+        [f"-p{CANARY}"],
+        ["--token", f"a b{CANARY}"],
+        ["--token\u00a0" + CANARY],
+        ["-p", f"x'{CANARY}"],
+    ],
+    ids=["long", "short", "joined", "quoted", "no-break-space", "quote"],
 )
-def test_no_canary_in_verifys_output_from_an_exec_plugins_short_or_quoted_credential_flags(args, tmp_path, capsys):
-    script(tmp_path, "get-token.sh", "exit 3\n")
-    user = exec_user("./get-token.sh")
-    user["exec"]["args"] += args
-    report = tmp_path / "verify.json"
-    path = write(tmp_path, kubeconfig_text("http://127.0.0.1:9", user))
-    assert verify_cli.main(["--stack", "dev", "--skip-smoke", "--kubeconfig", str(path), "--json", str(report)]) == 2
-    printed = verify_outputs(capsys, report)
-    assert "exited with status 3" in printed[1]
+def test_no_canary_in_verifys_output_from_an_exec_plugins_credential_flags(args, tmp_path, capsys):
+    """Every exec error names the command line; a credential passed to it as a flag is not echoed, however written."""
+    printed = outputs_of_a_failing_plugin(tmp_path, capsys, "", tuple(args))
+    assert "get-token.sh --profile dev " in printed[1] and "[redacted]" in printed[1]
     assert_no_canary(*printed)
 
 
@@ -457,10 +453,5 @@ def test_a_long_exec_plugin_stderr_is_quoted_redacted_and_bounded(position, tmp_
     """The plugin's last stderr line is quoted in at most 300 characters, redacted whatever the cut leaves."""
     line = "x" * position + f"token: {CANARY} Authorization: Basic {CANARY}" + "y" * 200_000
     (tmp_path / "stderr.txt").write_text(line + "\n")
-    script(tmp_path, "get-token.sh", f"cat '{tmp_path / 'stderr.txt'}' >&2\nexit 3\n")
-    report = tmp_path / "verify.json"
-    path = write(tmp_path, kubeconfig_text("http://127.0.0.1:9", exec_user("./get-token.sh")))
-    assert verify_cli.main(["--stack", "dev", "--skip-smoke", "--kubeconfig", str(path), "--json", str(report)]) == 2
-    printed = verify_outputs(capsys, report)
-    assert "exited with status 3" in printed[1]
+    printed = outputs_of_a_failing_plugin(tmp_path, capsys, f"cat '{tmp_path / 'stderr.txt'}' >&2\n")
     assert_no_canary(*printed, canaries=(CANARY, CANARY[:5], "y" * 300))

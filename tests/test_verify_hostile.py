@@ -691,7 +691,7 @@ GARBAGE = {
             f"answered with a NodeList whose items are {kind}, not a list of objects",
         )
         for name, items, kind in (
-            ("object", b"{}", "an object"),
+            ("object", b"{}", "a mapping"),
             ("empty-string", b'""', "a string"),
             ("zero", b"0", "a number"),
             ("false", b"false", "a boolean"),
@@ -731,7 +731,7 @@ def test_garbage_answers_are_an_unusable_cluster_exit_2_never_a_failed_check(scr
         (b'{"kind": "WorkloadList", "apiVersion": "kueue.x-k8s.io/v1beta2", "items": []}',
          "answered with WorkloadList of kueue.x-k8s.io/v1beta2 where ClusterQueueList"),
         (b'{"kind": "ClusterQueueList", "apiVersion": "kueue.x-k8s.io/v1beta2", "items": {}}',
-         "answered with a ClusterQueueList whose items are an object, not a list of objects"),
+         "answered with a ClusterQueueList whose items are a mapping, not a list of objects"),
     ],
     ids=["nodelist", "other-kueue-kind", "items-object"],
 )  # fmt: skip

@@ -40,7 +40,14 @@ from websocket import WebSocket, WebSocketException, WebSocketTimeoutException
 
 from components.config.reading import InputError, parse_json, printable
 from components.dra_constants import RESOURCE_API_VERSION
-from tools.verify.kubeconfig import ExecCredentials, ExecPluginError, KubeconfigError, load_kubeconfig, one_line
+from tools.verify.kubeconfig import (
+    ExecCredentials,
+    ExecPluginError,
+    KubeconfigError,
+    kind_of,
+    load_kubeconfig,
+    one_line,
+)
 
 Obj = dict[str, Any]
 DEFAULT_REQUEST_TIMEOUT_S = 30.0
@@ -207,17 +214,6 @@ class ExecResult:
     stdout: str
     stderr: str
     exit_code: int
-
-
-def _json_kind(value: Any) -> str:
-    """What a JSON value is, in words, without quoting the server's text."""
-    if isinstance(value, list):
-        return "a list with an entry that is not an object"
-    if isinstance(value, dict):
-        return "an object"
-    if isinstance(value, str):
-        return "a string"
-    return "a boolean" if isinstance(value, bool) else "a number"
 
 
 class Cluster(Protocol):
@@ -489,7 +485,8 @@ class KubeCluster:
         if items is None:
             return []
         if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
-            raise self._unusable(action, f"a {kind} whose items are {_json_kind(items)}, not a list of objects")
+            what = "a list with an entry that is not an object" if isinstance(items, list) else kind_of(items)
+            raise self._unusable(action, f"a {kind} whose items are {what}, not a list of objects")
         return items
 
     def _items(
