@@ -39,15 +39,15 @@ _URL = re.compile(r"\b([A-Za-z][A-Za-z0-9+.-]{0,31}):([/\\]+)(\S*)")
 # a quote, as it is or JSON-escaped, or an angle bracket.
 _SEPARATOR = re.compile(r"([&;])")
 _AROUND = re.compile(r"\\?[\"'<>]")
-# A credential written as a field of a quoted document: `token: x`, `"password": "x"`, `client-key-data=x`, and as
-# the `\"token\": \"x\"` of a JSON-escaped quote. The value ends at white space, a quote or a separator; a JSON
-# escape inside it (`\u0001`, `\n`) does not end it, so no part after a control character is shown. (The group's
-# two alternatives differ in their first character, so it matches one way only: linear.)
 # White space between a name and its value: any Unicode space (a no-break space U+00A0, an em space U+2003, a tab)
 # but the line feed that ends an output's line, as it is or JSON- or repr-escaped (`\u00a0`, `\xa0`, `\t`, `\n`: any
 # such escape counts), so that no look-alike blank ends a redaction. (Its two alternatives differ in their first
 # character: linear.)
 _BLANK = r"(?:[^\S\n]|\\(?:[bfnrtv]|u[0-9A-Fa-f]{4}|x[0-9A-Fa-f]{2}))"
+# A credential written as a field of a quoted document: `token: x`, `"password": "x"`, `client-key-data=x`, and as
+# the `\"token\": \"x\"` of a JSON-escaped quote. The value ends at white space, a quote or a separator; a JSON
+# escape inside it (`\u0001`, `\n`) does not end it, so no part after a control character is shown. (The group's
+# two alternatives differ in their first character, so it matches one way only: linear.)
 _CREDENTIAL_FIELD = re.compile(
     r"(?i)(token|password|passwd|client-key-data|api[-_]?key|private[-_]?key|secret[-_]?key|access[-_]?key)"
     rf"(\\?[\"']?{_BLANK}*[:=]{_BLANK}*\\?[\"']?)"
@@ -292,8 +292,10 @@ def redacted_command(argv: Sequence[str]) -> str:
     """A command line to show (`shlex.join`'s quoting), the value of every credential flag in it redacted.
 
     Read by argument, not as text: a value with a space or a quote in it is one argument, and a flag's value is the
-    next argument whatever it starts with (as Go's pflag and Python's argparse take it), so nothing after a credential
-    flag shows; a redacted argument that is a credential flag itself hides the next one too.
+    next argument whatever it starts with (as Go's spf13/pflag takes it, flag.go `parseLongArg`), so nothing after a
+    credential flag shows; a redacted argument that is a credential flag itself hides the next one too. Any argument
+    that starts `-p` (not `--`) is taken for `-pVALUE`: a single-dash `-profile` is redacted too, which costs a
+    message a word and never shows a password.
     """
     words: list[str] = []
     hide_next = False

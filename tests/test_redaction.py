@@ -325,6 +325,10 @@ MIB = 1 << 20
         "bearer " * (MIB // 7),
         "12345 " * (MIB // 6),
         "https://[" * (MIB // 9),
+        "--token" + "\u00a0" * MIB,
+        "token" + "\\u00a0" * (MIB // 6) + "=",
+        "Basic\t" * (MIB // 6),
+        "--api-key=" + "\\xa0" * (MIB // 4),
     ],
     ids=lambda text: f"{text[:10]}~{len(text)}",
 )
