@@ -344,6 +344,10 @@ ENTRY = entry()
     [
         ("floors: [{platform: gpu-h200-sxm}]", "floors[0].minNodes is required"),
         (f"floors: [{entry(platform='x')}]", 'platform got "x"'),
+        (
+            f"floors: [{entry(platform='gpu-h20-sxm')}]",
+            "gpu-h20-sxm is no GPU platform Nebius lists; did you mean gpu-h200-sxm?",
+        ),
         (f"floors: [{entry(minNodes=0)}]", "floors[0].minNodes got 0; expected a whole"),
         (f"floors: [{entry(minNodes=2, maxNodes=1)}]", "maxNodes 1 is below minNodes 2"),
         (f"floors: [{entry(floorGbps=-3)}]", "floors[0].floorGbps got -3"),

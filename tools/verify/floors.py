@@ -14,8 +14,9 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field, StrictStr, ValidationError, model_validator
 
-from components.config.errors import ConfigProblems, add_validation_problems
+from components.config.errors import ConfigProblems, add_validation_problems, did_you_mean
 from components.config.reading import InputError, load_yaml
+from components.gpu_platforms import GPU_PLATFORMS
 from components.input.fields import DATE_PATTERN, PLATFORM_PATTERN, Shape
 from components.input.prices import calendar_day
 
@@ -69,6 +70,16 @@ FloorText = Annotated[
 ROUNDING_GBPS = 1.0
 
 
+def _known_platform(platform: str) -> str:
+    """A floor for a platform no group can have would never be used: the one table of GPU platforms decides."""
+    if platform not in GPU_PLATFORMS:
+        raise ValueError(
+            f"{platform} is no GPU platform Nebius lists{did_you_mean(platform, GPU_PLATFORMS)} (known: "
+            f"{', '.join(GPU_PLATFORMS)}; components/gpu_platforms.py)"
+        )
+    return platform
+
+
 class FloorEntry(Shape):
     """One floor: the least busbw of a platform at a range of node counts, and the published run it comes from.
 
@@ -81,6 +92,7 @@ class FloorEntry(Shape):
     platform: Annotated[
         StrictStr,
         Field(pattern=PLATFORM_PATTERN, max_length=63, description="expected a GPU platform such as gpu-h200-sxm"),
+        AfterValidator(_known_platform),
     ]
     minNodes: NodeCount
     maxNodes: NodeCount | None = None
