@@ -37,10 +37,10 @@ plan: setup  ## Offline plan of STACK (default dev) or STACK_FILE, FORMAT text|m
 cost: setup  ## What STACK's (or STACK_FILE's) nodes cost (FORMAT text|markdown|json); BASE=<git revision> adds what the change costs.
 	$(PY) -m tools.cost $(STACK_ARGS) --format '$(FORMAT)' $(if $(BASE),--base '$(BASE)')
 
-# NAME, PARENT_ID and SUBNET_ID reach the tool through the environment (make exports command-line variables), so
+# NAME, PARENT_ID, SUBNET_ID and AFTER reach the tool through the environment (make exports command-line variables), so
 # no value is ever parsed by the shell.
-new-stack: setup  ## A new stack on the project's defaults: NAME=<stack> PARENT_ID=project-... SUBNET_ID=vpcsubnet-... write Pulumi.<NAME>.yaml and add it to .github/stacks.json (the workflows' list).
-	$(PY) -m tools.new_stack --name "$$NAME" --parent-id "$$PARENT_ID" --subnet-id "$$SUBNET_ID"
+new-stack: setup  ## A new stack on the project's defaults: NAME=<stack> PARENT_ID=project-... SUBNET_ID=vpcsubnet-... write Pulumi.<NAME>.yaml and add it to .github/stacks.json (the workflows' list, in deploy order) before its last stack, or after the stack AFTER=<stack> names.
+	$(PY) -m tools.new_stack --name "$$NAME" --parent-id "$$PARENT_ID" --subnet-id "$$SUBNET_ID" --after "$$AFTER"
 
 lint: setup  ## ruff (lint and format) and mypy, as configured in pyproject.toml.
 	$(PY) -m ruff check .
