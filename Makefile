@@ -53,10 +53,12 @@ test: lint engines  ## Lint, type check, then the whole test suite.
 fuzz: setup  ## The property tests explored at random until FUZZ_SECONDS (default 300) are spent; a fresh seed per run unless SEED=<n>, failures kept in .hypothesis/fuzz and printed with the command that reproduces them; FUZZ_SCALE=<n> draws n times each test's examples per run.
 	$(PY) -m tools.fuzz --seconds '$(FUZZ_SECONDS)' --scale '$(FUZZ_SCALE)' $(if $(SEED),--seed '$(SEED)')
 
-demo: setup  ## Local demo: the real Pulumi CLI puts dev's Kubernetes layer on a local control plane, shows its claims allocated, tears down.
+demo: setup  ## Local demo: the real Pulumi CLI puts dev's Kubernetes layer on a local control plane, shows its claims allocated, tears down (builds what e2e/cli starts first, as make e2e does).
+	$(PY) -m tools.ci_run --builds-for e2e/cli
 	$(PY) e2e/cli/demo.py
 
-e2e: setup  ## Real engines: Kubernetes 1.34, 1.35 and 1.36 control planes, the Kueue controller, and the Pulumi CLI running this program and policy pack with the real charts (built from Go modules and the vendored sources, cached in ~/.cache/nebius-dra-e2e); E2E=e2e/<tier> runs one directory.
+e2e: setup  ## Real engines: Kubernetes 1.34, 1.35 and 1.36 control planes, the Kueue controller, and the Pulumi CLI running this program and policy pack with the real charts (built from Go modules and the vendored sources, cached in ~/.cache/nebius-dra-e2e, first, a line per build step as it starts, each build's log under build/e2e/); E2E=e2e/<tier> runs one directory and builds only what it starts.
+	$(PY) -m tools.ci_run --builds-for '$(E2E)'
 	$(PY) -m pytest -q -p no:cacheprovider $(E2E)
 
 e2e-build: setup  ## Build every binary `make e2e` starts (one after another, under nice), each stage's time printed: what .ci/run starts beside `make test`.
