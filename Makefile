@@ -73,8 +73,12 @@ bench-e2e: setup  ## Benchmark: pods per second the real scheduler (oldest and n
 bench-cli: setup  ## Benchmark: wall time of the real Pulumi CLI's preview, up and destroy of dev's Kubernetes layer, with and without 200 user claim templates.
 	$(PY) e2e/cli/bench_cli.py
 
-verify: setup  ## Checks a live cluster after `pulumi up` (needs kubectl access and the nebius CLI).
-	$(PY) -m tools.verify --stack $(STACK)
+# BURN_IN=1 runs the NCCL burn-in this time, BURN_IN=0 skips it; left out, the verifier runs it when the GPU groups
+# or their nodes changed since the last passing one (docs/verify.md). Any other value stops make (exit 2).
+BURN_IN_ARGS = $(if $(filter-out 0 1,$(BURN_IN))$(word 2,$(BURN_IN)),$(error BURN_IN=$(BURN_IN): give 1 to run the burn-in, 0 to skip it, or leave it out to run it when the GPU groups changed),$(if $(filter 1,$(BURN_IN)),--burn-in)$(if $(filter 0,$(BURN_IN)),--no-burn-in))
+
+verify: setup  ## Checks a live cluster after `pulumi up` (needs kubectl access and the nebius CLI); BURN_IN=1 forces the NCCL burn-in, BURN_IN=0 skips it (default: when the GPU groups changed).
+	$(PY) -m tools.verify --stack $(STACK) $(BURN_IN_ARGS)
 
 preview: setup  ## Real `pulumi preview` with the policy pack (needs the Pulumi CLI and Nebius credentials).
 	pulumi preview --stack $(STACK) --policy-pack policies
