@@ -137,28 +137,27 @@ def test_a_bad_or_taken_name_or_id_is_refused_with_exit_2_naming_it_and_nothing_
     assert {path: path.read_text() for path in project.rglob("*") if path.is_file()} == before
 
 
-def test_make_new_stack_hands_the_values_to_the_tool_unparsed_by_the_shell():
-    """The refusal path through the real Makefile (it writes nothing): the value reaches the tool as given."""
-    made = subprocess.run(
-        ["make", "--no-print-directory", "-o", "venv/.installed", "new-stack", 'NAME=x"; echo injected; "'],
+def make_new_stack(*variables: str) -> subprocess.CompletedProcess[str]:
+    """The refusal path through the real Makefile (it writes nothing)."""
+    return subprocess.run(
+        ["make", "--no-print-directory", "-o", "venv/.installed", "new-stack", *variables],
         cwd=PROJECT_DIR,
         capture_output=True,
         text=True,
         timeout=120,
     )
+
+
+def test_make_new_stack_hands_the_values_to_the_tool_unparsed_by_the_shell():
+    """The value reaches the tool as given."""
+    made = make_new_stack('NAME=x"; echo injected; "')
     assert made.returncode == 2
     assert "make new-stack: NAME='x\"; echo injected; \"' is not a Pulumi stack name" in made.stderr
     assert "injected\n" not in made.stdout
 
 
 def test_make_new_stack_hands_after_to_the_tool():
-    """AFTER reaches the tool through the real Makefile: a stack the list lacks is refused (nothing is written)."""
-    made = subprocess.run(
-        ["make", "--no-print-directory", "-o", "venv/.installed", "new-stack", "NAME=x", "AFTER=no-such-stack"],
-        cwd=PROJECT_DIR,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    """AFTER reaches the tool: a stack the list lacks is refused, nothing is written."""
+    made = make_new_stack("NAME=x", "AFTER=no-such-stack")
     assert made.returncode == 2
     assert "make new-stack: AFTER='no-such-stack' is not a stack of .github/stacks.json" in made.stderr
