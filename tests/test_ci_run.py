@@ -202,7 +202,7 @@ def test_a_recorded_run_is_rendered_as_its_table(tmp_path):
     run = ci_run.Run(lambda _: None, logs=tmp_path, cwd=tmp_path)
     run.run([], ci_run.Stage("test", python("print('5 passed in 1.0s')")), [], [])
     recorded = json.loads((tmp_path / "timings.json").read_text())
-    text = ci_run.figures_markdown({"builds": [], "cold_runs": [], "ci_runs": [recorded]})
+    text = ci_run.figures_markdown({"builds": [], "cold_runs": [], "test_runs": [], "ci_runs": [recorded]})
     assert f"`.ci/run` at {recorded['commit'][:7]}" in text and "5 passed in 1.0s" in text
 
 

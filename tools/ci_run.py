@@ -101,15 +101,15 @@ def tier_stages(minors: Sequence[str]) -> list[Stage]:
     ]
 
 
-def builds_for(paths: str, minors: Sequence[str], root: Path = ROOT) -> list[Stage]:
+def builds_for(paths: str, minors: Sequence[str]) -> list[Stage]:
     """The builds the e2e tiers under the paths of `paths` (make's E2E: words, pytest's options among them) start
     binaries of, or of the tier a path lies in; in build order. A word that names no tier needs no build here."""
-    targets = [(root / word.split("::")[0]).resolve() for word in paths.split() if not word.startswith("-")]
+    targets = [(ROOT / word.split("::")[0]).resolve() for word in paths.split() if not word.startswith("-")]
     needed = {
         need
         for tier in tier_stages(minors)
         for target in targets
-        if (root / tier.name).resolve().is_relative_to(target) or target.is_relative_to((root / tier.name).resolve())
+        if (ROOT / tier.name).is_relative_to(target) or target.is_relative_to(ROOT / tier.name)
         for need in tier.needs
     }
     return [build for build in build_stages(minors) if build.name in needed]
@@ -308,7 +308,12 @@ def figures_markdown(figures: dict) -> str:
         "",
         *(
             f"- {run['what']}: {run['minutes']} minutes, {run['passed']} passed ({run['source']})."
-            for run in [*figures["cold_runs"], *figures.get("test_runs", [])]
+            for run in figures["cold_runs"]
+        ),
+        *(
+            f"- {run['what']}: {run['minutes']} minutes ({run['cpu_minutes']} minutes of CPU time), "
+            f"{run['passed']} passed ({run['source']})."
+            for run in figures["test_runs"]
         ),
     ]
     for run in figures.get("ci_runs", []):
