@@ -25,7 +25,7 @@ from policies.dra_guardrails.identity_rules import (
     IDENTITY_LABEL,
 )
 from tests.helpers import STACKS, beyond_the_unlisted_minor
-from tests.test_queues import TEAMS, prod_with
+from tests.queue_configs import TEAMS, prod_with
 from tools.plan.mock_engine import ProgramRun, run_program
 
 CLUSTER = "nebius:index/mk8sV1Cluster:Mk8sV1Cluster"

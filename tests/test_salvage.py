@@ -7,7 +7,7 @@ import json
 import pytest
 
 from components.config.stack_file import load_stack_config
-from tests.test_namespaces import refusal
+from tests.stack_configs import refusal
 
 PROD_GROUPS = json.loads(load_stack_config("prod")["nebius-dra:gpuNodeGroups"])
 FLOORING = {"maxSurge": "0%", "maxUnavailable": "20%"}  # no node at 1 or 2 nodes, one from 5
