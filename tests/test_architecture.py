@@ -7,6 +7,7 @@ each copy to the program's value, so a change on one side fails here instead of 
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import importlib
 import inspect
@@ -95,6 +96,51 @@ def test_the_program_layers_never_import_the_tools_or_the_mock_engine():
         if name.startswith(("components", "policies")) or name == "__main__":
             assert not any(t.startswith("tools") for t in project_imports(name)), name
     assert not any("mock_engine" in t for t in project_imports("tools.verify.expectations"))
+
+
+TEST_TREES = ("tests", "e2e")
+
+
+def imported_test_modules(source: str) -> list[str]:
+    """The test modules (`test_*`) a file's imports name, at any depth: `tests.test_x`, e2e's bare `test_x`."""
+    named = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            named += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            named.append(node.module or "")
+            named += [f"{node.module or ''}.{alias.name}" for alias in node.names if node.module in (None, "tests")]
+    return [name for name in named if name.rpartition(".")[2].startswith("test_")]
+
+
+def test_no_test_module_imports_another_test_module():
+    """What tests share lives in modules named for it (tests/helpers.py, tests/nebius_inputs.py, e2e/dra/dra_checks.py):
+    importing a test module runs its tests again wherever it is imported and hides the helper in a test file."""
+    files = [path for tree in TEST_TREES for path in (ROOT / tree).rglob("*.py") if "node_modules" not in path.parts]
+    assert len(files) > 50
+    importing = {
+        str(path.relative_to(ROOT)): found for path in files if (found := imported_test_modules(path.read_text()))
+    }
+    assert importing == {}
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from tests.test_queues import TEAMS",
+        "import tests.test_queues",
+        "from tests import test_queues",
+        "from . import test_queues",
+        "from test_dra_dev import test_verifier_passes",
+        "def f():\n    from tests.test_cost import git",
+    ],
+)
+def test_every_form_of_importing_a_test_module_is_seen(source):
+    assert imported_test_modules(source)
+
+
+def test_importing_a_helper_or_a_test_function_from_a_helper_is_not_taken_for_a_test_module():
+    assert imported_test_modules("from tests.helpers import STACKS\nfrom dra_checks import test_like") == []
 
 
 def public_functions():
