@@ -32,11 +32,15 @@ from components.dra_constants import (
     RESOURCE_API_VERSION,
     VFIO_CLASS,
 )
+from components.model import Autoscaling, NodeRange
 from components.values.claim_templates import template_spec_args
 from components.values.cost import HOURS_PER_30_DAYS
 from components.values.sample_pods import pod_spec_args, sample_pod_spec
 from components.values.strict import UnknownFieldError
 from policies.dra_guardrails import claim_rules, cluster_rules, cost_rules, planned, release_rules
+from policies.dra_guardrails.planned import field_at
+from tests.helpers import STACKS
+from tests.stack_configs import parsed
 from tools.import_graph import ROOT, layer_of, module_file, project_imports, project_modules, python_files
 
 
@@ -276,3 +280,25 @@ def test_policy_copy_of_the_driver_roots_and_the_dra_driver_component_is_the_pro
         dra_driver.DRA_DRIVER_TYPE,
         dra_driver.PLUGIN_OUTAGE_ACCEPTED,
     )
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_the_pack_reads_each_node_group_range_the_program_gives_it(stack_runs, stack):
+    """planned_node_range (the pack's, on engine inputs) and NodeRange (the program's): dev's fixed count, prod's
+    fixed and autoscaled groups."""
+    config = parsed(stack)
+    planned_ranges = {
+        field_at(r.inputs, "template", "metadata", "labels", planned.GROUP_LABEL): planned.planned_node_range(r.inputs)
+        for r in stack_runs[stack].of_type(planned.NODE_GROUP_TYPE)
+    }
+    assert {group.name: group.node_range for group in config.gpu_node_groups}.items() <= planned_ranges.items()
+    assert any(group.autoscaling for stack in STACKS for group in parsed(stack).gpu_node_groups)
+
+
+def test_a_node_range_is_the_autoscaling_range_or_the_fixed_count_twice():
+    assert NodeRange.of(3, None) == (3, 3)
+    assert NodeRange.of(None, Autoscaling(min_nodes=1, max_nodes=4)) == (1, 4)
+    assert NodeRange.of(None, None) == (0, 0)
+    assert planned.planned_node_range({"fixedNodeCount": 3}) == (3, 3)
+    assert planned.planned_node_range({"autoscaling": {"minNodeCount": 1, "maxNodeCount": 4}}) == (1, 4)
+    assert planned.planned_node_range({"fixedNodeCount": "04da6b54-80e4-46f7-96ec-b56ff0331ba9"}) is None

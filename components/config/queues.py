@@ -170,8 +170,7 @@ def _where(team: str) -> str:
 
 def group_gpus(group: GpuNodeGroupConfig) -> int:
     """The most GPUs a group can hold: its largest size times the GPUs of one node."""
-    largest = group.autoscaling.max_nodes if group.autoscaling is not None else group.fixed_node_count or 0
-    return largest * group.gpus_per_node
+    return group.node_range.largest * group.gpus_per_node
 
 
 def uncountable_reason(
