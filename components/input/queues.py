@@ -19,6 +19,7 @@ DEFAULT_COUNTED: tuple[Literal["gpu.nvidia.com", "vfio.gpu.nvidia.com"], ...] = 
 MAX_TEAMS = 64
 # A ClusterQueue's resource group holds at most 64 flavors (kueue v0.17.0 apis/kueue/v1beta2 clusterqueue_types.go).
 MAX_FLAVORS = 64
+FEATURE_GATE_PATTERN = r"^[A-Z][A-Za-z0-9]{0,63}$"
 MAX_GPUS = 100 * 32  # Nebius: at most 100 nodes a group, and a claim holds at most 32 devices.
 CountableClass = Annotated[
     Literal["gpu.nvidia.com", "vfio.gpu.nvidia.com"],
@@ -59,6 +60,6 @@ class QueuesInput(Shape):
     namespace: DnsLabel = DEFAULT_KUEUE_NAMESPACE
     repository: ChartRepository = ""
     featureGates: dict[
-        Annotated[StrictStr, Field(pattern=r"^[A-Z][A-Za-z0-9]{0,63}$", description="expected a Kueue feature gate")],
+        Annotated[StrictStr, Field(pattern=FEATURE_GATE_PATTERN, description="expected a Kueue feature gate")],
         StrictBool,
     ] = Field(default_factory=dict)
