@@ -49,6 +49,7 @@ from components.input.fields import (
 from components.input.meaning import Setting
 from components.input.node_groups import AutoRepairConditionInput, GpuNodeGroupInput, StrategyInput
 from components.input.prices import PriceTableInput
+from components.input.queues import QueuesInput
 
 # An enum (not a pattern), so a misspelt name gets its "did you mean" and editors offer the names.
 BuiltinTemplateName = Annotated[
@@ -405,7 +406,7 @@ class StackInput(Shape):
         Field(description="expected a list of GPU product names"),
         Setting(
             "Claim and sample keys",
-            "product names `gpu-by-product` accepts, as `nvidia-smi` prints them; empty (the default): the products of the stack's own GPU platforms (`NVIDIA H200` for `gpu-h200-sxm`, `NVIDIA H100 80GB HBM3` for `gpu-h100-sxm`; `GPU_PRODUCTS` in `components/dra_constants.py`), and without a known one the template is not created. A list that no platform of the stack serves is refused",
+            "product names `gpu-by-product` accepts, as `nvidia-smi` prints them; empty (the default): the products of the stack's own GPU platforms (`NVIDIA H200` for `gpu-h200-sxm`, `NVIDIA H100 80GB HBM3` for `gpu-h100-sxm`; `GPU_PRODUCTS` in `components/dra_constants.py`), and without a known one the template is not created. A list that no platform of the stack serves is refused, and so is a list while `builtinClaimTemplates` leaves out `gpu-by-product`",
             default=[],
             shown_default="the stack's products",
         ),
@@ -552,8 +553,11 @@ class StackInput(Shape):
         ),
     ]
     queues: Annotated[
-        dict[StrictStr, Any],
-        Field(description="expected a map (its fields: components/config/queues.py)"),
+        QueuesInput,
+        Field(
+            description="expected a map {teams: [{name, namespace?, localQueue?, cohort?, quotas: [{group, gpus, "
+            "borrowingLimit?}]}], deviceClasses?, claimTemplates?, namespace?, repository?, featureGates?}"
+        ),
         Setting(
             "Queue keys",
             "GPU quotas per team, enforced by Kueue v0.17.0, installed only when `teams` is not empty: `teams: [{name, namespace?, localQueue?, cohort?, quotas: [{group, gpus, borrowingLimit?}]}]`, `deviceClasses?` (counted as GPUs: `gpu.nvidia.com`, the default, and `vfio.gpu.nvidia.com`), `claimTemplates?` (the templates each team namespace gets; default every one Kueue can count), `namespace?` (`kueue-system`), `repository?` (a mirror of `oci://registry.k8s.io/kueue/charts`), `featureGates?` (Kueue gate: true or false). Refused: a quota over what its group holds, a group that does not exist, borrowing without a cohort, two teams in one namespace, a team's or Kueue's namespace that Kubernetes owns or another release of the stack or `claimNamespace` uses, settings without teams, a template Kueue cannot count (the reason is named)",
