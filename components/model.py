@@ -30,6 +30,7 @@ from components.dra_constants import (
     SPOT_CAPACITY,
 )
 from components.queue_model import NO_QUEUES, QueuesConfig
+from components.repository_model import ChartRepositoryConfig
 from components.stack_input import GPU_PRESET_PATTERN, GpuNodeGroupInput
 
 _GPU_PRESET = re.compile(GPU_PRESET_PATTERN.removesuffix("$") + r"\Z")
@@ -265,7 +266,7 @@ class SystemNodeGroupConfig:
 class DraDriverConfig:
     chart: str
     version: str
-    repository: str
+    repository: ChartRepositoryConfig
     namespace: str
     driver_root: str
     compute_domains: bool
@@ -274,8 +275,8 @@ class DraDriverConfig:
     network_operator: bool
     gpu_operator_version: str
     network_operator_version: str
-    gpu_operator_repository: str
-    network_operator_repository: str
+    gpu_operator_repository: ChartRepositoryConfig
+    network_operator_repository: ChartRepositoryConfig
     secret_values: bool = False
     # GPU groups whose kubelet plugin the stack accepts to lose when the driver root moves (draPluginOutageAccepted).
     plugin_outage_accepted: tuple[str, ...] = ()
@@ -442,8 +443,10 @@ class ObservabilityConfig:
     kube_prometheus_stack: bool = False
     kube_prometheus_stack_version: str = KUBE_PROMETHEUS_STACK_VERSION
     runtime_class: str | None = None
-    repository: str = DCGM_EXPORTER_REPOSITORY
-    kube_prometheus_stack_repository: str = PROMETHEUS_COMMUNITY_REPOSITORY
+    repository: ChartRepositoryConfig = field(default=ChartRepositoryConfig(DCGM_EXPORTER_REPOSITORY))
+    kube_prometheus_stack_repository: ChartRepositoryConfig = field(
+        default=ChartRepositoryConfig(PROMETHEUS_COMMUNITY_REPOSITORY)
+    )
 
     @property
     def scraped(self) -> bool:

@@ -45,6 +45,7 @@ from components.queue_model import (
     TeamQueue,
     TeamQuota,
 )
+from components.repository_model import RepositoryAccess
 from components.stack_input import (
     GROUP_NAME_PATTERN,
     ChartRepository,
@@ -343,12 +344,13 @@ def parse_queues_config(
     gpu_groups: Sequence[GpuNodeGroupConfig],
     claims: ClaimsConfig,
     releases: Mapping[str, str],
+    access: RepositoryAccess | None,
     problems: ConfigProblems,
 ) -> QueuesConfig:
     """The queues of `nebius-dra:queues`; off (NO_QUEUES) when it declares no team.
 
     `releases` are the namespaces of the stack's other releases (`release_namespaces`), which Kueue's and
-    the teams' may not be."""
+    the teams' may not be; `access` goes with Kueue's repository when the stack names one."""
     try:
         queues = _Document.model_validate({KEY: dict(document)}).queues
     except ValidationError as error:
@@ -389,6 +391,6 @@ def parse_queues_config(
         device_classes=counted,
         claim_templates=_team_templates(queues, claims, counted, problems),
         namespace=queues.namespace,
-        repository=chart_repository(queues.repository, KUEUE_REPOSITORY),
+        repository=chart_repository(queues.repository, KUEUE_REPOSITORY, access),
         feature_gates=tuple({DRA_GATE: True, **queues.featureGates}.items()),
     )
