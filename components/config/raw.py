@@ -19,7 +19,8 @@ from pulumi.runtime.config import get_config, is_config_secret
 
 from components.config.errors import ConfigProblems, config_key, shown
 from components.config.reading import InputError, parse_json
-from components.config.stack_file import project_config_keys
+from components.config.stack_file import StackFileConfig, program_config, project_config_keys
+from components.dra_constants import NAMESPACE
 from components.redaction import Secrets, secrets_of
 from components.stack_input import StackInput
 
@@ -47,6 +48,14 @@ def read_raw_config(project_file: Path) -> RawConfig:
             if is_config_secret(config_key(key)):
                 secret.add(key)
     return RawConfig(values, frozenset(secret))
+
+
+def stack_file_raw_config(read: StackFileConfig) -> RawConfig:
+    """A stack file's config as the program receives it: the project's keys without their namespace, and which of
+    them are secrets (a secret the reader cannot decrypt is its placeholder, still a secret: never "plain text")."""
+    prefix = f"{NAMESPACE}:"
+    secret = frozenset(key.removeprefix(prefix) for key in read.secret_keys if key.startswith(prefix))
+    return RawConfig(program_config(read.values), secret)
 
 
 def _kind(annotation: Any) -> str:

@@ -144,6 +144,9 @@ def _helm_release(inputs: Mapping[str, Any]) -> Settings:
             "version": inputs.get("version"),
             "namespace": inputs.get("namespace"),
             "repo": field_at(inputs, "repositoryOpts", "repo"),
+            # A private repository's login: the username, and the password as the placeholder of a secret.
+            "username": field_at(inputs, "repositoryOpts", "username"),
+            "password": field_at(inputs, "repositoryOpts", "password"),
             "atomic": inputs.get("atomic"),
             "timeout": inputs.get("timeout"),
         }
