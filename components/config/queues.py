@@ -35,6 +35,7 @@ from components.dra_constants import (
     RDMA_TEMPLATE,
     VFIO_CLASS,
 )
+from components.input.fields import GROUP_NAME_PATTERN, ChartRepository, DnsLabel, DnsSubdomain, Shape
 from components.model import ClaimsConfig, DeviceSelection, GpuNodeGroupConfig, UserClaimTemplate
 from components.queue_model import (
     DEFAULT_KUEUE_NAMESPACE,
@@ -46,13 +47,6 @@ from components.queue_model import (
     TeamQuota,
 )
 from components.repository_model import RepositoryAccess
-from components.stack_input import (
-    GROUP_NAME_PATTERN,
-    ChartRepository,
-    DnsLabel,
-    DnsSubdomain,
-    Shape,
-)
 
 KEY = "queues"
 # Whole GPUs only: a team's quota is a number of GPUs of its groups, and a MIG slice is no GPU.

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 from components.config.errors import ConfigProblems, config_key, shown
 from components.model import StackConfig
 from components.repository_model import ChartRepositoryConfig, RepositoryAccess
-from components.stack_input import StackInput
+from components.input.stack import StackInput
 
 USERNAME_KEY = "chartRepositoryUsername"
 PASSWORD_KEY = "chartRepositoryPassword"
