@@ -9,9 +9,11 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
+import pulumi
 import pytest
 import yaml
 from pulumi.runtime import rpc
+from pulumi.runtime.sync_await import _sync_await
 
 from components.config.stack_file import load_stack_config
 from components.dra_constants import (
@@ -24,7 +26,9 @@ from components.dra_constants import (
     PROMETHEUS_COMMUNITY_REPOSITORY,
     RENAMED_CHART,
 )
-from components.release import REPOSITORY_OPTS
+from components.release import REPOSITORY_OPTS, repository_options
+from components.repository_model import RepositoryAccess
+from components.values.release import ReleaseSpec
 from tools.plan.mock_engine import ProgramRun, RegisteredResource, run_program
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -122,14 +126,19 @@ USERNAME = "robot$dra+ci"
 PASSWORD = "s3cret:pa@ss"
 LOGIN = {"chartRepositoryUsername": USERNAME}
 SECRET_PASSWORD = {"chartRepositoryPassword": PASSWORD}
+TLS_FILES = {
+    "chartRepositoryCaFile": "/etc/ssl/mirror-ca.pem",
+    "chartRepositoryCertFile": "/etc/ssl/client.pem",
+    "chartRepositoryKeyFile": "/etc/ssl/client.key",
+}
 
 
-def secret_text(value: object) -> str:
-    """The text inside a Pulumi secret as the engine receives it; fails for a value that is not a secret."""
-    assert rpc.is_rpc_secret(value), value
-    unwrapped = rpc.unwrap_rpc_secret(value)
-    assert isinstance(unwrapped, str)
-    return unwrapped
+def secret_options(release: RegisteredResource) -> object:
+    """The release's repository options, which the engine holds as a secret: the Python SDK reads a map with a secret
+    field as a secret map (pulumi 3 `rpc.deserialize_property`); fails when they are not a secret."""
+    options = release.inputs[REPOSITORY_OPTS]
+    assert rpc.is_rpc_secret(options), options
+    return rpc.unwrap_rpc_secret(options)
 
 
 def test_credentials_go_with_every_named_repository_as_a_secret_and_never_upstream():
@@ -137,9 +146,7 @@ def test_credentials_go_with_every_named_repository_as_a_secret_and_never_upstre
     assert run.error is None, run.error
     for chart in (LEGACY_CHART, GPU_OPERATOR_CHART):
         release = release_of(run, chart)
-        options = dict(release.inputs[REPOSITORY_OPTS])
-        assert secret_text(options.pop("password")) == PASSWORD
-        assert options == {"repo": MIRROR, "username": USERNAME}, chart
+        assert secret_options(release) == {"repo": MIRROR, "username": USERNAME, "password": PASSWORD}, chart
         assert release.additional_secret_outputs == [REPOSITORY_OPTS], chart
     for chart in (NETWORK_OPERATOR_CHART, DCGM_EXPORTER_CHART, KUBE_PROMETHEUS_STACK_CHART):
         release = release_of(run, chart)
@@ -154,24 +161,16 @@ def test_an_oci_registry_gets_the_login_without_a_repository_url():
     assert run.error is None, run.error
     release = release_of(run, DCGM_EXPORTER_CHART)
     assert release.inputs["chart"] == f"{OCI_MIRROR}/{DCGM_EXPORTER_CHART}"
-    options = dict(release.inputs[REPOSITORY_OPTS])
-    assert secret_text(options.pop("password")) == PASSWORD
-    assert options == {"username": USERNAME}
+    assert secret_options(release) == {"username": USERNAME, "password": PASSWORD}
 
 
-def test_tls_files_and_a_secret_username_reach_helms_options():
-    files = {
-        "chartRepositoryCaFile": "/etc/ssl/mirror-ca.pem",
-        "chartRepositoryCertFile": "/etc/ssl/client.pem",
-        "chartRepositoryKeyFile": "/etc/ssl/client.key",
-    }
-    run = every_release_stack({**SECRET_PASSWORD, **LOGIN}, draDriverRepository=MIRROR, **files)
+def test_tls_files_reach_helms_options():
+    run = every_release_stack({**SECRET_PASSWORD, **LOGIN}, draDriverRepository=MIRROR, **TLS_FILES)
     assert run.error is None, run.error
-    options = dict(release_of(run, LEGACY_CHART).inputs[REPOSITORY_OPTS])
-    assert secret_text(options.pop("username")) == USERNAME
-    assert secret_text(options.pop("password")) == PASSWORD
-    assert options == {
+    assert secret_options(release_of(run, LEGACY_CHART)) == {
         "repo": MIRROR,
+        "username": USERNAME,
+        "password": PASSWORD,
         "caFile": "/etc/ssl/mirror-ca.pem",
         "certFile": "/etc/ssl/client.pem",
         "keyFile": "/etc/ssl/client.key",
@@ -184,6 +183,27 @@ def test_a_ca_file_alone_goes_with_the_mirror_and_nothing_is_secret():
     release = release_of(run, LEGACY_CHART)
     assert release.inputs[REPOSITORY_OPTS] == {"repo": MIRROR, "caFile": "/etc/ssl/mirror-ca.pem"}
     assert release.additional_secret_outputs == []
+
+
+def spec_with(access: RepositoryAccess) -> ReleaseSpec:
+    return ReleaseSpec("r", "c", "1.0.0", "ns", {}, MIRROR, access)
+
+
+async def is_secret(value: object) -> bool:
+    return isinstance(value, pulumi.Output) and await value.is_secret()
+
+
+@pytest.mark.parametrize("secret_username", [False, True])
+def test_the_password_and_a_secret_username_are_pulumi_secrets_in_helms_options(secret_username):
+    """What the engine receives, field by field: the password is a secret Output, the username one only when it
+    was set as a secret (then the state keeps it encrypted too)."""
+    options = repository_options(spec_with(RepositoryAccess(USERNAME, PASSWORD, secret_username)))
+    assert options is not None
+    assert _sync_await(is_secret(options.password)) and _sync_await(options.password.future()) == PASSWORD
+    assert _sync_await(is_secret(options.username)) is secret_username
+    assert "password" not in repr(RepositoryAccess(USERNAME, PASSWORD)) and PASSWORD not in repr(
+        RepositoryAccess(USERNAME, PASSWORD)
+    )
 
 
 @pytest.mark.parametrize(
@@ -212,7 +232,7 @@ def test_a_ca_file_alone_goes_with_the_mirror_and_nothing_is_secret():
             {},
             {**LOGIN, **SECRET_PASSWORD},
             "nebius-dra:chartRepositoryPassword: is set in plain text, but it is the password of a chart repository: "
-            "set it as a secret, `pulumi config set --secret nebius-dra:chartRepositoryPassword`",
+            "set it as a secret, `pulumi config set nebius-dra:chartRepositoryPassword --secret < password-file`",
             id="plain-password",
         ),
     ],
@@ -241,5 +261,7 @@ def test_a_login_for_repositories_on_two_hosts_is_refused():
     )
     assert run.resources == []
     message = str(run.error)
-    assert "on 2 hosts (nebius-dra:dcgmExporterRepository on https://other.example;" in message, message
-    assert "nebius-dra:draDriverRepository on https://charts.mirror.example:8443)" in message, message
+    assert (
+        "are on 2 hosts (nebius-dra:draDriverRepository on https://charts.mirror.example:8443; "
+        "nebius-dra:dcgmExporterRepository on https://other.example): one login is never sent to a host" in message
+    ), message

@@ -16,9 +16,9 @@ from collections.abc import Collection, Mapping
 from urllib.parse import urlsplit
 
 from components.config.errors import ConfigProblems, config_key, shown
+from components.input.stack import StackInput
 from components.model import StackConfig
 from components.repository_model import ChartRepositoryConfig, RepositoryAccess
-from components.input.stack import StackInput
 
 USERNAME_KEY = "chartRepositoryUsername"
 PASSWORD_KEY = "chartRepositoryPassword"
@@ -84,7 +84,8 @@ def repository_access(
         problems.add(
             config_key(PASSWORD_KEY),
             "is set in plain text, but it is the password of a chart repository: set it as a secret, "
-            f"`pulumi config set --secret {config_key(PASSWORD_KEY)}` (and remove the plain value; it is not shown)",
+            f"`pulumi config set {config_key(PASSWORD_KEY)} --secret < password-file` (and remove the plain value; it "
+            "is not shown)",
         )
         refused = True
     if refused:
