@@ -573,8 +573,8 @@ class StackInput(Shape):
         Field(
             pattern=optional(REPOSITORY_PASSWORD_PATTERN),
             max_length=4096,
-            description="expected the repository's password or token, without control characters (RFC 7617), set "
-            "as a secret, or empty",
+            description="expected the repository's password or token in printable ASCII (no control character, RFC "
+            "7617), set as a secret, or empty",
         ),
         Setting(
             "Chart repository keys",
