@@ -237,6 +237,17 @@ def test_the_programs_registered_inputs_hold_the_repository_password_only_as_a_s
     assert_no_canary(json.dumps(shown_inputs, default=str), json.dumps(public_outputs, default=str))
 
 
+@pytest.mark.parametrize("secret", [True, False], ids=["secret", "plain"])
+def test_a_repository_password_refused_for_its_shape_is_never_quoted(secret):
+    """A password is a credential however it was given: refused for a control character, set as a secret or in
+    plain text, the refusal names the key and what is allowed, never the value."""
+    config = {**read_stack_file("dev").values, **MIRROR_LOGIN, PASSWORD_KEY: f"{CANARY_PASSWORD}\n"}
+    run = run_program("dev", config=config, secret_keys=[PASSWORD_KEY] if secret else [])
+    assert run.error is not None and not run.resources
+    assert f"{PASSWORD_KEY}: " in str(run.error) and "printable ASCII" in str(run.error), run.error
+    assert_no_canary(str(run.error))
+
+
 def secret_driver_values(leaf: Any) -> dict[str, Any]:
     """draDriverValues that the program refuses in several ways, each quoting `leaf` if it could: a guarded value,
     a key the chart does not read, a value of the wrong type."""
