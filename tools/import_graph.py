@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 LAYERS = (
     ("components.dra_constants", "components.dra_minors", "components.redaction", "components.shown"),
     ("components.input",),
-    ("components.model", "components.merge", "components.queue_model"),
+    ("components.model", "components.merge", "components.queue_model", "components.repository_model"),
     ("components.labels",),
     ("components.cel",),
     ("components.config",),
