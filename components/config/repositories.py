@@ -125,6 +125,7 @@ def mirror_access_problems(
     if access is None:
         return
     given = ", ".join(config_key(key) for key in ACCESS_KEYS if _is_set(access, key))
+    verb = "are" if "," in given else "is"
     hosts: dict[str, list[str]] = {}
     for key, repository in mirrors.items():
         if repository.access is not None:
@@ -132,7 +133,7 @@ def mirror_access_problems(
     if not hosts:
         problems.add(
             given,
-            f"{'are' if ',' in given else 'is'} set, but no chart repository is: they go only to a repository the "
+            f"{verb} set, but no chart repository is: the login and TLS files go only to a repository the "
             f"stack names ({', '.join(mirrors)}), never to a chart's upstream default; set the mirror's repository, "
             "or remove them",
         )
@@ -140,7 +141,7 @@ def mirror_access_problems(
         listed = "; ".join(f"{', '.join(keys)} on {host}" for host, keys in sorted(hosts.items()))
         problems.add(
             given,
-            f"go to every chart repository the stack names, and those are on {len(hosts)} hosts ({listed}): one "
+            f"{verb} sent to every chart repository the stack names, and those are on {len(hosts)} hosts ({listed}): one "
             "login is never sent to a host it was not meant for; serve the charts from one mirror, or leave the "
             "others at their upstream default",
         )
