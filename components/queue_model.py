@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from components.input.queues import DEFAULT_KUEUE_NAMESPACE
 from components.repository_model import ChartRepositoryConfig
 
 # The pinned Kueue release: the chart from registry.k8s.io/kueue/charts (the OCI chart of the same tag as the
@@ -15,7 +16,6 @@ KUEUE_VERSION = "0.17.0"
 KUEUE_CHART = "kueue"
 KUEUE_REPOSITORY = "oci://registry.k8s.io/kueue/charts"
 KUEUE_IMAGE = "registry.k8s.io/kueue/kueue"
-DEFAULT_KUEUE_NAMESPACE = "kueue-system"
 # sigs.k8s.io/kueue v0.17.0 pkg/features/kube_features.go: quota accounting of DRA devices, alpha, off by default.
 DRA_GATE = "DynamicResourceAllocation"
 # The label a Job carries to be queued (sigs.k8s.io/kueue v0.17.0 pkg/controller/constants QueueLabel).

@@ -29,9 +29,9 @@ from components.dra_constants import (
 from components.release import REPOSITORY_OPTS, repository_options
 from components.repository_model import RepositoryAccess
 from components.values.release import ReleaseSpec
+from tests.kubernetes_manifests import releases
 from tools.plan.mock_engine import ProgramRun, RegisteredResource, run_program
 
-RELEASE = "kubernetes:helm.sh/v3:Release"
 MIRROR = "https://charts.mirror.example:8443/proxy/nvidia"
 OCI_MIRROR = "oci://harbor.example/charts"
 DCGM_EXPORTER_CHART = "dcgm-exporter"
@@ -67,7 +67,7 @@ def every_release_stack(secret: Mapping[str, str] | None = None, **settings: str
 
 
 def release_of(run: ProgramRun, chart: str) -> RegisteredResource:
-    (release,) = [r for r in run.of_type(RELEASE) if r.inputs["chart"].rsplit("/", 1)[-1] == chart]
+    (release,) = releases(run, chart)
     return release
 
 
