@@ -303,8 +303,9 @@ class QueueCluster:
     def __init__(self, objects: dict[tuple[str, str | None], list[dict[str, Any]]]) -> None:
         self.objects = objects
 
-    def list_custom_objects(self, group, version, plural, namespace=None):
+    def list_custom_objects(self, group, version, kind, plural, namespace=None):
         assert (group, version) == ("kueue.x-k8s.io", "v1beta2")
+        assert kind == {"clusterqueues": "ClusterQueue", "localqueues": "LocalQueue", "workloads": "Workload"}[plural]
         return self.objects.get((plural, namespace), [])
 
 

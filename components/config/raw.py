@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pulumi.runtime.config import get_config, is_config_secret
+from pulumi.runtime.config import CONFIG, get_config, get_config_env, is_config_secret
 
 from components.config.errors import ConfigProblems, config_key, shown
 from components.config.reading import InputError, parse_json
-from components.config.stack_file import StackFileConfig, program_config, project_config_keys
+from components.config.stack_file import StackFileConfig, look_alike_problem, program_config, project_config_keys
 from components.dra_constants import NAMESPACE
 from components.input.stack import SECRET_ONLY_KEYS, StackInput
 from components.redaction import Secrets, secrets_of
@@ -35,6 +35,8 @@ class RawConfig:
 
     values: Mapping[str, str]
     secret_keys: frozenset[str] = field(default_factory=frozenset)
+    # Keys set under a namespace that reads as the project's but is not it (`Nebius-DRA:x`), each with its refusal.
+    look_alikes: Mapping[str, str] = field(default_factory=dict)
 
 
 def read_raw_config(project_file: Path) -> RawConfig:
@@ -47,7 +49,13 @@ def read_raw_config(project_file: Path) -> RawConfig:
             values[key] = str(value)
             if is_config_secret(config_key(key)):
                 secret.add(key)
-    return RawConfig(values, frozenset(secret))
+    declared = [config_key(key) for key in project_config_keys(project_file)]
+    look_alikes = {
+        key: problem
+        for key in {**get_config_env(), **CONFIG.get()}
+        if (problem := look_alike_problem(key, NAMESPACE, "in the stack's config", declared)) is not None
+    }
+    return RawConfig(values, frozenset(secret), look_alikes)
 
 
 def stack_file_raw_config(read: StackFileConfig) -> RawConfig:

@@ -24,7 +24,7 @@ from components.config.node_groups import check_node_group_names, parse_gpu_node
 from components.config.prices import stack_prices
 from components.config.queues import parse_queues_config
 from components.config.raw import RawConfig, config_secrets, decode_config, secret_problems
-from components.config.reading import DuplicateKeyError, InputError, parse_yaml
+from components.config.reading import DuplicateKeyError, InputError, parse_yaml, printable
 from components.config.repositories import mirror_access_problems, release_repositories, repository_access
 from components.config.rollout import parse_auto_repair, parse_strategy
 from components.config.salvage import LeftOut, MeaningProblems, Salvaged, salvage
@@ -101,6 +101,8 @@ def parse_stack_config(
     """
     given = raw if isinstance(raw, RawConfig) else RawConfig(raw)
     shape_problems = ConfigProblems(secrets=config_secrets(given))
+    for key, problem in sorted(given.look_alikes.items()):
+        shape_problems.add(printable(key), problem)
     salvaged = _validated(given, shape_problems)
     settings = salvaged.settings
     if settings is None:

@@ -409,7 +409,7 @@ class StackInput(Shape):
         Field(description="expected a list of GPU product names"),
         Setting(
             "Claim and sample keys",
-            "product names `gpu-by-product` accepts, as `nvidia-smi` prints them; empty (the default): the products of the stack's own GPU platforms (`NVIDIA H200` for `gpu-h200-sxm`, `NVIDIA H100 80GB HBM3` for `gpu-h100-sxm`; `GPU_PRODUCTS` in `components/dra_constants.py`), and without a known one the template is not created. A list that no platform of the stack serves is refused",
+            "product names `gpu-by-product` accepts, as `nvidia-smi` prints them; empty (the default): the products of the stack's own GPU platforms (`NVIDIA H200` for `gpu-h200-sxm`, `NVIDIA H100 80GB HBM3` for `gpu-h100-sxm`; `GPU_PRODUCTS` in `components/dra_constants.py`), and without a known one the template is not created. A list that no platform of the stack serves is refused, and so is a list while `builtinClaimTemplates` leaves out `gpu-by-product`",
             default=[],
             shown_default="the stack's products",
         ),
