@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -21,17 +22,21 @@ import pytest
 import yaml
 from hypothesis import example, given
 from hypothesis import strategies as st
+from pulumi.runtime import rpc
 
 from components.config import ConfigError, parse_stack_config
 from components.config.raw import RawConfig
-from components.config.stack_file import read_stack_file
+from components.config.stack_file import StackFileConfig, read_stack_file
 from components.redaction import redacted as redact
 from components.redaction import redacted_command, secrets_of
 from components.shown import shown
 from tests.kubeconfigs import EXEC_API, exec_user, kubeconfig_text, script
 from tools.cost import __main__ as cost_cli
 from tools.plan import __main__ as plan_cli
+from tools.plan import mock_engine
 from tools.plan.mock_engine import run_program
+from tools.plan.stack_source import read_stack_source
+from tools.plan.values import presentable
 from tools.verify import __main__ as verify_cli
 
 CANARY = "CANARYq7Zk"
@@ -156,10 +161,12 @@ HOSTILE_STACK_VALUES = {
     "nebius-dra:dcgmExporterRepository": f"https://mirror.example.com/charts?x=1&access_token={CANARY}&k={CANARY}",
     "nebius-dra:nebiusProfile": "apiVersion: v1\nusers:\n- user:\n    token: " + CANARY + "x" * 200,
     "nebius-dra:existingClusterKubeconfig": kubeconfig_with_token(CANARY),
+    # A repository password in plain text (refused: it must be a secret), with the mirror it is for.
+    "nebius-dra:chartRepositoryPassword": f"p{CANARY}:x@y",
 }
 
 
-def hostile_stack_file(tmp_path: Path, values: dict[str, Any]) -> Path:
+def hostile_stack_file(tmp_path: Path, values: Mapping[str, Any]) -> Path:
     document = yaml.safe_load(Path("Pulumi.dev.yaml").read_text())
     document["config"].update(values)
     path = tmp_path / "Pulumi.hostile.yaml"
@@ -185,6 +192,60 @@ def test_no_canary_in_any_output_of_the_plan_and_the_cost(key, output, tmp_path,
     assert_no_canary(*printed)
     assert cost_cli.main(["--stack-file", str(stack_file), "--format", output]) == 2
     assert_no_canary(*outputs_of(capsys))
+
+
+# A private mirror's login as `pulumi config set --secret` keeps it; the password is decrypted only for the program.
+MIRROR_LOGIN = {
+    "nebius-dra:draDriverRepository": "https://charts.mirror.example/nvidia",
+    "nebius-dra:chartRepositoryUsername": "robot$dra+ci",
+}
+PASSWORD_KEY = "nebius-dra:chartRepositoryPassword"
+CANARY_PASSWORD = f"p{CANARY}:x@y"
+
+
+def decrypted(read: StackFileConfig, key: str, value: str) -> StackFileConfig:
+    """The stack file as the program reads it under `pulumi preview`: `key` a secret, decrypted to `value`."""
+    return StackFileConfig({**read.values, key: value}, read.secret_keys | {key})
+
+
+@pytest.mark.parametrize("output", ["text", "markdown", "json"])
+def test_no_decrypted_repository_password_in_any_output_of_the_plan(output, tmp_path, capsys, monkeypatch):
+    """`make plan` cannot decrypt a secret; were it handed the password itself, as the program is under `pulumi
+    preview`, the plan still shows only its placeholder: the release receives it as a Pulumi secret."""
+    stack_file = hostile_stack_file(tmp_path, MIRROR_LOGIN)
+    read = decrypted(read_stack_source("hostile", stack_file), PASSWORD_KEY, CANARY_PASSWORD)
+    monkeypatch.setattr(mock_engine, "read_stack_source", lambda *args, **kwargs: read)
+    out = tmp_path / "plan"
+    status = plan_cli.main(["--stack-file", str(stack_file), "--format", output, "--out", str(out), "--no-base"])
+    printed = outputs_of(capsys, out)
+    assert status == plan_cli.EXIT_OK, printed[1]
+    assert "repositoryOpts" in printed[0] and "[secret]" in printed[0], printed[0][:3000]
+    assert_no_canary(*printed)
+
+
+def test_the_programs_registered_inputs_hold_the_repository_password_only_as_a_secret():
+    """Under the mock engine every input the program registers, and every stack output, is free of the password
+    once its secrets are placeholders: the password reaches the engine wrapped as a secret, nowhere else."""
+    config = {**read_stack_file("dev").values, **MIRROR_LOGIN, PASSWORD_KEY: CANARY_PASSWORD}
+    run = run_program("dev", config=config, secret_keys=[PASSWORD_KEY])
+    assert run.error is None, run.error
+    wrapped = [r for r in run.resources if rpc.is_rpc_secret(r.inputs.get("repositoryOpts"))]
+    assert [rpc.unwrap_rpc_secret(r.inputs["repositoryOpts"])["password"] for r in wrapped] == [CANARY_PASSWORD]
+    assert [r.additional_secret_outputs for r in wrapped] == [["repositoryOpts"]]
+    shown_inputs = [presentable(r.inputs, {}) for r in run.resources]
+    public_outputs = {key: value for key, value in run.outputs.items() if key not in run.secret_outputs}
+    assert_no_canary(json.dumps(shown_inputs, default=str), json.dumps(public_outputs, default=str))
+
+
+@pytest.mark.parametrize("secret", [True, False], ids=["secret", "plain"])
+def test_a_repository_password_refused_for_its_shape_is_never_quoted(secret):
+    """A password is a credential however it was given: refused for a control character, set as a secret or in
+    plain text, the refusal names the key and what is allowed, never the value."""
+    config = {**read_stack_file("dev").values, **MIRROR_LOGIN, PASSWORD_KEY: f"{CANARY_PASSWORD}\n"}
+    run = run_program("dev", config=config, secret_keys=[PASSWORD_KEY] if secret else [])
+    assert run.error is not None and not run.resources
+    assert f"{PASSWORD_KEY}: " in str(run.error) and "printable ASCII" in str(run.error), run.error
+    assert_no_canary(str(run.error))
 
 
 def secret_driver_values(leaf: Any) -> dict[str, Any]:

@@ -47,7 +47,9 @@ class ConfigProblems:
         self.secrets = secrets
 
     def add(self, key: str, message: str) -> None:
-        self.lines.append(redacted(f"{key}: {message}", self.secrets))
+        # The key and the message are redacted apart: a key named for a credential (`chartRepositoryPassword`)
+        # heads its line, and `<key>: is set` is no credential field whose value is `is`.
+        self.lines.append(f"{redacted(key, self.secrets)}: {redacted(message, self.secrets)}")
 
     def raise_if_any(self) -> None:
         if self.lines:

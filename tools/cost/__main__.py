@@ -33,6 +33,7 @@ import yaml
 from components.config import ConfigError, parse_stack_config
 from components.config.errors import shown
 from components.config.prices import PRICE_TABLE_FILE, load_price_table, parse_price_table
+from components.config.raw import stack_file_raw_config
 from components.config.reading import (
     MAX_INPUT_BYTES,
     InputError,
@@ -42,7 +43,7 @@ from components.config.reading import (
     parse_yaml,
     printable,
 )
-from components.config.stack_file import PROJECT_DIR, StackFileError, declared_config, program_config
+from components.config.stack_file import PROJECT_DIR, StackFileError, declared_config
 from components.model import PriceTable, StackConfig
 from components.redaction import redacted
 from components.values.cost import stack_cost
@@ -121,9 +122,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def _config(stack: str, project_dir: Path, table: PriceTable | None, stack_file: Path | None) -> StackConfig:
-    values = read_stack_source(stack, stack_file, project_dir).values
+    read = read_stack_source(stack, stack_file, project_dir)
     prices = load_price_table(project_dir / PRICE_TABLE) if table is None else table
-    return parse_stack_config(program_config(values), stack, price_table=prices)
+    return parse_stack_config(stack_file_raw_config(read), stack, price_table=prices)
 
 
 @dataclass(frozen=True)
