@@ -29,8 +29,9 @@ from components.dra_constants import (
     RESERVED_CAPACITY,
     SPOT_CAPACITY,
 )
+from components.input.fields import GPU_PRESET_PATTERN
+from components.input.node_groups import GpuNodeGroupInput
 from components.queue_model import NO_QUEUES, QueuesConfig
-from components.stack_input import GPU_PRESET_PATTERN, GpuNodeGroupInput
 
 _GPU_PRESET = re.compile(GPU_PRESET_PATTERN.removesuffix("$") + r"\Z")
 

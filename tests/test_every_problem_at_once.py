@@ -26,7 +26,7 @@ from components.config.raw import FIELD_KINDS, decode_config
 from components.config.salvage import MAX_ROUNDS
 from components.config.stack import GROUP_OWN_FIELDS, kubernetes_version_problem, parse_stack_config
 from components.config.stack_file import load_stack_config, program_config
-from components.stack_input import StackInput
+from components.input.stack import StackInput
 from policies.dra_guardrails import PlannedResource, check_resources
 from tests.test_validation_wording import VALUES, places, put
 from tools.plan.mock_engine import run_program

@@ -17,7 +17,7 @@ from pulumi.runtime import rpc
 
 from components.config import ConfigError, parse_stack_config
 from components.config.stack_file import load_stack_config, program_config
-from components.stack_input import StackInput
+from components.input.stack import StackInput
 from tools.plan.mock_engine import run_program
 from tools.plan.values import presentable
 

@@ -13,9 +13,12 @@ from pydantic import TypeAdapter, ValidationError
 
 from components.config.stack import parse_stack_config
 from components.config.stack_file import load_stack_config, program_config, project_config_keys
+from components.input.fields import LabelKey, LabelValue
+from components.input.meaning import field_docs
+from components.input.node_groups import GpuNodeGroupInput
+from components.input.stack import SECRET_CAPABLE_KEYS, StackInput
 from components.labels import tolerations_for
 from components.model import Taint
-from components.stack_input import SECRET_CAPABLE_KEYS, GpuNodeGroupInput, LabelKey, LabelValue, StackInput, field_docs
 from components.values.kubeconfig import build_kubeconfig
 from policies.dra_guardrails import RULES
 from policies.dra_guardrails.driver_presets import DRIVER_PRESETS, DRIVER_PRESETS_READ

@@ -17,8 +17,8 @@ from typing import Annotated, Any
 import pytest
 from pydantic import Field, TypeAdapter, ValidationError
 
-from components import stack_input as schema
 from components.dra_constants import AUTO_REPAIR_CONDITIONS, DEFAULT_DRIVER_NAMESPACE
+from components.input import fields as schema
 from policies.dra_guardrails import RULES
 from policies.dra_guardrails.cluster_rules import DEFAULT_MINIMUM_VERSION, MINIMUM_VERSION
 from policies.dra_guardrails.node_group_rules import CHECKED_PRESET_EXAMPLE, CHECKED_PRESET_FIELDS

@@ -28,7 +28,7 @@ from components.config.errors import ConfigError
 from components.config.raw import FIELD_KINDS
 from components.config.stack import parse_stack_config
 from components.config.stack_file import load_stack_config, program_config
-from components.stack_input import StackInput
+from components.input.stack import StackInput
 from tests.test_input_properties import SCALARS as OUTSIDE_SCALARS
 
 

@@ -1,7 +1,7 @@
 """`python -m tools.config_docs [--check]`: `Pulumi.yaml`'s config block and the configuration page's tables, from the model.
 
 A setting's name, type, bounds and meaning are written once, on its field of the input model
-(`components.stack_input`: a key's `Setting`, a GPU group field's `Doc`). This writes the
+(`components.input`: a key's `Setting`, a GPU group field's `Doc`). This writes the
 `config:` block of `Pulumi.yaml` (type, default, description) and the tables of
 `docs/configuration.md` between their `generated` markers from it, as `tools.stack_schema` writes
 the editor schema. A meaning links to a file by its path from the project root and to a section by
@@ -24,7 +24,9 @@ from pydantic import BaseModel
 
 from components.config.stack_file import PROJECT_DIR
 from components.dra_constants import NAMESPACE
-from components.stack_input import REQUIRED, GpuNodeGroupInput, Setting, StackInput, field_docs, stack_settings
+from components.input.meaning import REQUIRED, Setting, field_docs
+from components.input.node_groups import GpuNodeGroupInput
+from components.input.stack import StackInput, stack_settings
 from tools.markdown_links import LINK, anchors, relative
 
 CONFIGURATION_PAGE = PROJECT_DIR / "docs" / "configuration.md"

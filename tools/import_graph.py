@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # Lower layers first; a module may import its own layer or a lower one, never a higher one.
 LAYERS = (
     ("components.dra_constants", "components.dra_minors", "components.redaction", "components.shown"),
-    ("components.stack_input",),
+    ("components.input",),
     ("components.model", "components.merge", "components.queue_model"),
     ("components.labels",),
     ("components.cel",),

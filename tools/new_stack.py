@@ -23,7 +23,7 @@ from typing import Any
 
 from components.config.reading import load_json
 from components.config.stack_file import PROJECT_DIR
-from components.stack_input import NEBIUS_ID_PATTERN
+from components.input.fields import NEBIUS_ID_PATTERN
 from tools.plan.stack_source import STACK_NAME_RULE, StackNameError, check_stack_name
 
 STACKS_FILE = Path(".github") / "stacks.json"

@@ -23,7 +23,7 @@ from pydantic_core import core_schema
 from components.config.reading import InputError, check_file_flag
 from components.config.stack_file import PROJECT_DIR
 from components.dra_constants import NAMESPACE
-from components.stack_input import SECRET_CAPABLE_KEYS, StackInput
+from components.input.stack import SECRET_CAPABLE_KEYS, StackInput
 from tools.config_docs import project_config
 
 SCHEMA_FILE = PROJECT_DIR / "docs" / "stack-file.schema.json"

@@ -16,8 +16,8 @@ from decimal import Decimal
 
 from components.config.errors import ConfigProblems, shown
 from components.dra_constants import ON_DEMAND_CAPACITY, RESERVED_CAPACITY, SPOT_CAPACITY
+from components.input.node_groups import CapacityInput
 from components.model import Capacity
-from components.stack_input import CapacityInput
 
 DEFAULT_RESERVATION_POLICY = "STRICT"
 # Nebius IDs start with their resource kind (`computeinstance-e00...`, `mk8scluster-e00...`), a capacity block

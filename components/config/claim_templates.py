@@ -42,6 +42,16 @@ from components.dra_constants import (
     VFIO_CLASS,
 )
 from components.dra_minors import FIELD_GATES, field_gate_off_reason
+from components.input.claim_templates import (
+    ClaimConfigInput,
+    ConstraintInput,
+    DeviceRequestInput,
+    DeviceTolerationInput,
+    ExactRequestInput,
+    SubRequestInput,
+    UserClaimTemplateInput,
+)
+from components.input.stack import StackInput
 from components.model import (
     ClaimsConfig,
     ConstraintConfig,
@@ -53,16 +63,6 @@ from components.model import (
     OpaqueConfig,
     SubRequestConfig,
     UserClaimTemplate,
-)
-from components.stack_input import (
-    ClaimConfigInput,
-    ConstraintInput,
-    DeviceRequestInput,
-    DeviceTolerationInput,
-    ExactRequestInput,
-    StackInput,
-    SubRequestInput,
-    UserClaimTemplateInput,
 )
 
 IMAGE_DIGEST = re.compile(r"@sha256:[0-9a-f]{64}\Z")

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 
 from components.config.errors import ConfigProblems, config_key, shown
 from components.dra_constants import MULTI_GPU_TEMPLATE
+from components.input.stack import StackInput, stack_settings
 from components.model import DraDriverConfig, GpuNodeGroupConfig
-from components.stack_input import StackInput, stack_settings
 
 SETTINGS = stack_settings()
 

@@ -32,9 +32,9 @@ from components.dra_constants import (
     RESOURCE_API_VERSION,
 )
 from components.dra_minors import DRIVER_GATE_NEEDS, gate_off_reason
+from components.input.stack import StackInput
 from components.labels import kubelet_plugin_node_selector, tolerations_for
 from components.model import DraDriverConfig, GpuNodeGroupConfig, Taint
-from components.stack_input import StackInput
 
 GUARD_REASONS = {
     "gpuResourcesEnabledOverride": "must stay true: the chart refuses to serve GPUs without it, and DRA node groups have the legacy device plugin turned off",

@@ -26,6 +26,7 @@ from components.dra_constants import (
     KUBE_PROMETHEUS_STACK_VERSION,
     PROMETHEUS_COMMUNITY_REPOSITORY,
 )
+from components.input.stack import StackInput
 from components.labels import kubelet_plugin_node_selector, tolerations_for
 from components.model import (
     BASIC_PROFILE,
@@ -35,7 +36,6 @@ from components.model import (
     ObservabilityConfig,
     Taint,
 )
-from components.stack_input import StackInput
 
 # The DCGM profiling module fails on Nebius L40S VMs, so DCGM_FI_PROF_* fields must stay off there
 # (field report in the project's facts sheet; Nebius's L40S platforms are named gpu-l40s-*, for

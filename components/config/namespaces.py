@@ -14,8 +14,8 @@ from collections.abc import Mapping
 
 from components.config.errors import ConfigProblems, shown
 from components.dra_constants import GPU_OPERATOR_NAMESPACE, MONITORING_NAMESPACE, NETWORK_OPERATOR_NAMESPACE
+from components.input.stack import StackInput
 from components.model import DraDriverConfig
-from components.stack_input import StackInput
 
 # The namespaces a cluster is created with (kubernetes.io/docs/concepts/overview/working-with-objects/namespaces,
 # "Initial namespaces").

@@ -15,8 +15,8 @@ from components.config.capacity import parse_capacity
 from components.config.errors import ConfigProblems, config_key, shown
 from components.config.rollout import check_reserved_surge, parse_auto_repair, parse_strategy
 from components.dra_constants import RESERVED_GPU_LABELS
+from components.input.node_groups import GpuNodeGroupInput, TaintInput
 from components.model import GPU_ROLLOUT, Autoscaling, GpuNodeGroupConfig, Taint
-from components.stack_input import GpuNodeGroupInput, TaintInput
 
 NAME_LIMIT = 63  # Nebius: names of clusters, node groups and GPU clusters are 1-63 characters.
 INFINIBAND_GPUS = 8  # Nebius GPU clusters (InfiniBand fabrics) take only 8-GPU presets.

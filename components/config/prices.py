@@ -17,8 +17,9 @@ from pydantic import Field, ValidationError
 from components.config.errors import ConfigError, ConfigProblems, add_validation_problems, config_key, shown
 from components.config.reading import parse_yaml, read_text
 from components.config.stack_file import PROJECT_DIR
+from components.input.fields import Shape
+from components.input.prices import CpuRateInput, GpuRateInput, PriceTableInput
 from components.model import CpuPrice, CpuRate, GpuPrice, GpuRate, PriceSource, PriceTable
-from components.stack_input import CpuRateInput, GpuRateInput, PriceTableInput, Shape
 
 PRICE_TABLE_FILE = PROJECT_DIR / "prices" / "nebius.yaml"
 OVERRIDES_KEY = "priceOverrides"

@@ -35,6 +35,7 @@ from components.dra_constants import (
     RDMA_TEMPLATE,
     VFIO_CLASS,
 )
+from components.input.fields import GROUP_NAME_PATTERN, ChartRepository, DnsLabel, DnsSubdomain, Shape
 from components.model import ClaimsConfig, DeviceSelection, GpuNodeGroupConfig, UserClaimTemplate
 from components.queue_model import (
     DEFAULT_KUEUE_NAMESPACE,
@@ -44,13 +45,6 @@ from components.queue_model import (
     QueuesConfig,
     TeamQueue,
     TeamQuota,
-)
-from components.stack_input import (
-    GROUP_NAME_PATTERN,
-    ChartRepository,
-    DnsLabel,
-    DnsSubdomain,
-    Shape,
 )
 
 KEY = "queues"

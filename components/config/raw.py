@@ -20,8 +20,8 @@ from pulumi.runtime.config import get_config, is_config_secret
 from components.config.errors import ConfigProblems, config_key, shown
 from components.config.reading import InputError, parse_json
 from components.config.stack_file import project_config_keys
+from components.input.stack import StackInput
 from components.redaction import Secrets, secrets_of
-from components.stack_input import StackInput
 
 UNDECODABLE: Any = object()
 WHOLE_NUMBER = re.compile(r"^-?[0-9]{1,18}\Z")

@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from components.config.errors import ConfigProblems
+from components.input.node_groups import AutoRepairConditionInput, StrategyInput
 from components.model import AutoRepairCondition, Capacity, NodeAmount, RolloutStrategy
-from components.stack_input import AutoRepairConditionInput, StrategyInput
 
 
 def _amount(value: int | str | None, default: NodeAmount) -> NodeAmount:

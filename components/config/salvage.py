@@ -31,7 +31,8 @@ from components.config.errors import (
     described_at,
     entry_where,
 )
-from components.stack_input import REQUIRED, StackInput, stack_settings
+from components.input.meaning import REQUIRED
+from components.input.stack import StackInput, stack_settings
 
 # A round answers every error at once, and a later round only answers a required field that went
 # missing, one model level up; the input models nest fewer levels than this (a test holds it).

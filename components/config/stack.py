@@ -28,8 +28,9 @@ from components.config.reading import DuplicateKeyError, InputError, parse_yaml
 from components.config.rollout import parse_auto_repair, parse_strategy
 from components.config.salvage import LeftOut, MeaningProblems, Salvaged, salvage
 from components.config.stack_file import SECRET_PLACEHOLDER
+from components.input.fields import RESOURCE_NAME_PATTERN
+from components.input.stack import SECRET_CAPABLE_KEYS, StackInput
 from components.model import SYSTEM_ROLLOUT, ClusterConfig, PriceTable, StackConfig, SystemNodeGroupConfig
-from components.stack_input import RESOURCE_NAME_PATTERN, SECRET_CAPABLE_KEYS, StackInput
 
 MIN_KUBERNETES = (1, 34)
 VERSION_PATTERN = re.compile(r"^([0-9]{1,3})\.([0-9]{1,3})(?:-nebius-node\.([0-9]{1,6}))?\Z")

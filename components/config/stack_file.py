@@ -20,8 +20,8 @@ from typing import Any
 from components.config.errors import ConfigError, ConfigProblems, did_you_mean, shown
 from components.config.reading import key_lines, load_yaml, printable
 from components.dra_constants import NAMESPACE
+from components.input.stack import SECRET_ONLY_KEYS
 from components.redaction import secrets_of
-from components.stack_input import SECRET_ONLY_KEYS
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent.parent
 PROJECT_FILE = PROJECT_DIR / "Pulumi.yaml"

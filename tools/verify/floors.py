@@ -16,7 +16,8 @@ from pydantic import AfterValidator, Field, StrictStr, ValidationError, model_va
 
 from components.config.errors import ConfigProblems, add_validation_problems
 from components.config.reading import InputError, load_yaml
-from components.stack_input import DATE_PATTERN, PLATFORM_PATTERN, Shape, calendar_day
+from components.input.fields import DATE_PATTERN, PLATFORM_PATTERN, Shape
+from components.input.prices import calendar_day
 
 FLOORS_FILE = Path(__file__).with_name("nccl_floors.yaml")
 # The highest bus bandwidth a floor or a measurement may be, in GB/s: 100 times NVLink 5's 1.8 TB/s per GPU. A figure

@@ -1,0 +1,200 @@
+"""The field types every input model shares: whole-string patterns, bounds and the strict `Shape`.
+
+Limits name their source: the Nebius API rules are those the installed `pulumi-nebius`
+0.6.73 documents (also in nebius/terraform-provider-nebius docs); the DRA limits are the
+constants of k8s.io/api v0.34 `resource/v1/types.go` (DeviceRequestsMaxSize = 32,
+FirstAvailableDeviceRequestMaxSize = 8, DeviceSelectorsMaxSize = 32,
+CELSelectorExpressionMaxLength = 10 * 1024, AllocationResultsMaxSize = 32).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictInt,
+    StrictStr,
+)
+from pydantic_core import PydanticCustomError
+
+# Whole-string patterns over ASCII only, in the syntax RE2 (Go) and ECMA-262 share, because editors
+# and validators run them from the published JSON Schema (stack-file.schema.json). pydantic runs
+# them with its rust-regex engine (the `regex` crate: RE2's syntax, and `$` ends the text unless
+# multi-line mode is on, as in RE2 and ECMA-262), so a trailing newline or a non-ASCII digit never
+# passes for a name, version or preset. None of these engines but ECMA-262 has lookaround, so a
+# length bound is a `max_length` or a second pattern.
+DNS_LABEL_PATTERN = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
+# Its bound of 253 characters is the `max_length` of `DnsSubdomain`.
+DNS_SUBDOMAIN_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+RESOURCE_NAME_PATTERN = r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$"
+NEBIUS_ID_PATTERN = r"^[a-z][a-z0-9]*-[a-z0-9]{1,56}$"
+GROUP_NAME_PATTERN = r"^[a-z]([a-z0-9-]{0,30}[a-z0-9])?$"
+CPU_PRESET_PATTERN = r"^[0-9]{1,4}vcpu-[0-9]{1,5}gb$"
+PLATFORM_PATTERN = r"^[a-z][a-z0-9]*(-[a-z0-9]+){1,6}$"
+# A GPU preset names its shape: GPUs, vCPUs and GiB of memory per node (`8gpu-128vcpu-1600gb`).
+# The stack-file schema validates presets with this pattern too, so it must mean the same in Go RE2,
+# ECMA-262 and Python (tests/test_regex_engines.py); Python matches it with `\Z`, as `$` would allow a newline.
+GPU_PRESET_PATTERN = r"^([0-9]{1,2})gpu-([0-9]{1,4})vcpu-([0-9]{1,5})gb$"
+DRIVERS_PRESET_PATTERN = r"^cuda[0-9]{1,3}(\.[0-9]{1,3})?$"
+CHART_VERSION_PATTERN = r"^v?[0-9]{1,6}\.[0-9]{1,6}\.[0-9]{1,6}$"
+IMAGE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,254}$"
+ABSOLUTE_PATH_PATTERN = r"^/[A-Za-z0-9._/-]{0,254}$"
+PROFILE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$"
+FABRIC_PATTERN = r"^[a-z][a-z0-9]*(-[a-z0-9]+){0,4}$"
+QUALIFIED_ATTRIBUTE_PATTERN = (
+    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/[A-Za-z_][A-Za-z0-9_]{0,31}$"
+)
+REQUEST_REFERENCE_PATTERN = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(/[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)?$"
+PRODUCT_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9 ._()/+-]{0,127}$"
+LABEL_NAME = r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?"
+LABEL_PREFIX = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
+LABEL_KEY_PATTERN = rf"^({LABEL_PREFIX}/)?{LABEL_NAME}$"
+# The prefix's bound of 253 characters (k8s.io/apimachinery IsQualifiedName), which no pattern of the shared
+# syntax can state beside the prefix's shape: a second pattern every label key must also match.
+LABEL_PREFIX_BOUND_PATTERN = r"^([^/]{0,253}/)?[^/]*$"
+LABEL_VALUE_PATTERN = rf"^({LABEL_NAME})?$"
+# A Nebius duration (pulumi-nebius 0.6.73: decimal numbers, each with an optional fraction and a unit
+# among ns, us, ms, s, m, h, d), never negative; `0` alone is allowed.
+DURATION_PATTERN = r"^(0|([0-9]{1,6}(\.[0-9]{1,9})?(ns|us|ms|s|m|h|d)){1,6})$"
+PERCENT_PATTERN = r"^(100|[1-9]?[0-9])%$"
+CONDITION_TYPE_PATTERN = r"^[A-Z][A-Za-z0-9]{0,62}$"
+# A chart repository or mirror: classic (https://, or http:// inside a private network) or OCI. No user or
+# password part: a credential in the URL would reach the release's inputs, the state and the plan in clear.
+CHART_REPOSITORY_PATTERN = (
+    r"^(https?|oci)://[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(:[0-9]{1,5})?(/[A-Za-z0-9._~%+-]+)*/?$"
+)
+# A resource.Quantity (k8s.io/apimachinery pkg/api/resource quantity.go: sign, digits with an optional fraction,
+# and a binary suffix, a decimal suffix or an exponent), for a capacity request such as "40Gi".
+QUANTITY_PATTERN = r"^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?$"
+# A device capacity's QualifiedName (k8s.io/api resource/v1): an optional DNS-subdomain domain, then a C identifier.
+CAPACITY_NAME_PATTERN = (
+    r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z_][A-Za-z0-9_]{0,31}$"
+)
+# BillingV1PricingPolicyPricingMaxPriceV1Args.max_price: "Per-GPU hourly limit in USD, decimal string 3 digits precision".
+PRICE_PATTERN = r"^(0|[1-9][0-9]{0,3})(\.[0-9]{1,3})?$"
+# A price's day and where it comes from (prices/nebius.yaml, nebius-dra:priceOverrides).
+DATE_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
+SOURCE_PATTERN = r"^[\x21-\x7e]([\x20-\x7e]{0,298}[\x21-\x7e])?$"
+
+
+def optional(pattern: str) -> str:
+    """`pattern` (anchored with ^ and $) or the empty string, still anchored at both ends."""
+    return rf"^(?:{pattern[1:-1]})?$"
+
+
+MAX_NODES = 100  # Nebius: node counts 0-100 (fixed, autoscaling max, system count).
+MAX_BOOT_DISK_GIB = 65536
+MAX_DEVICES_PER_CLAIM = 32  # k8s.io/api resource/v1 AllocationResultsMaxSize.
+MAX_REQUESTS = 32  # DeviceRequestsMaxSize (= AllocationResultsMaxSize).
+MAX_SUBREQUESTS = 8  # FirstAvailableDeviceRequestMaxSize.
+MAX_SELECTORS = 32  # DeviceSelectorsMaxSize.
+MAX_CONSTRAINTS = 32  # DeviceConstraintsMaxSize.
+MAX_CONFIGS = 32  # DeviceConfigMaxSize.
+MAX_CAPACITY_BLOCK_GROUPS = 16
+MAX_AUTO_REPAIR_CONDITIONS = 16
+
+LABEL_KEY_RULE = (
+    "expected [prefix/]name: an optional DNS-subdomain prefix (at most 253 characters) and a name of at most "
+    "63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit"
+)
+LABEL_VALUE_RULE = (
+    "expected at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit (or empty)"
+)
+
+
+def _label_prefix_bounded(key: str) -> str:
+    """A label key's second pattern, refused with the error of its first, so the user reads the same message."""
+    if re.fullmatch(LABEL_PREFIX_BOUND_PATTERN, key) is None:
+        raise PydanticCustomError(
+            "string_pattern_mismatch",
+            "String should match pattern '{pattern}'",
+            {"pattern": LABEL_PREFIX_BOUND_PATTERN},
+        )
+    return key
+
+
+LabelKey = Annotated[
+    StrictStr,
+    Field(
+        pattern=LABEL_KEY_PATTERN,
+        max_length=317,
+        description=LABEL_KEY_RULE,
+        json_schema_extra={"allOf": [{"pattern": LABEL_PREFIX_BOUND_PATTERN}]},
+    ),
+    AfterValidator(_label_prefix_bounded),
+]
+LabelValue = Annotated[StrictStr, Field(pattern=LABEL_VALUE_PATTERN, max_length=63, description=LABEL_VALUE_RULE)]
+DnsLabel = Annotated[
+    StrictStr,
+    Field(
+        pattern=DNS_LABEL_PATTERN,
+        max_length=63,
+        description="expected a DNS label: at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit",
+    ),
+]
+DnsSubdomain = Annotated[
+    StrictStr,
+    Field(
+        pattern=DNS_SUBDOMAIN_PATTERN,
+        max_length=253,
+        description="expected lowercase letters, digits, '-' and '.', starting and ending with a letter or digit, at most 253 characters",
+    ),
+]
+Image = Annotated[
+    StrictStr,
+    Field(
+        pattern=IMAGE_PATTERN,
+        max_length=255,
+        description="expected an image reference such as nvidia/cuda:13.1.1-runtime-ubuntu24.04 (ASCII, no spaces)",
+    ),
+]
+ChartVersion = Annotated[
+    StrictStr,
+    Field(
+        pattern=CHART_VERSION_PATTERN,
+        max_length=32,
+        description="expected an exact chart version such as 25.7.0 or v25.10.1 (ranges are not pinned)",
+    ),
+]
+ChartRepository = Annotated[
+    StrictStr,
+    Field(
+        pattern=optional(CHART_REPOSITORY_PATTERN),
+        max_length=255,
+        description="expected a chart repository or mirror URL (https://, http:// or oci://, without user or "
+        "password), or empty for the chart's upstream repository",
+    ),
+]
+
+
+NodeCount = Annotated[
+    StrictInt,
+    Field(
+        ge=1,
+        le=MAX_NODES,
+        description=f"expected a whole number from 1 to {MAX_NODES} (Nebius allows at most {MAX_NODES} nodes)",
+    ),
+]
+BootDiskGib = Annotated[
+    StrictInt,
+    Field(ge=64, le=MAX_BOOT_DISK_GIB, description=f"expected a whole number from {64} to {MAX_BOOT_DISK_GIB}"),
+]
+RequestReference = Annotated[
+    StrictStr,
+    Field(
+        pattern=REQUEST_REFERENCE_PATTERN, max_length=255, description="expected a request name, or request/subrequest"
+    ),
+]
+
+
+class Shape(BaseModel):
+    """Strict: no coercion (a string is never a number), no unknown field, no NaN or infinity."""
+
+    model_config = ConfigDict(
+        strict=True, extra="forbid", frozen=True, allow_inf_nan=False, regex_engine="rust-regex", populate_by_name=False
+    )

@@ -1,0 +1,143 @@
+"""The price table's shape: prices/nebius.yaml and a stack's nebius-dra:priceOverrides share it."""
+
+from __future__ import annotations
+
+import datetime
+from typing import Annotated, Literal
+
+from pydantic import (
+    Field,
+    StrictStr,
+    field_validator,
+)
+
+from components.input.fields import DATE_PATTERN, GPU_PRESET_PATTERN, PLATFORM_PATTERN, SOURCE_PATTERN, Shape
+
+MAX_USD_PER_UNIT_HOUR = 1000  # Far above any published Nebius price per GPU, vCPU or GiB hour.
+MAX_PRICE_ENTRIES = 200
+
+
+UsdPerGpuHour = Annotated[
+    float,
+    Field(
+        gt=0,
+        le=MAX_USD_PER_UNIT_HOUR,
+        description=f"expected US dollars per GPU-hour, a number above 0 and at most {MAX_USD_PER_UNIT_HOUR}",
+    ),
+]
+UsdPerVcpuHour = Annotated[
+    float,
+    Field(
+        gt=0,
+        le=MAX_USD_PER_UNIT_HOUR,
+        description=f"expected US dollars per vCPU-hour, a number above 0 and at most {MAX_USD_PER_UNIT_HOUR}",
+    ),
+]
+UsdPerGibHour = Annotated[
+    float,
+    Field(
+        gt=0,
+        le=MAX_USD_PER_UNIT_HOUR,
+        description=f"expected US dollars per GiB-hour of RAM, a number above 0 and at most {MAX_USD_PER_UNIT_HOUR}",
+    ),
+]
+
+
+PriceSource = Annotated[
+    StrictStr,
+    Field(
+        pattern=SOURCE_PATTERN,
+        max_length=300,
+        description="expected where the price comes from: the URL of the Nebius page (or a reference such as a "
+        "contract number), printable ASCII, at most 300 characters",
+    ),
+]
+PriceDate = Annotated[
+    StrictStr,
+    Field(
+        pattern=DATE_PATTERN,
+        description='expected the day the price holds, as a quoted "YYYY-MM-DD"',
+    ),
+]
+
+
+def calendar_day(value: str) -> str:
+    """`value` when it is a day of the calendar (the pattern admits 2026-13-45); the reason otherwise."""
+    try:
+        datetime.date.fromisoformat(value)
+    except ValueError:
+        raise ValueError(f'date "{value}" is not a day of the calendar; write "YYYY-MM-DD"') from None
+    return value
+
+
+PriceNote = Annotated[StrictStr, Field(max_length=1000, description="expected a note of at most 1000 characters")]
+
+
+class _DatedPrice(Shape):
+    source: PriceSource
+    date: PriceDate
+
+    @field_validator("date")
+    @classmethod
+    def _real_day(cls, value: str) -> str:
+        return calendar_day(value)
+
+
+class GpuRateInput(_DatedPrice):
+    usdPerGpuHour: UsdPerGpuHour
+
+
+class CpuRateInput(_DatedPrice):
+    usdPerVcpuHour: UsdPerVcpuHour
+    usdPerGibHour: UsdPerGibHour
+
+
+class GpuPriceInput(Shape):
+    platform: Annotated[
+        StrictStr,
+        Field(pattern=PLATFORM_PATTERN, max_length=63, description="expected a GPU platform such as gpu-h200-sxm"),
+    ]
+    presets: Annotated[
+        list[
+            Annotated[
+                StrictStr,
+                Field(
+                    pattern=GPU_PRESET_PATTERN,
+                    max_length=63,
+                    description="expected a GPU preset such as 8gpu-128vcpu-1600gb",
+                ),
+            ]
+        ],
+        Field(min_length=1, max_length=64, description="expected 1 to 64 presets the price holds for"),
+    ]
+    onDemand: GpuRateInput
+    spot: GpuRateInput | None = None
+    note: PriceNote | None = None
+    doubtful: PriceNote | None = None
+
+
+class CpuPriceInput(Shape):
+    platform: Annotated[
+        StrictStr,
+        Field(pattern=PLATFORM_PATTERN, max_length=63, description="expected a CPU platform such as cpu-d3"),
+    ]
+    onDemand: CpuRateInput
+    spot: CpuRateInput | None = None
+    note: PriceNote | None = None
+    doubtful: PriceNote | None = None
+
+
+class PriceTableInput(Shape):
+    """prices/nebius.yaml, and the shape of nebius-dra:priceOverrides."""
+
+    currency: Annotated[Literal["USD"], Field(description="allowed: USD")] = "USD"
+    gpu: list[GpuPriceInput] = Field(
+        default_factory=list,
+        max_length=MAX_PRICE_ENTRIES,
+        description=f"expected a list of at most {MAX_PRICE_ENTRIES} {{platform, presets, onDemand, spot?, note?}}",
+    )
+    cpu: list[CpuPriceInput] = Field(
+        default_factory=list,
+        max_length=MAX_PRICE_ENTRIES,
+        description=f"expected a list of at most {MAX_PRICE_ENTRIES} {{platform, onDemand, spot?, note?}}",
+    )
