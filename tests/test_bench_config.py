@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 
-from tools.bench.__main__ import Measurement, Scenario, decades_report
+from tools.bench.__main__ import Measurement, Scenario, child_environment, decades_report
 from tools.bench.fleets import generated_config
 from tools.plan.mock_engine import run_program
 
@@ -62,3 +62,12 @@ def test_decades_report_says_when_a_decade_is_missing():
         (1000, 2000): _scenario(1000, 2000, 4019, 9.0, 8.0),
     }
     assert decades_report(scenarios) == ["marginal cost per decade: not measured (a scenario failed)"]
+
+
+def test_timed_children_may_cache_bytecode(monkeypatch):
+    """The program's modules compiled on every run where the SDK's were compiled at install."""
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    monkeypatch.setenv("BENCH_PROBE", "kept")
+    environment = child_environment()
+    assert "PYTHONDONTWRITEBYTECODE" not in environment
+    assert environment["BENCH_PROBE"] == "kept"
