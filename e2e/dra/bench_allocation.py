@@ -87,6 +87,10 @@ class TemplateRun:
     p50_seconds: float
     p99_seconds: float
     creation_seconds: float
+    # Per stage, pods over first creation to the stage's last: claims created (the claim controller),
+    # claims allocated (the scheduler), pods bound (the scheduler); the slowest sets pods_per_second.
+    claims_per_second: float = float("nan")
+    allocations_per_second: float = float("nan")
     unbound_why: str = ""  # for pods never bound: the scheduler's reasons, or that the watch ended early
 
 
@@ -136,32 +140,68 @@ def pod_manifest(template: str, index: int, tolerations: list[dict[str, str]]) -
 
 
 class BindingWatch:
-    """The moment each of a template's pods is first seen bound (spec.nodeName set), from a watch on its pods."""
+    """When each stage of a template's pods is first seen, from watches on its pods and on the claims.
+
+    `claimed`: the claim controller (kube-controller-manager) created the pod's ResourceClaim from the
+    template; `allocated`: the scheduler wrote the claim's allocation; `bound`: the scheduler bound the
+    pod (spec.nodeName set). Claims are matched to pods by their owner reference.
+    """
 
     def __init__(self, kube: Kube, template: str) -> None:
+        self.claimed: dict[str, float] = {}
+        self.allocated: dict[str, float] = {}
         self.bound: dict[str, float] = {}
-        self.ended_by = ""  # what ended the watch before `stop`, if anything did
-        self._watch = watch.Watch()
+        self.ended_by = ""  # what ended a watch before `stop`, if anything did
+        self._watches = (watch.Watch(), watch.Watch())
         self._core = client.CoreV1Api(kube.api_client)
+        self._resource = client.CustomObjectsApi(kube.api_client)
         self._template = template
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
+        for target in (self._pods, self._claims):
+            threading.Thread(target=target, daemon=True).start()
 
-    def _run(self) -> None:
-        stream = self._watch.stream(
-            self._core.list_namespaced_pod, NAMESPACE, label_selector=f"bench={self._template}", timeout_seconds=600
-        )
+    def _follow(self, stream: Any, seen: Any) -> None:
         try:
             with contextlib.suppress(ProtocolError):  # what `stop` closing the stream raises
                 for event in stream:
-                    pod = event["object"]
-                    if pod.spec.node_name and pod.metadata.name not in self.bound:
-                        self.bound[pod.metadata.name] = time.monotonic()
+                    seen(event["object"])
         except Exception as error:  # the run would read as a stall: say why it was not seen
             self.ended_by = f"{type(error).__name__}: {str(error)[:200]}"
 
+    def _pods(self) -> None:
+        def seen(pod: Any) -> None:
+            if pod.spec.node_name and pod.metadata.name not in self.bound:
+                self.bound[pod.metadata.name] = time.monotonic()
+
+        stream = self._watches[0].stream(
+            self._core.list_namespaced_pod, NAMESPACE, label_selector=f"bench={self._template}", timeout_seconds=600
+        )
+        self._follow(stream, seen)
+
+    def _claims(self) -> None:
+        def seen(claim: Mapping[str, Any]) -> None:
+            owners = claim["metadata"].get("ownerReferences") or [{}]
+            pod = owners[0].get("name", "")
+            if not pod.startswith(f"{self._template}-"):
+                return
+            now = time.monotonic()
+            self.claimed.setdefault(pod, now)
+            if (claim.get("status") or {}).get("allocation"):
+                self.allocated.setdefault(pod, now)
+
+        group, version = RESOURCE_API.split("/")
+        stream = self._watches[1].stream(
+            self._resource.list_namespaced_custom_object,
+            group,
+            version,
+            NAMESPACE,
+            "resourceclaims",
+            timeout_seconds=600,
+        )
+        self._follow(stream, seen)
+
     def stop(self) -> None:
-        self._watch.stop()
+        for each in self._watches:
+            each.stop()
 
 
 def run_template(kube: Kube, template: str, spec: Mapping[str, Any], pods: int, tolerations: list) -> TemplateRun:
@@ -195,7 +235,12 @@ def run_template(kube: Kube, template: str, spec: Mapping[str, Any], pods: int, 
     bound = dict(bindings.bound)
     unbound_why = why_unbound(kube, template, bound, bindings.ended_by) if len(bound) < pods else ""
     latencies = [bound[name] - created[name] for name in bound]
-    elapsed = (max(bound.values()) - min(created.values())) if bound else float("inf")
+    first = min(created.values())
+
+    def rate(stage: Mapping[str, float]) -> float:
+        return len(stage) / (max(stage.values()) - first) if stage else 0.0
+
+    elapsed = (max(bound.values()) - first) if bound else float("inf")
     release_template(kube, template)
     return TemplateRun(
         template=template,
@@ -205,6 +250,8 @@ def run_template(kube: Kube, template: str, spec: Mapping[str, Any], pods: int, 
         p50_seconds=percentile(latencies, 0.50) if latencies else float("nan"),
         p99_seconds=percentile(latencies, 0.99) if latencies else float("nan"),
         creation_seconds=creation_seconds,
+        claims_per_second=rate(dict(bindings.claimed)),
+        allocations_per_second=rate(dict(bindings.allocated)),
         unbound_why=unbound_why,
     )
 
@@ -240,7 +287,18 @@ def release_template(kube: Kube, template: str) -> None:
 
 def report(runs: list[TemplateRun], nodes: int, ib_nodes: int, minor: str) -> list[str]:
     reference = next(run for run in runs if run.template == REFERENCE)
-    header = ("template", "pods", "bound", "pods/s", "x no-selector", "p50 s", "p99 s", "created in s")
+    header = (
+        "template",
+        "pods",
+        "bound",
+        "pods/s",
+        "x no-selector",
+        "p50 s",
+        "p99 s",
+        "created in s",
+        "claims/s",
+        "allocated/s",
+    )
     rows = [
         (
             run.template,
@@ -251,6 +309,8 @@ def report(runs: list[TemplateRun], nodes: int, ib_nodes: int, minor: str) -> li
             f"{run.p50_seconds:.2f}",
             f"{run.p99_seconds:.2f}",
             f"{run.creation_seconds:.1f}",
+            f"{run.claims_per_second:.1f}",
+            f"{run.allocations_per_second:.1f}",
         )
         for run in runs
     ]
@@ -284,18 +344,40 @@ def main(argv: Sequence[str] | None = None) -> int:
         choices=minors,
         help=f"a Kubernetes minor to measure on (repeatable; default: {minors[0]} and {minors[-1]})",
     )
+    parser.add_argument(
+        "--controller-manager-qps",
+        type=int,
+        help="kube-controller-manager's --kube-api-qps, its burst 1.5 times that (default: its own, 20 and 30); "
+        "its claim controller makes two requests a pod",
+    )
+    parser.add_argument("--template", action="append", help="measure only this built-in template (repeatable)")
     args = parser.parse_args(argv)
     for minor in args.kube_minor or sorted({minors[0], minors[-1]}):
-        measure_on(minor, args.pods, args.nodes)
+        measure_on(minor, args.pods, args.nodes, args.controller_manager_qps, args.template)
     return 0
 
 
-def measure_on(minor: str, pods_per_template: int, nodes: int) -> None:
+def measure_on(
+    minor: str,
+    pods_per_template: int,
+    nodes: int,
+    controller_manager_qps: int | None = None,
+    only: Sequence[str] | None = None,
+) -> None:
     config = SCENARIOS["prod"].config()
     groups = {group.name: group for group in config.gpu_node_groups}
     tolerations = tolerations_for(t for group in groups.values() for t in group.taints)
-    templates = {REFERENCE: REFERENCE_SPEC, **builtin_template_specs(config.claims)}
-    with control_plane_mod.ControlPlane(quiet=True, kube_minor=minor) as plane:
+    builtins = builtin_template_specs(config.claims)
+    templates = {
+        REFERENCE: REFERENCE_SPEC,
+        **{name: spec for name, spec in builtins.items() if name in (only or builtins)},
+    }
+    flags = (
+        (f"--kube-api-qps={controller_manager_qps}", f"--kube-api-burst={controller_manager_qps * 3 // 2}")
+        if controller_manager_qps
+        else ()
+    )
+    with control_plane_mod.ControlPlane(quiet=True, kube_minor=minor, controller_manager_flags=flags) as plane:
         kube = Kube(str(plane.kubeconfig))
         for device_class in device_classes():
             kube.create(device_class)
@@ -311,6 +393,7 @@ def measure_on(minor: str, pods_per_template: int, nodes: int) -> None:
                 f"{minor} {template}: {runs[-1].bound}/{pods} bound, {runs[-1].pods_per_second:.1f} pods/s", flush=True
             )
         kube.close()
+    print(f"kube-controller-manager --kube-api-qps {controller_manager_qps or 'default (20)'}")
     print("\n".join(report(runs, nodes, ib_nodes, minor)))
     REPORT_DIR.mkdir(parents=True, exist_ok=True)
     report_data = {"kube_minor": minor, "nodes": nodes, "ib_nodes": ib_nodes, "runs": [asdict(r) for r in runs]}
