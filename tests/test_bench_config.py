@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import gc
+import sys
 
-from tools.bench.__main__ import Measurement, Scenario, child_environment, decades_report
+from tools.bench.__main__ import Measurement, Scenario, child_environment, decades_report, time_once
 from tools.bench.fleets import generated_config
 from tools.plan.mock_engine import run_program
 
@@ -71,3 +72,12 @@ def test_timed_children_may_cache_bytecode(monkeypatch):
     environment = child_environment()
     assert "PYTHONDONTWRITEBYTECODE" not in environment
     assert environment["BENCH_PROBE"] == "kept"
+
+
+def test_a_crash_is_no_timing_though_it_exits_1_like_a_blocked_plan():
+    """A base plan's traceback (exit 1) was timed as a plan: 0.76x the import floor."""
+    blocked, crashed = Measurement("blocked"), Measurement("crashed")
+    time_once(blocked, [sys.executable, "-c", "raise SystemExit(1)"])
+    time_once(crashed, [sys.executable, "-c", "raise RuntimeError('boom')"])
+    assert len(blocked.seconds) == 1 and blocked.failure is None
+    assert crashed.seconds == [] and crashed.failure == "RuntimeError: boom"

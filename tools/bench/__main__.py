@@ -69,7 +69,8 @@ def time_once(measurement: Measurement, command: Sequence[str]) -> None:
     started = time.perf_counter()
     result = subprocess.run(command, cwd=PROJECT_DIR, capture_output=True, text=True, env=child_environment())
     elapsed = time.perf_counter() - started
-    if result.returncode in (0, 1):
+    # A crash exits 1 too: it is a failure, not a plan blocked by policy.
+    if result.returncode == 0 or (result.returncode == 1 and "Traceback (most recent call last)" not in result.stderr):
         measurement.seconds.append(elapsed)
     else:
         measurement.failure = _failure(result)
