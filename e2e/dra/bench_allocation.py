@@ -1,6 +1,7 @@
 """`make bench-e2e`: how fast the real Kubernetes scheduler allocates each built-in claim template.
 
     venv/bin/python e2e/dra/bench_allocation.py [--pods 200] [--nodes 100] [--kube-minor 1.34 ...]
+                                                [--controller-manager-qps N] [--template NAME ...]
 
 A benchmark, not a test. Per Kubernetes minor (by default the oldest and the newest the e2e builds),
 one throw-away control plane (`e2e/kube/control_plane.py`), NODES
@@ -9,7 +10,8 @@ InfiniBand slices on the first half, which are prod's `h200-train` group, the re
 `h200-burst`), then, per template, PODS pods that each claim one device set from it, created
 from eight threads at once. For every template it reports pods allocated and bound per second
 (pods / first creation to last binding) and the p50 and p99 of each pod's time from its
-creation request to the scheduler's binding, as a watch on the pods sees it. The reference is a
+creation request to the scheduler's binding, as a watch on the pods sees it, and the rate of
+each stage before it (claims created by the claim controller, allocated by the scheduler). The reference is a
 template with no selector and no constraint (one `gpu.nvidia.com` device); every built-in
 template is held to at least 0.8x its rate. A template asks for no more pods than the nodes
 can hold (multi-gpu, 8 GPUs, one pod a node). Between templates every pod is deleted and its
