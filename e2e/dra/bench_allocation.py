@@ -47,12 +47,15 @@ from dra_scenarios import BURST, SCENARIOS, TRAIN  # noqa: E402
 from kubernetes import client, watch  # noqa: E402
 from urllib3.exceptions import ProtocolError  # noqa: E402
 
-from components.dra_constants import GPU_DRIVER, NETWORK_DRIVER  # noqa: E402
+from components.config import parse_stack_config  # noqa: E402
+from components.config.stack_file import program_config  # noqa: E402
+from components.dra_constants import GPU_CLASS, GPU_DRIVER, NETWORK_DRIVER  # noqa: E402
 from components.labels import gpu_node_labels, tolerations_for  # noqa: E402
 from components.model import GpuNodeGroupConfig  # noqa: E402
-from components.values.claim_templates import builtin_template_specs  # noqa: E402
+from components.values.claim_templates import claim_template_specs  # noqa: E402
 
 REPORT_DIR = PROJECT / "build" / "e2e"
+USER_TEMPLATES_KEY = "nebius-dra:userClaimTemplates"
 NAMESPACE = "alloc-bench"
 STACK = "bench"
 REFERENCE = "no-selector"
@@ -77,7 +80,49 @@ TAKES = {
     "ib-network": (0, 1, 0),
     "rdma-network": (0, 1, 0),
     "gpu-nic-aligned": (0, 0, 1),
+    "gpu-by-memory": (1, 0, 0),
+    "gpu-first-available": (1, 0, 0),
 }
+# One user template of each selector kind the built-ins lack (the product's is gpu-by-product, the PCIe
+# alignment's gpu-nic-aligned), as a stack file writes them; the program's own parser and spec builder make them.
+SELECTOR_TEMPLATES = [
+    {
+        "name": "gpu-by-memory",
+        "requests": [
+            {
+                "name": "gpu",
+                "exactly": {
+                    "deviceClassName": GPU_CLASS,
+                    "selectors": [
+                        {
+                            "cel": {
+                                "expression": f'device.capacity["{GPU_DRIVER}"].memory.compareTo(quantity("100Gi")) >= 0'
+                            }
+                        }
+                    ],
+                },
+            }
+        ],
+    },
+    {
+        "name": "gpu-first-available",
+        "requests": [
+            {
+                "name": "gpu",
+                "firstAvailable": [
+                    {
+                        "name": "b200",
+                        "deviceClassName": GPU_CLASS,
+                        "selectors": [
+                            {"cel": {"expression": f'device.attributes["{GPU_DRIVER}"].productName == "NVIDIA B200"'}}
+                        ],
+                    },
+                    {"name": "any", "deviceClassName": GPU_CLASS},
+                ],
+            }
+        ],
+    },
+]
 
 
 @dataclass
@@ -366,10 +411,11 @@ def measure_on(
     controller_manager_qps: int | None = None,
     only: Sequence[str] | None = None,
 ) -> None:
-    config = SCENARIOS["prod"].config()
+    raw = {**SCENARIOS["prod"].raw_config(), USER_TEMPLATES_KEY: json.dumps(SELECTOR_TEMPLATES)}
+    config = parse_stack_config(program_config(raw), "prod")
     groups = {group.name: group for group in config.gpu_node_groups}
     tolerations = tolerations_for(t for group in groups.values() for t in group.taints)
-    builtins = builtin_template_specs(config.claims)
+    builtins = claim_template_specs(config.claims)
     templates = {
         REFERENCE: REFERENCE_SPEC,
         **{name: spec for name, spec in builtins.items() if name in (only or builtins)},
