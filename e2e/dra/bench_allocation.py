@@ -28,7 +28,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -138,6 +138,7 @@ class TemplateRun:
     # claims allocated (the scheduler), pods bound (the scheduler); the slowest sets pods_per_second.
     claims_per_second: float = float("nan")
     allocations_per_second: float = float("nan")
+    watch_restarts: int = 0
     unbound_why: str = ""  # for pods never bound: the scheduler's reasons, or that the watch ended early
 
 
@@ -198,31 +199,47 @@ class BindingWatch:
         self.claimed: dict[str, float] = {}
         self.allocated: dict[str, float] = {}
         self.bound: dict[str, float] = {}
-        self.ended_by = ""  # what ended a watch before `stop`, if anything did
-        self._watches = (watch.Watch(), watch.Watch())
+        self.ended_by = ""  # what last ended a watch before `stop`, if anything did
+        self.restarts = 0  # watches that ended before `stop` and were opened again
+        self._stopped = threading.Event()
+        self._watches = [watch.Watch(), watch.Watch()]
         self._core = client.CoreV1Api(kube.api_client)
         self._resource = client.CustomObjectsApi(kube.api_client)
         self._template = template
         for target in (self._pods, self._claims):
             threading.Thread(target=target, daemon=True).start()
 
-    def _follow(self, stream: Any, seen: Any) -> None:
-        try:
-            with contextlib.suppress(ProtocolError):  # what `stop` closing the stream raises
-                for event in stream:
-                    seen(event["object"])
-        except Exception as error:  # the run would read as a stall: say why it was not seen
-            self.ended_by = f"{type(error).__name__}: {str(error)[:200]}"
+    def _follow(self, index: int, open_stream: Callable[[watch.Watch], Any], seen: Callable[[Any], None]) -> None:
+        """Every event of the stream `open_stream` opens, opened again (listing anew) if it ends before `stop`.
+
+        A watch that ended early left pods bound that it never saw, and the run stalled (2026-12-02: 112 of
+        200, and 56 and 74 with the claim controller's limit raised); what the new list shows is recorded
+        when it is seen, later than it happened, so a restart can only make a rate look slower.
+        """
+        while not self._stopped.is_set():
+            watcher = self._watches[index] = watch.Watch()
+            try:
+                with contextlib.suppress(ProtocolError):  # what `stop` closing the stream raises
+                    for event in open_stream(watcher):
+                        seen(event["object"])
+                self.ended_by = "the server ended it" if not self._stopped.is_set() else self.ended_by
+            except Exception as error:  # say why, and open it again
+                self.ended_by = f"{type(error).__name__}: {str(error)[:200]}"
+            if not self._stopped.is_set():
+                self.restarts += 1
+                time.sleep(0.2)
 
     def _pods(self) -> None:
         def seen(pod: Any) -> None:
             if pod.spec.node_name and pod.metadata.name not in self.bound:
                 self.bound[pod.metadata.name] = time.monotonic()
 
-        stream = self._watches[0].stream(
-            self._core.list_namespaced_pod, NAMESPACE, label_selector=f"bench={self._template}", timeout_seconds=600
-        )
-        self._follow(stream, seen)
+        def open_stream(watcher: watch.Watch) -> Any:
+            return watcher.stream(
+                self._core.list_namespaced_pod, NAMESPACE, label_selector=f"bench={self._template}", timeout_seconds=600
+            )
+
+        self._follow(0, open_stream, seen)
 
     def _claims(self) -> None:
         def seen(claim: Mapping[str, Any]) -> None:
@@ -236,17 +253,21 @@ class BindingWatch:
                 self.allocated.setdefault(pod, now)
 
         group, version = RESOURCE_API.split("/")
-        stream = self._watches[1].stream(
-            self._resource.list_namespaced_custom_object,
-            group,
-            version,
-            NAMESPACE,
-            "resourceclaims",
-            timeout_seconds=600,
-        )
-        self._follow(stream, seen)
+
+        def open_stream(watcher: watch.Watch) -> Any:
+            return watcher.stream(
+                self._resource.list_namespaced_custom_object,
+                group,
+                version,
+                NAMESPACE,
+                "resourceclaims",
+                timeout_seconds=600,
+            )
+
+        self._follow(1, open_stream, seen)
 
     def stop(self) -> None:
+        self._stopped.set()
         for each in self._watches:
             each.stop()
 
@@ -299,6 +320,7 @@ def run_template(kube: Kube, template: str, spec: Mapping[str, Any], pods: int, 
         creation_seconds=creation_seconds,
         claims_per_second=rate(dict(bindings.claimed)),
         allocations_per_second=rate(dict(bindings.allocated)),
+        watch_restarts=bindings.restarts,
         unbound_why=unbound_why,
     )
 
@@ -438,7 +460,9 @@ def measure_on(
             pods = min(pods_per_template, capacity(template, nodes, ib_nodes))
             runs.append(run_template(kube, template, spec, pods, tolerations))
             print(
-                f"{minor} {template}: {runs[-1].bound}/{pods} bound, {runs[-1].pods_per_second:.1f} pods/s", flush=True
+                f"{minor} {template}: {runs[-1].bound}/{pods} bound, {runs[-1].pods_per_second:.1f} pods/s, "
+                f"watches opened again {runs[-1].watch_restarts} times",
+                flush=True,
             )
         kube.close()
     print(f"kube-controller-manager --kube-api-qps {controller_manager_qps or 'default (20)'}")
