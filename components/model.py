@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import Any, NamedTuple
 
 from components.dra_constants import (
     DCGM_EXPORTER_REPOSITORY,
@@ -177,6 +177,20 @@ class Autoscaling:
     max_nodes: int
 
 
+class NodeRange(NamedTuple):
+    """The fewest and the most nodes a group runs: its autoscaling min and max, or its fixed count as both."""
+
+    smallest: int
+    largest: int
+
+    @classmethod
+    def of(cls, fixed_node_count: int | None, autoscaling: Autoscaling | None) -> NodeRange:
+        """The range of a group's scaling; 0 as both while neither is set (an entry refused for it)."""
+        if autoscaling is not None:
+            return cls(autoscaling.min_nodes, autoscaling.max_nodes)
+        return cls(fixed_node_count or 0, fixed_node_count or 0)
+
+
 @dataclass(frozen=True)
 class GpuNodeGroupConfig:
     """A GPU group: the validated entry of the stack file (`settings`) and what the rules across its fields made of it.
@@ -225,11 +239,8 @@ class GpuNodeGroupConfig:
         return self.capacity.spot
 
     @property
-    def smallest_size(self) -> int:
-        """The fewest nodes the group runs: its fixed count, or its autoscaling minimum."""
-        if self.autoscaling is not None:
-            return self.autoscaling.min_nodes
-        return self.fixed_node_count or 0
+    def node_range(self) -> NodeRange:
+        return NodeRange.of(self.fixed_node_count, self.autoscaling)
 
     @property
     def preinstalled_driver(self) -> bool:

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from components.input.queues import DEFAULT_KUEUE_NAMESPACE
+
 # The pinned Kueue release: the chart from registry.k8s.io/kueue/charts (the OCI chart of the same tag as the
 # served Go module sigs.k8s.io/kueue v0.17.0, charts/kueue) and the controller image of that tag.
 KUEUE_VERSION = "0.17.0"
 KUEUE_CHART = "kueue"
 KUEUE_REPOSITORY = "oci://registry.k8s.io/kueue/charts"
 KUEUE_IMAGE = "registry.k8s.io/kueue/kueue"
-DEFAULT_KUEUE_NAMESPACE = "kueue-system"
 # sigs.k8s.io/kueue v0.17.0 pkg/features/kube_features.go: quota accounting of DRA devices, alpha, off by default.
 DRA_GATE = "DynamicResourceAllocation"
 # The label a Job carries to be queued (sigs.k8s.io/kueue v0.17.0 pkg/controller/constants QueueLabel).

@@ -18,9 +18,9 @@ from components.dra_constants import (
     PROMETHEUS_COMMUNITY_REPOSITORY,
     RENAMED_CHART,
 )
+from tests.kubernetes_manifests import releases
 from tools.plan.mock_engine import ProgramRun, RegisteredResource, run_program
 
-RELEASE = "kubernetes:helm.sh/v3:Release"
 MIRROR = "https://charts.mirror.example:8443/proxy/nvidia"
 OCI_MIRROR = "oci://harbor.example/charts"
 DCGM_EXPORTER_CHART = "dcgm-exporter"
@@ -55,7 +55,7 @@ def every_release_stack(**settings: str) -> ProgramRun:
 
 
 def release_of(run: ProgramRun, chart: str) -> RegisteredResource:
-    (release,) = [r for r in run.of_type(RELEASE) if r.inputs["chart"].rsplit("/", 1)[-1] == chart]
+    (release,) = releases(run, chart)
     return release
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import datetime
 import json
 import shutil
-import subprocess
 from decimal import Decimal
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from components.config.stack_file import PROJECT_DIR, load_stack_config, program
 from components.cost import COST_ESTIMATE_TYPE
 from components.model import PriceTable
 from components.values.cost import HOURS_PER_30_DAYS, node_price, stack_cost
+from tests.git_repository import git
 from tests.helpers import STACKS
 from tools.cost import __main__ as cost_cli
 from tools.cost.render import money, render_cost_text, render_diff_text, span, with_protected_kept
@@ -327,25 +327,6 @@ def test_money_is_shown_to_the_cent_and_small_rates_to_a_tenth_of_one():
 
 
 # What a change costs: the base branch against the head
-
-
-@pytest.fixture
-def repository(tmp_path) -> Path:
-    """A git repository holding this project's stack files and price table, committed once as the base."""
-    if shutil.which("git") is None:
-        pytest.fail("git is needed to compare a change with its base")
-    for name in ("Pulumi.yaml", *(f"Pulumi.{stack}.yaml" for stack in STACKS), "prices/nebius.yaml"):
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(PROJECT_DIR / name, tmp_path / name)
-    git(tmp_path, "init", "--quiet")
-    git(tmp_path, "add", ".")
-    git(tmp_path, "commit", "--quiet", "-m", "base")
-    return tmp_path
-
-
-def git(directory: Path, *args: str) -> None:
-    identity = ["-c", "user.name=test", "-c", "user.email=test@example.com", "-c", "commit.gpgsign=false"]
-    subprocess.run(["git", "-C", str(directory), *identity, *args], check=True, capture_output=True)
 
 
 def add_group(directory: Path, group: dict) -> None:

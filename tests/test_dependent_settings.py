@@ -8,7 +8,7 @@ import pytest
 
 from components.config import parse_stack_config
 from components.config.stack_file import load_stack_config, program_config
-from tests.test_namespaces import refusal
+from tests.stack_configs import refusal
 
 
 @pytest.mark.parametrize(

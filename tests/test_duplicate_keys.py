@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from components.config.prices import PRICE_TABLE_FILE, PriceTableError, parse_price_table
 from components.config.reading import InputError, load_json, load_yaml, parse_json, parse_yaml
 from components.config.stack_file import PROJECT_DIR, StackFileError, declared_config, read_stack_file
-from tests.test_existing_cluster import KEY, KUBECONFIG, existing
+from tests.existing_clusters import KEY, KUBECONFIG, existing
 from tools.import_graph import ROOT, python_files
 from tools.plan import __main__ as plan
 from tools.verify.floors import FloorsError, load_floors

@@ -5,39 +5,14 @@ from __future__ import annotations
 import json
 
 import pytest
-import yaml
 from pulumi.runtime import rpc
 
 from components.config import ConfigError
 from components.config.stack_file import load_stack_config
 from policies.dra_guardrails import PlannedResource, check_resources
 from policies.dra_guardrails.planned import EXISTING_GPU_GROUP_TYPE
+from tests.existing_clusters import KEY, existing
 from tools.plan.mock_engine import run_program
-
-KEY = "nebius-dra:existingClusterKubeconfig"
-KUBECONFIG = yaml.safe_dump(
-    {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [
-            {"name": "c", "cluster": {"server": "https://10.0.0.1:6443", "certificate-authority-data": "Q0E="}}
-        ],
-        "users": [{"name": "u", "user": {"token": "t0ken-that-must-never-show"}}],
-        "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
-        "current-context": "x",
-    }
-)
-
-
-def existing(stack: str, kubeconfig: str = KUBECONFIG, secret: bool = True, **changes: str):
-    config = {
-        **load_stack_config(stack),
-        KEY: kubeconfig,
-        "nebius-dra:parentId": "",
-        "nebius-dra:subnetId": "",
-        **changes,
-    }
-    return run_program(stack, config=config, secret_keys=[KEY] if secret else [])
 
 
 @pytest.mark.parametrize("stack", ["dev", "prod"])

@@ -28,7 +28,7 @@ from components.config.stack_file import read_stack_file
 from components.redaction import redacted as redact
 from components.redaction import secrets_of
 from components.shown import shown
-from tests.test_verify_hostile import EXEC_API, exec_user, kubeconfig_text, script
+from tests.kubeconfigs import EXEC_API, exec_user, kubeconfig_text, script
 from tools.cost import __main__ as cost_cli
 from tools.plan import __main__ as plan_cli
 from tools.plan.mock_engine import run_program

@@ -5,6 +5,8 @@ from __future__ import annotations
 import copy
 import json
 import math
+import os
+import subprocess
 from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
@@ -616,6 +618,19 @@ def test_a_failed_burn_in_is_not_recorded_and_flags_override_the_gate(tmp_path: 
     )
 
 
+@pytest.mark.parametrize("requested", [None, True])
+def test_a_stack_of_one_gpu_nodes_skips_the_burn_in_as_verify_md_says(tmp_path: Path, requested: bool | None) -> None:
+    """dev creates no multi-gpu template (one GPU a node): its first verify, and --burn-in, skip the step."""
+    dev = load_expectations("dev")
+    assert MULTI_GPU_TEMPLATE not in dev.claim_templates
+    reason = BurnInGate(settings(tmp_path, requested=requested), dev, "s", read_only=False).skip_reason(
+        [node("computeinstance-e00dev", "h200")]
+    )
+    assert reason is not None
+    page = " ".join((Path(__file__).resolve().parents[1] / "docs" / "verify.md").read_text().split())
+    assert f"saying `{reason}`: dev's first verify does not burn in" in page
+
+
 def test_the_burn_in_prices_a_spot_group_as_the_stack_does() -> None:
     """A spot group costs at most its ceiling (components/values/cost.py), not the on-demand list price."""
     config = program_config("prod")
@@ -626,3 +641,32 @@ def test_the_burn_in_prices_a_spot_group_as_the_stack_does() -> None:
     assert burst is not None and burst.price is not None
     assert burst.price.usd_per_node_hour == Decimal("4.00")
     assert burst.price.basis.startswith("8 GPUs x $0.5 per GPU-hour at most (maxPricePerGpuHour")
+
+
+@pytest.mark.parametrize(
+    ("value", "command"),
+    [("", "--stack dev"), ("1", "--stack dev --burn-in"), ("0", "--stack dev --no-burn-in")],
+)
+def test_make_verify_forces_the_burn_in_with_burn_in_1_and_skips_it_with_0(value: str, command: str) -> None:
+    made = make_verify(f"BURN_IN={value}")
+    assert made.returncode == 0, made.stderr
+    assert made.stdout.split("-m tools.verify ", 1)[1].strip() == command
+
+
+@pytest.mark.parametrize("value", ["yes", "1 0", "2"])
+def test_make_verify_refuses_any_other_burn_in_value_naming_it(value: str) -> None:
+    made = make_verify(f"BURN_IN={value}")
+    assert made.returncode == 2 and made.stdout == ""
+    assert f"BURN_IN={value}: give 1 to run the burn-in, 0 to skip it, or leave it out" in made.stderr
+
+
+def make_verify(*variables: str) -> subprocess.CompletedProcess[str]:
+    """`make verify`'s command line as make would run it (-n: nothing runs)."""
+    return subprocess.run(
+        ["make", "-n", "--no-print-directory", "-o", "venv/.installed", "verify", *variables],
+        cwd=Path(__file__).resolve().parents[1],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={key: value for key, value in os.environ.items() if key != "BURN_IN"},
+    )

@@ -16,7 +16,6 @@ import json
 import os
 import signal
 import socket
-import stat
 import threading
 import time
 from collections.abc import Iterator
@@ -27,11 +26,11 @@ import pytest
 import yaml
 from kubernetes import client
 
+from tests.kubeconfigs import EXEC_API, exec_user, kubeconfig_text, script
 from tools.verify import __main__ as cli
 from tools.verify.cluster import ClusterError, ClusterUnreachableError, KubeCluster, UnusableAnswerError
 from tools.verify.kubeconfig import ExecPlugin, ExecPluginError, load_kubeconfig
 
-EXEC_API = "client.authentication.k8s.io/v1beta1"
 # A bound on waiting, not on speed: the limits under test are 0.5 s and 1 s, and the messages say which one
 # fired; it stays below the 30 s limits these tests set as the ones that must not fire, with room for a
 # 2-core machine loaded tenfold (5 s, the bound before issue 38, is 10x the limit, within reach of such load).
@@ -84,37 +83,10 @@ def silent_server() -> Iterator[SilentServer]:
     server.stop()
 
 
-def kubeconfig_text(server: str, user: dict[str, Any] | None = None) -> str:
-    return yaml.safe_dump(
-        {
-            "apiVersion": "v1",
-            "kind": "Config",
-            "clusters": [{"name": "c", "cluster": {"server": server}}],
-            "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
-            "users": [{"name": "u", "user": user if user is not None else {"token": "t"}}],
-            "current-context": "x",
-        }
-    )
-
-
 def write_kubeconfig(tmp_path: Path, server: str, user: dict[str, Any] | None = None) -> Path:
     path = tmp_path / "kubeconfig"
     path.write_text(kubeconfig_text(server, user))
     return path
-
-
-def script(tmp_path: Path, name: str, body: str) -> Path:
-    path = tmp_path / name
-    path.write_text("#!/bin/sh\n" + body)
-    path.chmod(path.stat().st_mode | stat.S_IXUSR)
-    return path
-
-
-def exec_user(command: str, env: dict[str, str] | None = None) -> dict[str, Any]:
-    spec: dict[str, Any] = {"apiVersion": EXEC_API, "command": command, "args": ["--profile", "dev"]}
-    if env:
-        spec["env"] = [{"name": name, "value": value} for name, value in env.items()]
-    return {"exec": spec}
 
 
 def gone(pid: int) -> bool:

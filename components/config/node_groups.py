@@ -16,7 +16,7 @@ from components.config.errors import ConfigProblems, config_key, shown
 from components.config.rollout import check_reserved_surge, parse_auto_repair, parse_strategy
 from components.dra_constants import RESERVED_GPU_LABELS
 from components.input.node_groups import GpuNodeGroupInput, TaintInput
-from components.model import GPU_ROLLOUT, Autoscaling, GpuNodeGroupConfig, Taint
+from components.model import GPU_ROLLOUT, Autoscaling, GpuNodeGroupConfig, NodeRange, Taint
 
 NAME_LIMIT = 63  # Nebius: names of clusters, node groups and GPU clusters are 1-63 characters.
 INFINIBAND_GPUS = 8  # Nebius GPU clusters (InfiniBand fabrics) take only 8-GPU presets.
@@ -89,7 +89,7 @@ def _group(entry: GpuNodeGroupInput, fabric: str, problems: ConfigProblems) -> G
             "gpu-b200-sxm-a, gpu-b300-sxm, ...); CPU nodes belong in the system node group",
         )
     fixed, autoscaling = _scaling(entry, problems)
-    smallest = autoscaling.min_nodes if autoscaling is not None else fixed or 0
+    smallest = NodeRange.of(fixed, autoscaling).smallest
     # Named in the problems that read it, so that they wait while the count is refused and a default stands in.
     size_from = (
         "autoscaling.min"

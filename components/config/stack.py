@@ -157,7 +157,12 @@ def parse_stack_config(
         driver=driver,
         claims=(claims := parse_claims_config(settings, gpu_groups, driver, by_groups)),
         queues=parse_queues_config(
-            settings.queues, gpu_groups, claims, release_namespaces(settings, driver), by_templates
+            settings.queues,
+            salvaged.left_out.lost_teams(),
+            gpu_groups,
+            claims,
+            release_namespaces(settings, driver),
+            by_templates,
         ),
         observability=parse_observability_config(settings, gpu_groups, driver, by_groups),
         prices=stack_prices(price_table, settings.priceOverrides, problems),

@@ -49,6 +49,7 @@ from components.input.fields import (
 from components.input.meaning import Setting
 from components.input.node_groups import AutoRepairConditionInput, GpuNodeGroupInput, StrategyInput
 from components.input.prices import PriceTableInput
+from components.input.queues import QueuesInput
 
 # An enum (not a pattern), so a misspelt name gets its "did you mean" and editors offer the names.
 BuiltinTemplateName = Annotated[
@@ -552,8 +553,11 @@ class StackInput(Shape):
         ),
     ]
     queues: Annotated[
-        dict[StrictStr, Any],
-        Field(description="expected a map (its fields: components/config/queues.py)"),
+        QueuesInput,
+        Field(
+            description="expected a map {teams: [{name, namespace?, localQueue?, cohort?, quotas: [{group, gpus, "
+            "borrowingLimit?}]}], deviceClasses?, claimTemplates?, namespace?, repository?, featureGates?}"
+        ),
         Setting(
             "Queue keys",
             "GPU quotas per team, enforced by Kueue v0.17.0, installed only when `teams` is not empty: `teams: [{name, namespace?, localQueue?, cohort?, quotas: [{group, gpus, borrowingLimit?}]}]`, `deviceClasses?` (counted as GPUs: `gpu.nvidia.com`, the default, and `vfio.gpu.nvidia.com`), `claimTemplates?` (the templates each team namespace gets; default every one Kueue can count), `namespace?` (`kueue-system`), `repository?` (a mirror of `oci://registry.k8s.io/kueue/charts`), `featureGates?` (Kueue gate: true or false). Refused: a quota over what its group holds, a group that does not exist, borrowing without a cohort, two teams in one namespace, a team's or Kueue's namespace that Kubernetes owns or another release of the stack or `claimNamespace` uses, settings without teams, a template Kueue cannot count (the reason is named)",

@@ -16,6 +16,7 @@ from .planned import (
     field_at,
     has_key,
     named,
+    planned_node_range,
 )
 
 HOURS_PER_30_DAYS = 24 * 30
@@ -41,10 +42,8 @@ def _max_hourly_usd(config: Mapping[str, Any]) -> float | None:
 
 
 def _largest_node_count(group: PlannedResource) -> float:
-    autoscaling = field_at(group.props, "autoscaling")
-    if isinstance(autoscaling, Mapping):
-        return float(field_at(autoscaling, "maxNodeCount") or 0)
-    return float(field_at(group.props, "fixedNodeCount") or 0)
+    nodes = planned_node_range(group.props)
+    return nodes[1] if nodes is not None else 0.0
 
 
 def _estimated_groups(resources: Sequence[PlannedResource]) -> dict[str, Mapping[str, Any]]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from components.model import NodeAmount, duration_seconds, gpus_in_preset
-from policies.dra_guardrails.planned import NODE_GROUP_TYPE, field_at
+from policies.dra_guardrails.planned import NODE_GROUP_TYPE, field_at, planned_node_range
 from tools.plan.graph import DURATION_ESTIMATES
 from tools.plan.mock_engine import RegisteredResource
 
@@ -128,22 +128,13 @@ class Rollout:
         }
 
 
-def _sizes(inputs: Mapping[str, Any]) -> tuple[int, int]:
-    """(smallest, largest) number of nodes: the autoscaling range, or the fixed count twice."""
-    low, high = field_at(inputs, "autoscaling", "minNodeCount"), field_at(inputs, "autoscaling", "maxNodeCount")
-    if isinstance(low, (int, float)) and isinstance(high, (int, float)):
-        return int(low), int(high)
-    fixed = int(inputs.get("fixedNodeCount") or 0)
-    return fixed, fixed
-
-
 def rollout_of(resource: RegisteredResource, inputs: Mapping[str, Any]) -> Rollout | None:
     """The roll-out of a node group (None for other resources), from its presentable inputs."""
     if resource.type != NODE_GROUP_TYPE:
         return None
     platform = str(field_at(inputs, "template", "resources", "platform") or "")
     gpus = gpus_in_preset(str(field_at(inputs, "template", "resources", "preset") or ""))
-    smallest, nodes = _sizes(inputs)
+    smallest, nodes = (int(count) for count in planned_node_range(inputs) or (0, 0))
     strategy = inputs.get("strategy")
     gpu = platform.startswith("gpu-")
     return Rollout(

@@ -67,10 +67,7 @@ class Expectations:
 
 
 def _group_expectation(group: GpuNodeGroupConfig, config: StackConfig) -> GroupExpectation:
-    if group.autoscaling is not None:
-        low, high = group.autoscaling.min_nodes, group.autoscaling.max_nodes
-    else:
-        low = high = group.fixed_node_count or 0
+    low, high = group.node_range
     cost = gpu_group_cost(config.cluster.name, group, config.prices, group.spot, datetime.date.today())
     return GroupExpectation(
         name=group.name,
