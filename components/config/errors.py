@@ -47,7 +47,9 @@ class ConfigProblems:
         self.secrets = secrets
 
     def add(self, key: str, message: str) -> None:
-        self.lines.append(redacted(f"{key}: {message}", self.secrets))
+        # The key and the message are redacted apart: a key named for a credential (`chartRepositoryPassword`)
+        # heads its line, and `<key>: is set` is no credential field whose value is `is`.
+        self.lines.append(f"{redacted(key, self.secrets)}: {redacted(message, self.secrets)}")
 
     def raise_if_any(self) -> None:
         if self.lines:
@@ -70,12 +72,21 @@ def did_you_mean(given: Any, known: Sequence[Any]) -> str:
     return f"; did you mean {close}?" if close else ""
 
 
-def entry_where(key: str, entries: Any, index: int) -> str:
-    """`nebius-dra:<key> entry <name>` when the entry has a usable name, else `entry [<index>]`."""
+def team_where(name: str) -> str:
+    """`nebius-dra:queues team <name>`: where the problems of one team of the queues are named."""
+    return f"{config_key('queues')} team {name}"
+
+
+def entry_label(entries: Any, index: int) -> str:
+    """The entry's name when it has a usable one, else `[<index>]`."""
     entry = entries[index] if isinstance(entries, Sequence) and 0 <= index < len(entries) else None
     name = entry.get("name") if isinstance(entry, Mapping) else None
-    label = name if isinstance(name, str) and name and len(name) <= 63 and name.isprintable() else f"[{index}]"
-    return f"{config_key(key)} entry {label}"
+    return name if isinstance(name, str) and name and len(name) <= 63 and name.isprintable() else f"[{index}]"
+
+
+def entry_where(key: str, entries: Any, index: int) -> str:
+    """`nebius-dra:<key> entry <name>` when the entry has a usable name, else `entry [<index>]`."""
+    return f"{config_key(key)} entry {entry_label(entries, index)}"
 
 
 PLAIN_FIELD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}\Z")
