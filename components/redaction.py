@@ -23,7 +23,6 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
 SECRET = "[secret]"
 CREDENTIALS = "[credentials]"
@@ -47,6 +46,13 @@ _CREDENTIAL_FIELD = re.compile(
     r"(\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?)"
     r"((?:[^\s\"'\\,;&}\][]|\\(?:u[0-9A-Fa-f]{4}|[bfnrt/]|\\(?!\")))+)"
 )
+# A Pulumi config key, `<namespace>:<name>` (github.com/pulumi/pulumi sdk/go/common/resource/config/key.go,
+# `ParseKey`), is never a credential field: a message names the key it refuses (`nebius-dra:password: is set ...`),
+# and the value of a key set as a secret is redacted by its text (`Secrets`) wherever it is quoted. This matches the
+# text before a field name, read backwards, when it ends in such a key's start (the name's first characters, ':', a
+# namespace starting with a letter); read backwards so that the match is anchored, and linear.
+_CONFIG_KEY_BEFORE = re.compile(r"[A-Za-z0-9_.-]*:[A-Za-z0-9_.-]*[A-Za-z](?![A-Za-z0-9_.:-])")
+_CONFIG_KEY_WINDOW = 128
 _BEARER = re.compile(r"(?i)\b(bearer[ \t]+)([^\s\"'\\,;]+)")
 # A credential given to a command as a flag, as an exec plugin's command line is echoed: `--token x`, `--api-key=x`.
 # The value is never the next flag (`--secret --token x` redacts x: a run starting `--` is a flag) nor a shell
@@ -238,11 +244,9 @@ def _url(match: re.Match[str]) -> str:
     end = _authority_end(rest)
     authority, tail = rest[:end], rest[end:]
     # As urllib's `_userinfo` and `_hostinfo` split the netloc: the userinfo ends at its last '@'.
+    # A host is no credential, a malformed one (a '[' without its ']') neither: it is shown, as a config key that
+    # reads as one is (`nebius-dra:\\e[2J`).
     _, at, host = authority.rpartition("@")
-    try:
-        urlsplit(f"{scheme}://{host}")
-    except ValueError:  # a malformed IPv6 host (a '[' without its ']'): nothing of the authority is shown
-        return f"{scheme}:{slashes}{REDACTED}"
     shown_authority = f"{CREDENTIALS}@{host}" if at else authority
     before_fragment, hash_mark, fragment = tail.partition("#")
     path, question, query = before_fragment.partition("?")
@@ -253,6 +257,13 @@ def _url(match: re.Match[str]) -> str:
     )
 
 
+def _field(match: re.Match[str]) -> str:
+    window = match.string[max(0, match.start() - _CONFIG_KEY_WINDOW) : match.start()]
+    if _CONFIG_KEY_BEFORE.match(window[::-1]):
+        return match[0]  # the end of a config key's name, not a field
+    return f"{match[1]}{match[2]}{REDACTED}"
+
+
 def redacted(text: str, secrets: Secrets = NO_SECRETS) -> str:
     """`text` with the given secrets, URL credentials and parameters, and credential fields replaced."""
     if secrets:
@@ -261,7 +272,7 @@ def redacted(text: str, secrets: Secrets = NO_SECRETS) -> str:
             text = _cut_starts(text, secrets)
     if ":/" in text or ":\\" in text:
         text = _URL.sub(_url, text)
-    text = _CREDENTIAL_FIELD.sub(lambda m: f"{m[1]}{m[2]}{REDACTED}", text)
+    text = _CREDENTIAL_FIELD.sub(_field, text)
     text = _CREDENTIAL_FLAG.sub(lambda m: f"{m[1]}{REDACTED}", text)
     return _BEARER.sub(lambda m: f"{m[1]}{REDACTED}", text)
 

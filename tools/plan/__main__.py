@@ -181,7 +181,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         render = render_error_markdown if args.format == "markdown" else render_error
         sys.stderr.write(printable(redacted(render(plan)), lines=True))
     else:
-        sys.stdout.write(redacted(RENDERERS[args.format](plan, graph=args.graph)))
+        rendered = RENDERERS[args.format](plan, graph=args.graph)
+        # JSON is redacted leaf by leaf before it is encoded (`render_json`); text and markdown as a whole.
+        sys.stdout.write(rendered if args.format == "json" else redacted(rendered))
     return exit_status(plan)
 
 
