@@ -225,7 +225,9 @@ def _parameters(text: str) -> str:
     convention, and a bare part can be a token as well (an OAuth implicit grant returns `#access_token=...`, RFC 6749
     section 4.2.2; a signed link may carry its signature bare). Only a name followed by `=` is shown. The path is
     shown: RFC 3986 section 3.3 makes it the name of the resource, which a message needs (`/charts`), and section 7.5
-    names the userinfo as the part that carries credentials (`[credentials]` above).
+    names the userinfo as the part that carries credentials (`[credentials]` above). Its parameters are not: section
+    3.3 lets a segment carry them after a `;` (`/c;jsessionid=...`, a servlet's session), so from the path's first `;`
+    on it is read as parameters too.
     """
     around = _AROUND.search(text)
     inside, after = (text[: around.start()], text[around.start() :]) if around else (text, "")
@@ -250,8 +252,10 @@ def _url(match: re.Match[str]) -> str:
     shown_authority = f"{CREDENTIALS}@{host}" if at else authority
     before_fragment, hash_mark, fragment = tail.partition("#")
     path, question, query = before_fragment.partition("?")
+    name, semicolon, path_parameters = path.partition(";")
     return (
-        f"{scheme}:{slashes}{shown_authority}{path}"
+        f"{scheme}:{slashes}{shown_authority}{name}"
+        + (f";{_parameters(path_parameters)}" if semicolon else "")
         + (f"?{_parameters(query)}" if question else "")
         + (f"#{_parameters(fragment)}" if hash_mark else "")
     )

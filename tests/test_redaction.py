@@ -85,6 +85,21 @@ def test_query_and_fragment_values_are_redacted(name, before, after, where):
         assert_no_canary(redact(form))
 
 
+@given(
+    name=st.from_regex(r"[a-z_]{1,10}", fullmatch=True),
+    before=st.text(alphabet="abc019-._~%+", max_size=8),
+    after=st.text(alphabet="abc019-._~%+/", max_size=8),
+)
+@example(name="jsessionid", before="", after="")
+def test_path_parameter_values_are_redacted(name, before, after):
+    # RFC 3986 section 3.3: a path segment's parameters follow a ';' (a servlet's `;jsessionid=`).
+    url = f"https://m.example.com/c;{name}={before}{CANARY}{after}"
+    for form in every_form(url):
+        shown_form = redact(f"got {form}; expected a mirror")
+        assert_no_canary(shown_form)
+        assert "https://m.example.com/c;" in shown_form
+
+
 @st.composite
 def canary_texts(draw: Any) -> str:
     """A string holding the canary at any position, among printable and control characters."""
