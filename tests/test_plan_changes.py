@@ -117,6 +117,17 @@ def test_a_baseline_from_before_plan_format_2_is_read_and_says_what_it_cannot_kn
     assert plan.minor is None
 
 
+@pytest.mark.parametrize("plan_format", [3, 1, "2", None, True, 2.0])
+def test_a_baseline_of_an_unknown_plan_format_is_refused_naming_the_file(plan_format, prod_baseline, tmp_path, capsys):
+    # Read as a legacy plan it gave false verdicts (attack 37, F9): a version 1.34 -> (unset) that recreates nodes.
+    path = tmp_path / "base.json"
+    path.write_text(json.dumps({**prod_baseline, "planFormat": plan_format}))
+    status = plan_cli.main(["--stack", "prod", "--baseline", str(path), "--out", "none"])
+    assert status == plan_cli.EXIT_PROGRAM
+    err = capsys.readouterr().err
+    assert f"{path}: the baseline's planFormat is {json.dumps(plan_format)}; this tools.plan reads planFormat 2" in err
+
+
 def _checkout(folder: Path, commit: bool) -> None:
     """This working tree's files (tracked, and untracked but not ignored: the code under test) in `folder`."""
     listed = subprocess.run(
