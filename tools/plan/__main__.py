@@ -148,6 +148,9 @@ def exit_status(plan: Plan) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    if not args.out:
+        # Path("") is the current folder: the plan's files would land in whatever folder it runs in.
+        return _refused(f"--out: empty; give a folder for the plan's files, or '{NO_FILES}' to write none")
     out = None if args.out == NO_FILES else Path(args.out)
     try:
         for flag, path in (("--policy-config", args.policy_config), ("--baseline", args.baseline)):
