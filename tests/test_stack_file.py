@@ -111,6 +111,20 @@ def test_unreadable_stack_files_are_refused_with_the_file_named(project, body, e
     assert expected in refusal(project, write_stack(project, body))
 
 
+@pytest.mark.parametrize("block", ["confg", "Config", "secretprovider"])
+def test_an_unknown_top_level_block_is_refused_naming_it_and_the_cli_s_blocks(project, block):
+    # A misspelt `config:` held settings the reader dropped (attack 37, F6): the plan ran on 2 system nodes.
+    body = f"{block}:\n  nebius-dra:systemNodeCount: 1\nconfig:\n  nebius-dra:parentId: project-e00test\n"
+    message = refusal(project, write_stack(project, body))
+    assert f'Pulumi.t.yaml: unknown top-level key "{block}"' in message
+    assert "a stack file holds only config, secretsprovider, encryptedkey, encryptionsalt, environment" in message
+
+
+def test_an_esc_environment_is_refused_by_the_offline_reader(project):
+    write_stack(project, "environment:\n  - team/prod\nconfig:\n  nebius-dra:parentId: project-e00test\n")
+    assert "environment: imports Pulumi ESC environments" in refusal(project, "t")
+
+
 def test_the_program_run_reports_an_unreadable_stack_file_without_registering(project):
     run = run_program(write_stack(project, "config: [\n"), project_dir=project)
     assert isinstance(run.error, StackFileError)

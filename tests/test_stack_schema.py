@@ -16,7 +16,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from components.config.stack_file import PROJECT_DIR, load_yaml_file
+from components.config.stack_file import PROJECT_DIR, STACK_FILE_BLOCKS, load_yaml_file
 from tests.helpers import STACKS, ajv_errors
 from tools.stack_schema import SCHEMA_FILE, main, rendered
 
@@ -97,6 +97,13 @@ def test_a_misspelt_key_is_named_with_the_keys_the_project_declares():
     [typo] = [message for message in messages if "samplePod'" in message]
     assert typo.startswith("'nebius-dra:samplePod' is not one of [") and "'nebius-dra:samplePods'" in typo
     assert "'1' is not of type 'integer'" in messages
+
+
+def test_the_schema_takes_the_top_level_blocks_the_reader_takes_and_no_other():
+    schema = json.loads(SCHEMA_FILE.read_text())
+    assert sorted(schema["properties"]) == sorted(STACK_FILE_BLOCKS)
+    assert schema["additionalProperties"] is False
+    assert list(validator().iter_errors({**ACCEPTED["Pulumi.dev.yaml"], "confg": {}}))
 
 
 @pytest.fixture(scope="module")
