@@ -12,6 +12,7 @@ from components.config import ConfigError
 from components.config.stack_file import load_stack_config
 from policies.dra_guardrails import PlannedResource, check_resources
 from policies.dra_guardrails.planned import EXISTING_GPU_GROUP_TYPE
+from tests.helpers import without_cluster_keys
 from tools.plan.mock_engine import run_program
 
 KEY = "nebius-dra:existingClusterKubeconfig"
@@ -30,8 +31,9 @@ KUBECONFIG = yaml.safe_dump(
 
 
 def existing(stack: str, kubeconfig: str = KUBECONFIG, secret: bool = True, **changes: str):
+    """`stack` onto an existing cluster, the keys of the cluster it would create at their defaults."""
     config = {
-        **load_stack_config(stack),
+        **without_cluster_keys(load_stack_config(stack)),
         KEY: kubeconfig,
         "nebius-dra:parentId": "",
         "nebius-dra:subnetId": "",
@@ -110,3 +112,16 @@ def test_creating_a_cluster_still_needs_the_project_and_subnet():
     run = run_program("dev", config=config)
     assert isinstance(run.error, ConfigError)
     assert "nebius-dra:parentId: is required to create the cluster" in str(run.error)
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("protect", "true"), ("etcdClusterSize", "3"), ("nebiusProfile", "ci"), ("systemNodeCount", "3")],
+)
+def test_a_key_of_the_cluster_it_would_create_is_refused_in_existing_cluster_mode(key, value):
+    # Accepted and dropped before (attack 37, F8): that mode creates no cluster for it to configure.
+    run = existing("dev", **{f"nebius-dra:{key}": value})
+    assert isinstance(run.error, ConfigError)
+    assert f"nebius-dra:{key}: got " in str(run.error)
+    assert "nebius-dra:existingClusterKubeconfig is set, so the stack creates no cluster" in str(run.error)
+    assert "t0ken" not in str(run.error)
