@@ -254,6 +254,18 @@ def test_an_operator_group_left_at_the_preset_root_is_a_mandatory_finding_and_a_
     )
 
 
+def test_an_outage_accepted_for_a_group_with_no_driver_mode_change_is_an_advisory(prod_baseline):
+    # A standing acceptance with nothing to accept would let a later transition through silently (attack 37, F8).
+    config = {**load_stack_config("prod"), "nebius-dra:draPluginOutageAccepted": '["h200-train"]'}
+    plan = build_plan("prod", config=config, out=None, baseline=prod_baseline)
+    [finding] = [f for f in plan.findings if f.policy == "outage-accepted-only-where-stranded"]
+    assert not finding.mandatory and not plan.blocked
+    assert finding.message.startswith("nebius-dra:draPluginOutageAccepted names h200-train, but ")
+    assert "there is no plugin outage to accept" in finding.message
+    unaccepted = build_plan("prod", config=load_stack_config("prod"), out=None, baseline=prod_baseline)
+    assert not [f for f in unaccepted.findings if f.policy == "outage-accepted-only-where-stranded"]
+
+
 def test_the_plan_shows_a_doubtful_price_and_a_spot_ceiling_with_its_advisory(prod_baseline):
     config = with_gpu_groups_changed(
         "prod",
