@@ -30,7 +30,7 @@ engines: $(JS_ENGINE)/node_modules/.installed  ## The JavaScript engine the test
 # Every variable a user gives reaches the tools through the environment, read in the recipe as "$$NAME", so no
 # value is ever parsed by the shell (a quote or ';' in STACK_FILE is part of the path); make tests only whether
 # one is empty. Command-line variables are exported anyway; these exports take the defaults above too.
-export STACK FORMAT FUZZ_SECONDS FUZZ_SCALE E2E STACK_FILE POLICY_CONFIG BASELINE BASE OUT SEED NAME PARENT_ID SUBNET_ID
+export STACK FORMAT FUZZ_SECONDS FUZZ_SCALE E2E STACK_FILE POLICY_CONFIG BASELINE BASE OUT SEED NAME PARENT_ID SUBNET_ID AFTER
 
 # STACK_FILE=path/to/Pulumi.<name>.yaml plans or prices a stack file outside the stack list; given with an
 # explicit STACK as well, both reach the tool, which refuses the pair (exit 2) rather than pick one.
@@ -42,8 +42,8 @@ plan: setup  ## Offline plan of STACK (default dev) or STACK_FILE, FORMAT text|m
 cost: setup  ## What STACK's (or STACK_FILE's) nodes cost (FORMAT text|markdown|json); BASE=<git revision> adds what the change costs.
 	$(PY) -m tools.cost $(STACK_ARGS) --format "$$FORMAT" $(if $(BASE),--base "$$BASE")
 
-new-stack: setup  ## A new stack on the project's defaults: NAME=<stack> PARENT_ID=project-... SUBNET_ID=vpcsubnet-... write Pulumi.<NAME>.yaml and add it to .github/stacks.json (the workflows' list).
-	$(PY) -m tools.new_stack --name "$$NAME" --parent-id "$$PARENT_ID" --subnet-id "$$SUBNET_ID"
+new-stack: setup  ## A new stack on the project's defaults: NAME=<stack> PARENT_ID=project-... SUBNET_ID=vpcsubnet-... write Pulumi.<NAME>.yaml and add it to .github/stacks.json (the workflows' list, in deploy order) before its last stack, or after the stack AFTER=<stack> names.
+	$(PY) -m tools.new_stack --name "$$NAME" --parent-id "$$PARENT_ID" --subnet-id "$$SUBNET_ID" --after "$$AFTER"
 
 lint: setup  ## ruff (lint and format) and mypy, as configured in pyproject.toml.
 	$(PY) -m ruff check .
@@ -56,10 +56,12 @@ test: lint engines  ## Lint, type check, then the whole test suite.
 fuzz: setup  ## The property tests explored at random until FUZZ_SECONDS (default 300) are spent; a fresh seed per run unless SEED=<n>, failures kept in .hypothesis/fuzz and printed with the command that reproduces them; FUZZ_SCALE=<n> draws n times each test's examples per run.
 	$(PY) -m tools.fuzz --seconds "$$FUZZ_SECONDS" --scale "$$FUZZ_SCALE" $(if $(SEED),--seed "$$SEED")
 
-demo: setup  ## Local demo: the real Pulumi CLI puts dev's Kubernetes layer on a local control plane, shows its claims allocated, tears down.
+demo: setup  ## Local demo: the real Pulumi CLI puts dev's Kubernetes layer on a local control plane, shows its claims allocated, tears down (builds what e2e/cli starts first, as make e2e does).
+	$(PY) -m tools.ci_run --builds-for e2e/cli
 	$(PY) e2e/cli/demo.py
 
-e2e: setup  ## Real engines: Kubernetes 1.34, 1.35 and 1.36 control planes, the Kueue controller, and the Pulumi CLI running this program and policy pack with the real charts (built from Go modules and the vendored sources, cached in ~/.cache/nebius-dra-e2e); E2E=e2e/<tier> runs one directory.
+e2e: setup  ## Real engines: Kubernetes 1.34, 1.35 and 1.36 control planes, the Kueue controller, and the Pulumi CLI running this program and policy pack with the real charts (built from Go modules and the vendored sources, cached in ~/.cache/nebius-dra-e2e, first, a line per build step as it starts, each build's log under build/e2e/); E2E=e2e/<tier> runs one directory and builds only what it starts.
+	$(PY) -m tools.ci_run --builds-for "$$E2E"
 	$(PY) -m pytest -q -p no:cacheprovider "$$E2E"
 
 e2e-build: setup  ## Build every binary `make e2e` starts (one after another, under nice), each stage's time printed: what .ci/run starts beside `make test`.
@@ -74,8 +76,12 @@ bench-e2e: setup  ## Benchmark: pods per second the real scheduler (oldest and n
 bench-cli: setup  ## Benchmark: wall time of the real Pulumi CLI's preview, up and destroy of dev's Kubernetes layer, with and without 200 user claim templates.
 	$(PY) e2e/cli/bench_cli.py
 
-verify: setup  ## Checks a live cluster after `pulumi up` (needs kubectl access and the nebius CLI).
-	$(PY) -m tools.verify --stack "$$STACK"
+# BURN_IN=1 runs the NCCL burn-in this time, BURN_IN=0 skips it; left out, the verifier runs it when the GPU groups
+# or their nodes changed since the last passing one (docs/verify.md). Any other value stops make (exit 2).
+BURN_IN_ARGS = $(if $(filter-out 0 1,$(BURN_IN))$(word 2,$(BURN_IN)),$(error BURN_IN=$(BURN_IN): give 1 to run the burn-in, 0 to skip it, or leave it out to run it when the GPU groups changed),$(if $(filter 1,$(BURN_IN)),--burn-in)$(if $(filter 0,$(BURN_IN)),--no-burn-in))
+
+verify: setup  ## Checks a live cluster after `pulumi up` (needs kubectl access and the nebius CLI); BURN_IN=1 forces the NCCL burn-in, BURN_IN=0 skips it (default: when the GPU groups changed).
+	$(PY) -m tools.verify --stack "$$STACK" $(BURN_IN_ARGS)
 
 preview: setup  ## Real `pulumi preview` with the policy pack (needs the Pulumi CLI and Nebius credentials).
 	pulumi preview --stack "$$STACK" --policy-pack policies

@@ -29,6 +29,7 @@ from components.values.sample_pods import pod_spec_args
 
 # A queued Job may wait for quota for as long as other teams hold it: Pulumi does not wait for it to finish.
 SKIP_AWAIT = {"pulumi.com/skipAwait": "true"}
+TEAM_QUEUES_TYPE = "nebius-dra:kueue:TeamQueues"
 
 
 @dataclass
@@ -49,7 +50,7 @@ class TeamQueues(pulumi.ComponentResource):
     sample_job: batch.Job | None
 
     def __init__(self, name: str, args: TeamQueuesArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("nebius-dra:kueue:TeamQueues", name, None, opts)
+        super().__init__(TEAM_QUEUES_TYPE, name, None, opts)
         queues = args.queues
         if not queues.enabled:
             raise ValueError("TeamQueues needs at least one team: the platform builds it only when queues are on")

@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import Any, NamedTuple
 
 from components.dra_constants import (
     DCGM_EXPORTER_REPOSITORY,
@@ -32,6 +32,7 @@ from components.dra_constants import (
 from components.input.fields import GPU_PRESET_PATTERN
 from components.input.node_groups import GpuNodeGroupInput
 from components.queue_model import NO_QUEUES, QueuesConfig
+from components.repository_model import ChartRepositoryConfig
 
 _GPU_PRESET = re.compile(GPU_PRESET_PATTERN.removesuffix("$") + r"\Z")
 
@@ -177,6 +178,20 @@ class Autoscaling:
     max_nodes: int
 
 
+class NodeRange(NamedTuple):
+    """The fewest and the most nodes a group runs: its autoscaling min and max, or its fixed count as both."""
+
+    smallest: int
+    largest: int
+
+    @classmethod
+    def of(cls, fixed_node_count: int | None, autoscaling: Autoscaling | None) -> NodeRange:
+        """The range of a group's scaling; 0 as both while neither is set (an entry refused for it)."""
+        if autoscaling is not None:
+            return cls(autoscaling.min_nodes, autoscaling.max_nodes)
+        return cls(fixed_node_count or 0, fixed_node_count or 0)
+
+
 @dataclass(frozen=True)
 class GpuNodeGroupConfig:
     """A GPU group: the validated entry of the stack file (`settings`) and what the rules across its fields made of it.
@@ -225,11 +240,8 @@ class GpuNodeGroupConfig:
         return self.capacity.spot
 
     @property
-    def smallest_size(self) -> int:
-        """The fewest nodes the group runs: its fixed count, or its autoscaling minimum."""
-        if self.autoscaling is not None:
-            return self.autoscaling.min_nodes
-        return self.fixed_node_count or 0
+    def node_range(self) -> NodeRange:
+        return NodeRange.of(self.fixed_node_count, self.autoscaling)
 
     @property
     def preinstalled_driver(self) -> bool:
@@ -266,7 +278,7 @@ class SystemNodeGroupConfig:
 class DraDriverConfig:
     chart: str
     version: str
-    repository: str
+    repository: ChartRepositoryConfig
     namespace: str
     driver_root: str
     compute_domains: bool
@@ -275,8 +287,8 @@ class DraDriverConfig:
     network_operator: bool
     gpu_operator_version: str
     network_operator_version: str
-    gpu_operator_repository: str
-    network_operator_repository: str
+    gpu_operator_repository: ChartRepositoryConfig
+    network_operator_repository: ChartRepositoryConfig
     secret_values: bool = False
     # GPU groups whose kubelet plugin the stack accepts to lose when the driver root moves (draPluginOutageAccepted).
     plugin_outage_accepted: tuple[str, ...] = ()
@@ -443,8 +455,10 @@ class ObservabilityConfig:
     kube_prometheus_stack: bool = False
     kube_prometheus_stack_version: str = KUBE_PROMETHEUS_STACK_VERSION
     runtime_class: str | None = None
-    repository: str = DCGM_EXPORTER_REPOSITORY
-    kube_prometheus_stack_repository: str = PROMETHEUS_COMMUNITY_REPOSITORY
+    repository: ChartRepositoryConfig = field(default=ChartRepositoryConfig(DCGM_EXPORTER_REPOSITORY))
+    kube_prometheus_stack_repository: ChartRepositoryConfig = field(
+        default=ChartRepositoryConfig(PROMETHEUS_COMMUNITY_REPOSITORY)
+    )
 
     @property
     def scraped(self) -> bool:

@@ -20,7 +20,8 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-from collections.abc import Iterable, Mapping
+import shlex
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,13 +38,18 @@ _URL = re.compile(r"\b([A-Za-z][A-Za-z0-9+.-]{0,31}):([/\\]+)(\S*)")
 # a quote, as it is or JSON-escaped, or an angle bracket.
 _SEPARATOR = re.compile(r"([&;])")
 _AROUND = re.compile(r"\\?[\"'<>]")
+# White space between a name and its value: any Unicode space (a no-break space U+00A0, an em space U+2003, a tab)
+# but the line feed that ends an output's line, as it is or JSON- or repr-escaped (`\u00a0`, `\xa0`, `\t`, `\n`: any
+# such escape counts), so that no look-alike blank ends a redaction. (Its two alternatives differ in their first
+# character: linear.)
+_BLANK = r"(?:[^\S\n]|\\(?:[bfnrtv]|u[0-9A-Fa-f]{4}|x[0-9A-Fa-f]{2}))"
 # A credential written as a field of a quoted document: `token: x`, `"password": "x"`, `client-key-data=x`, and as
 # the `\"token\": \"x\"` of a JSON-escaped quote. The value ends at white space, a quote or a separator; a JSON
 # escape inside it (`\u0001`, `\n`) does not end it, so no part after a control character is shown. (The group's
 # two alternatives differ in their first character, so it matches one way only: linear.)
 _CREDENTIAL_FIELD = re.compile(
     r"(?i)(token|password|passwd|client-key-data|api[-_]?key|private[-_]?key|secret[-_]?key|access[-_]?key)"
-    r"(\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?)"
+    rf"(\\?[\"']?{_BLANK}*[:=]{_BLANK}*\\?[\"']?)"
     r"((?:[^\s\"'\\,;&}\][]|\\(?:u[0-9A-Fa-f]{4}|[bfnrt/]|\\(?!\")))+)"
 )
 # A Pulumi config key, `<namespace>:<name>` (github.com/pulumi/pulumi sdk/go/common/resource/config/key.go,
@@ -53,13 +59,14 @@ _CREDENTIAL_FIELD = re.compile(
 # namespace starting with a letter); read backwards so that the match is anchored, and linear.
 _CONFIG_KEY_BEFORE = re.compile(r"[A-Za-z0-9_.-]*:[A-Za-z0-9_.-]*[A-Za-z](?![A-Za-z0-9_.:-])")
 _CONFIG_KEY_WINDOW = 128
-_BEARER = re.compile(r"(?i)\b(bearer[ \t]+)([^\s\"'\\,;]+)")
+# An HTTP Authorization header's credentials (RFC 9110 section 11.4: `<scheme> <credentials>`): a bearer token
+# (RFC 6750) and `Basic <base64 of user:password>` (RFC 7617) alike.
+_AUTH_SCHEME = re.compile(rf"(?i)\b((?:bearer|basic){_BLANK}+)([^\s\"'\\,;]+)")
 # A credential given to a command as a flag, as an exec plugin's command line is echoed: `--token x`, `--api-key=x`.
 # The value is never the next flag (`--secret --token x` redacts x: a run starting `--` is a flag) nor a shell
 # redirection (`--secret < kubeconfig` names a file, not a value).
-_CREDENTIAL_FLAG = re.compile(
-    r"(?i)(?<![\w-])(--?(?:[a-z0-9]+-){0,3}(?:token|password|passwd|secret|api-?key)[ =])(?!--)([^\s\"'\\`\[<>|]+)"
-)
+_FLAG_NAME = r"--?(?:[a-z0-9]+-){0,3}(?:token|password|passwd|secret|api-?key)"
+_CREDENTIAL_FLAG = re.compile(rf"(?i)(?<![\w-])({_FLAG_NAME}(?:={_BLANK}*|{_BLANK}+))(?!--)([^\s\"'\\`\[<>|]+)")
 # `shown` cuts a long quote as `<start>... (N characters)`: a secret cut there is found by its start.
 _CUT = re.compile(r"\.\.\. \([0-9]+ characters\)")
 # The longest quote `shown` keeps; a cut secret's start is at most this long.
@@ -278,7 +285,7 @@ def redacted(text: str, secrets: Secrets = NO_SECRETS) -> str:
         text = _URL.sub(_url, text)
     text = _CREDENTIAL_FIELD.sub(_field, text)
     text = _CREDENTIAL_FLAG.sub(lambda m: f"{m[1]}{REDACTED}", text)
-    return _BEARER.sub(lambda m: f"{m[1]}{REDACTED}", text)
+    return _AUTH_SCHEME.sub(lambda m: f"{m[1]}{REDACTED}", text)
 
 
 def redacted_leaves(document: Any) -> Any:
@@ -288,3 +295,37 @@ def redacted_leaves(document: Any) -> Any:
     if isinstance(document, list | tuple):
         return [redacted_leaves(item) for item in document]
     return redacted(document) if isinstance(document, str) else document
+
+
+# A short `-p` is a password by convention (`docker login -p`, `helm registry login -p`, `mysql -pPASSWORD`); in free
+# text it is as often `mkdir -p` or `sshd -p 22`, so it is redacted only where a command's arguments are known.
+_SHORT_PASSWORD = "-p"
+_WHOLE_FLAG_NAME = re.compile(_FLAG_NAME, re.IGNORECASE)
+
+
+def redacted_command(argv: Sequence[str]) -> str:
+    """A command line to show (`shlex.join`'s quoting), the value of every credential flag in it redacted.
+
+    Read by argument, not as text: a value with a space or a quote in it is one argument, and a flag's value is the
+    next argument whatever it starts with (as Go's spf13/pflag takes it, flag.go `parseLongArg`), so nothing after a
+    credential flag shows; a redacted argument that is a credential flag itself hides the next one too. Any argument
+    that starts `-p` (not `--`) is taken for `-pVALUE`: a single-dash `-profile` is redacted too, which costs a
+    message a word and never shows a password.
+    """
+    words: list[str] = []
+    hide_next = False
+    for arg in argv:
+        name, equals, _ = arg.partition("=")
+        flag = arg == _SHORT_PASSWORD or bool(_WHOLE_FLAG_NAME.fullmatch(arg))
+        if hide_next:
+            words.append(REDACTED)
+        elif flag:
+            words.append(shlex.quote(arg))
+        elif equals and _WHOLE_FLAG_NAME.fullmatch(name):
+            words.append(shlex.quote(f"{name}=") + REDACTED)
+        elif arg.startswith(_SHORT_PASSWORD) and not arg.startswith("--"):
+            words.append(_SHORT_PASSWORD + REDACTED)
+        else:
+            words.append(shlex.quote(arg))
+        hide_next = flag
+    return " ".join(words)

@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 
 from components.config.stack_file import load_stack_config
+from tests.git_repository import base_repository
 from tests.helpers import STACKS
 from tools.plan import model
 from tools.plan.mock_engine import ProgramRun, run_program
@@ -98,3 +99,9 @@ def program_runs(monkeypatch, dev_run) -> list[str]:
 
     monkeypatch.setattr(model, "run_program", run_dev)
     return stacks
+
+
+@pytest.fixture
+def repository(tmp_path) -> Path:
+    """A git repository holding this project's stack files and price table, committed once as the base."""
+    return base_repository(tmp_path)

@@ -38,6 +38,8 @@ def committed_stacks(project_dir: Path = PROJECT_DIR) -> tuple[str, ...]:
 
 
 STACKS = committed_stacks()
+# The upstream charts vendored beside the checkouts (PROVENANCE.md there), unmodified.
+VENDORED_CHARTS = Path("/work/shared/vendor/charts")
 
 
 def with_gpu_groups_changed(stack: str, changes_of: Callable[[dict[str, Any]], Mapping[str, Any]]) -> dict[str, str]:

@@ -133,7 +133,9 @@ def with_bandwidth(
     for row in real.rows:
         busbw = busbw_at(row.size_bytes)
         algbw = busbw / factor
-        time_us = row.size_bytes / (algbw * 1e3) if algbw else 0.0
+        # A real collective takes at least its launch latency (the capture's time at that size): a time of 0 is no
+        # measurement (src/util.cu prints one only when the timer failed), which the parser refuses.
+        time_us = max(row.size_bytes / (algbw * 1e3) if algbw else 0.0, row.out_of_place.time_us)
         # Values as printed: the parser sees the rounded column, so the variant keeps exactly that.
         measurement = Measurement(
             float(c_float(time_us, 7)), float(c_float(algbw, 6)), float(c_float(busbw, 6)), wrong_at(row.size_bytes)

@@ -7,6 +7,7 @@ each copy to the program's value, so a change on one side fails here instead of 
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import importlib
 import inspect
@@ -31,11 +32,15 @@ from components.dra_constants import (
     RESOURCE_API_VERSION,
     VFIO_CLASS,
 )
+from components.model import Autoscaling, NodeRange
 from components.values.claim_templates import template_spec_args
 from components.values.cost import HOURS_PER_30_DAYS
 from components.values.sample_pods import pod_spec_args, sample_pod_spec
 from components.values.strict import UnknownFieldError
 from policies.dra_guardrails import claim_rules, cluster_rules, cost_rules, planned, release_rules
+from policies.dra_guardrails.planned import field_at
+from tests.helpers import STACKS
+from tests.stack_configs import parsed
 from tools.import_graph import ROOT, layer_of, module_file, project_imports, project_modules, python_files
 
 
@@ -95,6 +100,51 @@ def test_the_program_layers_never_import_the_tools_or_the_mock_engine():
         if name.startswith(("components", "policies")) or name == "__main__":
             assert not any(t.startswith("tools") for t in project_imports(name)), name
     assert not any("mock_engine" in t for t in project_imports("tools.verify.expectations"))
+
+
+TEST_TREES = ("tests", "e2e")
+
+
+def imported_test_modules(source: str) -> list[str]:
+    """The test modules (`test_*`) a file's imports name, at any depth: `tests.test_x`, e2e's bare `test_x`."""
+    named = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            named += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            named.append(node.module or "")
+            named += [f"{node.module or ''}.{alias.name}" for alias in node.names if node.module in (None, "tests")]
+    return [name for name in named if name.rpartition(".")[2].startswith("test_")]
+
+
+def test_no_test_module_imports_another_test_module():
+    """What tests share lives in modules named for it (tests/helpers.py, tests/nebius_inputs.py, e2e/dra/dra_checks.py):
+    importing a test module runs its tests again wherever it is imported and hides the helper in a test file."""
+    files = [path for tree in TEST_TREES for path in (ROOT / tree).rglob("*.py") if "node_modules" not in path.parts]
+    assert len(files) > 50
+    importing = {
+        str(path.relative_to(ROOT)): found for path in files if (found := imported_test_modules(path.read_text()))
+    }
+    assert importing == {}
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from tests.test_queues import TEAMS",
+        "import tests.test_queues",
+        "from tests import test_queues",
+        "from . import test_queues",
+        "from test_dra_dev import test_verifier_passes",
+        "def f():\n    from tests.test_cost import git",
+    ],
+)
+def test_every_form_of_importing_a_test_module_is_seen(source):
+    assert imported_test_modules(source)
+
+
+def test_importing_a_helper_or_a_test_function_from_a_helper_is_not_taken_for_a_test_module():
+    assert imported_test_modules("from tests.helpers import STACKS\nfrom dra_checks import test_like") == []
 
 
 def public_functions():
@@ -230,3 +280,25 @@ def test_policy_copy_of_the_driver_roots_and_the_dra_driver_component_is_the_pro
         dra_driver.DRA_DRIVER_TYPE,
         dra_driver.PLUGIN_OUTAGE_ACCEPTED,
     )
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_the_pack_reads_each_node_group_range_the_program_gives_it(stack_runs, stack):
+    """planned_node_range (the pack's, on engine inputs) and NodeRange (the program's): dev's fixed count, prod's
+    fixed and autoscaled groups."""
+    config = parsed(stack)
+    planned_ranges = {
+        field_at(r.inputs, "template", "metadata", "labels", planned.GROUP_LABEL): planned.planned_node_range(r.inputs)
+        for r in stack_runs[stack].of_type(planned.NODE_GROUP_TYPE)
+    }
+    assert {group.name: group.node_range for group in config.gpu_node_groups}.items() <= planned_ranges.items()
+    assert any(group.autoscaling for stack in STACKS for group in parsed(stack).gpu_node_groups)
+
+
+def test_a_node_range_is_the_autoscaling_range_or_the_fixed_count_twice():
+    assert NodeRange.of(3, None) == (3, 3)
+    assert NodeRange.of(None, Autoscaling(min_nodes=1, max_nodes=4)) == (1, 4)
+    assert NodeRange.of(None, None) == (0, 0)
+    assert planned.planned_node_range({"fixedNodeCount": 3}) == (3, 3)
+    assert planned.planned_node_range({"autoscaling": {"minNodeCount": 1, "maxNodeCount": 4}}) == (1, 4)
+    assert planned.planned_node_range({"fixedNodeCount": "04da6b54-80e4-46f7-96ec-b56ff0331ba9"}) is None

@@ -16,7 +16,7 @@ import pytest
 from components.cel import selector_problem
 from components.dra_constants import GPU_DRIVER, GPU_PRODUCTS, PCIE_ROOT_ATTRIBUTE, REMOVED_GPU_ATTRIBUTES
 from components.values.claim_templates import product_selector
-from tests.test_cel_selectors import cel_view, registered_selectors
+from tests.cel_views import cel_view, registered_selectors
 from tools.verify.objects import attribute, devices_on_node, find_device
 
 CAPTURED = Path(__file__).parent / "data" / "captured"

@@ -19,16 +19,15 @@ import yaml
 from components.cel import removed_attribute, selector_problem
 from components.dra_constants import CLASS_DRIVERS, GPU_DRIVER, PCIE_ROOT_ATTRIBUTE, REMOVED_GPU_ATTRIBUTES
 from components.values.claim_templates import product_selector
+from tests.cel_views import cel_view, registered_selectors
 
 DATA = Path(__file__).parent / "data"
-TEMPLATE = "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate"
 SAMPLES = {
     "h200": ("resourceslice-nvidia-h200.yaml", "gpu-0"),
     "h100": ("resourceslice-nvidia-h100.yaml", "gpu-0"),
     "ib-nic": ("resourceslice-dranet-ib.yaml", "ibp140s0"),
     "ethernet": ("resourceslice-dranet-ib.yaml", "eth0"),
 }
-SEEDED_DOMAINS = (GPU_DRIVER, "dra.net", "resource.kubernetes.io")
 # (template, request) -> the sample devices its selectors must pick out of those its class offers.
 EXPECTED = {
     ("gpu-by-product", "gpu"): {"h200"},
@@ -45,19 +44,6 @@ def sample(label: str) -> tuple[str, dict[str, Any]]:
     return spec["driver"], device
 
 
-def cel_view(driver: str, device: dict[str, Any]) -> dict[str, Any]:
-    attributes: dict[str, dict[str, Any]] = {domain: {} for domain in SEEDED_DOMAINS}
-    for qualified, typed in device.get("attributes", {}).items():
-        domain, _, name = qualified.rpartition("/")
-        (value,) = typed.values()
-        attributes.setdefault(domain or driver, {})[name] = value
-    capacity: dict[str, dict[str, Any]] = {domain: {} for domain in SEEDED_DOMAINS}
-    for qualified, quantity in device.get("capacity", {}).items():
-        domain, _, name = qualified.rpartition("/")
-        capacity.setdefault(domain or driver, {})[name] = quantity["value"]
-    return {"device": {"driver": driver, "attributes": attributes, "capacity": capacity}}
-
-
 def selects(expression: str, label: str) -> bool:
     """True or False as the scheduler would decide; an evaluation error fails the test (it would abort allocation)."""
     try:
@@ -65,19 +51,6 @@ def selects(expression: str, label: str) -> bool:
     except celpy.CELEvalError as error:
         raise AssertionError(f"{expression} on {label}: {error}") from error
     return bool(result)
-
-
-def registered_selectors(run) -> dict[tuple[str, str], tuple[str, list[str]]]:
-    found = {}
-    for template in run.of_type(TEMPLATE):
-        for request in template.inputs["spec"]["spec"]["devices"]["requests"]:
-            expressions = [s["cel"]["expression"] for s in request["exactly"].get("selectors", [])]
-            if expressions:
-                found[(template.inputs["metadata"]["name"], request["name"])] = (
-                    request["exactly"]["deviceClassName"],
-                    expressions,
-                )
-    return found
 
 
 def test_every_registered_selector_has_an_expectation(stack_runs):

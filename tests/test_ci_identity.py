@@ -23,7 +23,7 @@ from policies.dra_guardrails.identity_rules import (
     SERVICE_ACCOUNT_TYPE,
 )
 from tests.helpers import STACKS
-from tests.test_provider_truth import required_of, resource_arg_classes, run_problems
+from tests.nebius_inputs import required_of, resource_arg_classes, run_problems
 from tools.ci_identity import check
 from tools.ci_identity.config import NAMESPACE, CiIdentitySettings, declared_keys
 from tools.ci_identity.subjects import GitHubRepository

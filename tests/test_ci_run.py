@@ -7,6 +7,8 @@ import re
 import sys
 from pathlib import Path
 
+import pytest
+
 from tools import ci_run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,9 +45,43 @@ def test_builds_run_under_nice_and_tiers_through_make_e2e():
     for tier in ci_run.tier_stages(MINORS):
         assert tier.command == ("make", "e2e", f"E2E={tier.name}")
     makefile = (ROOT / "Makefile").read_text()
-    assert re.search(r'^e2e:.*\n\t\$\(PY\) -m pytest -q -p no:cacheprovider "\$\$E2E"$', makefile, re.M)
+    e2e = r'^e2e:.*\n\t\$\(PY\) -m tools.ci_run --builds-for "\$\$E2E"\n\t\$\(PY\) -m pytest -q -p no:cacheprovider "\$\$E2E"$'
+    assert re.search(e2e, makefile, re.M), "make e2e builds in the foreground first, then runs pytest"
     assert re.search(r"^E2E \?= e2e$", makefile, re.M)
     assert 'exec "${PYTHON:-python3.11}" -m tools.ci_run' in (ROOT / ".ci" / "run").read_text()
+
+
+@pytest.mark.parametrize(
+    ("paths", "builds"),
+    [
+        ("e2e", [*(f"build kube {minor}" for minor in MINORS), "build pulumi engine", "build kueue"]),
+        ("e2e/kube", [f"build kube {MINORS[0]}"]),
+        ("e2e/kube/test_control_plane.py::test_x -k x", [f"build kube {MINORS[0]}"]),
+        ("e2e/kueue e2e/cli/", [f"build kube {MINORS[0]}", "build pulumi engine", "build kueue"]),
+        ("e2e/yaml_v3", []),
+        ("e2e/no-such-tier", []),
+    ],
+)
+def test_make_e2e_builds_what_the_tiers_under_its_paths_start_in_build_order(paths, builds):
+    assert [build.name for build in ci_run.builds_for(paths, MINORS)] == builds
+
+
+def test_a_build_in_the_foreground_says_its_cold_figure_as_it_starts_and_each_step_as_it_starts(tmp_path):
+    """make e2e's builds take minutes from an empty cache: their start, and each step, are printed, not only logged."""
+    said: list[str] = []
+    run = ci_run.Run(said.append, logs=tmp_path / "logs", cwd=tmp_path, steps=True)
+    script = "print('[e2e/kube/build] building kube-apiserver'); print('go: compiling'); print('[build] done')"
+    run.run_builds([ci_run.Stage(f"build kube {MINORS[0]}", python(script))])
+    figure = next(
+        b for b in json.loads(ci_run.FIGURES.read_text())["builds"] if b["stage"] == f"build kube {MINORS[0]}"
+    )
+    assert said[0].startswith(f"[ci] build kube {MINORS[0]}: started, log logs/build-kube-{MINORS[0]}.log; ")
+    assert f"from an empty cache it took {figure['cpu_minutes']:.1f} CPU-minutes, {figure['wall']}" in said[0]
+    assert said[1:3] == ["[ci]   [e2e/kube/build] building kube-apiserver", "[ci]   [build] done"]
+    assert "go: compiling" in (tmp_path / "logs" / f"build-kube-{MINORS[0]}.log").read_text()
+    quiet: list[str] = []
+    ci_run.Run(quiet.append, logs=tmp_path / "bg", cwd=tmp_path).run_builds([ci_run.Stage("build x", python(script))])
+    assert len(quiet) == 2 and "no figure of it in .ci/figures.json" in quiet[0], "beside make test: no step lines"
 
 
 def test_pytests_closing_line_is_recognised():
@@ -152,11 +188,21 @@ def test_the_figures_are_stated_once_in_docs_ci_md_as_the_figures_file_says():
             assert "ci-run.md" in text, f"{path.relative_to(ROOT)} speaks of a cold run without pointing at the figures"
 
 
+def test_no_figure_states_a_bound_a_recorded_cold_run_beats():
+    """The builds' CPU-minutes are each from an empty Go build cache: their sum bounds one run from above."""
+    figures = json.loads(ci_run.FIGURES.read_text())
+    text = ci_run.figures_markdown(figures)
+    for floor in re.findall(r"at least (\d+) minutes", text):
+        assert all(run["minutes"] >= int(floor) for run in figures["cold_runs"]), f"at least {floor} minutes"
+    total = sum(build["cpu_minutes"] for build in figures["builds"])
+    assert f"at most {total / 2:.0f} minutes of two busy cores" in text
+
+
 def test_a_recorded_run_is_rendered_as_its_table(tmp_path):
     run = ci_run.Run(lambda _: None, logs=tmp_path, cwd=tmp_path)
     run.run([], ci_run.Stage("test", python("print('5 passed in 1.0s')")), [], [])
     recorded = json.loads((tmp_path / "timings.json").read_text())
-    text = ci_run.figures_markdown({"builds": [], "cold_runs": [], "ci_runs": [recorded]})
+    text = ci_run.figures_markdown({"builds": [], "cold_runs": [], "test_runs": [], "ci_runs": [recorded]})
     assert f"`.ci/run` at {recorded['commit'][:7]}" in text and "5 passed in 1.0s" in text
 
 

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
+import pulumi_nebius
 import pytest
 
 from components.config.errors import ConfigError
+from components.gpu_platforms import GPU_PLATFORMS
 from tools.plan.mock_engine import run_program
 
 GROUPS_KEY = "nebius-dra:gpuNodeGroups"
@@ -73,6 +77,11 @@ def test_good_kubernetes_versions_run(stack_config, version):
             "cannot scale a group whose pods claim DRA devices up from zero nodes",
         ),
         ({"platform": "cpu-d3"}, 'platform got "cpu-d3"; gpuNodeGroups takes GPU platforms only'),
+        (
+            {"platform": "gpu-h20-sxm"},
+            'platform got "gpu-h20-sxm", which is no GPU platform Nebius lists; did you mean gpu-h200-sxm? (known: '
+            "gpu-l40s-a, gpu-l40s-d, gpu-h100-sxm, gpu-h200-sxm,",
+        ),
         ({"infiniband": True}, "infiniband is true but nebius-dra:infinibandFabric is not set"),
         ({"labels": {"bad key!": "x"}}, 'labels key "bad key!" is malformed; expected [prefix/]name'),
         ({"labels": {"team": "no spaces"}}, 'labels.team got "no spaces"'),
@@ -157,3 +166,11 @@ def test_a_misspelt_field_or_enum_value_gets_the_close_known_one(stack_config, c
 def test_no_suggestion_when_nothing_known_is_close(stack_config):
     message = refused(with_groups(stack_config("dev"), [dev_group(zzzz=1)]))
     assert 'has unknown field(s) "zzzz"; allowed:' in message
+
+
+def test_every_gpu_platform_the_provider_documents_is_in_the_one_platform_table():
+    """The platforms pulumi-nebius 0.6.73 names in its node-group docs (`os`: "Supported platform / k8s version / OS /
+    driver presets combinations") are known to the program, so that the table refuses misspellings only."""
+    docs = (Path(pulumi_nebius.__file__).parent / "outputs.py").read_text(encoding="utf-8")
+    documented = set(re.findall(r"\bgpu-[a-z0-9]+(?:-[a-z0-9]+)*\b", docs))
+    assert documented and documented <= set(GPU_PLATFORMS), documented - set(GPU_PLATFORMS)

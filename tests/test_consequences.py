@@ -10,24 +10,28 @@ once and never upgrades.
 from __future__ import annotations
 
 import tarfile
-from pathlib import Path
+from importlib.metadata import version
 
+import pulumi_kubernetes
 import pulumi_nebius
 import pytest
 
 from components.dra_workloads import IMMUTABLE_SPEC
+from components.input.node_groups import GpuNodeGroupInput
+from components.input.stack import stack_settings
 from policies.dra_guardrails.consequences import (
+    CLAIM_TEMPLATE_PRESENCE,
     CLAIM_TEMPLATE_TYPE,
     CONSEQUENCES,
     HELM_RELEASE_TYPE,
+    PRESENCES,
     Effect,
     consequences_of,
 )
 from policies.dra_guardrails.planned import CLUSTER_TYPE, NODE_GROUP_TYPE
+from tests.helpers import VENDORED_CHARTS
 from tools.plan.changes import leaves
 from tools.plan.mock_engine import run_program
-
-CHARTS = Path("/work/shared/vendor/charts")
 
 
 def _doc(cls: type, prop: str) -> str:
@@ -68,6 +72,16 @@ def test_the_node_group_version_follows_the_control_plane_as_the_sdk_says():
     assert {row.effect for row in consequences_of(CLUSTER_TYPE, "controlPlane.version")} == {Effect.MINOR_UPGRADE}
 
 
+def test_every_stack_setting_has_a_row():
+    """Every key a stack file can set (StackInput, and each field of a GPU group) is named by a row of the table, so
+    a change to it is never left unexplained; a new setting fails here until it has one."""
+    named = {setting for row in (*CONSEQUENCES, *PRESENCES) for setting in row.settings}
+    group_fields = {f"gpuNodeGroups[].{field}" for field in GpuNodeGroupInput.model_fields}
+    assert set(stack_settings()) - {"gpuNodeGroups"} - named == set()
+    assert group_fields - named == set()
+    assert {name.split("[]", 1)[0] for name in named} <= set(stack_settings()), "a row names no setting"
+
+
 @pytest.mark.parametrize("stack", ["dev", "prod"])
 def test_every_registered_node_group_and_cluster_field_has_a_row(stack):
     """A field the program sends that no row covers would be shown as "not in the table": none may be."""
@@ -75,11 +89,30 @@ def test_every_registered_node_group_and_cluster_field_has_a_row(stack):
     uncovered = {
         (resource.type, path)
         for resource in run.resources
-        if resource.type == NODE_GROUP_TYPE
+        if resource.type in (NODE_GROUP_TYPE, CLUSTER_TYPE)
         for path in leaves(dict(resource.inputs), "")
-        if path.split(".", 1)[0] not in ("name", "parentId") and not consequences_of(resource.type, path)
+        if (resource.type, path.split(".", 1)[0]) != (NODE_GROUP_TYPE, "parentId")
+        and not consequences_of(resource.type, path)
     }
     assert uncovered == set()
+
+
+def test_a_cluster_field_nebius_marks_immutable_replaces_the_cluster():
+    """nebius/api marks ControlPlaneSpec.subnet_id IMMUTABLE and etcd_cluster_size not; the SDK's docstrings agree on
+    what each is (the API's own annotation is not in the bridged SDK)."""
+    assert "Also will be default NodeGroup subnet" in _doc(pulumi_nebius.Mk8sV1ClusterControlPlaneArgs, "subnet_id")
+    assert "Highly Available" in _doc(pulumi_nebius.Mk8sV1ClusterControlPlaneArgs, "etcd_cluster_size")
+    assert "Parent is a project, immutable" in _doc(pulumi_nebius.BillingV1PricingPolicyArgs, "metadata")
+    effects = {
+        path: {row.effect for row in consequences_of(CLUSTER_TYPE, path)}
+        for path in ("parentId", "controlPlane.subnetId", "controlPlane.etcdClusterSize", "controlPlane.endpoints")
+    }
+    assert effects == {
+        "parentId": {Effect.DELETE_CREATE},
+        "controlPlane.subnetId": {Effect.DELETE_CREATE},
+        "controlPlane.etcdClusterSize": {Effect.IN_PLACE},
+        "controlPlane.endpoints": {Effect.IN_PLACE},
+    }
 
 
 def test_a_claim_template_spec_is_replaced_as_the_program_registers_it():
@@ -88,12 +121,24 @@ def test_a_claim_template_spec_is_replaced_as_the_program_registers_it():
     assert {row.effect for row in consequences_of(CLAIM_TEMPLATE_TYPE, "spec.spec.devices")} == {Effect.DELETE_CREATE}
 
 
-@pytest.mark.skipif(not CHARTS.is_dir(), reason="the vendored charts are not on this machine")
+def test_a_claim_template_row_quotes_what_the_installed_kubernetes_sdk_says():
+    """The spec row and the created/deleted row quote the docstrings pulumi-kubernetes generates from k8s.io/api."""
+    spec = " ".join(_doc(pulumi_kubernetes.resource.v1.ResourceClaimTemplate, "spec").split())
+    bound = " ".join(_doc(pulumi_kubernetes.core.v1.PodResourceClaimArgs, "resource_claim_template_name").split())
+    [row] = consequences_of(CLAIM_TEMPLATE_TYPE, "spec")
+    quoted = "This field is immutable. A ResourceClaim will get created by the control plane for a Pod when needed"
+    assert quoted in spec and quoted in row.source and quoted in CLAIM_TEMPLATE_PRESENCE.source
+    claim = "will be bound to this pod. When this pod is deleted, the ResourceClaim will also be deleted."
+    assert claim in bound and claim in CLAIM_TEMPLATE_PRESENCE.source
+    assert f"pulumi-kubernetes {version('pulumi_kubernetes')}" in CLAIM_TEMPLATE_PRESENCE.source
+
+
+@pytest.mark.skipif(not VENDORED_CHARTS.is_dir(), reason="the vendored charts are not on this machine")
 @pytest.mark.parametrize(
     "chart", ["nvidia-dra-driver-gpu-25.12.0", "dra-driver-nvidia-gpu-0.4.1", "gpu-operator-v25.10.1"]
 )
 def test_the_charts_whose_version_the_stack_sets_have_crds_helm_will_not_update(chart):
-    with tarfile.open(CHARTS / f"{chart}.tgz") as archive:
+    with tarfile.open(VENDORED_CHARTS / f"{chart}.tgz") as archive:
         crds = [name for name in archive.getnames() if "/crds/" in name and name.endswith((".yaml", ".yml"))]
     assert crds, f"{chart} has no crds/ folder"
     effects = {row.effect for row in consequences_of(HELM_RELEASE_TYPE, "version")}

@@ -9,7 +9,6 @@ from __future__ import annotations
 import datetime
 import json
 import shutil
-import subprocess
 from decimal import Decimal
 from pathlib import Path
 
@@ -22,11 +21,13 @@ from components.config.stack_file import PROJECT_DIR, load_stack_config, program
 from components.cost import COST_ESTIMATE_TYPE
 from components.model import PriceTable
 from components.values.cost import HOURS_PER_30_DAYS, node_price, stack_cost
+from tests.git_repository import git
 from tests.helpers import STACKS
 from tools.cost import __main__ as cost_cli
 from tools.cost.render import money, render_cost_text, render_diff_text, span, with_protected_kept
 from tools.plan.model import build_plan
 from tools.plan.report import render_json, render_markdown, render_text
+from tools.plan.rollout import duration_text
 
 TABLE = yaml.safe_load(PRICE_TABLE_FILE.read_text())
 NEBIUS_PAGES = ("https://docs.nebius.com/", "https://nebius.com/")
@@ -347,25 +348,6 @@ def test_money_is_shown_to_the_cent_and_small_rates_to_a_tenth_of_one():
 # What a change costs: the base branch against the head
 
 
-@pytest.fixture
-def repository(tmp_path) -> Path:
-    """A git repository holding this project's stack files and price table, committed once as the base."""
-    if shutil.which("git") is None:
-        pytest.fail("git is needed to compare a change with its base")
-    for name in ("Pulumi.yaml", *(f"Pulumi.{stack}.yaml" for stack in STACKS), "prices/nebius.yaml"):
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(PROJECT_DIR / name, tmp_path / name)
-    git(tmp_path, "init", "--quiet")
-    git(tmp_path, "add", ".")
-    git(tmp_path, "commit", "--quiet", "-m", "base")
-    return tmp_path
-
-
-def git(directory: Path, *args: str) -> None:
-    identity = ["-c", "user.name=test", "-c", "user.email=test@example.com", "-c", "commit.gpgsign=false"]
-    subprocess.run(["git", "-C", str(directory), *identity, *args], check=True, capture_output=True)
-
-
 def add_group(directory: Path, group: dict) -> None:
     path = directory / "Pulumi.prod.yaml"
     document = yaml.safe_load(path.read_text())
@@ -385,31 +367,32 @@ FOUR_H200 = {
 
 def test_a_group_added_in_a_change_shows_as_a_cost_difference(repository):
     add_group(repository, FOUR_H200)
-    head = cost_cli.estimate("prod", repository)
+    current = cost_cli.head_of("prod", repository)
+    head = current.document
     base = cost_cli.base_cost("prod", "HEAD^1", repository)
     assert base.document is not None and base.note is None
     added = 4 * 8 * float(gpu_rate("gpu-h200-sxm"))
     assert head["total"]["hourlyUsd"]["max"] == pytest.approx(base.document["total"]["hourlyUsd"]["max"] + added)
-    text = cost_cli.render("prod", head, base, "text")
+    text = cost_cli.render("prod", current, base, "text")
     change = text[text.index("Cost change against base HEAD^1") :]
     row = next(line for line in change.splitlines() if line.strip().startswith("h200-extra"))
     assert row.split()[1] == "-" and money(added, signed=True) in row
     assert money(added * HOURS_PER_30_DAYS, signed=True) in row
     total = next(line for line in change.splitlines() if line.strip().startswith("total"))
     assert money(added, signed=True) in total
-    markdown = cost_cli.render("prod", head, base, "markdown")
+    markdown = cost_cli.render("prod", current, base, "markdown")
     assert "#### What this change costs to `prod` (base HEAD^1)" in markdown and "| h200-extra | - |" in markdown
     assert "### Cost of stack `prod`" in markdown
-    change_only = cost_cli.render("prod", head, base, "markdown", change_only=True)
+    change_only = cost_cli.render("prod", current, base, "markdown", change_only=True)
     assert change_only.startswith("#### What this change costs") and "### Cost of stack" not in change_only
-    assert json.loads(cost_cli.render("prod", head, base, "json"))["base"]["ref"] == "HEAD^1"
+    assert json.loads(cost_cli.render("prod", current, base, "json"))["base"]["ref"] == "HEAD^1"
 
 
 def test_a_price_change_alone_shows_as_a_cost_difference(repository):
     table = repository / "prices" / "nebius.yaml"
     table.write_text(table.read_text().replace("usdPerGpuHour: 3.50", "usdPerGpuHour: 4.50"))
     git(repository, "commit", "--quiet", "-am", "new price")
-    head = cost_cli.estimate("prod", repository)
+    head = cost_cli.head_of("prod", repository).document
     base = cost_cli.base_cost("prod", "HEAD^1", repository)
     assert base.document is not None
     change = head["total"]["hourlyUsd"]["max"] - base.document["total"]["hourlyUsd"]["max"]
@@ -440,7 +423,7 @@ def test_a_base_key_this_change_adds_reads_as_its_default(repository):
     git(repository, "commit", "--quiet", "-am", "the change declares it")
     base = cost_cli.base_cost("prod", "HEAD^1", repository)
     assert base.document is not None and base.note is None
-    assert base.document["total"] == cost_cli.estimate("prod", repository)["total"]
+    assert base.document["total"] == cost_cli.head_of("prod", repository).document["total"]
 
 
 def test_a_base_this_code_cannot_read_is_reported_not_fatal(repository):
@@ -452,7 +435,7 @@ def test_a_base_this_code_cannot_read_is_reported_not_fatal(repository):
     base = cost_cli.base_cost("prod", "HEAD^1", repository)
     assert base.document is None and not base.comparable
     assert "cannot be priced by this checkout's code" in str(base.note) and "etcdClusterSize" in str(base.note)
-    text = cost_cli.render("prod", cost_cli.estimate("prod", repository), base, "text")
+    text = cost_cli.render("prod", cost_cli.head_of("prod", repository), base, "text")
     assert "note: the base HEAD^1 cannot be priced" in text and "Cost change against" not in text
 
 
@@ -538,3 +521,42 @@ def test_leaving_out_a_protected_group_saves_nothing_in_the_cost_change():
     assert plain is head and none == []
     [saving] = [line for line in "\n".join(render_diff_text(base, plain, "b")).splitlines() if "total" in line]
     assert "-$" in saving
+
+
+def _edit_prod(directory: Path, old: str, new: str) -> None:
+    path = directory / "Pulumi.prod.yaml"
+    path.write_text(path.read_text().replace(old, new, 1))
+    git(directory, "commit", "--quiet", "-am", "head")
+
+
+def test_a_change_that_replaces_nodes_shows_what_its_surge_nodes_cost(repository):
+    """prod's system group: 3 nodes, maxSurge 1, drain 10m; a new preset replaces them one batch at a time with one
+    surge node beside them, billed at the new preset's price for the roll-out's upper duration."""
+    _edit_prod(repository, "systemNodePreset: 16vcpu-64gb", "systemNodePreset: 32vcpu-128gb")
+    current = cost_cli.head_of("prod", repository)
+    base = cost_cli.base_cost("prod", "HEAD^1", repository)
+    rollout = current.rollouts["system"]
+    assert (rollout.surge, rollout.batches) == (1, 3)
+    price = float(cpu_node("cpu-d3", 32, 128))
+    expected = money(price * rollout.seconds / 3600)
+    assert "system: preset 16vcpu-64gb -> 32vcpu-128gb: nodes replaced in a rolling update" in (
+        cost_cli.render("prod", current, base, "text")
+    )
+    for form in ("text", "markdown"):
+        shown = cost_cli.render("prod", current, base, form)
+        assert (
+            f"system: roll-out surge: 1 surge node(s) x {money(price)} per node-hour for about "
+            f"{duration_text(rollout.seconds)} (the roll-out's upper estimate) = {expected} at most" in shown
+        )
+    assert "h200-train: roll-out surge" not in cost_cli.render("prod", current, base, "text")
+
+
+def test_a_minor_upgrade_replaces_every_group_and_says_what_each_surge_costs(repository):
+    _edit_prod(repository, 'kubernetesVersion: "1.34"', 'kubernetesVersion: "1.35"')
+    text = cost_cli.render(
+        "prod", cost_cli.head_of("prod", repository), cost_cli.base_cost("prod", "HEAD^1", repository), "text"
+    )
+    for group in ("h200-train", "h200-burst", "system"):
+        assert f"{group}: kubernetesVersion 1.34 -> 1.35: every node replaced" in text
+    assert "h200-train: roll-out surge: no surge node (maxSurge 0)" in text
+    assert "system: roll-out surge: 1 surge node(s) x" in text

@@ -8,7 +8,7 @@ import pytest
 
 from components.config import parse_stack_config
 from components.config.stack_file import load_stack_config, program_config
-from tests.test_namespaces import refusal
+from tests.stack_configs import refusal
 
 
 @pytest.mark.parametrize(
@@ -29,6 +29,8 @@ from tests.test_namespaces import refusal
          "nebius-dra:sampleGpuImage: got \"nvidia/cuda:13.0.0-base-ubuntu24.04\", but nebius-dra:samplePods is false"),
         ("dev", {"builtinClaimTemplates": '["gpu"]', "multiGpuCount": "2", "samplePods": "false"},
          "nebius-dra:multiGpuCount: got 2, but nebius-dra:builtinClaimTemplates leaves out multi-gpu"),
+        ("dev", {"builtinClaimTemplates": '["gpu", "multi-gpu"]', "gpuProducts": '["NVIDIA H200"]'},
+         'nebius-dra:gpuProducts: got ["NVIDIA H200"], but nebius-dra:builtinClaimTemplates leaves out gpu-by-product'),
         ("dev", {"gpuOperatorVersion": "v25.10.1"},
          'nebius-dra:gpuOperatorVersion: got "v25.10.1", but every GPU group has a driversPreset'),
         ("dev", {"sampleRdmaImage": "nvcr.io/nvidia/pytorch:25.02-py3"},
@@ -48,6 +50,7 @@ def test_the_same_settings_are_taken_when_their_part_is_on():
     parse_stack_config({**config, "kubePrometheusStack": "true", "kubePrometheusStackVersion": "88.5.3"}, "dev")
     parse_stack_config({**config, "samplePods": "true", "sampleGpuImage": "nvidia/cuda:13.0.0-base-ubuntu24.04"}, "dev")
     parse_stack_config({**config, "gpuMetrics": "false", "dcgmExporterVersion": "4.8.3"}, "dev")  # its default
+    parse_stack_config({**config, "gpuProducts": '["NVIDIA H200"]'}, "dev")  # gpu-by-product is a default template
     prod = program_config(load_stack_config("prod"))  # an InfiniBand group: the rdma-workload sample runs the image
     rdma = "nvcr.io/nvidia/pytorch:25.02-py3"
     assert (

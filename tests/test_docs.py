@@ -4,6 +4,7 @@ click, and each list the code holds (the stacks, verify's steps, the folders, th
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 import subprocess
 from pathlib import Path
@@ -12,8 +13,10 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
+from components.config.driver import CHART_LINES
 from policies.dra_guardrails import RULES
 from tests.helpers import STACKS
+from tools import ci_run, new_stack
 from tools.markdown_links import HEADING, anchors, prose, relative_targets, slug
 from tools.plan.__main__ import main as plan_main
 from tools.verify.expectations import load_expectations
@@ -191,3 +194,94 @@ def test_every_quoted_doubtful_price_carries_its_caveat():
             for entry in doubted:
                 quoted = f"${float(entry['onDemand']['usdPerGpuHour']):.2f} per" in paragraph
                 assert not quoted or "doubtful" in paragraph, f"{page.name}: {paragraph[:120]}"
+
+
+def test_every_pulumi_stack_init_the_docs_show_is_the_one_adding_a_stack_uses():
+    """A fresh backend has no stack to select: the README's deploy creates it, with the secrets provider of
+    "Adding a stack" (README, operating.md) and of what `make new-stack` prints."""
+    texts = [(ROOT / "README.md").read_text(), (DOCS / "operating.md").read_text(), new_stack.next_steps("staging")]
+    shown = [match for text in texts for match in re.findall(r"pulumi stack init (\S+)([^`#\n]*)", text)]
+    assert {stack for stack, _ in shown} == {"dev", "staging"}, shown
+    assert {options.strip() for _, options in shown} == {"--secrets-provider passphrase"}, shown
+    deploying = (ROOT / "README.md").read_text().split("## Deploying\n", 1)[1].split("\n## ", 1)[0]
+    assert "pulumi stack init dev --secrets-provider passphrase" in deploying
+
+
+def test_the_readme_says_where_the_stacks_chart_line_and_version_come_from():
+    """dev and prod set the chart line and the minor; the version is the line's default, set nowhere."""
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    said = re.search(
+        r"Both stay on Kubernetes (\S+) and the `([\w-]+)` chart line, set in their stack files, "
+        r"at that line's default version, (\S+) \(",
+        readme,
+    )
+    assert said, "the README says which chart line and version dev and prod run"
+    minor, chart, version = said.groups()
+    for stack in ("dev", "prod"):
+        config = yaml.safe_load((ROOT / f"Pulumi.{stack}.yaml").read_text())["config"]
+        assert config["nebius-dra:kubernetesVersion"] == minor and config["nebius-dra:draDriverChart"] == chart
+        assert "nebius-dra:draDriverVersion" not in config, f"{stack} sets the version: the README says it does not"
+    assert version.rstrip(",") == CHART_LINES[chart].default_version
+
+
+def test_the_readme_names_every_build_and_the_vendor_directory_make_e2e_needs():
+    first = (ROOT / "README.md").read_text().split("\nContents:", 1)[0]
+    prose_of_it = " ".join(first.split())
+    minors = ci_run.kube_minors()
+    assert f"Kubernetes {', '.join(minors[:-1])} and {minors[-1]}, the Kueue controller and the Pulumi engine" in (
+        prose_of_it
+    ), "every build of ci_run.build_stages"
+    assert {stage.name for stage in ci_run.build_stages(minors)} == {
+        *(f"build kube {minor}" for minor in minors),
+        "build kueue",
+        "build pulumi engine",
+    }
+    assert "`../shared/vendor`" in first and '"shared" / "vendor"' in (ROOT / "e2e/pulumi/build.py").read_text()
+
+
+def test_the_readme_quotes_make_tests_duration_from_the_figures():
+    figures = json.loads(ci_run.FIGURES.read_text())
+    (measured,) = (run for run in figures["test_runs"] if run["what"].startswith("make test"))
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    said = re.search(r"`make test` takes about (\d+) minutes of CPU time \((\d+) minutes on a 2-core machine", readme)
+    assert said, "the README says how long make test takes"
+    assert (int(said[1]), int(said[2])) == (round(measured["cpu_minutes"]), measured["minutes"])
+    assert "2-core machine" in measured["what"] and "(other sessions' builds and tests beside it)" in measured["what"]
+
+
+def test_the_burn_in_sweeps_algbw_is_its_busbw_over_its_gpus():
+    """nccl-tests' all-reduce: algbw = busbw x n / 2(n-1) (its doc/PERFORMANCE.md)."""
+    page = " ".join((DOCS / "verify.md").read_text().split())
+    busbw, algbw, gpus = map(int, re.search(r"(\d+) GB/s busbw, (\d+) GB/s algbw over (\d+) GPUs", page).groups())
+    assert algbw == round(busbw * gpus / (2 * (gpus - 1)))
+
+
+def test_the_node_groups_roll_out_example_is_what_the_plan_prints(tmp_path, capsys):
+    """docs/node-groups.md's edit of prod, planned against prod as committed: the lines it shows, in order."""
+    page = (DOCS / "node-groups.md").read_text()
+    section = page.split("The offline plan prints each group's roll-out", 1)[1].split("\n### ", 1)[0]
+    (edit,) = yaml.safe_load(re.search(r"```yaml\n(.*?)```", section, re.DOTALL).group(1))
+    shown = re.search(r"```text\n(.*?)```", section, re.DOTALL).group(1).splitlines()
+    prod = yaml.safe_load((ROOT / "Pulumi.prod.yaml").read_text())
+    groups = prod["config"]["nebius-dra:gpuNodeGroups"]
+    (group,) = (group for group in groups if group["name"] == edit["name"])
+    assert "capacity" not in group, "the example adds what prod's group lacks"
+    group.update(edit)
+    assert plan_main(["--stack", "prod", "--format", "json", "--out", "none"]) == 0
+    baseline = tmp_path / "prod-before.json"
+    baseline.write_text(capsys.readouterr().out)
+    (tmp_path / "Pulumi.prod.yaml").write_text(yaml.safe_dump(prod))
+    assert plan_main(["--stack-file", str(tmp_path / "Pulumi.prod.yaml"), "--out", "none", "--baseline", str(baseline)]) == 0  # fmt: skip
+    printed = capsys.readouterr().out.splitlines()
+    start = printed.index(shown[0])
+    assert printed[start : start + len(shown)] == shown
+
+
+def test_the_readme_warns_that_make_demo_builds_what_the_cli_tier_starts():
+    """`make demo` (e2e/cli/demo.py) builds, in the foreground, what the e2e/cli tier starts: the README says so."""
+    makefile = (ROOT / "Makefile").read_text()
+    assert "\t$(PY) -m tools.ci_run --builds-for e2e/cli\n\t$(PY) e2e/cli/demo.py\n" in makefile
+    built = {stage.name for stage in ci_run.builds_for("e2e/cli", ci_run.kube_minors())}
+    assert built == {f"build kube {ci_run.kube_minors()[0]}", "build pulumi engine"}
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert "its first run builds the Pulumi engine and a Kubernetes control plane from source" in readme

@@ -18,30 +18,18 @@ from components.dra_constants import (
     RENAMED_CHART,
 )
 from tests.helpers import STACKS
+from tests.kubernetes_manifests import HELM_RELEASE, releases
+from tests.stack_configs import mutated
 from tools.plan.mock_engine import ProgramRun, RegisteredResource, run_program
 
-RELEASE = "kubernetes:helm.sh/v3:Release"
 NODE_GROUP = "nebius:index/mk8sV1NodeGroup:Mk8sV1NodeGroup"
 GPU_NODE_GROUP_COMPONENT = "nebius-dra:nodes:GpuNodeGroup"
 DRIVER_CHARTS = (LEGACY_CHART, RENAMED_CHART)
 
 
-def releases(run: ProgramRun, chart_name: str) -> list[RegisteredResource]:
-    """Releases of a chart, whether named bare (classic repository) or by full OCI reference."""
-    return [r for r in run.of_type(RELEASE) if r.inputs["chart"].rsplit("/", 1)[-1] == chart_name]
-
-
 def driver_release(run: ProgramRun) -> RegisteredResource:
     (release,) = [r for chart in DRIVER_CHARTS for r in releases(run, chart)]
     return release
-
-
-def mutated(stack_config, stack: str, groups: list[dict] | None = None, **settings: str) -> ProgramRun:
-    config = stack_config(stack)
-    if groups is not None:
-        config["nebius-dra:gpuNodeGroups"] = json.dumps(groups)
-    config.update({f"nebius-dra:{key}": value for key, value in settings.items()})
-    return run_program(stack, config=config)
 
 
 def stack_groups(stack_config, stack: str) -> list[dict]:
@@ -87,7 +75,7 @@ def test_prod_driver_tolerates_the_gpu_taint_and_dev_has_none(dev_run, prod_run)
 
 def test_every_release_is_pinned_and_uses_the_cluster_provider(stack_runs, operator_runs):
     for run in [*stack_runs.values(), *operator_runs.values()]:
-        for release in run.of_type(RELEASE):
+        for release in run.of_type(HELM_RELEASE):
             assert release.inputs["version"][0].isdigit() or release.inputs["version"].startswith("v")
             assert release.provider.split("::")[-2].endswith("-access-provider")
 
@@ -251,7 +239,7 @@ def test_no_helm_release_waits_for_a_gpu_node_group(stack_runs, operator_runs):
     for run in [*stack_runs.values(), *operator_runs.values()]:
         gpu_groups = gpu_node_group_urns(run)
         assert gpu_groups, run.stack
-        for release in run.of_type(RELEASE):
+        for release in run.of_type(HELM_RELEASE):
             waits_for = reachable(run, release)
             assert not waits_for & gpu_groups, f"{run.stack}: {release.name} waits for a GPU node group"
             assert any(urn.endswith("-system-nodes") for urn in waits_for), (

@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import kubernetes_validate
 import pytest
-import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
 from components.config.chart_keys import keys_file
 from components.config.driver import GUARD_REASONS
 from components.config.errors import ConfigError
-from components.config.stack import parse_stack_config
 from components.config.stack_file import load_stack_config
 from components.dra_constants import (
     GPU_OPERATOR_VERSION,
@@ -31,20 +28,10 @@ from components.merge import deep_merge
 from components.model import StackConfig, Taint
 from components.values.dra_driver import dra_driver_values
 from components.values.gpu_operator import gpu_operator_values, network_operator_values
+from tests.helm_values import leaf_paths, undefined_keys
+from tests.stack_configs import parsed, without_presets
 
 SYSTEM_SELECTOR = system_node_labels()
-
-
-def parsed(stack: str = "dev", **overrides: Any) -> StackConfig:
-    """The stack's config as the program parses it (keys without the namespace), with `overrides` applied."""
-    raw = {key.split(":", 1)[1]: value for key, value in load_stack_config(stack).items()}
-    raw.update({key: value if isinstance(value, str) else json.dumps(value) for key, value in overrides.items()})
-    return parse_stack_config(raw, stack)
-
-
-def without_presets(stack: str) -> list[dict]:
-    groups = yaml.safe_load(load_stack_config(stack)["nebius-dra:gpuNodeGroups"])
-    return [{key: value for key, value in group.items() if key != "driversPreset"} for group in groups]
 
 
 def values_of(config: StackConfig) -> dict[str, Any]:
@@ -57,19 +44,6 @@ def chart_keys(chart: str, version: str) -> set[str]:
     pinned = "0.4.1" if chart == RENAMED_CHART else version
     lines = keys_file(chart, pinned).read_text().splitlines()
     return {line for line in lines if line and not line.startswith("#")}
-
-
-def undefined_keys(values: Mapping[str, Any], keys: set[str], prefix: str = "") -> list[str]:
-    undefined = []
-    for key, value in values.items():
-        path = f"{prefix}{key}"
-        if f"{path}.*" in keys:
-            continue
-        if path not in keys:
-            undefined.append(path)
-        elif isinstance(value, Mapping):
-            undefined.extend(undefined_keys(value, keys, f"{path}."))
-    return undefined
 
 
 def refusal(stack: str = "dev", **overrides: Any) -> str:
@@ -227,14 +201,6 @@ DATA = Path(__file__).resolve().parent / "data"
 NETWORK_OPERATOR_KEYS = {"nfd.enabled", "nfd.deployNodeFeatureRules"}
 
 
-def leaf_paths(values: Mapping[str, Any], prefix: str = "") -> set[str]:
-    paths: set[str] = set()
-    for key, value in values.items():
-        path = f"{prefix}{key}"
-        paths |= leaf_paths(value, f"{path}.") if isinstance(value, Mapping) else {path}
-    return paths
-
-
 GPU_TAINT = Taint("nvidia.com/gpu", "true", "NoSchedule")
 
 
@@ -310,7 +276,7 @@ def test_deep_merge_keeps_base_keys_and_lets_every_override_leaf_win(base, overr
 )
 def test_driver_gates_that_publish_what_1_34_cannot_store_wait_for_1_36(gate, needs):
     from components.config import ConfigError, parse_stack_config
-    from components.config.stack_file import load_stack_config, program_config
+    from components.config.stack_file import program_config
 
     values = json.dumps({"featureGates": {gate: True}})
     config = {**load_stack_config("dev"), "nebius-dra:draDriverValues": values}

@@ -10,6 +10,7 @@ import yaml
 from components.config.claim_templates import IMAGE_DIGEST
 from components.config.stack_file import load_stack_config
 from components.dra_constants import BUILTIN_TEMPLATES
+from tests.kubernetes_manifests import HELM_RELEASE
 from tools.plan.mock_engine import ProgramRun, run_program
 
 NAMESPACE = "kubernetes:core/v1:Namespace"
@@ -18,7 +19,6 @@ POD = "kubernetes:core/v1:Pod"
 WORKLOADS = "nebius-dra:workloads:DraWorkloads"
 K8S_PROVIDER = "pulumi:providers:kubernetes"
 NODE_GROUP = "nebius:index/mk8sV1NodeGroup:Mk8sV1NodeGroup"
-HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 DRA_DRIVER = "nebius-dra:driver:DraDriver"
 
 

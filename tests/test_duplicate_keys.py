@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from components.config.prices import PRICE_TABLE_FILE, PriceTableError, parse_price_table
 from components.config.reading import InputError, load_json, load_yaml, parse_json, parse_yaml
 from components.config.stack_file import PROJECT_DIR, StackFileError, declared_config, read_stack_file
-from tests.test_existing_cluster import KEY, KUBECONFIG, existing
+from tests.existing_clusters import KEY, KUBECONFIG, existing
 from tools.import_graph import ROOT, python_files
 from tools.plan import __main__ as plan
 from tools.verify.floors import FloorsError, load_floors
@@ -206,6 +206,9 @@ NOT_FROM_OUTSIDE = {
     # The repository's own table, read at import by the lowest layer, which cannot import the loader (nor the
     # config package it is in); the last test below reads the table through the loader.
     ("components/dra_minors.py", "json.loads"),
+    # The same for the GPU platform table (policies/dra_guardrails/driver_presets.json, which the last test below
+    # reads through the loader).
+    ("components/gpu_platforms.py", "json.loads"),
     # `.ci/run` starts under the system Python before the virtualenv (and PyYAML) exists; it reads the repository's
     # own figures file and the timings it wrote itself, and the last test below reads the figures file through the loader.
     ("tools/ci_run.py", "json.loads"),

@@ -28,7 +28,7 @@ from components.config.stack import GROUP_OWN_FIELDS, kubernetes_version_problem
 from components.config.stack_file import load_stack_config, program_config
 from components.input.stack import StackInput
 from policies.dra_guardrails import PlannedResource, check_resources
-from tests.test_validation_wording import VALUES, places, put
+from tests.generated_input import VALUES, places, put
 from tools.plan.mock_engine import run_program
 
 HELD_BACK = "checks that read a refused value run once it is fixed"

@@ -36,8 +36,9 @@ from components.values.gpu_metrics import (
     profile_fields,
 )
 from components.values.gpu_operator import gpu_operator_values
-from tests.test_dra_driver_stack import mutated, releases
-from tests.test_dra_driver_values import leaf_paths, parsed, undefined_keys, without_presets
+from tests.helm_values import leaf_paths, undefined_keys
+from tests.kubernetes_manifests import releases
+from tests.stack_configs import mutated, parsed, without_presets
 from tools.plan.mock_engine import ProgramRun
 
 CONFIGMAP = "kubernetes:core/v1:ConfigMap"

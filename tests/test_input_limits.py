@@ -17,7 +17,7 @@ from components.config import reading
 from components.config.reading import InputError, load_json, markdown_text, parse_json, parse_yaml, printable
 from components.config.stack_file import PROJECT_DIR, StackFileError, read_stack_file
 from policies.dra_guardrails import PolicyConfigError, validate_policy_config
-from tests.test_cost import git, repository  # noqa: F401 (the fixture)
+from tests.git_repository import git
 from tools.cost import __main__ as cost_cli
 from tools.plan import __main__ as plan_cli
 
@@ -203,7 +203,7 @@ def test_cost_refuses_an_empty_base(capsys):
     ],
     ids=["project-not-yaml", "project-a-list", "price-alias-bomb"],
 )
-def test_a_base_that_cannot_be_read_is_a_note_never_a_traceback(repository, name, text, message):  # noqa: F811
+def test_a_base_that_cannot_be_read_is_a_note_never_a_traceback(repository, name, text, message):
     (repository / name).write_text(text)
     git(repository, "commit", "--quiet", "-am", "broken base")
     git(repository, "checkout", "--quiet", "HEAD^1", "--", name)

@@ -24,21 +24,15 @@ from components.config.prices import PriceTableError, parse_price_table
 from components.config.reading import InputError, markdown_text, parse_json, parse_yaml, printable
 from components.config.stack_file import PROJECT_DIR, StackFileError, read_stack_file
 from policies.dra_guardrails import PolicyConfigError, validate_policy_config
+from tests.generated_input import OUTSIDE_SCALARS
 from tools.plan.changes import BaselineError, read_baseline
 from tools.verify.cluster import ClusterError, KubeCluster
 from tools.verify.kubeconfig import KubeconfigError, load_kubeconfig
 
 FAST = settings(max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 KEYS = st.sampled_from(["name", "stack", "nodeGroups", "urn", "template", "gpu", "cpu", "enforcementLevel", "a"])
-SCALARS = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(min_value=-(10**400), max_value=10**400),
-    st.floats(allow_nan=True, allow_infinity=True),
-    st.text(max_size=20),
-)
 VALUES = st.recursive(
-    SCALARS,
+    OUTSIDE_SCALARS,
     lambda inner: (
         st.lists(inner, max_size=4) | st.dictionaries(st.one_of(KEYS, st.text(max_size=8)), inner, max_size=4)
     ),
@@ -86,7 +80,7 @@ def test_a_stack_file_reads_or_names_the_file(tmp_path_factory, value):
 
 
 @FAST
-@given(st.fixed_dictionaries({}, optional={"currency": SCALARS, "gpu": VALUES, "cpu": VALUES}))
+@given(st.fixed_dictionaries({}, optional={"currency": OUTSIDE_SCALARS, "gpu": VALUES, "cpu": VALUES}))
 def test_a_price_table_parses_or_names_every_problem(document):
     try:
         parse_price_table(yaml.safe_dump(document), "prices/generated.yaml")
@@ -97,7 +91,11 @@ def test_a_price_table_parses_or_names_every_problem(document):
 POLICY_ENTRIES = st.one_of(
     VALUES,
     st.fixed_dictionaries(
-        {"enforcementLevel": st.one_of(SCALARS, st.lists(SCALARS, min_size=1), st.sampled_from(["advisory", ""]))}
+        {
+            "enforcementLevel": st.one_of(
+                OUTSIDE_SCALARS, st.lists(OUTSIDE_SCALARS, min_size=1), st.sampled_from(["advisory", ""])
+            )
+        }
     ),
 )
 
@@ -112,7 +110,7 @@ def test_a_policy_config_is_valid_or_a_policy_config_error(document):
 
 
 @FAST
-@given(st.one_of(VALUES, st.fixed_dictionaries({"stack": SCALARS, "nodeGroups": VALUES})))
+@given(st.one_of(VALUES, st.fixed_dictionaries({"stack": OUTSIDE_SCALARS, "nodeGroups": VALUES})))
 def test_a_baseline_is_read_or_a_baseline_error(document):
     with contextlib.suppress(BaselineError):
         read_baseline(document, "dev")
@@ -121,10 +119,10 @@ def test_a_baseline_is_read_or_a_baseline_error(document):
 KUBECONFIG_PARTS = st.fixed_dictionaries(
     {},
     optional={
-        "clusters": st.lists(st.fixed_dictionaries({"name": SCALARS, "cluster": VALUES}), max_size=2),
-        "contexts": st.lists(st.fixed_dictionaries({"name": SCALARS, "context": VALUES}), max_size=2),
-        "users": st.lists(st.fixed_dictionaries({"name": SCALARS, "user": VALUES}), max_size=2),
-        "current-context": SCALARS,
+        "clusters": st.lists(st.fixed_dictionaries({"name": OUTSIDE_SCALARS, "cluster": VALUES}), max_size=2),
+        "contexts": st.lists(st.fixed_dictionaries({"name": OUTSIDE_SCALARS, "context": VALUES}), max_size=2),
+        "users": st.lists(st.fixed_dictionaries({"name": OUTSIDE_SCALARS, "user": VALUES}), max_size=2),
+        "current-context": OUTSIDE_SCALARS,
     },
 )
 

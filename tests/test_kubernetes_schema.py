@@ -13,15 +13,14 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Any
 
 import kubernetes_validate
 import pytest
-from pulumi.runtime import rpc
 
 from components.config.stack_file import load_stack_config
 from components.dra_minors import SUPPORTED_MINORS, minor_of
 from tests.helpers import STACKS
+from tests.kubernetes_manifests import api_version_and_kind, kubernetes_objects, manifest
 from tools.plan.mock_engine import run_program
 
 KUBERNETES_VERSION = "1.34.0"  # the oldest minor: what a refusal test needs
@@ -43,38 +42,6 @@ TOLERATING_TEMPLATE = {
 def schema_version(kubernetes_version: str) -> str:
     """The kubernetes-validate schema of a stack's minor: "1.36-nebius-node.2" -> "1.36.0"."""
     return f"{minor_of(kubernetes_version)}.0"
-
-
-HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
-
-
-def unwrap_secrets(value: Any) -> Any:
-    if rpc.is_rpc_secret(value):
-        return unwrap_secrets(rpc.unwrap_rpc_secret(value))
-    if isinstance(value, dict):
-        return {key: unwrap_secrets(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [unwrap_secrets(item) for item in value]
-    return value
-
-
-def api_version_and_kind(type_token: str) -> tuple[str, str]:
-    """`kubernetes:resource.k8s.io/v1:ResourceClaimTemplate` -> (`resource.k8s.io/v1`, `ResourceClaimTemplate`)."""
-    _, group_version, kind = type_token.split(":")
-    group, _, version = group_version.rpartition("/")
-    return (version if group == "core" else group_version), kind
-
-
-def kubernetes_objects(run) -> list:
-    return [r for r in run.resources if r.custom and r.type.startswith("kubernetes:") and r.type != HELM_RELEASE]
-
-
-def manifest(resource) -> dict[str, Any]:
-    api_version, kind = api_version_and_kind(resource.type)
-    body = unwrap_secrets(resource.inputs)
-    assert body.get("apiVersion", api_version) == api_version, resource.name
-    assert body.get("kind", kind) == kind, resource.name
-    return {**body, "apiVersion": api_version, "kind": kind}
 
 
 def test_type_tokens_map_to_api_versions():

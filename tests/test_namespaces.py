@@ -7,10 +7,10 @@ import json
 import pytest
 
 from components.config import parse_stack_config
-from components.config.errors import ConfigError
 from components.config.namespaces import KUBERNETES_NAMESPACES
 from components.config.stack_file import load_stack_config, program_config
-from tests.test_queues import TEAMS
+from tests.queue_configs import TEAMS
+from tests.stack_configs import refusal
 
 # The namespace settings of prod, each with how a value is set.
 SETTINGS = {
@@ -31,12 +31,6 @@ DRIVERLESS = json.dumps(
         for g in json.loads(load_stack_config("prod")["nebius-dra:gpuNodeGroups"])
     ]
 )
-
-
-def refusal(stack: str = "prod", **changes: str) -> str:
-    with pytest.raises(ConfigError) as refused:
-        parse_stack_config({**program_config(load_stack_config(stack)), **changes}, stack)
-    return str(refused.value)
 
 
 @pytest.mark.parametrize("namespace", KUBERNETES_NAMESPACES)

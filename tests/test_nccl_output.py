@@ -239,3 +239,54 @@ def test_a_busbw_that_is_not_a_number_is_not_hidden_by_the_other(
     fields[7], fields[11] = out_of_place, in_place
     largest = parse_all_reduce(capture.replace(ROW_LINE, "  " + "  ".join(fields))).largest
     assert math.isnan(largest.busbw_gbps)
+
+
+@pytest.mark.parametrize("wrong", ["0.9", "2.5", "1e-3"])
+def test_a_wrong_count_with_a_fraction_is_refused_not_read_as_a_whole_number(capture: str, wrong: str) -> None:
+    """ "%6g" of an int64 prints a whole number (src/util.cu writeBenchmarkLineBody); 0.9 was read as int 0: no error."""
+    row = ROW_LINE[: ROW_LINE.rindex("0")] + wrong
+    with pytest.raises(NcclOutputError, match=rf"#wrong {re.escape(wrong)} is not a count of elements \(a whole"):
+        parse_all_reduce(capture.replace(ROW_LINE, row))
+    assert parse_all_reduce(capture.replace(ROW_LINE, ROW_LINE[: ROW_LINE.rindex("0")] + "1.23457e+06")).rows
+
+
+@pytest.mark.parametrize(("column", "figure"), [(5, "0.00"), (5, "0"), (5, "-1.5"), (6, "-3.0"), (11, "-0.5")])
+def test_a_time_of_zero_or_a_bandwidth_below_zero_is_no_measurement(capture: str, column: int, figure: str) -> None:
+    fields = ROW_LINE.split()
+    fields[column] = figure
+    largest = parse_all_reduce(capture.replace(ROW_LINE, "  " + "  ".join(fields))).largest
+    assert largest.not_finite(), fields
+
+
+def other_rows(line: str) -> str:
+    """`-d all -o all`: the same size in int8 `max` and double `sum` (src/common.cu's test_typenames, test_opnames)."""
+    return "\n".join(
+        [
+            line.replace("     float     sum", f"{kind:>10s}  {op:>6s}")
+            for kind, op in (("int8", "max"), ("double", "sum"))
+        ]
+        + [line]
+    )
+
+
+def test_only_the_float_sum_rows_are_judged(capture: str) -> None:
+    """At the largest size, an int8 `max` and a double `sum` row far below the float sum's busbw: the float sum is
+    judged (the worst row of the size was the int8 one)."""
+    fast = ROW_LINE.replace("    0.00       0     1.43  752078    0.00", "  9999.0       0     1.43  752078  9999.0")
+    text = capture.replace(ROW_LINE, "\n".join([*other_rows(ROW_LINE).splitlines()[:2], fast]))
+    run = parse_all_reduce(text)
+    assert len(run.rows) == 30
+    assert (run.largest.data_type, run.largest.redop, run.largest.busbw_gbps) == ("float", "sum", 9999.0)
+
+
+def test_a_log_without_a_float_sum_row_at_the_largest_size_is_refused(capture: str) -> None:
+    text = capture.replace(ROW_LINE, other_rows(ROW_LINE).rsplit("\n", 1)[0])
+    with pytest.raises(
+        NcclOutputError, match=r"no float sum row at 1073741824 B \(its rows there are double sum, int8 max"
+    ):
+        parse_all_reduce(text)
+
+
+def test_two_runs_in_one_log_are_refused(capture: str) -> None:
+    with pytest.raises(NcclOutputError, match=r"two '# nThread \.\.\.' headers: two runs written into one log"):
+        parse_all_reduce(capture + capture)

@@ -64,18 +64,40 @@ def test_the_new_stack_plans_clean_on_the_new_stack_defaults(project):
     assert plan["draDriver"] == {"chart": "dra-driver-nvidia-gpu", "version": "0.4.1"}, "and the 0.4.1 chart"
 
 
-def test_the_new_stack_joins_the_workflows_list_with_its_identities_in_deploy_order(project):
-    before = json.loads((project / new_stack.STACKS_FILE).read_text())["stacks"]
-    new_stack.new_stack("stage-2.eu", PROJECT_ID, SUBNET_ID, project)
-    after = json.loads((project / new_stack.STACKS_FILE).read_text())["stacks"]
-    assert after == [
-        *before,
-        {
-            "stack": "stage-2.eu",
-            "previewIdentityVariable": "NEBIUS_PREVIEW_SERVICE_ACCOUNT_ID_STAGE_2_EU",
-            "deployIdentityVariable": "NEBIUS_DEPLOY_SERVICE_ACCOUNT_ID",
-        },
-    ]
+ENTRY = {
+    "stack": "stage-2.eu",
+    "previewIdentityVariable": "NEBIUS_PREVIEW_SERVICE_ACCOUNT_ID_STAGE_2_EU",
+    "deployIdentityVariable": "NEBIUS_DEPLOY_SERVICE_ACCOUNT_ID",
+}
+
+
+def test_the_new_stack_joins_the_workflows_list_with_its_identities_before_the_last_stack(project, capsys):
+    """dev, prod becomes dev, the new stack, prod: prod, behind its reviewers, still deploys last."""
+    dev, prod = json.loads((project / new_stack.STACKS_FILE).read_text())["stacks"]
+    args = ["--name", "stage-2.eu", "--parent-id", PROJECT_ID, "--subnet-id", SUBNET_ID, "--project-dir", str(project)]
+    assert new_stack.main(args) == 0
+    assert json.loads((project / new_stack.STACKS_FILE).read_text())["stacks"] == [dev, ENTRY, prod]
+    assert "deploys after dev, before prod (dev -> stage-2.eu -> prod): AFTER=<stack>" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("listed", "after", "order"),
+    [
+        (["dev", "prod"], "prod", ["dev", "prod", "stage-2.eu"]),
+        (["dev", "prod"], "dev", ["dev", "stage-2.eu", "prod"]),
+        (["dev", "qa", "prod"], "", ["dev", "qa", "stage-2.eu", "prod"]),
+        (["dev"], "", ["dev", "stage-2.eu"]),
+        ([], "", ["stage-2.eu"]),
+    ],
+)
+def test_after_names_the_stack_it_deploys_after_and_the_default_keeps_the_last_stack_last(
+    project, listed, after, order
+):
+    (project / new_stack.STACKS_FILE).write_text(new_stack.stacks_file_text([{"stack": name} for name in listed]))
+    new_stack.new_stack("stage-2.eu", PROJECT_ID, SUBNET_ID, project, after=after)
+    after_write = json.loads((project / new_stack.STACKS_FILE).read_text())["stacks"]
+    assert [entry["stack"] for entry in after_write] == order
+    assert after_write[order.index("stage-2.eu")] == ENTRY
 
 
 def test_the_committed_list_is_written_as_the_tool_writes_it():
@@ -97,6 +119,7 @@ def test_the_committed_list_is_written_as_the_tool_writes_it():
         ("staging", "", SUBNET_ID, "PARENT_ID is empty"),
         ("staging", "vpcsubnet-e00x", SUBNET_ID, "PARENT_ID='vpcsubnet-e00x' is not the ID of a Nebius project"),
         ("staging", PROJECT_ID, "project-e00x\n", "SUBNET_ID='project-e00x\\n' is not the ID of a Nebius vpcsubnet"),
+        ("staging", PROJECT_ID, SUBNET_ID, "AFTER='qa' is not a stack of .github/stacks.json: give one of dev, prod,"),
     ],
 )
 def test_a_bad_or_taken_name_or_id_is_refused_with_exit_2_naming_it_and_nothing_is_written(
@@ -107,22 +130,34 @@ def test_a_bad_or_taken_name_or_id_is_refused_with_exit_2_naming_it_and_nothing_
     stacks += [{"stack": "listed"}, {"stack": "stage-2", "previewIdentityVariable": "NEBIUS_PREVIEW_SERVICE_ACCOUNT_ID_STAGE_2"}]  # fmt: skip
     (project / new_stack.STACKS_FILE).write_text(new_stack.stacks_file_text(stacks))
     before = {path: path.read_text() for path in project.rglob("*") if path.is_file()}
-    args = ["--name", name, "--parent-id", parent, "--subnet-id", subnet, "--project-dir", str(project)]
-    assert new_stack.main(args) == new_stack.EXIT_REFUSED
+    args = ["--name", name, "--parent-id", parent, "--subnet-id", subnet, "--after", "qa" if "AFTER" in named else ""]
+    assert new_stack.main([*args, "--project-dir", str(project)]) == new_stack.EXIT_REFUSED
     err = capsys.readouterr().err
     assert named in err and "Traceback" not in err
     assert {path: path.read_text() for path in project.rglob("*") if path.is_file()} == before
 
 
-def test_make_new_stack_hands_the_values_to_the_tool_unparsed_by_the_shell():
-    """The refusal path through the real Makefile (it writes nothing): the value reaches the tool as given."""
-    made = subprocess.run(
-        ["make", "--no-print-directory", "-o", "venv/.installed", "new-stack", 'NAME=x"; echo injected; "'],
+def make_new_stack(*variables: str) -> subprocess.CompletedProcess[str]:
+    """The refusal path through the real Makefile (it writes nothing)."""
+    return subprocess.run(
+        ["make", "--no-print-directory", "-o", "venv/.installed", "new-stack", *variables],
         cwd=PROJECT_DIR,
         capture_output=True,
         text=True,
         timeout=120,
     )
+
+
+def test_make_new_stack_hands_the_values_to_the_tool_unparsed_by_the_shell():
+    """The value reaches the tool as given."""
+    made = make_new_stack('NAME=x"; echo injected; "')
     assert made.returncode == 2
     assert "make new-stack: NAME='x\"; echo injected; \"' is not a Pulumi stack name" in made.stderr
     assert "injected\n" not in made.stdout
+
+
+def test_make_new_stack_hands_after_to_the_tool():
+    """AFTER reaches the tool: a stack the list lacks is refused, nothing is written."""
+    made = make_new_stack("NAME=x", "AFTER=no-such-stack")
+    assert made.returncode == 2
+    assert "make new-stack: AFTER='no-such-stack' is not a stack of .github/stacks.json" in made.stderr

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from components.config.reading import markdown_code_block
-from tools.cost.__main__ import BaseCost, render
+from tools.cost.__main__ import BaseCost, Head, render
 from tools.plan import __main__ as plan_cli
 from tools.plan.model import build_plan
 from tools.plan.report import render_markdown, render_text
@@ -72,7 +72,7 @@ def test_no_line_closes_the_code_block_it_is_in(lines):
 @pytest.mark.parametrize("name", HOSTILE_NAMES)
 @pytest.mark.parametrize("output", ["text", "markdown"])
 def test_a_hostile_base_in_the_cost_is_escaped_for_its_output(name, output):
-    head = {"groups": [], "total": {}}
+    head = Head({"groups": [], "total": {}}, {}, "1.34")
     base = BaseCost(name, None, f"{name} cannot be priced by this checkout's code")
     shown = render("dev", head, base, output)
     assert "\x1b" not in shown and "\u202e" not in shown

@@ -75,8 +75,11 @@ def test_a_skipped_minor_is_refused_with_the_allowed_path(capsys, tmp_path):
         status = plan_cli.main(
             ["--stack-file", str(edited), "--baseline", str(baseline), "--out", "none", "--format", form]
         )
-        out = capsys.readouterr().out
-        assert status == plan_cli.EXIT_POLICY
+        captured = capsys.readouterr()
+        out = captured.out
+        assert status == plan_cli.EXIT_PROGRAM, "a minor skip is bad input: exit 2, as the driver line's refusal"
+        assert captured.err.startswith("python -m tools.plan: nebius-dra:kubernetesVersion: 1.34 -> 1.36 skips a minor")
+        assert "Allowed path: 1.34 -> 1.35 -> 1.36" in captured.err
         assert "REFUSED: kubernetesVersion 1.34 -> 1.36" in out
         assert "Allowed path: 1.34 -> 1.35 -> 1.36" in out and "BLOCKED" in out
         assert "recreates the nodes" not in out, "a refused move replaces nothing"
@@ -209,6 +212,7 @@ def test_an_operator_group_beside_preset_groups_is_planned_as_steps_and_the_root
     for shown in (render_text(plan), _changed(render_markdown(plan))):
         assert "kubectl label nodes -l nebius-dra/node-group=h200-train nvidia.com/gpu.deploy.operands=false" in shown
         assert "values.nvidiaDriverRoot: / -> /run/nvidia/driver" in shown
+        assert "restarts the plugin on every GPU node at once" in shown, "the Helm row's words, not a fixed line"
     assert "driver-mode-transition" in render_markdown(plan)
     accepted = build_plan(
         "prod",
@@ -322,3 +326,111 @@ def test_a_total_resting_on_a_doubtful_price_says_so_in_the_cost_table_and_the_r
     assert total.endswith(caveat)
     assert f"priceCaveat={caveat}" in text.split("\nResources\n", 1)[1]
     assert caveat in render_markdown(plan)
+
+
+def _with_templates(config: dict[str, str], builtins: list[str], user: list[dict[str, Any]]) -> dict[str, str]:
+    users = [*json.loads(config["nebius-dra:userClaimTemplates"]), *user]
+    return config | {
+        "nebius-dra:builtinClaimTemplates": json.dumps(builtins),
+        "nebius-dra:userClaimTemplates": json.dumps(users),
+    }
+
+
+ONE_GPU = {"name": "one-h200", "requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}}]}
+
+
+def test_claim_templates_created_and_deleted_are_named_with_what_they_do(prod_baseline):
+    """A built-in template dropped from builtinClaimTemplates and a user template added: each with its row's words."""
+    builtins = ["gpu", "multi-gpu", "gpu-by-product", "rdma-network", "gpu-nic-aligned"]
+    config = _with_templates(load_stack_config("prod"), builtins, [ONE_GPU])
+    plan = build_plan("prod", config=config, out=None, baseline=prod_baseline)
+    for shown in (render_text(plan), _changed(render_markdown(plan))):
+        assert "CLAIM TEMPLATE dra-samples/one-h200 (userClaimTemplates) created: Pods may name it" in shown
+        assert "CLAIM TEMPLATE dra-samples/ib-network (built-in, builtinClaimTemplates) DELETED: running Pods keep" in (
+            shown
+        )
+        assert "a Pod created afterwards that names it gets no claim and does not start" in shown
+        assert "resource-claim-template-v1/" in shown and "will be bound to this pod" in shown
+        assert "Nothing recorded differs" not in shown
+    changes = plan_document(plan)["changes"]
+    assert changes["addedClaimTemplates"] == ["dra-samples/one-h200 (userClaimTemplates)"]
+    assert changes["removedClaimTemplates"] == ["dra-samples/ib-network (built-in, builtinClaimTemplates)"]
+
+
+def test_a_built_in_template_the_stack_stops_creating_says_why():
+    """dev moved from an 8-GPU node to a 1-GPU one: no group has two GPUs a node, so multi-gpu is no longer created."""
+    eight = with_gpu_groups_changed("dev", lambda g: {"preset": "8gpu-128vcpu-1600gb"})
+    baseline = json.loads(json.dumps(plan_document(build_plan("dev", config=eight, out=None))))
+    text = render_text(build_plan("dev", out=None, baseline=baseline))
+    assert (
+        "CLAIM TEMPLATE dra-samples/multi-gpu (built-in, builtinClaimTemplates) (not created now: no GPU group has two "
+        "or more GPUs per node) DELETED" in text
+    )
+
+
+def test_a_claim_template_edit_is_a_replacement_with_its_source(prod_baseline):
+    users = json.loads(load_stack_config("prod")["nebius-dra:userClaimTemplates"])
+    users[0]["requests"][1]["exactly"]["allocationMode"] = "ExactCount"
+    config = {**load_stack_config("prod"), "nebius-dra:userClaimTemplates": json.dumps(users)}
+    plan = build_plan("prod", config=config, out=None, baseline=prod_baseline)
+    for shown in (render_text(plan), _changed(render_markdown(plan))):
+        assert "CLAIM TEMPLATES DELETED AND CREATED (the spec is immutable" in shown
+        assert "ValidateResourceClaimTemplateUpdate" in shown and "This field is immutable" in shown
+        assert "CLAIM TEMPLATE dra-samples" not in shown, "an edited template is neither created nor deleted"
+
+
+def test_a_baseline_that_did_not_record_template_namespaces_shows_no_change(prod_baseline):
+    """planFormat 2 before issue 39 recorded a claim template's name and spec only: its namespace is not a change."""
+    older = copy.deepcopy(prod_baseline)
+    for template in older["claimTemplates"]:
+        del template["namespace"]
+    text = render_text(build_plan("prod", out=None, baseline=older))
+    assert "Nothing recorded differs from the baseline" in text
+    moved = build_plan(
+        "prod",
+        config={**load_stack_config("prod"), "nebius-dra:claimNamespace": "gpu-claims"},
+        out=None,
+        baseline=prod_baseline,
+    )
+    assert "namespace: dra-samples -> gpu-claims" in render_text(moved)
+    assert "NOT IN THE TABLE" not in render_text(moved)
+
+
+def test_a_new_subnet_replaces_the_cluster_and_a_new_etcd_size_is_in_place(prod_baseline):
+    moved = {**load_stack_config("prod"), "nebius-dra:subnetId": "vpcsubnet-e00prod00000000001"}
+    plan = build_plan("prod", config=moved, out=None, baseline=prod_baseline)
+    text = render_text(plan)
+    assert "REPLACES THE CLUSTER, and every node group with it" in text.splitlines()[0]
+    for shown in (text, _changed(render_markdown(plan))):
+        assert "REPLACES THE CLUSTER dra-prod" in shown
+        assert "controlPlane.subnetId: vpcsubnet-e00prod00000000000 -> vpcsubnet-e00prod00000000001" in shown
+        assert "(field_behavior) = IMMUTABLE" in shown
+    resized = build_plan(
+        "prod",
+        config={**load_stack_config("prod"), "nebius-dra:etcdClusterSize": "1"},
+        out=None,
+        baseline=prod_baseline,
+    )
+    changed = render_text(resized).split("Policy verdicts", 1)[0]
+    assert "IN PLACE (no node replaced)" in changed and "controlPlane.etcdClusterSize: 3 -> 1" in changed
+    assert "REPLACES" not in changed
+
+
+def test_a_baseline_that_recorded_the_cluster_version_only_shows_no_other_cluster_change(prod_baseline):
+    older = copy.deepcopy(prod_baseline)
+    older["cluster"] = {k: v for k, v in older["cluster"].items() if k in ("urn", "name")} | {
+        "controlPlane": {"version": "1.34"}
+    }
+    assert "Nothing recorded differs from the baseline" in render_text(build_plan("prod", out=None, baseline=older))
+
+
+def test_a_budget_that_passes_on_a_doubtful_price_says_so_in_the_plan():
+    """Issue 39's fourth edit: prod's 30-day budget rests on the H200 price the table calls likely low."""
+    budget = {"max-hourly-cost": {"maxHourlyUsd": 400, "enforcementLevel": "mandatory"}}
+    plan = build_plan("prod", out=None, policy_config=budget)
+    assert not plan.blocked
+    for shown in (render_text(plan), render_markdown(plan)):
+        verdicts = shown.split("olicy verdicts", 1)[1].split("Cost", 1)[0]
+        assert "max-hourly-cost" in verdicts and "within maxHourlyUsd $400.00" in verdicts
+        assert "The pass rests on doubtful or stale prices: dra-prod-h200-burst: doubtful price" in verdicts
+    assert plan_document(plan)["passes"][0]["policy"] == "max-hourly-cost"

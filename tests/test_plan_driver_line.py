@@ -50,8 +50,14 @@ def test_moving_back_to_25_x_blocks_the_plan(tmp_path, capsys):
         "BLOCKED: the DRA driver moves back from dra-driver-nvidia-gpu 0.4.1 to nvidia-dra-driver-gpu 25.12.0"
         in render_text(plan)
     )
-    assert plan_cli.main(["--stack", "dev", "--out", "none", "--baseline", str(baseline)]) == plan_cli.EXIT_POLICY
-    assert "REFUSED: DRA driver dra-driver-nvidia-gpu 0.4.1 -> nvidia-dra-driver-gpu 25.12.0" in capsys.readouterr().out
+    assert plan_cli.main(["--stack", "dev", "--out", "none", "--baseline", str(baseline)]) == plan_cli.EXIT_PROGRAM
+    captured = capsys.readouterr()
+    assert "REFUSED: DRA driver dra-driver-nvidia-gpu 0.4.1 -> nvidia-dra-driver-gpu 25.12.0" in captured.out
+    assert captured.err.startswith(
+        "python -m tools.plan: nebius-dra:draDriverChart: dra-driver-nvidia-gpu 0.4.1 -> nvidia-dra-driver-gpu 25.12.0 "
+        "is refused"
+    )
+    assert "keep nebius-dra:draDriverChart dra-driver-nvidia-gpu" in captured.err
 
 
 def test_a_driver_on_its_own_line_or_a_baseline_without_one_plans_no_change():

@@ -26,13 +26,13 @@ from policies.dra_guardrails.identity_rules import (
 )
 from policies.dra_guardrails.planned import DRA_DRIVER_COMPONENT_TYPE, PLUGIN_OUTAGE_ACCEPTED, written_group_name
 from tests.helpers import STACKS, beyond_the_unlisted_minor
-from tests.test_queues import TEAMS, prod_with
+from tests.kubernetes_manifests import HELM_RELEASE
+from tests.queue_configs import TEAMS, prod_with
 from tools.plan.mock_engine import ProgramRun, run_program
 
 CLUSTER = "nebius:index/mk8sV1Cluster:Mk8sV1Cluster"
 NODE_GROUP = "nebius:index/mk8sV1NodeGroup:Mk8sV1NodeGroup"
 GPU_CLUSTER = "nebius:index/computeV1GpuCluster:ComputeV1GpuCluster"
-RELEASE = "kubernetes:helm.sh/v3:Release"
 TEMPLATE = "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate"
 POD = "kubernetes:core/v1:Pod"
 COST_ESTIMATE = "nebius-dra:cost:CostEstimate"
@@ -49,7 +49,7 @@ def the_one(resources: Resources, predicate: Callable[[PlannedResource], bool]) 
 
 
 def driver_release(r: PlannedResource) -> bool:
-    return r.type == RELEASE and r.props["chart"].endswith(("nvidia-dra-driver-gpu", "dra-driver-nvidia-gpu"))
+    return r.type == HELM_RELEASE and r.props["chart"].endswith(("nvidia-dra-driver-gpu", "dra-driver-nvidia-gpu"))
 
 
 def autoscaled_gpu_group(r: PlannedResource) -> bool:
@@ -57,7 +57,7 @@ def autoscaled_gpu_group(r: PlannedResource) -> bool:
 
 
 def exporter_release(r: PlannedResource) -> bool:
-    return r.type == RELEASE and r.props["chart"] == "dcgm-exporter"
+    return r.type == HELM_RELEASE and r.props["chart"] == "dcgm-exporter"
 
 
 def template_named(name: str) -> Callable[[PlannedResource], bool]:
@@ -142,7 +142,7 @@ def driver_in_default_namespace(resources: Resources) -> PlannedResource:
 
 
 def device_plugin_on(resources: Resources) -> PlannedResource:
-    operator = the_one(resources, lambda r: r.type == RELEASE and r.props["chart"].endswith("gpu-operator"))
+    operator = the_one(resources, lambda r: r.type == HELM_RELEASE and r.props["chart"].endswith("gpu-operator"))
     return set_field(operator, "values.devicePlugin.enabled", True)
 
 
@@ -244,7 +244,7 @@ def exporter_before_v1_support(resources: Resources) -> PlannedResource:
 
 
 def operator_exporter_on(resources: Resources) -> PlannedResource:
-    operator = the_one(resources, lambda r: r.type == RELEASE and r.props["chart"].endswith("gpu-operator"))
+    operator = the_one(resources, lambda r: r.type == HELM_RELEASE and r.props["chart"].endswith("gpu-operator"))
     return set_field(operator, "values.dcgmExporter.enabled", True)
 
 
@@ -336,7 +336,7 @@ def deploy_identity_trusting_a_branch(resources: Resources) -> PlannedResource:
 
 
 def kueue_dra_gate_off(resources: Resources) -> PlannedResource:
-    release = the_one(resources, lambda r: r.type == RELEASE and r.props["chart"].endswith("/kueue"))
+    release = the_one(resources, lambda r: r.type == HELM_RELEASE and r.props["chart"].endswith("/kueue"))
     release.props["values"]["controllerManager"]["featureGates"] = [
         {"name": "DynamicResourceAllocation", "enabled": False}
     ]

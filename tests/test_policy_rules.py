@@ -22,7 +22,7 @@ from pulumi_policy import (
 from pulumi_policy.deserialize import deserialize_properties
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, unknown_checking_proxy
 
-from policies.dra_guardrails import POLICIES, PlannedResource, PolicyConfigError, check_resources
+from policies.dra_guardrails import POLICIES, PlannedResource, PolicyConfigError, check_resources, pass_notes
 from policies.dra_guardrails.claim_rules import image_is_pinned
 from policies.dra_guardrails.planned import (
     CLUSTER_TYPE,
@@ -902,6 +902,27 @@ def test_max_hourly_cost_carries_the_caveats_of_the_prices_it_used():
         "max-hourly-cost", TRAIN, BURST, cost_estimate(doubtful, estimated("dra-prod-burst", 28.0)), config=budget(1)
     )
     assert message.endswith("Caveats on these prices: dra-prod-train: doubtful price (prices/nebius.yaml): likely low.")
+
+
+def _planned(*resources: tuple[str, str, dict]) -> list[PlannedResource]:
+    return [PlannedResource(urn_of(t, name), t, name, props) for t, name, props in resources]
+
+
+def test_a_pass_of_max_hourly_cost_says_what_it_rests_on_and_a_doubtful_price():
+    """The pack reports no pass, so `pass_notes` is what the plan prints; a pass on a doubted price says so."""
+    doubtful = {**estimated("dra-prod-train", 28.0), "caveats": ["doubtful price (prices/nebius.yaml): likely low"]}
+    caveated = _planned(TRAIN, BURST, cost_estimate(doubtful, estimated("dra-prod-burst", 28.0)))
+    mandatory = {"max-hourly-cost": {"maxHourlyUsd": 400, "enforcementLevel": "mandatory"}}
+    [(policy, note)] = pass_notes(caveated, mandatory)
+    assert policy == "max-hourly-cost" and "cost up to $336.00 per hour at their largest size, within" in note
+    assert note.endswith(
+        "The pass rests on doubtful or stale prices: dra-prod-train: doubtful price (prices/nebius.yaml): likely low."
+    )
+    [(_, plain)] = pass_notes(_planned(TRAIN, BURST, PRICED), mandatory)
+    assert "rests on" not in plain
+    assert pass_notes(caveated, {"max-hourly-cost": {"maxHourlyUsd": 335}}) == [], "over the budget is a violation"
+    assert pass_notes(caveated, {}) == [], "without a threshold the policy checks nothing, so it passes nothing"
+    assert pass_notes(caveated, {"max-hourly-cost": {"maxHourlyUsd": 400, "enforcementLevel": "disabled"}}) == []
 
 
 def test_max_hourly_cost_takes_node_counts_from_the_node_groups_not_the_estimate():

@@ -16,32 +16,20 @@ import pytest
 from components.config import parse_stack_config
 from components.config.errors import ConfigError
 from components.config.queues import builtin_requests, uncountable_reason
-from components.config.stack_file import load_stack_config
 from components.dra_constants import BUILTIN_TEMPLATES, GPU_CLASS
 from components.labels import system_node_labels
 from components.queue_model import DRA_GATE, GPU_QUOTA_RESOURCE, QUEUE_NAME_LABEL
 from components.values.claim_templates import builtin_template_specs
 from components.values.kueue import kueue_values, queue_objects, queued_job
 from policies.dra_guardrails import PlannedResource, check_resources
-from tests.test_kubernetes_schema import kubernetes_objects, manifest
+from tests.kubernetes_manifests import kubernetes_objects, manifest
+from tests.queue_configs import TEAMS, prod_with
 from tools.cost.render import money
 from tools.cost.teams import team_rows
 from tools.plan.mock_engine import run_program
 from tools.plan.model import build_plan
 from tools.plan.report import render_text
 from tools.verify.queues import check_queues
-
-TEAMS = [
-    {"name": "research", "cohort": "h200", "quotas": [{"group": "h200-train", "gpus": 24}, {"group": "h200-burst", "gpus": 32}]},
-    {"name": "inference", "cohort": "h200", "quotas": [{"group": "h200-train", "gpus": 8}, {"group": "h200-burst", "gpus": 32, "borrowingLimit": 16}]},
-]  # fmt: skip
-
-
-def prod_with(queues: dict[str, Any], **overrides: str) -> dict[str, str]:
-    config = dict(load_stack_config("prod"))
-    config["nebius-dra:queues"] = json.dumps(queues)
-    config.update({f"nebius-dra:{key}": value for key, value in overrides.items()})
-    return config
 
 
 def parsed(config: dict[str, str]):
@@ -315,8 +303,9 @@ class QueueCluster:
     def __init__(self, objects: dict[tuple[str, str | None], list[dict[str, Any]]]) -> None:
         self.objects = objects
 
-    def list_custom_objects(self, group, version, plural, namespace=None):
+    def list_custom_objects(self, group, version, kind, plural, namespace=None):
         assert (group, version) == ("kueue.x-k8s.io", "v1beta2")
+        assert kind == {"clusterqueues": "ClusterQueue", "localqueues": "LocalQueue", "workloads": "Workload"}[plural]
         return self.objects.get((plural, namespace), [])
 
 

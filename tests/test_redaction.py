@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -22,19 +23,23 @@ import pytest
 import yaml
 from hypothesis import example, given
 from hypothesis import strategies as st
+from pulumi.runtime import rpc
 
 from components.config import ConfigError, parse_stack_config
 from components.config.errors import ConfigProblems
 from components.config.raw import RawConfig
 from components.config.reading import printable
-from components.config.stack_file import read_stack_file
+from components.config.stack_file import StackFileConfig, read_stack_file
 from components.redaction import redacted as redact
-from components.redaction import secrets_of
+from components.redaction import redacted_command, secrets_of
 from components.shown import shown
-from tests.test_verify_hostile import EXEC_API, exec_user, kubeconfig_text, script
+from tests.kubeconfigs import EXEC_API, exec_user, kubeconfig_text, script
 from tools.cost import __main__ as cost_cli
 from tools.plan import __main__ as plan_cli
+from tools.plan import mock_engine
 from tools.plan.mock_engine import run_program
+from tools.plan.stack_source import read_stack_source
+from tools.plan.values import presentable
 from tools.verify import __main__ as verify_cli
 
 CANARY = "CANARYq7Zk"
@@ -174,10 +179,12 @@ HOSTILE_STACK_VALUES = {
     "nebius-dra:dcgmExporterRepository": f"https://mirror.example.com/charts?x=1&access_token={CANARY}&k={CANARY}",
     "nebius-dra:nebiusProfile": "apiVersion: v1\nusers:\n- user:\n    token: " + CANARY + "x" * 200,
     "nebius-dra:existingClusterKubeconfig": kubeconfig_with_token(CANARY),
+    # A repository password in plain text (refused: it must be a secret), with the mirror it is for.
+    "nebius-dra:chartRepositoryPassword": f"p{CANARY}:x@y",
 }
 
 
-def hostile_stack_file(tmp_path: Path, values: dict[str, Any]) -> Path:
+def hostile_stack_file(tmp_path: Path, values: Mapping[str, Any]) -> Path:
     document = yaml.safe_load(Path("Pulumi.dev.yaml").read_text())
     document["config"].update(values)
     path = tmp_path / "Pulumi.hostile.yaml"
@@ -203,6 +210,60 @@ def test_no_canary_in_any_output_of_the_plan_and_the_cost(key, output, tmp_path,
     assert_no_canary(*printed)
     assert cost_cli.main(["--stack-file", str(stack_file), "--format", output]) == 2
     assert_no_canary(*outputs_of(capsys))
+
+
+# A private mirror's login as `pulumi config set --secret` keeps it; the password is decrypted only for the program.
+MIRROR_LOGIN = {
+    "nebius-dra:draDriverRepository": "https://charts.mirror.example/nvidia",
+    "nebius-dra:chartRepositoryUsername": "robot$dra+ci",
+}
+PASSWORD_KEY = "nebius-dra:chartRepositoryPassword"
+CANARY_PASSWORD = f"p{CANARY}:x@y"
+
+
+def decrypted(read: StackFileConfig, key: str, value: str) -> StackFileConfig:
+    """The stack file as the program reads it under `pulumi preview`: `key` a secret, decrypted to `value`."""
+    return StackFileConfig({**read.values, key: value}, read.secret_keys | {key})
+
+
+@pytest.mark.parametrize("output", ["text", "markdown", "json"])
+def test_no_decrypted_repository_password_in_any_output_of_the_plan(output, tmp_path, capsys, monkeypatch):
+    """`make plan` cannot decrypt a secret; were it handed the password itself, as the program is under `pulumi
+    preview`, the plan still shows only its placeholder: the release receives it as a Pulumi secret."""
+    stack_file = hostile_stack_file(tmp_path, MIRROR_LOGIN)
+    read = decrypted(read_stack_source("hostile", stack_file), PASSWORD_KEY, CANARY_PASSWORD)
+    monkeypatch.setattr(mock_engine, "read_stack_source", lambda *args, **kwargs: read)
+    out = tmp_path / "plan"
+    status = plan_cli.main(["--stack-file", str(stack_file), "--format", output, "--out", str(out), "--no-base"])
+    printed = outputs_of(capsys, out)
+    assert status == plan_cli.EXIT_OK, printed[1]
+    assert "repositoryOpts" in printed[0] and "[secret]" in printed[0], printed[0][:3000]
+    assert_no_canary(*printed)
+
+
+def test_the_programs_registered_inputs_hold_the_repository_password_only_as_a_secret():
+    """Under the mock engine every input the program registers, and every stack output, is free of the password
+    once its secrets are placeholders: the password reaches the engine wrapped as a secret, nowhere else."""
+    config = {**read_stack_file("dev").values, **MIRROR_LOGIN, PASSWORD_KEY: CANARY_PASSWORD}
+    run = run_program("dev", config=config, secret_keys=[PASSWORD_KEY])
+    assert run.error is None, run.error
+    wrapped = [r for r in run.resources if rpc.is_rpc_secret(r.inputs.get("repositoryOpts"))]
+    assert [rpc.unwrap_rpc_secret(r.inputs["repositoryOpts"])["password"] for r in wrapped] == [CANARY_PASSWORD]
+    assert [r.additional_secret_outputs for r in wrapped] == [["repositoryOpts"]]
+    shown_inputs = [presentable(r.inputs, {}) for r in run.resources]
+    public_outputs = {key: value for key, value in run.outputs.items() if key not in run.secret_outputs}
+    assert_no_canary(json.dumps(shown_inputs, default=str), json.dumps(public_outputs, default=str))
+
+
+@pytest.mark.parametrize("secret", [True, False], ids=["secret", "plain"])
+def test_a_repository_password_refused_for_its_shape_is_never_quoted(secret):
+    """A password is a credential however it was given: refused for a control character, set as a secret or in
+    plain text, the refusal names the key and what is allowed, never the value."""
+    config = {**read_stack_file("dev").values, **MIRROR_LOGIN, PASSWORD_KEY: f"{CANARY_PASSWORD}\n"}
+    run = run_program("dev", config=config, secret_keys=[PASSWORD_KEY] if secret else [])
+    assert run.error is not None and not run.resources
+    assert f"{PASSWORD_KEY}: " in str(run.error) and "printable ASCII" in str(run.error), run.error
+    assert_no_canary(str(run.error))
 
 
 def secret_driver_values(leaf: Any) -> dict[str, Any]:
@@ -290,17 +351,24 @@ def test_no_canary_in_verifys_output_for_an_exec_token_a_header_cannot_carry(nam
     assert_no_canary(*verify_outputs(capsys, report))
 
 
+def outputs_of_a_failing_plugin(tmp_path: Path, capsys: Any, body: str, args: tuple[str, ...] = ()) -> list[str]:
+    """What verify prints and writes when the exec plugin (`body`, run with `args` after `--profile dev`) exits 3."""
+    script(tmp_path, "get-token.sh", body + "exit 3\n")
+    user = exec_user("./get-token.sh")
+    user["exec"]["args"] += list(args)
+    report = tmp_path / "verify.json"
+    path = write(tmp_path, kubeconfig_text("http://127.0.0.1:9", user))
+    assert verify_cli.main(["--stack", "dev", "--skip-smoke", "--kubeconfig", str(path), "--json", str(report)]) == 2
+    printed = verify_outputs(capsys, report)
+    assert "exited with status 3" in printed[1]
+    return printed
+
+
 @pytest.mark.parametrize(
     "stderr", [f"token: {CANARY}", f"Authorization: Bearer {CANARY}", f'{{"password": "{CANARY}"}}']
 )
 def test_no_canary_in_verifys_output_when_the_exec_plugin_fails_saying_a_credential(stderr, tmp_path, capsys):
-    script(tmp_path, "get-token.sh", f"echo '{stderr}' >&2\nexit 3\n")
-    report = tmp_path / "verify.json"
-    path = write(tmp_path, kubeconfig_text("http://127.0.0.1:9", exec_user("./get-token.sh")))
-    assert verify_cli.main(["--stack", "dev", "--skip-smoke", "--kubeconfig", str(path), "--json", str(report)]) == 2
-    printed = verify_outputs(capsys, report)
-    assert "exited with status 3" in printed[1]
-    assert_no_canary(*printed)
+    assert_no_canary(*outputs_of_a_failing_plugin(tmp_path, capsys, f"echo '{stderr}' >&2\n"))
 
 
 @pytest.mark.parametrize("length", [40, 90, 100, 200])
@@ -336,6 +404,10 @@ MIB = 1 << 20
         "bearer " * (MIB // 7),
         "12345 " * (MIB // 6),
         "https://[" * (MIB // 9),
+        "--token" + "\u00a0" * MIB,
+        "token" + "\\u00a0" * (MIB // 6) + "=",
+        "Basic\t" * (MIB // 6),
+        "--api-key=" + "\\xa0" * (MIB // 4),
     ],
     ids=lambda text: f"{text[:10]}~{len(text)}",
 )
@@ -344,19 +416,6 @@ def test_a_mebibyte_of_adversarial_text_is_redacted_in_linear_time(text):
     started = time.process_time()
     redact(text, secrets)
     assert time.process_time() - started < 10.0
-
-
-def test_no_canary_in_verifys_output_from_an_exec_plugins_credential_flags(tmp_path, capsys):
-    """Every exec error names the command line; a credential passed to it as a flag is not echoed."""
-    script(tmp_path, "get-token.sh", "exit 3\n")
-    user = exec_user("./get-token.sh")
-    user["exec"]["args"] += ["--token", CANARY, f"--client-secret={CANARY}"]
-    report = tmp_path / "verify.json"
-    path = write(tmp_path, kubeconfig_text("http://127.0.0.1:9", user))
-    assert verify_cli.main(["--stack", "dev", "--skip-smoke", "--kubeconfig", str(path), "--json", str(report)]) == 2
-    printed = verify_outputs(capsys, report)
-    assert "--token [redacted]" in printed[1]
-    assert_no_canary(*printed)
 
 
 @pytest.mark.parametrize(
@@ -458,3 +517,71 @@ def test_a_problem_line_redacts_its_message_never_its_key():
     problems = ConfigProblems(secrets_of(["gpuNodeGroups"]))
     problems.add("nebius-dra:gpuNodeGroups", "got gpuNodeGroups")
     assert problems.lines == ["nebius-dra:gpuNodeGroups: got [secret]"]
+
+
+# Every Unicode white space but the line feed that ends an output's line (a no-break space U+00A0 among them).
+BLANKS = st.sampled_from(sorted({chr(c) for c in range(0x3000 + 1) if chr(c).isspace()} - {"\n"}))
+# What a token, a password or base64 is written with, around the canary.
+TOKEN_TEXT = st.text(alphabet="abcXYZ019-._~+/=", max_size=6)
+
+
+@given(
+    blank=BLANKS,
+    before=TOKEN_TEXT,
+    after=TOKEN_TEXT,
+    form=st.sampled_from(["--token{}", "--password{}", "token:{}", "Bearer{}", "Authorization: Basic{}", "basic{}"]),
+)
+@example(blank="\u00a0", before="", after="", form="--token{}")
+@example(blank=" ", before="", after="", form="Authorization: Basic{}")
+def test_a_credential_after_any_unicode_blank_or_in_basic_authorization_is_redacted(blank, before, after, form):
+    """A no-break space, an em space or a tab after `--token` ends no redaction; `Basic <base64>` is a credential
+    (RFC 7617) as a bearer token is (RFC 6750)."""
+    text = form.format(blank) + before + CANARY + after
+    for quoted in every_form(text):
+        assert_no_canary(redact(quoted))
+
+
+@given(before=TOKEN_TEXT, after=TOKEN_TEXT, blank=BLANKS)
+@example(before="", after="", blank=" ")
+def test_every_credential_flag_of_a_command_line_is_redacted_by_argument(before, after, blank):
+    """The exec plugin's command line is redacted argument by argument: `-p VALUE`, `-pVALUE`, a value with a space
+    or a quote (one argument, which `shlex.join` quotes), the value after a flag that starts `--`."""
+    secret = before + CANARY + after
+    for argv in (
+        ["get-token", "-p", secret],
+        ["get-token", f"-p{secret}"],
+        ["get-token", "--token", f"a{blank}'{secret}"],
+        ["get-token", "--secret", "--token", secret],
+        ["get-token", f"--api-key=x y{secret}"],
+        ["get-token", f"--token{blank}{secret}"],
+    ):
+        assert_no_canary(redact(redacted_command(argv)))
+    assert redacted_command(["get-token", "--profile", "dev", "-p", secret]) == "get-token --profile dev -p [redacted]"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--token", CANARY, f"--client-secret={CANARY}"],
+        ["-p", CANARY],
+        [f"-p{CANARY}"],
+        ["--token", f"a b{CANARY}"],
+        ["--token\u00a0" + CANARY],
+        ["-p", f"x'{CANARY}"],
+    ],
+    ids=["long", "short", "joined", "quoted", "no-break-space", "quote"],
+)
+def test_no_canary_in_verifys_output_from_an_exec_plugins_credential_flags(args, tmp_path, capsys):
+    """Every exec error names the command line; a credential passed to it as a flag is not echoed, however written."""
+    printed = outputs_of_a_failing_plugin(tmp_path, capsys, "", tuple(args))
+    assert "get-token.sh --profile dev " in printed[1] and "[redacted]" in printed[1]
+    assert_no_canary(*printed)
+
+
+@pytest.mark.parametrize("position", [0, 150, 290, 299, 5000, 100_000])
+def test_a_long_exec_plugin_stderr_is_quoted_redacted_and_bounded(position, tmp_path, capsys):
+    """The plugin's last stderr line is quoted in at most 300 characters, redacted whatever the cut leaves."""
+    line = "x" * position + f"token: {CANARY} Authorization: Basic {CANARY}" + "y" * 200_000
+    (tmp_path / "stderr.txt").write_text(line + "\n")
+    printed = outputs_of_a_failing_plugin(tmp_path, capsys, f"cat '{tmp_path / 'stderr.txt'}' >&2\n")
+    assert_no_canary(*printed, canaries=(CANARY, CANARY[:5], "y" * 300))

@@ -19,6 +19,8 @@ from pydantic import Field, TypeAdapter, ValidationError
 
 from components.dra_constants import AUTO_REPAIR_CONDITIONS, DEFAULT_DRIVER_NAMESPACE
 from components.input import fields as schema
+from components.input.queues import FEATURE_GATE_PATTERN
+from components.queue_model import DRA_GATE
 from policies.dra_guardrails import RULES
 from policies.dra_guardrails.cluster_rules import DEFAULT_MINIMUM_VERSION, MINIMUM_VERSION
 from policies.dra_guardrails.node_group_rules import CHECKED_PRESET_EXAMPLE, CHECKED_PRESET_FIELDS
@@ -73,12 +75,15 @@ WHOLE_VALUE_EXAMPLES = {
     schema.CONDITION_TYPE_PATTERN: AUTO_REPAIR_CONDITIONS[0],
     schema.PRICE_PATTERN: "3.515",
     schema.CHART_REPOSITORY_PATTERN: "https://helm.ngc.nvidia.com/nvidia",
+    schema.REPOSITORY_USERNAME_PATTERN: "robot$dra+ci",
+    schema.REPOSITORY_PASSWORD_PATTERN: "s3cret:pa@ss",
     schema.DATE_PATTERN: "2026-11-30",
     schema.SOURCE_PATTERN: "https://nebius.com/prices",
     schema.QUANTITY_PATTERN: "40Gi",
     schema.CAPACITY_NAME_PATTERN: "gpu.nvidia.com/memory",
     **{pattern.pattern: CHECKED_PRESET_EXAMPLE[field] for field, pattern in CHECKED_PRESET_FIELDS.items()},
     MINIMUM_VERSION.pattern: DEFAULT_MINIMUM_VERSION,
+    FEATURE_GATE_PATTERN: DRA_GATE,
 }
 EXAMPLES = {
     **WHOLE_VALUE_EXAMPLES,

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from components.config.stack_file import load_stack_config
-from tests.test_namespaces import refusal
+from tests.stack_configs import refusal
 
 PROD_GROUPS = json.loads(load_stack_config("prod")["nebius-dra:gpuNodeGroups"])
 FLOORING = {"maxSurge": "0%", "maxUnavailable": "20%"}  # no node at 1 or 2 nodes, one from 5
@@ -112,9 +112,16 @@ def test_a_value_read_under_a_misspelt_keys_close_name_gets_its_bound_checks_in_
     assert bound in message, message
 
 
-def test_kueues_own_namespace_is_judged_though_every_team_was_refused():
-    teams = [{"name": "a", "quota": [{"group": "h200-burst", "gpus": 1}]}]
-    message = refusal("prod", queues=json.dumps({"teams": teams, "namespace": "kube-system"}))
-    assert 'teams[0] has unknown field(s) "quota"' in message
+@pytest.mark.parametrize(
+    ("team", "refused"),
+    [
+        ({"name": "a", "quota": [{"group": "h200-burst", "gpus": 1}]}, 'teams[0] has unknown field(s) "quota"'),
+        ({"name": "a", "quotas": [{"group": "h200-burst", "gpus": "one"}]}, 'teams[0].quotas[0].gpus got "one"'),
+    ],
+    ids=["misspelt-field", "mistyped-count"],
+)
+def test_kueues_own_namespace_is_judged_though_every_team_was_refused(team, refused):
+    message = refusal("prod", queues=json.dumps({"teams": [team], "namespace": "kube-system"}))
+    assert refused in message
     assert 'nebius-dra:queues: namespace: got "kube-system", a namespace Kubernetes creates' in message
     assert "but no team" not in message

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from components.config.errors import ConfigError
-from tests.test_dra_driver_values import parsed, without_presets
+from tests.stack_configs import parsed, without_presets
 
 
 def refusal(**overrides: Any) -> str:

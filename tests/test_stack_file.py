@@ -225,3 +225,42 @@ def test_text_the_sdk_getters_would_take_is_refused_by_the_program_and_the_plan(
 )
 def test_text_the_cli_cannot_type_is_refused(project, line):
     assert "but Pulumi.yaml declares it" in refusal(project, stack_with(project, line))
+
+
+LOOK_ALIKES = {
+    "case": "Nebius-DRA",
+    "hyphen": "nebius\u2010dra",
+    "minus": "nebius\u2212dra",
+    "underscore": "nebius_dra",
+    "cyrillic-e": "n\u0435bius-dra",
+    "fullwidth": "\uff4eebius-dra",
+    "swapped": "nebuis-dra",
+}
+
+
+@pytest.mark.parametrize("given", list(LOOK_ALIKES.values()), ids=list(LOOK_ALIKES))
+def test_a_key_under_a_look_alike_of_the_projects_namespace_is_refused_not_dropped(project, given):
+    """`Nebius-DRA:samplePods` or a U+2010 hyphen is no provider's namespace: the program reads only nebius-dra:...,
+    so the key was dropped without a word."""
+    message = refusal(project, stack_with(project, f"  {given}:samplePods: 'true'\n"))
+    assert (
+        f"under the namespace {json.dumps(given)}" in message and 'which is not the project\'s "nebius-dra"' in message
+    )
+    assert "write it as nebius-dra:samplePods" in message
+    assert all(f"U+{ord(ch):04X}" in message for ch in given if not ch.isascii())
+
+
+@pytest.mark.parametrize("namespace", ["nebius", "kubernetes", "pulumi", "nebius-dra-extra-team"])
+def test_other_namespaces_are_left_to_their_providers(project, namespace):
+    read_stack_file(stack_with(project, f"  {namespace}:something: x\n"), project)
+
+
+@pytest.mark.parametrize("given", ["Nebius-DRA", "nebius\u2010dra"], ids=["case", "hyphen"])
+def test_the_program_refuses_a_look_alike_key_the_engine_hands_it(given):
+    """Under an engine (the real CLI passes every key of the stack's config) the program refuses it too."""
+    config = dict(read_stack_file("dev").values)
+    config[f"{given}:samplePods"] = "true"
+    run = run_program("dev", config=config)
+    assert run.error is not None and f"{given}:samplePods: is set in the stack's config under the namespace" in str(
+        run.error
+    )

@@ -55,6 +55,14 @@ REFUSED = {
     "taint prefix over 253": dev_group_with(
         {"taints": [{"key": f"{'a' * 254}/gpu", "value": "t", "effect": "NoSchedule"}]}
     ),
+    "queues with an unknown field": dev_with({"nebius-dra:queues": {"teams": [], "cohorts": []}}),
+    "queue team with a misspelt field": dev_with(
+        {"nebius-dra:queues": {"teams": [{"name": "a", "quota": [{"group": "h200", "gpus": 1}]}]}}
+    ),
+    "queue quota as a string": dev_with(
+        {"nebius-dra:queues": {"teams": [{"name": "a", "quotas": [{"group": "h200", "gpus": "8"}]}]}}
+    ),
+    "queues counting a MIG class": dev_with({"nebius-dra:queues": {"deviceClasses": ["mig.nvidia.com"]}}),
 }
 # Refused by the ECMA-262 validators; Python's re lets a trailing newline through `$`.
 REFUSED_BY_ECMA = {
@@ -65,6 +73,13 @@ REFUSED_BY_ECMA = {
 ALLOWED = {
     "other namespaces and secure driver values": dev_with(
         {"nebius:profile": "ci", "kubernetes:context": "kind", "nebius-dra:draDriverValues": {"secure": "v1:abc"}}
+    ),
+    "a team's quota": dev_with(
+        {
+            "nebius-dra:queues": {
+                "teams": [{"name": "research", "cohort": "h200", "quotas": [{"group": "h200", "gpus": 1}]}]
+            }
+        }
     ),
     "labels and taints": dev_group_with(
         {
@@ -90,6 +105,39 @@ def test_every_stack_file_is_valid(name):
 @pytest.mark.parametrize("name", REFUSED)
 def test_values_the_program_refuses_fail_the_schema(name):
     assert list(validator().iter_errors(REFUSED[name]))
+
+
+# Objects left open on purpose: the stack file's top level and its config (Pulumi's own keys, other providers'
+# namespaces), Helm values handed to a chart as written, and a driver's opaque claim parameters.
+OPEN_OBJECTS = {
+    "",
+    "/properties/config",
+    "/properties/config/properties/nebius-dra:draDriverValues/anyOf/0",
+    "/properties/config/properties/nebius-dra:gpuMetricsValues",
+    "/$defs/OpaqueInput/properties/parameters",
+}
+
+
+def open_objects(node: object, path: str = "") -> set[str]:
+    """Where an object of the schema takes fields it does not declare (a map's typed values are declared)."""
+    found = set()
+    if isinstance(node, dict):
+        if (node.get("type") == "object" or "properties" in node) and node.get("additionalProperties", True) is True:
+            found.add(path)
+        for key, value in node.items():
+            found |= open_objects(value, f"{path}/{key}")
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            found |= open_objects(value, f"{path}/{index}")
+    return found
+
+
+def test_every_object_the_models_declare_is_closed():
+    schema = json.loads(SCHEMA_FILE.read_text())
+    assert open_objects(schema) == OPEN_OBJECTS
+    queues = schema["properties"]["config"]["properties"]["nebius-dra:queues"]
+    assert queues["$ref"] == "#/$defs/QueuesInput", queues
+    assert schema["$defs"]["QueuesInput"]["additionalProperties"] is False
 
 
 def test_a_misspelt_key_is_named_with_the_keys_the_project_declares():

@@ -14,14 +14,11 @@ from __future__ import annotations
 import copy
 import json
 import re
-import types
-import typing
-from typing import Annotated, Any, Union
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from pydantic import BaseModel
 from pydantic_core._pydantic_core import list_all_errors  # the compiled core, where its message table is kept
 
 from components.config.errors import ConfigError
@@ -29,7 +26,7 @@ from components.config.raw import FIELD_KINDS
 from components.config.stack import parse_stack_config
 from components.config.stack_file import load_stack_config, program_config
 from components.input.stack import StackInput
-from tests.test_input_properties import SCALARS as OUTSIDE_SCALARS
+from tests.generated_input import VALUES, places, put
 
 
 def template_phrase(template: str) -> str:
@@ -48,59 +45,6 @@ UNWORDED = "expected another value"
 BOUNDED = settings(
     max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much]
 )
-# Besides the outside-input scalars, text in the alphabet of names, versions and percentages, long enough to pass bounds.
-SCALARS = OUTSIDE_SCALARS | st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-./%", max_size=300)
-VALUES = st.recursive(
-    SCALARS,
-    lambda inner: st.lists(inner, max_size=40) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
-    max_leaves=45,
-)
-MAX_DEPTH = 7
-
-
-def _members(annotation: Any) -> list[Any]:
-    """The types a value of `annotation` may be, without Annotated metadata and None."""
-    while typing.get_origin(annotation) is Annotated:
-        annotation = typing.get_args(annotation)[0]
-    if typing.get_origin(annotation) in (Union, types.UnionType):
-        return [member for arg in typing.get_args(annotation) if arg is not type(None) for member in _members(arg)]
-    return [annotation]
-
-
-def places(annotation: Any, depth: int = 0) -> list[tuple[Any, ...]]:
-    """Every place below a value of `annotation` a user can write: a model field by name, list entry 0, map key "k"."""
-    if depth >= MAX_DEPTH:
-        return []
-    found: list[tuple[Any, ...]] = []
-    for member in _members(annotation):
-        if isinstance(member, type) and issubclass(member, BaseModel):
-            steps = [(name, info.annotation) for name, info in member.model_fields.items()]
-        elif typing.get_origin(member) is list:
-            steps = [(0, typing.get_args(member)[0])]
-        elif typing.get_origin(member) is dict:
-            steps = [("k", typing.get_args(member)[1])]
-        else:
-            continue
-        for step, inner in steps:
-            found.append((step,))
-            found.extend((step, *below) for below in places(inner, depth + 1))
-    return found
-
-
-def put(document: Any, place: tuple[Any, ...], value: Any) -> Any:
-    """`document` with `value` at `place`, creating the maps and lists on the way (an entry 0 where a list is empty)."""
-    if not place:
-        return value
-    step, rest = place[0], place[1:]
-    if isinstance(step, int):
-        entries = list(document) if isinstance(document, list) and document else [{}]
-        entries[0] = put(entries[0], rest, value)
-        return entries
-    fields = dict(document) if isinstance(document, dict) else {}
-    fields[step] = put(fields.get(step, {}), rest, value)
-    return fields
-
-
 BASE = program_config(load_stack_config("dev"))
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import copy
 import json
 import math
+import os
+import subprocess
 from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
@@ -14,6 +16,7 @@ import kubernetes_validate
 import pytest
 
 from components.config.stack import parse_stack_config
+from components.config.stack_file import load_stack_config, program_config
 from components.dra_constants import IB_TEMPLATE, MULTI_GPU_TEMPLATE, NODE_GROUP_LABEL
 from policies.dra_guardrails.rdma_pod_rules import rdma_pod_problems
 from tests.nccl_format import Fabric, render, with_bandwidth
@@ -32,7 +35,7 @@ from tools.verify.burnin_job import (
 from tools.verify.burnin_verdict import PodOutput, floor_for, judge_output
 from tools.verify.checks import Outcome
 from tools.verify.cluster import ClusterError
-from tools.verify.expectations import expectations_for, load_expectations, program_config
+from tools.verify.expectations import expectations_for, load_expectations
 from tools.verify.floors import FLOORS_FILE, FloorsError, load_floors
 from tools.verify.nccl_output import parse_all_reduce
 from tools.verify.smoke import SmokeInterrupted
@@ -147,7 +150,7 @@ def test_the_floors_table_has_a_floor_for_prods_fabric_and_for_one_node() -> Non
 
 
 def test_a_fabric_at_its_published_bandwidth_passes() -> None:
-    outcome, _ = judge_output(fabric_output(455.9), NODES, 32, floor_for(FLOORS, "gpu-h200-sxm", 4), "h200-train")
+    outcome, _ = judge_output(fabric_output(455.9), NODES, HOSTS, 8, floor_for(FLOORS, "gpu-h200-sxm", 4), "h200-train")
     assert outcome.passed and not outcome.warnings, outcome.findings
     assert outcome.summary.startswith(
         "455.9 GB/s busbw at 1073741824 B over 32 GPUs on nodes computeinstance-e00train0"
@@ -155,7 +158,7 @@ def test_a_fabric_at_its_published_bandwidth_passes() -> None:
 
 
 def test_a_fabric_below_its_floor_fails_naming_every_node() -> None:
-    outcome, _ = judge_output(fabric_output(48.0), NODES, 32, floor_for(FLOORS, "gpu-h200-sxm", 4), "h200-train")
+    outcome, _ = judge_output(fabric_output(48.0), NODES, HOSTS, 8, floor_for(FLOORS, "gpu-h200-sxm", 4), "h200-train")
     [finding] = outcome.findings
     assert finding.subject == f"h200-train: bus bandwidth on nodes {', '.join(NODES)}"
     assert finding.expected.startswith("at least 365 GB/s") and finding.found.startswith(
@@ -169,7 +172,7 @@ def test_a_fabric_below_its_floor_fails_naming_every_node() -> None:
 def test_a_bandwidth_that_is_no_measurement_fails_with_or_without_a_floor(busbw: float, floor: bool) -> None:
     """`nan < floor` is false: a NaN (or an infinity, or a figure out of range) would pass every floor if compared."""
     given = floor_for(FLOORS, "gpu-h200-sxm", 4) if floor else None
-    outcome, _ = judge_output(fabric_output(busbw), NODES, 32, given, "h200-train")
+    outcome, _ = judge_output(fabric_output(busbw), NODES, HOSTS, 8, given, "h200-train")
     assert not outcome.passed
     finding = outcome.findings[-1]
     assert finding.expected == "a bus bandwidth from 0 to 100000 GB/s at the largest size"
@@ -196,7 +199,8 @@ def test_a_nan_or_inf_in_any_column_of_the_judged_row_fails_naming_it(figure: st
     outcome, _ = judge_output(
         replace(fabric_output(455.9), log=_with_row(log, GIB, "  ".join(fields))),
         NODES,
-        32,
+        HOSTS,
+        8,
         floor_for(FLOORS, "gpu-h200-sxm", 4),
         "h200-train",
     )
@@ -212,10 +216,18 @@ def test_a_nan_at_a_smaller_size_fails_too() -> None:
     fields = next(line for line in log.splitlines() if line.split()[:1] == ["1048576"]).split()
     fields[7] = "-nan"
     outcome, _ = judge_output(
-        replace(fabric_output(455.9), log=_with_row(log, 1048576, "  ".join(fields))), NODES, 32, None, "h200-train"
+        replace(fabric_output(455.9), log=_with_row(log, 1048576, "  ".join(fields))),
+        NODES,
+        HOSTS,
+        8,
+        None,
+        "h200-train",
     )
     [unmeasured] = outcome.findings
-    assert unmeasured.found == "nan or inf at 1048576 B (out-of-place busbw)"
+    assert (
+        unmeasured.found
+        == "no measurement (nan, inf, a bandwidth below 0, a time of 0) at 1048576 B (out-of-place busbw)"
+    )
 
 
 def test_an_average_bus_bandwidth_of_nan_fails() -> None:
@@ -224,12 +236,15 @@ def test_an_average_bus_bandwidth_of_nan_fails() -> None:
     outcome, _ = judge_output(
         replace(fabric_output(455.9), log=log.replace(average, "# Avg bus bandwidth    : -nan")),
         NODES,
-        32,
+        HOSTS,
+        8,
         floor_for(FLOORS, "gpu-h200-sxm", 4),
         "h200-train",
     )
     [unmeasured] = outcome.findings
-    assert unmeasured.found == "nan or inf at '# Avg bus bandwidth' (nan)"
+    assert (
+        unmeasured.found == "no measurement (nan, inf, a bandwidth below 0, a time of 0) at '# Avg bus bandwidth' (nan)"
+    )
 
 
 def test_a_repeated_size_is_judged_by_its_worst_row() -> None:
@@ -242,7 +257,8 @@ def test_a_repeated_size_is_judged_by_its_worst_row() -> None:
         outcome, _ = judge_output(
             replace(fabric_output(455.9), log=log.replace(fast, rows)),
             NODES,
-            32,
+            HOSTS,
+            8,
             floor_for(FLOORS, "gpu-h200-sxm", 4),
             "h200-train",
         )
@@ -250,9 +266,25 @@ def test_a_repeated_size_is_judged_by_its_worst_row() -> None:
         assert finding.found.startswith(f"10 GB/s busbw at {GIB} B")
 
 
+@pytest.mark.parametrize(
+    "ranked_on",
+    [(HOSTS[0],) * 4, ("other-job-0", "other-job-1", "other-job-2", "other-job-3"), (*HOSTS[:3], HOSTS[0])],
+    ids=["one-host", "other-hosts", "a-host-twice"],
+)
+def test_a_run_whose_ranks_are_not_on_the_pods_judged_fails_whatever_the_bandwidth(ranked_on) -> None:
+    """A "four-node" run whose rank lines name one host (or another Job's pods) proves nothing about the fabric."""
+    run = with_bandwidth(parse_all_reduce(CAPTURE), Fabric(ranked_on), lambda size: 455.9)
+    output = replace(fabric_output(455.9), log=render(run))
+    outcome, _ = judge_output(output, NODES, HOSTS, 8, floor_for(FLOORS, "gpu-h200-sxm", 4), "h200-train")
+    [finding] = outcome.findings
+    assert finding.subject == f"h200-train: ranks of the run on nodes {', '.join(NODES)}"
+    assert finding.expected == f"32 ranks, 8 (one per GPU) on each of the pods {', '.join(HOSTS)}"
+    assert finding.found.startswith(f"32 ranks: {ranked_on.count(ranked_on[0]) * 8} on {ranked_on[0]}")
+
+
 def test_wrong_elements_fail_whatever_the_bandwidth() -> None:
     outcome, _ = judge_output(
-        fabric_output(455.9, wrong=3), NODES, 32, floor_for(FLOORS, "gpu-h200-sxm", 4), "h200-train"
+        fabric_output(455.9, wrong=3), NODES, HOSTS, 8, floor_for(FLOORS, "gpu-h200-sxm", 4), "h200-train"
     )
     [finding] = outcome.findings
     assert "data check" in finding.subject and "wrong elements at sizes 1073741824 B" in finding.found
@@ -260,7 +292,9 @@ def test_wrong_elements_fail_whatever_the_bandwidth() -> None:
 
 def test_the_real_one_gpu_capture_fails_a_one_node_floor_and_says_why() -> None:
     output = PodOutput("p", "vm", "computeinstance-e00one", CAPTURE)
-    outcome, _ = judge_output(output, ["computeinstance-e00one"], 8, floor_for(FLOORS, "gpu-h200-sxm", 1), "h200-burst")
+    outcome, _ = judge_output(
+        output, ["computeinstance-e00one"], ["vm"], 8, floor_for(FLOORS, "gpu-h200-sxm", 1), "h200-burst"
+    )
     assert [f.subject for f in outcome.findings] == [
         "h200-burst: ranks of the run on node computeinstance-e00one",
         "h200-burst: bus bandwidth on node computeinstance-e00one",
@@ -269,7 +303,7 @@ def test_the_real_one_gpu_capture_fails_a_one_node_floor_and_says_why() -> None:
 
 
 def test_without_a_floor_the_bandwidth_is_measured_and_warned_not_judged() -> None:
-    outcome, _ = judge_output(fabric_output(12.0), NODES, 32, None, "h200-train")
+    outcome, _ = judge_output(fabric_output(12.0), NODES, HOSTS, 8, None, "h200-train")
     assert outcome.passed and outcome.warnings and "no floor" not in outcome.summary
     assert outcome.warnings[0].found.startswith("none; measured 12 GB/s")
 
@@ -279,7 +313,7 @@ def test_a_cut_log_is_a_finding_with_its_tail() -> None:
         fabric_output(455.9).log.split("# Out of bounds")[0]
         + "verify-burnin-h200-train-abcde-2: Test NCCL failure common.cu:1006 'unhandled system error / NET/IB : ibv_reg_mr failed'\n"
     )
-    outcome, run = judge_output(replace(fabric_output(0), log=cut), NODES, 32, None, "h200-train")
+    outcome, run = judge_output(replace(fabric_output(0), log=cut), NODES, HOSTS, 8, None, "h200-train")
     assert run is None
     [finding] = outcome.findings
     assert (
@@ -287,54 +321,86 @@ def test_a_cut_log_is_a_finding_with_its_tail() -> None:
     )
 
 
-ENTRY = "platform: gpu-h200-sxm, minNodes: 1, floorGbps: 3, source: s, date: '2026-12-01'"
+FIELDS = {
+    "platform": "gpu-h200-sxm",
+    "minNodes": 1,
+    "floorGbps": 80,
+    "marginPercent": 20,
+    "publishedGbps": 100,
+    "publishedRun": "r",
+    "source": "s",
+    "date": "'2026-12-01'",
+}
+
+
+def entry(**changed: object) -> str:
+    """One floors entry in YAML's flow style: FIELDS with `changed` (None: the field left out)."""
+    fields = {**FIELDS, **changed}
+    return "{" + ", ".join(f"{key}: {value}" for key, value in fields.items() if value is not None) + "}"
+
+
+ENTRY = entry()
 
 
 @pytest.mark.parametrize(
     ("text", "message"),
     [
         ("floors: [{platform: gpu-h200-sxm}]", "floors[0].minNodes is required"),
-        ("floors: [{platform: x, minNodes: 1, floorGbps: 1, source: s, date: '2026-12-01'}]", 'platform got "x"'),
-        (f"floors: [{{{ENTRY.replace('minNodes: 1', 'minNodes: 0')}}}]", "floors[0].minNodes got 0; expected a whole"),
-        (f"floors: [{{{ENTRY.replace('minNodes: 1', 'minNodes: 2')}, maxNodes: 1}}]", "maxNodes 1 is below minNodes 2"),
-        (f"floors: [{{{ENTRY.replace('floorGbps: 3', 'floorGbps: -3')}}}]", "floors[0].floorGbps got -3"),
-        (f"floors: [{{{ENTRY.replace('floorGbps: 3', 'floorGbps: .nan')}}}]", "floors[0].floorGbps got NaN"),
-        (f"floors: [{{{ENTRY.replace('floorGbps: 3', 'floorGbps: .inf')}}}]", "floors[0].floorGbps got Infinity"),
-        ("floors: [{" + ENTRY.replace("floorGbps: 3", "floorGbps: '3'") + "}]", 'floors[0].floorGbps got "3"'),
-        (f"floors: [{{{ENTRY}, marginPercent: twenty}}]", 'floors[0].marginPercent got "twenty"'),
-        (f"floors: [{{{ENTRY.replace('2026-12-01', '2026-13-01')}}}]", "YYYY-MM-DD"),
-        (f"floors: [{{{ENTRY}, flor: 1}}]", 'floors[0] has unknown field(s) "flor"; did you mean floorGbps?'),
-        (f"flors: [{{{ENTRY}}}]", 'has unknown field(s) "flors"; did you mean floors?'),
+        (f"floors: [{entry(platform='x')}]", 'platform got "x"'),
+        (
+            f"floors: [{entry(platform='gpu-h20-sxm')}]",
+            "gpu-h20-sxm is no GPU platform Nebius lists; did you mean gpu-h200-sxm?",
+        ),
+        (f"floors: [{entry(minNodes=0)}]", "floors[0].minNodes got 0; expected a whole"),
+        (f"floors: [{entry(minNodes=2, maxNodes=1)}]", "maxNodes 1 is below minNodes 2"),
+        (f"floors: [{entry(floorGbps=-3)}]", "floors[0].floorGbps got -3"),
+        (f"floors: [{entry(floorGbps='.nan')}]", "floors[0].floorGbps got NaN"),
+        (f"floors: [{entry(floorGbps='.inf')}]", "floors[0].floorGbps got Infinity"),
+        (f"floors: [{entry(floorGbps=repr('3'))}]", 'floors[0].floorGbps got "3"'),
+        (f"floors: [{entry(marginPercent='twenty')}]", 'floors[0].marginPercent got "twenty"'),
+        (f"floors: [{entry(date=repr('2026-13-01'))}]", "YYYY-MM-DD"),
+        (f"floors: [{entry(flor=1)}]", 'floors[0] has unknown field(s) "flor"; did you mean floorGbps?'),
+        (f"flors: [{ENTRY}]", 'has unknown field(s) "flors"; did you mean floors?'),
         ("- just a list", 'got ["just a list"]; expected a map {checked?, floors: [...]}'),
         (
-            f"floors: [{{{ENTRY.replace('floorGbps: 3', 'floorGbps: 99999')}, publishedGbps: 455.9, marginPercent: 20}}]",
+            f"floors: [{entry(floorGbps=99999, publishedGbps=455.9)}]",
             "floors[0] floorGbps 99999 is above publishedGbps 455.9",
         ),
         (
-            f"floors: [{{{ENTRY.replace('floorGbps: 3', 'floorGbps: 400')}, publishedGbps: 455.9, marginPercent: 20}}]",
+            f"floors: [{entry(floorGbps=400, publishedGbps=455.9)}]",
             "floors[0] floorGbps 400 is not publishedGbps 455.9 less marginPercent 20 (364.72 GB/s",
         ),
         (
-            f"floors: [{{{ENTRY.replace('floorGbps: 3', 'floorGbps: 100')}, publishedGbps: 455.9, marginPercent: 20}}]",
+            f"floors: [{entry(floorGbps=100, publishedGbps=455.9)}]",
             "floors[0] floorGbps 100 is not publishedGbps 455.9 less marginPercent 20",
         ),
-        (f"floors: [{{{ENTRY}, marginPercent: 20}}]", "marginPercent 20 means nothing without publishedGbps"),
+        # A floor says where it comes from: a bare `floorGbps: 1` is no figure anyone measured.
         (
-            f"floors: [{{{ENTRY}}}, {{{ENTRY}}}]",
+            f"floors: [{entry(floorGbps=1, marginPercent=None, publishedGbps=None, publishedRun=None)}]",
+            "floors[0].marginPercent is required",
+        ),
+        (f"floors: [{entry(publishedGbps=None)}]", "floors[0].publishedGbps is required"),
+        (f"floors: [{entry(publishedRun=None)}]", "floors[0].publishedRun is required"),
+        # Within the rounding tolerance of 0, or a typo: no floor at all.
+        (
+            f"floors: [{entry(floorGbps=1e-300)}]",
+            "floors[0].floorGbps got 1e-300; expected a bus bandwidth in GB/s, 1 to 100000",
+        ),
+        (
+            f"floors: [{entry(floorGbps=0.5, publishedGbps=0.625)}]",
+            "floors[0].publishedGbps got 0.625; expected a bus bandwidth",
+        ),
+        (
+            f"floors: [{entry(floorGbps=50, marginPercent=50)}]",
+            "floors[0].marginPercent got 50; expected the margin below the published figure, 0 to below 50 %",
+        ),
+        (f"floors: [{ENTRY}, {ENTRY}]", "floors[1] covers gpu-h200-sxm at node counts floors[0] already covers"),
+        (
+            f"floors: [{entry(minNodes=2)}, {entry(maxNodes=4)}]",
             "floors[1] covers gpu-h200-sxm at node counts floors[0] already covers",
         ),
-        (
-            f"floors: [{{{ENTRY.replace('minNodes: 1', 'minNodes: 2')}}}, {{{ENTRY}, maxNodes: 4}}]",
-            "floors[1] covers gpu-h200-sxm at node counts floors[0] already covers",
-        ),
-        (
-            "floors: [{" + ENTRY.replace("platform: gpu-h200-sxm", "platform: 'gpu-h200-sxm '") + "}]",
-            'platform got "gpu-h200-sxm "',
-        ),
-        (
-            "floors: [{" + ENTRY.replace("source: s", "source: ' s'") + "}]",
-            'source got " s"; expected a non-empty text',
-        ),
+        (f"floors: [{entry(platform=repr('gpu-h200-sxm '))}]", 'platform got "gpu-h200-sxm "'),
+        (f"floors: [{entry(source=repr(' s'))}]", 'source got " s"; expected a non-empty text'),
     ],
 )
 def test_a_floors_file_that_cannot_be_used_is_named(tmp_path: Path, text: str, message: str) -> None:
@@ -348,11 +414,11 @@ def test_a_floors_file_that_cannot_be_used_is_named(tmp_path: Path, text: str, m
 def test_entries_of_other_platforms_or_disjoint_counts_and_a_rounded_floor_are_taken(tmp_path: Path) -> None:
     """455.9 less 20 % is 364.72: the project's file writes 365, whole GB/s, and that is the same floor."""
     path = tmp_path / "floors.yaml"
-    one = ENTRY.replace("minNodes: 1", "minNodes: 1, maxNodes: 1")
-    two = ENTRY.replace("minNodes: 1", "minNodes: 2").replace("floorGbps: 3", "floorGbps: 365")
-    other = ENTRY.replace("gpu-h200-sxm", "gpu-h100-sxm")
-    path.write_text(f"floors: [{{{one}}}, {{{two}, publishedGbps: 455.9, marginPercent: 20}}, {{{other}}}]")
-    assert [floor.gbps for floor in load_floors(path)] == [3, 365, 3]
+    one = entry(maxNodes=1)
+    two = entry(minNodes=2, floorGbps=365, publishedGbps=455.9)
+    other = entry(platform="gpu-h100-sxm")
+    path.write_text(f"floors: [{one}, {two}, {other}]")
+    assert [floor.gbps for floor in load_floors(path)] == [80, 365, 80]
 
 
 def test_the_cli_refuses_a_bad_floors_file_before_asking_the_cluster(
@@ -369,9 +435,7 @@ def test_the_floors_file_is_read_even_when_the_burn_in_does_not_run(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], skip_smoke: list[str]
 ) -> None:
     path = tmp_path / "floors.yaml"
-    path.write_text(
-        "floors: [{platform: gpu-h200-sxm, minNodes: 1, floorGbps: 3, source: s, date: '2026-12-01', marginPercent: twenty}]"
-    )
+    path.write_text(f"floors: [{entry(marginPercent='twenty')}]")
     arguments = ["--stack", "prod", *skip_smoke, "--burn-in-floors", str(path), "--kubeconfig", str(tmp_path / "none")]
     assert cli.main(arguments) == 2
     assert 'floors[0].marginPercent got "twenty"' in capsys.readouterr().err
@@ -385,7 +449,7 @@ def test_skip_smoke_and_burn_in_together_are_refused(tmp_path: Path, capsys: pyt
 def test_a_stacks_own_floor_comes_first(tmp_path: Path) -> None:
     path = tmp_path / "floors.yaml"
     path.write_text(
-        "floors: [{platform: gpu-h200-sxm, minNodes: 2, floorGbps: 430, source: our run, date: '2026-12-01'}]"
+        f"floors: [{entry(minNodes=2, floorGbps=430, marginPercent=10, publishedGbps=478, publishedRun='our run')}]"
     )
     settings = cli.burn_in_settings(cli.parse_args(["--burn-in-floors", str(path)]))
     assert floor_for(settings.floors, "gpu-h200-sxm", 4).gbps == 430
@@ -599,7 +663,7 @@ def test_it_runs_after_a_change_to_the_gpu_groups_and_not_again_once_passed(tmp_
 def test_a_failed_burn_in_is_not_recorded_and_flags_override_the_gate(tmp_path: Path) -> None:
     gate = BurnInGate(settings(tmp_path, requested=None), PROD, "s", read_only=False)
     assert gate.skip_reason(CLUSTER_NODES) is None
-    failed, _ = judge_output(fabric_output(1.0), NODES, 32, floor_for(FLOORS, "gpu-h200-sxm", 4), "h200-train")
+    failed, _ = judge_output(fabric_output(1.0), NODES, HOSTS, 8, floor_for(FLOORS, "gpu-h200-sxm", 4), "h200-train")
     assert not failed.passed
     gate.record(failed)
     assert not (tmp_path / "state.json").exists()
@@ -616,9 +680,22 @@ def test_a_failed_burn_in_is_not_recorded_and_flags_override_the_gate(tmp_path: 
     )
 
 
+@pytest.mark.parametrize("requested", [None, True])
+def test_a_stack_of_one_gpu_nodes_skips_the_burn_in_as_verify_md_says(tmp_path: Path, requested: bool | None) -> None:
+    """dev creates no multi-gpu template (one GPU a node): its first verify, and --burn-in, skip the step."""
+    dev = load_expectations("dev")
+    assert MULTI_GPU_TEMPLATE not in dev.claim_templates
+    reason = BurnInGate(settings(tmp_path, requested=requested), dev, "s", read_only=False).skip_reason(
+        [node("computeinstance-e00dev", "h200")]
+    )
+    assert reason is not None
+    page = " ".join((Path(__file__).resolve().parents[1] / "docs" / "verify.md").read_text().split())
+    assert f"saying `{reason}`: dev's first verify does not burn in" in page
+
+
 def test_the_burn_in_prices_a_spot_group_as_the_stack_does() -> None:
     """A spot group costs at most its ceiling (components/values/cost.py), not the on-demand list price."""
-    config = program_config("prod")
+    config = program_config(load_stack_config("prod"))
     groups = json.loads(config["gpuNodeGroups"])
     groups[1]["capacity"] = {"type": "spot", "maxPricePerGpuHour": "0.50"}
     expectations = expectations_for(parse_stack_config({**config, "gpuNodeGroups": json.dumps(groups)}, "prod"), "prod")
@@ -626,3 +703,32 @@ def test_the_burn_in_prices_a_spot_group_as_the_stack_does() -> None:
     assert burst is not None and burst.price is not None
     assert burst.price.usd_per_node_hour == Decimal("4.00")
     assert burst.price.basis.startswith("8 GPUs x $0.5 per GPU-hour at most (maxPricePerGpuHour")
+
+
+@pytest.mark.parametrize(
+    ("value", "command"),
+    [("", "--stack dev"), ("1", "--stack dev --burn-in"), ("0", "--stack dev --no-burn-in")],
+)
+def test_make_verify_forces_the_burn_in_with_burn_in_1_and_skips_it_with_0(value: str, command: str) -> None:
+    made = make_verify(f"BURN_IN={value}")
+    assert made.returncode == 0, made.stderr
+    assert made.stdout.split("-m tools.verify ", 1)[1].strip() == command
+
+
+@pytest.mark.parametrize("value", ["yes", "1 0", "2"])
+def test_make_verify_refuses_any_other_burn_in_value_naming_it(value: str) -> None:
+    made = make_verify(f"BURN_IN={value}")
+    assert made.returncode == 2 and made.stdout == ""
+    assert f"BURN_IN={value}: give 1 to run the burn-in, 0 to skip it, or leave it out" in made.stderr
+
+
+def make_verify(*variables: str) -> subprocess.CompletedProcess[str]:
+    """`make verify`'s command line as make would run it (-n: nothing runs)."""
+    return subprocess.run(
+        ["make", "-n", "--no-print-directory", "-o", "venv/.installed", "verify", *variables],
+        cwd=Path(__file__).resolve().parents[1],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={key: value for key, value in os.environ.items() if key != "BURN_IN"},
+    )

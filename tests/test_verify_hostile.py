@@ -14,11 +14,12 @@ import hashlib
 import http.server
 import json
 import os
+import re
 import signal
 import socket
-import stat
 import threading
 import time
+import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
@@ -27,11 +28,11 @@ import pytest
 import yaml
 from kubernetes import client
 
+from tests.kubeconfigs import EXEC_API, exec_user, kubeconfig_text, script
 from tools.verify import __main__ as cli
 from tools.verify.cluster import ClusterError, ClusterUnreachableError, KubeCluster, UnusableAnswerError
 from tools.verify.kubeconfig import ExecPlugin, ExecPluginError, load_kubeconfig
 
-EXEC_API = "client.authentication.k8s.io/v1beta1"
 # A bound on waiting, not on speed: the limits under test are 0.5 s and 1 s, and the messages say which one
 # fired; it stays below the 30 s limits these tests set as the ones that must not fire, with room for a
 # 2-core machine loaded tenfold (5 s, the bound before issue 38, is 10x the limit, within reach of such load).
@@ -84,37 +85,10 @@ def silent_server() -> Iterator[SilentServer]:
     server.stop()
 
 
-def kubeconfig_text(server: str, user: dict[str, Any] | None = None) -> str:
-    return yaml.safe_dump(
-        {
-            "apiVersion": "v1",
-            "kind": "Config",
-            "clusters": [{"name": "c", "cluster": {"server": server}}],
-            "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
-            "users": [{"name": "u", "user": user if user is not None else {"token": "t"}}],
-            "current-context": "x",
-        }
-    )
-
-
 def write_kubeconfig(tmp_path: Path, server: str, user: dict[str, Any] | None = None) -> Path:
     path = tmp_path / "kubeconfig"
     path.write_text(kubeconfig_text(server, user))
     return path
-
-
-def script(tmp_path: Path, name: str, body: str) -> Path:
-    path = tmp_path / name
-    path.write_text("#!/bin/sh\n" + body)
-    path.chmod(path.stat().st_mode | stat.S_IXUSR)
-    return path
-
-
-def exec_user(command: str, env: dict[str, str] | None = None) -> dict[str, Any]:
-    spec: dict[str, Any] = {"apiVersion": EXEC_API, "command": command, "args": ["--profile", "dev"]}
-    if env:
-        spec["env"] = [{"name": name, "value": value} for name, value in env.items()]
-    return {"exec": spec}
 
 
 def gone(pid: int) -> bool:
@@ -195,6 +169,38 @@ def test_an_exec_plugin_that_never_returns_is_killed_with_its_children_after_its
     assert "its last words: 'open https://auth.example/login in a browser'" in shown
     assert plugin.exists()
     assert wait_gone([int(pid) for pid in pids.read_text().split()]) == []
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("head -c 67108864 /dev/zero | tr '\\0' x >&2\necho >&2\necho 'login failed: no profile' >&2\nexit 3\n",
+         "exited with status 3: login failed: no profile"),
+        ("head -c 67108864 /dev/zero | tr '\\0' x\n", "printed more than 1 MiB (MAX_EXEC_STDOUT_BYTES)"),
+    ],
+    ids=["stderr", "stdout"],
+)  # fmt: skip
+def test_an_exec_plugin_that_floods_its_output_is_read_in_bounded_memory(tmp_path, body, message):
+    """64 MiB on stderr (of which one line is quoted) or on stdout (no credential is that long): what is kept of either
+    stays bounded, where reading it all held every byte."""
+    script(tmp_path, "get-token.sh", body)
+    plugin = ExecPlugin(
+        command="./get-token.sh",
+        args=(),
+        env=(),
+        api_version=EXEC_API,
+        directory=tmp_path,
+        source=tmp_path / "kubeconfig",
+        user="u",
+    )
+    tracemalloc.start()
+    try:
+        with pytest.raises(ExecPluginError, match=re.escape(message)):
+            plugin.run(timeout_s=BOUND_S)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 << 20, peak
 
 
 def test_ctrl_c_while_the_exec_plugin_runs_kills_it_and_exits_130(tmp_path, capsys):
@@ -650,8 +656,21 @@ GARBAGE = {
     "a-list": (b"[1, 2]", "answered with JSON that is not an object"),
     "items-not-objects": (
         b'{"kind": "NodeList", "apiVersion": "v1", "items": [1, "x"]}',
-        "a list whose items are not a list of objects",
+        "answered with a NodeList whose items are a list with an entry that is not an object",
     ),
+    # Each once read as an empty list: no nodes, a verdict on nothing.
+    **{
+        f"items-{name}": (
+            b'{"kind": "NodeList", "apiVersion": "v1", "items": ' + items + b"}",
+            f"answered with a NodeList whose items are {kind}, not a list of objects",
+        )
+        for name, items, kind in (
+            ("object", b"{}", "a mapping"),
+            ("empty-string", b'""', "a string"),
+            ("zero", b"0", "a number"),
+            ("false", b"false", "a boolean"),
+        )
+    },
     # Once counted as pods, DeviceClasses and ResourceSlices: `PASS [1/15] Read the cluster: ... 1 DeviceClasses`.
     "a-nodelist-for-every-list": (
         b'{"kind": "NodeList", "apiVersion": "v1", "items": [{"metadata": {"name": "n"}}]}',
@@ -676,6 +695,36 @@ def test_garbage_answers_are_an_unusable_cluster_exit_2_never_a_failed_check(scr
     assert message in err
     assert "Traceback" not in err
     assert json.loads(report.read_text())["unusable"] is True
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b'{"kind": "NodeList", "apiVersion": "kueue.x-k8s.io/v1beta2", "items": [{"metadata": {"name": "n"}}]}',
+         "answered with NodeList of kueue.x-k8s.io/v1beta2 where ClusterQueueList of kueue.x-k8s.io/v1beta2 was asked"),
+        (b'{"kind": "WorkloadList", "apiVersion": "kueue.x-k8s.io/v1beta2", "items": []}',
+         "answered with WorkloadList of kueue.x-k8s.io/v1beta2 where ClusterQueueList"),
+        (b'{"kind": "ClusterQueueList", "apiVersion": "kueue.x-k8s.io/v1beta2", "items": {}}',
+         "answered with a ClusterQueueList whose items are a mapping, not a list of objects"),
+    ],
+    ids=["nodelist", "other-kueue-kind", "items-object"],
+)  # fmt: skip
+def test_a_crd_list_of_another_kind_or_malformed_is_refused_naming_the_resource(scripted, tmp_path, body, message):
+    """A CRD-backed list is checked as a built-in one: its kind is `<Kind>List`, its items a list of objects."""
+    server = scripted(answer_with(body))
+    cluster = KubeCluster.from_kubeconfig(str(write_kubeconfig(tmp_path, server.url)), request_timeout_s=30)
+    with pytest.raises(UnusableAnswerError) as refused:
+        cluster.list_custom_objects("kueue.x-k8s.io", "v1beta2", "ClusterQueue", "clusterqueues")
+    assert str(refused.value).startswith("list clusterqueues.kueue.x-k8s.io: the API server") and message in str(
+        refused.value
+    )
+
+
+def test_a_list_whose_items_are_null_is_empty(scripted, tmp_path):
+    """Go's encoding/json writes a nil slice as null: that is an empty list, not a malformed one."""
+    server = scripted(answer_with(b'{"kind": "NodeList", "apiVersion": "v1", "items": null}'))
+    cluster = KubeCluster.from_kubeconfig(str(write_kubeconfig(tmp_path, server.url)), request_timeout_s=30)
+    assert cluster.list_nodes() == []
 
 
 def test_a_small_error_answer_is_still_explained_by_its_status(scripted, tmp_path):

@@ -10,7 +10,7 @@ import io
 
 import pytest
 
-from tests.test_verify_smoke import GPU_CLAIM, GPU_POD, FakeCluster, settings, slice_node_state
+from tests.fake_cluster import GPU_CLAIM, GPU_POD, FakeCluster, settings, slice_node_state
 from tests.verify_fixtures import FIXTURE_NODE, FakeClock, copied, healthy_prod_state, load, prod_expectations, text
 from tools.verify.cluster import ClusterError
 from tools.verify.metrics import (

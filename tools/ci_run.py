@@ -9,7 +9,10 @@ started, how long it took, pytest's closing line) and build/ci/timings.json. The
 stage failed: a failed `make test` stops the builds and skips the tiers; a failed build skips the tiers that
 need it; a failed tier leaves the others running.
 
-`python -m tools.ci_run --builds` (`make e2e-build`) runs only the builds, in the foreground.
+`python -m tools.ci_run --builds` (`make e2e-build`) runs only the builds, in the foreground;
+`--builds-for PATH` (what `make e2e` runs before pytest) only those the e2e tiers under PATH start binaries of,
+their logs under build/e2e/. A build in the foreground prints its steps as they start; every build's first line
+says what it took when measured from an empty cache (.ci/figures.json).
 """
 
 from __future__ import annotations
@@ -32,7 +35,11 @@ from typing import IO
 
 ROOT = Path(__file__).resolve().parents[1]
 LOGS = ROOT / "build" / "ci"
+E2E_LOGS = ROOT / "build" / "e2e"  # make e2e's builds: never the logs of a .ci/run whose tiers run make e2e
 PYTHON = "venv/bin/python"
+# The lines the build scripts print as a step starts or ends (e2e/kube/build.py, e2e/pulumi/build.py,
+# e2e/kueue/kueue_build.py), not the go command's own output.
+BUILD_STEP = re.compile(r"^\[(build|e2e/[\w-]+/build)\] ")
 # pytest's last line: "1 failed, 1946 passed in 190.21s (0:03:10)".
 PYTEST_CLOSING = re.compile(
     r"^=*\s*(\d+ (passed|failed|errors?|skipped|deselected|xfailed|xpassed|warnings?|no tests ran)(, )?)+.* in \d"
@@ -94,6 +101,32 @@ def tier_stages(minors: Sequence[str]) -> list[Stage]:
     ]
 
 
+def builds_for(paths: str, minors: Sequence[str]) -> list[Stage]:
+    """The builds the e2e tiers under the paths of `paths` (make's E2E: words, pytest's options among them) start
+    binaries of, or of the tier a path lies in; in build order. A word that names no tier needs no build here."""
+    targets = [(ROOT / word.split("::")[0]).resolve() for word in paths.split() if not word.startswith("-")]
+    needed = {
+        need
+        for tier in tier_stages(minors)
+        for target in targets
+        if (ROOT / tier.name).is_relative_to(target) or target.is_relative_to(ROOT / tier.name)
+        for need in tier.needs
+    }
+    return [build for build in build_stages(minors) if build.name in needed]
+
+
+def cold_figure(stage: str) -> str:
+    """What the build took from an empty cache when measured, as .ci/figures.json records it."""
+    figures = json.loads(FIGURES.read_text())
+    for build in figures["builds"]:
+        if build["stage"] == stage:
+            return (
+                f"from an empty cache it took {build['cpu_minutes']:.1f} CPU-minutes, {build['wall']}, when measured "
+                "(docs/ci-run.md#figures); seconds once built"
+            )
+    return "no figure of it in .ci/figures.json"
+
+
 def duration(seconds: float) -> str:
     minutes, rest = divmod(round(seconds), 60)
     return f"{minutes}m{rest:02d}s"
@@ -120,8 +153,12 @@ def table(results: Sequence[Result], total_s: float) -> str:
 class Run:
     """One CI run's stages, their processes and their results, printed as they end."""
 
-    def __init__(self, say: Callable[[str], None] = print, logs: Path = LOGS, cwd: Path = ROOT) -> None:
+    def __init__(
+        self, say: Callable[[str], None] = print, logs: Path = LOGS, cwd: Path = ROOT, steps: bool = False
+    ) -> None:
+        """`steps`: the builds run in the foreground, so each build step's line is printed as well as logged."""
         self.say = say
+        self.steps = steps
         self.logs = logs
         self.cwd = cwd
         self.started = time.monotonic()
@@ -146,6 +183,8 @@ class Run:
             assert proc.stdout is not None
             for line in proc.stdout:
                 (log or sys.stdout).write(line)
+                if log is not None and self.steps and BUILD_STEP.match(line):
+                    self.say(f"[ci]   {line.rstrip()}")
                 if PYTEST_CLOSING.match(line):
                     result.closing = line.strip(" =\n")
             (log or sys.stdout).flush()
@@ -181,7 +220,7 @@ class Run:
                 self.record(Result(build.name, why="make test failed"))
                 continue
             path = self.logs / f"{build.name.replace(' ', '-')}.log"
-            self.say(f"[ci] {build.name}: started, log {path.relative_to(self.cwd)}")
+            self.say(f"[ci] {build.name}: started, log {path.relative_to(self.cwd)}; {cold_figure(build.name)}")
             with path.open("w") as log:
                 if self.execute(build, log).status == "failed":
                     log.flush()
@@ -264,11 +303,17 @@ def figures_markdown(figures: dict) -> str:
     lines = ["| build | CPU-minutes | wall when measured | source |", "| --- | --- | --- | --- |"]
     lines += [f"| {b['stage']} | {b['cpu_minutes']:.1f} | {b['wall'] or '-'} | {b['source']} |" for b in builds]
     lines += [
-        f"| all builds | {total:.1f} | at least {total / 2:.0f} minutes of two busy cores | the sum |",
+        f"| all builds | {total:.1f} | at most {total / 2:.0f} minutes of two busy cores | the sum; each figure is "
+        "from an empty Go build cache, and one run's builds share it, so together they take less |",
         "",
         *(
             f"- {run['what']}: {run['minutes']} minutes, {run['passed']} passed ({run['source']})."
             for run in figures["cold_runs"]
+        ),
+        *(
+            f"- {run['what']}: {run['minutes']} minutes ({run['cpu_minutes']} minutes of CPU time), "
+            f"{run['passed']} passed ({run['source']})."
+            for run in figures["test_runs"]
         ),
     ]
     for run in figures.get("ci_runs", []):
@@ -305,6 +350,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.ci_run", description=__doc__.split("\n\n")[0])
     parser.add_argument("--builds", action="store_true", help="only the e2e engines' builds (make e2e-build)")
     parser.add_argument(
+        "--builds-for",
+        metavar="PATHS",
+        help="only the builds the e2e tiers under PATHS start binaries of (make e2e's E2E), logs under build/e2e/",
+    )
+    parser.add_argument(
         "--write-docs", action="store_true", help="rewrite docs/ci-run.md's figures from .ci/figures.json"
     )
     parser.add_argument(
@@ -317,8 +367,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.write_docs:
         return write_docs(args.record)
     minors = kube_minors()
-    run = Run(lambda line: print(line, flush=True))
+    foreground = args.builds or args.builds_for is not None
+    run = Run(
+        lambda line: print(line, flush=True), logs=LOGS if args.builds_for is None else E2E_LOGS, steps=foreground
+    )
     try:
+        if args.builds_for is not None:
+            run.run_builds(builds_for(args.builds_for, minors))
+            return 0 if all(result.status == "passed" for result in run.results.values()) else 1
         if args.builds:
             run.run_builds(build_stages(minors))
             return run.finish([], why="")

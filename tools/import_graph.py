@@ -19,9 +19,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 # Lower layers first; a module may import its own layer or a lower one, never a higher one.
 LAYERS = (
-    ("components.dra_constants", "components.dra_minors", "components.redaction", "components.shown"),
+    (
+        "components.dra_constants",
+        "components.dra_minors",
+        "components.gpu_platforms",
+        "components.redaction",
+        "components.shown",
+    ),
     ("components.input",),
-    ("components.model", "components.merge", "components.queue_model"),
+    ("components.model", "components.merge", "components.queue_model", "components.repository_model"),
     ("components.labels",),
     ("components.cel",),
     ("components.config",),

@@ -4,8 +4,9 @@ Writes `Pulumi.<stack>.yaml` with the keys that have no default and nothing else
 subnet the cluster is created in, and the one GPU group a stack must have. Every other key takes
 `Pulumi.yaml`'s default, which is what a new stack is meant to get (Kubernetes 1.35, the
 `dra-driver-nvidia-gpu` 0.4.1 chart): a copy of dev's file would pin dev's 1.34 and 25.12.0 instead.
-It adds the stack to `.github/stacks.json`, the list the workflows preview and deploy, with the
-names of the variables that hold its identities. What it cannot do (the GitHub environment, the
+It adds the stack to `.github/stacks.json`, the list the workflows preview and deploy in its order, with the
+names of the variables that hold its identities: before the last listed stack (prod here, the one that waits
+for its reviewers, keeps deploying last), or right after the stack `AFTER=<stack>` names. What it cannot do (the GitHub environment, the
 identity bootstrap) it prints as the next steps.
 
 Exit status: 0 when both files are written, 2 when a value is refused (nothing is written then).
@@ -90,7 +91,20 @@ def checked_id(variable: str, value: str, kind: str) -> str:
     return value
 
 
-def new_stack(name: str, parent_id: str, subnet_id: str, project_dir: Path = PROJECT_DIR) -> list[Path]:
+def insert_at(stacks: Sequence[dict[str, Any]], after: str) -> int:
+    """Where the new entry goes: right after the stack `after` names; by default before the last stack, so that the
+    stack deploying last (prod, behind its reviewers) still does, unless the list holds one stack or none."""
+    names = [entry["stack"] for entry in stacks]
+    if not after:
+        return len(names) - 1 if len(names) > 1 else len(names)
+    if after not in names:
+        raise NewStackError(f"AFTER={after!r} is not a stack of {STACKS_FILE}: give one of {', '.join(names)}")
+    return names.index(after) + 1
+
+
+def new_stack(
+    name: str, parent_id: str, subnet_id: str, project_dir: Path = PROJECT_DIR, after: str = ""
+) -> list[Path]:
     """Writes the stack file and the stack's entry in the workflows' list; NewStackError before anything is written."""
     if not name:
         raise NewStackError("NAME is empty: give the new stack's name, make new-stack NAME=<stack>")
@@ -112,14 +126,27 @@ def new_stack(name: str, parent_id: str, subnet_id: str, project_dir: Path = PRO
         raise NewStackError(
             f"NAME={name!r}: its preview variable {preview} is stack {sorted(taken)[0]!r}'s; choose another name"
         )
+    position = insert_at(stacks, after)
     text = stack_file_text(
         name, checked_id("PARENT_ID", parent_id, "project"), checked_id("SUBNET_ID", subnet_id, "vpcsubnet")
     )
     entry = {"stack": name, "previewIdentityVariable": preview, "deployIdentityVariable": DEPLOY_IDENTITY_VARIABLE}
     with stack_file.open("x", encoding="utf-8") as written:
         written.write(text)
-    stacks_path.write_text(stacks_file_text([*stacks, entry]), encoding="utf-8")
+    stacks_path.write_text(stacks_file_text([*stacks[:position], entry, *stacks[position:]]), encoding="utf-8")
     return [stack_file, stacks_path]
+
+
+def deploy_order(name: str, project_dir: Path) -> str:
+    """Where the new stack deploys, as written: the workflows deploy the list's stacks in its order."""
+    names = [entry["stack"] for entry in read_stacks(project_dir / STACKS_FILE)]
+    index = names.index(name)
+    around = [f"after {names[index - 1]}"] if index else ["first"]
+    around += [f"before {names[index + 1]}"] if index + 1 < len(names) else []
+    return (
+        f"deploys {', '.join(around)} ({' -> '.join(names)}): AFTER=<stack> puts a new stack after another, "
+        f"or move its entry in {STACKS_FILE}"
+    )
 
 
 def next_steps(name: str) -> str:
@@ -129,7 +156,8 @@ def next_steps(name: str) -> str:
   add its row to the README's table of stacks, then commit Pulumi.{name}.yaml and {STACKS_FILE}
   for CI: the GitHub environment {name!r}, and the identity bootstrap's stack {name!r} in tools/ci_identity,
     whose outputs go into the variables {DEPLOY_IDENTITY_VARIABLE} (environment {name!r}) and
-    {preview_identity_variable(name)} (repository) (docs/ci.md, The stacks CI runs)"""
+    {preview_identity_variable(name)} (repository) (docs/ci.md, The stacks CI runs); until both are set, its
+    preview and deploy fail at the login and the deploys listed after it wait: set them before you commit"""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -137,15 +165,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--name", default="", help="the stack's name (make's NAME)")
     parser.add_argument("--parent-id", default="", help="Nebius project ID, project-... (make's PARENT_ID)")
     parser.add_argument("--subnet-id", default="", help="VPC subnet ID, vpcsubnet-... (make's SUBNET_ID)")
+    parser.add_argument("--after", default="", help="the listed stack it deploys after (make's AFTER)")
     parser.add_argument("--project-dir", type=Path, default=PROJECT_DIR, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     try:
-        written = new_stack(args.name, args.parent_id, args.subnet_id, args.project_dir)
+        written = new_stack(args.name, args.parent_id, args.subnet_id, args.project_dir, args.after)
     except NewStackError as refused:
         print(f"make new-stack: {refused}", file=sys.stderr)
         return EXIT_REFUSED
     for path in written:
         print(f"wrote {path.relative_to(args.project_dir)}")
+    print(deploy_order(args.name, args.project_dir))
     print(next_steps(args.name))
     return EXIT_OK
 

@@ -3,7 +3,8 @@
 The Pulumi CLI merges every declared default in, so a key counts as set when its value differs from
 its default. Without this, `dcgmExporterVersion` on a stack with `gpuMetrics: false` (or an InfiniBand
 fabric no group joins, `sampleRdmaImage` without an InfiniBand group, `allowedDeviceClasses` without a user
-template, or queue settings without a team) would be read and silently dropped.
+template, `gpuProducts` without the `gpu-by-product` template, or queue settings without a team) would be
+read and silently dropped.
 
 `draPluginOutageAccepted` is not among them: whether it acknowledges anything depends on the driver root
 the cluster runs now, which only the plan's baseline knows (policy driver-mode-transition), and it stays set
@@ -15,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from components.config.errors import ConfigProblems, config_key, shown
-from components.dra_constants import MULTI_GPU_TEMPLATE
+from components.dra_constants import GPU_BY_PRODUCT_TEMPLATE, MULTI_GPU_TEMPLATE
 from components.input.stack import StackInput, stack_settings
 from components.model import DraDriverConfig, GpuNodeGroupConfig
 
@@ -47,6 +48,9 @@ def unused_setting_problems(settings: StackInput, problems: ConfigProblems) -> N
             "request (the built-in templates use the stack's own DeviceClasses)"
         )
         _refuse_set(settings, ("allowedDeviceClasses",), why, problems)
+    if GPU_BY_PRODUCT_TEMPLATE not in settings.builtinClaimTemplates:
+        why = f"{config_key('builtinClaimTemplates')} leaves out {GPU_BY_PRODUCT_TEMPLATE}, the template that selects by them"
+        _refuse_set(settings, ("gpuProducts",), why, problems)
     if MULTI_GPU_TEMPLATE not in settings.builtinClaimTemplates:
         why = f"{config_key('builtinClaimTemplates')} leaves out {MULTI_GPU_TEMPLATE}, the template it sizes"
         _refuse_set(settings, ("multiGpuCount",), why, problems)

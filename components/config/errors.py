@@ -71,12 +71,21 @@ def did_you_mean(given: Any, known: Sequence[Any]) -> str:
     return f"; did you mean {close}?" if close else ""
 
 
-def entry_where(key: str, entries: Any, index: int) -> str:
-    """`nebius-dra:<key> entry <name>` when the entry has a usable name, else `entry [<index>]`."""
+def team_where(name: str) -> str:
+    """`nebius-dra:queues team <name>`: where the problems of one team of the queues are named."""
+    return f"{config_key('queues')} team {name}"
+
+
+def entry_label(entries: Any, index: int) -> str:
+    """The entry's name when it has a usable one, else `[<index>]`."""
     entry = entries[index] if isinstance(entries, Sequence) and 0 <= index < len(entries) else None
     name = entry.get("name") if isinstance(entry, Mapping) else None
-    label = name if isinstance(name, str) and name and len(name) <= 63 and name.isprintable() else f"[{index}]"
-    return f"{config_key(key)} entry {label}"
+    return name if isinstance(name, str) and name and len(name) <= 63 and name.isprintable() else f"[{index}]"
+
+
+def entry_where(key: str, entries: Any, index: int) -> str:
+    """`nebius-dra:<key> entry <name>` when the entry has a usable name, else `entry [<index>]`."""
+    return f"{config_key(key)} entry {entry_label(entries, index)}"
 
 
 PLAIN_FIELD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}\Z")

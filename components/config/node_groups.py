@@ -2,7 +2,7 @@
 
 The schema has checked every field's type, pattern and bound; here are the rules that need
 several fields or the whole stack: one of fixed size or autoscaling, InfiniBand only on
-8-GPU presets with a fabric, labels the stack owns or Nebius ignores, repeated taints, and
+8-GPU presets with a fabric, a platform Nebius lists (`components/gpu_platforms.py`), labels the stack owns or Nebius ignores, repeated taints, and
 names that must stay unique and within Nebius's 63 characters once prefixed. Roll-out
 strategy, auto-repair and capacity have their rules in `rollout.py`, shared with the system group.
 """
@@ -12,11 +12,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from components.config.capacity import parse_capacity
-from components.config.errors import ConfigProblems, config_key, shown
+from components.config.errors import ConfigProblems, config_key, did_you_mean, shown
 from components.config.rollout import check_reserved_surge, parse_auto_repair, parse_strategy
 from components.dra_constants import RESERVED_GPU_LABELS
+from components.gpu_platforms import GPU_PLATFORMS, GPU_PLATFORMS_READ, TABLE_FILE
 from components.input.node_groups import GpuNodeGroupInput, TaintInput
-from components.model import GPU_ROLLOUT, Autoscaling, GpuNodeGroupConfig, Taint
+from components.model import GPU_ROLLOUT, Autoscaling, GpuNodeGroupConfig, NodeRange, Taint
 
 NAME_LIMIT = 63  # Nebius: names of clusters, node groups and GPU clusters are 1-63 characters.
 INFINIBAND_GPUS = 8  # Nebius GPU clusters (InfiniBand fabrics) take only 8-GPU presets.
@@ -82,14 +83,22 @@ def _taints(entry: GpuNodeGroupInput, problems: ConfigProblems) -> tuple[Taint, 
 
 def _group(entry: GpuNodeGroupInput, fabric: str, problems: ConfigProblems) -> GpuNodeGroupConfig:
     where = _where(entry.name)
+    known = ", ".join(GPU_PLATFORMS)
     if not entry.platform.startswith("gpu-"):
         problems.add(
             where,
-            f"platform got {shown(entry.platform)}; gpuNodeGroups takes GPU platforms only (gpu-h100-sxm, gpu-h200-sxm, "
-            "gpu-b200-sxm-a, gpu-b300-sxm, ...); CPU nodes belong in the system node group",
+            f"platform got {shown(entry.platform)}; gpuNodeGroups takes GPU platforms only ({known}); CPU nodes "
+            "belong in the system node group",
+        )
+    elif entry.platform not in GPU_PLATFORMS:
+        problems.add(
+            where,
+            f"platform got {shown(entry.platform)}, which is no GPU platform Nebius lists{did_you_mean(entry.platform, GPU_PLATFORMS)} "
+            f"(known: {known}; {TABLE_FILE.relative_to(TABLE_FILE.parents[2])}, read {GPU_PLATFORMS_READ}: add a new "
+            "platform there with its source)",
         )
     fixed, autoscaling = _scaling(entry, problems)
-    smallest = autoscaling.min_nodes if autoscaling is not None else fixed or 0
+    smallest = NodeRange.of(fixed, autoscaling).smallest
     # Named in the problems that read it, so that they wait while the count is refused and a default stands in.
     size_from = (
         "autoscaling.min"

@@ -1,7 +1,7 @@
 """`queues`: GPU quotas per team, which Kueue enforces, checked against the GPU groups and claim templates.
 
-The stack file holds one map; its shape is `QueuesInput` (strict, like every key's), its rules
-need the GPU groups and the claim templates: a quota names a group that exists and fits in it,
+Its shape is `QueuesInput` (components/input/queues.py), a field of StackInput checked with the
+rest of the stack file; its rules here need the GPU groups and the claim templates: a quota names a group that exists and fits in it,
 borrowing needs a cohort, and every template a team's namespace gets is one Kueue can count.
 
 What Kueue can count is read from the served module sigs.k8s.io/kueue v0.17.0,
@@ -15,11 +15,8 @@ rules is never admitted (its Workload gets the field error). It counts only requ
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Annotated, Any, Literal
 
-from pydantic import Field, StrictBool, StrictInt, StrictStr, ValidationError
-
-from components.config.errors import ConfigProblems, add_validation_problems, config_key, did_you_mean, shown
+from components.config.errors import ConfigProblems, config_key, did_you_mean, shown, team_where
 from components.config.namespaces import refuse_taken_namespace
 from components.config.repositories import chart_repository
 from components.dra_constants import (
@@ -33,12 +30,10 @@ from components.dra_constants import (
     MULTI_GPU_TEMPLATE,
     RDMA_CLASS,
     RDMA_TEMPLATE,
-    VFIO_CLASS,
 )
-from components.input.fields import GROUP_NAME_PATTERN, ChartRepository, DnsLabel, DnsSubdomain, Shape
+from components.input.queues import QueuesInput, TeamInput
 from components.model import ClaimsConfig, DeviceSelection, GpuNodeGroupConfig, UserClaimTemplate
 from components.queue_model import (
-    DEFAULT_KUEUE_NAMESPACE,
     DRA_GATE,
     KUEUE_REPOSITORY,
     NO_QUEUES,
@@ -46,15 +41,9 @@ from components.queue_model import (
     TeamQueue,
     TeamQuota,
 )
+from components.repository_model import RepositoryAccess
 
 KEY = "queues"
-# Whole GPUs only: a team's quota is a number of GPUs of its groups, and a MIG slice is no GPU.
-COUNTABLE_CLASSES = (GPU_CLASS, VFIO_CLASS)
-DEFAULT_COUNTED: tuple[Literal["gpu.nvidia.com", "vfio.gpu.nvidia.com"], ...] = ("gpu.nvidia.com",)
-MAX_TEAMS = 64
-# A ClusterQueue's resource group holds at most 64 flavors (kueue v0.17.0 apis/kueue/v1beta2 clusterqueue_types.go).
-MAX_FLAVORS = 64
-MAX_GPUS = 100 * 32  # Nebius: at most 100 nodes a group, and a claim holds at most 32 devices.
 # The feature gates of sigs.k8s.io/kueue v0.17.0 (pkg/features/kube_features.go defaultVersionedFeatureGates).
 KUEUE_FEATURE_GATES = [
     "PartialAdmission",
@@ -110,62 +99,10 @@ KUEUE_FEATURE_GATES = [
     "FastQuotaReleaseInPodIntegration",
 ]
 
-CountableClass = Annotated[
-    Literal["gpu.nvidia.com", "vfio.gpu.nvidia.com"],
-    Field(description=f"allowed: {', '.join(COUNTABLE_CLASSES)} (whole GPUs)"),
-]
-GpuCount = Annotated[
-    StrictInt, Field(ge=0, le=MAX_GPUS, description=f"expected a whole number of GPUs from 0 to {MAX_GPUS}")
-]
-
-
-class TeamQuotaInput(Shape):
-    group: Annotated[
-        StrictStr,
-        Field(pattern=GROUP_NAME_PATTERN, max_length=32, description="expected the name of a GPU node group"),
-    ]
-    gpus: GpuCount
-    borrowingLimit: GpuCount | None = None
-
-
-class TeamInput(Shape):
-    name: DnsLabel
-    namespace: DnsLabel | None = None
-    localQueue: DnsLabel | None = None
-    cohort: DnsLabel | None = None
-    quotas: list[TeamQuotaInput] = Field(
-        min_length=1, max_length=MAX_FLAVORS, description="expected a list of {group, gpus, borrowingLimit?}"
-    )
-
-
-class QueuesInput(Shape):
-    teams: list[TeamInput] = Field(
-        default_factory=list,
-        max_length=MAX_TEAMS,
-        description="expected a list of {name, namespace?, localQueue?, cohort?, quotas: [{group, gpus, borrowingLimit?}]}",
-    )
-    deviceClasses: list[CountableClass] = Field(default_factory=lambda: list(DEFAULT_COUNTED), min_length=1)
-    claimTemplates: list[DnsSubdomain] | None = None
-    namespace: DnsLabel = DEFAULT_KUEUE_NAMESPACE
-    repository: ChartRepository = ""
-    featureGates: dict[
-        Annotated[StrictStr, Field(pattern=r"^[A-Z][A-Za-z0-9]{0,63}$", description="expected a Kueue feature gate")],
-        StrictBool,
-    ] = Field(default_factory=dict)
-
-
-class _Document(Shape):
-    queues: QueuesInput
-
-
-def _where(team: str) -> str:
-    return f"{config_key(KEY)} team {team}"
-
 
 def group_gpus(group: GpuNodeGroupConfig) -> int:
     """The most GPUs a group can hold: its largest size times the GPUs of one node."""
-    largest = group.autoscaling.max_nodes if group.autoscaling is not None else group.fixed_node_count or 0
-    return largest * group.gpus_per_node
+    return group.node_range.largest * group.gpus_per_node
 
 
 def uncountable_reason(
@@ -258,7 +195,7 @@ KUEUE_RULES = "(sigs.k8s.io/kueue v0.17.0 counts only `exactly` requests with Ex
 
 
 def _team(entry: TeamInput, groups: Mapping[str, GpuNodeGroupConfig], problems: ConfigProblems) -> TeamQueue:
-    where = _where(entry.name)
+    where = team_where(entry.name)
     seen: set[str] = set()
     quotas = []
     for index, quota in enumerate(entry.quotas):
@@ -300,10 +237,10 @@ def _unique(teams: Sequence[TeamQueue], taken: Mapping[str, str], problems: Conf
     namespaces: dict[str, str] = dict(taken)
     for team in teams:
         if team.name in names:
-            problems.add(_where(team.name), "is declared twice; team names (their ClusterQueues) must be unique")
+            problems.add(team_where(team.name), "is declared twice; team names (their ClusterQueues) must be unique")
         names.add(team.name)
         refuse_taken_namespace(
-            f"{_where(team.name)} namespace",
+            f"{team_where(team.name)} namespace",
             team.namespace,
             namespaces,
             "the stack creates each team's namespace (the team's name unless namespace is set) and deletes it with "
@@ -313,44 +250,20 @@ def _unique(teams: Sequence[TeamQueue], taken: Mapping[str, str], problems: Conf
         namespaces.setdefault(team.namespace, f"team {team.name}")
 
 
-def _sound_teams(document: Mapping[str, Any], error: ValidationError) -> QueuesInput | None:
-    """The queues without the teams whose shape was refused, when only teams are at fault (else None), so that
-    the other teams' own problems show in the same run; a rule across teams misses at most the refused ones."""
-    refused: set[int] = set()
-    for item in error.errors(include_url=False):
-        where = tuple(item["loc"])
-        if len(where) < 3 or where[:2] != (KEY, "teams") or not isinstance(where[2], int):
-            return None
-        refused.add(where[2])
-    teams = document.get("teams")
-    if not isinstance(teams, list):
-        return None
-    kept = [team for index, team in enumerate(teams) if index not in refused]
-    try:
-        return _Document.model_validate({KEY: {**document, "teams": kept}}).queues
-    except ValidationError:
-        return None
-
-
 def parse_queues_config(
-    document: Mapping[str, Any],
+    queues: QueuesInput,
+    teams_refused: bool,
     gpu_groups: Sequence[GpuNodeGroupConfig],
     claims: ClaimsConfig,
     releases: Mapping[str, str],
+    access: RepositoryAccess | None,
     problems: ConfigProblems,
 ) -> QueuesConfig:
-    """The queues of `nebius-dra:queues`; off (NO_QUEUES) when it declares no team.
+    """The queues of `nebius-dra:queues`, whose shape StackInput checked; off (NO_QUEUES) when it declares no team.
 
+    `teams_refused` says teams were given whose shape was refused (the stack's salvage took them out).
     `releases` are the namespaces of the stack's other releases (`release_namespaces`), which Kueue's and
-    the teams' may not be."""
-    try:
-        queues = _Document.model_validate({KEY: dict(document)}).queues
-    except ValidationError as error:
-        add_validation_problems(problems, error, {KEY: document}, _Document)
-        sound = _sound_teams(document, error)
-        if sound is None:
-            return NO_QUEUES
-        queues = sound
+    the teams' may not be; `access` goes with Kueue's repository when the stack names one."""
     for gate in queues.featureGates:
         if gate not in KUEUE_FEATURE_GATES:
             problems.add(
@@ -358,7 +271,7 @@ def parse_queues_config(
                 f"key {shown(gate)} is no feature gate of Kueue v0.17.0{did_you_mean(gate, KUEUE_FEATURE_GATES)}",
             )
     others = {**releases, claims.namespace: "the claim templates (nebius-dra:claimNamespace)"}
-    if queues.teams or document.get("teams"):  # Kueue is installed: teams were given, if some were refused
+    if queues.teams or teams_refused:  # Kueue is installed: teams were given, if some were refused
         refuse_taken_namespace(
             f"{config_key(KEY)}: namespace",
             queues.namespace,
@@ -367,7 +280,7 @@ def parse_queues_config(
             problems,
         )
     if not queues.teams:
-        if not document.get("teams") and (unused := sorted(set(document) - {"teams"})):
+        if not teams_refused and (unused := sorted(queues.model_fields_set - {"teams"})):
             problems.add(
                 config_key(KEY),
                 f"sets {', '.join(unused)} but no team (teams is empty): Kueue is installed only for teams, so "
@@ -383,6 +296,6 @@ def parse_queues_config(
         device_classes=counted,
         claim_templates=_team_templates(queues, claims, counted, problems),
         namespace=queues.namespace,
-        repository=chart_repository(queues.repository, KUEUE_REPOSITORY),
+        repository=chart_repository(queues.repository, KUEUE_REPOSITORY, access),
         feature_gates=tuple({DRA_GATE: True, **queues.featureGates}.items()),
     )

@@ -29,7 +29,9 @@ from components.config.errors import (
     closest_name,
     config_key,
     described_at,
+    entry_label,
     entry_where,
+    team_where,
 )
 from components.input.meaning import REQUIRED
 from components.input.stack import StackInput, stack_settings
@@ -41,6 +43,8 @@ SETTINGS = stack_settings()
 # A template's rules read its requests together (what fits one node, constraints, NIC pairs): any part
 # taken out of one holds back every rule about it, not only those naming the part.
 READ_WHOLE = ("userClaimTemplates",)
+# The teams of the queues: each goes alone, named as the queue rules name it.
+QUEUE_TEAMS = ("queues", "teams")
 
 
 @dataclass
@@ -67,6 +71,10 @@ class LeftOut:
             where.startswith(prefix) and (entry.whole or not entry.fields <= set(ignoring))
             for where, entry in self.in_entries.items()
         )
+
+    def lost_teams(self) -> bool:
+        """Whether a team of the queues was taken out."""
+        return any(where.startswith(team_where("")) for where in self.in_entries)
 
     def __bool__(self) -> bool:
         return bool(self.keys or self.in_entries)
@@ -180,7 +188,9 @@ def _take_out(document: dict[str, Any], paths: list[tuple[Any, ...]], left_out: 
     """
     targets: set[tuple[Any, ...]] = set()
     for path in paths:
-        while path and isinstance(path[-1], int) and not (len(path) == 2 and path[0] in NAMED_ENTRY_KEYS):
+        if path[:2] == QUEUE_TEAMS and len(path) > 3:
+            path = path[:3]  # a team's rules read it whole: any part at fault takes the team out
+        while path and isinstance(path[-1], int) and not _named_entry(path):
             path = path[:-1]
         if not path:
             return False
@@ -200,9 +210,17 @@ def _take_out(document: dict[str, Any], paths: list[tuple[Any, ...]], left_out: 
     return True
 
 
+def _named_entry(path: tuple[Any, ...]) -> bool:
+    """An entry that goes alone: of `gpuNodeGroups` or `userClaimTemplates`, or a team of the queues."""
+    return (len(path) == 2 and path[0] in NAMED_ENTRY_KEYS) or (len(path) == 3 and path[:2] == QUEUE_TEAMS)
+
+
 def _record(document: dict[str, Any], path: tuple[Any, ...], left_out: LeftOut) -> None:
     key = str(path[0])
-    if key in NAMED_ENTRY_KEYS and len(path) >= 2 and isinstance(path[1], int):
+    if path[:2] == QUEUE_TEAMS and len(path) == 3:
+        team = team_where(entry_label(_node(document, QUEUE_TEAMS), path[2]))
+        left_out.in_entries.setdefault(team, EntryLeftOut()).whole = True
+    elif key in NAMED_ENTRY_KEYS and len(path) >= 2 and isinstance(path[1], int):
         entry = left_out.in_entries.setdefault(entry_where(key, document.get(key), path[1]), EntryLeftOut())
         if len(path) == 2:
             entry.whole = True

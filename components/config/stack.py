@@ -28,7 +28,8 @@ from components.config.node_groups import check_node_group_names, parse_gpu_node
 from components.config.prices import stack_prices
 from components.config.queues import parse_queues_config
 from components.config.raw import RawConfig, config_secrets, decode_config, secret_problems
-from components.config.reading import DuplicateKeyError, InputError, parse_yaml
+from components.config.reading import DuplicateKeyError, InputError, parse_yaml, printable
+from components.config.repositories import mirror_access_problems, release_repositories, repository_access
 from components.config.rollout import parse_auto_repair, parse_strategy
 from components.config.salvage import LeftOut, MeaningProblems, Salvaged, salvage
 from components.config.stack_file import SECRET_PLACEHOLDER
@@ -104,6 +105,8 @@ def parse_stack_config(
     """
     given = raw if isinstance(raw, RawConfig) else RawConfig(raw)
     shape_problems = ConfigProblems(secrets=config_secrets(given))
+    for key, problem in sorted(given.look_alikes.items()):
+        shape_problems.add(printable(key), problem)
     salvaged = _validated(given, shape_problems)
     settings = salvaged.settings
     if settings is None:
@@ -148,7 +151,8 @@ def parse_stack_config(
         )
     gpu_groups = parse_gpu_node_groups(settings.gpuNodeGroups, settings.infinibandFabric, problems)
     check_node_group_names(cluster.name, gpu_groups, settings.infinibandFabric, problems)
-    driver = parse_driver_config(settings, gpu_groups, "draDriverValues" in given.secret_keys, by_groups)
+    access = repository_access(settings, given.secret_keys, problems)
+    driver = parse_driver_config(settings, gpu_groups, "draDriverValues" in given.secret_keys, access, by_groups)
     unused_setting_problems(settings, problems)
     unused_without_a_cluster_problems(settings, problems)
     unused_by_groups_problems(settings, gpu_groups, driver, by_groups)
@@ -162,12 +166,19 @@ def parse_stack_config(
         driver=driver,
         claims=(claims := parse_claims_config(settings, gpu_groups, driver, by_groups)),
         queues=parse_queues_config(
-            settings.queues, gpu_groups, claims, release_namespaces(settings, driver), by_templates
+            settings.queues,
+            salvaged.left_out.lost_teams(),
+            gpu_groups,
+            claims,
+            release_namespaces(settings, driver),
+            access,
+            by_templates,
         ),
-        observability=parse_observability_config(settings, gpu_groups, driver, by_groups),
+        observability=parse_observability_config(settings, gpu_groups, driver, access, by_groups),
         prices=stack_prices(price_table, settings.priceOverrides, problems),
         existing_kubeconfig=existing_kubeconfig(settings, given, problems),
     )
+    mirror_access_problems(access, release_repositories(config), problems)
     if config.creates_cluster:
         for key in ("parentId", "subnetId"):
             if not getattr(settings, key):

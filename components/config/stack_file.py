@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
+import unicodedata
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -105,6 +106,63 @@ def project_namespace(project_file: Path = PROJECT_FILE) -> str:
 def _full_key(key: Any, namespace: str) -> str:
     text = str(key)
     return text if ":" in text else f"{namespace}:{text}"
+
+
+# The most edits (a letter changed, added or removed) between a namespace and the project's, once both are folded, for
+# the namespace to be taken for a misspelling of the project's: `nebius` (a provider's, three letters off) is not one.
+LOOK_ALIKE_EDITS = 2
+# Longer namespaces are compared with no one (the edit distance is quadratic in the length).
+_LONGEST_COMPARED = 100
+
+
+def _folded(namespace: str) -> str:
+    """A namespace as a reader sees it: NFKC (fullwidth letters, compatibility forms), case folded, and every character
+    but an ASCII letter or digit dropped (`-`, `_`, U+2010 HYPHEN, U+2212 MINUS) or, when it is a letter of another
+    script (the Cyrillic `е` of `nеbius`), kept as one edit."""
+    text = unicodedata.normalize("NFKC", namespace).casefold()
+    return "".join(ch if ch.isascii() and ch.isalnum() else "?" for ch in text if not ch.isascii() or ch.isalnum())
+
+
+def _edits(one: str, other: str, most: int) -> int:
+    """The Levenshtein distance of two short texts, or `most + 1` once it is known to be above `most`."""
+    if abs(len(one) - len(other)) > most:
+        return most + 1
+    previous = list(range(len(other) + 1))
+    for row, ch in enumerate(one, 1):
+        current = [row]
+        for column, other_ch in enumerate(other, 1):
+            current.append(min(previous[column] + 1, current[-1] + 1, previous[column - 1] + (ch != other_ch)))
+        previous = current
+    return previous[-1]
+
+
+def look_alike_namespace(key: str, namespace: str) -> str | None:
+    """The namespace of `key` when it is not the project's but reads as it (case, a look-alike hyphen or letter, a
+    letter or two off: `Nebius-DRA`, `nebius\u2010dra`, `nebuis-dra`), else None. Such a key is no provider's: the
+    program reads only its own namespace, so the key would be dropped without a word."""
+    given = key.split(":", 1)[0] if ":" in key else None
+    if given is None or given == namespace or len(given) > _LONGEST_COMPARED:
+        return None
+    folded, own = _folded(given), _folded(namespace)
+    return given if _edits(folded, own, LOOK_ALIKE_EDITS) <= LOOK_ALIKE_EDITS else None
+
+
+def look_alike_problem(key: str, namespace: str, where: str, declared: Collection[str]) -> str | None:
+    """The refusal of a key whose namespace reads as the project's but is not it (`look_alike_namespace`), naming the
+    key's namespace, any character of it that is not ASCII, and the project's; None for any other key. `where` says
+    where the key is set (`in Pulumi.dev.yaml`)."""
+    given = look_alike_namespace(key, namespace)
+    if given is None:
+        return None
+    name = key.split(":", 1)[1]
+    foreign = [f"U+{ord(ch):04X} {unicodedata.name(ch, 'unnamed')}" for ch in dict.fromkeys(given) if not ch.isascii()]
+    return (
+        f"is set {where} under the namespace {shown(given)}"
+        + (f" (with {', '.join(foreign[:5])})" if foreign else "")
+        + f", which is not the project's {shown(namespace)} (Pulumi.yaml's name; config keys are case-sensitive): the "
+        f"program reads only {namespace}:... keys, so this one would be dropped; write it as {namespace}:{printable(name)}"
+        + ("" if f"{namespace}:{name}" in declared else did_you_mean(f"{namespace}:{name}", list(declared)))
+    )
 
 
 def _keys_spelt_twice(config: Mapping[Any, Any], namespace: str, stack_file: Path) -> dict[str, str]:
@@ -259,6 +317,9 @@ def read_stack_file(stack: str, project_dir: Path = PROJECT_DIR) -> StackFileCon
         if key in spelt_twice:
             continue  # refused above, neither value read
         spec = declared.get(key)
+        if (look_alike := look_alike_problem(key, namespace, f"in {stack_file.name}", list(declared))) is not None:
+            problems.add(printable(key), look_alike)
+            continue
         if key.startswith(f"{namespace}:") and spec is None:
             problems.add(
                 key,

@@ -35,6 +35,8 @@ from components.input.fields import (
     PLATFORM_PATTERN,
     PRODUCT_PATTERN,
     PROFILE_PATTERN,
+    REPOSITORY_PASSWORD_PATTERN,
+    REPOSITORY_USERNAME_PATTERN,
     RESOURCE_NAME_PATTERN,
     BootDiskGib,
     ChartRepository,
@@ -42,6 +44,7 @@ from components.input.fields import (
     DnsLabel,
     DnsSubdomain,
     Image,
+    LocalFile,
     NodeCount,
     Shape,
     optional,
@@ -49,6 +52,7 @@ from components.input.fields import (
 from components.input.meaning import Setting
 from components.input.node_groups import AutoRepairConditionInput, GpuNodeGroupInput, StrategyInput
 from components.input.prices import PriceTableInput
+from components.input.queues import QueuesInput
 
 # An enum (not a pattern), so a misspelt name gets its "did you mean" and editors offer the names.
 BuiltinTemplateName = Annotated[
@@ -266,7 +270,7 @@ class StackInput(Shape):
         ChartRepository,
         Setting(
             "DRA driver keys",
-            "`oci://registry.k8s.io/dra-driver-nvidia/charts` (the default for `dra-driver-nvidia-gpu`) or `https://helm.ngc.nvidia.com/nvidia` (the default and only upstream for `nvidia-dra-driver-gpu`); or any mirror (`https://`, `http://` or `oci://`, no user or password in the URL: it would be stored in clear)",
+            "`oci://registry.k8s.io/dra-driver-nvidia/charts` (the default for `dra-driver-nvidia-gpu`) or `https://helm.ngc.nvidia.com/nvidia` (the default and only upstream for `nvidia-dra-driver-gpu`); or any mirror (`https://`, `http://` or `oci://`, no user or password in the URL: it would be stored in clear; a login goes in [`chartRepositoryUsername` and `chartRepositoryPassword`](#charts-from-a-mirror-or-a-private-repository))",
             default="",
             shown_default="per chart line",
         ),
@@ -405,7 +409,7 @@ class StackInput(Shape):
         Field(description="expected a list of GPU product names"),
         Setting(
             "Claim and sample keys",
-            "product names `gpu-by-product` accepts, as `nvidia-smi` prints them; empty (the default): the products of the stack's own GPU platforms (`NVIDIA H200` for `gpu-h200-sxm`, `NVIDIA H100 80GB HBM3` for `gpu-h100-sxm`; `GPU_PRODUCTS` in `components/dra_constants.py`), and without a known one the template is not created. A list that no platform of the stack serves is refused",
+            "product names `gpu-by-product` accepts, as `nvidia-smi` prints them; empty (the default): the products of the stack's own GPU platforms (`NVIDIA H200` for `gpu-h200-sxm`, `NVIDIA H100 80GB HBM3` for `gpu-h100-sxm`; `GPU_PRODUCTS` in `components/dra_constants.py`), and without a known one the template is not created. A list that no platform of the stack serves is refused, and so is a list while `builtinClaimTemplates` leaves out `gpu-by-product`",
             default=[],
             shown_default="the stack's products",
         ),
@@ -551,9 +555,65 @@ class StackInput(Shape):
             shown_default="prometheus-community's",
         ),
     ]
+    chartRepositoryUsername: Annotated[
+        StrictStr,
+        Field(
+            pattern=optional(REPOSITORY_USERNAME_PATTERN),
+            max_length=255,
+            description="expected a user name of printable ASCII without a space or ':' (a basic-authentication "
+            "user-id holds no ':', RFC 7617), or empty",
+        ),
+        Setting(
+            "Chart repository keys",
+            "user of the [private repository or registry](#charts-from-a-mirror-or-a-private-repository) the repository keys name (Helm's `username`, basic authentication), plain or a secret; sent to every repository the stack names and to no upstream default. Needs `chartRepositoryPassword`",
+            default="",
+        ),
+    ]
+    chartRepositoryPassword: Annotated[
+        StrictStr,
+        Field(
+            pattern=optional(REPOSITORY_PASSWORD_PATTERN),
+            max_length=4096,
+            description="expected the repository's password or token in printable ASCII (no control character, RFC "
+            "7617), set as a secret, or empty",
+        ),
+        Setting(
+            "Chart repository keys",
+            "its password or token (Helm's `password`), set with `pulumi config set --secret`; a plain value is refused, and it is never quoted in a message. The releases receive it as a Pulumi secret. Needs `chartRepositoryUsername`",
+            default="",
+            shown_type="string, secret",
+        ),
+    ]
+    chartRepositoryCaFile: Annotated[
+        LocalFile,
+        Setting(
+            "Chart repository keys",
+            "CA bundle (PEM) that signs the repository's TLS certificate (Helm's `caFile`), an absolute path on the machine that runs `pulumi`",
+            default="",
+        ),
+    ]
+    chartRepositoryCertFile: Annotated[
+        LocalFile,
+        Setting(
+            "Chart repository keys",
+            "client certificate (PEM) for a repository that asks for one (Helm's `certFile`), an absolute path on the machine that runs `pulumi`. Needs `chartRepositoryKeyFile`",
+            default="",
+        ),
+    ]
+    chartRepositoryKeyFile: Annotated[
+        LocalFile,
+        Setting(
+            "Chart repository keys",
+            "the client certificate's private key (Helm's `keyFile`), an absolute path on the machine that runs `pulumi`. Needs `chartRepositoryCertFile`",
+            default="",
+        ),
+    ]
     queues: Annotated[
-        dict[StrictStr, Any],
-        Field(description="expected a map (its fields: components/config/queues.py)"),
+        QueuesInput,
+        Field(
+            description="expected a map {teams: [{name, namespace?, localQueue?, cohort?, quotas: [{group, gpus, "
+            "borrowingLimit?}]}], deviceClasses?, claimTemplates?, namespace?, repository?, featureGates?}"
+        ),
         Setting(
             "Queue keys",
             "GPU quotas per team, enforced by Kueue v0.17.0, installed only when `teams` is not empty: `teams: [{name, namespace?, localQueue?, cohort?, quotas: [{group, gpus, borrowingLimit?}]}]`, `deviceClasses?` (counted as GPUs: `gpu.nvidia.com`, the default, and `vfio.gpu.nvidia.com`), `claimTemplates?` (the templates each team namespace gets; default every one Kueue can count), `namespace?` (`kueue-system`), `repository?` (a mirror of `oci://registry.k8s.io/kueue/charts`), `featureGates?` (Kueue gate: true or false). Refused: a quota over what its group holds, a group that does not exist, borrowing without a cohort, two teams in one namespace, a team's or Kueue's namespace that Kubernetes owns or another release of the stack or `claimNamespace` uses, settings without teams, a template Kueue cannot count (the reason is named)",
@@ -575,10 +635,15 @@ class StackInput(Shape):
 
 
 # Keys whose values may be set as secrets (`pulumi config set --secret`, or `secure:` in the stack
-# file): their values reach only Helm values, which the stack then marks secret as a whole.
-SECRET_CAPABLE_KEYS = ("draDriverValues", "existingClusterKubeconfig")
+# file): their values reach only Helm values or Helm's repository options, which the stack then marks secret.
+SECRET_CAPABLE_KEYS = (
+    "draDriverValues",
+    "existingClusterKubeconfig",
+    "chartRepositoryUsername",
+    "chartRepositoryPassword",
+)
 # Keys whose values are credentials whatever form they are given in: no message quotes any leaf of them.
-SECRET_ONLY_KEYS = ("existingClusterKubeconfig",)
+SECRET_ONLY_KEYS = ("existingClusterKubeconfig", "chartRepositoryPassword")
 
 
 def stack_settings() -> dict[str, Setting]:

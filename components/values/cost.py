@@ -276,12 +276,16 @@ def gpu_group_cost(
 ) -> GroupCost:
     """One GPU group at its fixed count, or its autoscaling min and max; `spot` picks the table's spot price,
     a spot group with a ceiling is priced at it."""
-    if group.autoscaling is not None:
-        nodes = (group.autoscaling.min_nodes, group.autoscaling.max_nodes)
-    else:
-        nodes = (group.fixed_node_count or 0, group.fixed_node_count or 0)
     cost = _group_cost(
-        group.name, f"{cluster_name}-{group.name}", "gpu", group.platform, group.preset, nodes, prices, spot, today
+        group.name,
+        f"{cluster_name}-{group.name}",
+        "gpu",
+        group.platform,
+        group.preset,
+        group.node_range,
+        prices,
+        spot,
+        today,
     )
     ceiling = group.capacity.max_price_per_gpu_hour if spot else None
     return cost if ceiling is None else _at_ceiling(cost, Decimal(ceiling))

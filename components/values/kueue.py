@@ -97,7 +97,7 @@ def group_cpu_memory(group: GpuNodeGroupConfig) -> tuple[int, int]:
     no workload requesting a resource its ClusterQueue does not cover, so the GPU flavors cover them at full size."""
     match = PRESET_SIZES.search(group.preset)
     vcpus, gib = (int(match.group(1)), int(match.group(2))) if match else (0, 0)
-    nodes = group.autoscaling.max_nodes if group.autoscaling is not None else group.fixed_node_count or 0
+    nodes = group.node_range.largest
     return vcpus * nodes, gib * nodes
 
 

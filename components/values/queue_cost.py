@@ -10,6 +10,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
+from components.config.queues import group_gpus
 from components.model import StackConfig
 from components.values.cost import HOURS_PER_30_DAYS, NodePrice, node_price, usd
 
@@ -21,8 +22,7 @@ def team_quota_costs(config: StackConfig) -> list[dict[str, Any]]:
     for team in config.queues.teams:
         for quota in team.quotas:
             group = groups[quota.group]
-            nodes = group.autoscaling.max_nodes if group.autoscaling is not None else group.fixed_node_count or 0
-            capacity = nodes * group.gpus_per_node
+            capacity = group_gpus(group)
             entry: dict[str, Any] = {
                 "team": team.name,
                 "namespace": team.namespace,

@@ -7,12 +7,22 @@ Run from the repository root: venv/bin/python -m pytest -q e2e/cli
 from __future__ import annotations
 
 import json
+import re
 
 from cli_checks import POLICY_PACK, check_destroy_removes_everything, check_no_changes
 from cli_lifecycle import CliLifecycle
 from cli_stack import summary_counts
 
 from components.config.errors import config_key
+from policies.dra_guardrails.consequences import CLAIM_TEMPLATE_TYPE, HELM_RELEASE_TYPE, Effect, consequences_of
+
+# The engine's word for each effect of the table on the resource itself: a Helm upgrade updates the release.
+ENGINE_VERB = {Effect.DELETE_CREATE: "replace", Effect.HELM_RESTART: "update", Effect.IN_PLACE: "update"}
+
+
+def table_effects(resource_type: str, path: str) -> set[Effect]:
+    """The effects the table gives a changed field, less CRDS_NOT_UPDATED (a note on a version change)."""
+    return {row.effect for row in consequences_of(resource_type, path)} - {Effect.CRDS_NOT_UPDATED}
 
 
 class TestDev(CliLifecycle):
@@ -41,6 +51,14 @@ class TestDev(CliLifecycle):
             f"expected the driver release updated, gpu-by-product replaced: {preview}"
         )
         assert "logVerbosity" in preview.out and "NVIDIA H100 80GB HBM3" in preview.out, str(preview)
+        # The table of consequences against the engine: what it calls a replacement the CLI replaces, what it calls
+        # a Helm upgrade (in place for the release) the CLI updates.
+        verbs = set(re.findall(r"(kubernetes:[\w./-]+:\w+): \((update|replace)\)", preview.out))
+        expected = {
+            (HELM_RELEASE_TYPE, ENGINE_VERB[effect])
+            for effect in table_effects(HELM_RELEASE_TYPE, "values.logVerbosity")
+        } | {(CLAIM_TEMPLATE_TYPE, ENGINE_VERB[effect]) for effect in table_effects(CLAIM_TEMPLATE_TYPE, "spec.spec")}
+        assert verbs == expected == {(HELM_RELEASE_TYPE, "update"), (CLAIM_TEMPLATE_TYPE, "replace")}, str(preview)
         stack.ok("up", "--yes", "--skip-preview", *POLICY_PACK)
         template = kube.get(
             "resource.k8s.io/v1", "ResourceClaimTemplate", "gpu-by-product", stack.deployed.claim_namespace

@@ -1,10 +1,13 @@
 """Shared fixtures of the DRA e2e tests: one real control plane per Kubernetes minor, the stacks' plans, the report.
 
-Each test module covers one stack (its module-level `SCENARIO`): the `deployed` fixture builds that
-stack on the control plane of the scenario's minor and tears it down at the end of the module, so the
-next module starts from an empty cluster. Modules are ordered by minor and one control plane runs at a
-time: the next minor's starts when the previous one is stopped. The plans of every collected stack are
-started in subprocesses as soon as the session begins, so they run while the control plane starts.
+Each test module covers one base stack and its variants: its `scenarios` marker names them (scenarios of
+dra_scenarios.py), and a test's own marker names those it runs on when it is not every one of the module's.
+Each test runs once per scenario (`scenario_name`, a module-scoped parameter): the `deployed` fixture builds
+that scenario's stack on the control plane of its minor and tears it down when the module's tests of that
+scenario are done, so the next scenario starts from an empty cluster. The tests are ordered by their
+scenario's minor and one control plane runs at a time: the next minor's starts when the previous one is
+stopped. The plans of every collected scenario are started in subprocesses as soon as the session begins,
+so they run while the control plane starts.
 """
 
 from __future__ import annotations
@@ -184,7 +187,7 @@ class Plans:
 def plans(request, tmp_path_factory):
     wanted = []
     for item in request.session.items:
-        name = getattr(item.module, "SCENARIO", None)
+        name = _item_scenario(item)
         if name and name not in wanted:
             wanted.append(name)
     runs = Plans(wanted, tmp_path_factory.mktemp("plans"))
@@ -199,19 +202,42 @@ def _scenario_minor(name: str) -> tuple[int, ...]:
     return tuple(int(part) for part in SCENARIOS[name].kube_minor.split("."))
 
 
-def _module_minor(module) -> tuple[int, ...]:
-    """The minor a test module's scenario runs on; () for modules without a scenario."""
-    name = getattr(module, "SCENARIO", None)
+def _item_scenario(item) -> str | None:
+    """The scenario a collected test runs on; None for a test without one."""
+    callspec = getattr(item, "callspec", None)
+    return callspec.params.get("scenario_name") if callspec else None
+
+
+def _item_minor(item) -> tuple[int, ...]:
+    """The minor a test's scenario runs on; () for tests without a scenario."""
+    name = _item_scenario(item)
     return _scenario_minor(name) if name else ()
 
 
-def pytest_collection_modifyitems(items):
-    """This directory's modules of one minor run together, so each control plane starts once.
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "scenarios(*names): the scenarios (dra_scenarios.SCENARIOS) a module's or a test's tests run on"
+    )
 
-    A stable sort keeps their order within a minor; tests outside e2e/dra keep their places.
+
+def pytest_generate_tests(metafunc):
+    """One test per scenario its closest `scenarios` marker names: the test's own, else its module's."""
+    marker = metafunc.definition.get_closest_marker("scenarios")
+    if marker is not None:
+        unknown = [name for name in marker.args if name not in SCENARIOS]
+        assert marker.args and not unknown, f"{metafunc.definition.nodeid}: scenarios {marker.args} ({unknown} unknown)"
+        metafunc.parametrize("scenario_name", marker.args, ids=marker.args, scope="module")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items):
+    """This directory's tests of one minor run together, so each control plane starts once.
+
+    It runs after pytest has grouped each module's tests by scenario; a stable sort keeps that order within a
+    minor; tests outside e2e/dra keep their places.
     """
     slots = [index for index, item in enumerate(items) if Path(item.path).is_relative_to(HERE)]
-    ordered = sorted((items[index] for index in slots), key=lambda item: _module_minor(item.module))
+    ordered = sorted((items[index] for index in slots), key=_item_minor)
     for index, item in zip(slots, ordered, strict=True):
         items[index] = item
 
@@ -293,10 +319,16 @@ def clusters(plans, report):
 
 
 @pytest.fixture(scope="module")
-def cluster(request, clusters) -> Cluster:
-    """The control plane of the module's scenario's minor (the oldest minor for a module without a scenario)."""
-    name = getattr(request.module, "SCENARIO", None)
-    return clusters.of(SCENARIOS[name].kube_minor if name else control_plane_mod._build.default_minor())
+def scenario_name() -> str | None:
+    """The scenario a test runs on, parametrized from its `scenarios` marker (pytest_generate_tests); None without one."""
+    return None
+
+
+@pytest.fixture(scope="module")
+def cluster(scenario_name, clusters) -> Cluster:
+    """The control plane of the scenario's minor (the oldest minor for a test without a scenario)."""
+    minor = SCENARIOS[scenario_name].kube_minor if scenario_name else control_plane_mod._build.default_minor()
+    return clusters.of(minor)
 
 
 @pytest.fixture(scope="module")
@@ -315,12 +347,12 @@ def classes(cluster):
 
 
 @pytest.fixture(scope="module")
-def deployed(request, kube, plans, classes, report):
+def deployed(scenario_name, kube, plans, classes, report):
     started = time.monotonic()
-    name = request.module.SCENARIO
-    scenario = SCENARIOS[name]
-    stack = Deployed(scenario, scenario.config(), plans.directory(name))
-    entry = report.scenario(name)
+    assert scenario_name, "a test that deploys a stack needs a scenarios marker naming it"
+    scenario = SCENARIOS[scenario_name]
+    stack = Deployed(scenario, scenario.config(), plans.directory(scenario_name))
+    entry = report.scenario(scenario_name)
     try:
         deploy(kube, stack)
         entry["objects"] = len(stack.applied)

@@ -9,6 +9,7 @@ Run from the repository root: venv/bin/python -m pytest -q e2e/dra
 
 from __future__ import annotations
 
+import pytest
 from dra_checks import (
     check_objects_accepted,
     check_plugin_pods,
@@ -19,7 +20,7 @@ from dra_checks import (
 
 from components.dra_constants import DRIVER_MODE_LABEL, OPERATOR_DRIVER_ROOT
 
-SCENARIO = "ib-operator"
+pytestmark = pytest.mark.scenarios("ib-operator")
 
 
 def test_api_server_accepts_every_object_of_the_plan(deployed):

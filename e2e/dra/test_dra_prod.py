@@ -1,10 +1,13 @@
-"""prod on a real Kubernetes 1.34 control plane: four InfiniBand H200 nodes, one burst node, three system nodes.
+"""prod on real control planes: four InfiniBand H200 nodes, one burst node, three system nodes.
+
+Each test runs once per scenario (dra_scenarios.py) the `scenarios` marker names: `prod` (its own stack,
+kubernetesVersion 1.34) on Kubernetes 1.34, `prod-135` and `prod-136` (prod with kubernetesVersion "1.35" and
+"1.36", nothing else changed) on 1.35 and 1.36. On each, every object of the plan must be stored as sent,
+every claim template allocated on a group that serves it (gpu-nic-aligned on one PCIe root), and
+tools.verify must pass (reading prod's stack file, whose expectations are each scenario's own).
 
 Also the deliberately broken templates, applied directly (bypassing the stack's own config checks):
 a DeviceClass name that does not exist, a CEL type error, and constraints no device pair can meet.
-
-The tests name their scenario through `deployed`, not this module's SCENARIO, so test_dra_prod_135.py and
-test_dra_prod_136.py run them again for prod on Kubernetes 1.35 and 1.36.
 
 Run from the repository root: venv/bin/python -m pytest -q e2e/dra
 """
@@ -31,7 +34,7 @@ from dra_stack import ensure_namespace, unschedulable
 from components.config import ConfigError, parse_stack_config
 from components.config.stack_file import program_config
 
-SCENARIO = "prod"
+pytestmark = pytest.mark.scenarios("prod", "prod-135", "prod-136")
 BROKEN_NAMESPACE = "dra-e2e-broken"
 CEL_TYPE_ERROR = 'device.driver + 1 == "gpu.nvidia.com"'  # string + int
 
@@ -137,9 +140,9 @@ def test_cel_type_error_is_refused_by_the_api_server(kube, deployed, broken_name
     report.scenario(deployed.scenario.name)["refused: CEL type error"] = message
 
 
-def test_cel_type_error_is_refused_by_the_stack_config_too(request):
+def test_cel_type_error_is_refused_by_the_stack_config_too(scenario_name):
     """The stack's own checker (cel-expr-python) refuses what the API server refuses, before anything is created."""
-    scenario = SCENARIOS[request.module.SCENARIO]
+    scenario = SCENARIOS[scenario_name]
     raw = program_config(scenario.raw_config())
     raw["userClaimTemplates"] = json.dumps(
         [{"name": "cel-type-error", "requests": [exactly("gpu", "gpu.nvidia.com", CEL_TYPE_ERROR)]}]

@@ -32,7 +32,7 @@ from tools.verify.burnin import BurnInRun, BurnInSettings, group_nodes
 from tools.verify.burnin_job import RUN_LABEL, BurnInPlan, headless_service, job, new_ssh_keys, owned_by, ssh_secret
 from tools.verify.expectations import expectations_for
 
-SCENARIO = "prod"
+pytestmark = pytest.mark.scenarios("prod")
 INDEX = "batch.kubernetes.io/job-completion-index"  # k8s.io/api batch/v1 JobCompletionIndexAnnotation
 
 
@@ -73,7 +73,7 @@ class Placed:
 
 
 def place(kube, deployed, group: str) -> Placed:
-    expect = expectations_for(deployed.config, SCENARIO)
+    expect = expectations_for(deployed.config, deployed.scenario.name)
     nodes = kube.list("v1", "Node")
     template = kube.get(RESOURCE_API, "ResourceClaimTemplate", MULTI_GPU_TEMPLATE, deployed.claim_namespace)
     gpus = requested_count(template)
@@ -150,12 +150,12 @@ def devices_of(kube, namespace: str, claim: str) -> list[dict[str, Any]]:
     return found
 
 
-def test_the_api_server_accepts_the_job_as_verify_builds_it(fabric, report):
+def test_the_api_server_accepts_the_job_as_verify_builds_it(scenario_name, fabric, report):
     spec = fabric.job["spec"]
     assert (spec["completionMode"], spec["completions"], spec["parallelism"]) == ("Indexed", 4, 4)
     assert spec["successPolicy"] == {"rules": [{"succeededIndexes": "0"}]}
     assert fabric.owned == [("Secret", fabric.plan.name), ("Service", fabric.plan.name)]
-    report.scenario(SCENARIO)["burn-in"] = {"job": fabric.plan.name, "pods": len(fabric.pods)}
+    report.scenario(scenario_name)["burn-in"] = {"job": fabric.plan.name, "pods": len(fabric.pods)}
 
 
 def test_one_pod_per_node_of_the_fabric_group(fabric, deployed):
@@ -165,7 +165,7 @@ def test_one_pod_per_node_of_the_fabric_group(fabric, deployed):
     assert all(pod["spec"]["subdomain"] == fabric.plan.name for pod in fabric.pods)
 
 
-def test_each_pod_holds_every_gpu_and_every_infiniband_nic_of_its_own_node(kube, fabric, report):
+def test_each_pod_holds_every_gpu_and_every_infiniband_nic_of_its_own_node(scenario_name, kube, fabric, report):
     """ib-network asks for no PCIe-root alignment, so the pod gets its node's IB NICs wherever they sit; the stand-in
     node has NICs on the roots of GPUs 4-7 only (e2e/dra/dra_fakes.py IB_NICS), and the report says how many pair."""
     placed = {}
@@ -188,7 +188,7 @@ def test_each_pod_holds_every_gpu_and_every_infiniband_nic_of_its_own_node(kube,
         assert {d["device"] for d in nics} == published, "the pod does not hold every RDMA NIC of its node"
         roots = lambda devices: {next(iter(d["attributes"][PCIE_ROOT_ATTRIBUTE].values())) for d in devices}  # noqa: E731
         placed[node] = {"gpus with a NIC on their root": len(roots(gpus) & roots(nics)), "nics": sorted(published)}
-    report.scenario(SCENARIO)["burn-in-devices"] = placed
+    report.scenario(scenario_name)["burn-in-devices"] = placed
 
 
 def test_the_burst_group_runs_alone_on_its_node_with_its_gpus_only(kube, deployed):

@@ -26,7 +26,7 @@ from dra_stack import ensure_namespace, probe, release, unschedulable
 
 from components.dra_constants import ADMIN_ACCESS_LABEL, NODE_GROUP_LABEL
 
-SCENARIO = "ib-operator-templates"
+pytestmark = pytest.mark.scenarios("ib-operator-templates")
 UNLABELLED_NAMESPACE = "dra-e2e-no-admin"
 
 
@@ -51,23 +51,23 @@ def test_every_claim_template_is_allocated_on_a_group_that_serves_it(deployed, p
     check_template_details(deployed, probes)
 
 
-def test_gpu_by_product_is_never_allocated_on_the_h100_node(kube, deployed, probes, report):
+def test_gpu_by_product_is_never_allocated_on_the_h100_node(scenario_name, kube, deployed, probes, report):
     assert probes["gpu-by-product"].attribute("gpu", "productName") == [H200]
     refusal = unschedulable(kube, deployed, "gpu-by-product", deployed.claim_namespace, node_selector=on_group("h100"))
     assert "cannot allocate all claims" in refusal.message, refusal.story
-    report.scenario(SCENARIO)["never allocated: gpu-by-product on the H100 node"] = refusal.message
-    report.claim(SCENARIO, "gpu-by-product", False, "h100 (pinned)")
+    report.scenario(scenario_name)["never allocated: gpu-by-product on the H100 node"] = refusal.message
+    report.claim(scenario_name, "gpu-by-product", False, "h100 (pinned)")
 
 
 @pytest.mark.parametrize(
     ("group", "alternative", "product"), [("h200-burst", "gpu/h200", H200), ("h100", "gpu/any", H100)]
 )
 def test_first_available_allocates_the_first_alternative_that_fits(
-    kube, deployed, probes, report, group, alternative, product
+    scenario_name, kube, deployed, probes, report, group, alternative, product
 ):
     result = probe(kube, deployed, "gpu-any", node_selector=on_group(group), label=f"-{group}")
     assert result.problem is None, result.problem
-    report.claim(SCENARIO, "gpu-any", True, f"{group} (pinned) as {alternative}", result)
+    report.claim(scenario_name, "gpu-any", True, f"{group} (pinned) as {alternative}", result)
     assert [r["request"] for r in result.results] == [alternative], result.results
     assert result.attribute("gpu", "productName") == [product], result.devices
 
@@ -78,7 +78,7 @@ def test_first_available_unpinned_matches_the_node_it_got(probes):
     assert [r["request"] for r in result.results] == [expected], (result.group, result.results)
 
 
-def test_admin_access_template_is_allocated_even_over_a_held_gpu(kube, deployed, probes, report):
+def test_admin_access_template_is_allocated_even_over_a_held_gpu(scenario_name, kube, deployed, probes, report):
     namespace = kube.get("v1", "Namespace", deployed.claim_namespace)
     assert namespace["metadata"]["labels"].get(ADMIN_ACCESS_LABEL) == "true", namespace["metadata"]["labels"]
     holder = probe(kube, deployed, "gpu", node_selector=on_group("h100"), label="-holder", keep=True)
@@ -88,13 +88,15 @@ def test_admin_access_template_is_allocated_even_over_a_held_gpu(kube, deployed,
     finally:
         release(kube, holder.namespace, holder.pod)
     assert monitor.problem is None, monitor.problem
-    report.claim(SCENARIO, "gpu-monitor", True, "h100 (pinned, one GPU held by another claim)", monitor)
+    report.claim(scenario_name, "gpu-monitor", True, "h100 (pinned, one GPU held by another claim)", monitor)
     devices = {r["device"] for r in monitor.results}
     assert len(devices) == 8 and holder.results[0]["device"] in devices, (holder.results, monitor.results)
     assert all(r.get("adminAccess") is True for r in monitor.results), monitor.results
 
 
-def test_admin_access_template_is_refused_in_a_namespace_without_the_label(kube, deployed, probes, report):
+def test_admin_access_template_is_refused_in_a_namespace_without_the_label(
+    scenario_name, kube, deployed, probes, report
+):
     ensure_namespace(kube, UNLABELLED_NAMESPACE)
     manifest = copy.deepcopy(
         next(
@@ -108,4 +110,4 @@ def test_admin_access_template_is_refused_in_a_namespace_without_the_label(kube,
         kube.apply(manifest)
     message = api_message(refused.value)
     assert ADMIN_ACCESS_LABEL in message, message
-    report.scenario(SCENARIO)["refused: adminAccess without the namespace label"] = message
+    report.scenario(scenario_name)["refused: adminAccess without the namespace label"] = message

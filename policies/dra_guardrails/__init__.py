@@ -16,7 +16,7 @@ imports it as `dra_guardrails` from inside `policies/`, the program's tools as
 from .framework import PolicyConfigError
 from .planned import PlannedResource
 from .registry import POLICIES, RULES
-from .runner import Finding, check_resources, validate_policy_config
+from .runner import Finding, check_resources, pass_notes, validate_policy_config
 
 __all__ = [
     "POLICIES",
@@ -25,5 +25,6 @@ __all__ = [
     "PlannedResource",
     "PolicyConfigError",
     "check_resources",
+    "pass_notes",
     "validate_policy_config",
 ]

@@ -18,10 +18,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from .planned import CLUSTER_TYPE, NODE_GROUP_TYPE
+from .planned import CLUSTER_TYPE, NODE_GROUP_TYPE, POD_TYPE
 
 CLAIM_TEMPLATE_TYPE = "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate"
 HELM_RELEASE_TYPE = "kubernetes:helm.sh/v3:Release"
+KUBERNETES_PROVIDER_TYPE = "pulumi:providers:kubernetes"
+# What a setting reaches when it changes nothing deployed: the program's config checks, the plan, the cost, the pack.
+NOTHING_DEPLOYED = "(nothing deployed: the config checks, the plan, the cost or the pack read it)"
 
 NEBIUS_SDK = (
     "pulumi-nebius 0.6.73 (the installed SDK's docstrings, bridged from nebius/terraform-provider-nebius 0.6.73)"
@@ -30,11 +33,20 @@ NODE_GROUP_DOCS = "https://docs.nebius.com/terraform-provider/reference/resource
 SKEW_POLICY = "https://kubernetes.io/releases/version-skew-policy/"
 HELM_CRDS = "https://helm.sh/docs/chart_best_practices/custom_resource_definitions/"
 PULUMI_NAMES = "https://www.pulumi.com/docs/iac/concepts/resources/names/"
+NEBIUS_API = "nebius/api (https://github.com/nebius/api) at 24bd010d"
+CLUSTER_PROTO = f"{NEBIUS_API} nebius/mk8s/v1/cluster.proto ControlPlaneSpec"
+CLAIM_TEMPLATE_API = (
+    "Kubernetes API reference, resource.k8s.io/v1 ResourceClaimTemplate.spec "
+    '(https://kubernetes.io/docs/reference/kubernetes-api/workload-resources/resource-claim-template-v1/): "This '
+    "field is immutable. A ResourceClaim will get created by the control plane for a Pod when needed and then not "
+    'get updated anymore."'
+)
 
 
 class Effect(Enum):
     """How far a change reaches, from harmless to destructive."""
 
+    NOTHING = "nothing deployed changes"
     IN_PLACE = "in place"
     NEW_NODES_ONLY = "reaches only new nodes"
     HELM_RESTART = "Helm upgrade restarts the release's pods"
@@ -85,6 +97,57 @@ CONSEQUENCES: tuple[Consequence, ...] = (
         f"{NEBIUS_SDK}, Mk8sV1ClusterControlPlaneArgs.version and Mk8sV1NodeGroupArgs.version (a node group defaults "
         f"to the control plane's <major>.<minor>); Kubernetes version skew policy ({SKEW_POLICY}): kubelet never newer "
         "than kube-apiserver, and the control plane moves one minor at a time",
+    ),
+    Consequence(
+        ("parentId",),
+        CLUSTER_TYPE,
+        ("parentId",),
+        Effect.DELETE_CREATE,
+        "a Nebius resource stays in the project it was created in: a new cluster (and GPU cluster) in the other "
+        "project, the old one deleted with every node group, node, boot disk and workload",
+        f"{NEBIUS_API} nebius/common/v1/metadata.proto (parent_id: the container the resource belongs to) and "
+        'nebius/mk8s/v1/node_group.proto ("A Node is a Nebius Compute Instance created in Cluster.metadata.parent_id '
+        f'container"); {NEBIUS_SDK}, BillingV1PricingPolicyArgs.metadata: "Parent is a project, immutable"',
+    ),
+    Consequence(
+        ("subnetId",),
+        CLUSTER_TYPE,
+        ("controlPlane.subnetId",),
+        Effect.DELETE_CREATE,
+        "Nebius does not move a control plane to another subnet: a new cluster on it, the old one deleted with every "
+        "node group, node, boot disk and workload",
+        f"{CLUSTER_PROTO}.subnet_id: (field_behavior) = IMMUTABLE; {NEBIUS_SDK}, "
+        'Mk8sV1ClusterControlPlaneArgs.subnet_id: "Also will be default NodeGroup subnet"',
+    ),
+    Consequence(
+        ("etcdClusterSize",),
+        CLUSTER_TYPE,
+        ("controlPlane.etcdClusterSize",),
+        Effect.IN_PLACE,
+        "the control plane's etcd is resized; no node is touched (at 1 member the Kubernetes API is down while its "
+        "control plane instance fails; at 3 it is highly available)",
+        f"{CLUSTER_PROTO}.etcd_cluster_size: allowed 0, 1, 3 and, unlike subnet_id, not IMMUTABLE; {NEBIUS_SDK}, "
+        "Mk8sV1ClusterControlPlaneArgs.etcd_cluster_size: 'Control plane with `etcd_cluster_size: 3` called \"Highly "
+        "Available\"'",
+    ),
+    Consequence(
+        ("publicEndpoint",),
+        CLUSTER_TYPE,
+        ("controlPlane.endpoints",),
+        Effect.IN_PLACE,
+        "the public endpoint is created or removed; no node is touched (a kubeconfig that uses it stops working when "
+        "it is removed)",
+        f"{CLUSTER_PROTO}.endpoints, not IMMUTABLE; {NEBIUS_SDK}, Mk8sV1ClusterControlPlaneEndpointsArgs.public_endpoint: "
+        '"When set, a public endpoint is created"',
+    ),
+    Consequence(
+        ("clusterName",),
+        CLUSTER_TYPE,
+        ("name",),
+        Effect.IN_PLACE,
+        "the cluster is renamed in Nebius (its Pulumi name stays); no node is touched",
+        f"{NEBIUS_API} nebius/common/v1/metadata.proto: name carries no IMMUTABLE behaviour (subnet_id does); the "
+        "program's Pulumi names come from the stack, not from clusterName (components/cluster.py)",
     ),
     Consequence(
         ("kubernetesVersion",),
@@ -142,6 +205,14 @@ CONSEQUENCES: tuple[Consequence, ...] = (
         ROLL_OUT,
     ),
     Consequence(
+        ("nodeServiceAccountId",),
+        NODE_GROUP_TYPE,
+        ("template.serviceAccountId",),
+        Effect.ROLLING_REPLACE,
+        "every node of every group is replaced by one with the new service account's credentials",
+        ROLL_OUT,
+    ),
+    Consequence(
         (f"{GROUP}.labels",),
         NODE_GROUP_TYPE,
         ("template.metadata",),
@@ -175,9 +246,17 @@ CONSEQUENCES: tuple[Consequence, ...] = (
         f"{NEBIUS_SDK}: strategy and auto_repair are fields of the node group, outside its template, so not rolled out",
     ),
     Consequence(
-        (f"{GROUP}.name",),
+        ("clusterName",),
         NODE_GROUP_TYPE,
         ("name",),
+        Effect.IN_PLACE,
+        "the group is renamed in Nebius (<clusterName>-<group>; its Pulumi name stays); no node is touched",
+        f"{NEBIUS_API} nebius/common/v1/metadata.proto: name carries no IMMUTABLE behaviour",
+    ),
+    Consequence(
+        (f"{GROUP}.name",),
+        NODE_GROUP_TYPE,
+        ("urn",),
         Effect.DELETE_CREATE,
         "the group is another Pulumi resource: a new group is created and the old one deleted with all its nodes, "
         "their boot disks and running pods",
@@ -189,17 +268,28 @@ CONSEQUENCES: tuple[Consequence, ...] = (
             "draDriverVersion",
             "draDriverValues",
             "draDriverRoot",
+            "draComputeDomains",
             "gpuOperatorVersion",
             "networkOperatorVersion",
             "gpuMetrics",
+            "dcgmExporterVersion",
+            "gpuMetricsProfile",
+            "gpuMetricsValues",
+            "prometheusServiceMonitor",
+            "kubePrometheusStack",
+            "kubePrometheusStackVersion",
         ),
         HELM_RELEASE_TYPE,
         ("version", "values", "chart"),
         Effect.HELM_RESTART,
-        "Helm upgrades the release; a changed pod template restarts its pods (for the DRA driver, the kubelet "
-        "plugin on every GPU node: no new claim is prepared until it is back)",
+        "Helm upgrades the release; a changed pod template restarts its pods. For the DRA driver, a change that "
+        "reaches its kubelet plugin's pod template (the driver root, ComputeDomains, the log level, most chart "
+        "values) restarts the plugin on every GPU node at once: no new claim is prepared until it is back; one "
+        "that reaches only the controller (controller.*) leaves the plugin running",
         "Helm upgrade semantics (https://helm.sh/docs/helm/helm_upgrade/) and Kubernetes DaemonSet rolling updates "
-        "(https://kubernetes.io/docs/tasks/manage-daemon/update-daemon-set/)",
+        "(https://kubernetes.io/docs/tasks/manage-daemon/update-daemon-set/); nvidia-dra-driver-gpu 25.12.0 and "
+        "dra-driver-nvidia-gpu 0.4.1 values.yaml: kubeletPlugin.updateStrategy RollingUpdate, maxUnavailable 100%, "
+        "which the stack keeps; what each setting changes, rendered by the real helm (tests/test_helm_restarts.py)",
     ),
     Consequence(
         ("draDriverChart", "draDriverVersion", "gpuOperatorVersion", "networkOperatorVersion"),
@@ -212,16 +302,121 @@ CONSEQUENCES: tuple[Consequence, ...] = (
         "kubernetes-sigs/dra-driver-nvidia-gpu docs/upgrade.md at v0.4.0",
     ),
     Consequence(
+        (
+            "draDriverRepository",
+            "gpuOperatorRepository",
+            "networkOperatorRepository",
+            "dcgmExporterRepository",
+            "kubePrometheusStackRepository",
+        ),
+        HELM_RELEASE_TYPE,
+        ("repositoryOpts",),
+        Effect.IN_PLACE,
+        "Helm fetches the chart from the other repository; the same chart and version render the same objects, so "
+        "no pod restarts (a mirror serving another chart under that version would)",
+        "Helm upgrade semantics (https://helm.sh/docs/helm/helm_upgrade/): a release is its chart and values; the "
+        "repository is only where the chart is fetched",
+    ),
+    Consequence(
+        ("draDriverNamespace", "gpuMetricsNamespace"),
+        HELM_RELEASE_TYPE,
+        ("namespace",),
+        Effect.DELETE_CREATE,
+        "the release is installed in the new namespace and uninstalled from the old: its pods stop there and start "
+        "again here (for the DRA driver, no claim is prepared in between)",
+        "Helm 3 (https://helm.sh/docs/faq/changes_since_helm2/#release-names-are-now-scoped-to-the-namespace): a "
+        "release lives in its namespace",
+    ),
+    Consequence(
+        ("sampleGpuImage", "sampleRdmaImage"),
+        POD_TYPE,
+        ("spec.containers",),
+        Effect.IN_PLACE,
+        "the sample Pod's container restarts with the new image (an image is one of the few Pod fields Kubernetes "
+        "changes in place)",
+        'k8s.io/kubernetes pkg/apis/core/validation ValidatePodUpdate: "pod updates may not change fields other than '
+        '`spec.containers[*].image`, ..."',
+    ),
+    Consequence(
+        ("nebiusProfile", "existingClusterKubeconfig"),
+        KUBERNETES_PROVIDER_TYPE,
+        ("kubeconfig",),
+        Effect.IN_PLACE,
+        "the Kubernetes provider reaches the cluster with other credentials; no object changes, since the stack pins "
+        "the provider to the cluster's ID (components/cluster_access.py); a kubeconfig of another cluster in "
+        "existing-cluster mode moves every Kubernetes object of the stack there",
+        'pulumi-kubernetes 4.34.2 ProviderArgs.cluster_identifier: "the provider will _only_ be replaced when '
+        '`clusterIdentifier` changes; all other changes to provider configuration will be treated as updates"',
+    ),
+    Consequence(
+        ("priceOverrides", "protect", "allowedDeviceClasses", "draPluginOutageAccepted"),
+        NOTHING_DEPLOYED,
+        ("config",),
+        Effect.NOTHING,
+        "nothing in Nebius or the cluster changes: priceOverrides changes the estimate, protect the option Pulumi "
+        "records in its state (a protected resource cannot be deleted), allowedDeviceClasses what the config checks "
+        "let user templates request, draPluginOutageAccepted what the pack accepts",
+        "the program (components/cost.py, components/config/claim_templates.py, tools/plan/driver_modes.py); "
+        "Pulumi's protect option (https://www.pulumi.com/docs/iac/concepts/options/protect/)",
+    ),
+    Consequence(
         ("userClaimTemplates", "builtinClaimTemplates", "gpuProducts", "multiGpuCount", "claimNamespace"),
         CLAIM_TEMPLATE_TYPE,
         ("spec",),
         Effect.DELETE_CREATE,
         "the template is deleted and created again under its name; claims made from it keep the old spec, new Pods "
         "get the new one",
-        'k8s.io/kubernetes v1.34 pkg/apis/resource/validation ValidateResourceClaimTemplateUpdate ("field is '
-        'immutable"); the program marks spec replace_on_changes with delete_before_replace (components/dra_workloads.py)',
+        f"{CLAIM_TEMPLATE_API}; k8s.io/kubernetes v1.34 pkg/apis/resource/validation "
+        'ValidateResourceClaimTemplateUpdate ("field is immutable"); the program marks spec replace_on_changes with '
+        "delete_before_replace (components/dra_workloads.py)",
+    ),
+    Consequence(
+        ("claimNamespace", "queues"),
+        CLAIM_TEMPLATE_TYPE,
+        ("namespace",),
+        Effect.DELETE_CREATE,
+        "the template is created in the new namespace and deleted from the old one; Pods there that name it get no "
+        "claim",
+        "pulumi-kubernetes provider/pkg/provider/diff.go: metadataForceNewProperties makes .metadata.namespace (and "
+        ".metadata.name) a replacement of any Kubernetes object",
     ),
 )
+
+
+@dataclass(frozen=True)
+class Presence:
+    """What creating and deleting a whole resource of `resource_type` does: a row for the resource, not a field."""
+
+    settings: tuple[str, ...]
+    resource_type: str
+    created: str
+    deleted: str
+    source: str
+
+
+CLAIM_TEMPLATE_PRESENCE = Presence(
+    ("builtinClaimTemplates", "userClaimTemplates", "gpuProducts", "multiGpuCount", "queues"),
+    CLAIM_TEMPLATE_TYPE,
+    "created: Pods may name it from now on; nothing running changes",
+    "DELETED: running Pods keep the claims made from it (a claim made from a template is bound to its Pod and "
+    "deleted with it, never with the template); a Pod created afterwards that names it gets no claim and does not "
+    "start, so move the workloads (Jobs, Deployments) that name it first",
+    f"{CLAIM_TEMPLATE_API}; k8s.io/api core/v1 PodResourceClaim.resourceClaimTemplateName (also the docstring of "
+    'pulumi-kubernetes 4.34.2 core.v1.PodResourceClaimArgs): "The template will be used to create a new '
+    "ResourceClaim, which will be bound to this pod. When this pod is deleted, the ResourceClaim will also be "
+    'deleted."',
+)
+
+
+SAMPLE_POD_PRESENCE = Presence(
+    ("samplePods",),
+    POD_TYPE,
+    "created: the sample Pods claim a GPU (and with InfiniBand a NIC) each until deleted",
+    "DELETED: the sample Pods stop and their claims are deleted with them, freeing the devices",
+    'k8s.io/api core/v1 PodResourceClaim.resourceClaimTemplateName: "When this pod is deleted, the ResourceClaim '
+    'will also be deleted."',
+)
+PRESENCES = (CLAIM_TEMPLATE_PRESENCE, SAMPLE_POD_PRESENCE)
 
 
 def consequence_of_setting(setting: str, resource_type: str = NODE_GROUP_TYPE) -> Consequence | None:

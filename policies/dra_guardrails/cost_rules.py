@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from .framework import PolicyConfigError
@@ -16,6 +17,7 @@ from .planned import (
     field_at,
     has_key,
     named,
+    planned_node_range,
 )
 
 HOURS_PER_30_DAYS = 24 * 30
@@ -41,10 +43,8 @@ def _max_hourly_usd(config: Mapping[str, Any]) -> float | None:
 
 
 def _largest_node_count(group: PlannedResource) -> float:
-    autoscaling = field_at(group.props, "autoscaling")
-    if isinstance(autoscaling, Mapping):
-        return float(field_at(autoscaling, "maxNodeCount") or 0)
-    return float(field_at(group.props, "fixedNodeCount") or 0)
+    nodes = planned_node_range(group.props)
+    return nodes[1] if nodes is not None else 0.0
 
 
 def _estimated_groups(resources: Sequence[PlannedResource]) -> dict[str, Mapping[str, Any]]:
@@ -79,6 +79,53 @@ def _unpriced_reason(group: PlannedResource, entry: Mapping[str, Any] | None) ->
     return None
 
 
+@dataclass
+class Budget:
+    """The node groups priced at their largest size: the total, its parts, the prices' dates and caveats, and a
+    violation for each group that cannot be priced."""
+
+    limit: float
+    total: float = 0.0
+    parts: list[str] = field(default_factory=list)
+    dates: set[str] = field(default_factory=set)
+    caveats: list[str] = field(default_factory=list)
+    unpriced: list[tuple[str | None, str]] = field(default_factory=list)
+
+    @property
+    def over(self) -> bool:
+        return round(self.total, 4) > self.limit
+
+    def caveat_text(self) -> str:
+        return f" Caveats on these prices: {'; '.join(self.caveats)}." if self.caveats else ""
+
+
+def _budget(resources: Sequence[PlannedResource], limit: float) -> Budget:
+    estimated = _estimated_groups(resources)
+    budget = Budget(limit)
+    groups = sorted((r for r in resources if r.type == NODE_GROUP_TYPE), key=lambda r: str(field_at(r.props, "name")))
+    for group in groups:
+        name = str(field_at(group.props, "name") or group.name)
+        entry = estimated.get(name)
+        reason = _unpriced_reason(group, entry)
+        if reason is not None or entry is None:
+            budget.unpriced.append(
+                (
+                    group.urn,
+                    f"{named(group)} (node group {name}) cannot be priced: {reason}. So the stack's cost cannot be "
+                    f"checked against max-hourly-cost.maxHourlyUsd ({_usd(limit)} per hour). Add the platform and "
+                    "preset to the price table (in this project: prices/nebius.yaml, or nebius-dra:priceOverrides "
+                    "for one stack), with the price's source and date.",
+                )
+            )
+            continue
+        price, nodes = float(field_at(entry, "usdPerNodeHour")), _largest_node_count(group)
+        budget.total += price * nodes
+        budget.parts.append(f"{name} {nodes:g} x {_usd(price)}")
+        budget.dates.add(str(field_at(entry, "priceDate")))
+        budget.caveats += [f"{name}: {c}" for c in as_list(field_at(entry, "caveats")) if isinstance(c, str)]
+    return budget
+
+
 def check_max_hourly_cost(
     resources: Sequence[PlannedResource], config: Mapping[str, Any]
 ) -> list[tuple[str | None, str]]:
@@ -92,46 +139,39 @@ def check_max_hourly_cost(
     limit = _max_hourly_usd(config)
     if limit is None:
         return []
-    estimated = _estimated_groups(resources)
-    violations: list[tuple[str | None, str]] = []
-    parts: list[str] = []
-    dates: set[str] = set()
-    caveats: list[str] = []
-    total = 0.0
-    groups = sorted((r for r in resources if r.type == NODE_GROUP_TYPE), key=lambda r: str(field_at(r.props, "name")))
-    for group in groups:
-        name = str(field_at(group.props, "name") or group.name)
-        entry = estimated.get(name)
-        reason = _unpriced_reason(group, entry)
-        if reason is not None or entry is None:
-            violations.append(
-                (
-                    group.urn,
-                    f"{named(group)} (node group {name}) cannot be priced: {reason}. So the stack's cost cannot be "
-                    f"checked against max-hourly-cost.maxHourlyUsd ({_usd(limit)} per hour). Add the platform and "
-                    "preset to the price table (in this project: prices/nebius.yaml, or nebius-dra:priceOverrides "
-                    "for one stack), with the price's source and date.",
-                )
-            )
-            continue
-        price, nodes = float(field_at(entry, "usdPerNodeHour")), _largest_node_count(group)
-        total += price * nodes
-        parts.append(f"{name} {nodes:g} x {_usd(price)}")
-        dates.add(str(field_at(entry, "priceDate")))
-        caveats += [f"{name}: {c}" for c in as_list(field_at(entry, "caveats")) if isinstance(c, str)]
-    if round(total, 4) > limit:
+    budget = _budget(resources, limit)
+    violations = list(budget.unpriced)
+    if budget.over:
+        dates = budget.dates
         dated = f"{min(dates)}..{max(dates)}" if len(dates) > 1 else next(iter(dates), "?")
         violations.append(
             (
                 None,
-                f"The stack's nodes cost up to {_usd(total)} per hour ({_usd(total * HOURS_PER_30_DAYS)} per 30 days) "
-                f"at their largest size, over max-hourly-cost.maxHourlyUsd {_usd(limit)}: {', '.join(parts)} "
-                f"(list prices of {dated}; boot disks, network, egress and storage not included). Lower "
-                "fixedNodeCount or autoscaling max, choose smaller presets, or raise maxHourlyUsd in the policy config."
-                + (f" Caveats on these prices: {'; '.join(caveats)}." if caveats else ""),
+                f"The stack's nodes cost up to {_usd(budget.total)} per hour ({_usd(budget.total * HOURS_PER_30_DAYS)} "
+                f"per 30 days) at their largest size, over max-hourly-cost.maxHourlyUsd {_usd(limit)}: "
+                f"{', '.join(budget.parts)} (list prices of {dated}; boot disks, network, egress and storage not "
+                "included). Lower fixedNodeCount or autoscaling max, choose smaller presets, or raise maxHourlyUsd in "
+                "the policy config." + budget.caveat_text(),
             )
         )
     return violations
+
+
+def max_hourly_cost_pass(resources: Sequence[PlannedResource], config: Mapping[str, Any]) -> str | None:
+    """What a pass of max-hourly-cost rests on, or None when it does not pass (or checks nothing): a policy that
+    passes reports nothing through the pack, so the offline plan prints this beside the verdicts, and a pass on a
+    price the table doubts or that is stale says so."""
+    limit = _max_hourly_usd(config)
+    if limit is None:
+        return None
+    budget = _budget(resources, limit)
+    if budget.unpriced or budget.over:
+        return None
+    return (
+        f"the stack's nodes cost up to {_usd(budget.total)} per hour at their largest size, within "
+        f"maxHourlyUsd {_usd(limit)}: {', '.join(budget.parts)}."
+        + (f" The pass rests on doubtful or stale prices: {'; '.join(budget.caveats)}." if budget.caveats else "")
+    )
 
 
 def check_spot_ceiling_below_spot_price(

@@ -84,6 +84,19 @@ def field_at(value: Any, *path: str) -> Any:
     return value
 
 
+def planned_node_range(props: Mapping[str, Any]) -> tuple[float, float] | None:
+    """(fewest, most) nodes of a planned node group: its autoscaling min and max, or its fixedNodeCount as both;
+    None while a count is not a number (unknown during a preview). The program's is components.model.NodeRange."""
+    autoscaling = field_at(props, "autoscaling")
+    if isinstance(autoscaling, Mapping):
+        low, high = field_at(autoscaling, "minNodeCount"), field_at(autoscaling, "maxNodeCount")
+    else:
+        low = high = field_at(props, "fixedNodeCount")
+    if all(isinstance(count, (int, float)) and not isinstance(count, bool) for count in (low, high)):
+        return float(low), float(high)
+    return None
+
+
 def has_key(mapping: Any, key: str) -> bool:
     """Presence without reading the value, which may still be unknown during a preview."""
     return isinstance(mapping, Mapping) and any(existing == key for existing in mapping)

@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .planned import GROUP_LABEL, HELM_RELEASE_TYPES, NODE_GROUP_TYPE, as_list, chart_name, field_at
+from .planned import GROUP_LABEL, HELM_RELEASE_TYPES, NODE_GROUP_TYPE, as_list, chart_name, field_at, planned_node_range
 
 KUEUE_CHART = "kueue"
 DRA_GATE = "DynamicResourceAllocation"
@@ -127,14 +127,9 @@ def _group_gpus(resources: Sequence[Any]) -> dict[str, float]:
     for group in (r for r in resources if r.type == NODE_GROUP_TYPE):
         name = field_at(group.props, "template", "metadata", "labels", GROUP_LABEL)
         match = _GPU_PRESET.match(str(field_at(group.props, "template", "resources", "preset") or ""))
-        autoscaling = field_at(group.props, "autoscaling")
-        nodes = (
-            field_at(autoscaling, "maxNodeCount")
-            if isinstance(autoscaling, Mapping)
-            else field_at(group.props, "fixedNodeCount")
-        )
-        if isinstance(name, str) and match and isinstance(nodes, (int, float)):
-            found[name] = float(nodes) * int(match.group(1))
+        nodes = planned_node_range(group.props)
+        if isinstance(name, str) and match and nodes is not None:
+            found[name] = nodes[1] * int(match.group(1))
     return found
 
 

@@ -21,6 +21,7 @@ from pulumi_policy import (
 from pulumi_policy.deserialize import deserialize_properties
 from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
 
+from .cost_rules import max_hourly_cost_pass
 from .framework import ALL_POLICIES, LEVEL_KEY, PolicyConfigError, did_you_mean
 from .planned import PlannedResource, as_json
 from .registry import POLICIES, RULES
@@ -144,3 +145,24 @@ def check_resources(resources: Sequence[PlannedResource], config: Mapping[str, A
         mandatory = level in (EnforcementLevel.MANDATORY, EnforcementLevel.REMEDIATE)
         findings.extend(Finding(rule.name, mandatory and checked, urn, message) for urn, message, checked in reported)
     return findings
+
+
+# What a rule's pass rests on, for a rule whose pass a reviewer should read (the pack reports only violations).
+PASS_NOTES = {"max-hourly-cost": max_hourly_cost_pass}
+
+
+def pass_notes(resources: Sequence[PlannedResource], config: Mapping[str, Any] | None = None) -> list[tuple[str, str]]:
+    """(policy, what its pass rests on) for each enabled rule of PASS_NOTES that passes, with the same settings
+    `check_resources` gives it."""
+    validate_policy_config(config)
+    planned = [PlannedResource(r.urn, r.type, r.name, sdk_props(r.props)) for r in resources]
+    notes = []
+    for rule in RULES:
+        note_of = PASS_NOTES.get(rule.name)
+        level, properties = _level_and_properties(rule.name, rule.level, config or {})
+        if note_of is None or level == EnforcementLevel.DISABLED:
+            continue
+        note = note_of(planned, properties)
+        if note is not None:
+            notes.append((rule.name, note))
+    return notes

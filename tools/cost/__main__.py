@@ -33,6 +33,7 @@ import yaml
 from components.config import ConfigError, parse_stack_config
 from components.config.errors import shown
 from components.config.prices import PRICE_TABLE_FILE, load_price_table, parse_price_table
+from components.config.raw import stack_file_raw_config
 from components.config.reading import (
     MAX_INPUT_BYTES,
     InputError,
@@ -42,7 +43,7 @@ from components.config.reading import (
     parse_yaml,
     printable,
 )
-from components.config.stack_file import PROJECT_DIR, StackFileError, declared_config, program_config
+from components.config.stack_file import PROJECT_DIR, StackFileError, declared_config
 from components.model import PriceTable, StackConfig
 from components.redaction import redacted, redacted_leaves
 from components.values.cost import stack_cost
@@ -53,6 +54,8 @@ from tools.cost.render import (
     render_diff_text,
     with_protected_kept,
 )
+from tools.plan.minor_upgrade import minor_of
+from tools.plan.rollout import Rollout, rollouts_of_config
 from tools.plan.stack_source import (
     STACK_FILE_OPTION,
     StackNameError,
@@ -80,6 +83,8 @@ class BaseCost:
     new_stack: bool = False
     # The base deploys its GPU groups with Pulumi's protect option (nebius-dra:protect).
     protected: bool = False
+    # The base's kubernetesVersion: a move of its minor replaces every group's nodes.
+    kubernetes_version: str | None = None
 
     @property
     def comparable(self) -> bool:
@@ -117,15 +122,41 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def _config(stack: str, project_dir: Path, table: PriceTable | None, stack_file: Path | None) -> StackConfig:
-    values = read_stack_source(stack, stack_file, project_dir).values
+    read = read_stack_source(stack, stack_file, project_dir)
     prices = load_price_table(project_dir / PRICE_TABLE) if table is None else table
-    return parse_stack_config(program_config(values), stack, price_table=prices)
+    return parse_stack_config(stack_file_raw_config(read), stack, price_table=prices)
 
 
-def estimate(stack: str, project_dir: Path, table: PriceTable | None = None, stack_file: Path | None = None) -> dict:
-    """The cost document of `stack` as configured in `project_dir` (or in `stack_file`), priced from `table`
-    (default: `project_dir`'s own table)."""
-    return stack_cost(_config(stack, project_dir, table, stack_file)).as_document()
+@dataclass(frozen=True)
+class Head:
+    """This checkout's stack: its cost, each group's roll-out (what a replacement's surge costs) and its version."""
+
+    document: dict[str, Any]
+    rollouts: dict[str, Rollout]
+    kubernetes_version: str
+
+
+def head_of(stack: str, project_dir: Path, stack_file: Path | None = None) -> Head:
+    """`stack` as configured in `project_dir` (or in `stack_file`), priced from `project_dir`'s own table."""
+    config = _config(stack, project_dir, None, stack_file)
+    return Head(stack_cost(config).as_document(), rollouts_of_config(config), config.cluster.kubernetes_version)
+
+
+def surge_costs(head: Head) -> dict[str, str]:
+    """By group name, what the surge nodes of a roll-out of it cost at this change's price (Rollout.surge_cost)."""
+    prices = {str(g.get("name")): g.get("usdPerNodeHour") for g in head.document.get("groups") or []}
+    return {
+        name: rollout.surge_cost(None if prices.get(name) is None else float(prices[name]))
+        for name, rollout in head.rollouts.items()
+    }
+
+
+def minor_move(base: BaseCost, head: Head) -> str | None:
+    """`kubernetesVersion A -> B` when the change moves the cluster's minor (every group's nodes are replaced)."""
+    before, after = minor_of(base.kubernetes_version), minor_of(head.kubernetes_version)
+    if before is None or after is None or before == after:
+        return None
+    return f"kubernetesVersion {base.kubernetes_version} -> {head.kubernetes_version}"
 
 
 def _git(project_dir: Path, *args: str) -> subprocess.CompletedProcess:
@@ -196,10 +227,18 @@ def base_cost(stack: str, ref: str, project_dir: Path = PROJECT_DIR) -> BaseCost
             config = _config(stack, folder, table, None)
         except ConfigError as error:
             return BaseCost(ref, None, f"the base {ref} cannot be priced by this checkout's code: {error}")
-    return BaseCost(ref, stack_cost(config).as_document(), note, protected=config.protect)
+    return BaseCost(
+        ref,
+        stack_cost(config).as_document(),
+        note,
+        protected=config.protect,
+        kubernetes_version=config.cluster.kubernetes_version,
+    )
 
 
-def render(stack: str, head: dict, base: BaseCost | None, output: str, change_only: bool = False) -> str:
+def render(stack: str, current: Head, base: BaseCost | None, output: str, change_only: bool = False) -> str:
+    head = current.document
+    replaced_by = None if base is None else minor_move(base, current)
     if output == "json":
         document = {
             "stack": stack,
@@ -217,14 +256,16 @@ def render(stack: str, head: dict, base: BaseCost | None, output: str, change_on
             # The note can quote the base revision's files: escaped, on one line, so it stays one quote.
             lines += [f"> {markdown_text(base.note)}", ""] if base.note else []
             if base.comparable:
-                lines += render_diff_markdown(base.document, after, markdown_text(label))
+                lines += render_diff_markdown(
+                    base.document, after, markdown_text(label), surge_costs(current), replaced_by
+                )
                 lines += ["", *(f"- {markdown_text(note)}" for note in kept)] if kept else []
         return "\n".join(lines) + "\n"
     lines = [] if change_only else [f"Cost of stack {stack}", "", *render_cost_text(head), ""]
     if base is not None:
         lines += [f"note: {printable(base.note, lines=True)}"] if base.note else []
         if base.comparable:
-            lines += render_diff_text(base.document, after, printable(label))
+            lines += render_diff_text(base.document, after, printable(label), surge_costs(current), replaced_by)
             lines += [f"  note: {note}" for note in kept]
     return "\n".join(lines) + "\n"
 
@@ -235,7 +276,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.stack_file is not None:
             check_file_flag(args.stack_file, STACK_FILE_OPTION, must_exist=True)
         stack = stack_of_file(args.stack_file) if args.stack_file else check_stack_name(args.stack)
-        head = estimate(stack, PROJECT_DIR, stack_file=args.stack_file)
+        head = head_of(stack, PROJECT_DIR, stack_file=args.stack_file)
         base = base_cost(stack, args.base) if args.base is not None else None
     except (
         StackNameError,

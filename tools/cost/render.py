@@ -238,24 +238,38 @@ _SETTINGS = {
 }
 
 
-def change_notes(base: Document | None, head: Document) -> list[str]:
+def change_notes(
+    base: Document | None,
+    head: Document,
+    surge_costs: Mapping[str, str] | None = None,
+    replaced_by: str | None = None,
+) -> list[str]:
     """What each changed field of a group does to its nodes, as the table of consequences says
-    (policies/dra_guardrails/consequences.py): a replacement costs the surge nodes' price while it runs."""
+    (policies/dra_guardrails/consequences.py), with the surge nodes' cost of a change that replaces them
+    (`surge_costs`: by group name, what a roll-out's surge costs at this change); `replaced_by` names a change that
+    replaces every group's nodes (a kubernetesVersion minor)."""
     base_groups = {str(g.get("name")): g for g in _groups(base or {})}
     notes = []
     for group in _groups(head):
         old = base_groups.get(str(group.get("name")))
         if old is None:
             continue
+        name = str(group.get("name"))
+        replaces = False
         for field, (gpu_setting, system_setting) in _SETTINGS.items():
             setting = gpu_setting if group.get("kind") == "gpu" else system_setting
             row = consequence_of_setting(setting) if setting else None
             if row is None or old.get(field) == group.get(field):
                 continue
+            replaces = replaces or row.effect.replaces_nodes
             notes.append(
-                f"{group.get('name')}: {field} {printable(str(old.get(field)))} -> {printable(str(group.get(field)))}: "
+                f"{name}: {field} {printable(str(old.get(field)))} -> {printable(str(group.get(field)))}: "
                 f"{row.effect.value}: {row.does}"
             )
+        if replaced_by is not None and not replaces:
+            notes.append(f"{name}: {replaced_by}: every node replaced")
+        if (replaces or replaced_by is not None) and surge_costs is not None:
+            notes.append(f"{name}: roll-out surge: {surge_costs.get(name, 'not known')}")
     return notes
 
 
@@ -286,17 +300,30 @@ def with_protected_kept(base: Document | None, head: Document, protected: bool) 
     return {**head, "groups": [*_groups(head), *kept], "total": total}, notes
 
 
-def render_diff_text(base: Document | None, head: Document, base_label: str) -> list[str]:
+def render_diff_text(
+    base: Document | None,
+    head: Document,
+    base_label: str,
+    surge_costs: Mapping[str, str] | None = None,
+    replaced_by: str | None = None,
+) -> list[str]:
+    """The difference, and what the change does (change_notes: with `surge_costs`, what its surge nodes cost)."""
     lines = [f"Cost change against {base_label} (per hour at min..max nodes)"]
     lines += ["  " + line for line in _table(diff_rows(base, head), DIFF_HEADER)]
-    return lines + [f"  what it does: {note}" for note in change_notes(base, head)]
+    return lines + [f"  what it does: {note}" for note in change_notes(base, head, surge_costs, replaced_by)]
 
 
-def render_diff_markdown(base: Document | None, head: Document, base_label: str) -> list[str]:
+def render_diff_markdown(
+    base: Document | None,
+    head: Document,
+    base_label: str,
+    surge_costs: Mapping[str, str] | None = None,
+    replaced_by: str | None = None,
+) -> list[str]:
     rows = diff_rows(base, head)
     lines = [f"Against {base_label}, per hour at min..max nodes:", ""]
     lines += [markdown_row(DIFF_HEADER), markdown_row(["---"] * len(DIFF_HEADER))]
     lines += [markdown_row(row) for row in rows[:-1]]
     lines.append(markdown_row([f"**{cell}**" if cell else cell for cell in rows[-1]]))
-    notes = change_notes(base, head)
+    notes = change_notes(base, head, surge_costs, replaced_by)
     return lines + ([""] + [f"- what it does: {markdown_text(note)}" for note in notes] if notes else [])

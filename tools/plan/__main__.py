@@ -22,9 +22,10 @@ nodes it replaces, with batches and duration, what reaches only new nodes, Helm 
 templates replaced; a kubernetesVersion move that skips or lowers a minor is refused, and so is a
 move of the DRA driver back from 0.4.x to 25.x.
 
-Exit status: 0 when `pulumi up` could proceed, 1 when a mandatory policy is violated, the DRA
-driver moves back from 0.4.x to 25.x or kubernetesVersion skips or lowers a minor against the baseline,
-2 when the program itself refuses the config (the message names the key), or the stack
+Exit status: 0 when `pulumi up` could proceed, 1 when a mandatory policy is violated,
+2 when the program itself refuses the config (the message names the key), the DRA driver moves
+back from 0.4.x to 25.x or kubernetesVersion skips or lowers a minor against the baseline (the
+plan is printed with the reason, and stderr names the key, the move and the allowed path), or the stack
 name, the stack file or the policy config cannot be used (an unknown policy or setting is
 refused, not ignored), or the output directory is not safe to write: the plan never writes
 or deletes through a symbolic link in `<out>/<stack>/`.
@@ -141,7 +142,9 @@ def warn_policy_config_duplicate(message: str) -> None:
 
 
 def exit_status(plan: Plan) -> int:
-    if plan.error is not None:
+    """2 for a config the program or the baseline refuses (bad input, the project's rule), 1 for a mandatory
+    policy, 0 when `pulumi up` could go ahead."""
+    if plan.error is not None or plan.refusals:
         return EXIT_PROGRAM
     return EXIT_POLICY if plan.blocked else EXIT_OK
 
@@ -187,6 +190,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         rendered = RENDERERS[args.format](plan, graph=args.graph)
         # JSON is redacted leaf by leaf before it is encoded (`render_json`); text and markdown as a whole.
         sys.stdout.write(rendered if args.format == "json" else redacted(rendered))
+    for refusal in plan.refusals:
+        print(f"python -m tools.plan: {printable(redacted(refusal), lines=True)}", file=sys.stderr)
     return exit_status(plan)
 
 

@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from components.config.reading import printable
-from components.dra_constants import NODE_GROUP_LABEL
+from components.dra_constants import BUILTIN_TEMPLATES, NODE_GROUP_LABEL
+from components.dra_workloads import DRA_WORKLOADS_TYPE
+from components.kueue import TEAM_QUEUES_TYPE
 from policies.dra_guardrails import PlannedResource
 from policies.dra_guardrails.consequences import (
     CLAIM_TEMPLATE_TYPE,
@@ -35,6 +37,8 @@ from tools.plan.rollout import Rollout
 PLAN_FORMAT = 2
 # What a node group's snapshot records besides its URN and Nebius name (the registered inputs' keys).
 GROUP_FIELDS = ("template", "version", "fixedNodeCount", "autoscaling", "strategy", "autoRepair")
+# What the cluster's snapshot records (its registered inputs' keys); before issue 39, its name and version only.
+CLUSTER_FIELDS = ("name", "parentId", "controlPlane")
 # Before planFormat 2 a snapshot's template left out the fields Nebius does not roll out.
 LEGACY_TEMPLATE_EXCLUDED = ("metadata", "taints")
 LEGACY_UNKNOWN = (
@@ -73,8 +77,7 @@ def snapshot(
         "planFormat": PLAN_FORMAT,
         "cluster": {
             "urn": clusters[0].urn,
-            "name": inputs[clusters[0].urn].get("name"),
-            "controlPlane": {"version": (inputs[clusters[0].urn].get("controlPlane") or {}).get("version")},
+            **{key: inputs[clusters[0].urn].get(key) for key in CLUSTER_FIELDS},
         }
         if len(clusters) == 1
         else None,
@@ -94,6 +97,7 @@ def snapshot(
             {
                 "urn": r.urn,
                 "name": (inputs[r.urn].get("metadata") or {}).get("name", r.name),
+                "namespace": (inputs[r.urn].get("metadata") or {}).get("namespace"),
                 "spec": inputs[r.urn].get("spec"),
             }
             for r in ordered
@@ -286,6 +290,9 @@ class Changes:
     added_releases: list[str] = field(default_factory=list)
     removed_releases: list[str] = field(default_factory=list)
     claim_templates: list[ResourceChange] = field(default_factory=list)
+    # Claim templates the change creates or deletes.
+    added_claim_templates: list[ClaimTemplate] = field(default_factory=list)
+    removed_claim_templates: list[ClaimTemplate] = field(default_factory=list)
     driver_root: tuple[str | None, str | None] | None = None
 
     @property
@@ -306,6 +313,8 @@ class Changes:
             "addedReleases": self.added_releases,
             "removedReleases": self.removed_releases,
             "claimTemplates": [c.as_dict() for c in self.claim_templates],
+            "addedClaimTemplates": [t.text() for t in self.added_claim_templates],
+            "removedClaimTemplates": [t.text() for t in self.removed_claim_templates],
             "driverRoot": None if self.driver_root is None else list(self.driver_root),
         }
 
@@ -321,7 +330,9 @@ def _paired(
         old = before.get(record["urn"])
         if old is None:
             continue
-        changes = _diff(resource_type, old, record)
+        # A claim template's namespace is recorded since issue 39: a baseline without it says nothing of it.
+        unrecorded = ("namespace",) if resource_type == CLAIM_TEMPLATE_TYPE and "namespace" not in old else ()
+        changes = _diff(resource_type, old, record, unrecorded)
         if changes:
             rollout = (rollouts or {}).get(record["urn"])
             found.append(ResourceChange(record["urn"], str(record.get("name")), resource_type, changes, rollout))
@@ -330,6 +341,40 @@ def _paired(
 
 def _release_text(release: Mapping[str, Any]) -> str:
     return printable(f"{release.get('name')} ({release.get('chart')} {release.get('version')})")
+
+
+@dataclass(frozen=True)
+class ClaimTemplate:
+    """A recorded claim template, by what made it: a built-in one, one of userClaimTemplates, or a team's (queues)."""
+
+    namespace: str | None
+    name: str
+    origin: str
+
+    @property
+    def builtin(self) -> bool:
+        return self.origin == BUILTIN_ORIGIN
+
+    def text(self) -> str:
+        return printable(f"{self.namespace + '/' if self.namespace else ''}{self.name} ({self.origin})")
+
+
+BUILTIN_ORIGIN = "built-in, builtinClaimTemplates"
+
+
+def claim_template(record: Mapping[str, Any]) -> ClaimTemplate:
+    """The template a record names; the component that registered it is in its URN's chain of parent types."""
+    urn = str(record["urn"])
+    chain = urn.split("::")[2].split("$") if urn.count("::") >= 3 else []
+    name = str(record.get("name"))
+    if TEAM_QUEUES_TYPE in chain:
+        origin = "a team's template, queues"
+    elif DRA_WORKLOADS_TYPE in chain and name in BUILTIN_TEMPLATES:
+        origin = BUILTIN_ORIGIN
+    else:
+        origin = "userClaimTemplates"
+    namespace = record.get("namespace")
+    return ClaimTemplate(namespace if isinstance(namespace, str) else None, name, origin)
 
 
 def written_name(group: Mapping[str, Any]) -> str:
@@ -354,6 +399,10 @@ def compare(baseline: Baseline, current: Mapping[str, Any], rollouts: Mapping[st
         return changes
     cluster = current.get("cluster")
     if baseline.cluster is not None and cluster is not None:
+        if "parentId" not in baseline.cluster:
+            # Recorded before issue 39: the name and the version only, so nothing else of the cluster is known.
+            version = (cluster.get("controlPlane") or {}).get("version")
+            cluster = {"urn": cluster["urn"], "name": cluster.get("name"), "controlPlane": {"version": version}}
         paired = _paired(CLUSTER_TYPE, {baseline.cluster["urn"]: baseline.cluster}, [cluster])
         changes.cluster = paired[0] if paired else None
     changes.releases = _paired(HELM_RELEASE_TYPE, baseline.releases, current["releases"])
@@ -361,6 +410,13 @@ def compare(baseline: Baseline, current: Mapping[str, Any], rollouts: Mapping[st
     changes.added_releases = [_release_text(r) for urn, r in now.items() if urn not in baseline.releases]
     changes.removed_releases = [_release_text(r) for urn, r in baseline.releases.items() if urn not in now]
     changes.claim_templates = _paired(CLAIM_TEMPLATE_TYPE, baseline.claim_templates, current["claimTemplates"])
+    templates = {t["urn"]: t for t in current["claimTemplates"]}
+    changes.added_claim_templates = [
+        claim_template(t) for urn, t in templates.items() if urn not in baseline.claim_templates
+    ]
+    changes.removed_claim_templates = [
+        claim_template(t) for urn, t in baseline.claim_templates.items() if urn not in templates
+    ]
     if baseline.driver_root != current.get("driverRoot"):
         changes.driver_root = (baseline.driver_root, current.get("driverRoot"))
     return changes

@@ -47,6 +47,8 @@ class RegisteredResource:
     protect: bool
     create_timeout: str = ""
     outputs: dict[str, Any] = field(default_factory=dict)
+    # Outputs the program asks the engine to keep secret (ResourceOptions.additional_secret_outputs).
+    additional_secret_outputs: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -145,6 +147,7 @@ class _RecordingMonitor(mocks.MockMonitor):
                 protect=request.protect,
                 create_timeout=request.customTimeouts.create,
                 outputs=dict(state),
+                additional_secret_outputs=list(request.additionalSecretOutputs),
             )
         )
         return resource_pb2.RegisterResourceResponse(urn=urn, id=resource_id or "", object=state_struct(state))

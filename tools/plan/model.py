@@ -13,7 +13,7 @@ from typing import Any
 
 from components.cost import COST_ESTIMATE_TYPE
 from components.redaction import redacted
-from policies.dra_guardrails import Finding, PlannedResource, check_resources, validate_policy_config
+from policies.dra_guardrails import Finding, PlannedResource, check_resources, pass_notes, validate_policy_config
 from tools.plan.changes import Changes, compare, read_baseline, snapshot
 from tools.plan.driver_line import DriverLineChange, baseline_driver, driver_line_change, driver_snapshot
 from tools.plan.driver_modes import accepted_outages, driver_mode_transition
@@ -38,6 +38,8 @@ class Plan:
     edges: list[Edge] = field(default_factory=list)
     path: list[PathStep] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
+    # (policy, what its pass rests on) for a rule that passes and says so (the budget: its total and price caveats).
+    passes: list[tuple[str, str]] = field(default_factory=list)
     files: WriteResult | None = None
     rollouts: list[Rollout] = field(default_factory=list)
     # What the JSON plan records for a later baseline (tools/plan/changes.py snapshot).
@@ -68,12 +70,25 @@ class Plan:
         return self.run.error
 
     @property
+    def refusals(self) -> list[str]:
+        """Why the config cannot be applied against the baseline, each naming the key, what it moves to and what is
+        allowed: the DRA driver moving back to 25.x, kubernetesVersion skipping or lowering a minor."""
+        found = []
+        if self.driver_change is not None and self.driver_change.refused:
+            found.append(
+                f"nebius-dra:draDriverChart: {self.driver_change.before} -> {self.driver_change.after} is refused: "
+                + " ".join(self.driver_change.steps)
+            )
+        if self.minor is not None and self.minor.refused is not None:
+            found.append(f"nebius-dra:kubernetesVersion: {self.minor.refused}")
+        return found
+
+    @property
     def blocked(self) -> bool:
         """True when `pulumi up` must not run: the program failed, a mandatory policy fired, the driver moves back
         or the cluster's minor moves in a way the skew policy forbids."""
-        refused = self.driver_change is not None and self.driver_change.refused
-        skipped = self.minor is not None and self.minor.refused is not None
-        return self.error is not None or refused or skipped or any(finding.mandatory for finding in self.findings)
+        refused = bool(self.refusals)
+        return self.error is not None or refused or any(finding.mandatory for finding in self.findings)
 
     def nodes(self) -> list[PlanNode]:
         return [node for root in self.roots for node in root.walk()]
@@ -114,6 +129,7 @@ def build_plan(
     plan.path = critical_path(run.resources, plan.edges)
     planned = [PlannedResource(r.urn, r.type, r.name, r.inputs) for r in run.resources]
     plan.findings = sorted_findings(check_resources(planned, policy_config))
+    plan.passes = pass_notes(planned, policy_config)
     plan.rollouts = sorted(
         (r for r in (rollout_of(resource, inputs[resource.urn]) for resource in run.resources) if r is not None),
         key=lambda rollout: rollout.name,

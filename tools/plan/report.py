@@ -15,8 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from components.config.reading import markdown_code_block
-from components.dra_workloads import BUILTINS_LEFT_OUT, DRA_WORKLOADS_TYPE
+from components.config.reading import markdown_code_block, markdown_text
 from components.redaction import redacted_leaves
 from policies.dra_guardrails.consequences import Effect, consequences_of
 from policies.dra_guardrails.planned import NODE_GROUP_TYPE
@@ -24,7 +23,7 @@ from tools.cost.render import render_cost_markdown, render_cost_text
 from tools.plan.graph import DURATION_ESTIMATES, minutes, render_mermaid
 from tools.plan.model import Plan
 from tools.plan.tree import render_tree
-from tools.plan.what_changed import changed_lines, recreated_count
+from tools.plan.what_changed import builtins_left_out, changed_lines, recreated_count
 
 POLICY_SOURCE = "policies/dra_guardrails"
 REPLACING = frozenset((Effect.ROLLING_REPLACE, Effect.MINOR_UPGRADE, Effect.DELETE_CREATE))
@@ -66,17 +65,8 @@ def group_names(plan: Plan) -> dict[str, str]:
     return names
 
 
-def left_out_templates(plan: Plan) -> list[str]:
-    """The built-in claim templates the stack lists but does not create, each with why (DraWorkloads records it)."""
-    return [
-        f"{name}: {reason}"
-        for resource in plan.run.of_type(DRA_WORKLOADS_TYPE)
-        for name, reason in (resource.inputs.get(BUILTINS_LEFT_OUT) or {}).items()
-    ]
-
-
 def _left_out_line(plan: Plan) -> list[str]:
-    left_out = left_out_templates(plan)
+    left_out = [f"{name}: {reason}" for name, reason in builtins_left_out(plan).items()]
     return (
         [f"Built-in claim templates not created (no node could serve them): {'; '.join(left_out)}"] if left_out else []
     )
@@ -108,6 +98,8 @@ def _summary(plan: Plan) -> str:
         recreated += (
             f"; `pulumi up` FAILS: it cannot delete the protected node group(s) {', '.join(changes.protected_removals)}"
         )
+    if changes is not None and changes.cluster is not None and changes.cluster.of(Effect.DELETE_CREATE):
+        recreated += "; REPLACES THE CLUSTER, and every node group with it"
     minor = plan.minor
     if minor is not None and minor.refused is not None:
         recreated += f"; BLOCKED: kubernetesVersion {minor.before} -> {minor.after} is refused"
@@ -241,6 +233,7 @@ def render_text(plan: Plan, graph: bool = False) -> str:
     for row in verdict_rows(plan, names):
         lines.append(f"  {'MANDATORY' if row.mandatory else 'advisory'}  {row.policy}  on {', '.join(row.resources)}")
         lines += [f"    {message}" for message in row.messages]
+    lines += [f"  passes  {policy}: {note}" for policy, note in plan.passes]
     lines += ["  " + line for line in _left_out_line(plan)]
     lines += ["", *(render_cost_text(plan.cost) if plan.cost else ["Cost: the program registered no estimate"])]
     lines += [f"  note: {note}" for note in _protected_cost_notes(plan)]
@@ -296,6 +289,9 @@ def render_markdown(plan: Plan, graph: bool = True) -> str:
         lines += _markdown_table(("level", "policy", "resources", "message"), rows, "rules with findings")
     else:
         lines.append("Every rule passes.")
+    lines += (
+        ["", *(f"- passes `{policy}`: {markdown_text(note)}" for policy, note in plan.passes)] if plan.passes else []
+    )
     lines += ["", *_left_out_line(plan)] if _left_out_line(plan) else []
     lines += [
         "",
@@ -332,6 +328,7 @@ def plan_document(plan: Plan) -> dict[str, Any]:
         "findings": [
             {"policy": f.policy, "mandatory": f.mandatory, "urn": f.urn, "message": f.message} for f in plan.findings
         ],
+        "passes": [{"policy": policy, "note": note} for policy, note in plan.passes],
         "criticalPath": {
             "totalSeconds": plan.path[-1].finishes_at if plan.path else 0,
             "steps": [

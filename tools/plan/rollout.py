@@ -13,8 +13,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from components.model import NodeAmount, duration_seconds, gpus_in_preset
-from policies.dra_guardrails.planned import NODE_GROUP_TYPE, field_at
+from components.model import NodeAmount, RolloutStrategy, StackConfig, duration_seconds, gpus_in_preset
+from components.values.cost import SYSTEM_GROUP
+from policies.dra_guardrails.planned import NODE_GROUP_TYPE, field_at, planned_node_range
+from tools.cost.render import money
 from tools.plan.graph import DURATION_ESTIMATES
 from tools.plan.mock_engine import RegisteredResource
 
@@ -100,6 +102,23 @@ class Rollout:
         )
         return f"{size}, {pace}, {drain}: {self.batches or '-'} batch(es) at {self.nodes}, {duration}; {quota}"
 
+    def surge_cost(self, usd_per_node_hour: float | None) -> str:
+        """What the surge nodes of a roll-out of this group cost: maxSurge x the price per node-hour x the roll-out's
+        upper duration (`seconds`); `make cost BASE=...` prints it for a change that replaces the group's nodes."""
+        if self.surge is None:
+            return "not known (strategy left to Nebius)"
+        if not self.surge:
+            return "no surge node (maxSurge 0): nothing billed beyond the group, which runs on fewer nodes meanwhile"
+        if usd_per_node_hour is None:
+            return f"{self.surge} surge node(s), unpriced"
+        rate = f"{self.surge} surge node(s) x {money(usd_per_node_hour)} per node-hour"
+        if self.seconds is None:
+            return f"{rate} for as long as the roll-out runs, which has no upper bound"
+        total = self.surge * usd_per_node_hour * self.seconds / 3600
+        return (
+            f"{rate} for about {duration_text(self.seconds)} (the roll-out's upper estimate) = {money(total)} at most"
+        )
+
     def capacity(self) -> str:
         """What the group can run while it rolls out: each batch drains old nodes (maxUnavailable of them are down
         at once, maxSurge new ones are added beside them), so work that spans every node is evicted each batch."""
@@ -128,22 +147,13 @@ class Rollout:
         }
 
 
-def _sizes(inputs: Mapping[str, Any]) -> tuple[int, int]:
-    """(smallest, largest) number of nodes: the autoscaling range, or the fixed count twice."""
-    low, high = field_at(inputs, "autoscaling", "minNodeCount"), field_at(inputs, "autoscaling", "maxNodeCount")
-    if isinstance(low, (int, float)) and isinstance(high, (int, float)):
-        return int(low), int(high)
-    fixed = int(inputs.get("fixedNodeCount") or 0)
-    return fixed, fixed
-
-
 def rollout_of(resource: RegisteredResource, inputs: Mapping[str, Any]) -> Rollout | None:
     """The roll-out of a node group (None for other resources), from its presentable inputs."""
     if resource.type != NODE_GROUP_TYPE:
         return None
     platform = str(field_at(inputs, "template", "resources", "platform") or "")
     gpus = gpus_in_preset(str(field_at(inputs, "template", "resources", "preset") or ""))
-    smallest, nodes = _sizes(inputs)
+    smallest, nodes = (int(count) for count in planned_node_range(inputs) or (0, 0))
     strategy = inputs.get("strategy")
     gpu = platform.startswith("gpu-")
     return Rollout(
@@ -156,5 +166,36 @@ def rollout_of(resource: RegisteredResource, inputs: Mapping[str, Any]) -> Rollo
         surge=_nodes(field_at(strategy, "maxSurge"), nodes, round_up=True),
         unavailable=_nodes(field_at(strategy, "maxUnavailable"), nodes, round_up=False),
         drain_seconds=_seconds(field_at(strategy, "drainTimeout")),
-        node_seconds=DURATION_ESTIMATES["GPU node group" if gpu else "CPU node group"].seconds,
+        node_seconds=_group_seconds(gpu),
     )
+
+
+def _group_seconds(gpu: bool) -> int:
+    return DURATION_ESTIMATES["GPU node group" if gpu else "CPU node group"].seconds
+
+
+def rollouts_of_config(config: StackConfig) -> dict[str, Rollout]:
+    """Each node group's roll-out by its stack-file name (`system` for the system group), from the parsed config:
+    what `make cost` reads where the plan reads the registered inputs (`rollout_of`)."""
+
+    def of(name: str, gpu: bool, gpus: int, smallest: int, nodes: int, strategy: RolloutStrategy) -> Rollout:
+        return Rollout(
+            urn=name,
+            name=name,
+            gpu=gpu,
+            nodes=nodes,
+            gpus_per_node=gpus,
+            smallest=smallest,
+            surge=strategy.surge_nodes(nodes),
+            unavailable=strategy.unavailable_nodes(nodes),
+            drain_seconds=strategy.drain_seconds,
+            node_seconds=_group_seconds(gpu),
+        )
+
+    found = {}
+    for group in config.gpu_node_groups:
+        low, high = group.node_range
+        found[group.name] = of(group.name, True, group.gpus_per_node, low, high, group.strategy)
+    system = config.system_nodes
+    found[SYSTEM_GROUP] = of(SYSTEM_GROUP, False, 0, system.node_count, system.node_count, system.strategy)
+    return found

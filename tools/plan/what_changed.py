@@ -3,14 +3,15 @@
 In the order a change is applied: a refusal first (nothing below happens), the cluster's minor
 upgrade (control plane, then every node group with its batches and duration), the steps of a
 driver mode change (a relabel comes before `pulumi up`), the groups whose nodes are replaced, what reaches only new nodes, what changes in place, the Helm
-upgrades (pods restarted, CRDs Helm will not update), the claim templates deleted and created, and
+upgrades (pods restarted, CRDs Helm will not update), the claim templates replaced, created and deleted, and
 any field the table has no row for. Text and Markdown print the same lines.
 """
 
 from __future__ import annotations
 
 from components.config.reading import printable
-from policies.dra_guardrails.consequences import Effect
+from components.dra_workloads import BUILTINS_LEFT_OUT, DRA_WORKLOADS_TYPE
+from policies.dra_guardrails.consequences import CLAIM_TEMPLATE_PRESENCE, Effect
 from tools.plan.changes import LEGACY_UNKNOWN, Changes, FieldChange, ResourceChange
 from tools.plan.driver_line import DriverLineChange
 from tools.plan.graph import DURATION_ESTIMATES
@@ -71,6 +72,18 @@ def _minor_lines(plan: Plan, names: dict[str, str]) -> list[str]:
 
 def _field_lines(changes: tuple[FieldChange, ...], indent: str = "    ") -> list[str]:
     return [f"{indent}{change.text()}" for change in changes]
+
+
+def _cluster_lines(changes: Changes) -> list[str]:
+    """A cluster field Nebius cannot change in place (parentId, subnetId): the cluster and everything on it go."""
+    replaced = changes.cluster.of(Effect.DELETE_CREATE) if changes.cluster else ()
+    if not replaced:
+        return []
+    lines = [f"REPLACES THE CLUSTER {printable(changes.cluster.name if changes.cluster else '')}"]
+    for change in replaced:
+        lines.append(f"  {change.text()}: {change.rows[0].does}")
+        lines.append(f"    source: {change.rows[0].source}")
+    return lines
 
 
 def _recreation_lines(changes: Changes, names: dict[str, str], minor_shown: bool) -> list[str]:
@@ -140,7 +153,8 @@ def _helm_lines(changes: Changes) -> list[str]:
         crds = release.of(Effect.CRDS_NOT_UPDATED)
         if not restart:
             continue
-        lines.append(f"  {release.name}: Helm upgrade; a changed pod template restarts its pods")
+        row = next(row for row in restart[0].rows if row.effect is Effect.HELM_RESTART)
+        lines.append(f"  {release.name}: {row.does}")
         lines += _field_lines(restart)
         if crds:
             lines.append(
@@ -163,6 +177,33 @@ def _ceiling_lines(plan: Plan, changes: Changes) -> list[str]:
     ]
 
 
+def builtins_left_out(plan: Plan) -> dict[str, str]:
+    """The built-in claim templates the stack lists but does not create, each with why (DraWorkloads records it)."""
+    return {
+        name: reason
+        for resource in plan.run.of_type(DRA_WORKLOADS_TYPE)
+        for name, reason in (resource.inputs.get(BUILTINS_LEFT_OUT) or {}).items()
+    }
+
+
+def _template_lines(plan: Plan, changes: Changes) -> list[str]:
+    """Claim templates whose spec (or namespace) changes, then those created and deleted, each with what the table
+    says and its source; a built-in one the stack stops creating because no node could serve it says why."""
+    presence = CLAIM_TEMPLATE_PRESENCE
+    edited = _section(
+        "CLAIM TEMPLATES DELETED AND CREATED (the spec is immutable; claims made from them keep the old spec)",
+        [(c.name, c.changes) for c in changes.claim_templates],
+    )
+    rows = dict.fromkeys(row.source for c in changes.claim_templates for f in c.changes for row in f.rows)
+    edited += [f"  source: {source}" for source in rows]
+    lines = [f"CLAIM TEMPLATE {t.text()} {presence.created}" for t in changes.added_claim_templates]
+    why = builtins_left_out(plan)
+    for template in changes.removed_claim_templates:
+        because = f" (not created now: {why[template.name]})" if template.builtin and template.name in why else ""
+        lines.append(f"CLAIM TEMPLATE {template.text()}{because} {presence.deleted}")
+    return edited + ([*lines, f"  source: {presence.source}"] if lines else [])
+
+
 def changed_lines(plan: Plan, names: dict[str, str]) -> list[str]:
     """The section's lines: the baseline's origin, then every difference in the order it is applied."""
     if plan.no_baseline is not None:
@@ -179,18 +220,17 @@ def changed_lines(plan: Plan, names: dict[str, str]) -> list[str]:
     body = _minor_lines(plan, names)
     if plan.driver_steps:
         body += ["DRIVER MODE CHANGE: steps, in order", *(f"  {n}. {s}" for n, s in enumerate(plan.driver_steps, 1))]
+    body += _cluster_lines(changes)
     body += _recreation_lines(changes, names, plan.minor is not None)
     body += _section("REACHES ONLY NEW NODES (Nebius starts no roll-out)", _new_nodes_only(changes, names))
+    in_place = [*([changes.cluster] if changes.cluster else []), *changes.groups]
     body += _section(
         "IN PLACE (no node replaced)",
-        [(_group(g, names), g.of(Effect.IN_PLACE)) for g in changes.groups if g.of(Effect.IN_PLACE)],
+        [(_group(c, names), c.of(Effect.IN_PLACE)) for c in in_place if c.of(Effect.IN_PLACE)],
     )
     body += _ceiling_lines(plan, changes)
     body += _helm_lines(changes)
-    body += _section(
-        "CLAIM TEMPLATES DELETED AND CREATED (the spec is immutable; claims made from them keep the old spec)",
-        [(c.name, c.changes) for c in changes.claim_templates],
-    )
+    body += _template_lines(plan, changes)
     every = [
         *changes.groups,
         *changes.releases,

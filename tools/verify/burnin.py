@@ -150,6 +150,11 @@ def _index(pod: Mapping[str, Any]) -> int:
     return int(text) if str(text).isdigit() else 1 << 30
 
 
+def _hostname(pod: Mapping[str, Any]) -> str:
+    """The pod's hostname: an indexed Job's `<job>-<index>`, else the pod's name (as Kubernetes sets it)."""
+    return str(pod.get("spec", {}).get("hostname") or name_of(pod))
+
+
 class BurnInGate:
     """Whether the burn-in runs this time, and the record of a pass."""
 
@@ -314,7 +319,7 @@ class BurnInRun:
         outputs = [
             PodOutput(
                 name_of(pod),
-                pod.get("spec", {}).get("hostname") or name_of(pod),
+                _hostname(pod),
                 pod.get("spec", {}).get("nodeName", "?"),
                 self.cluster.pod_log(plan.namespace, name_of(pod), CONTAINER),
             )
@@ -323,10 +328,15 @@ class BurnInRun:
         nodes = [pod.get("spec", {}).get("nodeName", "?") for pod in pods]
         if plan.across_nodes:
             floor = floor_for(self.settings.floors, group.platform, plan.nodes)
-            judged = [judge_output(outputs[0], nodes, plan.nodes * plan.gpus, floor, group.name)[0]]
+            judged = [
+                judge_output(outputs[0], nodes, [_hostname(pod) for pod in pods], plan.gpus, floor, group.name)[0]
+            ]
         else:
             floor = floor_for(self.settings.floors, group.platform, 1)
-            judged = [judge_output(output, [output.node], plan.gpus, floor, group.name)[0] for output in outputs]
+            judged = [
+                judge_output(output, [output.node], [output.hostname], plan.gpus, floor, group.name)[0]
+                for output in outputs
+            ]
         findings = tuple(f for outcome in judged for f in outcome.findings)
         if stopped is not None and not findings:
             findings = (

@@ -2,14 +2,17 @@
 
 Pure functions of the pods' outputs and the floors table (tools/verify/nccl_floors.yaml, or a
 stack's own file given with --burn-in-floors, whose entries come first). A run is judged at the
-largest size its header asks for (the worst row there, when -N repeats it), by the lower of the out-of-place and in-place busbw; any wrong element fails it
-whatever the bandwidth. An all-reduce across nodes is one collective: when it is slow, every node
-in it is named, because the output cannot say which link was slow (the README says how to bisect).
+largest size its header asks for, on its float sum rows (the worst there, when -N repeats it), by
+the lower of the out-of-place and in-place busbw; any wrong element fails it whatever the
+bandwidth, and so does a rank on a host that is not one of the judged pods. An all-reduce across
+nodes is one collective: when it is slow, every node in it is named, because the output cannot
+say which link was slow (the README says how to bisect).
 """
 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -37,14 +40,25 @@ def _tail(log: str, lines: int = 6) -> str:
     return " | ".join(kept)[-600:] or "(empty)"
 
 
+def _shown_host(host: str) -> str:
+    return "".join(ch if ch.isprintable() else "?" for ch in host)[:80]
+
+
 def _nodes_text(nodes: Sequence[str]) -> str:
     return ", ".join(nodes)
 
 
+def host_as_printed(hostname: str) -> str:
+    """A pod's hostname as a rank line names it: nccl-tests' getHostName cuts it at its first '.' (src/common.h)."""
+    return hostname.split(".", 1)[0]
+
+
 def judge_output(
-    output: PodOutput, nodes: Sequence[str], expected_ranks: int, floor: Floor | None, subject: str
+    output: PodOutput, nodes: Sequence[str], hosts: Sequence[str], gpus: int, floor: Floor | None, subject: str
 ) -> tuple[Outcome, AllReduceRun | None]:
-    """One all_reduce_perf run (one pod's log) over `nodes`: what it measured and whether that is enough."""
+    """One all_reduce_perf run (one pod's log) over `nodes`, whose pods have the hostnames `hosts` and `gpus` GPUs
+    each: what it measured, whether it ran there (a rank per GPU of each pod, none elsewhere) and whether that is
+    enough."""
     where = f"nodes {_nodes_text(nodes)}" if len(nodes) > 1 else f"node {nodes[0]}"
     try:
         run = parse_all_reduce(output.log)
@@ -66,13 +80,20 @@ def judge_output(
         ), None
     findings = []
     largest = run.largest
-    if len(run.ranks) != expected_ranks:
+    expected = {host_as_printed(host): gpus for host in hosts}
+    ranked = Counter(rank.host for rank in run.ranks)
+    if ranked != expected:
         findings.append(
             Discrepancy(
                 subject=f"{subject}: ranks of the run on {where}",
-                expected=f"{expected_ranks} ranks (one per GPU)",
-                found=f"{len(run.ranks)} ranks on {', '.join(run.hosts)}",
-                likely_cause="a pod saw fewer GPUs than its claim holds: read the pod's claim and nvidia-smi -L in it",
+                expected=f"{gpus * len(expected)} ranks, {gpus} (one per GPU) on each of the pods {', '.join(expected)}",
+                found=f"{len(run.ranks)} ranks: "
+                + ", ".join(f"{count} on {_shown_host(host)}" for host, count in ranked.items()),
+                likely_cause=(
+                    "the run is not the one of these pods (ranks on other hosts, or all on one: mpirun's host list "
+                    "or a log from another run), or a pod saw fewer GPUs than its claim holds: read the pod's claim "
+                    "and nvidia-smi -L in it"
+                ),
             )
         )
     wrong_rows = [row.size_bytes for row in run.rows if row.wrong]
@@ -92,8 +113,10 @@ def judge_output(
         findings.append(
             Discrepancy(
                 subject=f"{subject}: measurements on {where}",
-                expected="a finite time, algbw and busbw at every size, and a finite average bus bandwidth",
-                found=f"nan or inf at {'; '.join(unmeasured[:8])}" + (" ..." if len(unmeasured) > 8 else ""),
+                expected="a time above 0, a finite algbw and busbw of at least 0 at every size, and a finite average "
+                "bus bandwidth",
+                found=f"no measurement (nan, inf, a bandwidth below 0, a time of 0) at {'; '.join(unmeasured[:8])}"
+                + (" ..." if len(unmeasured) > 8 else ""),
                 likely_cause="all_reduce_perf measured nothing there (a time of 0, a failed timer, a collective that "
                 "returned at once): read the pod's log",
             )

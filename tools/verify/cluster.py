@@ -40,7 +40,14 @@ from websocket import WebSocket, WebSocketException, WebSocketTimeoutException
 
 from components.config.reading import InputError, parse_json, printable
 from components.dra_constants import RESOURCE_API_VERSION
-from tools.verify.kubeconfig import ExecCredentials, ExecPluginError, KubeconfigError, load_kubeconfig, one_line
+from tools.verify.kubeconfig import (
+    ExecCredentials,
+    ExecPluginError,
+    KubeconfigError,
+    kind_of,
+    load_kubeconfig,
+    one_line,
+)
 
 Obj = dict[str, Any]
 DEFAULT_REQUEST_TIMEOUT_S = 30.0
@@ -216,7 +223,9 @@ class Cluster(Protocol):
     def list_pods(self, namespace: str) -> list[Obj]: ...
     def list_device_classes(self) -> list[Obj]: ...
     def list_resource_slices(self) -> list[Obj]: ...
-    def list_custom_objects(self, group: str, version: str, plural: str, namespace: str | None = None) -> list[Obj]: ...
+    def list_custom_objects(
+        self, group: str, version: str, kind: str, plural: str, namespace: str | None = None
+    ) -> list[Obj]: ...
     def read_daemonset(self, namespace: str, name: str) -> Obj | None: ...
     def read_claim_template(self, namespace: str, name: str) -> Obj | None: ...
     def read_claim(self, namespace: str, name: str) -> Obj | None: ...
@@ -458,7 +467,7 @@ class KubeCluster:
             raise self._unusable(action, "JSON that is not an object")
         return document
 
-    def _list_items(self, action: str, found: Obj | None, api_version: str, kind: str | None) -> list[Obj]:
+    def _list_items(self, action: str, found: Obj | None, api_version: str, kind: str) -> list[Obj]:
         """The items of a list answer, once the answer says it is the list asked for: an API server names every
         list `<Kind>List` in the group's version (the Kubernetes API conventions, "Lists and Simple kinds"; the
         captured tests/data/captured/resourceslices-*.json: `ResourceSliceList`, `resource.k8s.io/v1`). A NodeList
@@ -466,13 +475,18 @@ class KubeCluster:
         if found is None:  # a CRD that is not installed (missing_ok)
             return []
         answer = found
-        if answer.get("apiVersion") != api_version or (kind is not None and answer.get("kind") != kind):
-            asked = f"{kind or 'a list'} of {api_version}"
+        if answer.get("apiVersion") != api_version or answer.get("kind") != kind:
+            asked = f"{kind} of {api_version}"
             got = f"{printable(one_line(str(answer.get('kind')), 60))} of {printable(one_line(str(answer.get('apiVersion')), 60))}"
             raise self._unusable(action, f"{got} where {asked} was asked")
-        items = answer.get("items") or []
+        # An empty list is `"items": []`; Go's encoding/json writes a nil slice as `null`, so null (or no items) is none.
+        # Anything else that is not a list (`{}`, `""`, `0`) is a malformed answer, not an empty list.
+        items = answer.get("items")
+        if items is None:
+            return []
         if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
-            raise self._unusable(action, "a list whose items are not a list of objects")
+            what = "a list with an entry that is not an object" if isinstance(items, list) else kind_of(items)
+            raise self._unusable(action, f"a {kind} whose items are {what}, not a list of objects")
         return items
 
     def _items(
@@ -499,8 +513,11 @@ class KubeCluster:
             api_version=RESOURCE_API_VERSION,
         )
 
-    def list_custom_objects(self, group: str, version: str, plural: str, namespace: str | None = None) -> list[Obj]:
-        """Objects of a CRD (Kueue's queues); a CRD that is not installed reads as none."""
+    def list_custom_objects(
+        self, group: str, version: str, kind: str, plural: str, namespace: str | None = None
+    ) -> list[Obj]:
+        """Objects of a CRD (Kueue's queues) of `kind`, listed by its `plural`; a CRD that is not installed reads as
+        none."""
         api = client.CustomObjectsApi(self.api_client)
         action = f"list {plural}.{group}" + (f" in {namespace}" if namespace else "")
         if namespace is None:
@@ -509,8 +526,9 @@ class KubeCluster:
             found = self._call(
                 action, api.list_namespaced_custom_object, group, version, namespace, plural, missing_ok=True
             )
-        # A CRD's list kind is its kind's name with List (ClusterQueueList); the plural alone does not give it.
-        return self._list_items(action, found, f"{group}/{version}", None)
+        # A CRD's list kind is its kind's name with List (ClusterQueueList: the apiextensions API names it
+        # `spec.names.listKind`, "defaults to `kind`List"); the plural alone does not give it, so the caller names the kind.
+        return self._list_items(action, found, f"{group}/{version}", f"{kind}List")
 
     def read_daemonset(self, namespace: str, name: str) -> Obj | None:
         return self._call(

@@ -14,8 +14,9 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field, StrictStr, ValidationError, model_validator
 
-from components.config.errors import ConfigProblems, add_validation_problems
+from components.config.errors import ConfigProblems, add_validation_problems, did_you_mean
 from components.config.reading import InputError, load_yaml
+from components.gpu_platforms import GPU_PLATFORMS
 from components.input.fields import DATE_PATTERN, PLATFORM_PATTERN, Shape
 from components.input.prices import calendar_day
 
@@ -23,6 +24,11 @@ FLOORS_FILE = Path(__file__).with_name("nccl_floors.yaml")
 # The highest bus bandwidth a floor or a measurement may be, in GB/s: 100 times NVLink 5's 1.8 TB/s per GPU. A figure
 # above it is a typo or a log that is not all_reduce_perf's, never a measurement.
 MAX_GBPS = 100_000
+# The lowest figure a floor or a published run may be, in GB/s: the derivation check below tolerates ROUNDING_GBPS
+# (floors are written in whole GB/s), so a floor under 1 GB/s cannot be told from 0 (no floor at all), and a
+# figure such as 1e-300 is a typo. (1 GB/s is below even one 10 GbE link's line rate, 1.25 GB/s, IEEE 802.3ae: no
+# GPU fabric's floor is near it.)
+MIN_GBPS = 1
 MAX_NODES = 10_000
 
 
@@ -32,8 +38,17 @@ class FloorsError(ValueError):
 
 NodeCount = Annotated[int, Field(ge=1, le=MAX_NODES, description=f"expected a whole number of nodes, 1 to {MAX_NODES}")]
 Gbps = Annotated[
-    float, Field(gt=0, le=MAX_GBPS, description=f"expected a bus bandwidth in GB/s, above 0 and at most {MAX_GBPS}")
+    float,
+    Field(
+        ge=MIN_GBPS,
+        le=MAX_GBPS,
+        description=f"expected a bus bandwidth in GB/s, {MIN_GBPS} to {MAX_GBPS}",
+    ),
 ]
+# The most a floor may be below its published figure: the faults the burn-in is for cost several times the bandwidth
+# (the header of nccl_floors.yaml), so at a margin of 50 % or more a run at half the published figure, the mildest of
+# them, would pass.
+MAX_MARGIN_PERCENT = 50
 FloorDate = Annotated[
     StrictStr,
     Field(pattern=DATE_PATTERN, description='expected the day the figure was read, as a quoted "YYYY-MM-DD"'),
@@ -55,21 +70,43 @@ FloorText = Annotated[
 ROUNDING_GBPS = 1.0
 
 
+def _known_platform(platform: str) -> str:
+    """A floor for a platform no group can have would never be used: the one table of GPU platforms decides."""
+    if platform not in GPU_PLATFORMS:
+        raise ValueError(
+            f"{platform} is no GPU platform Nebius lists{did_you_mean(platform, GPU_PLATFORMS)} (known: "
+            f"{', '.join(GPU_PLATFORMS)}; components/gpu_platforms.py)"
+        )
+    return platform
+
+
 class FloorEntry(Shape):
-    """One floor: the least busbw of a platform at a range of node counts, and the published run it comes from."""
+    """One floor: the least busbw of a platform at a range of node counts, and the published run it comes from.
+
+    Every entry says where its floor comes from, as nccl_floors.yaml's header defines a floor: publishedGbps (the
+    figure a run reached: a published one, or your own healthy cluster's), publishedRun (what ran) and
+    marginPercent (how far below it the floor is); floorGbps must be the one less the other. A bare `floorGbps: 1`
+    would pass a broken fabric, and nothing in the file would show that it is no figure anyone measured.
+    """
 
     platform: Annotated[
         StrictStr,
         Field(pattern=PLATFORM_PATTERN, max_length=63, description="expected a GPU platform such as gpu-h200-sxm"),
+        AfterValidator(_known_platform),
     ]
     minNodes: NodeCount
     maxNodes: NodeCount | None = None
     floorGbps: Gbps
     marginPercent: Annotated[
-        float | None, Field(ge=0, lt=100, description="expected the margin below the published figure, 0 to 99 %")
-    ] = None
-    publishedGbps: Gbps | None = None
-    publishedRun: FloorText | None = None
+        float,
+        Field(
+            ge=0,
+            lt=MAX_MARGIN_PERCENT,
+            description=f"expected the margin below the published figure, 0 to below {MAX_MARGIN_PERCENT} %",
+        ),
+    ]
+    publishedGbps: Gbps
+    publishedRun: FloorText
     source: FloorText
     date: FloorDate
 
@@ -83,21 +120,14 @@ class FloorEntry(Shape):
     def _derived(self) -> FloorEntry:
         """The header of nccl_floors.yaml defines a floor as the published figure less the margin: the three numbers
         must say the same thing, or the margin (or the figure) the file shows is not the one the verdict uses."""
-        if self.marginPercent is not None and self.publishedGbps is None:
-            raise ValueError(
-                f"marginPercent {self.marginPercent:g} means nothing without publishedGbps, the figure it is taken from"
-            )
-        if self.publishedGbps is None:
-            return self
         if self.floorGbps > self.publishedGbps:
             raise ValueError(f"floorGbps {self.floorGbps:g} is above publishedGbps {self.publishedGbps:g}")
-        if self.marginPercent is not None:
-            derived = self.publishedGbps * (1 - self.marginPercent / 100)
-            if abs(self.floorGbps - derived) >= ROUNDING_GBPS:
-                raise ValueError(
-                    f"floorGbps {self.floorGbps:g} is not publishedGbps {self.publishedGbps:g} less marginPercent "
-                    f"{self.marginPercent:g} ({derived:.6g} GB/s, to within {ROUNDING_GBPS:g} GB/s): correct one of the three"
-                )
+        derived = self.publishedGbps * (1 - self.marginPercent / 100)
+        if abs(self.floorGbps - derived) >= ROUNDING_GBPS:
+            raise ValueError(
+                f"floorGbps {self.floorGbps:g} is not publishedGbps {self.publishedGbps:g} less marginPercent "
+                f"{self.marginPercent:g} ({derived:.6g} GB/s, to within {ROUNDING_GBPS:g} GB/s): correct one of the three"
+            )
         return self
 
     def overlaps(self, other: FloorEntry) -> bool:

@@ -17,23 +17,26 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import json
 import os
 import re
-import shlex
 import signal
 import subprocess
 import tempfile
+import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 from urllib.parse import urlsplit
 
 from kubernetes.config.kube_config import ConfigNode
 
 from components.config.reading import InputError, load_yaml, parse_json, read_text
+from components.redaction import redacted_command
 
 DEFAULT_KUBECONFIG = "~/.kube/config"
 WRITE_IT = "write it with `pulumi stack output kubeconfig --show-secrets > kubeconfig` and pass --kubeconfig kubeconfig"
@@ -51,6 +54,43 @@ NOT_HEADER_SAFE = (
     "non-ASCII character); a bearer token is visible ASCII only (RFC 6750 section 2.1). The value is secret and "
     "not shown"
 )
+
+
+# What an exec plugin may print on stdout: an ExecCredential, a client certificate and key included, is a few KiB;
+# past this it is no credential, and reading on would hold it all in memory.
+MAX_EXEC_STDOUT_BYTES = 1 << 20
+# Of the plugin's stderr only the end is kept (its last line is quoted, cut to 300 characters); the rest is read and
+# dropped, so a plugin that floods stderr neither blocks on a full pipe nor fills the verifier's memory.
+KEPT_EXEC_STDERR_BYTES = 64 << 10
+
+
+class _Drain(threading.Thread):
+    """Reads one pipe to its end in the background, keeping the first `limit` bytes (`head`) or the last ones."""
+
+    def __init__(self, pipe: IO[bytes] | None, limit: int, head: bool) -> None:
+        super().__init__(daemon=True)
+        self.pipe, self.limit, self.head = pipe, limit, head
+        self.data = bytearray()
+        self.overflowed = False
+        if pipe is not None:
+            self.start()
+
+    def run(self) -> None:
+        assert self.pipe is not None
+        with contextlib.suppress(OSError, ValueError):  # the pipe closed under it once the plugin was stopped
+            while chunk := self.pipe.read1(1 << 16):  # type: ignore[attr-defined]
+                self.data += chunk
+                if len(self.data) > self.limit:
+                    self.overflowed = True
+                    if self.head:
+                        del self.data[self.limit :]
+                    else:
+                        del self.data[: -self.limit]
+
+    def text(self, wait_s: float = 0) -> bytes:
+        if self.pipe is not None:
+            self.join(wait_s)
+        return bytes(self.data)
 
 
 class KubeconfigError(Exception):
@@ -288,7 +328,7 @@ class ExecPlugin:
 
     @property
     def command_line(self) -> str:
-        return shlex.join((self.command, *self.args))
+        return redacted_command((self.command, *self.args))
 
     def _describe(self) -> str:
         return f"the exec credential command `{self.command_line}` (user {self.user!r} in {self.source})"
@@ -318,11 +358,18 @@ class ExecPlugin:
             raise ExecPluginError(
                 f"{self._describe()} cannot start: {error.strerror or error}; install it or put it on PATH"
             ) from None
+        stdout = _Drain(process.stdout, MAX_EXEC_STDOUT_BYTES, head=True)
+        stderr = _Drain(process.stderr, KEPT_EXEC_STDERR_BYTES, head=False)
+        deadline = time.monotonic() + timeout_s
         try:
-            stdout, stderr = process.communicate(timeout=timeout_s)
-        except subprocess.TimeoutExpired as expired:
+            process.wait(timeout=timeout_s)
+            for drain in (stdout, stderr):  # a child the plugin left running may hold a pipe open: the deadline stands
+                drain.text(max(0.0, deadline - time.monotonic()))
+                if drain.is_alive():
+                    raise subprocess.TimeoutExpired(process.args, timeout_s)
+        except subprocess.TimeoutExpired:
             stop(process, whole_group=not interactive)
-            said = last_line(expired.stderr)
+            said = last_line(stderr.text(1.0))
             raise ExecPluginError(
                 f"{self._describe()} did not finish within {timeout_s:g}s (--exec-plugin-timeout)"
                 + (f", its last words: {said!r}" if said else "")
@@ -333,11 +380,16 @@ class ExecPlugin:
             stop(process, whole_group=not interactive)
             raise
         if process.returncode != 0:
-            said = last_line(stderr)
+            said = last_line(stderr.text())
             raise ExecPluginError(
                 f"{self._describe()} exited with status {process.returncode}" + (f": {said}" if said else "")
             )
-        return self._credential(stdout)
+        if stdout.overflowed:
+            raise ExecPluginError(
+                f"{self._describe()} printed more than {MAX_EXEC_STDOUT_BYTES >> 20} MiB (MAX_EXEC_STDOUT_BYTES), "
+                "which is no ExecCredential"
+            )
+        return self._credential(stdout.text())
 
     def _credential(self, stdout: bytes) -> Credential:
         try:

@@ -55,6 +55,11 @@ PARAMETERS = re.compile(
     rf"^# nThread (?P<threads>{_INT}) nGpus (?P<gpus>{_INT}) minBytes (?P<min>{_INT}) maxBytes (?P<max>{_INT})"
     rf"(?: step: (?P<step>{_INT})\((?P<unit>factor|bytes)\))?"
 )
+# The rows judged: all_reduce_perf's default data type and reduction (src/common.cu: `nccltype = ncclFloat`, `ncclop =
+# ncclSum`, named "float" and "sum" by test_typenames and test_opnames), which the floors are measured with; `-d all`
+# or `-o all` adds rows of other types and reductions (an int8 `max` moves a quarter of the bytes per element and
+# does no arithmetic), which are read, checked for wrong elements, and not judged against a float sum's floor.
+JUDGED_TYPE, JUDGED_REDOP = "float", "sum"
 # The widest element all_reduce_perf sums (double, int64, uint64): a row's printed size is its requested size
 # rounded down to a whole number of elements (src/common.cu: `count = size / wordSize(type)`).
 _WIDEST_ELEMENT_BYTES = 8
@@ -87,9 +92,15 @@ class Measurement:
     wrong: int | None
 
     def not_finite(self) -> tuple[str, ...]:
-        """The columns whose figure is NaN or infinite: all_reduce_perf measured nothing there."""
-        columns = (("time", self.time_us), ("algbw", self.algbw_gbps), ("busbw", self.busbw_gbps))
-        return tuple(name for name, figure in columns if not math.isfinite(figure))
+        """The columns that hold no measurement: a figure that is NaN or infinite, a bandwidth below 0, or a time not
+        above 0 (all_reduce_perf measured nothing there: a bandwidth is bytes over that time, src/all_reduce.cu
+        AllReduceGetBw, so a time of 0 makes any bandwidth printed beside it meaningless)."""
+        columns = (
+            ("time", self.time_us, self.time_us > 0),
+            ("algbw", self.algbw_gbps, self.algbw_gbps >= 0),
+            ("busbw", self.busbw_gbps, self.busbw_gbps >= 0),
+        )
+        return tuple(name for name, figure, in_range in columns if not (in_range and math.isfinite(figure)))
 
 
 @dataclass(frozen=True)
@@ -157,12 +168,18 @@ class AllReduceRun:
         """The row judged: the one at the largest size the run was asked for (parse_all_reduce refuses a log
         without it). Where that size has several rows (`-N` repeats every size, src/common.cu `run_cycles`), the
         worst: a NaN first, then the lowest busbw, so that a slow repeat is never hidden by a fast one."""
-        judged = [row for row in self.rows if _is_requested_size(row.size_bytes, self.requested_bytes)]
+        judged = [row for row in self.rows if _is_judged(row, self.requested_bytes)]
         return min(judged, key=lambda row: (not math.isnan(row.busbw_gbps), row.busbw_gbps))
 
 
 def _is_requested_size(size_bytes: int, requested_bytes: int) -> bool:
     return requested_bytes - _WIDEST_ELEMENT_BYTES < size_bytes <= requested_bytes
+
+
+def _is_judged(row: SizeRow, requested_bytes: int) -> bool:
+    return (row.data_type, row.redop) == (JUDGED_TYPE, JUDGED_REDOP) and _is_requested_size(
+        row.size_bytes, requested_bytes
+    )
 
 
 def _requested_bytes(parameters: re.Match[str]) -> int:
@@ -184,11 +201,13 @@ def _number(text: str) -> float:
 
 
 def _wrong(text: str) -> int | None:
+    """The #wrong column: src/util.cu writeBenchmarkLineBody prints the int64 count with "%6g", so it is a whole number
+    (`1.23457e+06` for 1234567, read as 1234570: rounded, never below 1); a fraction such as 0.9 is no count."""
     if text == "N/A":
         return None
     value = float(text)
-    if not math.isfinite(value) or value > 10**18:
-        raise NcclOutputError(f"#wrong {_shown(text)} is not a count of elements")
+    if not math.isfinite(value) or value > 10**18 or value != int(value):
+        raise NcclOutputError(f"#wrong {_shown(text)} is not a count of elements (a whole number)")
     return int(value)
 
 
@@ -258,6 +277,11 @@ def parse_all_reduce(text: str, cpu_limit_s: float = PARSE_CPU_LIMIT_S) -> AllRe
         elif match := STARTING.match(line):
             program = match["program"]
         elif match := PARAMETERS.match(line):
+            if parameters is not None:
+                raise NcclOutputError(
+                    "the output has two '# nThread ...' headers: two runs written into one log (a container that "
+                    "restarted, or logs put together); one run's log is judged, not two"
+                )
             parameters = match
         elif match := RANK.match(line):
             ranks.append(_rank(match))
@@ -291,6 +315,19 @@ def parse_all_reduce(text: str, cpu_limit_s: float = PARSE_CPU_LIMIT_S) -> AllRe
         raise NcclOutputError(
             f"the output has no row at {requested} B, the largest size the header asks for (maxBytes "
             f"{parameters['max']}); its largest row is {max(row.size_bytes for row in rows)} B: the run is not whole"
+        )
+    if not any(_is_judged(row, requested) for row in rows):
+        kinds = sorted(
+            {
+                f"{_shown(row.data_type)} {_shown(row.redop)}"
+                for row in rows
+                if _is_requested_size(row.size_bytes, requested)
+            }
+        )
+        raise NcclOutputError(
+            f"the output has no {JUDGED_TYPE} {JUDGED_REDOP} row at {requested} B (its rows there are "
+            f"{', '.join(kinds[:6])}): "
+            f"the floors are for all_reduce_perf's default {JUDGED_TYPE} {JUDGED_REDOP} (-d {JUDGED_TYPE} -o {JUDGED_REDOP})"
         )
     return AllReduceRun(
         version=version,

@@ -54,14 +54,17 @@ def _team_line(team: TeamQueue, workloads: Sequence[Mapping[str, Any]]) -> str:
 def check_queues(cluster: Cluster, queues: QueuesConfig) -> Outcome:
     """Every team's ClusterQueue and LocalQueue is Active; the summary counts admitted and pending Workloads."""
     cluster_queues = {
-        q["metadata"]["name"]: q for q in cluster.list_custom_objects(KUEUE_GROUP, KUEUE_VERSION, "clusterqueues")
+        q["metadata"]["name"]: q
+        for q in cluster.list_custom_objects(KUEUE_GROUP, KUEUE_VERSION, "ClusterQueue", "clusterqueues")
     }
     findings: list[Discrepancy] = []
     lines: list[str] = []
     for team in queues.teams:
         local = {
             q["metadata"]["name"]: q
-            for q in cluster.list_custom_objects(KUEUE_GROUP, KUEUE_VERSION, "localqueues", team.namespace)
+            for q in cluster.list_custom_objects(
+                KUEUE_GROUP, KUEUE_VERSION, "LocalQueue", "localqueues", team.namespace
+            )
         }
         for found in (
             _active(cluster_queues.get(team.name), "ClusterQueue", team.name),
@@ -69,7 +72,7 @@ def check_queues(cluster: Cluster, queues: QueuesConfig) -> Outcome:
         ):
             if found is not None:
                 findings.append(found)
-        workloads = cluster.list_custom_objects(KUEUE_GROUP, KUEUE_VERSION, "workloads", team.namespace)
+        workloads = cluster.list_custom_objects(KUEUE_GROUP, KUEUE_VERSION, "Workload", "workloads", team.namespace)
         lines.append(_team_line(team, workloads))
     summary = "; ".join(lines)
     if findings:
