@@ -298,5 +298,6 @@ def test_make_hands_every_variable_to_the_tool_as_given_and_no_shell_parses_it(t
     assert dry.returncode == 0 and "touch" not in dry.stdout, dry.stdout
     made = subprocess.run(make, cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert made.returncode == 0, made.stderr
-    assert made.stdout.splitlines().count(value) == len(variables), made.stdout
+    # Each variable reaches a command whole (e2e's reaches two: its builds, then pytest).
+    assert made.stdout.splitlines().count(value) >= len(variables), made.stdout
     assert not marker.exists()

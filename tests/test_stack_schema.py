@@ -107,10 +107,10 @@ def test_values_the_program_refuses_fail_the_schema(name):
     assert list(validator().iter_errors(REFUSED[name]))
 
 
-# Objects left open on purpose: the stack file's top level and its config (Pulumi's own keys, other providers'
-# namespaces), Helm values handed to a chart as written, and a driver's opaque claim parameters.
+# Objects left open on purpose: the stack file's config (Pulumi's own keys, other providers' namespaces), Helm
+# values handed to a chart as written, and a driver's opaque claim parameters. The top level is closed: the Pulumi
+# CLI's ProjectStack has five keys (STACK_FILE_BLOCKS).
 OPEN_OBJECTS = {
-    "",
     "/properties/config",
     "/properties/config/properties/nebius-dra:draDriverValues/anyOf/0",
     "/properties/config/properties/nebius-dra:gpuMetricsValues",
