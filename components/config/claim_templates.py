@@ -361,13 +361,15 @@ def parse_user_templates(
     settings: StackInput, context: _ClaimsContext, builtin_names: Sequence[str], problems: ConfigProblems
 ) -> tuple[UserClaimTemplate, ...]:
     templates: list[UserClaimTemplate] = []
+    taken = set(builtin_names)
     for entry in settings.userClaimTemplates:
-        if entry.name in builtin_names or entry.name in {template.name for template in templates}:
+        if entry.name in taken:
             problems.add(
                 f"{config_key('userClaimTemplates')} entry {entry.name}",
                 f"name {entry.name} is already used by {'a built-in template' if entry.name in builtin_names else 'another entry'}; choose another name",
             )
             continue
+        taken.add(entry.name)
         templates.append(_TemplateReader(entry, context, problems).template())
     return tuple(templates)
 
