@@ -11,6 +11,7 @@ netloc's last `@`), so the tests compare with the standard library, not with the
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections.abc import Mapping
@@ -25,7 +26,9 @@ from hypothesis import strategies as st
 from pulumi.runtime import rpc
 
 from components.config import ConfigError, parse_stack_config
+from components.config.errors import ConfigProblems
 from components.config.raw import RawConfig
+from components.config.reading import printable
 from components.config.stack_file import StackFileConfig, read_stack_file
 from components.redaction import redacted as redact
 from components.redaction import redacted_command, secrets_of
@@ -85,6 +88,21 @@ def test_query_and_fragment_values_are_redacted(name, before, after, where):
     url = f"https://charts.example.com/index.yaml{query}{fragment}"
     for form in every_form(url):
         assert_no_canary(redact(form))
+
+
+@given(
+    name=st.from_regex(r"[a-z_]{1,10}", fullmatch=True),
+    before=st.text(alphabet="abc019-._~%+", max_size=8),
+    after=st.text(alphabet="abc019-._~%+/", max_size=8),
+)
+@example(name="jsessionid", before="", after="")
+def test_path_parameter_values_are_redacted(name, before, after):
+    # RFC 3986 section 3.3: a path segment's parameters follow a ';' (a servlet's `;jsessionid=`).
+    url = f"https://m.example.com/c;{name}={before}{CANARY}{after}"
+    for form in every_form(url):
+        shown_form = redact(f"got {form}; expected a mirror")
+        assert_no_canary(shown_form)
+        assert "https://m.example.com/c;" in shown_form
 
 
 @st.composite
@@ -452,6 +470,53 @@ def test_the_plain_kubeconfig_hint_names_the_key_it_asks_to_set_as_a_secret():
     config["nebius-dra:existingClusterKubeconfig"] = "apiVersion: v1\nkind: Config\n"
     run = run_program("dev", config=config, secret_keys=[])
     assert "`pulumi config set nebius-dra:existingClusterKubeconfig --secret < kubeconfig`" in str(run.error)
+
+
+# A config key is never a secret (attack 37, F3 and F4): the line that refuses one names it whole, in every output, and
+# no word of the message after it is taken for a credential. Each breaks one rule the redactor had: `password` and
+# `dbPassword` read as a credential field (`password: is`), `\e[2J` (a backslash, then a '[' without its ']') as a
+# malformed URL `dra:\host`, the escape character as one once JSON-encoded (`\u001b[1m`).
+CONFIG_KEYS = ["password", "dbPassword", "apiToken", "\\e[2J", "\x1b[1m"]
+
+
+@pytest.mark.parametrize("key", CONFIG_KEYS)
+@pytest.mark.parametrize("output", ["text", "json"])
+def test_a_refused_config_key_is_named_whole_and_its_message_is_kept(key, output, tmp_path, capsys):
+    stack_file = hostile_stack_file(tmp_path, {f"nebius-dra:{key}": "x"})
+    status = plan_cli.main(["--stack-file", str(stack_file), "--format", output, "--out", "none", "--no-base"])
+    assert status == plan_cli.EXIT_PROGRAM
+    captured = capsys.readouterr()
+    if output == "json":
+        error = json.loads(captured.out)["error"]
+        assert f"nebius-dra:{key}: is set in" in error
+    else:
+        assert f"nebius-dra:{printable(key)}: is set in" in captured.err
+
+
+def test_shown_redacts_a_value_before_it_encodes_it():
+    # Redacted once encoded, the query value's last backslash (`\\` in JSON) and the closing quote read as `\"`.
+    assert shown("https://m.example.com/c?a=b\\") == '"https://m.example.com/c?a=[redacted]"'
+    assert shown({"url": "https://u:p@h/x"}) == '{"url": "https://[credentials]@h/x"}'
+
+
+def test_the_json_plan_is_redacted_before_it_is_encoded(tmp_path, capsys, monkeypatch):
+    real = plan_cli.build_plan
+    error = f"refused https://m.example.com/c?sig={CANARY}\\"
+
+    def failing(*args: Any, **kwargs: Any) -> Any:
+        plan = real(*args, **kwargs)
+        return dataclasses.replace(plan, run=dataclasses.replace(plan.run, error=ValueError(error)))
+
+    monkeypatch.setattr(plan_cli, "build_plan", failing)
+    status = plan_cli.main(["--stack", "dev", "--format", "json", "--out", "none", "--no-base"])
+    assert status == plan_cli.EXIT_PROGRAM
+    assert json.loads(capsys.readouterr().out)["error"] == "refused https://m.example.com/c?sig=[redacted]"
+
+
+def test_a_problem_line_redacts_its_message_never_its_key():
+    problems = ConfigProblems(secrets_of(["gpuNodeGroups"]))
+    problems.add("nebius-dra:gpuNodeGroups", "got gpuNodeGroups")
+    assert problems.lines == ["nebius-dra:gpuNodeGroups: got [secret]"]
 
 
 # Every Unicode white space but the line feed that ends an output's line (a no-break space U+00A0 among them).

@@ -406,9 +406,15 @@ def parse_claims_config(
         problem = image_problem(image)
         if problem:
             problems.add(config_key(key), f"{shown(image)} {problem}")
+    for key in ("builtinClaimTemplates", "allowedDeviceClasses"):
+        names: list[str] = getattr(settings, key)
+        again = sorted({name for name in names if names.count(name) > 1})
+        if again:
+            # A list of names that says one twice is a slip (`[gpu, gpu]` for `[gpu, multi-gpu]`), not a wish.
+            problems.add(config_key(key), f"lists {', '.join(again)} more than once; list each once")
     claims = ClaimsConfig(
         namespace=_namespace(settings, driver, problems),
-        builtin_templates=tuple(dict.fromkeys(settings.builtinClaimTemplates)),
+        builtin_templates=tuple(settings.builtinClaimTemplates),
         multi_gpu_count=_multi_gpu_count(settings.multiGpuCount, gpu_groups, problems),
         gpu_products=_gpu_products(settings, gpu_groups, problems),
         sample_pods=settings.samplePods,

@@ -47,9 +47,8 @@ class ConfigProblems:
         self.secrets = secrets
 
     def add(self, key: str, message: str) -> None:
-        # The key and the message are redacted apart: a key named for a credential (`chartRepositoryPassword`)
-        # heads its line, and `<key>: is set` is no credential field whose value is `is`.
-        self.lines.append(f"{redacted(key, self.secrets)}: {redacted(message, self.secrets)}")
+        # A config key is never a secret: the message alone is redacted, so the line always names the key to fix.
+        self.lines.append(f"{key}: {redacted(message, self.secrets)}")
 
     def raise_if_any(self) -> None:
         if self.lines:

@@ -15,7 +15,11 @@ from collections.abc import Mapping
 from pydantic import ValidationError
 
 from components.config.claim_templates import parse_claims_config
-from components.config.dependent import unused_by_groups_problems, unused_setting_problems
+from components.config.dependent import (
+    unused_by_groups_problems,
+    unused_setting_problems,
+    unused_without_a_cluster_problems,
+)
 from components.config.driver import parse_driver_config
 from components.config.errors import ConfigProblems, add_validation_problems, config_key, shown
 from components.config.gpu_metrics import parse_observability_config
@@ -150,6 +154,7 @@ def parse_stack_config(
     access = repository_access(settings, given.secret_keys, problems)
     driver = parse_driver_config(settings, gpu_groups, "draDriverValues" in given.secret_keys, access, by_groups)
     unused_setting_problems(settings, problems)
+    unused_without_a_cluster_problems(settings, problems)
     unused_by_groups_problems(settings, gpu_groups, driver, by_groups)
     config = StackConfig(
         cluster=cluster,

@@ -45,7 +45,7 @@ from components.config.reading import (
 )
 from components.config.stack_file import PROJECT_DIR, StackFileError, declared_config
 from components.model import PriceTable, StackConfig
-from components.redaction import redacted
+from components.redaction import redacted, redacted_leaves
 from components.values.cost import stack_cost
 from tools.cost.render import (
     render_cost_markdown,
@@ -245,7 +245,8 @@ def render(stack: str, current: Head, base: BaseCost | None, output: str, change
             "cost": head,
             "base": None if base is None else {"ref": base.ref, "cost": base.document, "note": base.note},
         }
-        return json.dumps(document, indent=2, sort_keys=True) + "\n"
+        # Redacted leaf by leaf before it is encoded: a redaction of the encoded text could cut a JSON escape in two.
+        return json.dumps(redacted_leaves(document), indent=2, sort_keys=True) + "\n"
     label = f"base {base.ref}" if base is not None else ""
     after, kept = with_protected_kept(base.document, head, base.protected) if base is not None else (head, [])
     if output == "markdown":
@@ -287,7 +288,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ) as unusable:
         print(f"python -m tools.cost: {printable(redacted(str(unusable)), lines=True)}", file=sys.stderr)
         return EXIT_UNUSABLE
-    sys.stdout.write(redacted(render(stack, head, base, args.format, args.change_only)))
+    rendered = render(stack, head, base, args.format, args.change_only)
+    sys.stdout.write(rendered if args.format == "json" else redacted(rendered))
     return EXIT_OK
 
 

@@ -13,6 +13,7 @@ group: it is still read, and the plan says which changes it cannot know.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -154,7 +155,16 @@ def read_baseline(document: Any, stack: str) -> Baseline:
             "(no nodeGroups list of {urn, name, template}); write one with `python -m tools.plan --format json`"
         )
     assert isinstance(document, Mapping)
-    legacy = document.get("planFormat") != PLAN_FORMAT
+    # A plan written before planFormat 2 has no planFormat at all (42f12c6 added it as 2); any other value is a format
+    # this version cannot read, whose fields it would misread as changes.
+    legacy = "planFormat" not in document
+    plan_format = document.get("planFormat")
+    if not legacy and not (type(plan_format) is int and plan_format == PLAN_FORMAT):
+        raise BaselineError(
+            f"the baseline's planFormat is {printable(json.dumps(plan_format))}; this tools.plan reads planFormat "
+            f"{PLAN_FORMAT} (the integer), or a plan written before planFormat existed (no planFormat key): "
+            "write the baseline again with `python -m tools.plan --format json`"
+        )
     cluster = document.get("cluster")
     root = document.get("driverRoot")
     if not legacy and (
