@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from components.config.reading import load_json
+from components.config.stack import default_cluster_name_problem
 from components.config.stack_file import PROJECT_DIR
 from components.input.fields import NEBIUS_ID_PATTERN
 from tools.plan.stack_source import STACK_NAME_RULE, StackNameError, check_stack_name
@@ -112,6 +113,11 @@ def new_stack(
         check_stack_name(name)
     except StackNameError:
         raise NewStackError(f"NAME={name!r} is not a Pulumi stack name: a stack name is {STACK_NAME_RULE}") from None
+    if problem := default_cluster_name_problem(name):
+        raise NewStackError(
+            f"NAME={name!r}: {problem}, so its plan is refused: a new stack's NAME is at most 59 lowercase letters, "
+            "digits and '-', ending with a letter or digit (or set nebius-dra:clusterName in its file by hand)"
+        )
     stack_file = project_dir / f"Pulumi.{name}.yaml"
     stacks_path = project_dir / STACKS_FILE
     stacks = read_stacks(stacks_path)
