@@ -117,9 +117,14 @@ def test_the_committed_list_is_written_as_the_tool_writes_it():
         ("listed", PROJECT_ID, SUBNET_ID, "NAME='listed': .github/stacks.json lists that stack already"),
         ("stage-2", PROJECT_ID, SUBNET_ID, "its preview variable NEBIUS_PREVIEW_SERVICE_ACCOUNT_ID_STAGE_2 is stack"),
         *[
-            (name, PROJECT_ID, SUBNET_ID, f"NAME={name!r}: the default clusterName dra-<stack> gives \"dra-{name}\", which is not a Nebius name (at most 63")
+            (
+                name,
+                PROJECT_ID,
+                SUBNET_ID,
+                f'NAME={name!r}: the default clusterName dra-<stack> gives "dra-{name}", which',
+            )
             for name in ("Staging", ".hidden", "_", "a" * 60, "a" * 70, "stage-")
-        ],  # fmt: skip
+        ],
         ("staging", "", SUBNET_ID, "PARENT_ID is empty"),
         ("staging", "vpcsubnet-e00x", SUBNET_ID, "PARENT_ID='vpcsubnet-e00x' is not the ID of a Nebius project"),
         ("staging", PROJECT_ID, "project-e00x\n", "SUBNET_ID='project-e00x\\n' is not the ID of a Nebius vpcsubnet"),
