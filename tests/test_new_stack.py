@@ -121,10 +121,16 @@ def test_the_committed_list_is_written_as_the_tool_writes_it():
                 name,
                 PROJECT_ID,
                 SUBNET_ID,
-                f'NAME={name!r}: the default clusterName dra-<stack> gives "dra-{name}", which',
+                f'NAME={name!r}: the default dra-<stack> gives "dra-{name}", which',
             )
             for name in ("Staging", ".hidden", "_", "a" * 60, "a" * 70, "stage-")
         ],
+        (
+            "a" * 53,
+            PROJECT_ID,
+            SUBNET_ID,
+            f"NAME={'a' * 53!r}: its system node group dra-{'a' * 53}-system would be 64",
+        ),
         ("staging", "", SUBNET_ID, "PARENT_ID is empty"),
         ("staging", "vpcsubnet-e00x", SUBNET_ID, "PARENT_ID='vpcsubnet-e00x' is not the ID of a Nebius project"),
         ("staging", PROJECT_ID, "project-e00x\n", "SUBNET_ID='project-e00x\\n' is not the ID of a Nebius vpcsubnet"),

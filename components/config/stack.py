@@ -70,7 +70,7 @@ def default_cluster_name_problem(stack: str) -> str | None:
     if CLUSTER_NAME.fullmatch(name):
         return None
     return (
-        f"the default clusterName dra-<stack> gives {shown(name)}, which is not a Nebius name (at most 63 "
+        f"the default dra-<stack> gives {shown(name)}, which is not a Nebius name (at most 63 "
         "lowercase letters, digits and '-', starting with a letter)"
     )
 
