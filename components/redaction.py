@@ -63,8 +63,9 @@ _CONFIG_KEY_WINDOW = 128
 _ARTICLES = frozenset({"a", "an", "the"})
 # An HTTP Authorization header's credentials (RFC 9110 section 11.4: `<scheme> <credentials>`): a bearer token
 # (RFC 6750) and `Basic <base64 of user:password>` (RFC 7617) alike.
-# After a lowercase `basic`, a lowercase word (`basic authentication)`, punctuation after it) or a text that no token68 (RFC 9110 section 11.2:
-# letters, digits, `-._~+/`, then `=`) starts is prose; `Basic dXNlcjpwYXNz` and any other token is credentials.
+# After a lowercase `basic`, a lowercase word (`basic authentication`, punctuation after it) or a text that no token68
+# (RFC 9110 section 11.2: letters, digits, `-._~+/`, then `=`) starts is prose; `Basic dXNlcjpwYXNz` and any other
+# token is credentials.
 _PROSE_AFTER_BASIC = re.compile(r"[a-z]+[).:!?]*|[^A-Za-z0-9._~+/=-].*")
 _AUTH_SCHEME = re.compile(rf"(?i)\b((?:bearer|basic){_BLANK}+)([^\s\"'\\,;]+)")
 # A credential given to a command as a flag, as an exec plugin's command line is echoed: `--token x`, `--api-key=x`.

@@ -39,12 +39,11 @@ from tools.cost import __main__ as cost_cli
 from tools.plan import __main__ as plan_cli
 from tools.plan import mock_engine
 from tools.plan.mock_engine import run_program
-
-ROOT = Path(__file__).resolve().parent.parent
 from tools.plan.stack_source import read_stack_source
 from tools.plan.values import presentable
 from tools.verify import __main__ as verify_cli
 
+ROOT = Path(__file__).resolve().parent.parent
 CANARY = "CANARYq7Zk"
 NUMBER_CANARY = 7348291056123
 # RFC 3986 section 3.2.1: what userinfo may hold (unreserved, sub-delims, ':' and %-encodings), plus the '@' a
