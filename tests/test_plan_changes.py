@@ -411,3 +411,27 @@ def test_a_budget_that_passes_on_a_doubtful_price_says_so_in_the_plan():
         assert "max-hourly-cost" in verdicts and "within maxHourlyUsd $400.00" in verdicts
         assert "The pass rests on doubtful or stale prices: dra-prod-h200-burst: doubtful price" in verdicts
     assert plan_document(plan)["passes"][0]["policy"] == "max-hourly-cost"
+
+
+@pytest.mark.parametrize("mirror", ["https://charts.example.com/nvidia", "oci://registry.example.com/charts"])
+def test_the_same_chart_version_from_a_mirror_is_a_chart_source_change_not_an_upgrade(mirror):
+    """A newcomer's finding: a mirror of the same version was planned as an upgrade with CRDs to apply by hand."""
+    baseline = _baseline("dev")
+    config = {**load_stack_config("dev"), "nebius-dra:draDriverRepository": mirror}
+    plan = build_plan("dev", config=config, out=None, baseline=baseline)
+    for shown in (render_text(plan), _changed(render_markdown(plan))):
+        changed = shown.split("Policy verdicts", 1)[0]
+        assert "HELM UPGRADES" not in changed and "CRDs" not in changed and "Nothing recorded differs" not in changed
+        assert "HELM CHART SOURCE CHANGED" in changed
+        assert "not a chart upgrade: the release's chart source changes" in changed
+        assert "no pod restarts and no CRD changes" in changed
+        assert f"repositoryOpts.repo: https://helm.ngc.nvidia.com/nvidia -> {mirror}" in changed
+        assert "chart:" not in changed and "NOT IN THE TABLE" not in changed
+
+
+def test_a_baseline_that_did_not_record_the_repository_shows_no_source_change():
+    older = _baseline("dev")
+    for release in older["releases"]:
+        del release["repositoryOpts"]
+    config = {**load_stack_config("dev"), "nebius-dra:draDriverRepository": "https://charts.example.com/nvidia"}
+    assert "Nothing recorded differs" in render_text(build_plan("dev", config=config, out=None, baseline=older))

@@ -34,3 +34,12 @@ def chart_location(chart: str, repository: str) -> ChartLocation:
     if repository.startswith(OCI_SCHEME):
         return ChartLocation(chart=f"{repository}/{chart}", repository=None)
     return ChartLocation(chart=chart, repository=repository)
+
+
+def chart_source(chart: str, repository: str | None) -> ChartLocation:
+    """The chart's name and where Helm fetches it, from what a release registers (`chart_location`'s inverse): an
+    OCI reference `oci://<repository>/<name>` is split, so a mirror is a change of repository on either scheme."""
+    if chart.startswith(OCI_SCHEME) and "/" in chart[len(OCI_SCHEME) :]:
+        where, name = chart.rsplit("/", 1)
+        return ChartLocation(chart=name, repository=where)
+    return ChartLocation(chart=chart, repository=repository)

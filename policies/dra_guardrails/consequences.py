@@ -312,10 +312,12 @@ CONSEQUENCES: tuple[Consequence, ...] = (
         HELM_RELEASE_TYPE,
         ("repositoryOpts",),
         Effect.IN_PLACE,
-        "Helm fetches the chart from the other repository; the same chart and version render the same objects, so "
-        "no pod restarts (a mirror serving another chart under that version would)",
+        "not a chart upgrade: the release's chart source changes, and Helm fetches the same chart and version from "
+        "the other repository and renders it again into the same objects, so no pod restarts and no CRD changes (a "
+        "mirror serving another chart under that version would restart them)",
         "Helm upgrade semantics (https://helm.sh/docs/helm/helm_upgrade/): a release is its chart and values; the "
-        "repository is only where the chart is fetched",
+        "repository is only where the chart is fetched. An oci:// repository is registered in the chart's reference "
+        "(components/values/release.py chart_location), which the plan splits back into the chart and its source",
     ),
     Consequence(
         ("draDriverNamespace", "gpuMetricsNamespace"),

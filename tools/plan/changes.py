@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from components.config.reading import printable
+from components.values.release import OCI_SCHEME, chart_source
 from components.dra_constants import BUILTIN_TEMPLATES, NODE_GROUP_LABEL
 from components.dra_workloads import DRA_WORKLOADS_TYPE
 from components.kueue import TEAM_QUEUES_TYPE
@@ -57,7 +58,24 @@ def _release_snapshot(resource: RegisteredResource, inputs: Mapping[str, Any]) -
         "chart": inputs.get("chart"),
         "version": inputs.get("version"),
         "values": inputs.get("values") or {},
+        # Where Helm fetches a classic repository's chart; an OCI chart's is in its reference (chart_source).
+        "repositoryOpts": inputs.get("repositoryOpts"),
     }
+
+
+def _release_compared(record: Mapping[str, Any]) -> dict[str, Any]:
+    """A release record with its chart as Helm names it, the chart's name apart from where it is fetched: the same
+    chart from a mirror is a change of `repositoryOpts.repo` (the table's chart-source row), not of `chart`."""
+    chart = record.get("chart")
+    if not isinstance(chart, str):
+        return dict(record)
+    opts = record.get("repositoryOpts")
+    repository = opts.get("repo") if isinstance(opts, Mapping) else None
+    source = chart_source(chart, repository if isinstance(repository, str) else None)
+    compared = {**record, "chart": source["chart"]}
+    if source["repository"] is not None:
+        compared["repositoryOpts"] = {"repo": source["repository"]}
+    return compared
 
 
 def driver_root(resources: Iterable[PlannedResource]) -> str | None:
@@ -320,8 +338,15 @@ def _paired(
         old = before.get(record["urn"])
         if old is None:
             continue
-        # A claim template's namespace is recorded since issue 39: a baseline without it says nothing of it.
-        unrecorded = ("namespace",) if resource_type == CLAIM_TEMPLATE_TYPE and "namespace" not in old else ()
+        # A claim template's namespace is recorded since issue 39, a release's repositoryOpts since mirrors were told
+        # from upgrades: a baseline without it says nothing of it (an OCI chart's reference still names its repository).
+        unrecorded: tuple[str, ...] = ()
+        if resource_type == CLAIM_TEMPLATE_TYPE and "namespace" not in old:
+            unrecorded = ("namespace",)
+        if resource_type == HELM_RELEASE_TYPE:
+            if "repositoryOpts" not in old and not str(old.get("chart")).startswith(OCI_SCHEME):
+                unrecorded = ("repositoryOpts",)
+            old, record = _release_compared(old), _release_compared(record)
         changes = _diff(resource_type, old, record, unrecorded)
         if changes:
             rollout = (rollouts or {}).get(record["urn"])

@@ -148,20 +148,26 @@ def _new_nodes_only(changes: Changes, names: dict[str, str]) -> list[tuple[str, 
 
 def _helm_lines(changes: Changes) -> list[str]:
     lines = []
+    sources = []
     for release in changes.releases:
         restart = release.of(Effect.HELM_RESTART)
         crds = release.of(Effect.CRDS_NOT_UPDATED)
+        in_place = tuple(change for change in release.of(Effect.IN_PLACE) if change not in restart)
         if not restart:
+            if in_place:
+                # The same chart and version from another repository: the table's chart-source row says what it is.
+                sources.append(f"  {release.name}: {in_place[0].rows[0].does}")
+                sources += _field_lines(in_place)
             continue
         row = next(row for row in restart[0].rows if row.effect is Effect.HELM_RESTART)
         lines.append(f"  {release.name}: {row.does}")
-        lines += _field_lines(restart)
+        lines += _field_lines(restart + in_place)
         if crds:
             lines.append(
                 f"    CRDs: Helm applies the chart's crds/ folder on a fresh install only; apply the new CRDs by hand "
                 f"before `pulumi up` ({crds[0].rows[-1].source})"
             )
-    return ["HELM UPGRADES", *lines] if lines else []
+    return (["HELM UPGRADES", *lines] if lines else []) + (["HELM CHART SOURCE CHANGED", *sources] if sources else [])
 
 
 def _ceiling_lines(plan: Plan, changes: Changes) -> list[str]:
