@@ -435,3 +435,20 @@ def test_a_baseline_that_did_not_record_the_repository_shows_no_source_change():
         del release["repositoryOpts"]
     config = {**load_stack_config("dev"), "nebius-dra:draDriverRepository": "https://charts.example.com/nvidia"}
     assert "Nothing recorded differs" in render_text(build_plan("dev", config=config, out=None, baseline=older))
+
+
+def test_a_group_recreated_with_a_new_size_is_listed_once_with_its_outage_and_evicted_samples():
+    """The README's first edit: dev's one-node group gets two 8-GPU nodes."""
+    baseline = _baseline("dev")
+    config = with_gpu_groups_changed("dev", lambda g: {"preset": "8gpu-128vcpu-1600gb", "fixedNodeCount": 2})
+    plan = build_plan("dev", config=config, out=None, baseline=baseline)
+    for shown in (render_text(plan), _changed(render_markdown(plan))):
+        changed = shown.split("Policy verdicts", 1)[0]
+        assert "IN PLACE" not in changed, "a recreated group's other changes are listed under it, once"
+        recreated = changed.split("RECREATES NODES", 1)[1].split("CLAIM TEMPLATE", 1)[0]
+        assert "fixedNodeCount: 1 -> 2 (in place)" in recreated
+        assert "in 2 batch(es) of at most 1 node(s)" in recreated and "batch(es) at" not in recreated
+        assert "while it has 1 node(s), with maxSurge 0 and maxUnavailable 1, it has no GPU node" in recreated
+        assert "sample Pod(s) gpu-workload (samplePods), when on its nodes: evicted" in recreated
+        assert "not started again on the new node" in recreated and "Pods do not, by themselves, self-heal" in recreated
+        assert "CLAIM TEMPLATE dra-samples/multi-gpu (built-in, builtinClaimTemplates) created" in changed

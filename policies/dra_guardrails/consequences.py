@@ -421,6 +421,30 @@ SAMPLE_POD_PRESENCE = Presence(
 PRESENCES = (CLAIM_TEMPLATE_PRESENCE, SAMPLE_POD_PRESENCE)
 
 
+@dataclass(frozen=True)
+class Eviction:
+    """What a roll-out that replaces a GPU group's nodes does to the stack's own Pods of `resource_type` on them."""
+
+    settings: tuple[str, ...]
+    resource_type: str
+    does: str
+    source: str
+
+
+SAMPLE_POD_EVICTION = Eviction(
+    ("samplePods",),
+    POD_TYPE,
+    "evicted when the roll-out drains its node: it stops and its claim is deleted with it; a bare Pod that no "
+    "controller owns, it is not started again on the new node: the next `pulumi up --refresh` (what the deploy "
+    "workflow runs) finds it gone and creates it again",
+    'Kubernetes Pods, Working with Pods (https://kubernetes.io/docs/concepts/workloads/pods/): "Pods do not, by '
+    "themselves, self-heal. If a Pod is scheduled to a node that then fails, the Pod is deleted; likewise, a Pod "
+    "won't survive an eviction due to a lack of resources or Node maintenance.\"; the sample Pods are bare Pods "
+    "(components/values/sample_pods.py); `pulumi refresh` drops a deleted resource from the state "
+    "(https://www.pulumi.com/docs/iac/cli/commands/pulumi_refresh/)",
+)
+
+
 def consequence_of_setting(setting: str, resource_type: str = NODE_GROUP_TYPE) -> Consequence | None:
     """The row of a stack setting (`gpuNodeGroups[].preset`, `systemNodeCount`) on `resource_type`, for a tool that
     compares settings rather than registered fields (`make cost`)."""

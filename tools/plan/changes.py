@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from components.config.reading import printable
-from components.values.release import OCI_SCHEME, chart_source
 from components.dra_constants import BUILTIN_TEMPLATES, NODE_GROUP_LABEL
 from components.dra_workloads import DRA_WORKLOADS_TYPE
 from components.kueue import TEAM_QUEUES_TYPE
+from components.values.release import OCI_SCHEME, chart_source
 from policies.dra_guardrails import PlannedResource
 from policies.dra_guardrails.consequences import (
     CLAIM_TEMPLATE_TYPE,
@@ -30,7 +30,7 @@ from policies.dra_guardrails.consequences import (
     Effect,
     consequences_of,
 )
-from policies.dra_guardrails.planned import CLUSTER_TYPE, NODE_GROUP_TYPE, is_dra_driver_release
+from policies.dra_guardrails.planned import CLUSTER_TYPE, NODE_GROUP_TYPE, is_dra_driver_release, planned_node_range
 from tools.plan.mock_engine import RegisteredResource
 from tools.plan.rollout import Rollout
 
@@ -244,6 +244,8 @@ class ResourceChange:
     resource_type: str
     changes: tuple[FieldChange, ...]
     rollout: Rollout | None = None
+    # A node group's fewest nodes in the baseline, when it had fewer (a roll-out may start there).
+    fewest_before: int | None = None
 
     def of(self, *effects: Effect) -> tuple[FieldChange, ...]:
         return tuple(change for change in self.changes if change.effects & set(effects))
@@ -350,7 +352,11 @@ def _paired(
         changes = _diff(resource_type, old, record, unrecorded)
         if changes:
             rollout = (rollouts or {}).get(record["urn"])
-            found.append(ResourceChange(record["urn"], str(record.get("name")), resource_type, changes, rollout))
+            counted = planned_node_range(old) if resource_type == NODE_GROUP_TYPE else None
+            fewest = int(counted[0]) if counted is not None else None
+            found.append(
+                ResourceChange(record["urn"], str(record.get("name")), resource_type, changes, rollout, fewest)
+            )
     return found
 
 
