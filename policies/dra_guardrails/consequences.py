@@ -289,7 +289,7 @@ CONSEQUENCES: tuple[Consequence, ...] = (
         "Helm upgrade semantics (https://helm.sh/docs/helm/helm_upgrade/) and Kubernetes DaemonSet rolling updates "
         "(https://kubernetes.io/docs/tasks/manage-daemon/update-daemon-set/); nvidia-dra-driver-gpu 25.12.0 and "
         "dra-driver-nvidia-gpu 0.4.1 values.yaml: kubeletPlugin.updateStrategy RollingUpdate, maxUnavailable 100%, "
-        "which the stack keeps; what each setting changes, rendered by the real helm (tests/test_helm_restarts.py)",
+        "which the stack keeps; what each setting changes, rendered by the real helm (e2e/helm/test_helm_restarts.py)",
     ),
     Consequence(
         ("draDriverChart", "draDriverVersion", "gpuOperatorVersion", "networkOperatorVersion"),
