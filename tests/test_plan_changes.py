@@ -452,3 +452,10 @@ def test_a_group_recreated_with_a_new_size_is_listed_once_with_its_outage_and_ev
         assert "sample Pod(s) gpu-workload (samplePods), when on its nodes: evicted" in recreated
         assert "not started again on the new node" in recreated and "Pods do not, by themselves, self-heal" in recreated
         assert "CLAIM TEMPLATE dra-samples/multi-gpu (built-in, builtinClaimTemplates) created" in changed
+
+
+def test_a_minor_upgrade_of_dev_says_the_sample_pod_is_evicted():
+    baseline = _baseline("dev")
+    plan = build_plan("dev", config=_with_version("dev", "1.35"), out=None, baseline=baseline)
+    minor = render_text(plan).split("CLUSTER MINOR UPGRADE", 1)[1].split("Policy verdicts", 1)[0]
+    assert "sample Pod(s) gpu-workload (samplePods): evicted when the roll-out drains its node" in minor

@@ -66,6 +66,10 @@ def _minor_lines(plan: Plan, names: dict[str, str]) -> list[str]:
         + (f"{g.rollout.describe()}; {g.rollout.capacity()}" if g.rollout else "roll-out not known")
         for g in minor.groups
     ]
+    samples = sample_pods(plan)
+    if samples and any(g.rollout is not None and g.rollout.gpu for g in minor.groups):
+        lines.append(f"  sample Pod(s) {', '.join(samples)} (samplePods): {SAMPLE_POD_EVICTION.does}")
+        lines.append(f"    source: {SAMPLE_POD_EVICTION.source}")
     if row is not None:
         lines.append(f"  source: {row.source}")
     return lines
