@@ -244,6 +244,7 @@ def test_the_helm_build_uses_the_standard_library_only_and_builds_the_gpu_node_s
     assert module.helm_version() == re.search(
         r"helm\.sh/helm/v3@v(\S+)", (ROOT / "e2e" / "gpu-node" / "build.sh").read_text()
     ).group(1)
-    text = script.read_text()
-    assert '"-trimpath"' in text and 'CGO_ENABLED="0"' in text
+    assert "ensure_served_command(" in script.read_text()
+    go_build = (ROOT / "e2e" / "kube" / "build.py").read_text().split("def _go_build(", 1)[1].split("\ndef ", 1)[0]
+    assert '"-trimpath"' in go_build and 'CGO_ENABLED="0"' in go_build
     assert module.binary_path("3.20.2").parts[-3:] == ("helm-v3.20.2", "bin", "helm")

@@ -5,7 +5,7 @@ The version is the one e2e/gpu-node/build.sh builds (its `helm.sh/helm/v3@v<vers
 two never differ). The module is fetched with `go mod download -json helm.sh/helm/v3@v<version>` and `./cmd/helm`
 is built in its own directory, with its own go.mod and go.sum, as upstream's `make build` builds it (its Makefile:
 `go build -trimpath -ldflags '-w -s -X helm.sh/helm/v3/internal/version.version=...' ./cmd/helm`), with
-CGO_ENABLED=0. Standard library only.
+CGO_ENABLED=0, by e2e/kube/build.py's `ensure_served_command` (the Kueue build's too). Standard library only.
 
 Output (reused when present):
     ${NEBIUS_DRA_E2E_CACHE:-${XDG_CACHE_HOME:-~/.cache}/nebius-dra-e2e}/helm-v<version>/bin/helm
@@ -16,15 +16,11 @@ Usage:
 
 from __future__ import annotations
 
-import fcntl
 import importlib.util
-import json
-import os
 import re
-import subprocess
 import sys
-import time
 from pathlib import Path
+from types import ModuleType
 
 HERE = Path(__file__).resolve().parent
 PROJECT = HERE.parents[1]
@@ -34,21 +30,18 @@ PACKAGE = "./cmd/helm"
 VERSION_VARIABLE = f"{MODULE}/internal/version.version"
 
 
-class BuildError(Exception):
-    """A build problem with a message meant for humans."""
+def _kube_build() -> ModuleType:
+    """e2e/kube/build.py, which owns the engines' cache, its build lock and the build of a served module."""
+    name = "nebius_dra_e2e_kube_build"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, PROJECT / "e2e" / "kube" / "build.py")
+        assert spec is not None and spec.loader is not None
+        sys.modules[name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sys.modules[name])
+    return sys.modules[name]
 
 
-def _log(message: str) -> None:
-    print(f"[e2e/helm/build] {message}", flush=True)
-
-
-def _cache_root() -> Path:
-    """The engines' cache directory, as e2e/kube/build.py names it."""
-    spec = importlib.util.spec_from_file_location("nebius_dra_e2e_kube_build", PROJECT / "e2e" / "kube" / "build.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return Path(module.cache_root())
+BuildError = _kube_build().BuildError
 
 
 def helm_version() -> str:
@@ -60,57 +53,14 @@ def helm_version() -> str:
 
 
 def binary_path(version: str) -> Path:
-    return _cache_root() / f"helm-v{version}" / "bin" / "helm"
-
-
-def module_dir(version: str) -> Path:
-    """The served module's source, downloaded into the Go module cache when missing."""
-    try:
-        proc = subprocess.run(
-            ["go", "mod", "download", "-json", f"{MODULE}@v{version}"],
-            capture_output=True,
-            text=True,
-            timeout=600,
-            cwd=HERE,
-        )
-    except FileNotFoundError:
-        raise BuildError("the `go` command was not found on PATH; install Go >= 1.26") from None
-    answer = json.loads(proc.stdout or "{}")
-    if proc.returncode != 0 or "Dir" not in answer:
-        raise BuildError(
-            f"`go mod download {MODULE}@v{version}` failed (exit {proc.returncode}): "
-            f"{answer.get('Error') or proc.stderr.strip()}"
-        )
-    return Path(answer["Dir"])
+    return Path(_kube_build().cache_root()) / f"helm-v{version}" / "bin" / "helm"
 
 
 def ensure_helm() -> Path:
-    """The helm binary, built when it is missing."""
+    """The helm binary, built when it is missing (static: e2e/kube/build.py builds with CGO_ENABLED=0)."""
     version = helm_version()
-    out = binary_path(version)
-    if out.is_file():
-        _log(f"helm v{version} present at {out} (no build needed)")
-        return out
-    source = module_dir(version)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with open(_cache_root() / ".build.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if out.is_file():
-            return out
-        tmp = out.with_name(f".helm.tmp-{os.getpid()}")
-        ldflags = f"-s -w -X {VERSION_VARIABLE}=v{version}"
-        # Lowest CPU priority: the machines this runs on are shared.
-        cmd = ["nice", "-n", "19", "go", "build", "-trimpath", "-ldflags", ldflags, "-o", str(tmp), PACKAGE]
-        _log(f"building helm v{version}: (cd {source} && CGO_ENABLED=0 {' '.join(cmd)})")
-        start = time.monotonic()
-        proc = subprocess.run(cmd, cwd=source, env=dict(os.environ, CGO_ENABLED="0"), capture_output=True, text=True)
-        if proc.returncode != 0:
-            tmp.unlink(missing_ok=True)
-            tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-40:])
-            raise BuildError(f"`go build {PACKAGE}` failed (exit {proc.returncode}) in {source}:\n{tail}")
-        os.replace(tmp, out)
-        _log(f"built {out} in {time.monotonic() - start:.1f}s")
-    return out
+    ldflags = f"-s -w -X {VERSION_VARIABLE}=v{version}"
+    return Path(_kube_build().ensure_served_command(MODULE, f"v{version}", PACKAGE, ldflags, binary_path(version)))
 
 
 def main() -> int:
