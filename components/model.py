@@ -32,6 +32,7 @@ from components.dra_constants import (
 from components.input.fields import GPU_PRESET_PATTERN
 from components.input.node_groups import GpuNodeGroupInput
 from components.queue_model import NO_QUEUES, QueuesConfig
+from components.repository_model import ChartRepositoryConfig
 
 _GPU_PRESET = re.compile(GPU_PRESET_PATTERN.removesuffix("$") + r"\Z")
 
@@ -277,7 +278,7 @@ class SystemNodeGroupConfig:
 class DraDriverConfig:
     chart: str
     version: str
-    repository: str
+    repository: ChartRepositoryConfig
     namespace: str
     driver_root: str
     compute_domains: bool
@@ -286,8 +287,8 @@ class DraDriverConfig:
     network_operator: bool
     gpu_operator_version: str
     network_operator_version: str
-    gpu_operator_repository: str
-    network_operator_repository: str
+    gpu_operator_repository: ChartRepositoryConfig
+    network_operator_repository: ChartRepositoryConfig
     secret_values: bool = False
     # GPU groups whose kubelet plugin the stack accepts to lose when the driver root moves (draPluginOutageAccepted).
     plugin_outage_accepted: tuple[str, ...] = ()
@@ -454,8 +455,10 @@ class ObservabilityConfig:
     kube_prometheus_stack: bool = False
     kube_prometheus_stack_version: str = KUBE_PROMETHEUS_STACK_VERSION
     runtime_class: str | None = None
-    repository: str = DCGM_EXPORTER_REPOSITORY
-    kube_prometheus_stack_repository: str = PROMETHEUS_COMMUNITY_REPOSITORY
+    repository: ChartRepositoryConfig = field(default=ChartRepositoryConfig(DCGM_EXPORTER_REPOSITORY))
+    kube_prometheus_stack_repository: ChartRepositoryConfig = field(
+        default=ChartRepositoryConfig(PROMETHEUS_COMMUNITY_REPOSITORY)
+    )
 
     @property
     def scraped(self) -> bool:

@@ -5,9 +5,10 @@ Kept beside `components/model.py` (one concept per file); `StackConfig.queues` h
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from components.input.queues import DEFAULT_KUEUE_NAMESPACE
+from components.repository_model import ChartRepositoryConfig
 
 # The pinned Kueue release: the chart from registry.k8s.io/kueue/charts (the OCI chart of the same tag as the
 # served Go module sigs.k8s.io/kueue v0.17.0, charts/kueue) and the controller image of that tag.
@@ -52,7 +53,7 @@ class QueuesConfig:
     device_classes: tuple[str, ...] = ()
     claim_templates: tuple[str, ...] = ()
     namespace: str = DEFAULT_KUEUE_NAMESPACE
-    repository: str = KUEUE_REPOSITORY
+    repository: ChartRepositoryConfig = field(default=ChartRepositoryConfig(KUEUE_REPOSITORY))
     feature_gates: tuple[tuple[str, bool], ...] = ((DRA_GATE, True),)
 
     @property

@@ -24,7 +24,6 @@ import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
 SECRET = "[secret]"
 CREDENTIALS = "[credentials]"
@@ -53,6 +52,13 @@ _CREDENTIAL_FIELD = re.compile(
     rf"(\\?[\"']?{_BLANK}*[:=]{_BLANK}*\\?[\"']?)"
     r"((?:[^\s\"'\\,;&}\][]|\\(?:u[0-9A-Fa-f]{4}|[bfnrt/]|\\(?!\")))+)"
 )
+# A Pulumi config key, `<namespace>:<name>` (github.com/pulumi/pulumi sdk/go/common/resource/config/key.go,
+# `ParseKey`), is never a credential field: a message names the key it refuses (`nebius-dra:password: is set ...`),
+# and the value of a key set as a secret is redacted by its text (`Secrets`) wherever it is quoted. This matches the
+# text before a field name, read backwards, when it ends in such a key's start (the name's first characters, ':', a
+# namespace starting with a letter); read backwards so that the match is anchored, and linear.
+_CONFIG_KEY_BEFORE = re.compile(r"[A-Za-z0-9_.-]*:[A-Za-z0-9_.-]*[A-Za-z](?![A-Za-z0-9_.:-])")
+_CONFIG_KEY_WINDOW = 128
 # An HTTP Authorization header's credentials (RFC 9110 section 11.4: `<scheme> <credentials>`): a bearer token
 # (RFC 6750) and `Basic <base64 of user:password>` (RFC 7617) alike.
 _AUTH_SCHEME = re.compile(rf"(?i)\b((?:bearer|basic){_BLANK}+)([^\s\"'\\,;]+)")
@@ -226,7 +232,9 @@ def _parameters(text: str) -> str:
     convention, and a bare part can be a token as well (an OAuth implicit grant returns `#access_token=...`, RFC 6749
     section 4.2.2; a signed link may carry its signature bare). Only a name followed by `=` is shown. The path is
     shown: RFC 3986 section 3.3 makes it the name of the resource, which a message needs (`/charts`), and section 7.5
-    names the userinfo as the part that carries credentials (`[credentials]` above).
+    names the userinfo as the part that carries credentials (`[credentials]` above). Its parameters are not: section
+    3.3 lets a segment carry them after a `;` (`/c;jsessionid=...`, a servlet's session), so from the path's first `;`
+    on it is read as parameters too.
     """
     around = _AROUND.search(text)
     inside, after = (text[: around.start()], text[around.start() :]) if around else (text, "")
@@ -245,19 +253,26 @@ def _url(match: re.Match[str]) -> str:
     end = _authority_end(rest)
     authority, tail = rest[:end], rest[end:]
     # As urllib's `_userinfo` and `_hostinfo` split the netloc: the userinfo ends at its last '@'.
+    # A host is no credential, a malformed one (a '[' without its ']') neither: it is shown, as a config key that
+    # reads as one is (`nebius-dra:\\e[2J`).
     _, at, host = authority.rpartition("@")
-    try:
-        urlsplit(f"{scheme}://{host}")
-    except ValueError:  # a malformed IPv6 host (a '[' without its ']'): nothing of the authority is shown
-        return f"{scheme}:{slashes}{REDACTED}"
     shown_authority = f"{CREDENTIALS}@{host}" if at else authority
     before_fragment, hash_mark, fragment = tail.partition("#")
     path, question, query = before_fragment.partition("?")
+    name, semicolon, path_parameters = path.partition(";")
     return (
-        f"{scheme}:{slashes}{shown_authority}{path}"
+        f"{scheme}:{slashes}{shown_authority}{name}"
+        + (f";{_parameters(path_parameters)}" if semicolon else "")
         + (f"?{_parameters(query)}" if question else "")
         + (f"#{_parameters(fragment)}" if hash_mark else "")
     )
+
+
+def _field(match: re.Match[str]) -> str:
+    window = match.string[max(0, match.start() - _CONFIG_KEY_WINDOW) : match.start()]
+    if _CONFIG_KEY_BEFORE.match(window[::-1]):
+        return match[0]  # the end of a config key's name, not a field
+    return f"{match[1]}{match[2]}{REDACTED}"
 
 
 def redacted(text: str, secrets: Secrets = NO_SECRETS) -> str:
@@ -268,7 +283,7 @@ def redacted(text: str, secrets: Secrets = NO_SECRETS) -> str:
             text = _cut_starts(text, secrets)
     if ":/" in text or ":\\" in text:
         text = _URL.sub(_url, text)
-    text = _CREDENTIAL_FIELD.sub(lambda m: f"{m[1]}{m[2]}{REDACTED}", text)
+    text = _CREDENTIAL_FIELD.sub(_field, text)
     text = _CREDENTIAL_FLAG.sub(lambda m: f"{m[1]}{REDACTED}", text)
     return _AUTH_SCHEME.sub(lambda m: f"{m[1]}{REDACTED}", text)
 

@@ -9,6 +9,27 @@ import pulumi_kubernetes as k8s
 
 from components.values.release import ReleaseSpec
 
+# The release's input (and output) that holds Helm's repository options, as the engine names it.
+REPOSITORY_OPTS = "repositoryOpts"
+
+
+def repository_options(spec: ReleaseSpec) -> k8s.helm.v3.RepositoryOptsArgs | None:
+    """Helm's repository options (pulumi-kubernetes 4.34.2 `helm.v3.RepositoryOptsArgs`): the URL of a classic
+    repository and, for a repository the stack names, its credentials and TLS files. The password (and a username
+    set as a secret) is a Pulumi secret: encrypted in the state, `[secret]` in every preview and diff."""
+    access = spec.access
+    if access is None:
+        return k8s.helm.v3.RepositoryOptsArgs(repo=spec.repository) if spec.repository else None
+    username = pulumi.Output.secret(access.username) if access.secret_username else access.username
+    return k8s.helm.v3.RepositoryOptsArgs(
+        repo=spec.repository,
+        username=username if access.username else None,
+        password=pulumi.Output.secret(access.password) if access.password else None,
+        ca_file=access.ca_file or None,
+        cert_file=access.cert_file or None,
+        key_file=access.key_file or None,
+    )
+
 
 def pinned_release(
     name: str, spec: ReleaseSpec, provider: k8s.Provider, depends_on: Sequence[pulumi.Resource], parent: pulumi.Resource
@@ -24,7 +45,13 @@ def pinned_release(
             atomic=True,
             timeout=spec.timeout_seconds,
             values=pulumi.Output.secret(spec.values) if spec.secret_values else spec.values,
-            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=spec.repository) if spec.repository else None,
+            repository_opts=repository_options(spec),
         ),
-        opts=pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=list(depends_on)),
+        opts=pulumi.ResourceOptions(
+            parent=parent,
+            provider=provider,
+            depends_on=list(depends_on),
+            # The provider echoes its inputs as outputs: the options that carry a credential stay secret there too.
+            additional_secret_outputs=[REPOSITORY_OPTS] if spec.access and spec.access.password else None,
+        ),
     )

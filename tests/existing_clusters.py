@@ -5,6 +5,7 @@ from __future__ import annotations
 import yaml
 
 from components.config.stack_file import load_stack_config
+from tests.helpers import without_cluster_keys
 from tools.plan.mock_engine import run_program
 
 KEY = "nebius-dra:existingClusterKubeconfig"
@@ -23,8 +24,10 @@ KUBECONFIG = yaml.safe_dump(
 
 
 def existing(stack: str, kubeconfig: str = KUBECONFIG, secret: bool = True, **changes: str):
+    """`stack` onto an existing cluster, the keys of the cluster it would create at their defaults (that mode
+    refuses them)."""
     config = {
-        **load_stack_config(stack),
+        **without_cluster_keys(load_stack_config(stack)),
         KEY: kubeconfig,
         "nebius-dra:parentId": "",
         "nebius-dra:subnetId": "",

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from components.config.stack_file import PROJECT_DIR, load_stack_config, stack_names
+from components.config.dependent import CLUSTER_ONLY_KEYS
+from components.config.stack_file import PROJECT_DIR, declared_default, load_stack_config, stack_names
 from policies.dra_guardrails import Finding
 
 
@@ -56,6 +57,13 @@ def with_gpu_groups_changed(stack: str, changes_of: Callable[[dict[str, Any]], M
 
 
 UNLISTED_MINOR_POLICY = "gpu-drivers-preset-known"
+
+
+def without_cluster_keys(config: Mapping[str, str]) -> dict[str, str]:
+    """`config` (full keys to text) with the keys of the cluster the stack creates at their declared defaults, as
+    the CLI hands them: what existing-cluster mode takes (`CLUSTER_ONLY_KEYS`, components/config/dependent.py)."""
+    defaults = {f"nebius-dra:{key}": declared_default(key) for key in CLUSTER_ONLY_KEYS}
+    return {**config, **{key: v if isinstance(v, str) else json.dumps(v) for key, v in defaults.items()}}
 
 
 def beyond_the_unlisted_minor(findings: Sequence[Finding]) -> list[Finding]:

@@ -1,11 +1,19 @@
-"""Every chart the stack installs can come from a mirror: the repository is a setting, upstream is the default."""
+"""Every chart the stack installs can come from a mirror: the repository is a setting, upstream is the default.
+
+A mirror that needs a login gets Helm's repository options from the `chartRepository*` settings: a username and a
+secret password, TLS files; they go with every repository the stack names and with no upstream default.
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
+import pulumi
 import pytest
 import yaml
+from pulumi.runtime import rpc
+from pulumi.runtime.sync_await import _sync_await
 
 from components.config.stack_file import load_stack_config
 from components.dra_constants import (
@@ -18,6 +26,9 @@ from components.dra_constants import (
     PROMETHEUS_COMMUNITY_REPOSITORY,
     RENAMED_CHART,
 )
+from components.release import REPOSITORY_OPTS, repository_options
+from components.repository_model import RepositoryAccess
+from components.values.release import ReleaseSpec
 from tests.kubernetes_manifests import releases
 from tools.plan.mock_engine import ProgramRun, RegisteredResource, run_program
 
@@ -42,16 +53,17 @@ UPSTREAM = {
 }
 
 
-def every_release_stack(**settings: str) -> ProgramRun:
-    """prod in operator mode with kube-prometheus-stack: all five charts are installed."""
+def every_release_stack(secret: Mapping[str, str] | None = None, **settings: str) -> ProgramRun:
+    """prod in operator mode with kube-prometheus-stack: all five charts are installed. `secret` keys are set as
+    `pulumi config set --secret` sets them."""
     config = dict(load_stack_config("prod"))
     groups = yaml.safe_load(config["nebius-dra:gpuNodeGroups"])
     config["nebius-dra:gpuNodeGroups"] = json.dumps(
         [{key: value for key, value in group.items() if key != "driversPreset"} for group in groups]
     )
     config["nebius-dra:kubePrometheusStack"] = "true"
-    config.update({f"nebius-dra:{key}": value for key, value in settings.items()})
-    return run_program("prod", config=config)
+    config.update({f"nebius-dra:{key}": value for key, value in {**settings, **(secret or {})}.items()})
+    return run_program("prod", config=config, secret_keys=[f"nebius-dra:{key}" for key in secret or {}])
 
 
 def release_of(run: ProgramRun, chart: str) -> RegisteredResource:
@@ -108,3 +120,148 @@ def test_a_repository_that_is_no_plain_url_is_refused_by_key_before_any_resource
     message = str(run.error)
     assert f"nebius-dra:{key}: got" in message and "expected a chart repository or mirror URL" in message, message
     assert "hunter2" not in message, message
+
+
+USERNAME = "robot$dra+ci"
+PASSWORD = "s3cret:pa@ss"
+LOGIN = {"chartRepositoryUsername": USERNAME}
+SECRET_PASSWORD = {"chartRepositoryPassword": PASSWORD}
+TLS_FILES = {
+    "chartRepositoryCaFile": "/etc/ssl/mirror-ca.pem",
+    "chartRepositoryCertFile": "/etc/ssl/client.pem",
+    "chartRepositoryKeyFile": "/etc/ssl/client.key",
+}
+
+
+def secret_options(release: RegisteredResource) -> object:
+    """The release's repository options, which the engine holds as a secret: the Python SDK reads a map with a secret
+    field as a secret map (pulumi 3 `rpc.deserialize_property`); fails when they are not a secret."""
+    options = release.inputs[REPOSITORY_OPTS]
+    assert rpc.is_rpc_secret(options), options
+    return rpc.unwrap_rpc_secret(options)
+
+
+def test_credentials_go_with_every_named_repository_as_a_secret_and_never_upstream():
+    run = every_release_stack(SECRET_PASSWORD, draDriverRepository=MIRROR, gpuOperatorRepository=MIRROR + "/", **LOGIN)
+    assert run.error is None, run.error
+    for chart in (LEGACY_CHART, GPU_OPERATOR_CHART):
+        release = release_of(run, chart)
+        assert secret_options(release) == {"repo": MIRROR, "username": USERNAME, "password": PASSWORD}, chart
+        assert release.additional_secret_outputs == [REPOSITORY_OPTS], chart
+    for chart in (NETWORK_OPERATOR_CHART, DCGM_EXPORTER_CHART, KUBE_PROMETHEUS_STACK_CHART):
+        release = release_of(run, chart)
+        assert release.inputs[REPOSITORY_OPTS] == {"repo": UPSTREAM[chart]}, chart
+        assert release.additional_secret_outputs == [], chart
+
+
+def test_an_oci_registry_gets_the_login_without_a_repository_url():
+    """pulumi-kubernetes logs in to the registry of an OCI chart reference with the options' username and password
+    (v4.32.0-27-g94977969d provider/pkg/provider/helm_release.go getChart)."""
+    run = every_release_stack(SECRET_PASSWORD, dcgmExporterRepository=OCI_MIRROR, **LOGIN)
+    assert run.error is None, run.error
+    release = release_of(run, DCGM_EXPORTER_CHART)
+    assert release.inputs["chart"] == f"{OCI_MIRROR}/{DCGM_EXPORTER_CHART}"
+    assert secret_options(release) == {"username": USERNAME, "password": PASSWORD}
+
+
+def test_tls_files_reach_helms_options():
+    run = every_release_stack({**SECRET_PASSWORD, **LOGIN}, draDriverRepository=MIRROR, **TLS_FILES)
+    assert run.error is None, run.error
+    assert secret_options(release_of(run, LEGACY_CHART)) == {
+        "repo": MIRROR,
+        "username": USERNAME,
+        "password": PASSWORD,
+        "caFile": "/etc/ssl/mirror-ca.pem",
+        "certFile": "/etc/ssl/client.pem",
+        "keyFile": "/etc/ssl/client.key",
+    }
+
+
+def test_a_ca_file_alone_goes_with_the_mirror_and_nothing_is_secret():
+    run = every_release_stack(draDriverRepository=MIRROR, chartRepositoryCaFile="/etc/ssl/mirror-ca.pem")
+    assert run.error is None, run.error
+    release = release_of(run, LEGACY_CHART)
+    assert release.inputs[REPOSITORY_OPTS] == {"repo": MIRROR, "caFile": "/etc/ssl/mirror-ca.pem"}
+    assert release.additional_secret_outputs == []
+
+
+def spec_with(access: RepositoryAccess) -> ReleaseSpec:
+    return ReleaseSpec("r", "c", "1.0.0", "ns", {}, MIRROR, access)
+
+
+async def is_secret(value: object) -> bool:
+    return isinstance(value, pulumi.Output) and await value.is_secret()
+
+
+@pytest.mark.parametrize("secret_username", [False, True])
+def test_the_password_and_a_secret_username_are_pulumi_secrets_in_helms_options(secret_username):
+    """What the engine receives, field by field: the password is a secret Output, the username one only when it
+    was set as a secret (then the state keeps it encrypted too)."""
+    options = repository_options(spec_with(RepositoryAccess(USERNAME, PASSWORD, secret_username)))
+    assert options is not None
+    assert _sync_await(is_secret(options.password)) and _sync_await(options.password.future()) == PASSWORD
+    assert _sync_await(is_secret(options.username)) is secret_username
+    assert "password" not in repr(RepositoryAccess(USERNAME, PASSWORD)) and PASSWORD not in repr(
+        RepositoryAccess(USERNAME, PASSWORD)
+    )
+
+
+@pytest.mark.parametrize(
+    ("secret", "settings", "expected"),
+    [
+        pytest.param(
+            {},
+            LOGIN,
+            f'nebius-dra:chartRepositoryUsername: got "{USERNAME}", but nebius-dra:chartRepositoryPassword is empty',
+            id="username-alone",
+        ),
+        pytest.param(
+            SECRET_PASSWORD,
+            {},
+            "nebius-dra:chartRepositoryPassword: is set, but nebius-dra:chartRepositoryUsername is empty",
+            id="password-alone",
+        ),
+        pytest.param(
+            {},
+            {"chartRepositoryCertFile": "/etc/ssl/client.pem"},
+            'nebius-dra:chartRepositoryCertFile: got "/etc/ssl/client.pem", but nebius-dra:chartRepositoryKeyFile '
+            "is empty",
+            id="cert-alone",
+        ),
+        pytest.param(
+            {},
+            {**LOGIN, **SECRET_PASSWORD},
+            "nebius-dra:chartRepositoryPassword: is set in plain text, but it is the password of a chart repository: "
+            "set it as a secret, `pulumi config set nebius-dra:chartRepositoryPassword --secret < password-file`",
+            id="plain-password",
+        ),
+    ],
+)
+def test_half_a_login_or_a_plain_password_is_refused_naming_the_keys(secret, settings, expected):
+    run = every_release_stack(secret, draDriverRepository=MIRROR, **settings)
+    assert run.resources == []
+    assert expected in str(run.error), run.error
+    assert PASSWORD not in str(run.error)
+
+
+def test_a_login_without_a_named_repository_is_refused():
+    run = every_release_stack(SECRET_PASSWORD, **LOGIN)
+    assert run.resources == []
+    message = str(run.error)
+    assert (
+        "nebius-dra:chartRepositoryUsername, nebius-dra:chartRepositoryPassword: are set, but no chart repository is"
+        in message
+    ), message
+    assert "never to a chart's upstream default" in message and PASSWORD not in message
+
+
+def test_a_login_for_repositories_on_two_hosts_is_refused():
+    run = every_release_stack(
+        SECRET_PASSWORD, draDriverRepository=MIRROR, dcgmExporterRepository="https://other.example/charts", **LOGIN
+    )
+    assert run.resources == []
+    message = str(run.error)
+    assert (
+        "are on 2 hosts (nebius-dra:draDriverRepository on https://charts.mirror.example:8443; "
+        "nebius-dra:dcgmExporterRepository on https://other.example): one login is never sent to a host" in message
+    ), message

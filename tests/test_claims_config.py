@@ -415,3 +415,17 @@ def test_a_product_template_without_a_known_product_is_not_created_and_the_plan_
     assert not [r for r in plan.run.resources if r.name.endswith("gpu-by-product")]
     for shown in (render_text(plan), render_markdown(plan)):
         assert "gpu-by-product: no GPU group's platform has a known product name" in shown
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "named"),
+    [
+        ("builtinClaimTemplates", ["gpu", "gpu"], "gpu"),
+        ("builtinClaimTemplates", ["gpu", "multi-gpu", "multi-gpu", "gpu"], "gpu, multi-gpu"),
+        ("allowedDeviceClasses", ["x.example.com", "x.example.com"], "x.example.com"),
+    ],
+)
+def test_a_name_listed_twice_is_refused_not_merged(key, value, named):
+    # `[gpu, gpu]` was taken as `[gpu]` (attack 37, F8): a slip for another name is said, not swallowed.
+    message = refused("dev", {f"nebius-dra:{key}": json.dumps(value)})
+    assert f"nebius-dra:{key}: lists {named} more than once; list each once" in message

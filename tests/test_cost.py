@@ -135,7 +135,25 @@ def test_the_arithmetic_per_node():
         ),
         (
             'gpu: [{platform: gpu-x1, presets: [1gpu-8vcpu-100gb], onDemand: {usdPerGpuHour: 0, source: s, date: "2026-02-03"}}]',
-            "expected US dollars per GPU-hour, a number above 0",
+            "expected US dollars per GPU-hour, a number from 0.01 (no Nebius price is lower)",
+        ),
+        # A price of a billionth priced the fleet at $0.00 and passed every budget (attack 37, F11b).
+        (
+            'gpu: [{platform: gpu-x1, presets: [1gpu-8vcpu-100gb], onDemand: {usdPerGpuHour: 1e-9, source: s, date: "2026-02-03"}}]',
+            "expected US dollars per GPU-hour, a number from 0.01 (no Nebius price is lower)",
+        ),
+        (
+            'cpu: [{platform: cpu-x1, onDemand: {usdPerVcpuHour: 0.00001, usdPerGibHour: 0.000001, source: s, date: "2026-02-03"}}]',
+            "expected US dollars per vCPU-hour, a number from 0.0001",
+        ),
+        (
+            'cpu: [{platform: cpu-x1, onDemand: {usdPerVcpuHour: 0.01, usdPerGibHour: 0.000001, source: s, date: "2026-02-03"}}]',
+            "expected US dollars per GiB-hour of RAM, a number from 0.00001 (no Nebius price is lower)",
+        ),
+        # A day to come kept the staleness note from ever appearing.
+        (
+            'gpu: [{platform: gpu-x1, presets: [1gpu-8vcpu-100gb], onDemand: {usdPerGpuHour: 1, source: s, date: "2999-01-01"}}]',
+            'date "2999-01-01" is in the future',
         ),
         (
             'cpu: [{platform: gpu-x1, onDemand: {usdPerVcpuHour: 1, usdPerGibHour: 1, source: s, date: "2026-02-03"}}]',

@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
+import yaml
 from pulumi.runtime import rpc
 
 from components.config import ConfigError
+from components.config.dependent import CLUSTER_ONLY_KEYS
 from components.config.stack_file import load_stack_config
 from policies.dra_guardrails import PlannedResource, check_resources
 from policies.dra_guardrails.planned import EXISTING_GPU_GROUP_TYPE
 from tests.existing_clusters import KEY, existing
+from tools.cost import __main__ as cost_cli
 from tools.plan.mock_engine import run_program
+from tools.plan.stack_source import read_stack_source
+from tools.verify import expectations
 
 
 @pytest.mark.parametrize("stack", ["dev", "prod"])
@@ -85,3 +91,39 @@ def test_creating_a_cluster_still_needs_the_project_and_subnet():
     run = run_program("dev", config=config)
     assert isinstance(run.error, ConfigError)
     assert "nebius-dra:parentId: is required to create the cluster" in str(run.error)
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("protect", "true"), ("etcdClusterSize", "3"), ("nebiusProfile", "ci"), ("systemNodeCount", "3")],
+)
+def test_a_key_of_the_cluster_it_would_create_is_refused_in_existing_cluster_mode(key, value):
+    # Accepted and dropped before (attack 37, F8): that mode creates no cluster for it to configure.
+    run = existing("dev", **{f"nebius-dra:{key}": value})
+    assert isinstance(run.error, ConfigError)
+    assert f"nebius-dra:{key}: got " in str(run.error)
+    assert "nebius-dra:existingClusterKubeconfig is set, so the stack creates no cluster" in str(run.error)
+    assert "t0ken" not in str(run.error)
+
+
+def secret_kubeconfig_stack_file(tmp_path: Path) -> Path:
+    """dev in existing-cluster mode as `pulumi config set --secret` writes it: the kubeconfig as a `secure:` value."""
+    document = yaml.safe_load(Path("Pulumi.dev.yaml").read_text())
+    # Existing-cluster mode refuses the keys of a cluster it creates none of: left out, at their defaults.
+    document["config"] = {k: v for k, v in document["config"].items() if k.partition(":")[2] not in CLUSTER_ONLY_KEYS}
+    document["config"].update(
+        {KEY: {"secure": "v1:AAAAbbbbccccdddd"}, "nebius-dra:parentId": "", "nebius-dra:subnetId": ""}
+    )
+    path = tmp_path / "Pulumi.existing.yaml"
+    path.write_text(yaml.safe_dump(document))
+    return path
+
+
+def test_the_cost_and_the_verifier_read_a_stack_files_secret_as_a_secret(tmp_path, monkeypatch, capsys):
+    """The stack file reader cannot decrypt a `secure:` value, but it is a secret: the tools that parse a stack
+    file (`make cost`, `make verify`'s expectations) never refuse it as "set in plain text"."""
+    stack_file = secret_kubeconfig_stack_file(tmp_path)
+    assert cost_cli.main(["--stack-file", str(stack_file), "--format", "json"]) == 0, capsys.readouterr().err
+    read = read_stack_source("existing", stack_file)
+    monkeypatch.setattr(expectations, "read_stack_file", lambda stack: read)
+    assert expectations.load_expectations("existing").stack == "existing"

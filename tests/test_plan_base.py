@@ -12,6 +12,8 @@ from components.config.stack_file import PROJECT_DIR
 from policies.dra_guardrails import validate_policy_config
 from tests.helpers import UNLISTED_MINOR_POLICY
 from tools.plan import __main__ as plan
+from tools.plan import base_plan
+from tools.plan.base_plan import NoBaselineError
 from tools.plan.changes import BaselineError, read_baseline
 
 REPOSITORY_POLICY_CONFIG = PROJECT_DIR / "policies" / "policy-config.json"
@@ -80,3 +82,20 @@ def test_a_failed_plan_is_no_baseline():
     """Its empty node group list would otherwise read as "nothing is recreated"."""
     with pytest.raises(BaselineError, match="failed"):
         read_baseline({"stack": "dev", "error": "nebius-dra:parentId: required", "nodeGroups": []}, "dev")
+
+
+def test_a_base_with_a_link_out_of_its_tree_gives_no_baseline(tmp_path):
+    """A committed link to an absolute path ended the plan with a traceback (tarfile.AbsoluteLinkError)."""
+    repository = tmp_path / "repository"
+    repository.mkdir()
+    (repository / "venv").symlink_to("/usr")
+
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", "-C", str(repository), *args], capture_output=True, text=True, check=True)
+        return done.stdout.strip()
+
+    git("init", "-q")
+    git("add", "venv")
+    git("-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "link")
+    with pytest.raises(NoBaselineError, match="cannot be unpacked safely: 'venv' is a link to an absolute path"):
+        base_plan._unpack(git("rev-parse", "HEAD"), tmp_path / "unpacked", repository)

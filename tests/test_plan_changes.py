@@ -120,6 +120,17 @@ def test_a_baseline_from_before_plan_format_2_is_read_and_says_what_it_cannot_kn
     assert plan.minor is None
 
 
+@pytest.mark.parametrize("plan_format", [3, 1, "2", None, True, 2.0])
+def test_a_baseline_of_an_unknown_plan_format_is_refused_naming_the_file(plan_format, prod_baseline, tmp_path, capsys):
+    # Read as a legacy plan it gave false verdicts (attack 37, F9): a version 1.34 -> (unset) that recreates nodes.
+    path = tmp_path / "base.json"
+    path.write_text(json.dumps({**prod_baseline, "planFormat": plan_format}))
+    status = plan_cli.main(["--stack", "prod", "--baseline", str(path), "--out", "none"])
+    assert status == plan_cli.EXIT_PROGRAM
+    err = capsys.readouterr().err
+    assert f"{path}: the baseline's planFormat is {json.dumps(plan_format)}; this tools.plan reads planFormat 2" in err
+
+
 def _checkout(folder: Path, commit: bool) -> None:
     """This working tree's files (tracked, and untracked but not ignored: the code under test) in `folder`."""
     listed = subprocess.run(
@@ -245,6 +256,18 @@ def test_an_operator_group_left_at_the_preset_root_is_a_mandatory_finding_and_a_
     assert "never claimed (policy dra-driver-root-serves-every-group, accepted by draPluginOutageAccepted)" in (
         render_text(accepted)
     )
+
+
+def test_an_outage_accepted_for_a_group_with_no_driver_mode_change_is_an_advisory(prod_baseline):
+    # A standing acceptance with nothing to accept would let a later transition through silently (attack 37, F8).
+    config = {**load_stack_config("prod"), "nebius-dra:draPluginOutageAccepted": '["h200-train"]'}
+    plan = build_plan("prod", config=config, out=None, baseline=prod_baseline)
+    [finding] = [f for f in plan.findings if f.policy == "outage-accepted-only-where-stranded"]
+    assert not finding.mandatory and not plan.blocked
+    assert finding.message.startswith("nebius-dra:draPluginOutageAccepted names h200-train, but ")
+    assert "there is no plugin outage to accept" in finding.message
+    unaccepted = build_plan("prod", config=load_stack_config("prod"), out=None, baseline=prod_baseline)
+    assert not [f for f in unaccepted.findings if f.policy == "outage-accepted-only-where-stranded"]
 
 
 def test_the_plan_shows_a_doubtful_price_and_a_spot_ceiling_with_its_advisory(prod_baseline):

@@ -203,3 +203,11 @@ def test_a_stack_name_that_is_not_a_pulumi_name_is_refused_before_any_use(tmp_pa
 @pytest.mark.parametrize("stack", ["dev", "prod", "feature-x.eu_1", "-", "...", "A" * 100])
 def test_pulumi_stack_names_are_accepted(stack):
     assert check_stack_name(stack) == stack
+
+
+def test_an_empty_out_is_refused_and_writes_nothing_where_the_plan_runs(tmp_path, monkeypatch, capsys):
+    # Path("") is ".": the plan wrote dev/helm and dev/kubernetes into the folder it ran in (attack 37, F11f).
+    monkeypatch.chdir(tmp_path)
+    err = _refused(capsys, ["--stack-file", str(Path(plan.__file__).parents[2] / "Pulumi.dev.yaml"), "--out", ""])
+    assert "--out: empty; give a folder for the plan's files, or 'none' to write none" in err
+    assert list(tmp_path.iterdir()) == []

@@ -24,6 +24,7 @@ from policies.dra_guardrails.identity_rules import (
     GITHUB_ISSUER,
     IDENTITY_LABEL,
 )
+from policies.dra_guardrails.planned import DRA_DRIVER_COMPONENT_TYPE, PLUGIN_OUTAGE_ACCEPTED, written_group_name
 from tests.helpers import STACKS, beyond_the_unlisted_minor
 from tests.kubernetes_manifests import HELM_RELEASE
 from tests.queue_configs import TEAMS, prod_with
@@ -212,6 +213,13 @@ def operator_group_at_the_preset_root(resources: Resources) -> PlannedResource:
     return group
 
 
+def outage_accepted_for_a_served_group(resources: Resources) -> PlannedResource:
+    group = the_one(resources, train_group)
+    driver = the_one(resources, lambda r: r.type == DRA_DRIVER_COMPONENT_TYPE)
+    driver.props[PLUGIN_OUTAGE_ACCEPTED] = [written_group_name(group)]
+    return group
+
+
 def infiniband_group_autoscaled(resources: Resources) -> PlannedResource:
     group = the_one(resources, lambda r: r.type == NODE_GROUP and "gpuCluster" in r.props["template"])
     group.props.pop("fixedNodeCount")
@@ -396,6 +404,12 @@ MUTATIONS = {
         operator_group_at_the_preset_root,
         "dra-driver-root-serves-every-group",
         True,
+    ),
+    "outage accepted with no driver-mode change": (
+        "prod",
+        outage_accepted_for_a_served_group,
+        "outage-accepted-only-where-stranded",
+        False,
     ),
     "network claims without InfiniBand": ("prod", no_infiniband_group, "network-claims-need-infiniband", True),
     "GPU metrics exporter without DRA mode": ("prod", exporter_without_dra_mode, "gpu-metrics-dra-attribution", True),

@@ -140,6 +140,7 @@ def test_levels_follow_the_issue():
         "workload-namespace-queued",
         "queue-quotas-within-capacity",
         "spot-ceiling-below-spot-price",
+        "outage-accepted-only-where-stranded",
     }
     assert {p.name for p in POLICIES if p.enforcement_level == EnforcementLevel.ADVISORY} == advisory
     assert all(p.enforcement_level == EnforcementLevel.MANDATORY for p in POLICIES if p.name not in advisory)

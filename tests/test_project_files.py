@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -267,3 +268,36 @@ def test_a_model_field_without_its_meaning_is_refused():
 
     with pytest.raises(ValueError):
         field_docs(Undocumented)
+
+
+# A value no shell may parse: both quotes, a ';', a backtick command (attack 37, F11g: STACK_FILE
+# "x'; touch /tmp/pwned; echo '" ran touch through `make -n plan`). A '$' is left out: on make's command line it is
+# make's own syntax (a recursively expanded variable, GNU make manual 6.10), which `$$` writes literally.
+HOSTILE = "x'\"; touch {marker}; echo `touch {marker}` '"
+MAKE_CALLS = {
+    "plan": ["STACK_FILE", "FORMAT", "POLICY_CONFIG", "BASELINE", "BASE", "OUT"],
+    "cost": ["STACK", "FORMAT", "BASE"],
+    "fuzz": ["FUZZ_SECONDS", "FUZZ_SCALE", "SEED"],
+    "e2e": ["E2E"],
+    "verify": ["STACK"],
+    "new-stack": ["NAME", "PARENT_ID", "SUBNET_ID"],
+}
+
+
+@pytest.mark.parametrize("target", sorted(MAKE_CALLS))
+def test_make_hands_every_variable_to_the_tool_as_given_and_no_shell_parses_it(target, tmp_path):
+    marker = tmp_path / "pwned"
+    value = HOSTILE.format(marker=marker)
+    # PY is a stand-in that prints its arguments, one a line: what the tool would receive.
+    printer = tmp_path / "argv"
+    printer.write_text('#!/bin/sh\nprintf "%s\\n" "$@"\n')
+    printer.chmod(0o755)
+    variables = [f"{name}={value}" for name in MAKE_CALLS[target]]
+    make = ["make", "--no-print-directory", "-o", "venv/.installed", target, f"PY={printer}", *variables]
+    dry = subprocess.run([*make[:1], "-n", *make[1:]], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert dry.returncode == 0 and "touch" not in dry.stdout, dry.stdout
+    made = subprocess.run(make, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert made.returncode == 0, made.stderr
+    # Each variable reaches a command whole (e2e's reaches two: its builds, then pytest).
+    assert made.stdout.splitlines().count(value) >= len(variables), made.stdout
+    assert not marker.exists()

@@ -11,8 +11,10 @@ netloc's last `@`), so the tests compare with the standard library, not with the
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -21,17 +23,23 @@ import pytest
 import yaml
 from hypothesis import example, given
 from hypothesis import strategies as st
+from pulumi.runtime import rpc
 
 from components.config import ConfigError, parse_stack_config
+from components.config.errors import ConfigProblems
 from components.config.raw import RawConfig
-from components.config.stack_file import read_stack_file
+from components.config.reading import printable
+from components.config.stack_file import StackFileConfig, read_stack_file
 from components.redaction import redacted as redact
 from components.redaction import redacted_command, secrets_of
 from components.shown import shown
 from tests.kubeconfigs import EXEC_API, exec_user, kubeconfig_text, script
 from tools.cost import __main__ as cost_cli
 from tools.plan import __main__ as plan_cli
+from tools.plan import mock_engine
 from tools.plan.mock_engine import run_program
+from tools.plan.stack_source import read_stack_source
+from tools.plan.values import presentable
 from tools.verify import __main__ as verify_cli
 
 CANARY = "CANARYq7Zk"
@@ -80,6 +88,21 @@ def test_query_and_fragment_values_are_redacted(name, before, after, where):
     url = f"https://charts.example.com/index.yaml{query}{fragment}"
     for form in every_form(url):
         assert_no_canary(redact(form))
+
+
+@given(
+    name=st.from_regex(r"[a-z_]{1,10}", fullmatch=True),
+    before=st.text(alphabet="abc019-._~%+", max_size=8),
+    after=st.text(alphabet="abc019-._~%+/", max_size=8),
+)
+@example(name="jsessionid", before="", after="")
+def test_path_parameter_values_are_redacted(name, before, after):
+    # RFC 3986 section 3.3: a path segment's parameters follow a ';' (a servlet's `;jsessionid=`).
+    url = f"https://m.example.com/c;{name}={before}{CANARY}{after}"
+    for form in every_form(url):
+        shown_form = redact(f"got {form}; expected a mirror")
+        assert_no_canary(shown_form)
+        assert "https://m.example.com/c;" in shown_form
 
 
 @st.composite
@@ -156,10 +179,12 @@ HOSTILE_STACK_VALUES = {
     "nebius-dra:dcgmExporterRepository": f"https://mirror.example.com/charts?x=1&access_token={CANARY}&k={CANARY}",
     "nebius-dra:nebiusProfile": "apiVersion: v1\nusers:\n- user:\n    token: " + CANARY + "x" * 200,
     "nebius-dra:existingClusterKubeconfig": kubeconfig_with_token(CANARY),
+    # A repository password in plain text (refused: it must be a secret), with the mirror it is for.
+    "nebius-dra:chartRepositoryPassword": f"p{CANARY}:x@y",
 }
 
 
-def hostile_stack_file(tmp_path: Path, values: dict[str, Any]) -> Path:
+def hostile_stack_file(tmp_path: Path, values: Mapping[str, Any]) -> Path:
     document = yaml.safe_load(Path("Pulumi.dev.yaml").read_text())
     document["config"].update(values)
     path = tmp_path / "Pulumi.hostile.yaml"
@@ -185,6 +210,60 @@ def test_no_canary_in_any_output_of_the_plan_and_the_cost(key, output, tmp_path,
     assert_no_canary(*printed)
     assert cost_cli.main(["--stack-file", str(stack_file), "--format", output]) == 2
     assert_no_canary(*outputs_of(capsys))
+
+
+# A private mirror's login as `pulumi config set --secret` keeps it; the password is decrypted only for the program.
+MIRROR_LOGIN = {
+    "nebius-dra:draDriverRepository": "https://charts.mirror.example/nvidia",
+    "nebius-dra:chartRepositoryUsername": "robot$dra+ci",
+}
+PASSWORD_KEY = "nebius-dra:chartRepositoryPassword"
+CANARY_PASSWORD = f"p{CANARY}:x@y"
+
+
+def decrypted(read: StackFileConfig, key: str, value: str) -> StackFileConfig:
+    """The stack file as the program reads it under `pulumi preview`: `key` a secret, decrypted to `value`."""
+    return StackFileConfig({**read.values, key: value}, read.secret_keys | {key})
+
+
+@pytest.mark.parametrize("output", ["text", "markdown", "json"])
+def test_no_decrypted_repository_password_in_any_output_of_the_plan(output, tmp_path, capsys, monkeypatch):
+    """`make plan` cannot decrypt a secret; were it handed the password itself, as the program is under `pulumi
+    preview`, the plan still shows only its placeholder: the release receives it as a Pulumi secret."""
+    stack_file = hostile_stack_file(tmp_path, MIRROR_LOGIN)
+    read = decrypted(read_stack_source("hostile", stack_file), PASSWORD_KEY, CANARY_PASSWORD)
+    monkeypatch.setattr(mock_engine, "read_stack_source", lambda *args, **kwargs: read)
+    out = tmp_path / "plan"
+    status = plan_cli.main(["--stack-file", str(stack_file), "--format", output, "--out", str(out), "--no-base"])
+    printed = outputs_of(capsys, out)
+    assert status == plan_cli.EXIT_OK, printed[1]
+    assert "repositoryOpts" in printed[0] and "[secret]" in printed[0], printed[0][:3000]
+    assert_no_canary(*printed)
+
+
+def test_the_programs_registered_inputs_hold_the_repository_password_only_as_a_secret():
+    """Under the mock engine every input the program registers, and every stack output, is free of the password
+    once its secrets are placeholders: the password reaches the engine wrapped as a secret, nowhere else."""
+    config = {**read_stack_file("dev").values, **MIRROR_LOGIN, PASSWORD_KEY: CANARY_PASSWORD}
+    run = run_program("dev", config=config, secret_keys=[PASSWORD_KEY])
+    assert run.error is None, run.error
+    wrapped = [r for r in run.resources if rpc.is_rpc_secret(r.inputs.get("repositoryOpts"))]
+    assert [rpc.unwrap_rpc_secret(r.inputs["repositoryOpts"])["password"] for r in wrapped] == [CANARY_PASSWORD]
+    assert [r.additional_secret_outputs for r in wrapped] == [["repositoryOpts"]]
+    shown_inputs = [presentable(r.inputs, {}) for r in run.resources]
+    public_outputs = {key: value for key, value in run.outputs.items() if key not in run.secret_outputs}
+    assert_no_canary(json.dumps(shown_inputs, default=str), json.dumps(public_outputs, default=str))
+
+
+@pytest.mark.parametrize("secret", [True, False], ids=["secret", "plain"])
+def test_a_repository_password_refused_for_its_shape_is_never_quoted(secret):
+    """A password is a credential however it was given: refused for a control character, set as a secret or in
+    plain text, the refusal names the key and what is allowed, never the value."""
+    config = {**read_stack_file("dev").values, **MIRROR_LOGIN, PASSWORD_KEY: f"{CANARY_PASSWORD}\n"}
+    run = run_program("dev", config=config, secret_keys=[PASSWORD_KEY] if secret else [])
+    assert run.error is not None and not run.resources
+    assert f"{PASSWORD_KEY}: " in str(run.error) and "printable ASCII" in str(run.error), run.error
+    assert_no_canary(str(run.error))
 
 
 def secret_driver_values(leaf: Any) -> dict[str, Any]:
@@ -391,6 +470,53 @@ def test_the_plain_kubeconfig_hint_names_the_key_it_asks_to_set_as_a_secret():
     config["nebius-dra:existingClusterKubeconfig"] = "apiVersion: v1\nkind: Config\n"
     run = run_program("dev", config=config, secret_keys=[])
     assert "`pulumi config set nebius-dra:existingClusterKubeconfig --secret < kubeconfig`" in str(run.error)
+
+
+# A config key is never a secret (attack 37, F3 and F4): the line that refuses one names it whole, in every output, and
+# no word of the message after it is taken for a credential. Each breaks one rule the redactor had: `password` and
+# `dbPassword` read as a credential field (`password: is`), `\e[2J` (a backslash, then a '[' without its ']') as a
+# malformed URL `dra:\host`, the escape character as one once JSON-encoded (`\u001b[1m`).
+CONFIG_KEYS = ["password", "dbPassword", "apiToken", "\\e[2J", "\x1b[1m"]
+
+
+@pytest.mark.parametrize("key", CONFIG_KEYS)
+@pytest.mark.parametrize("output", ["text", "json"])
+def test_a_refused_config_key_is_named_whole_and_its_message_is_kept(key, output, tmp_path, capsys):
+    stack_file = hostile_stack_file(tmp_path, {f"nebius-dra:{key}": "x"})
+    status = plan_cli.main(["--stack-file", str(stack_file), "--format", output, "--out", "none", "--no-base"])
+    assert status == plan_cli.EXIT_PROGRAM
+    captured = capsys.readouterr()
+    if output == "json":
+        error = json.loads(captured.out)["error"]
+        assert f"nebius-dra:{key}: is set in" in error
+    else:
+        assert f"nebius-dra:{printable(key)}: is set in" in captured.err
+
+
+def test_shown_redacts_a_value_before_it_encodes_it():
+    # Redacted once encoded, the query value's last backslash (`\\` in JSON) and the closing quote read as `\"`.
+    assert shown("https://m.example.com/c?a=b\\") == '"https://m.example.com/c?a=[redacted]"'
+    assert shown({"url": "https://u:p@h/x"}) == '{"url": "https://[credentials]@h/x"}'
+
+
+def test_the_json_plan_is_redacted_before_it_is_encoded(tmp_path, capsys, monkeypatch):
+    real = plan_cli.build_plan
+    error = f"refused https://m.example.com/c?sig={CANARY}\\"
+
+    def failing(*args: Any, **kwargs: Any) -> Any:
+        plan = real(*args, **kwargs)
+        return dataclasses.replace(plan, run=dataclasses.replace(plan.run, error=ValueError(error)))
+
+    monkeypatch.setattr(plan_cli, "build_plan", failing)
+    status = plan_cli.main(["--stack", "dev", "--format", "json", "--out", "none", "--no-base"])
+    assert status == plan_cli.EXIT_PROGRAM
+    assert json.loads(capsys.readouterr().out)["error"] == "refused https://m.example.com/c?sig=[redacted]"
+
+
+def test_a_problem_line_redacts_its_message_never_its_key():
+    problems = ConfigProblems(secrets_of(["gpuNodeGroups"]))
+    problems.add("nebius-dra:gpuNodeGroups", "got gpuNodeGroups")
+    assert problems.lines == ["nebius-dra:gpuNodeGroups: got [secret]"]
 
 
 # Every Unicode white space but the line feed that ends an output's line (a no-break space U+00A0 among them).

@@ -75,6 +75,8 @@ WHOLE_VALUE_EXAMPLES = {
     schema.CONDITION_TYPE_PATTERN: AUTO_REPAIR_CONDITIONS[0],
     schema.PRICE_PATTERN: "3.515",
     schema.CHART_REPOSITORY_PATTERN: "https://helm.ngc.nvidia.com/nvidia",
+    schema.REPOSITORY_USERNAME_PATTERN: "robot$dra+ci",
+    schema.REPOSITORY_PASSWORD_PATTERN: "s3cret:pa@ss",
     schema.DATE_PATTERN: "2026-11-30",
     schema.SOURCE_PATTERN: "https://nebius.com/prices",
     schema.QUANTITY_PATTERN: "40Gi",

@@ -8,7 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from components.config.stack_file import SECRET_PLACEHOLDER, StackFileError, read_stack_file, stack_name_problem
+from components.config import ConfigError, parse_stack_config
+from components.config.stack_file import (
+    SECRET_PLACEHOLDER,
+    StackFileError,
+    program_config,
+    read_stack_file,
+    stack_name_problem,
+)
 from tools.plan.mock_engine import run_program
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -112,6 +119,20 @@ def test_unreadable_stack_files_are_refused_with_the_file_named(project, body, e
     assert expected in refusal(project, write_stack(project, body))
 
 
+@pytest.mark.parametrize("block", ["confg", "Config", "secretprovider"])
+def test_an_unknown_top_level_block_is_refused_naming_it_and_the_cli_s_blocks(project, block):
+    # A misspelt `config:` held settings the reader dropped (attack 37, F6): the plan ran on 2 system nodes.
+    body = f"{block}:\n  nebius-dra:systemNodeCount: 1\nconfig:\n  nebius-dra:parentId: project-e00test\n"
+    message = refusal(project, write_stack(project, body))
+    assert f'Pulumi.t.yaml: unknown top-level key "{block}"' in message
+    assert "a stack file holds only config, secretsprovider, encryptedkey, encryptionsalt, environment" in message
+
+
+def test_an_esc_environment_is_refused_by_the_offline_reader(project):
+    write_stack(project, "environment:\n  - team/prod\nconfig:\n  nebius-dra:parentId: project-e00test\n")
+    assert "environment: imports Pulumi ESC environments" in refusal(project, "t")
+
+
 def test_the_program_run_reports_an_unreadable_stack_file_without_registering(project):
     run = run_program(write_stack(project, "config: [\n"), project_dir=project)
     assert isinstance(run.error, StackFileError)
@@ -162,6 +183,36 @@ def test_values_the_cli_writes_back_as_text_are_taken_as_the_cli_takes_them(proj
     # `pulumi config set` and `stack init` store typed values as text; the CLI accepts them (sdk/v3
     # v3.274.0 ValidateConfigValue), and so must the offline plan (e2e/cli checks the two agree).
     read_stack_file(stack_with(project, line), project)
+
+
+@pytest.mark.parametrize(
+    ("quoted", "plain"),
+    [
+        ('  nebius-dra:protect: "true"\n', "  nebius-dra:protect: true\n"),
+        ('  nebius-dra:etcdClusterSize: "3"\n', "  nebius-dra:etcdClusterSize: 3\n"),
+        ('  nebius-dra:systemNodeCount: "3"\n', "  nebius-dra:systemNodeCount: 3\n"),
+    ],
+)
+def test_a_quoted_value_reaches_the_program_as_the_same_text_as_the_plain_one(project, quoted, plain):
+    # The CLI hands the program text either way (attack 37, F7: docs/configuration.md said "never coerced"): the
+    # program cannot tell them apart, so the plan does not either, and both plan the same stack.
+    values = read_stack_file(stack_with(project, quoted), project).values
+    assert values == read_stack_file(stack_with(project, plain), project).values
+    assert parse_stack_config(program_config(values), "t") == parse_stack_config(
+        program_config(read_stack_file(stack_with(project, plain), project).values), "t"
+    )
+
+
+@pytest.mark.parametrize(("key", "text"), [("protect", "False"), ("etcdClusterSize", " 3"), ("etcdClusterSize", "+3")])
+def test_text_the_sdk_getters_would_take_is_refused_by_the_program_and_the_plan(project, key, text):
+    # Config.get_bool takes "False" and get_int's int() " 3" and "+3" (pulumi 3.x config.py); the program decodes the
+    # text itself, whole (components/config/raw.py), and the offline plan runs that same decoding.
+    values = read_stack_file(stack_with(project), project).values
+    with pytest.raises(ConfigError, match=f"nebius-dra:{key}"):
+        parse_stack_config({**program_config(values), key: text}, "t")
+    line = f"  nebius-dra:{key}: {json.dumps(text)}\n"
+    with pytest.raises(ConfigError, match=f"nebius-dra:{key}"):
+        parse_stack_config(program_config(read_stack_file(stack_with(project, line), project).values), "t")
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from components.config.stack_file import PROJECT_DIR, load_yaml_file
+from components.config.stack_file import PROJECT_DIR, STACK_FILE_BLOCKS, load_yaml_file
 from tests.helpers import STACKS, ajv_errors
 from tools.stack_schema import SCHEMA_FILE, main, rendered
 
@@ -107,10 +107,10 @@ def test_values_the_program_refuses_fail_the_schema(name):
     assert list(validator().iter_errors(REFUSED[name]))
 
 
-# Objects left open on purpose: the stack file's top level and its config (Pulumi's own keys, other providers'
-# namespaces), Helm values handed to a chart as written, and a driver's opaque claim parameters.
+# Objects left open on purpose: the stack file's config (Pulumi's own keys, other providers' namespaces), Helm
+# values handed to a chart as written, and a driver's opaque claim parameters. The top level is closed: the Pulumi
+# CLI's ProjectStack has five keys (STACK_FILE_BLOCKS).
 OPEN_OBJECTS = {
-    "",
     "/properties/config",
     "/properties/config/properties/nebius-dra:draDriverValues/anyOf/0",
     "/properties/config/properties/nebius-dra:gpuMetricsValues",
@@ -145,6 +145,13 @@ def test_a_misspelt_key_is_named_with_the_keys_the_project_declares():
     [typo] = [message for message in messages if "samplePod'" in message]
     assert typo.startswith("'nebius-dra:samplePod' is not one of [") and "'nebius-dra:samplePods'" in typo
     assert "'1' is not of type 'integer'" in messages
+
+
+def test_the_schema_takes_the_top_level_blocks_the_reader_takes_and_no_other():
+    schema = json.loads(SCHEMA_FILE.read_text())
+    assert sorted(schema["properties"]) == sorted(STACK_FILE_BLOCKS)
+    assert schema["additionalProperties"] is False
+    assert list(validator().iter_errors({**ACCEPTED["Pulumi.dev.yaml"], "confg": {}}))
 
 
 @pytest.fixture(scope="module")

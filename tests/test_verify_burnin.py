@@ -16,6 +16,7 @@ import kubernetes_validate
 import pytest
 
 from components.config.stack import parse_stack_config
+from components.config.stack_file import load_stack_config, program_config
 from components.dra_constants import IB_TEMPLATE, MULTI_GPU_TEMPLATE, NODE_GROUP_LABEL
 from policies.dra_guardrails.rdma_pod_rules import rdma_pod_problems
 from tests.nccl_format import Fabric, render, with_bandwidth
@@ -34,7 +35,7 @@ from tools.verify.burnin_job import (
 from tools.verify.burnin_verdict import PodOutput, floor_for, judge_output
 from tools.verify.checks import Outcome
 from tools.verify.cluster import ClusterError
-from tools.verify.expectations import expectations_for, load_expectations, program_config
+from tools.verify.expectations import expectations_for, load_expectations
 from tools.verify.floors import FLOORS_FILE, FloorsError, load_floors
 from tools.verify.nccl_output import parse_all_reduce
 from tools.verify.smoke import SmokeInterrupted
@@ -694,7 +695,7 @@ def test_a_stack_of_one_gpu_nodes_skips_the_burn_in_as_verify_md_says(tmp_path: 
 
 def test_the_burn_in_prices_a_spot_group_as_the_stack_does() -> None:
     """A spot group costs at most its ceiling (components/values/cost.py), not the on-demand list price."""
-    config = program_config("prod")
+    config = program_config(load_stack_config("prod"))
     groups = json.loads(config["gpuNodeGroups"])
     groups[1]["capacity"] = {"type": "spot", "maxPricePerGpuHour": "0.50"}
     expectations = expectations_for(parse_stack_config({**config, "gpuNodeGroups": json.dumps(groups)}, "prod"), "prod")

@@ -479,8 +479,10 @@ def test_relative_certificate_paths_are_read_next_to_the_kubeconfig(tmp_path, mo
     assert cluster.server == "https://127.0.0.1:6443"
 
 
-@pytest.mark.parametrize("flag", ["--request-timeout", "--exec-plugin-timeout"])
-@pytest.mark.parametrize("value", ["0", "-1", "soon", "inf"])
+@pytest.mark.parametrize(
+    "flag", ["--request-timeout", "--exec-plugin-timeout", "--timeout", "--metrics-timeout", "--run-timeout"]
+)
+@pytest.mark.parametrize("value", ["0", "-1", "soon", "inf", "nan"])
 def test_the_time_limits_must_be_positive_seconds(flag, value, capsys):
     with pytest.raises(SystemExit) as exit_:
         cli.parse_args([flag, value])
@@ -817,3 +819,18 @@ def test_a_name_given_twice_in_a_kubeconfig_list_is_refused_naming_it_and_neithe
     name = document[section][0]["name"]
     assert f"{section} names '{name}' twice, {section}[0] and {section}[1]" in err
     assert "CANARY" not in err
+
+
+def test_a_refused_run_says_that_no_json_report_was_written(tmp_path, capsys):
+    report = tmp_path / "verify.json"
+    assert run_cli("--kubeconfig", str(tmp_path / "missing"), "--json", str(report))[0] == 2
+    assert f"no report was written to {report} (--json): nothing was checked" in capsys.readouterr().err
+    assert not report.exists()
+
+
+def test_a_json_report_that_cannot_be_written_is_refused_by_name(tmp_path, capsys):
+    # /proc takes no new file, as root neither: the run says so, exit 2 (it said nothing, attack 37 F11e).
+    kubeconfig = write_kubeconfig(tmp_path, "http://127.0.0.1:1", {"token": "t"})
+    report = Path("/proc/verify-report.json")
+    assert run_cli("--kubeconfig", str(kubeconfig), "--json", str(report), "--request-timeout", "2")[0] == 2
+    assert f"error: --json {report}: the report could not be written" in capsys.readouterr().err

@@ -27,7 +27,7 @@ LAYERS = (
         "components.shown",
     ),
     ("components.input",),
-    ("components.model", "components.merge", "components.queue_model"),
+    ("components.model", "components.merge", "components.queue_model", "components.repository_model"),
     ("components.labels",),
     ("components.cel",),
     ("components.config",),

@@ -83,7 +83,11 @@ def stack_file_schema() -> dict[str, Any]:
             "secretsprovider": {"type": "string"},
             "encryptedkey": {"type": "string"},
             "encryptionsalt": {"type": "string"},
+            # Pulumi ESC imports; the offline tools refuse it (they cannot read its values), the CLI takes it.
+            "environment": {"description": "Pulumi ESC environments the stack imports (not read by the offline tools)"},
         },
+        # The Pulumi CLI's ProjectStack holds nothing else (STACK_FILE_BLOCKS): a misspelt block is flagged.
+        "additionalProperties": False,
         "required": ["config"],
         "$defs": model["$defs"],
     }

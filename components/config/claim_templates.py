@@ -361,13 +361,15 @@ def parse_user_templates(
     settings: StackInput, context: _ClaimsContext, builtin_names: Sequence[str], problems: ConfigProblems
 ) -> tuple[UserClaimTemplate, ...]:
     templates: list[UserClaimTemplate] = []
+    taken = set(builtin_names)
     for entry in settings.userClaimTemplates:
-        if entry.name in builtin_names or entry.name in {template.name for template in templates}:
+        if entry.name in taken:
             problems.add(
                 f"{config_key('userClaimTemplates')} entry {entry.name}",
                 f"name {entry.name} is already used by {'a built-in template' if entry.name in builtin_names else 'another entry'}; choose another name",
             )
             continue
+        taken.add(entry.name)
         templates.append(_TemplateReader(entry, context, problems).template())
     return tuple(templates)
 
@@ -404,9 +406,15 @@ def parse_claims_config(
         problem = image_problem(image)
         if problem:
             problems.add(config_key(key), f"{shown(image)} {problem}")
+    for key in ("builtinClaimTemplates", "allowedDeviceClasses"):
+        names: list[str] = getattr(settings, key)
+        again = sorted({name for name in names if names.count(name) > 1})
+        if again:
+            # A list of names that says one twice is a slip (`[gpu, gpu]` for `[gpu, multi-gpu]`), not a wish.
+            problems.add(config_key(key), f"lists {', '.join(again)} more than once; list each once")
     claims = ClaimsConfig(
         namespace=_namespace(settings, driver, problems),
-        builtin_templates=tuple(dict.fromkeys(settings.builtinClaimTemplates)),
+        builtin_templates=tuple(settings.builtinClaimTemplates),
         multi_gpu_count=_multi_gpu_count(settings.multiGpuCount, gpu_groups, problems),
         gpu_products=_gpu_products(settings, gpu_groups, problems),
         sample_pods=settings.samplePods,

@@ -79,3 +79,27 @@ def unused_by_groups_problems(
     if not driver.network_operator:
         why = "no GPU group without a driversPreset sets infiniband: true, so the stack installs no Network Operator"
         _refuse_set(settings, ("networkOperatorVersion", "networkOperatorRepository"), why, problems)
+
+
+# What only the cluster the stack creates reads (components/platform.py `_create_cluster`: the mk8s cluster, its
+# node groups, their access): in existing-cluster mode (docs/operating.md) none is created, so each is refused.
+CLUSTER_ONLY_KEYS = (
+    "protect",
+    "etcdClusterSize",
+    "publicEndpoint",
+    "nebiusProfile",
+    "nodeServiceAccountId",
+    "systemNodePlatform",
+    "systemNodePreset",
+    "systemNodeCount",
+)
+
+
+def unused_without_a_cluster_problems(settings: StackInput, problems: ConfigProblems) -> None:
+    """Keys of the cluster the stack creates, set in existing-cluster mode, where it creates none."""
+    if settings.existingClusterKubeconfig:
+        why = (
+            f"{config_key('existingClusterKubeconfig')} is set, so the stack creates no cluster, node group or "
+            "GPU cluster for it to configure (existing-cluster mode)"
+        )
+        _refuse_set(settings, CLUSTER_ONLY_KEYS, why, problems)

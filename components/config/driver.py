@@ -35,6 +35,7 @@ from components.dra_minors import DRIVER_GATE_NEEDS, gate_off_reason
 from components.input.stack import StackInput
 from components.labels import kubelet_plugin_node_selector, tolerations_for
 from components.model import DraDriverConfig, GpuNodeGroupConfig, Taint
+from components.repository_model import ChartRepositoryConfig, RepositoryAccess
 
 GUARD_REASONS = {
     "gpuResourcesEnabledOverride": "must stay true: the chart refuses to serve GPUs without it, and DRA node groups have the legacy device plugin turned off",
@@ -125,13 +126,15 @@ def _version(settings: StackInput, line: ChartLine, problems: ConfigProblems) ->
     return version
 
 
-def _repository(settings: StackInput, line: ChartLine, problems: ConfigProblems) -> str:
+def _repository(
+    settings: StackInput, line: ChartLine, access: RepositoryAccess | None, problems: ConfigProblems
+) -> ChartRepositoryConfig:
     """Any mirror is taken as it is; an upstream repository is refused for a chart line it does not serve."""
-    repository = chart_repository(settings.draDriverRepository, line.repositories[0])
-    if repository in UPSTREAM_DRIVER_REPOSITORIES and repository not in line.repositories:
+    repository = chart_repository(settings.draDriverRepository, line.repositories[0], access)
+    if repository.url in UPSTREAM_DRIVER_REPOSITORIES and repository.url not in line.repositories:
         problems.add(
             config_key("draDriverRepository"),
-            f"got {shown(repository)} for chart {line.chart}; allowed: {' or '.join(line.repositories)}",
+            f"got {shown(repository.url)} for chart {line.chart}; allowed: {' or '.join(line.repositories)}",
         )
     return repository
 
@@ -211,9 +214,14 @@ def _outage_accepted(
 
 
 def parse_driver_config(
-    settings: StackInput, groups: Sequence[GpuNodeGroupConfig], secret_values: bool, problems: ConfigProblems
+    settings: StackInput,
+    groups: Sequence[GpuNodeGroupConfig],
+    secret_values: bool,
+    access: RepositoryAccess | None,
+    problems: ConfigProblems,
 ) -> DraDriverConfig:
-    """Reads the driver keys; `groups` decides the driver mode and whether the Operators are needed."""
+    """Reads the driver keys; `groups` decides the driver mode and whether the Operators are needed; `access` goes
+    with each repository the stack names."""
     line = CHART_LINES[settings.draDriverChart]
     operator_groups = tuple(group for group in groups if not group.preinstalled_driver)
     if operator_groups:
@@ -221,7 +229,7 @@ def parse_driver_config(
     driver = DraDriverConfig(
         chart=line.chart,
         version=_version(settings, line, problems),
-        repository=_repository(settings, line, problems),
+        repository=_repository(settings, line, access, problems),
         namespace=_namespace(
             settings, bool(operator_groups), any(group.infiniband for group in operator_groups), problems
         ),
@@ -232,8 +240,8 @@ def parse_driver_config(
         network_operator=any(group.infiniband for group in operator_groups),
         gpu_operator_version=settings.gpuOperatorVersion,
         network_operator_version=settings.networkOperatorVersion,
-        gpu_operator_repository=chart_repository(settings.gpuOperatorRepository, NGC_REPOSITORY),
-        network_operator_repository=chart_repository(settings.networkOperatorRepository, NGC_REPOSITORY),
+        gpu_operator_repository=chart_repository(settings.gpuOperatorRepository, NGC_REPOSITORY, access),
+        network_operator_repository=chart_repository(settings.networkOperatorRepository, NGC_REPOSITORY, access),
         secret_values=secret_values,
         plugin_outage_accepted=_outage_accepted(settings, groups, problems),
     )

@@ -47,7 +47,8 @@ class ConfigProblems:
         self.secrets = secrets
 
     def add(self, key: str, message: str) -> None:
-        self.lines.append(redacted(f"{key}: {message}", self.secrets))
+        # A config key is never a secret: the message alone is redacted, so the line always names the key to fix.
+        self.lines.append(f"{key}: {redacted(message, self.secrets)}")
 
     def raise_if_any(self) -> None:
         if self.lines:

@@ -36,6 +36,7 @@ from components.model import (
     ObservabilityConfig,
     Taint,
 )
+from components.repository_model import RepositoryAccess
 
 # The DCGM profiling module fails on Nebius L40S VMs, so DCGM_FI_PROF_* fields must stay off there
 # (field report in the project's facts sheet; Nebius's L40S platforms are named gpu-l40s-*, for
@@ -197,9 +198,11 @@ def parse_observability_config(
     settings: StackInput,
     groups: Sequence[GpuNodeGroupConfig],
     driver: DraDriverConfig,
+    access: RepositoryAccess | None,
     problems: ConfigProblems,
 ) -> ObservabilityConfig:
-    """Reads the GPU metrics keys; `groups` choose the profile and the exporter's tolerations, `driver` its runtime."""
+    """Reads the GPU metrics keys; `groups` choose the profile and the exporter's tolerations, `driver` its runtime;
+    `access` goes with each repository the stack names."""
     if settings.prometheusServiceMonitor and not settings.gpuMetrics:
         problems.add(
             config_key("prometheusServiceMonitor"),
@@ -239,9 +242,9 @@ def parse_observability_config(
         # The GPU Operator creates the RuntimeClass `nvidia` (gpu-operator v25.10.1 values operator.runtimeClass) and
         # runs its own operands with it; preset images run the exporter with the node's default runtime.
         runtime_class="nvidia" if every_group_operator else None,
-        repository=chart_repository(settings.dcgmExporterRepository, DCGM_EXPORTER_REPOSITORY),
+        repository=chart_repository(settings.dcgmExporterRepository, DCGM_EXPORTER_REPOSITORY, access),
         kube_prometheus_stack_repository=chart_repository(
-            settings.kubePrometheusStackRepository, PROMETHEUS_COMMUNITY_REPOSITORY
+            settings.kubePrometheusStackRepository, PROMETHEUS_COMMUNITY_REPOSITORY, access
         ),
     )
     for unknown in unknown_key_problems(

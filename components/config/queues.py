@@ -41,6 +41,7 @@ from components.queue_model import (
     TeamQueue,
     TeamQuota,
 )
+from components.repository_model import RepositoryAccess
 
 KEY = "queues"
 # The feature gates of sigs.k8s.io/kueue v0.17.0 (pkg/features/kube_features.go defaultVersionedFeatureGates).
@@ -255,13 +256,14 @@ def parse_queues_config(
     gpu_groups: Sequence[GpuNodeGroupConfig],
     claims: ClaimsConfig,
     releases: Mapping[str, str],
+    access: RepositoryAccess | None,
     problems: ConfigProblems,
 ) -> QueuesConfig:
     """The queues of `nebius-dra:queues`, whose shape StackInput checked; off (NO_QUEUES) when it declares no team.
 
     `teams_refused` says teams were given whose shape was refused (the stack's salvage took them out).
     `releases` are the namespaces of the stack's other releases (`release_namespaces`), which Kueue's and
-    the teams' may not be."""
+    the teams' may not be; `access` goes with Kueue's repository when the stack names one."""
     for gate in queues.featureGates:
         if gate not in KUEUE_FEATURE_GATES:
             problems.add(
@@ -294,6 +296,6 @@ def parse_queues_config(
         device_classes=counted,
         claim_templates=_team_templates(queues, claims, counted, problems),
         namespace=queues.namespace,
-        repository=chart_repository(queues.repository, KUEUE_REPOSITORY),
+        repository=chart_repository(queues.repository, KUEUE_REPOSITORY, access),
         feature_gates=tuple({DRA_GATE: True, **queues.featureGates}.items()),
     )

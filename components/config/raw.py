@@ -19,9 +19,9 @@ from pulumi.runtime.config import CONFIG, get_config, get_config_env, is_config_
 
 from components.config.errors import ConfigProblems, config_key, shown
 from components.config.reading import InputError, parse_json
-from components.config.stack_file import look_alike_problem, project_config_keys
+from components.config.stack_file import StackFileConfig, look_alike_problem, program_config, project_config_keys
 from components.dra_constants import NAMESPACE
-from components.input.stack import StackInput
+from components.input.stack import SECRET_ONLY_KEYS, StackInput
 from components.redaction import Secrets, secrets_of
 
 UNDECODABLE: Any = object()
@@ -56,6 +56,14 @@ def read_raw_config(project_file: Path) -> RawConfig:
         if (problem := look_alike_problem(key, NAMESPACE, "in the stack's config", declared)) is not None
     }
     return RawConfig(values, frozenset(secret), look_alikes)
+
+
+def stack_file_raw_config(read: StackFileConfig) -> RawConfig:
+    """A stack file's config as the program receives it: the project's keys without their namespace, and which of
+    them are secrets (a secret the reader cannot decrypt is its placeholder, still a secret: never "plain text")."""
+    prefix = f"{NAMESPACE}:"
+    secret = frozenset(key.removeprefix(prefix) for key in read.secret_keys if key.startswith(prefix))
+    return RawConfig(program_config(read.values), secret)
 
 
 def _kind(annotation: Any) -> str:
@@ -121,8 +129,9 @@ def decode_config(raw: Mapping[str, str], problems: ConfigProblems) -> tuple[dic
 
 
 def config_secrets(raw: RawConfig) -> Secrets:
-    """The secret keys' values and every leaf inside them, whatever its type: what no message may quote."""
-    return secrets_of(raw.values.get(key, "") for key in raw.secret_keys)
+    """The secret keys' values and every leaf inside them, whatever its type: what no message may quote. A key that
+    holds a credential (SECRET_ONLY_KEYS) is among them given in plain text too, so its refusal never quotes it."""
+    return secrets_of(raw.values.get(key, "") for key in sorted({*raw.secret_keys, *SECRET_ONLY_KEYS}))
 
 
 def secret_problems(secret_keys: Collection[str], allowed: Collection[str], problems: ConfigProblems) -> None:

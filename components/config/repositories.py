@@ -2,11 +2,150 @@
 
 An air-gapped or proxied cluster pulls its charts from a mirror (a Harbor or Artifactory project, a
 classic repository on a private host); the stack's upstream repositories are only the defaults.
+
+A mirror that needs a login gets it from the `chartRepository*` settings, never from its URL (a credential in
+a URL would reach the release's inputs, the state and the plan in clear): Helm's repository options, a username
+and a password (set as a secret) for basic authentication of a classic repository or an OCI registry, and TLS
+files. They go to every repository the stack names and to no upstream default, so all the named repositories
+must be on one host: one login is never sent to a host it was not meant for.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping
+from urllib.parse import urlsplit
 
-def chart_repository(given: str, upstream: str) -> str:
-    """The stack's mirror when it names one, else the chart's upstream; no trailing slash either way."""
-    return (given or upstream).rstrip("/")
+from components.config.errors import ConfigProblems, config_key, shown
+from components.input.stack import StackInput
+from components.model import StackConfig
+from components.repository_model import ChartRepositoryConfig, RepositoryAccess
+
+USERNAME_KEY = "chartRepositoryUsername"
+PASSWORD_KEY = "chartRepositoryPassword"
+CERT_FILE_KEY = "chartRepositoryCertFile"
+KEY_FILE_KEY = "chartRepositoryKeyFile"
+CA_FILE_KEY = "chartRepositoryCaFile"
+# Each setting and the field of Helm's repository options it fills.
+ACCESS_FIELDS = {
+    USERNAME_KEY: "username",
+    PASSWORD_KEY: "password",
+    CA_FILE_KEY: "ca_file",
+    CERT_FILE_KEY: "cert_file",
+    KEY_FILE_KEY: "key_file",
+}
+ACCESS_KEYS = tuple(ACCESS_FIELDS)
+
+
+def chart_repository(given: str, upstream: str, access: RepositoryAccess | None = None) -> ChartRepositoryConfig:
+    """The stack's mirror when it names one, with the stack's access, else the chart's upstream without it; no
+    trailing slash either way."""
+    if given:
+        return ChartRepositoryConfig(given.rstrip("/"), access)
+    return ChartRepositoryConfig(upstream.rstrip("/"))
+
+
+def _pair_problem(settings: StackInput, first: str, second: str, what: str, problems: ConfigProblems) -> bool:
+    """One of two keys that Helm uses only together is set without the other: refused, naming both."""
+    given = [key for key in (first, second) if getattr(settings, key)]
+    if len(given) != 1:
+        return False
+    (set_key,) = given
+    missing = second if set_key == first else first
+    value = "is set" if set_key == PASSWORD_KEY else f"got {shown(getattr(settings, set_key))}"
+    problems.add(
+        config_key(set_key),
+        f"{value}, but {config_key(missing)} is empty: {what}; set both, or neither",
+    )
+    return True
+
+
+def repository_access(
+    settings: StackInput, secret_keys: Collection[str], problems: ConfigProblems
+) -> RepositoryAccess | None:
+    """The `chartRepository*` settings as Helm's repository options, or None when none is set (or one is refused)."""
+    if not any(getattr(settings, key) for key in ACCESS_KEYS):
+        return None
+    refused = _pair_problem(
+        settings,
+        USERNAME_KEY,
+        PASSWORD_KEY,
+        "basic authentication sends a username and a password together (the Kubernetes provider logs in to an OCI "
+        "registry only with both)",
+        problems,
+    )
+    refused |= _pair_problem(
+        settings,
+        CERT_FILE_KEY,
+        KEY_FILE_KEY,
+        "a TLS client certificate is presented with its private key",
+        problems,
+    )
+    if settings.chartRepositoryPassword and PASSWORD_KEY not in secret_keys:
+        problems.add(
+            config_key(PASSWORD_KEY),
+            "is set in plain text, but it is the password of a chart repository: set it as a secret, "
+            f"`pulumi config set {config_key(PASSWORD_KEY)} --secret < password-file` (and remove the plain value; it "
+            "is not shown)",
+        )
+        refused = True
+    if refused:
+        return None
+    return RepositoryAccess(
+        **{field: getattr(settings, key) for key, field in ACCESS_FIELDS.items()},
+        secret_username=USERNAME_KEY in secret_keys,
+    )
+
+
+def release_repositories(config: StackConfig) -> dict[str, ChartRepositoryConfig]:
+    """Each release's repository by the key that names it, as users write it."""
+    return {
+        config_key("draDriverRepository"): config.driver.repository,
+        config_key("gpuOperatorRepository"): config.driver.gpu_operator_repository,
+        config_key("networkOperatorRepository"): config.driver.network_operator_repository,
+        config_key("dcgmExporterRepository"): config.observability.repository,
+        config_key("kubePrometheusStackRepository"): config.observability.kube_prometheus_stack_repository,
+        f"{config_key('queues')}: repository": config.queues.repository,
+    }
+
+
+def _host(url: str) -> str:
+    """scheme://host[:port], what Helm compares before it sends a classic repository's credentials on."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def mirror_access_problems(
+    access: RepositoryAccess | None, mirrors: Mapping[str, ChartRepositoryConfig], problems: ConfigProblems
+) -> None:
+    """An access needs a repository the stack names, and every named repository on one host.
+
+    `mirrors` are the releases' repositories (`release_repositories`); those with the access are the ones the
+    stack names.
+    """
+    if access is None:
+        return
+    given = ", ".join(config_key(key) for key in ACCESS_KEYS if _is_set(access, key))
+    verb = "are" if "," in given else "is"
+    hosts: dict[str, list[str]] = {}
+    for key, repository in mirrors.items():
+        if repository.access is not None:
+            hosts.setdefault(_host(repository.url), []).append(key)
+    if not hosts:
+        problems.add(
+            given,
+            f"{verb} set, but no chart repository is: the login and TLS files go only to a repository the "
+            f"stack names ({', '.join(mirrors)}), never to a chart's upstream default; set the mirror's repository, "
+            "or remove them",
+        )
+    elif len(hosts) > 1:
+        listed = "; ".join(f"{', '.join(keys)} on {host}" for host, keys in sorted(hosts.items()))
+        problems.add(
+            given,
+            f"{verb} sent to every chart repository the stack names, and those are on {len(hosts)} hosts ({listed}): one "
+            "login is never sent to a host it was not meant for; serve the charts from one mirror, or leave the "
+            "others at their upstream default",
+        )
+
+
+def _is_set(access: RepositoryAccess, key: str) -> bool:
+    return bool(getattr(access, ACCESS_FIELDS[key]))

@@ -15,7 +15,11 @@ from collections.abc import Mapping
 from pydantic import ValidationError
 
 from components.config.claim_templates import parse_claims_config
-from components.config.dependent import unused_by_groups_problems, unused_setting_problems
+from components.config.dependent import (
+    unused_by_groups_problems,
+    unused_setting_problems,
+    unused_without_a_cluster_problems,
+)
 from components.config.driver import parse_driver_config
 from components.config.errors import ConfigProblems, add_validation_problems, config_key, shown
 from components.config.gpu_metrics import parse_observability_config
@@ -25,6 +29,7 @@ from components.config.prices import stack_prices
 from components.config.queues import parse_queues_config
 from components.config.raw import RawConfig, config_secrets, decode_config, secret_problems
 from components.config.reading import DuplicateKeyError, InputError, parse_yaml, printable
+from components.config.repositories import mirror_access_problems, release_repositories, repository_access
 from components.config.rollout import parse_auto_repair, parse_strategy
 from components.config.salvage import LeftOut, MeaningProblems, Salvaged, salvage
 from components.config.stack_file import SECRET_PLACEHOLDER
@@ -146,8 +151,10 @@ def parse_stack_config(
         )
     gpu_groups = parse_gpu_node_groups(settings.gpuNodeGroups, settings.infinibandFabric, problems)
     check_node_group_names(cluster.name, gpu_groups, settings.infinibandFabric, problems)
-    driver = parse_driver_config(settings, gpu_groups, "draDriverValues" in given.secret_keys, by_groups)
+    access = repository_access(settings, given.secret_keys, problems)
+    driver = parse_driver_config(settings, gpu_groups, "draDriverValues" in given.secret_keys, access, by_groups)
     unused_setting_problems(settings, problems)
+    unused_without_a_cluster_problems(settings, problems)
     unused_by_groups_problems(settings, gpu_groups, driver, by_groups)
     config = StackConfig(
         cluster=cluster,
@@ -164,12 +171,14 @@ def parse_stack_config(
             gpu_groups,
             claims,
             release_namespaces(settings, driver),
+            access,
             by_templates,
         ),
-        observability=parse_observability_config(settings, gpu_groups, driver, by_groups),
+        observability=parse_observability_config(settings, gpu_groups, driver, access, by_groups),
         prices=stack_prices(price_table, settings.priceOverrides, problems),
         existing_kubeconfig=existing_kubeconfig(settings, given, problems),
     )
+    mirror_access_problems(access, release_repositories(config), problems)
     if config.creates_cluster:
         for key in ("parentId", "subnetId"):
             if not getattr(settings, key):

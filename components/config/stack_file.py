@@ -31,6 +31,12 @@ SECRET_PLACEHOLDER = "[secret]"
 STACK_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}\Z")
 
 
+# What a stack file may hold at its top: the Pulumi CLI's `ProjectStack` (github.com/pulumi/pulumi/sdk/v3 v3.274.0,
+# go/common/workspace/project.go: secretsprovider, encryptedkey, encryptionsalt, config, environment). Another key is
+# a misspelling (`confg:`) whose settings would be dropped silently.
+STACK_FILE_BLOCKS = ("config", "secretsprovider", "encryptedkey", "encryptionsalt", "environment")
+
+
 class StackFileError(ConfigError):
     """The stack file cannot be read as the CLI would read it; the message names the file and the key.
 
@@ -263,6 +269,23 @@ def _as_config_string(value: Any) -> str:
     return json.dumps(value)
 
 
+def _check_blocks(document: Mapping[Any, Any], stack_file: Path) -> None:
+    """Refuses a top-level key the Pulumi CLI's stack file has not, and an ESC `environment:`, whose values the
+    offline tools cannot read (they come from Pulumi Cloud at `pulumi preview`)."""
+    unknown = [printable(str(key)) for key in document if key not in STACK_FILE_BLOCKS]
+    if unknown:
+        raise StackFileError(
+            f"{stack_file.name}: unknown top-level key {', '.join(map(json.dumps, unknown))}"
+            f"{did_you_mean(unknown[0], list(STACK_FILE_BLOCKS))}; a stack file holds only "
+            f"{', '.join(STACK_FILE_BLOCKS)} (the Pulumi CLI's ProjectStack), and settings go under config:"
+        )
+    if "environment" in document:
+        raise StackFileError(
+            f"{stack_file.name}: environment: imports Pulumi ESC environments, whose values the offline tools cannot "
+            "read; use pulumi preview"
+        )
+
+
 def read_stack_file(stack: str, project_dir: Path = PROJECT_DIR) -> StackFileConfig:
     """Project defaults overlaid with the stack file, as the strings a program receives; `StackFileError` otherwise."""
     problem = stack_name_problem(stack)
@@ -277,6 +300,7 @@ def read_stack_file(stack: str, project_dir: Path = PROJECT_DIR) -> StackFileCon
     config = document.get("config", {}) if isinstance(document, dict) else None
     if not isinstance(config, dict):
         raise StackFileError(f"{stack_file.name}: expected a map with a config: map of keys, got {shown(document)}")
+    _check_blocks(document, stack_file)
     # A secret-only key given in plain text is refused later; until then no message quotes any leaf of it, a number
     # or a boolean included (the type check below quotes what it refuses).
     secret_only = {f"{NAMESPACE}:{key}" for key in SECRET_ONLY_KEYS}

@@ -68,6 +68,11 @@ CONDITION_TYPE_PATTERN = r"^[A-Z][A-Za-z0-9]{0,62}$"
 CHART_REPOSITORY_PATTERN = (
     r"^(https?|oci)://[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(:[0-9]{1,5})?(/[A-Za-z0-9._~%+-]+)*/?$"
 )
+# A private repository's login, sent as HTTP basic authentication (RFC 7617 section 2: the user-id holds no ':', and
+# neither part a control character; the charset of other text is not agreed on). Printable ASCII: the username
+# without a space, the password with one (no bound in the pattern: Go's RE2 refuses a repetition over 1000).
+REPOSITORY_USERNAME_PATTERN = r"^[!-9;-~]+$"
+REPOSITORY_PASSWORD_PATTERN = r"^[ -~]+$"
 # A resource.Quantity (k8s.io/apimachinery pkg/api/resource quantity.go: sign, digits with an optional fraction,
 # and a binary suffix, a decimal suffix or an exponent), for a capacity request such as "40Gi".
 QUANTITY_PATTERN = r"^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?$"
@@ -167,7 +172,18 @@ ChartRepository = Annotated[
         pattern=optional(CHART_REPOSITORY_PATTERN),
         max_length=255,
         description="expected a chart repository or mirror URL (https://, http:// or oci://, without user or "
-        "password), or empty for the chart's upstream repository",
+        "password: a login goes in nebius-dra:chartRepositoryUsername and nebius-dra:chartRepositoryPassword), or "
+        "empty for the chart's upstream repository",
+    ),
+]
+
+# A file the Kubernetes provider reads on the machine that runs `pulumi` (a repository's TLS files), or empty.
+LocalFile = Annotated[
+    StrictStr,
+    Field(
+        pattern=optional(ABSOLUTE_PATH_PATTERN),
+        max_length=255,
+        description="expected an absolute path such as /etc/ssl/certs/mirror-ca.pem, or empty",
     ),
 ]
 

@@ -14,31 +14,40 @@ from pydantic import (
 from components.input.fields import DATE_PATTERN, GPU_PRESET_PATTERN, PLATFORM_PATTERN, SOURCE_PATTERN, Shape
 
 MAX_USD_PER_UNIT_HOUR = 1000  # Far above any published Nebius price per GPU, vCPU or GiB hour.
+# The least a rate may be: about a hundredth of the cheapest Nebius price of its kind (prices/nebius.yaml, dated
+# 2025-09 to 2026-10: $1.45 per GPU-hour, the H100 spot rate; $0.012 per vCPU-hour and $0.0045 per GiB-hour, cpu-d3
+# spot). No real price is below it, and a placeholder such as 1e-9 would price a fleet at $0.00 and pass every budget.
+MIN_USD_PER_GPU_HOUR = 0.01
+MIN_USD_PER_VCPU_HOUR = 0.0001
+MIN_USD_PER_GIB_HOUR = 0.00001
 MAX_PRICE_ENTRIES = 200
 
 
 UsdPerGpuHour = Annotated[
     float,
     Field(
-        gt=0,
+        ge=MIN_USD_PER_GPU_HOUR,
         le=MAX_USD_PER_UNIT_HOUR,
-        description=f"expected US dollars per GPU-hour, a number above 0 and at most {MAX_USD_PER_UNIT_HOUR}",
+        description=f"expected US dollars per GPU-hour, a number from {MIN_USD_PER_GPU_HOUR} (no Nebius price is "
+        f"lower) to {MAX_USD_PER_UNIT_HOUR}",
     ),
 ]
 UsdPerVcpuHour = Annotated[
     float,
     Field(
-        gt=0,
+        ge=MIN_USD_PER_VCPU_HOUR,
         le=MAX_USD_PER_UNIT_HOUR,
-        description=f"expected US dollars per vCPU-hour, a number above 0 and at most {MAX_USD_PER_UNIT_HOUR}",
+        description=f"expected US dollars per vCPU-hour, a number from {MIN_USD_PER_VCPU_HOUR:.4f} (no Nebius price is "
+        f"lower) to {MAX_USD_PER_UNIT_HOUR}",
     ),
 ]
 UsdPerGibHour = Annotated[
     float,
     Field(
-        gt=0,
+        ge=MIN_USD_PER_GIB_HOUR,
         le=MAX_USD_PER_UNIT_HOUR,
-        description=f"expected US dollars per GiB-hour of RAM, a number above 0 and at most {MAX_USD_PER_UNIT_HOUR}",
+        description=f"expected US dollars per GiB-hour of RAM, a number from {MIN_USD_PER_GIB_HOUR:.5f} (no Nebius price "
+        f"is lower) to {MAX_USD_PER_UNIT_HOUR}",
     ),
 ]
 
@@ -70,6 +79,16 @@ def calendar_day(value: str) -> str:
     return value
 
 
+def past_day(value: str) -> str:
+    """`value` when it is a day of the calendar not after today (a day later anywhere on Earth: UTC+14 is at most
+    one day ahead of UTC); the day a price is known to hold cannot be to come, and a future one would keep the
+    staleness note from ever appearing."""
+    latest = datetime.datetime.now(datetime.UTC).date() + datetime.timedelta(days=1)
+    if datetime.date.fromisoformat(calendar_day(value)) > latest:
+        raise ValueError(f'date "{value}" is in the future; write the day the price was read on the Nebius page')
+    return value
+
+
 PriceNote = Annotated[StrictStr, Field(max_length=1000, description="expected a note of at most 1000 characters")]
 
 
@@ -80,7 +99,7 @@ class _DatedPrice(Shape):
     @field_validator("date")
     @classmethod
     def _real_day(cls, value: str) -> str:
-        return calendar_day(value)
+        return past_day(value)
 
 
 class GpuRateInput(_DatedPrice):

@@ -35,6 +35,8 @@ from components.input.fields import (
     PLATFORM_PATTERN,
     PRODUCT_PATTERN,
     PROFILE_PATTERN,
+    REPOSITORY_PASSWORD_PATTERN,
+    REPOSITORY_USERNAME_PATTERN,
     RESOURCE_NAME_PATTERN,
     BootDiskGib,
     ChartRepository,
@@ -42,6 +44,7 @@ from components.input.fields import (
     DnsLabel,
     DnsSubdomain,
     Image,
+    LocalFile,
     NodeCount,
     Shape,
     optional,
@@ -267,7 +270,7 @@ class StackInput(Shape):
         ChartRepository,
         Setting(
             "DRA driver keys",
-            "`oci://registry.k8s.io/dra-driver-nvidia/charts` (the default for `dra-driver-nvidia-gpu`) or `https://helm.ngc.nvidia.com/nvidia` (the default and only upstream for `nvidia-dra-driver-gpu`); or any mirror (`https://`, `http://` or `oci://`, no user or password in the URL: it would be stored in clear)",
+            "`oci://registry.k8s.io/dra-driver-nvidia/charts` (the default for `dra-driver-nvidia-gpu`) or `https://helm.ngc.nvidia.com/nvidia` (the default and only upstream for `nvidia-dra-driver-gpu`); or any mirror (`https://`, `http://` or `oci://`, no user or password in the URL: it would be stored in clear; a login goes in [`chartRepositoryUsername` and `chartRepositoryPassword`](#charts-from-a-mirror-or-a-private-repository))",
             default="",
             shown_default="per chart line",
         ),
@@ -552,6 +555,59 @@ class StackInput(Shape):
             shown_default="prometheus-community's",
         ),
     ]
+    chartRepositoryUsername: Annotated[
+        StrictStr,
+        Field(
+            pattern=optional(REPOSITORY_USERNAME_PATTERN),
+            max_length=255,
+            description="expected a user name of printable ASCII without a space or ':' (a basic-authentication "
+            "user-id holds no ':', RFC 7617), or empty",
+        ),
+        Setting(
+            "Chart repository keys",
+            "user of the [private repository or registry](#charts-from-a-mirror-or-a-private-repository) the repository keys name (Helm's `username`, basic authentication), plain or a secret; sent to every repository the stack names and to no upstream default. Needs `chartRepositoryPassword`",
+            default="",
+        ),
+    ]
+    chartRepositoryPassword: Annotated[
+        StrictStr,
+        Field(
+            pattern=optional(REPOSITORY_PASSWORD_PATTERN),
+            max_length=4096,
+            description="expected the repository's password or token in printable ASCII (no control character, RFC "
+            "7617), set as a secret, or empty",
+        ),
+        Setting(
+            "Chart repository keys",
+            "its password or token (Helm's `password`), set with `pulumi config set --secret`; a plain value is refused, and it is never quoted in a message. The releases receive it as a Pulumi secret. Needs `chartRepositoryUsername`",
+            default="",
+            shown_type="string, secret",
+        ),
+    ]
+    chartRepositoryCaFile: Annotated[
+        LocalFile,
+        Setting(
+            "Chart repository keys",
+            "CA bundle (PEM) that signs the repository's TLS certificate (Helm's `caFile`), an absolute path on the machine that runs `pulumi`",
+            default="",
+        ),
+    ]
+    chartRepositoryCertFile: Annotated[
+        LocalFile,
+        Setting(
+            "Chart repository keys",
+            "client certificate (PEM) for a repository that asks for one (Helm's `certFile`), an absolute path on the machine that runs `pulumi`. Needs `chartRepositoryKeyFile`",
+            default="",
+        ),
+    ]
+    chartRepositoryKeyFile: Annotated[
+        LocalFile,
+        Setting(
+            "Chart repository keys",
+            "the client certificate's private key (Helm's `keyFile`), an absolute path on the machine that runs `pulumi`. Needs `chartRepositoryCertFile`",
+            default="",
+        ),
+    ]
     queues: Annotated[
         QueuesInput,
         Field(
@@ -579,10 +635,15 @@ class StackInput(Shape):
 
 
 # Keys whose values may be set as secrets (`pulumi config set --secret`, or `secure:` in the stack
-# file): their values reach only Helm values, which the stack then marks secret as a whole.
-SECRET_CAPABLE_KEYS = ("draDriverValues", "existingClusterKubeconfig")
+# file): their values reach only Helm values or Helm's repository options, which the stack then marks secret.
+SECRET_CAPABLE_KEYS = (
+    "draDriverValues",
+    "existingClusterKubeconfig",
+    "chartRepositoryUsername",
+    "chartRepositoryPassword",
+)
 # Keys whose values are credentials whatever form they are given in: no message quotes any leaf of them.
-SECRET_ONLY_KEYS = ("existingClusterKubeconfig",)
+SECRET_ONLY_KEYS = ("existingClusterKubeconfig", "chartRepositoryPassword")
 
 
 def stack_settings() -> dict[str, Setting]:

@@ -37,7 +37,7 @@ for path in (str(PROJECT), str(PROJECT / "e2e" / "dra"), str(HERE)):
 
 from chart_repository import ChartRepository  # noqa: E402
 from cli_checks import POLICY_PACK, kubernetes_objects  # noqa: E402
-from cli_stack import LOCAL_SETTINGS, CliStack, repository_settings  # noqa: E402
+from cli_stack import CliStack, local_config  # noqa: E402
 from dra_engines import control_plane_mod, engine_build, engine_mod  # noqa: E402
 from dra_kube import Kube  # noqa: E402
 from dra_scenarios import SCENARIOS, Scenario  # noqa: E402
@@ -125,9 +125,7 @@ def measure(scenario: Scenario, templates: int, work: Path, binaries, kube: Kube
             stack.close()
     finally:
         engine.close()
-    config = scenario.raw_config()
-    config.update(repository_settings(scenario.config(), charts_url))
-    config.update({config_key(key): value for key, value in LOCAL_SETTINGS.items()})
+    config = local_config(scenario, charts_url)
     config[KUBECONFIG_KEY] = Path(plane.kubeconfig).read_text()
     say(f"{scenario.name}: the program alone under the mock engine")
     program_s, program_resources = program_alone(config, scenario.name, work)

@@ -6,11 +6,17 @@ as from NGC or a company mirror. The archives are served unmodified; only the re
 made here, in the format Helm documents for a chart repository's `index.yaml`
 (https://helm.sh/docs/topics/chart_repository/#the-index-file): per chart name, each version's
 Chart.yaml fields, the archive's URL and its sha256 digest.
+
+Given a username and a password, it is a private repository: every request without HTTP basic
+authentication of that pair (RFC 7617: `Authorization: Basic base64(user:password)`) is answered
+401 with a `WWW-Authenticate: Basic` challenge, as a Harbor, Artifactory or Nexus repository answers.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import hmac
 import tarfile
 import threading
 from datetime import UTC, datetime
@@ -55,11 +61,37 @@ class _QuietHandler(SimpleHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         self.server.requests.append(self.path)  # type: ignore[attr-defined]
 
+    def _authorized(self) -> bool:
+        expected = self.server.authorization  # type: ignore[attr-defined]
+        given = self.headers.get("Authorization", "")
+        return expected is None or hmac.compare_digest(given.encode(), expected.encode())
+
+    def _refused(self) -> bool:
+        """Answers 401 to a request that does not authenticate as the repository's user: listed in `refused`, not
+        in `requests` (which then holds what was served)."""
+        if self._authorized():
+            return False
+        self.server.refused.append(self.path)  # type: ignore[attr-defined]
+        self.send_response_only(401)
+        self.send_header("WWW-Authenticate", 'Basic realm="charts"')
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+        return True
+
+    def do_GET(self) -> None:
+        if not self._refused():
+            super().do_GET()
+
+    def do_HEAD(self) -> None:
+        if not self._refused():
+            super().do_HEAD()
+
 
 class ChartRepository:
-    """`with ChartRepository(charts_dir, work_dir) as repo:` serves `repo.url` until the block ends."""
+    """`with ChartRepository(charts_dir, work_dir) as repo:` serves `repo.url` until the block ends; with
+    `credentials=(username, password)` only to requests that authenticate with them (`repo.refused`: the others)."""
 
-    def __init__(self, charts: Path, directory: Path) -> None:
+    def __init__(self, charts: Path, directory: Path, credentials: tuple[str, str] | None = None) -> None:
         self.archives = sorted(charts.glob("*.tgz"))
         if not self.archives:
             raise FileNotFoundError(f"no chart archives (*.tgz) in {charts}")
@@ -70,6 +102,10 @@ class ChartRepository:
         )
         self.url = ""
         self.requests: list[str] = []
+        self.refused: list[str] = []
+        self.authorization = (
+            "Basic " + base64.b64encode(":".join(credentials).encode()).decode() if credentials is not None else None
+        )
 
     def __enter__(self) -> ChartRepository:
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -79,6 +115,8 @@ class ChartRepository:
         handler = partial(_QuietHandler, directory=str(self.directory))
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._server.requests = self.requests  # type: ignore[attr-defined]
+        self._server.refused = self.refused  # type: ignore[attr-defined]
+        self._server.authorization = self.authorization  # type: ignore[attr-defined]
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
         self._thread = threading.Thread(target=self._server.serve_forever, name="chart-repository", daemon=True)
         self._thread.start()

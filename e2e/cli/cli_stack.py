@@ -24,6 +24,7 @@ from dra_scenarios import Scenario
 from dra_stack import Deployed, teardown
 
 from components.config.errors import config_key
+from tests.helpers import without_cluster_keys
 
 # Long enough for the first start of the Python host and the provider, and for Helm's wait on 2 cores.
 CLI_TIMEOUT_S = 900.0
@@ -43,6 +44,16 @@ def repository_settings(config: Any, url: str) -> dict[str, str]:
 # older ones), is in no public snapshot this environment has (../shared/vendor/PROVENANCE.md): the
 # exporter cannot be installed from a real chart here, so these stacks turn GPU metrics off.
 LOCAL_SETTINGS = {"gpuMetrics": "false"}
+
+
+def local_config(scenario: Scenario, repository: str) -> dict[str, Any]:
+    """The scenario's config as these stacks run it: onto the local control plane (existing-cluster mode, which
+    refuses the keys of a cluster it creates none of, so they are at their defaults), every chart repository the
+    local one, and `LOCAL_SETTINGS`."""
+    config = without_cluster_keys(scenario.raw_config())
+    config.update(repository_settings(scenario.config(), repository))
+    config.update({config_key(key): value for key, value in LOCAL_SETTINGS.items()})
+    return config
 
 
 @dataclass
@@ -79,10 +90,7 @@ class CliStack:
         cls, scenario: Scenario, workdir: Path, engine: Any, kube: Kube, kubeconfig: Path, repository: str
     ) -> CliStack:
         project = copy_project(workdir / "project")
-        config = scenario.raw_config()
-        config.update(repository_settings(scenario.config(), repository))
-        config.update({config_key(key): value for key, value in LOCAL_SETTINGS.items()})
-        write_stack_file(project, scenario.name, config)
+        write_stack_file(project, scenario.name, local_config(scenario, repository))
         stack = cls(
             scenario, project, engine, kube, kubeconfig.read_text(), Deployed(scenario, scenario.config(), workdir)
         )

@@ -1,6 +1,7 @@
 """`make bench-e2e`: how fast the real Kubernetes scheduler allocates each built-in claim template.
 
     venv/bin/python e2e/dra/bench_allocation.py [--pods 200] [--nodes 100] [--kube-minor 1.34 ...]
+                                                [--controller-manager-qps N] [--template NAME ...]
 
 A benchmark, not a test. Per Kubernetes minor (by default the oldest and the newest the e2e builds),
 one throw-away control plane (`e2e/kube/control_plane.py`), NODES
@@ -9,7 +10,8 @@ InfiniBand slices on the first half, which are prod's `h200-train` group, the re
 `h200-burst`), then, per template, PODS pods that each claim one device set from it, created
 from eight threads at once. For every template it reports pods allocated and bound per second
 (pods / first creation to last binding) and the p50 and p99 of each pod's time from its
-creation request to the scheduler's binding, as a watch on the pods sees it. The reference is a
+creation request to the scheduler's binding, as a watch on the pods sees it, and the rate of
+each stage before it (claims created by the claim controller, allocated by the scheduler). The reference is a
 template with no selector and no constraint (one `gpu.nvidia.com` device); every built-in
 template is held to at least 0.8x its rate. A template asks for no more pods than the nodes
 can hold (multi-gpu, 8 GPUs, one pod a node). Between templates every pod is deleted and its
@@ -26,7 +28,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -45,12 +47,15 @@ from dra_scenarios import BURST, SCENARIOS, TRAIN  # noqa: E402
 from kubernetes import client, watch  # noqa: E402
 from urllib3.exceptions import ProtocolError  # noqa: E402
 
-from components.dra_constants import GPU_DRIVER, NETWORK_DRIVER  # noqa: E402
+from components.config import parse_stack_config  # noqa: E402
+from components.config.stack_file import program_config  # noqa: E402
+from components.dra_constants import GPU_CLASS, GPU_DRIVER, NETWORK_DRIVER  # noqa: E402
 from components.labels import gpu_node_labels, tolerations_for  # noqa: E402
 from components.model import GpuNodeGroupConfig  # noqa: E402
-from components.values.claim_templates import builtin_template_specs  # noqa: E402
+from components.values.claim_templates import claim_template_specs  # noqa: E402
 
 REPORT_DIR = PROJECT / "build" / "e2e"
+USER_TEMPLATES_KEY = "nebius-dra:userClaimTemplates"
 NAMESPACE = "alloc-bench"
 STACK = "bench"
 REFERENCE = "no-selector"
@@ -75,7 +80,49 @@ TAKES = {
     "ib-network": (0, 1, 0),
     "rdma-network": (0, 1, 0),
     "gpu-nic-aligned": (0, 0, 1),
+    "gpu-by-memory": (1, 0, 0),
+    "gpu-first-available": (1, 0, 0),
 }
+# One user template of each selector kind the built-ins lack (the product's is gpu-by-product, the PCIe
+# alignment's gpu-nic-aligned), as a stack file writes them; the program's own parser and spec builder make them.
+SELECTOR_TEMPLATES = [
+    {
+        "name": "gpu-by-memory",
+        "requests": [
+            {
+                "name": "gpu",
+                "exactly": {
+                    "deviceClassName": GPU_CLASS,
+                    "selectors": [
+                        {
+                            "cel": {
+                                "expression": f'device.capacity["{GPU_DRIVER}"].memory.compareTo(quantity("100Gi")) >= 0'
+                            }
+                        }
+                    ],
+                },
+            }
+        ],
+    },
+    {
+        "name": "gpu-first-available",
+        "requests": [
+            {
+                "name": "gpu",
+                "firstAvailable": [
+                    {
+                        "name": "b200",
+                        "deviceClassName": GPU_CLASS,
+                        "selectors": [
+                            {"cel": {"expression": f'device.attributes["{GPU_DRIVER}"].productName == "NVIDIA B200"'}}
+                        ],
+                    },
+                    {"name": "any", "deviceClassName": GPU_CLASS},
+                ],
+            }
+        ],
+    },
+]
 
 
 @dataclass
@@ -87,6 +134,11 @@ class TemplateRun:
     p50_seconds: float
     p99_seconds: float
     creation_seconds: float
+    # Per stage, pods over first creation to the stage's last: claims created (the claim controller),
+    # claims allocated (the scheduler), pods bound (the scheduler); the slowest sets pods_per_second.
+    claims_per_second: float = float("nan")
+    allocations_per_second: float = float("nan")
+    watch_restarts: int = 0
     unbound_why: str = ""  # for pods never bound: the scheduler's reasons, or that the watch ended early
 
 
@@ -136,32 +188,88 @@ def pod_manifest(template: str, index: int, tolerations: list[dict[str, str]]) -
 
 
 class BindingWatch:
-    """The moment each of a template's pods is first seen bound (spec.nodeName set), from a watch on its pods."""
+    """When each stage of a template's pods is first seen, from watches on its pods and on the claims.
+
+    `claimed`: the claim controller (kube-controller-manager) created the pod's ResourceClaim from the
+    template; `allocated`: the scheduler wrote the claim's allocation; `bound`: the scheduler bound the
+    pod (spec.nodeName set). Claims are matched to pods by their owner reference.
+    """
 
     def __init__(self, kube: Kube, template: str) -> None:
+        self.claimed: dict[str, float] = {}
+        self.allocated: dict[str, float] = {}
         self.bound: dict[str, float] = {}
-        self.ended_by = ""  # what ended the watch before `stop`, if anything did
-        self._watch = watch.Watch()
+        self.ended_by = ""  # what last ended a watch before `stop`, if anything did
+        self.restarts = 0  # watches that ended before `stop` and were opened again
+        self._stopped = threading.Event()
+        self._watches = [watch.Watch(), watch.Watch()]
         self._core = client.CoreV1Api(kube.api_client)
+        self._resource = client.CustomObjectsApi(kube.api_client)
         self._template = template
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
+        for target in (self._pods, self._claims):
+            threading.Thread(target=target, daemon=True).start()
 
-    def _run(self) -> None:
-        stream = self._watch.stream(
-            self._core.list_namespaced_pod, NAMESPACE, label_selector=f"bench={self._template}", timeout_seconds=600
-        )
-        try:
-            with contextlib.suppress(ProtocolError):  # what `stop` closing the stream raises
-                for event in stream:
-                    pod = event["object"]
-                    if pod.spec.node_name and pod.metadata.name not in self.bound:
-                        self.bound[pod.metadata.name] = time.monotonic()
-        except Exception as error:  # the run would read as a stall: say why it was not seen
-            self.ended_by = f"{type(error).__name__}: {str(error)[:200]}"
+    def _follow(self, index: int, open_stream: Callable[[watch.Watch], Any], seen: Callable[[Any], None]) -> None:
+        """Every event of the stream `open_stream` opens, opened again (listing anew) if it ends before `stop`.
+
+        A watch that ended early left pods bound that it never saw, and the run stalled (2026-12-02: 112 of
+        200, and 56 and 74 with the claim controller's limit raised); what the new list shows is recorded
+        when it is seen, later than it happened, so a restart can only make a rate look slower.
+        """
+        while not self._stopped.is_set():
+            watcher = self._watches[index] = watch.Watch()
+            try:
+                with contextlib.suppress(ProtocolError):  # what `stop` closing the stream raises
+                    for event in open_stream(watcher):
+                        seen(event["object"])
+                self.ended_by = "the server ended it" if not self._stopped.is_set() else self.ended_by
+            except Exception as error:  # say why, and open it again
+                self.ended_by = f"{type(error).__name__}: {str(error)[:200]}"
+            if not self._stopped.is_set():
+                self.restarts += 1
+                time.sleep(0.2)
+
+    def _pods(self) -> None:
+        def seen(pod: Any) -> None:
+            if pod.spec.node_name and pod.metadata.name not in self.bound:
+                self.bound[pod.metadata.name] = time.monotonic()
+
+        def open_stream(watcher: watch.Watch) -> Any:
+            return watcher.stream(
+                self._core.list_namespaced_pod, NAMESPACE, label_selector=f"bench={self._template}", timeout_seconds=600
+            )
+
+        self._follow(0, open_stream, seen)
+
+    def _claims(self) -> None:
+        def seen(claim: Mapping[str, Any]) -> None:
+            owners = claim["metadata"].get("ownerReferences") or [{}]
+            pod = owners[0].get("name", "")
+            if not pod.startswith(f"{self._template}-"):
+                return
+            now = time.monotonic()
+            self.claimed.setdefault(pod, now)
+            if (claim.get("status") or {}).get("allocation"):
+                self.allocated.setdefault(pod, now)
+
+        group, version = RESOURCE_API.split("/")
+
+        def open_stream(watcher: watch.Watch) -> Any:
+            return watcher.stream(
+                self._resource.list_namespaced_custom_object,
+                group,
+                version,
+                NAMESPACE,
+                "resourceclaims",
+                timeout_seconds=600,
+            )
+
+        self._follow(1, open_stream, seen)
 
     def stop(self) -> None:
-        self._watch.stop()
+        self._stopped.set()
+        for each in self._watches:
+            each.stop()
 
 
 def run_template(kube: Kube, template: str, spec: Mapping[str, Any], pods: int, tolerations: list) -> TemplateRun:
@@ -195,7 +303,12 @@ def run_template(kube: Kube, template: str, spec: Mapping[str, Any], pods: int, 
     bound = dict(bindings.bound)
     unbound_why = why_unbound(kube, template, bound, bindings.ended_by) if len(bound) < pods else ""
     latencies = [bound[name] - created[name] for name in bound]
-    elapsed = (max(bound.values()) - min(created.values())) if bound else float("inf")
+    first = min(created.values())
+
+    def rate(stage: Mapping[str, float]) -> float:
+        return len(stage) / (max(stage.values()) - first) if stage else 0.0
+
+    elapsed = (max(bound.values()) - first) if bound else float("inf")
     release_template(kube, template)
     return TemplateRun(
         template=template,
@@ -205,6 +318,9 @@ def run_template(kube: Kube, template: str, spec: Mapping[str, Any], pods: int, 
         p50_seconds=percentile(latencies, 0.50) if latencies else float("nan"),
         p99_seconds=percentile(latencies, 0.99) if latencies else float("nan"),
         creation_seconds=creation_seconds,
+        claims_per_second=rate(dict(bindings.claimed)),
+        allocations_per_second=rate(dict(bindings.allocated)),
+        watch_restarts=bindings.restarts,
         unbound_why=unbound_why,
     )
 
@@ -240,7 +356,18 @@ def release_template(kube: Kube, template: str) -> None:
 
 def report(runs: list[TemplateRun], nodes: int, ib_nodes: int, minor: str) -> list[str]:
     reference = next(run for run in runs if run.template == REFERENCE)
-    header = ("template", "pods", "bound", "pods/s", "x no-selector", "p50 s", "p99 s", "created in s")
+    header = (
+        "template",
+        "pods",
+        "bound",
+        "pods/s",
+        "x no-selector",
+        "p50 s",
+        "p99 s",
+        "created in s",
+        "claims/s",
+        "allocated/s",
+    )
     rows = [
         (
             run.template,
@@ -251,6 +378,8 @@ def report(runs: list[TemplateRun], nodes: int, ib_nodes: int, minor: str) -> li
             f"{run.p50_seconds:.2f}",
             f"{run.p99_seconds:.2f}",
             f"{run.creation_seconds:.1f}",
+            f"{run.claims_per_second:.1f}",
+            f"{run.allocations_per_second:.1f}",
         )
         for run in runs
     ]
@@ -284,18 +413,41 @@ def main(argv: Sequence[str] | None = None) -> int:
         choices=minors,
         help=f"a Kubernetes minor to measure on (repeatable; default: {minors[0]} and {minors[-1]})",
     )
+    parser.add_argument(
+        "--controller-manager-qps",
+        type=int,
+        help="kube-controller-manager's --kube-api-qps, its burst 1.5 times that (default: its own, 20 and 30); "
+        "its claim controller makes two requests a pod",
+    )
+    parser.add_argument("--template", action="append", help="measure only this built-in template (repeatable)")
     args = parser.parse_args(argv)
     for minor in args.kube_minor or sorted({minors[0], minors[-1]}):
-        measure_on(minor, args.pods, args.nodes)
+        measure_on(minor, args.pods, args.nodes, args.controller_manager_qps, args.template)
     return 0
 
 
-def measure_on(minor: str, pods_per_template: int, nodes: int) -> None:
-    config = SCENARIOS["prod"].config()
+def measure_on(
+    minor: str,
+    pods_per_template: int,
+    nodes: int,
+    controller_manager_qps: int | None = None,
+    only: Sequence[str] | None = None,
+) -> None:
+    raw = {**SCENARIOS["prod"].raw_config(), USER_TEMPLATES_KEY: json.dumps(SELECTOR_TEMPLATES)}
+    config = parse_stack_config(program_config(raw), "prod")
     groups = {group.name: group for group in config.gpu_node_groups}
     tolerations = tolerations_for(t for group in groups.values() for t in group.taints)
-    templates = {REFERENCE: REFERENCE_SPEC, **builtin_template_specs(config.claims)}
-    with control_plane_mod.ControlPlane(quiet=True, kube_minor=minor) as plane:
+    builtins = claim_template_specs(config.claims)
+    templates = {
+        REFERENCE: REFERENCE_SPEC,
+        **{name: spec for name, spec in builtins.items() if name in (only or builtins)},
+    }
+    flags = (
+        (f"--kube-api-qps={controller_manager_qps}", f"--kube-api-burst={controller_manager_qps * 3 // 2}")
+        if controller_manager_qps
+        else ()
+    )
+    with control_plane_mod.ControlPlane(quiet=True, kube_minor=minor, controller_manager_flags=flags) as plane:
         kube = Kube(str(plane.kubeconfig))
         for device_class in device_classes():
             kube.create(device_class)
@@ -308,9 +460,12 @@ def measure_on(minor: str, pods_per_template: int, nodes: int) -> None:
             pods = min(pods_per_template, capacity(template, nodes, ib_nodes))
             runs.append(run_template(kube, template, spec, pods, tolerations))
             print(
-                f"{minor} {template}: {runs[-1].bound}/{pods} bound, {runs[-1].pods_per_second:.1f} pods/s", flush=True
+                f"{minor} {template}: {runs[-1].bound}/{pods} bound, {runs[-1].pods_per_second:.1f} pods/s, "
+                f"watches opened again {runs[-1].watch_restarts} times",
+                flush=True,
             )
         kube.close()
+    print(f"kube-controller-manager --kube-api-qps {controller_manager_qps or 'default (20)'}")
     print("\n".join(report(runs, nodes, ib_nodes, minor)))
     REPORT_DIR.mkdir(parents=True, exist_ok=True)
     report_data = {"kube_minor": minor, "nodes": nodes, "ib_nodes": ib_nodes, "runs": [asdict(r) for r in runs]}

@@ -258,6 +258,8 @@ class ControlPlane:
     workdir (Path), logs ({component: Path}), binaries ({name: Path}), ca_file (Path),
     startup_seconds (float).
 
+    `controller_manager_flags` are appended to kube-controller-manager's command line (a later flag wins).
+
     `workdir=None` uses a fresh temp dir that is removed on exit; a given workdir is left
     in place (logs stay readable) unless remove_workdir=True.
     """
@@ -273,6 +275,7 @@ class ControlPlane:
         quiet: bool = False,
         kube_minor: str | None = None,
         extra_controllers: tuple[str, ...] = (),
+        controller_manager_flags: tuple[str, ...] = (),
     ):
         self.kube_minor = kube_minor or _build.default_minor()
         self.kube_version = _build.kube_version(self.kube_minor)
@@ -282,6 +285,7 @@ class ControlPlane:
         self.verbosity = verbosity
         self.quiet = quiet
         self.controllers = CONTROLLERS + (WORKLOAD_CONTROLLERS if workload_controllers else ()) + extra_controllers
+        self.controller_manager_flags = controller_manager_flags
         self._procs: list[Daemon] = []
         self._old_sigterm = None
         self.workdir: Path | None = None
@@ -519,6 +523,7 @@ class ControlPlane:
                 "--leader-elect=false",
                 "--profiling=false",
                 v,
+                *self.controller_manager_flags,
             ],
         )
         self._spawn(

@@ -44,8 +44,6 @@ CLI_PACKAGE = "github.com/pulumi/pulumi/pkg/v3/cmd/pulumi"
 CLI_VERSION_VAR = "github.com/pulumi/pulumi/sdk/v3/go/common/version.Version"
 PKG_MODULE = "github.com/pulumi/pulumi/pkg/v3"
 SDK_MODULE = "github.com/pulumi/pulumi/sdk/v3"
-YAML_MODULE = "github.com/pulumi/pulumi-yaml"
-YAML_VERSION_VAR = "github.com/pulumi/pulumi-yaml/pkg/version.Version"
 K8S_PROVIDER_MODULE = "github.com/pulumi/pulumi-kubernetes/provider/v4"
 K8S_SDK_MODULE = "github.com/pulumi/pulumi-kubernetes/sdk/v4"
 K8S_PACKAGE = K8S_PROVIDER_MODULE + "/cmd/pulumi-resource-kubernetes"
@@ -148,24 +146,23 @@ def module_dir(wrapper: Path, path: str) -> Path:
 
 @dataclass
 class Artifact:
-    name: str  # file name in bin/
-    stamp: str  # what it is built from; a change rebuilds it
-    build: Callable[[Path], None]  # writes the artifact to the given temporary path
+    names: tuple[str, ...]  # the files in bin/ that one build makes
+    stamp: str  # what they are built from; a change rebuilds them
+    build: Callable[[Path], None]  # writes every one of `names` into the given temporary directory
 
-    @property
-    def path(self) -> Path:
-        return bin_dir() / self.name
+    def path(self, name: str) -> Path:
+        return bin_dir() / name
 
-    @property
-    def stamp_path(self) -> Path:
-        return bin_dir() / f".{self.name}.stamp"
+    def stamp_path(self, name: str) -> Path:
+        return bin_dir() / f".{name}.stamp"
 
     def up_to_date(self) -> bool:
-        return (
-            self.path.is_file()
-            and os.access(self.path, os.X_OK)
-            and self.stamp_path.is_file()
-            and self.stamp_path.read_text() == self.stamp
+        return all(
+            self.path(name).is_file()
+            and os.access(self.path(name), os.X_OK)
+            and self.stamp_path(name).is_file()
+            and self.stamp_path(name).read_text() == self.stamp
+            for name in self.names
         )
 
     def ensure(self) -> bool:
@@ -173,50 +170,49 @@ class Artifact:
         if self.up_to_date():
             return False
         bin_dir().mkdir(parents=True, exist_ok=True)
-        tmp = bin_dir() / f".{self.name}.tmp-{os.getpid()}"
+        tmp = bin_dir() / f".build.tmp-{os.getpid()}"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir()
         try:
             self.build(tmp)
-            mode = tmp.stat().st_mode
-            tmp.chmod(mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
-            os.replace(tmp, self.path)
+            for name in self.names:
+                built = tmp / name
+                if not built.is_file():
+                    raise BuildError(f"the build of {', '.join(self.names)} made no {name}")
+                built.chmod(built.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+                os.replace(built, self.path(name))
+                stamp_tmp = self.stamp_path(name).with_suffix(f".tmp-{os.getpid()}")
+                stamp_tmp.write_text(self.stamp)
+                os.replace(stamp_tmp, self.stamp_path(name))
         finally:
-            tmp.unlink(missing_ok=True)
-        stamp_tmp = self.stamp_path.with_suffix(f".tmp-{os.getpid()}")
-        stamp_tmp.write_text(self.stamp)
-        os.replace(stamp_tmp, self.stamp_path)
+            shutil.rmtree(tmp, ignore_errors=True)
         return True
 
 
-def go_build(wrapper: Path, package: str, out: Path, ldflags: str) -> None:
-    run(["go", "build", "-trimpath", "-ldflags", ldflags, "-o", str(out), package], wrapper, f"go build {package}")
+# Every `go build` here compiles with the same flags, so a package that two binaries import at the same
+# version is compiled once and taken from the build cache the second time (-trimpath is part of a compiled package's
+# cache key: one build without it compiles everything, the standard library included, again). -s -w leave
+# the symbol table and DWARF out of the binaries, which nothing here reads, and save the linker that work.
+BUILD_FLAGS = ("-trimpath",)
+LINK_FLAGS = "-s -w"
 
 
-def cli_artifact() -> Artifact:
+def go_build(module: Path, packages: list[str], out: Path, ldflags: str) -> None:
+    """One `go build` of `packages` (main packages of `module`'s build list) into the directory `out`: one
+    invocation loads the packages once and schedules all their compiles together."""
+    cmd = ["go", "build", *BUILD_FLAGS, "-ldflags", f"{LINK_FLAGS} {ldflags}", "-o", f"{out}{os.sep}", *packages]
+    run(cmd, module, f"go build {' '.join(packages)}")
+
+
+def cli_pins() -> dict[str, str]:
+    """pkg/v3 and sdk/v3 as cli/go.mod requires them: the Pulumi version the CLI and the Python host build with."""
     wrapper = HERE / "cli"
     mod = go_mod(wrapper)
-    version = requirement(mod, PKG_MODULE)
-    if not version:
-        raise BuildError(f"{wrapper}/go.mod does not require {PKG_MODULE}")
-    ldflags = f"-X {CLI_VERSION_VAR}={version}"
-    return Artifact(
-        "pulumi", f"{CLI_PACKAGE}@{version} {ldflags}", lambda out: go_build(wrapper, CLI_PACKAGE, out, ldflags)
-    )
-
-
-def yaml_artifact() -> Artifact:
-    wrapper = HERE / "yaml"
-    mod = go_mod(wrapper)
-    version = requirement(mod, YAML_MODULE)
-    if not version:
-        raise BuildError(f"{wrapper}/go.mod does not require {YAML_MODULE}")
-    package = YAML_MODULE + "/cmd/pulumi-language-yaml"
-    ldflags = f"-X {YAML_VERSION_VAR}={version.lstrip('v')}"
-    pkg = requirement(mod, PKG_MODULE)
-    return Artifact(
-        "pulumi-language-yaml",
-        f"{package}@{version} pkg@{pkg} {ldflags}",
-        lambda out: go_build(wrapper, package, out, ldflags),
-    )
+    pins = {path: requirement(mod, path) for path in (PKG_MODULE, SDK_MODULE)}
+    missing = [path for path, version in pins.items() if not version]
+    if missing:
+        raise BuildError(f"{wrapper}/go.mod does not require {', '.join(missing)}")
+    return {path: version for path, version in pins.items() if version}
 
 
 def kubernetes_provider_version() -> str:
@@ -306,10 +302,14 @@ def kubernetes_artifact() -> Artifact | Released:
         )
         swagger = step_value("  OpenAPI specs from the served k8s.io/kubernetes modules", lambda: openapi_specs(work))
         generator = work / "bin" / "pulumi-gen-kubernetes"
+        # Built with the provider's flags: it imports 1386 of the 1417 packages it needs from the provider's
+        # own build list (go list -deps), which the provider's build below then takes from the build cache.
         step(
             "  go build pulumi-gen-kubernetes",
             lambda: run(
-                ["go", "build", "-o", str(generator), "./cmd/pulumi-gen-kubernetes"], provider, "go build generator"
+                ["go", "build", *BUILD_FLAGS, "-o", str(generator), "./cmd/pulumi-gen-kubernetes"],
+                provider,
+                "go build generator",
             ),
         )
         # The generator reads a Terraform schema only to write the Terraform conversion mapping, which
@@ -321,25 +321,24 @@ def kubernetes_artifact() -> Artifact | Released:
         )
         env = go_env()
         env["VERSION"] = version
-        # Upstream Makefile (k8sprovider): `VERSION=<v> go generate cmd/pulumi-resource-kubernetes/main.go`
-        # embeds schema.json and the mappings into the binary.
+        # Upstream Makefile (k8sprovider): `VERSION=<v> go generate cmd/pulumi-resource-kubernetes/main.go`, whose
+        # one directive, `go run ./generate.go` in that directory, embeds schema.json and the mappings into the
+        # binary; run here as that directive with the builds' flags, so what it compiles is compiled once.
         step(
-            "  go generate (embed the schema)",
+            "  go run ./generate.go (embed the schema)",
             lambda: run(
-                ["go", "generate", "./cmd/pulumi-resource-kubernetes/main.go"], provider, "go generate", env=env
+                ["go", "run", *BUILD_FLAGS, "./generate.go"],
+                provider / "cmd" / "pulumi-resource-kubernetes",
+                "go run ./generate.go",
+                env=env,
             ),
         )
         step(
-            f"  go build {K8S_PACKAGE}",
-            lambda: run(
-                ["go", "build", "-trimpath", "-ldflags", ldflags, "-o", str(out), "./cmd/pulumi-resource-kubernetes"],
-                provider,
-                "go build provider",
-            ),
+            f"  go build {K8S_PACKAGE}", lambda: go_build(provider, ["./cmd/pulumi-resource-kubernetes"], out, ldflags)
         )
 
     stamp = f"{K8S_PROVIDER_ARCHIVE} sha256:{digest} {' '.join(f'{p}@{v}' for p, v in sorted(pins.items()))} {ldflags}"
-    return Artifact("pulumi-resource-kubernetes", stamp, build)
+    return Artifact(("pulumi-resource-kubernetes",), f"{stamp} {LINK_FLAGS}", build)
 
 
 def makefile_kube_version(source: Path) -> str:
@@ -373,44 +372,92 @@ def openapi_specs(source: Path) -> Path:
     return specs / f"swagger-{current}.json"
 
 
-def python_artifacts() -> list[Artifact | Released]:
-    """The Python language host and the exec script it starts, which sits beside it."""
+def engine_artifacts() -> list[Artifact | Released]:
+    """The CLI and the Python language host (with the exec script it starts, which sits beside it).
+
+    The host is built in the same build list as the CLI: a module made from cli/go.mod that also requires
+    the host's module, replaced by its unpacked archive, so both binaries come from one `go build` and the
+    host's 884 packages (872 of them the CLI's too, go list -deps) are compiled once, at the CLI's pkg/v3."""
+    wrapper = HERE / "cli"
+    pins = cli_pins()
+    ldflags = f"-X {CLI_VERSION_VAR}={pins[SDK_MODULE]}"
+    cli_stamp = f"{CLI_PACKAGE}@{pins[PKG_MODULE]} {LINK_FLAGS} {ldflags}"
     archive = vendor_dir() / PYTHON_HOST_ARCHIVE
     if not archive.is_file():
         host = _from_path("pulumi-language-python", archive)
         exec_script = host.with_name("pulumi-language-python-exec")
         if not exec_script.is_file():
             raise BuildError(f"{host} has no pulumi-language-python-exec beside it")
-        return [Released("pulumi-language-python", host), Released("pulumi-language-python-exec", exec_script)]
-    wrapper = HERE / "python"
-    pins = {req["Path"]: req["Version"] for req in go_mod(wrapper).get("Require") or []}
-    if SDK_MODULE not in pins or PKG_MODULE not in pins:
-        raise BuildError(f"{wrapper}/go.mod must require {PKG_MODULE} and {SDK_MODULE}")
-    ldflags = f"-X {CLI_VERSION_VAR}={pins[SDK_MODULE]}"
-    digest = sha256(archive)
+        return [
+            Artifact(("pulumi",), cli_stamp, lambda out: go_build(wrapper, [CLI_PACKAGE], out, ldflags)),
+            Released("pulumi-language-python", host),
+            Released("pulumi-language-python-exec", exec_script),
+        ]
+    archive_stamp = f"{PYTHON_HOST_ARCHIVE} sha256:{sha256(archive)}"
     work = work_dir() / "python-host"
     host_dir = work / "sdk" / "python" / "cmd" / "pulumi-language-python"
+    engine = work_dir() / "engine"
 
-    def build_host(out: Path) -> None:
+    def build(out: Path) -> None:
         step(f"  unpack {archive.name}", lambda: unpack(archive, work))
+        # Upstream's go.mod points pkg/v3 and sdk/v3 at the monorepo; the engine module's own requirement
+        # (the CLI's) decides their version, and the host's must name versions the proxy serves.
         step(
-            "  retarget the host's go.mod at served releases",
-            lambda: go_mod_retarget(host_dir, [PKG_MODULE, SDK_MODULE], pins, "python host"),
+            "  point the host's go.mod at the CLI's pkg/v3 and sdk/v3",
+            lambda: run(
+                [
+                    "go",
+                    "mod",
+                    "edit",
+                    *(f"-dropreplace={p}" for p in pins),
+                    *(f"-require={p}@{v}" for p, v in pins.items()),
+                ],
+                host_dir,
+                "go mod edit (python host)",
+            ),
         )
-        step(f"  go build {PYTHON_HOST_MODULE}", lambda: go_build(host_dir, ".", out, ldflags))
+        step(
+            "  the engine module: cli/go.mod and the host's module, go mod tidy",
+            lambda: engine_module(engine, host_dir),
+        )
+        step(
+            f"  go build {CLI_PACKAGE} {PYTHON_HOST_MODULE}",
+            lambda: go_build(engine, [CLI_PACKAGE, PYTHON_HOST_MODULE], out, ldflags),
+        )
 
     def copy_exec(out: Path) -> None:
         with tarfile.open(archive) as tar:
             member = tar.extractfile(PYTHON_EXEC_MEMBER)
             if member is None:
                 raise BuildError(f"{archive} has no {PYTHON_EXEC_MEMBER}")
-            out.write_bytes(member.read())
+            (out / "pulumi-language-python-exec").write_bytes(member.read())
 
-    stamp = f"{PYTHON_HOST_ARCHIVE} sha256:{digest} {' '.join(f'{p}@{v}' for p, v in sorted(pins.items()))}"
     return [
-        Artifact("pulumi-language-python", f"{stamp} {ldflags}", build_host),
-        Artifact("pulumi-language-python-exec", stamp, copy_exec),
+        Artifact(("pulumi", "pulumi-language-python"), f"{cli_stamp} {archive_stamp}", build),
+        Artifact(("pulumi-language-python-exec",), archive_stamp, copy_exec),
     ]
+
+
+# The version of a module that a go.mod requires and replaces by a directory (what `go mod edit` writes).
+LOCAL_VERSION = "v3.0.0-00010101000000-000000000000"
+
+
+def engine_module(engine: Path, host_dir: Path) -> None:
+    """A fresh module in `engine`: cli/go.mod and go.sum (the CLI's build list, its replace included), plus the
+    Python host's module as a tool, replaced by `host_dir`; tidied, which adds what the host needs beyond."""
+    if engine.exists():
+        shutil.rmtree(engine)
+    engine.mkdir(parents=True)
+    for name in ("go.mod", "go.sum"):
+        shutil.copyfile(HERE / "cli" / name, engine / name)
+    edits = [
+        "-module=nebius-dra-e2e/pulumi-engine",
+        f"-require={PYTHON_HOST_MODULE}@{LOCAL_VERSION}",
+        f"-replace={PYTHON_HOST_MODULE}={host_dir}",
+        f"-tool={PYTHON_HOST_MODULE}",
+    ]
+    run(["go", "mod", "edit", *edits], engine, "go mod edit (engine module)")
+    run(["go", "mod", "tidy"], engine, "go mod tidy (engine module)")
 
 
 # --------------------------------------------------------------------------- driver
@@ -435,16 +482,18 @@ def ensure_binaries() -> dict[str, Path]:
     """
     if shutil.which("go") is None:
         raise BuildError("the Go toolchain ('go') is not on PATH")
-    artifacts = [cli_artifact(), yaml_artifact(), kubernetes_artifact(), *python_artifacts()]
     result: dict[str, Path] = {}
-    for artifact in artifacts:
+    for artifact in [*engine_artifacts(), kubernetes_artifact()]:
         if isinstance(artifact, Released):
             print(f"[build] {artifact.name}: released binary on PATH ({artifact.path})", flush=True)
-        elif artifact.up_to_date():
-            print(f"[build] {artifact.name}: up to date ({artifact.path})", flush=True)
+            result[artifact.name] = artifact.path
+            continue
+        names = ", ".join(artifact.names)
+        if artifact.up_to_date():
+            print(f"[build] {names}: up to date ({bin_dir()})", flush=True)
         else:
-            step(f"{artifact.name} <- {artifact.stamp}", artifact.ensure)
-        result[artifact.name] = artifact.path
+            step(f"{names} <- {artifact.stamp}", artifact.ensure)
+        result.update({name: artifact.path(name) for name in artifact.names})
     return result
 
 

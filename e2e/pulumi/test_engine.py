@@ -7,8 +7,8 @@ PULUMI_HOME and file backend (engine.py). The Kubernetes provider is pointed at 
 for a closed 127.0.0.1 port, so nothing leaves the machine.
 
 pulumi v3.274 runs Python programs and Python policy packs only through the Python language host,
-which build.py builds from the vendored archive (BUILD-NOTES.md); the same lifecycle also runs with
-Pulumi's YAML runtime. The repository's own program and pack through this engine: e2e/cli.
+which build.py builds from the vendored archive (BUILD-NOTES.md). The repository's own program and pack
+through this engine: e2e/cli.
 """
 
 from __future__ import annotations
@@ -97,32 +97,6 @@ def _ok(result: tuple[int, str, str], what: str) -> str:
 
 
 # --------------------------------------------------------------------------- programs
-
-
-def yaml_program(project: Path, kubeconfig: str, with_configmap: bool) -> None:
-    """A Pulumi YAML program (written as JSON, which is YAML) with the same shape as python_program."""
-    resources: dict = {
-        "k8s": {"type": "pulumi:providers:kubernetes", "properties": {"kubeconfig": kubeconfig}},
-    }
-    if with_configmap:
-        resources["cm"] = {
-            "type": "kubernetes:core/v1:ConfigMap",
-            "properties": {"metadata": {"name": "e2e-greeting"}, "data": {"greeting": "${greeting}"}},
-            "options": {"provider": "${k8s}"},
-        }
-    project.mkdir(parents=True, exist_ok=True)
-    (project / "Pulumi.yaml").write_text(
-        json.dumps(
-            {
-                "name": "e2e-engine",
-                "runtime": "yaml",
-                "config": {"greeting": {"type": "string"}, "token": {"type": "string"}},
-                "resources": resources,
-                "outputs": {"greeting": "${greeting}", "token": "${token}", "providerUrn": "${k8s.urn}"},
-            },
-            indent=2,
-        )
-    )
 
 
 def python_program(project: Path, kubeconfig: str, with_configmap: bool) -> None:
@@ -263,9 +237,22 @@ def test_cli_is_the_pinned_build(engine, binaries: dict[str, Path], tmp_path: Pa
     assert out.strip() == cli_version
 
 
-def test_yaml_program_lifecycle(engine, binaries: dict[str, Path], kubeconfig: str, tmp_path: Path) -> None:
-    project = tmp_path / "project"
-    lifecycle(engine, project, lambda cm: yaml_program(project, kubeconfig, cm), binaries["pulumi-resource-kubernetes"])
+def modules_in(binary: Path) -> dict[str, str]:
+    """{module path: version} of every module a Go binary was built from (`go version -m`: its `mod` and `dep` lines)."""
+    out = build.run(["go", "version", "-m", str(binary)], binary.parent, f"go version -m {binary.name}")
+    return {
+        fields[1]: fields[2]
+        for fields in (line.split() for line in out.splitlines())
+        if fields[:1] in (["mod"], ["dep"])
+    }
+
+
+def test_the_cli_and_the_python_host_are_one_build_list(binaries: dict[str, Path]) -> None:
+    """Built in one go build, the host shares the CLI's pkg/v3 compile: every module both contain is at one
+    version, pkg/v3 and sdk/v3 at the CLI's pins (BUILD-NOTES.md, "Two build lists, not five")."""
+    cli, host = modules_in(binaries["pulumi"]), modules_in(binaries["pulumi-language-python"])
+    assert {path: host[path] for path in cli.keys() & host.keys() if cli[path] != host[path]} == {}
+    assert {path: host.get(path) for path in build.cli_pins()} == build.cli_pins()
 
 
 def test_python_program_lifecycle(engine, binaries: dict[str, Path], kubeconfig: str, tmp_path: Path) -> None:

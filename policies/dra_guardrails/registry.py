@@ -36,6 +36,7 @@ from .release_rules import (
     check_gpu_metrics_dra_attribution,
     check_gpu_metrics_present,
     check_gpu_operator_device_plugin,
+    check_outage_accepted_only_where_stranded,
     check_single_dra_driver_release,
 )
 
@@ -161,6 +162,12 @@ RULES: tuple[ResourceRule | StackRule, ...] = (
         "/run/nvidia/driver for the GPU Operator), unless draPluginOutageAccepted names the group.",
         MANDATORY,
         check_driver_root_serves_every_group,
+    ),
+    StackRule(
+        "outage-accepted-only-where-stranded",
+        "draPluginOutageAccepted names only groups whose driver is not at the DRA driver's nvidiaDriverRoot.",
+        ADVISORY,
+        check_outage_accepted_only_where_stranded,
     ),
     StackRule(
         "network-claims-need-infiniband",

@@ -118,6 +118,31 @@ def check_driver_root_serves_every_group(
     ]
 
 
+def check_outage_accepted_only_where_stranded(
+    resources: Sequence[PlannedResource], config: Mapping[str, Any]
+) -> list[tuple[str | None, str]]:
+    """A group named in draPluginOutageAccepted whose driver is at the DRA driver's root has no outage to accept; the
+    standing acceptance would let a later driver-mode change of the group through without the mandatory finding."""
+    releases = [r for r in resources if is_dra_driver_release(r)]
+    if len(releases) != 1:
+        return []
+    root = field_at(releases[0].props, "values", "nvidiaDriverRoot") or PRESET_DRIVER_ROOT
+    accepted = plugin_outage_accepted(resources)
+    return [
+        (
+            group.urn,
+            f"nebius-dra:draPluginOutageAccepted names {written_group_name(group)}, but {named(group)} has its GPU "
+            f"driver under {root}, the DRA driver's nvidiaDriverRoot: there is no plugin outage to accept, and the "
+            "acceptance left standing would let a later driver-mode change of the group through silently. Remove "
+            "the group from draPluginOutageAccepted.",
+        )
+        for group in resources
+        if is_dra_gpu_node_group(group)
+        and written_group_name(group) in accepted
+        and group_driver_root(group.props) == root
+    ]
+
+
 def check_gpu_operator_device_plugin(
     resources: Sequence[PlannedResource], config: Mapping[str, Any]
 ) -> list[tuple[str | None, str]]:

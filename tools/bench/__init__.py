@@ -1,6 +1,6 @@
 """`make bench`: how long an offline plan takes, against the floors no program on this SDK can beat.
 
-    python -m tools.bench [--runs 5] [--no-profile]
+    python -m tools.bench [--runs 5] [--no-profile] [--only plans|fleets]
 
 Every timing is a fresh Python process timed from the outside, the way `make plan` is felt:
 interpreter start, imports, the program under the mock engine. Two floors:

@@ -5,9 +5,13 @@ from __future__ import annotations
 import json
 
 CLAIM_TEMPLATES_KEY = "userClaimTemplates"
-# (GPU groups, user claim templates) per scenario; (1, 0) is the smallest, (100, 200) the fleet the target is set on.
-GENERATED = ((1, 0), (10, 0), (100, 0), (1, 200), (10, 20), (100, 200))
+# (GPU groups, user claim templates) per scenario; (1, 0) is the smallest, (100, 200) and (1000, 2000) the fleets
+# the targets are set on.
+GENERATED = ((1, 0), (10, 0), (100, 0), (1, 200), (10, 20), (100, 200), (1000, 2000))
 FLEET = (100, 200)
+FLEET_10X = (1000, 2000)
+# Ten times the groups and templates each step: the marginal cost of a resource is reported per decade.
+DECADES = ((10, 20), FLEET, FLEET_10X)
 
 
 def generated_config(gpu_groups: int, claim_templates: int) -> dict[str, str]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from components.config.errors import ConfigProblems, add_validation_problems, shown
 from components.config.reading import InputError, parse_json
@@ -43,6 +43,20 @@ class CiIdentitySettings(BaseModel):
             "digits, '.', '-' and '_'",
         ),
     ]
+
+    @field_validator("repository")
+    @classmethod
+    def _a_name_github_gives(cls, value: str) -> str:
+        # GitHub reserves `.` and `..` ("The repository . is reserved") and strips a trailing `.git` from a name it is
+        # given (github.com/dead-claudia/github-limits, PRs 5 and 11): no token's subject names such a repository.
+        name = value.partition("/")[2]
+        if name in (".", "..") or name.endswith(".git"):
+            raise ValueError(
+                f"{shown(value)} names no GitHub repository: GitHub reserves . and .. and never ends a name in .git "
+                "(it strips it); write OWNER/REPO as the repository's page shows it"
+            )
+        return value
+
     repositoryOwnerId: Annotated[int, Field(ge=0, le=10**20 - 1, description="the owner's numeric ID, or 0")] = 0
     repositoryId: Annotated[int, Field(ge=0, le=10**20 - 1, description="the repository's numeric ID, or 0")] = 0
     environment: Annotated[

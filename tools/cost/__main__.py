@@ -33,6 +33,7 @@ import yaml
 from components.config import ConfigError, parse_stack_config
 from components.config.errors import shown
 from components.config.prices import PRICE_TABLE_FILE, load_price_table, parse_price_table
+from components.config.raw import stack_file_raw_config
 from components.config.reading import (
     MAX_INPUT_BYTES,
     InputError,
@@ -42,9 +43,9 @@ from components.config.reading import (
     parse_yaml,
     printable,
 )
-from components.config.stack_file import PROJECT_DIR, StackFileError, declared_config, program_config
+from components.config.stack_file import PROJECT_DIR, StackFileError, declared_config
 from components.model import PriceTable, StackConfig
-from components.redaction import redacted
+from components.redaction import redacted, redacted_leaves
 from components.values.cost import stack_cost
 from tools.cost.render import (
     render_cost_markdown,
@@ -121,9 +122,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def _config(stack: str, project_dir: Path, table: PriceTable | None, stack_file: Path | None) -> StackConfig:
-    values = read_stack_source(stack, stack_file, project_dir).values
+    read = read_stack_source(stack, stack_file, project_dir)
     prices = load_price_table(project_dir / PRICE_TABLE) if table is None else table
-    return parse_stack_config(program_config(values), stack, price_table=prices)
+    return parse_stack_config(stack_file_raw_config(read), stack, price_table=prices)
 
 
 @dataclass(frozen=True)
@@ -244,7 +245,8 @@ def render(stack: str, current: Head, base: BaseCost | None, output: str, change
             "cost": head,
             "base": None if base is None else {"ref": base.ref, "cost": base.document, "note": base.note},
         }
-        return json.dumps(document, indent=2, sort_keys=True) + "\n"
+        # Redacted leaf by leaf before it is encoded: a redaction of the encoded text could cut a JSON escape in two.
+        return json.dumps(redacted_leaves(document), indent=2, sort_keys=True) + "\n"
     label = f"base {base.ref}" if base is not None else ""
     after, kept = with_protected_kept(base.document, head, base.protected) if base is not None else (head, [])
     if output == "markdown":
@@ -286,7 +288,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ) as unusable:
         print(f"python -m tools.cost: {printable(redacted(str(unusable)), lines=True)}", file=sys.stderr)
         return EXIT_UNUSABLE
-    sys.stdout.write(redacted(render(stack, head, base, args.format, args.change_only)))
+    rendered = render(stack, head, base, args.format, args.change_only)
+    sys.stdout.write(rendered if args.format == "json" else redacted(rendered))
     return EXIT_OK
 
 

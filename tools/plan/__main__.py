@@ -151,6 +151,9 @@ def exit_status(plan: Plan) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    if not args.out:
+        # Path("") is the current folder: the plan's files would land in whatever folder it runs in.
+        return _refused(f"--out: empty; give a folder for the plan's files, or '{NO_FILES}' to write none")
     out = None if args.out == NO_FILES else Path(args.out)
     try:
         for flag, path in (("--policy-config", args.policy_config), ("--baseline", args.baseline)):
@@ -184,7 +187,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         render = render_error_markdown if args.format == "markdown" else render_error
         sys.stderr.write(printable(redacted(render(plan)), lines=True))
     else:
-        sys.stdout.write(redacted(RENDERERS[args.format](plan, graph=args.graph)))
+        rendered = RENDERERS[args.format](plan, graph=args.graph)
+        # JSON is redacted leaf by leaf before it is encoded (`render_json`); text and markdown as a whole.
+        sys.stdout.write(rendered if args.format == "json" else redacted(rendered))
     for refusal in plan.refusals:
         print(f"python -m tools.plan: {printable(redacted(refusal), lines=True)}", file=sys.stderr)
     return exit_status(plan)

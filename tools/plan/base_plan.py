@@ -46,7 +46,10 @@ def _unpack(ref: str, folder: Path, project_dir: Path) -> None:
         reason = printable(archive.stderr.decode(errors="replace").strip())
         raise NoBaselineError(f"{ref} cannot be read with git archive: {reason}")
     with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
-        tar.extractall(folder, filter="data")
+        try:
+            tar.extractall(folder, filter="data")
+        except tarfile.FilterError as unsafe:  # e.g. a committed link to an absolute path
+            raise NoBaselineError(f"{ref} cannot be unpacked safely: {printable(str(unsafe))}") from None
 
 
 def _git(project_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:

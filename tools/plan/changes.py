@@ -13,6 +13,7 @@ group: it is still read, and the plan says which changes it cannot know.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,7 +31,13 @@ from policies.dra_guardrails.consequences import (
     Effect,
     consequences_of,
 )
-from policies.dra_guardrails.planned import CLUSTER_TYPE, NODE_GROUP_TYPE, is_dra_driver_release, planned_node_range
+from policies.dra_guardrails.planned import (
+    CLUSTER_TYPE,
+    NODE_GROUP_TYPE,
+    field_at,
+    is_dra_driver_release,
+    planned_node_range,
+)
 from tools.plan.mock_engine import RegisteredResource
 from tools.plan.rollout import Rollout
 
@@ -58,8 +65,11 @@ def _release_snapshot(resource: RegisteredResource, inputs: Mapping[str, Any]) -
         "chart": inputs.get("chart"),
         "version": inputs.get("version"),
         "values": inputs.get("values") or {},
-        # Where Helm fetches a classic repository's chart; an OCI chart's is in its reference (chart_source).
-        "repositoryOpts": inputs.get("repositoryOpts"),
+        # Where Helm fetches a classic repository's chart (an OCI chart's is in its reference, chart_source); the
+        # URL only: the options' credentials never reach the JSON plan.
+        "repositoryOpts": {"repo": repo}
+        if isinstance(repo := field_at(inputs, "repositoryOpts", "repo"), str)
+        else None,
     }
 
 
@@ -71,10 +81,10 @@ def _release_compared(record: Mapping[str, Any]) -> dict[str, Any]:
         return dict(record)
     opts = record.get("repositoryOpts")
     repository = opts.get("repo") if isinstance(opts, Mapping) else None
-    source = chart_source(chart, repository if isinstance(repository, str) else None)
-    compared = {**record, "chart": source["chart"]}
-    if source["repository"] is not None:
-        compared["repositoryOpts"] = {"repo": source["repository"]}
+    name, source = chart_source(chart, repository if isinstance(repository, str) else None)
+    compared = {**record, "chart": name}
+    if source is not None:
+        compared["repositoryOpts"] = {"repo": source}
     return compared
 
 
@@ -172,7 +182,16 @@ def read_baseline(document: Any, stack: str) -> Baseline:
             "(no nodeGroups list of {urn, name, template}); write one with `python -m tools.plan --format json`"
         )
     assert isinstance(document, Mapping)
-    legacy = document.get("planFormat") != PLAN_FORMAT
+    # A plan written before planFormat 2 has no planFormat at all (42f12c6 added it as 2); any other value is a format
+    # this version cannot read, whose fields it would misread as changes.
+    legacy = "planFormat" not in document
+    plan_format = document.get("planFormat")
+    if not legacy and not (type(plan_format) is int and plan_format == PLAN_FORMAT):
+        raise BaselineError(
+            f"the baseline's planFormat is {printable(json.dumps(plan_format))}; this tools.plan reads planFormat "
+            f"{PLAN_FORMAT} (the integer), or a plan written before planFormat existed (no planFormat key): "
+            "write the baseline again with `python -m tools.plan --format json`"
+        )
     cluster = document.get("cluster")
     root = document.get("driverRoot")
     if not legacy and (

@@ -9,9 +9,11 @@ provider and options, so callers can reason about the graph `pulumi up` would wa
 
 from __future__ import annotations
 
+import gc
 import runpy
 import sys
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,6 +49,8 @@ class RegisteredResource:
     protect: bool
     create_timeout: str = ""
     outputs: dict[str, Any] = field(default_factory=dict)
+    # Outputs the program asks the engine to keep secret (ResourceOptions.additional_secret_outputs).
+    additional_secret_outputs: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -145,6 +149,7 @@ class _RecordingMonitor(mocks.MockMonitor):
                 protect=request.protect,
                 create_timeout=request.customTimeouts.create,
                 outputs=dict(state),
+                additional_secret_outputs=list(request.additionalSecretOutputs),
             )
         )
         return resource_pb2.RegisterResourceResponse(urn=urn, id=resource_id or "", object=state_struct(state))
@@ -158,6 +163,29 @@ class _RecordingMonitor(mocks.MockMonitor):
                     value = rpc.unwrap_rpc_secret(value)
                 self.stack_outputs[key] = value
         return super().RegisterResourceOutputs(request)
+
+
+@contextmanager
+def without_cyclic_gc() -> Iterator[None]:
+    """The cyclic garbage collector off while a program runs, back as it was after.
+
+    Every registration the program makes stays pending in the SDK (its Outputs, futures, tasks
+    and their contexts: about 360 objects a resource) until the event loop gets to it, so the
+    heap grows with the stack, and each full collection walks all of it for nothing: they are
+    live. Measured with `python -m tools.bench` at 4,019 resources (1,000 GPU groups, 2,000
+    templates): with the collector on, its full collections were 17 walks of up to 2.7 million
+    objects, over half the run's CPU time, and the marginal cost of a resource rose by two
+    thirds from 419 to 4,019 resources. What it would reclaim meanwhile is the SDK's own cyclic
+    garbage (a closure per `rpc.contains_unknowns` call, pulumi 3.272.0): 40 MB more peak memory
+    at 4,019 resources (511 against 471 MB), and it is collected once the collector is back.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def run_program(
@@ -200,7 +228,8 @@ def run_program(
     if added_path:
         sys.path.insert(0, str(project_dir))
     try:
-        _sync_await(run_in_stack(program))
+        with without_cyclic_gc():
+            _sync_await(run_in_stack(program))
     except Exception as exc:
         error = exc
     finally:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from components.config.reading import markdown_code_block, markdown_text
+from components.redaction import redacted_leaves
 from policies.dra_guardrails.consequences import Effect, consequences_of
 from policies.dra_guardrails.planned import NODE_GROUP_TYPE
 from tools.cost.render import render_cost_markdown, render_cost_text
@@ -363,9 +364,10 @@ def plan_document(plan: Plan) -> dict[str, Any]:
 
 
 def render_json(plan: Plan, graph: bool = False) -> str:
-    """Everything, graph included; `graph` is for the other renderers' signature."""
+    """Everything, graph included, every string redacted before it is encoded (a redaction of the encoded text
+    could cut a JSON escape in two); `graph` is for the other renderers' signature."""
     del graph
-    return json.dumps(plan_document(plan), indent=2, sort_keys=True) + "\n"
+    return json.dumps(redacted_leaves(plan_document(plan)), indent=2, sort_keys=True) + "\n"
 
 
 RENDERERS = {"text": render_text, "markdown": render_markdown, "json": render_json}

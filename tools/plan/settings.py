@@ -12,6 +12,7 @@ from typing import Any
 
 from policies.dra_guardrails.planned import CLUSTER_TYPE, COST_ESTIMATE_TYPE, NODE_GROUP_TYPE, POD_TYPE, field_at
 from tools.cost.render import doubted_total, span
+from tools.plan.values import SECRET_PLACEHOLDER
 
 Settings = dict[str, str]
 
@@ -144,6 +145,8 @@ def _helm_release(inputs: Mapping[str, Any]) -> Settings:
             "version": inputs.get("version"),
             "namespace": inputs.get("namespace"),
             "repo": field_at(inputs, "repositoryOpts", "repo"),
+            # With a private repository's login the options are a secret as a whole: their placeholder.
+            "repositoryOpts": options if (options := inputs.get("repositoryOpts")) == SECRET_PLACEHOLDER else None,
             "atomic": inputs.get("atomic"),
             "timeout": inputs.get("timeout"),
         }

@@ -16,12 +16,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from components.config import ConfigError, parse_stack_config
-from components.config.raw import RawConfig
+from components.config.raw import stack_file_raw_config
 from components.config.stack_file import (
     PROJECT_DIR,
     StackFileConfig,
     StackFileError,
-    program_config,
     read_stack_file,
 )
 
@@ -84,8 +83,7 @@ ReadableCheck = Callable[[StackFileConfig, str], object]
 
 def check_stack_program(readable: StackFileConfig, stack: str) -> None:
     """The main program's checks (`parse_stack_config`) over the keys of a stack file that could be read."""
-    prefix_free = {key.split(":", 1)[1] for key in readable.secret_keys if ":" in key}
-    parse_stack_config(RawConfig(program_config(readable.values), frozenset(prefix_free)), stack)
+    parse_stack_config(stack_file_raw_config(readable), stack)
 
 
 def with_program_problems(

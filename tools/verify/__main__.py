@@ -67,7 +67,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--skip-smoke", action="store_true", help="read-only: create no smoke workloads")
     parser.add_argument(
         "--timeout",
-        type=float,
+        type=seconds,
         default=DEFAULT_TIMEOUT_S,
         metavar="S",
         help=f"seconds a smoke pod may take to reach Running (default: {DEFAULT_TIMEOUT_S:.0f})",
@@ -134,17 +134,20 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
+    def refuse(message: str) -> int:
+        return _refused(message, report=args.json)
+
     try:
         expect = load_expectations(check_stack_name(args.stack), args.image)
     except StackNameError as error:
-        return _refused(f"--stack: {error}")
+        return refuse(f"--stack: {error}")
     except (FileNotFoundError, ConfigError) as error:
-        return _refused(f"stack {args.stack}: {error}")
+        return refuse(f"stack {args.stack}: {error}")
     except KeyboardInterrupt:
         print("\ninterrupted before the cluster was read: nothing was checked", file=sys.stderr)
         return 130
     if args.skip_smoke and args.burn_in:
-        return _refused("--burn-in runs workloads on the GPU nodes and --skip-smoke creates none: give one of them")
+        return refuse("--burn-in runs workloads on the GPU nodes and --skip-smoke creates none: give one of them")
     try:
         kubeconfig = Path(args.kubeconfig).expanduser() if args.kubeconfig else None
         for flag, path in (
@@ -158,9 +161,9 @@ def _verify(args: argparse.Namespace) -> int:
         # only on the day it first runs.
         settings = burn_in_settings(args)
     except InputError as error:
-        return _refused(str(error))
+        return refuse(str(error))
     except FloorsError as error:
-        return _refused(f"--burn-in-floors: {error}")
+        return refuse(f"--burn-in-floors: {error}")
     burn_in = None if args.skip_smoke else settings
     run_timeout = args.run_timeout or DEFAULT_RUN_TIMEOUT_S + burn_in_budget_s(burn_in)
     try:
@@ -172,7 +175,7 @@ def _verify(args: argparse.Namespace) -> int:
             run_deadline=time.monotonic() + run_timeout,
         )
     except ClusterError as error:
-        return _refused(str(error))
+        return refuse(str(error))
     except KeyboardInterrupt:
         print("\ninterrupted before the cluster was read: nothing was checked", file=sys.stderr)
         return 130
@@ -205,7 +208,10 @@ def _verify(args: argparse.Namespace) -> int:
             )
     print(redacted(summary_table(results, interrupted)), end="")
     if args.json:
-        write_json_report(args.json, results, expect, interrupted, verification.unreachable, verification.unusable)
+        try:
+            write_json_report(args.json, results, expect, interrupted, verification.unreachable, verification.unusable)
+        except OSError as failure:
+            return _refused(f"--json {args.json}: the report could not be written: {failure.strerror or failure}")
     if interrupted:
         return 130
     if verification.unreachable or verification.unusable:
@@ -217,9 +223,11 @@ def _verify(args: argparse.Namespace) -> int:
     return 0 if all_passed(results) else 1
 
 
-def _refused(message: str) -> int:
-    """A usage or input error: one message, escaped and redacted, and exit status 2."""
-    print(f"error: {printable(redacted(message), lines=True)}", file=sys.stderr)
+def _refused(message: str, report: Path | None = None) -> int:
+    """A usage or input error: one message, escaped and redacted, and exit status 2; with the --json `report` asked
+    for, the message says that none was written (nothing was checked), so a caller does not look for one."""
+    written = f"\nno report was written to {report} (--json): nothing was checked" if report is not None else ""
+    print(f"error: {printable(redacted(message + written), lines=True)}", file=sys.stderr)
     return 2
 
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import datetime
 from dataclasses import dataclass
 
+from components.config.raw import stack_file_raw_config
 from components.config.stack import parse_stack_config
-from components.config.stack_file import load_stack_config
-from components.dra_constants import NAMESPACE
+from components.config.stack_file import read_stack_file
 from components.labels import tolerations_for
 from components.model import GpuNodeGroupConfig, StackConfig, Taint
 from components.queue_model import NO_QUEUES, QueuesConfig
@@ -100,12 +100,8 @@ def expectations_for(config: StackConfig, stack: str, smoke_image: str | None = 
     )
 
 
-def program_config(stack: str) -> dict[str, str]:
-    """The stack's merged config keyed as the program reads it, without the project namespace."""
-    prefix = f"{NAMESPACE}:"
-    return {key[len(prefix) :]: value for key, value in load_stack_config(stack).items() if key.startswith(prefix)}
-
-
 def load_expectations(stack: str, smoke_image: str | None = None) -> Expectations:
     """Raises `FileNotFoundError` for an unknown stack and `ConfigError` for a config the program would refuse."""
-    return expectations_for(parse_stack_config(program_config(stack), stack), stack, smoke_image)
+    return expectations_for(
+        parse_stack_config(stack_file_raw_config(read_stack_file(stack)), stack), stack, smoke_image
+    )
