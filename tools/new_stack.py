@@ -157,7 +157,7 @@ def next_steps(name: str) -> str:
   for CI: the GitHub environment {name!r}, and the identity bootstrap's stack {name!r} in tools/ci_identity,
     whose outputs go into the variables {DEPLOY_IDENTITY_VARIABLE} (environment {name!r}) and
     {preview_identity_variable(name)} (repository) (docs/ci.md, The stacks CI runs); until both are set, its
-    preview and deploy fail at the login and the deploys listed after it wait: set them before you commit"""
+    preview and deploy fail at the login and fail-fast cancels the deploys listed after it: set them before you commit"""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
