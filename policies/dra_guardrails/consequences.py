@@ -320,6 +320,22 @@ CONSEQUENCES: tuple[Consequence, ...] = (
         "(components/values/release.py chart_location), which the plan splits back into the chart and its source",
     ),
     Consequence(
+        (
+            "chartRepositoryUsername",
+            "chartRepositoryPassword",
+            "chartRepositoryCaFile",
+            "chartRepositoryCertFile",
+            "chartRepositoryKeyFile",
+        ),
+        HELM_RELEASE_TYPE,
+        ("repositoryOpts",),
+        Effect.IN_PLACE,
+        "only how Helm logs in to the mirror to fetch the chart changes: the same chart and values render the same "
+        "objects, so no pod restarts (a wrong login fails the preview before anything changes)",
+        "pulumi-kubernetes 4.34.2 helm.v3.RepositoryOptsArgs (username, password, ca_file, cert_file, key_file: "
+        "options of the chart's fetch, not of the release's objects)",
+    ),
+    Consequence(
         ("draDriverNamespace", "gpuMetricsNamespace"),
         HELM_RELEASE_TYPE,
         ("namespace",),
