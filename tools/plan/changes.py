@@ -22,6 +22,7 @@ from components.config.reading import printable
 from components.dra_constants import BUILTIN_TEMPLATES, NODE_GROUP_LABEL
 from components.dra_workloads import DRA_WORKLOADS_TYPE
 from components.kueue import TEAM_QUEUES_TYPE
+from components.values.release import OCI_SCHEME, chart_source
 from policies.dra_guardrails import PlannedResource
 from policies.dra_guardrails.consequences import (
     CLAIM_TEMPLATE_TYPE,
@@ -30,7 +31,13 @@ from policies.dra_guardrails.consequences import (
     Effect,
     consequences_of,
 )
-from policies.dra_guardrails.planned import CLUSTER_TYPE, NODE_GROUP_TYPE, is_dra_driver_release
+from policies.dra_guardrails.planned import (
+    CLUSTER_TYPE,
+    NODE_GROUP_TYPE,
+    field_at,
+    is_dra_driver_release,
+    planned_node_range,
+)
 from tools.plan.mock_engine import RegisteredResource
 from tools.plan.rollout import Rollout
 
@@ -58,7 +65,27 @@ def _release_snapshot(resource: RegisteredResource, inputs: Mapping[str, Any]) -
         "chart": inputs.get("chart"),
         "version": inputs.get("version"),
         "values": inputs.get("values") or {},
+        # Where Helm fetches a classic repository's chart (an OCI chart's is in its reference, chart_source); the
+        # URL only: the options' credentials never reach the JSON plan.
+        "repositoryOpts": {"repo": repo}
+        if isinstance(repo := field_at(inputs, "repositoryOpts", "repo"), str)
+        else None,
     }
+
+
+def _release_compared(record: Mapping[str, Any]) -> dict[str, Any]:
+    """A release record with its chart as Helm names it, the chart's name apart from where it is fetched: the same
+    chart from a mirror is a change of `repositoryOpts.repo` (the table's chart-source row), not of `chart`."""
+    chart = record.get("chart")
+    if not isinstance(chart, str):
+        return dict(record)
+    opts = record.get("repositoryOpts")
+    repository = opts.get("repo") if isinstance(opts, Mapping) else None
+    name, source = chart_source(chart, repository if isinstance(repository, str) else None)
+    compared = {**record, "chart": name}
+    if source is not None:
+        compared["repositoryOpts"] = {"repo": source}
+    return compared
 
 
 def driver_root(resources: Iterable[PlannedResource]) -> str | None:
@@ -236,6 +263,8 @@ class ResourceChange:
     resource_type: str
     changes: tuple[FieldChange, ...]
     rollout: Rollout | None = None
+    # A node group's fewest nodes in the baseline, when it had fewer (a roll-out may start there).
+    fewest_before: int | None = None
 
     def of(self, *effects: Effect) -> tuple[FieldChange, ...]:
         return tuple(change for change in self.changes if change.effects & set(effects))
@@ -330,12 +359,23 @@ def _paired(
         old = before.get(record["urn"])
         if old is None:
             continue
-        # A claim template's namespace is recorded since issue 39: a baseline without it says nothing of it.
-        unrecorded = ("namespace",) if resource_type == CLAIM_TEMPLATE_TYPE and "namespace" not in old else ()
+        # A claim template's namespace is recorded since issue 39, a release's repositoryOpts since mirrors were told
+        # from upgrades: a baseline without it says nothing of it (an OCI chart's reference still names its repository).
+        unrecorded: tuple[str, ...] = ()
+        if resource_type == CLAIM_TEMPLATE_TYPE and "namespace" not in old:
+            unrecorded = ("namespace",)
+        if resource_type == HELM_RELEASE_TYPE:
+            if "repositoryOpts" not in old and not str(old.get("chart")).startswith(OCI_SCHEME):
+                unrecorded = ("repositoryOpts",)
+            old, record = _release_compared(old), _release_compared(record)
         changes = _diff(resource_type, old, record, unrecorded)
         if changes:
             rollout = (rollouts or {}).get(record["urn"])
-            found.append(ResourceChange(record["urn"], str(record.get("name")), resource_type, changes, rollout))
+            counted = planned_node_range(old) if resource_type == NODE_GROUP_TYPE else None
+            fewest = int(counted[0]) if counted is not None else None
+            found.append(
+                ResourceChange(record["urn"], str(record.get("name")), resource_type, changes, rollout, fewest)
+            )
     return found
 
 
