@@ -299,6 +299,8 @@ def test_deleting_a_protected_group_is_a_failing_up_that_saves_nothing(prod_base
     summary = text.splitlines()[0]
     assert "`pulumi up` FAILS: it cannot delete the protected node group(s) h200-burst" in summary
     assert "recreates" not in summary
+    # A failing `pulumi up` is no go-ahead: exit 1 and ok false, as for a blocked plan (docs/offline-plan.md).
+    assert plan_cli.exit_status(plan) == 1 and plan_document(plan)["ok"] is False
     for shown in (text, _changed(render_markdown(plan))):
         assert "`pulumi up` FAILS deleting node group h200-burst: it is protected" in shown
         assert "https://www.pulumi.com/docs/iac/concepts/options/protect/" in shown
@@ -312,6 +314,7 @@ def test_deleting_a_protected_group_is_a_failing_up_that_saves_nothing(prod_base
     assert "; deletes 1 node group(s)" in plain_text.splitlines()[0]
     assert "recreates" not in plain_text.splitlines()[0]
     assert "DELETES node group h200-burst" in plain_text and "FAILS" not in plain_text
+    assert plan_cli.exit_status(plain) == 0
 
 
 def _baseline_of(config: dict[str, str]) -> dict[str, Any]:
