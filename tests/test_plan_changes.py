@@ -437,3 +437,36 @@ def test_a_budget_that_passes_on_a_doubtful_price_says_so_in_the_plan():
         assert "max-hourly-cost" in verdicts and "within maxHourlyUsd $400.00" in verdicts
         assert "The pass rests on doubtful or stale prices: dra-prod-h200-burst: doubtful price" in verdicts
     assert plan_document(plan)["passes"][0]["policy"] == "max-hourly-cost"
+
+
+def test_a_release_moved_to_another_namespace_is_deleted_and_created_naming_the_plugin_outage(prod_baseline):
+    """attack2 #1: Helm 3 scopes a release to its namespace, so a move uninstalls it and installs it anew."""
+    for key, moved_to in (("draDriverNamespace", "dra2"), ("gpuMetricsNamespace", "gm2")):
+        config = {**load_stack_config("prod"), f"nebius-dra:{key}": moved_to}
+        plan = build_plan("prod", config=config, out=None, baseline=prod_baseline)
+        for shown in (render_text(plan), _changed(render_markdown(plan))):
+            assert "HELM RELEASES DELETED AND CREATED" in shown and f"-> {moved_to}" in shown
+            assert "its kubelet plugin stops on every GPU node: no claim is prepared in between" in shown
+            assert "release-names-are-now-scoped-to-the-namespace" in shown
+            assert "Nothing recorded differs" not in shown
+    older = copy.deepcopy(prod_baseline)
+    for release in older["releases"]:
+        del release["namespace"], release["repositoryOpts"]
+    assert "Nothing recorded differs from the baseline" in render_text(build_plan("prod", out=None, baseline=older))
+
+
+def test_a_repository_or_login_change_is_an_in_place_helm_upgrade_of_that_release(prod_baseline):
+    """attack2 #5: the table's repositoryOpts row; a login makes the whole repositoryOpts a secret."""
+    config = {**load_stack_config("prod"), "nebius-dra:draDriverRepository": "https://mirror.example.com/nvidia"}
+    plan = build_plan("prod", config=config, out=None, baseline=prod_baseline)
+    login = copy.deepcopy(prod_baseline)
+    for release in login["releases"]:
+        release["repositoryOpts"] = "[secret]"
+    logged_out = build_plan("prod", out=None, baseline=login)
+    for shown in (render_text(plan), _changed(render_markdown(plan)), render_text(logged_out)):
+        changed = shown.split("Policy verdicts", 1)[0]
+        assert "HELM UPGRADES" in changed and "Helm fetches the chart from the other repository" in changed
+        assert "Nothing recorded differs" not in changed
+    assert "repositoryOpts.repo: https://helm.ngc.nvidia.com/nvidia -> https://mirror.example.com/nvidia" in (
+        render_text(plan)
+    )

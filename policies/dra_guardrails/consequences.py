@@ -308,11 +308,16 @@ CONSEQUENCES: tuple[Consequence, ...] = (
             "networkOperatorRepository",
             "dcgmExporterRepository",
             "kubePrometheusStackRepository",
+            "chartRepositoryUsername",
+            "chartRepositoryPassword",
+            "chartRepositoryCaFile",
+            "chartRepositoryCertFile",
+            "chartRepositoryKeyFile",
         ),
         HELM_RELEASE_TYPE,
         ("repositoryOpts",),
         Effect.IN_PLACE,
-        "Helm fetches the chart from the other repository; the same chart and version render the same objects, so "
+        "Helm fetches the chart from the other repository (or with the other login or TLS files); the same chart and version render the same objects, so "
         "no pod restarts (a mirror serving another chart under that version would)",
         "Helm upgrade semantics (https://helm.sh/docs/helm/helm_upgrade/): a release is its chart and values; the "
         "repository is only where the chart is fetched",
@@ -323,7 +328,7 @@ CONSEQUENCES: tuple[Consequence, ...] = (
         ("namespace",),
         Effect.DELETE_CREATE,
         "the release is installed in the new namespace and uninstalled from the old: its pods stop there and start "
-        "again here (for the DRA driver, no claim is prepared in between)",
+        "again here (for the DRA driver, its kubelet plugin stops on every GPU node: no claim is prepared in between)",
         "Helm 3 (https://helm.sh/docs/faq/changes_since_helm2/#release-names-are-now-scoped-to-the-namespace): a "
         "release lives in its namespace",
     ),

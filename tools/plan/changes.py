@@ -39,6 +39,8 @@ PLAN_FORMAT = 2
 GROUP_FIELDS = ("template", "version", "fixedNodeCount", "autoscaling", "strategy", "autoRepair")
 # What the cluster's snapshot records (its registered inputs' keys); before issue 39, its name and version only.
 CLUSTER_FIELDS = ("name", "parentId", "controlPlane")
+# What a release's snapshot records besides its chart, version and values; a baseline without them knows neither.
+RELEASE_PLACES = ("namespace", "repositoryOpts")
 # Before planFormat 2 a snapshot's template left out the fields Nebius does not roll out.
 LEGACY_TEMPLATE_EXCLUDED = ("metadata", "taints")
 LEGACY_UNKNOWN = (
@@ -58,6 +60,8 @@ def _release_snapshot(resource: RegisteredResource, inputs: Mapping[str, Any]) -
         "chart": inputs.get("chart"),
         "version": inputs.get("version"),
         "values": inputs.get("values") or {},
+        # Since attack2: where it is installed (a move uninstalls and installs it) and where its chart comes from.
+        **{key: inputs.get(key) for key in RELEASE_PLACES},
     }
 
 
@@ -330,8 +334,10 @@ def _paired(
         old = before.get(record["urn"])
         if old is None:
             continue
-        # A claim template's namespace is recorded since issue 39: a baseline without it says nothing of it.
-        unrecorded = ("namespace",) if resource_type == CLAIM_TEMPLATE_TYPE and "namespace" not in old else ()
+        # A claim template's namespace is recorded since issue 39, a release's place since attack2: a baseline
+        # without them says nothing of them.
+        places = {CLAIM_TEMPLATE_TYPE: ("namespace",), HELM_RELEASE_TYPE: RELEASE_PLACES}.get(resource_type, ())
+        unrecorded = tuple(key for key in places if key not in old)
         changes = _diff(resource_type, old, record, unrecorded)
         if changes:
             rollout = (rollouts or {}).get(record["urn"])

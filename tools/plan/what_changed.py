@@ -3,7 +3,8 @@
 In the order a change is applied: a refusal first (nothing below happens), the cluster's minor
 upgrade (control plane, then every node group with its batches and duration), the steps of a
 driver mode change (a relabel comes before `pulumi up`), the groups whose nodes are replaced, what reaches only new nodes, what changes in place, the Helm
-upgrades (pods restarted, CRDs Helm will not update), the claim templates replaced, created and deleted, and
+releases moved to another namespace (uninstalled and installed), the Helm upgrades (pods restarted, CRDs Helm will
+not update, another repository), the claim templates replaced, created and deleted, and
 any field the table has no row for. Text and Markdown print the same lines.
 """
 
@@ -146,11 +147,28 @@ def _new_nodes_only(changes: Changes, names: dict[str, str]) -> list[tuple[str, 
     return found
 
 
+def _moved_release_lines(changes: Changes) -> list[str]:
+    """A release whose namespace changes is uninstalled there and installed anew: its pods stop in between."""
+    lines = []
+    for release in changes.releases:
+        moved = release.of(Effect.DELETE_CREATE)
+        if moved:
+            lines.append(f"  {release.name}: {moved[0].rows[0].does}")
+            lines += _field_lines(moved)
+            lines.append(f"    source: {moved[0].rows[0].source}")
+    return ["HELM RELEASES DELETED AND CREATED", *lines] if lines else []
+
+
 def _helm_lines(changes: Changes) -> list[str]:
     lines = []
     for release in changes.releases:
         restart = release.of(Effect.HELM_RESTART)
         crds = release.of(Effect.CRDS_NOT_UPDATED)
+        fetched = release.of(Effect.IN_PLACE)
+        if fetched:
+            # Another repository (or its login): an upgrade of the release that fetches the chart elsewhere.
+            lines.append(f"  {release.name}: {fetched[0].rows[0].does}")
+            lines += _field_lines(fetched)
         if not restart:
             continue
         row = next(row for row in restart[0].rows if row.effect is Effect.HELM_RESTART)
@@ -229,6 +247,7 @@ def changed_lines(plan: Plan, names: dict[str, str]) -> list[str]:
         [(_group(c, names), c.of(Effect.IN_PLACE)) for c in in_place if c.of(Effect.IN_PLACE)],
     )
     body += _ceiling_lines(plan, changes)
+    body += _moved_release_lines(changes)
     body += _helm_lines(changes)
     body += _template_lines(plan, changes)
     every = [
