@@ -18,6 +18,7 @@ import pytest
 
 from components.config.stack_file import PROJECT_DIR, load_stack_config
 from tests.helpers import with_gpu_groups_changed
+from tests.queue_configs import TEAMS, prod_with
 from tools.plan import __main__ as plan_cli
 from tools.plan.minor_upgrade import refusal
 from tools.plan.model import build_plan
@@ -470,3 +471,35 @@ def test_a_repository_or_login_change_is_an_in_place_helm_upgrade_of_that_releas
     assert "repositoryOpts.repo: https://helm.ngc.nvidia.com/nvidia -> https://mirror.example.com/nvidia" in (
         render_text(plan)
     )
+
+
+def test_a_deleted_pod_or_namespace_is_named_with_what_it_takes_along():
+    """attack2 #2: samplePods off deletes the sample Pod; a claimNamespace move deletes the old namespace and all in
+    it, the Pod included. The table's presence rows say what each does, with their sources."""
+    baseline = json.loads(json.dumps(plan_document(build_plan("dev", out=None))))
+    without_pods = {**load_stack_config("dev"), "nebius-dra:samplePods": "false"}
+    off = build_plan("dev", config=without_pods, baseline=baseline, out=None)
+    for shown in (render_text(off), _changed(render_markdown(off))):
+        assert "Pod dra-samples/gpu-workload DELETED: the sample Pods stop" in shown
+        assert "Nothing recorded differs" not in shown
+    moved_config = {**load_stack_config("dev"), "nebius-dra:claimNamespace": "claims2"}
+    text = render_text(build_plan("dev", config=moved_config, baseline=baseline, out=None))
+    assert "Namespace dra-samples -> Namespace claims2: deleted and created" in text
+    assert (
+        "the old one DELETED with everything in it" in text and "This deletes everything under the namespace!" in text
+    )
+    assert "Pod dra-samples/gpu-workload -> Pod claims2/gpu-workload: deleted and created" in text
+    older = copy.deepcopy(baseline)
+    del older["objects"]
+    unknown = render_text(build_plan("dev", config=without_pods, baseline=older, out=None))
+    assert "Not known: the baseline does not record the Kubernetes objects" in unknown and "DELETED" not in unknown
+
+
+def test_removing_a_queue_team_names_its_namespace_and_queues_deleted():
+    """attack2 #3: a team's namespace goes with everything in it, its ClusterQueue with the team."""
+    baseline = json.loads(json.dumps(plan_document(build_plan("prod", config=prod_with({"teams": TEAMS}), out=None))))
+    plan = build_plan("prod", config=prod_with({"teams": TEAMS[:1]}), out=None, baseline=baseline)
+    for shown in (render_text(plan), _changed(render_markdown(plan))):
+        assert "Namespace inference DELETED with everything in it: its Pods stop, its Jobs, LocalQueues" in shown
+        assert "ClusterQueue inference " in shown and "LocalQueue inference/inference " in shown
+        assert "CLAIM TEMPLATE inference/gpu (a team's template, queues) DELETED" in shown

@@ -2,7 +2,8 @@
 
 The JSON plan records what a later plan compares (`snapshot`): the cluster's version, each node
 group's registered inputs (template with labels and taints, version, size, strategy), the Helm
-releases (chart, version, values), the claim templates' specs and the DRA driver's root. Against
+releases (chart, version, values, namespace, repository), the claim templates' specs, the DRA driver's root and
+the other Kubernetes objects' places. Against
 such a baseline (`--baseline`, `--base`) each differing field is looked up in
 `policies/dra_guardrails/consequences.py`, the one table that says what a change does on Nebius
 and in the cluster; a field the table has no row for is listed as such, never called harmless.
@@ -35,6 +36,7 @@ from tools.plan.mock_engine import RegisteredResource
 from tools.plan.rollout import Rollout
 
 PLAN_FORMAT = 2
+KUBERNETES_PREFIX = "kubernetes:"
 # What a node group's snapshot records besides its URN and Nebius name (the registered inputs' keys).
 GROUP_FIELDS = ("template", "version", "fixedNodeCount", "autoscaling", "strategy", "autoRepair")
 # What the cluster's snapshot records (its registered inputs' keys); before issue 39, its name and version only.
@@ -108,7 +110,41 @@ def snapshot(
             if r.type == CLAIM_TEMPLATE_TYPE
         ],
         "driverRoot": driver_root(planned),
+        # Since attack2: the other Kubernetes objects (namespaces, Pods, queues), so that a deleted one is named.
+        "objects": [
+            {"urn": r.urn, "type": r.type, **_object_place(inputs[r.urn])}
+            for r in ordered
+            if r.type.startswith(KUBERNETES_PREFIX) and r.type not in (HELM_RELEASE_TYPE, CLAIM_TEMPLATE_TYPE)
+        ],
     }
+
+
+def _object_place(inputs: Mapping[str, Any]) -> dict[str, Any]:
+    metadata = inputs.get("metadata") or {}
+    return {"name": metadata.get("name"), "namespace": metadata.get("namespace")}
+
+
+@dataclass(frozen=True)
+class KubeObject:
+    """A recorded Kubernetes object by kind and place; its name and namespace are what identify it in the cluster."""
+
+    resource_type: str
+    namespace: str | None
+    name: str
+
+    @property
+    def kind(self) -> str:
+        return self.resource_type.rsplit(":", 1)[-1]
+
+    def text(self) -> str:
+        return printable(f"{self.kind} {self.namespace + '/' if self.namespace else ''}{self.name}")
+
+
+def kube_object(record: Mapping[str, Any]) -> KubeObject:
+    namespace = record.get("namespace")
+    return KubeObject(
+        str(record.get("type")), namespace if isinstance(namespace, str) else None, str(record.get("name"))
+    )
 
 
 @dataclass(frozen=True)
@@ -121,6 +157,8 @@ class Baseline:
     releases: Mapping[str, Mapping[str, Any]]
     claim_templates: Mapping[str, Mapping[str, Any]]
     driver_root: str | None
+    # None when the baseline did not record them (before attack2): their deletions are not known.
+    objects: Mapping[str, Mapping[str, Any]] | None = None
 
 
 def _records(document: Mapping[str, Any], key: str) -> dict[str, Mapping[str, Any]]:
@@ -183,6 +221,7 @@ def read_baseline(document: Any, stack: str) -> Baseline:
         releases={} if legacy else _records(document, "releases"),
         claim_templates={} if legacy else _records(document, "claimTemplates"),
         driver_root=None if legacy else root,
+        objects=None if legacy or "objects" not in document else _records(document, "objects"),
     )
 
 
@@ -298,6 +337,11 @@ class Changes:
     added_claim_templates: list[ClaimTemplate] = field(default_factory=list)
     removed_claim_templates: list[ClaimTemplate] = field(default_factory=list)
     driver_root: tuple[str | None, str | None] | None = None
+    # Other Kubernetes objects created, deleted, or moved (a new name or namespace: deleted and created); None when
+    # the baseline did not record them.
+    added_objects: list[KubeObject] | None = None
+    removed_objects: list[KubeObject] | None = None
+    moved_objects: list[tuple[KubeObject, KubeObject]] | None = None
 
     @property
     def recreated(self) -> list[ResourceChange]:
@@ -320,6 +364,11 @@ class Changes:
             "addedClaimTemplates": [t.text() for t in self.added_claim_templates],
             "removedClaimTemplates": [t.text() for t in self.removed_claim_templates],
             "driverRoot": None if self.driver_root is None else list(self.driver_root),
+            "addedObjects": None if self.added_objects is None else [o.text() for o in self.added_objects],
+            "removedObjects": None if self.removed_objects is None else [o.text() for o in self.removed_objects],
+            "movedObjects": None
+            if self.moved_objects is None
+            else [f"{old.text()} -> {new.text()}" for old, new in self.moved_objects],
         }
 
 
@@ -423,6 +472,17 @@ def compare(baseline: Baseline, current: Mapping[str, Any], rollouts: Mapping[st
     changes.removed_claim_templates = [
         claim_template(t) for urn, t in baseline.claim_templates.items() if urn not in templates
     ]
+    if baseline.objects is not None:
+        objects = {o["urn"]: o for o in current["objects"]}
+        changes.added_objects = [kube_object(o) for urn, o in objects.items() if urn not in baseline.objects]
+        changes.removed_objects = [kube_object(o) for urn, o in baseline.objects.items() if urn not in objects]
+        moves = [
+            (kube_object(baseline.objects[urn]), kube_object(o))
+            for urn, o in objects.items()
+            if urn in baseline.objects
+        ]
+        # pulumi-kubernetes replaces an object whose .metadata.name or .metadata.namespace changes.
+        changes.moved_objects = [(old, new) for old, new in moves if old != new]
     if baseline.driver_root != current.get("driverRoot"):
         changes.driver_root = (baseline.driver_root, current.get("driverRoot"))
     return changes

@@ -12,8 +12,14 @@ from __future__ import annotations
 
 from components.config.reading import printable
 from components.dra_workloads import BUILTINS_LEFT_OUT, DRA_WORKLOADS_TYPE
-from policies.dra_guardrails.consequences import CLAIM_TEMPLATE_PRESENCE, Effect
-from tools.plan.changes import LEGACY_UNKNOWN, Changes, FieldChange, ResourceChange
+from policies.dra_guardrails.consequences import (
+    CLAIM_TEMPLATE_PRESENCE,
+    CLAIM_TEMPLATE_TYPE,
+    Effect,
+    consequences_of,
+    presence_of,
+)
+from tools.plan.changes import LEGACY_UNKNOWN, Changes, FieldChange, KubeObject, ResourceChange
 from tools.plan.driver_line import DriverLineChange
 from tools.plan.graph import DURATION_ESTIMATES
 from tools.plan.model import Plan
@@ -222,6 +228,43 @@ def _template_lines(plan: Plan, changes: Changes) -> list[str]:
     return edited + ([*lines, f"  source: {presence.source}"] if lines else [])
 
 
+# A new name or namespace replaces any Kubernetes object: the claim templates' namespace row says so, with its source.
+REPLACED_OBJECT = consequences_of(CLAIM_TEMPLATE_TYPE, "namespace")[0].source
+NOT_IN_TABLE = "not in the table of consequences: what it does is not known here"
+
+
+def _object_lines(changes: Changes) -> list[str]:
+    """Kubernetes objects deleted, moved (deleted and created) and created, each with its row's words and source."""
+    if changes.removed_objects is None:
+        return (
+            []
+            if changes.legacy
+            else [
+                "Not known: the baseline does not record the Kubernetes objects (namespaces, "
+                "Pods, queues), so their deletions cannot be seen"
+            ]
+        )
+    lines: list[str] = []
+    sources: dict[str, None] = {}
+
+    def said(item: KubeObject, deleted: bool) -> str:
+        row = presence_of(item.resource_type)
+        if row is None:
+            return NOT_IN_TABLE
+        sources[row.source] = None
+        return row.deleted if deleted else row.created
+
+    for item in changes.removed_objects:
+        lines.append(f"{item.text()} {said(item, True)}")
+    for old, new in changes.moved_objects or []:
+        lines.append(
+            f"{old.text()} -> {new.text()}: deleted and created ({REPLACED_OBJECT}); the old one {said(old, True)}"
+        )
+    for item in changes.added_objects or []:
+        lines.append(f"{item.text()} {said(item, False)}")
+    return [*lines, *(f"  source: {source}" for source in sources)]
+
+
 def changed_lines(plan: Plan, names: dict[str, str]) -> list[str]:
     """The section's lines: the baseline's origin, then every difference in the order it is applied."""
     if plan.no_baseline is not None:
@@ -250,6 +293,7 @@ def changed_lines(plan: Plan, names: dict[str, str]) -> list[str]:
     body += _moved_release_lines(changes)
     body += _helm_lines(changes)
     body += _template_lines(plan, changes)
+    body += _object_lines(changes)
     every = [
         *changes.groups,
         *changes.releases,
