@@ -503,3 +503,38 @@ def test_removing_a_queue_team_names_its_namespace_and_queues_deleted():
         assert "Namespace inference DELETED with everything in it: its Pods stop, its Jobs, LocalQueues" in shown
         assert "ClusterQueue inference " in shown and "LocalQueue inference/inference " in shown
         assert "CLAIM TEMPLATE inference/gpu (a team's template, queues) DELETED" in shown
+
+
+def _crafted(baseline: dict[str, Any], edit: Any) -> dict[str, Any]:
+    crafted = copy.deepcopy(baseline)
+    edit(crafted)
+    return crafted
+
+
+@pytest.mark.parametrize(
+    ("edit", "named"),
+    [
+        (lambda b: b.pop("cluster"), "has no cluster"),
+        (lambda b: b.pop("releases"), "has no releases"),
+        (lambda b: b["nodeGroups"].extend(copy.deepcopy(b["nodeGroups"])), "is listed twice"),
+        (
+            lambda b: [
+                g.update(urn=g["urn"].replace("urn:pulumi:prod::", "urn:pulumi:dev::")) for g in b["nodeGroups"]
+            ],
+            "nodeGroups[0].urn is urn:pulumi:dev::",
+        ),
+        (lambda b: b["nodeGroups"][1].update(fixedNodeCount=1e308), "nodeGroups[1].fixedNodeCount is 1e+308"),
+        (lambda b: b["nodeGroups"][0].update(autoscaling={"minNodeCount": -1}), "autoscaling.minNodeCount is -1"),
+        (lambda b: b["cluster"]["controlPlane"].update(version=1.34), "cluster.controlPlane.version is 1.34"),
+        (lambda b: b["releases"][0].update(values=[]), "releases[0].values is []"),
+    ],
+)
+def test_a_crafted_or_incomplete_format_2_baseline_is_refused_naming_the_file_and_field(
+    edit, named, prod_baseline, tmp_path, capsys
+):
+    """attack2 #7, #10: a missing record would read as no change, a duplicate or foreign record hides one."""
+    path = tmp_path / "crafted.json"
+    path.write_text(json.dumps(_crafted(prod_baseline, edit)))
+    assert plan_cli.main(["--stack", "prod", "--out", "none", "--baseline", str(path)]) == 2
+    stderr = capsys.readouterr().err
+    assert str(path) in stderr and named in stderr, stderr

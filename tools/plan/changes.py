@@ -22,6 +22,7 @@ from typing import Any
 from components.config.reading import printable
 from components.dra_constants import BUILTIN_TEMPLATES, NODE_GROUP_LABEL
 from components.dra_workloads import DRA_WORKLOADS_TYPE
+from components.input.fields import MAX_NODES
 from components.kueue import TEAM_QUEUES_TYPE
 from policies.dra_guardrails import PlannedResource
 from policies.dra_guardrails.consequences import (
@@ -207,6 +208,14 @@ def read_baseline(document: Any, stack: str) -> Baseline:
             f"{PLAN_FORMAT} (the integer), or a plan written before planFormat existed (no planFormat key): "
             "write the baseline again with `python -m tools.plan --format json`"
         )
+    if not legacy:
+        missing = [key for key in FORMAT_2_RECORDS if key not in document]
+        if missing:
+            raise BaselineError(
+                f"the baseline (planFormat {PLAN_FORMAT}) has no {', '.join(missing)}: tools.plan writes every one, so "
+                "what they record cannot be compared; write the baseline again with `python -m tools.plan --format json`"
+            )
+    _check_records(document, stack)
     cluster = document.get("cluster")
     root = document.get("driverRoot")
     if not legacy and (
@@ -223,6 +232,79 @@ def read_baseline(document: Any, stack: str) -> Baseline:
         driver_root=None if legacy else root,
         objects=None if legacy or "objects" not in document else _records(document, "objects"),
     )
+
+
+# What a planFormat-2 baseline has, each written by `snapshot` (objects came later: without it, deletions are not known).
+FORMAT_2_RECORDS = ("cluster", "nodeGroups", "releases", "claimTemplates", "driverRoot")
+# The recorded fields a plan compares as numbers or names, and what each may be; anything else is not tools.plan's.
+_COUNT = "a whole number from 0 to " + str(MAX_NODES)
+
+
+def _problem(value: Any, expected: str) -> bool:
+    if expected == _COUNT:
+        return not (type(value) is int and 0 <= value <= MAX_NODES)
+    if expected == "a string":
+        return not isinstance(value, str)
+    if expected == "true or false":
+        return not isinstance(value, bool)
+    return not isinstance(value, Mapping)
+
+
+RECORD_FIELDS: dict[str, dict[str, str]] = {
+    "nodeGroups": {
+        "name": "a string",
+        "protect": "true or false",
+        "version": "a string",
+        "fixedNodeCount": _COUNT,
+        "autoscaling.minNodeCount": _COUNT,
+        "autoscaling.maxNodeCount": _COUNT,
+        "template": "an object",
+    },
+    "cluster": {"name": "a string", "controlPlane": "an object", "controlPlane.version": "a string"},
+    "releases": {
+        "name": "a string",
+        "chart": "a string",
+        "version": "a string",
+        "namespace": "a string",
+        "values": "an object",
+    },
+    "claimTemplates": {"name": "a string"},
+    "objects": {"type": "a string", "name": "a string"},
+}
+
+
+def _check_records(document: Mapping[str, Any], stack: str) -> None:
+    """Each record is one of this stack's resources, once, with the types tools.plan writes: a crafted or edited
+    baseline would otherwise be read as no change (a group listed twice, another stack's URNs, 1e308 nodes)."""
+    prefix = f"urn:pulumi:{stack}::"
+    for key, expected in RECORD_FIELDS.items():
+        value = document.get(key)
+        records = [value] if key == "cluster" and isinstance(value, Mapping) else value
+        if not isinstance(records, list):
+            continue
+        seen: set[str] = set()
+        for index, record in enumerate(records):
+            where = key if key == "cluster" else f"{key}[{index}]"
+            if not isinstance(record, Mapping) or not isinstance(record.get("urn"), str):
+                continue
+            urn = record["urn"]
+            if not urn.startswith(prefix):
+                raise BaselineError(
+                    f"{where}.urn is {printable(urn)[:200]}, not a URN of stack {stack} ({prefix}...): compare plans "
+                    "of the same stack"
+                )
+            if urn in seen:
+                raise BaselineError(f"{where}.urn {printable(urn)[:200]} is listed twice; tools.plan lists each once")
+            seen.add(urn)
+            for path, kind in expected.items():
+                head, _, tail = path.partition(".")
+                item = record.get(head)
+                if tail:
+                    item = item.get(tail) if isinstance(item, Mapping) else None
+                if item is not None and _problem(item, kind):
+                    raise BaselineError(
+                        f"{where}.{path} is {printable(json.dumps(item))[:100]}; tools.plan writes {kind} there"
+                    )
 
 
 _ABSENT = object()
