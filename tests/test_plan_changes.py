@@ -450,6 +450,7 @@ def test_a_release_moved_to_another_namespace_is_deleted_and_created_naming_the_
             assert "its kubelet plugin stops on every GPU node: no claim is prepared in between" in shown
             assert "release-names-are-now-scoped-to-the-namespace" in shown
             assert "Nothing recorded differs" not in shown
+        assert "; uninstalls and reinstalls Helm release(s) dra-prod-" in render_text(plan).splitlines()[0]
     older = copy.deepcopy(prod_baseline)
     for release in older["releases"]:
         del release["namespace"], release["repositoryOpts"]
@@ -489,6 +490,7 @@ def test_a_deleted_pod_or_namespace_is_named_with_what_it_takes_along():
         "the old one DELETED with everything in it" in text and "This deletes everything under the namespace!" in text
     )
     assert "Pod dra-samples/gpu-workload -> Pod claims2/gpu-workload: deleted and created" in text
+    assert "; deletes namespace(s) dra-samples with all in them" in text.splitlines()[0]
     older = copy.deepcopy(baseline)
     del older["objects"]
     unknown = render_text(build_plan("dev", config=without_pods, baseline=older, out=None))
