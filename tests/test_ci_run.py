@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+import importlib.util
 import json
 import re
 import sys
@@ -37,6 +39,8 @@ def test_each_tier_needs_the_binaries_its_control_planes_and_engines_start():
         assert engine in "".join(path.read_text() for path in (ROOT / tier).glob("*.py"))
         assert tiers[tier] == {oldest, "build pulumi engine"}
     assert tiers["e2e/kube"] == {oldest}
+    assert "ensure_helm" in (ROOT / "e2e" / "helm" / "conftest.py").read_text()
+    assert tiers["e2e/helm"] == {"build helm"}
 
 
 def test_builds_run_under_nice_and_tiers_through_make_e2e():
@@ -54,7 +58,8 @@ def test_builds_run_under_nice_and_tiers_through_make_e2e():
 @pytest.mark.parametrize(
     ("paths", "builds"),
     [
-        ("e2e", [*(f"build kube {minor}" for minor in MINORS), "build pulumi engine", "build kueue"]),
+        ("e2e", [*(f"build kube {minor}" for minor in MINORS), "build pulumi engine", "build kueue", "build helm"]),
+        ("e2e/helm", ["build helm"]),
         ("e2e/kube", [f"build kube {MINORS[0]}"]),
         ("e2e/kube/test_control_plane.py::test_x -k x", [f"build kube {MINORS[0]}"]),
         ("e2e/kueue e2e/cli/", [f"build kube {MINORS[0]}", "build pulumi engine", "build kueue"]),
@@ -213,8 +218,34 @@ def test_the_builds_share_the_go_build_and_module_caches():
         ROOT / "e2e" / "kube" / "build.py",
         ROOT / "e2e" / "pulumi" / "build.py",
         ROOT / "e2e" / "kueue" / "kueue_build.py",
+        ROOT / "e2e" / "helm" / "helm_build.py",
     ]
     for stage in ci_run.build_stages(MINORS):
         assert ROOT / stage.command[4] in scripts, stage
     for script in scripts:
         assert not re.search(r"GOCACHE|GOMODCACHE|GOFLAGS", script.read_text()), script
+
+
+def test_the_helm_build_uses_the_standard_library_only_and_builds_the_gpu_node_scripts_version():
+    """e2e/helm/helm_build.py runs before any venv package is needed (`python3 e2e/helm/helm_build.py`), and builds
+    the helm e2e/gpu-node/build.sh builds, static (CGO_ENABLED=0) and -trimpath."""
+    script = ROOT / "e2e" / "helm" / "helm_build.py"
+    tree = ast.parse(script.read_text())
+    imported = {
+        name.split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        for name in ([alias.name for alias in node.names] if isinstance(node, ast.Import) else [node.module or ""])
+    }
+    assert imported <= set(sys.stdlib_module_names) | {"__future__"}, imported
+    spec = importlib.util.spec_from_file_location("helm_build_under_test", script)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.helm_version() == re.search(
+        r"helm\.sh/helm/v3@v(\S+)", (ROOT / "e2e" / "gpu-node" / "build.sh").read_text()
+    ).group(1)
+    assert "ensure_served_command(" in script.read_text()
+    go_build = (ROOT / "e2e" / "kube" / "build.py").read_text().split("def _go_build(", 1)[1].split("\ndef ", 1)[0]
+    assert '"-trimpath"' in go_build and 'CGO_ENABLED="0"' in go_build
+    assert module.binary_path("3.20.2").parts[-3:] == ("helm-v3.20.2", "bin", "helm")

@@ -501,8 +501,20 @@ def test_what_a_change_costs_says_what_it_does_to_the_nodes_from_the_table():
         "what it does: h200-train: capacity on-demand -> spot: nodes replaced in a rolling update under the group's "
         "strategy" in text
     )
-    assert "what it does: h200-burst: maxNodes 8 -> 4: in place: nodes are added or removed" in text
+    assert "what it does: h200-burst: autoscaling 1..8 -> 1..4: in place: nodes are added or removed" in text
     assert "system" not in text.split("what it does", 1)[1]
+
+
+def test_a_node_count_change_is_named_by_the_stack_key_that_made_it():
+    """README's first edit: `fixedNodeCount: 2` is a fixedNodeCount change, not the cost document's maxNodes."""
+    groups = json.loads(load_stack_config("dev")["nebius-dra:gpuNodeGroups"])
+    groups[0]["fixedNodeCount"] = 2
+    day = datetime.date(2026, 1, 1)
+    base = stack_cost(parsed("dev"), today=day).as_document()
+    head = stack_cost(parsed("dev", **{"nebius-dra:gpuNodeGroups": json.dumps(groups)}), today=day).as_document()
+    text = "\n".join(render_diff_text(base, head, "base HEAD"))
+    assert "what it does: h200: fixedNodeCount 1 -> 2: in place: nodes are added or removed" in text
+    assert "maxNodes" not in text
 
 
 def test_leaving_out_a_protected_group_saves_nothing_in_the_cost_change():

@@ -228,12 +228,14 @@ def test_the_readme_names_every_build_and_the_vendor_directory_make_e2e_needs():
     first = (ROOT / "README.md").read_text().split("\nContents:", 1)[0]
     prose_of_it = " ".join(first.split())
     minors = ci_run.kube_minors()
-    assert f"Kubernetes {', '.join(minors[:-1])} and {minors[-1]}, the Kueue controller and the Pulumi engine" in (
-        prose_of_it
+    assert (
+        f"Kubernetes {', '.join(minors[:-1])} and {minors[-1]}, the Kueue controller, helm and the Pulumi engine"
+        in (prose_of_it)
     ), "every build of ci_run.build_stages"
     assert {stage.name for stage in ci_run.build_stages(minors)} == {
         *(f"build kube {minor}" for minor in minors),
         "build kueue",
+        "build helm",
         "build pulumi engine",
     }
     assert "`../shared/vendor`" in first and '"shared" / "vendor"' in (ROOT / "e2e/pulumi/build.py").read_text()

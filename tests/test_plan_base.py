@@ -38,6 +38,7 @@ def test_a_policy_config_given_to_make_plan_clears_the_advisory_it_settles(tmp_p
     checked.write_text(json.dumps({UNLISTED_MINOR_POLICY: {"checkedPresets": [{**entry, "checkedOn": "2026-12-01"}]}}))
     status, cleared = _json_plan(capsys, "--stack", "prod", "--policy-config", str(checked))
     assert status == plan.EXIT_OK and cleared["findings"] == []
+    # make hands its variables to the tool through the environment (never through the shell's parser).
     command = subprocess.run(
         ["make", "-n", "plan", f"POLICY_CONFIG={checked}", "BASE=HEAD^1"],
         cwd=PROJECT_DIR,
@@ -45,7 +46,7 @@ def test_a_policy_config_given_to_make_plan_clears_the_advisory_it_settles(tmp_p
         text=True,
         check=True,
     ).stdout
-    assert f"--policy-config '{checked}'" in command and "--base 'HEAD^1'" in command
+    assert '--policy-config "$POLICY_CONFIG"' in command and '--base "$BASE"' in command
 
 
 def test_against_the_committed_plan_a_template_edit_names_the_group_it_recreates(tmp_path, capsys):

@@ -457,23 +457,6 @@ def test_a_release_moved_to_another_namespace_is_deleted_and_created_naming_the_
     assert "Nothing recorded differs from the baseline" in render_text(build_plan("prod", out=None, baseline=older))
 
 
-def test_a_repository_or_login_change_is_an_in_place_helm_upgrade_of_that_release(prod_baseline):
-    """attack2 #5: the table's repositoryOpts row; a login makes the whole repositoryOpts a secret."""
-    config = {**load_stack_config("prod"), "nebius-dra:draDriverRepository": "https://mirror.example.com/nvidia"}
-    plan = build_plan("prod", config=config, out=None, baseline=prod_baseline)
-    login = copy.deepcopy(prod_baseline)
-    for release in login["releases"]:
-        release["repositoryOpts"] = "[secret]"
-    logged_out = build_plan("prod", out=None, baseline=login)
-    for shown in (render_text(plan), _changed(render_markdown(plan)), render_text(logged_out)):
-        changed = shown.split("Policy verdicts", 1)[0]
-        assert "HELM UPGRADES" in changed and "Helm fetches the chart from the other repository" in changed
-        assert "Nothing recorded differs" not in changed
-    assert "repositoryOpts.repo: https://helm.ngc.nvidia.com/nvidia -> https://mirror.example.com/nvidia" in (
-        render_text(plan)
-    )
-
-
 def test_a_deleted_pod_or_namespace_is_named_with_what_it_takes_along():
     """attack2 #2: samplePods off deletes the sample Pod; a claimNamespace move deletes the old namespace and all in
     it, the Pod included. The table's presence rows say what each does, with their sources."""
@@ -540,3 +523,51 @@ def test_a_crafted_or_incomplete_format_2_baseline_is_refused_naming_the_file_an
     assert plan_cli.main(["--stack", "prod", "--out", "none", "--baseline", str(path)]) == 2
     stderr = capsys.readouterr().err
     assert str(path) in stderr and named in stderr, stderr
+
+
+@pytest.mark.parametrize("mirror", ["https://charts.example.com/nvidia", "oci://registry.example.com/charts"])
+def test_the_same_chart_version_from_a_mirror_is_a_chart_source_change_not_an_upgrade(mirror):
+    """A newcomer's finding: a mirror of the same version was planned as an upgrade with CRDs to apply by hand."""
+    baseline = _baseline("dev")
+    config = {**load_stack_config("dev"), "nebius-dra:draDriverRepository": mirror}
+    plan = build_plan("dev", config=config, out=None, baseline=baseline)
+    for shown in (render_text(plan), _changed(render_markdown(plan))):
+        changed = shown.split("Policy verdicts", 1)[0]
+        assert "HELM UPGRADES" not in changed and "CRDs" not in changed and "Nothing recorded differs" not in changed
+        assert "HELM CHART SOURCE CHANGED" in changed
+        assert "not a chart upgrade: the release's chart source changes" in changed
+        assert "no pod restarts and no CRD changes" in changed
+        assert f"repositoryOpts.repo: https://helm.ngc.nvidia.com/nvidia -> {mirror}" in changed
+        assert "chart:" not in changed and "NOT IN THE TABLE" not in changed
+
+
+def test_a_baseline_that_did_not_record_the_repository_shows_no_source_change():
+    older = _baseline("dev")
+    for release in older["releases"]:
+        del release["repositoryOpts"]
+    config = {**load_stack_config("dev"), "nebius-dra:draDriverRepository": "https://charts.example.com/nvidia"}
+    assert "Nothing recorded differs" in render_text(build_plan("dev", config=config, out=None, baseline=older))
+
+
+def test_a_group_recreated_with_a_new_size_is_listed_once_with_its_outage_and_evicted_samples():
+    """The README's first edit: dev's one-node group gets two 8-GPU nodes."""
+    baseline = _baseline("dev")
+    config = with_gpu_groups_changed("dev", lambda g: {"preset": "8gpu-128vcpu-1600gb", "fixedNodeCount": 2})
+    plan = build_plan("dev", config=config, out=None, baseline=baseline)
+    for shown in (render_text(plan), _changed(render_markdown(plan))):
+        changed = shown.split("Policy verdicts", 1)[0]
+        assert "IN PLACE" not in changed, "a recreated group's other changes are listed under it, once"
+        recreated = changed.split("RECREATES NODES", 1)[1].split("CLAIM TEMPLATE", 1)[0]
+        assert "fixedNodeCount: 1 -> 2 (in place)" in recreated
+        assert "in 2 batch(es) of at most 1 node(s)" in recreated and "batch(es) at" not in recreated
+        assert "while it has 1 node(s), with maxSurge 0 and maxUnavailable 1, it has no GPU node" in recreated
+        assert "sample Pod(s) gpu-workload (samplePods), when on its nodes: evicted" in recreated
+        assert "not started again on the new node" in recreated and "Pods do not, by themselves, self-heal" in recreated
+        assert "CLAIM TEMPLATE dra-samples/multi-gpu (built-in, builtinClaimTemplates) created" in changed
+
+
+def test_a_minor_upgrade_of_dev_says_the_sample_pod_is_evicted():
+    baseline = _baseline("dev")
+    plan = build_plan("dev", config=_with_version("dev", "1.35"), out=None, baseline=baseline)
+    minor = render_text(plan).split("CLUSTER MINOR UPGRADE", 1)[1].split("Policy verdicts", 1)[0]
+    assert "sample Pod(s) gpu-workload (samplePods): evicted when the roll-out drains its node" in minor

@@ -65,7 +65,7 @@ def test_every_node_group_of_prod_shows_its_roll_out(prod_baseline):
     text = render_text(build_plan("prod", out=None))
     assert (
         "  h200-train: 4 node(s), 1 at a time (maxSurge 0, maxUnavailable 1), drain up to 30m per batch: "
-        "4 batch(es) at 4, about 3h00m at most; no extra node"
+        "in 4 batch(es) of at most 1 node(s), about 3h00m at most; no extra node"
     ) in text
     assert "  system: 3 node(s), 1 at a time (maxSurge 1, maxUnavailable 0)" in text
     assert "needs 1 extra node(s)" in text
@@ -76,16 +76,19 @@ def test_every_node_group_of_prod_shows_its_roll_out(prod_baseline):
     [
         (
             {"maxSurge": {"percent": 25}, "maxUnavailable": {"count": 0}, "drainTimeout": "10m"},
-            "1 at a time (maxSurge 1, maxUnavailable 0), drain up to 10m per batch: 4 batch(es) at 4, about 1h40m at "
+            "1 at a time (maxSurge 1, maxUnavailable 0), drain up to 10m per batch: in 4 batch(es) of at most 1 node(s), "
+            "about 1h40m at "
             "most; needs 1 extra node(s) (8 GPUs of quota)",
         ),
         (
             {"maxSurge": {"count": 0}, "maxUnavailable": {"percent": 50}, "drainTimeout": "1h"},
-            "2 at a time (maxSurge 0, maxUnavailable 2), drain up to 1h00m per batch: 2 batch(es) at 4, about 2h30m",
+            "2 at a time (maxSurge 0, maxUnavailable 2), drain up to 1h00m per batch: in 2 batch(es) of at most 2 "
+            "node(s), about 2h30m",
         ),
         (
             {"maxSurge": {"count": 0}, "maxUnavailable": {"count": 1}, "drainTimeout": "0"},
-            "no drain timeout: a PodDisruptionBudget can hold it for ever: 4 batch(es) at 4, no upper bound",
+            "no drain timeout: a PodDisruptionBudget can hold it for ever: in 4 batch(es) of at most 1 node(s), no upper "
+            "bound",
         ),
         (
             {"maxSurge": {"percent": 10}, "maxUnavailable": {"percent": 30}, "drainTimeout": "30m"},
@@ -105,6 +108,21 @@ def test_an_autoscaled_group_is_timed_at_its_largest_size():
     )
     assert (rollout.smallest, rollout.nodes, rollout.unavailable, rollout.batches) == (2, 8, 2, 4)
     assert rollout.describe().startswith("2..8 nodes, 2 at a time")
+    assert "in up to 4 batch(es) of at most 2 node(s) (at 8 nodes)" in rollout.describe()
+
+
+def test_a_group_left_without_a_node_during_a_batch_says_so():
+    """README's first edit: with maxSurge 0 and maxUnavailable 1, a one-node group has no GPU node meanwhile."""
+    strategy = {"maxSurge": {"count": 0}, "maxUnavailable": {"count": 1}, "drainTimeout": "30m"}
+    one = node_group(strategy, fixedNodeCount=1)
+    assert "while it has 1 node(s), with maxSurge 0 and maxUnavailable 1, it has no GPU node during a batch" in (
+        one.capacity()
+    )
+    two = node_group(strategy, fixedNodeCount=2)
+    assert "no GPU node" not in two.capacity()
+    assert "while it has 1 node(s)" in two.capacity(fewest=1), "a group growing from one node starts at one"
+    surge = node_group({**strategy, "maxSurge": {"count": 1}}, fixedNodeCount=1)
+    assert "no GPU node" not in surge.capacity()
 
 
 def test_without_a_change_the_baseline_finds_nothing_to_recreate(prod_baseline):

@@ -38,7 +38,7 @@ LOGS = ROOT / "build" / "ci"
 E2E_LOGS = ROOT / "build" / "e2e"  # make e2e's builds: never the logs of a .ci/run whose tiers run make e2e
 PYTHON = "venv/bin/python"
 # The lines the build scripts print as a step starts or ends (e2e/kube/build.py, e2e/pulumi/build.py,
-# e2e/kueue/kueue_build.py), not the go command's own output.
+# e2e/kueue/kueue_build.py, e2e/helm/helm_build.py), not the go command's own output.
 BUILD_STEP = re.compile(r"^\[(build|e2e/[\w-]+/build)\] ")
 # pytest's last line: "1 failed, 1946 passed in 190.21s (0:03:10)".
 PYTEST_CLOSING = re.compile(
@@ -73,13 +73,14 @@ def kube_minors() -> tuple[str, ...]:
 
 
 def build_stages(minors: Sequence[str]) -> list[Stage]:
-    """Every minor first (the DRA tier needs them all and then runs beside the engine's build), Kueue last (the
-    smallest build, so the one tier left waiting when the builds end is the short Kueue tier)."""
+    """Every minor first (the DRA tier needs them all and then runs beside the engine's build), then the small
+    builds, Kueue and helm (so the tiers left waiting when the builds end are their short ones)."""
     nice = ("nice", "-n", "19", PYTHON)
     return [
         *(Stage(f"build kube {minor}", (*nice, "e2e/kube/build.py", "--kube", minor)) for minor in minors),
         Stage("build pulumi engine", (*nice, "e2e/pulumi/build.py")),
         Stage("build kueue", (*nice, "e2e/kueue/kueue_build.py")),
+        Stage("build helm", (*nice, "e2e/helm/helm_build.py")),
     ]
 
 
@@ -97,6 +98,7 @@ def tier_stages(minors: Sequence[str]) -> list[Stage]:
         tier("cli", oldest, "build pulumi engine"),
         tier("pulumi", oldest, "build pulumi engine"),
         tier("kueue", oldest, "build kueue"),
+        tier("helm", "build helm"),  # renders the vendored charts; no control plane
         tier("yaml_v3"),  # builds its own small Go program against gopkg.in/yaml.v3
     ]
 

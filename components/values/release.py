@@ -42,3 +42,12 @@ def chart_location(chart: str, repository: ChartRepositoryConfig) -> ChartLocati
     if repository.url.startswith(OCI_SCHEME):
         return ChartLocation(chart=f"{repository.url}/{chart}", repository=None, access=repository.access)
     return ChartLocation(chart=chart, repository=repository.url, access=repository.access)
+
+
+def chart_source(chart: str, repository: str | None) -> tuple[str, str | None]:
+    """The chart's name and where Helm fetches it, from what a release registers (`chart_location`'s inverse): an
+    OCI reference `oci://<repository>/<name>` is split, so a mirror is a change of repository on either scheme."""
+    if chart.startswith(OCI_SCHEME) and "/" in chart[len(OCI_SCHEME) :]:
+        where, name = chart.rsplit("/", 1)
+        return name, where
+    return chart, repository

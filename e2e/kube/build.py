@@ -15,6 +15,9 @@ Usage:
     python e2e/kube/build.py               # every minor the wrappers declare: build what is missing, print the paths
     python e2e/kube/build.py --kube 1.36   # one minor (repeatable)
 
+It also builds a command of any module the proxy serves, in that module's own directory, into the same cache
+under the same lock (`ensure_served_command`: the Kueue controller, helm).
+
 From Python (stdlib only, Python 3.11+):
     from build import ensure_binaries      # with e2e/kube on sys.path
     paths = ensure_binaries("1.36")        # {"kube-apiserver": Path(...), ...}; no argument: the oldest minor
@@ -23,7 +26,9 @@ From Python (stdlib only, Python 3.11+):
 from __future__ import annotations
 
 import argparse
+import contextlib
 import fcntl
+import json
 import os
 import re
 import shlex
@@ -31,6 +36,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -202,6 +208,53 @@ def _go_build(module_dir: Path, packages: list[str], ldflags: str, outs: list[Pa
     _log(f"built {names} in {time.monotonic() - start:.1f}s")
 
 
+@contextlib.contextmanager
+def _build_lock() -> Iterator[None]:
+    """Serialise concurrent builders (parallel test sessions, the other e2e builds) on the cache's one lock."""
+    root = cache_root()
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / ".build.lock", "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            _log(f"another build holds {root / '.build.lock'}; waiting for it")
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def served_module_dir(module: str, version: str) -> Path:
+    """The source of `module`@`version` as the Go module proxy serves it (`go mod download -json`), downloaded
+    into the module cache when missing: what e2e/kueue and e2e/helm build a command of."""
+    proc = subprocess.run(
+        [_go(), "mod", "download", "-json", f"{module}@{version}"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=HERE,
+    )
+    answer = json.loads(proc.stdout or "{}")
+    if proc.returncode != 0 or "Dir" not in answer:
+        raise BuildError(
+            f"`go mod download {module}@{version}` failed (exit {proc.returncode}): "
+            f"{answer.get('Error') or proc.stderr.strip()}"
+        )
+    return Path(answer["Dir"])
+
+
+def ensure_served_command(module: str, version: str, package: str, ldflags: str, out: Path) -> Path:
+    """`out`, built when missing from `package` of the served module in the module's own directory (its go.mod
+    and go.sum, as upstream's Makefile builds it), under the cache's build lock. Raises BuildError."""
+    if out.is_file():
+        _log(f"{out.name} {version} present at {out} (no build needed)")
+        return out
+    source = served_module_dir(module, version)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with _build_lock():
+        if not out.is_file():
+            _go_build(source, [package], ldflags, [out])
+    return out
+
+
 def binary_dirs(minor: str | None = None) -> dict[str, Path]:
     root = cache_root()
     return {
@@ -230,15 +283,7 @@ def ensure_binaries(minor: str | None = None) -> dict[str, Path]:
         _log(f"Kubernetes {kver} and etcd {ever} binaries present in {cache_root()} (no build needed)")
         return paths
 
-    root = cache_root()
-    root.mkdir(parents=True, exist_ok=True)
-    # Serialise concurrent builders (e.g. parallel test sessions) on one lock.
-    with open(root / ".build.lock", "w") as lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            _log(f"another build holds {root / '.build.lock'}; waiting for it")
-            fcntl.flock(lock, fcntl.LOCK_EX)
+    with _build_lock():
         for name, out, *_ in wanted:
             if out.is_file():
                 _log(f"{name}: present at {out}")

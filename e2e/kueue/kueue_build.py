@@ -17,12 +17,7 @@ Usage:
 
 from __future__ import annotations
 
-import fcntl
-import json
-import os
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -41,12 +36,7 @@ PACKAGE = "./cmd/kueue"
 VERSION_PACKAGE = f"{MODULE}/pkg/version"
 
 
-class BuildError(Exception):
-    """A build problem with a message meant for humans."""
-
-
-def _log(message: str) -> None:
-    print(f"[e2e/kueue/build] {message}", flush=True)
+BuildError = kube_build.BuildError
 
 
 def binary_path() -> Path:
@@ -55,51 +45,14 @@ def binary_path() -> Path:
 
 def module_dir() -> Path:
     """The served module's source, downloaded into the Go module cache when missing."""
-    try:
-        proc = subprocess.run(
-            ["go", "mod", "download", "-json", f"{MODULE}@v{KUEUE_VERSION}"],
-            capture_output=True,
-            text=True,
-            timeout=600,
-            cwd=HERE,
-        )
-    except FileNotFoundError:
-        raise BuildError("the `go` command was not found on PATH; install Go >= 1.26") from None
-    answer = json.loads(proc.stdout or "{}")
-    if proc.returncode != 0 or "Dir" not in answer:
-        raise BuildError(
-            f"`go mod download {MODULE}@v{KUEUE_VERSION}` failed (exit {proc.returncode}): "
-            f"{answer.get('Error') or proc.stderr.strip()}"
-        )
-    return Path(answer["Dir"])
+    return kube_build.served_module_dir(MODULE, f"v{KUEUE_VERSION}")
 
 
 def ensure_kueue() -> tuple[Path, Path]:
     """(the controller binary, the module's source directory), building the binary when it is missing."""
-    source = module_dir()
-    out = binary_path()
-    if out.is_file():
-        _log(f"Kueue v{KUEUE_VERSION} present at {out} (no build needed)")
-        return out, source
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with open(kube_build.cache_root() / ".build.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if out.is_file():
-            return out, source
-        tmp = out.with_name(f".kueue.tmp-{os.getpid()}")
-        ldflags = f"-s -w -X {VERSION_PACKAGE}.GitVersion=v{KUEUE_VERSION}"
-        # Lowest CPU priority: the machines this runs on are shared.
-        cmd = ["nice", "-n", "19", "go", "build", "-trimpath", "-ldflags", ldflags, "-o", str(tmp), PACKAGE]
-        _log(f"building kueue: (cd {source} && CGO_ENABLED=0 {' '.join(cmd)})")
-        start = time.monotonic()
-        proc = subprocess.run(cmd, cwd=source, env=dict(os.environ, CGO_ENABLED="0"), capture_output=True, text=True)
-        if proc.returncode != 0:
-            tmp.unlink(missing_ok=True)
-            tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-40:])
-            raise BuildError(f"`go build {PACKAGE}` failed (exit {proc.returncode}) in {source}:\n{tail}")
-        os.replace(tmp, out)
-        _log(f"built {out} in {time.monotonic() - start:.1f}s")
-    return out, source
+    ldflags = f"-s -w -X {VERSION_PACKAGE}.GitVersion=v{KUEUE_VERSION}"
+    out = kube_build.ensure_served_command(MODULE, f"v{KUEUE_VERSION}", PACKAGE, ldflags, binary_path())
+    return out, module_dir()
 
 
 def main() -> int:

@@ -290,7 +290,7 @@ CONSEQUENCES: tuple[Consequence, ...] = (
         "Helm upgrade semantics (https://helm.sh/docs/helm/helm_upgrade/) and Kubernetes DaemonSet rolling updates "
         "(https://kubernetes.io/docs/tasks/manage-daemon/update-daemon-set/); nvidia-dra-driver-gpu 25.12.0 and "
         "dra-driver-nvidia-gpu 0.4.1 values.yaml: kubeletPlugin.updateStrategy RollingUpdate, maxUnavailable 100%, "
-        "which the stack keeps; what each setting changes, rendered by the real helm (tests/test_helm_restarts.py)",
+        "which the stack keeps; what each setting changes, rendered by the real helm (e2e/helm/test_helm_restarts.py)",
     ),
     Consequence(
         ("draDriverChart", "draDriverVersion", "gpuOperatorVersion", "networkOperatorVersion"),
@@ -309,6 +309,19 @@ CONSEQUENCES: tuple[Consequence, ...] = (
             "networkOperatorRepository",
             "dcgmExporterRepository",
             "kubePrometheusStackRepository",
+        ),
+        HELM_RELEASE_TYPE,
+        ("repositoryOpts",),
+        Effect.IN_PLACE,
+        "not a chart upgrade: the release's chart source changes, and Helm fetches the same chart and version from "
+        "the other repository and renders it again into the same objects, so no pod restarts and no CRD changes (a "
+        "mirror serving another chart under that version would restart them)",
+        "Helm upgrade semantics (https://helm.sh/docs/helm/helm_upgrade/): a release is its chart and values; the "
+        "repository is only where the chart is fetched. An oci:// repository is registered in the chart's reference "
+        "(components/values/release.py chart_location), which the plan splits back into the chart and its source",
+    ),
+    Consequence(
+        (
             "chartRepositoryUsername",
             "chartRepositoryPassword",
             "chartRepositoryCaFile",
@@ -318,10 +331,10 @@ CONSEQUENCES: tuple[Consequence, ...] = (
         HELM_RELEASE_TYPE,
         ("repositoryOpts",),
         Effect.IN_PLACE,
-        "Helm fetches the chart from the other repository (or with the other login or TLS files); the same chart and version render the same objects, so "
-        "no pod restarts (a mirror serving another chart under that version would)",
-        "Helm upgrade semantics (https://helm.sh/docs/helm/helm_upgrade/): a release is its chart and values; the "
-        "repository is only where the chart is fetched",
+        "only how Helm logs in to the mirror to fetch the chart changes: the same chart and values render the same "
+        "objects, so no pod restarts (a wrong login fails the preview before anything changes)",
+        "pulumi-kubernetes 4.34.2 helm.v3.RepositoryOptsArgs (username, password, ca_file, cert_file, key_file: "
+        "options of the chart's fetch, not of the release's objects)",
     ),
     Consequence(
         ("draDriverNamespace", "gpuMetricsNamespace"),
@@ -437,6 +450,30 @@ PRESENCES = (CLAIM_TEMPLATE_PRESENCE, SAMPLE_POD_PRESENCE, NAMESPACE_PRESENCE)
 def presence_of(resource_type: str) -> Presence | None:
     """The row for creating and deleting a whole resource of `resource_type`; None when the table has none."""
     return next((row for row in PRESENCES if row.resource_type == resource_type), None)
+
+
+@dataclass(frozen=True)
+class Eviction:
+    """What a roll-out that replaces a GPU group's nodes does to the stack's own Pods of `resource_type` on them."""
+
+    settings: tuple[str, ...]
+    resource_type: str
+    does: str
+    source: str
+
+
+SAMPLE_POD_EVICTION = Eviction(
+    ("samplePods",),
+    POD_TYPE,
+    "evicted when the roll-out drains its node: it stops and its claim is deleted with it; a bare Pod that no "
+    "controller owns, it is not started again on the new node: the next `pulumi up --refresh` (what the deploy "
+    "workflow runs) finds it gone and creates it again",
+    'Kubernetes Pods, Working with Pods (https://kubernetes.io/docs/concepts/workloads/pods/): "Pods do not, by '
+    "themselves, self-heal. If a Pod is scheduled to a node that then fails, the Pod is deleted; likewise, a Pod "
+    "won't survive an eviction due to a lack of resources or Node maintenance.\"; the sample Pods are bare Pods "
+    "(components/values/sample_pods.py); `pulumi refresh` drops a deleted resource from the state "
+    "(https://www.pulumi.com/docs/iac/cli/commands/pulumi_refresh/)",
+)
 
 
 def consequence_of_setting(setting: str, resource_type: str = NODE_GROUP_TYPE) -> Consequence | None:

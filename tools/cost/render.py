@@ -234,8 +234,26 @@ _SETTINGS = {
     "platform": ("gpuNodeGroups[].platform", "systemNodePlatform"),
     "preset": ("gpuNodeGroups[].preset", "systemNodePreset"),
     "capacity": ("gpuNodeGroups[].capacity", None),
-    "maxNodes": ("gpuNodeGroups[].fixedNodeCount", "systemNodeCount"),
+    "nodes": ("gpuNodeGroups[].fixedNodeCount", "systemNodeCount"),
 }
+
+
+def _setting_value(group: Mapping[str, Any], field: str) -> Any:
+    """A group's value of `field` as the stack file sets it: the node count as `fixedNodeCount` (one number) or
+    `autoscaling` (min..max), never the document's maxNodes."""
+    if field != "nodes":
+        return group.get(field)
+    low, high = group.get("minNodes"), group.get("maxNodes")
+    return high if low == high else f"{low}..{high}"
+
+
+def _setting_name(group: Mapping[str, Any], old: Mapping[str, Any], field: str, setting: str) -> str:
+    """The stack key a changed field comes from: `fixedNodeCount`, `autoscaling` (either side autoscaled) or the
+    system group's `systemNodeCount`; other fields by their own name."""
+    if field != "nodes":
+        return field
+    autoscaled = any(g.get("minNodes") != g.get("maxNodes") for g in (group, old))
+    return "autoscaling" if autoscaled and group.get("kind") == "gpu" else setting.rsplit(".", 1)[-1]
 
 
 def change_notes(
@@ -259,12 +277,13 @@ def change_notes(
         for field, (gpu_setting, system_setting) in _SETTINGS.items():
             setting = gpu_setting if group.get("kind") == "gpu" else system_setting
             row = consequence_of_setting(setting) if setting else None
-            if row is None or old.get(field) == group.get(field):
+            before, after = _setting_value(old, field), _setting_value(group, field)
+            if row is None or setting is None or before == after:
                 continue
             replaces = replaces or row.effect.replaces_nodes
             notes.append(
-                f"{name}: {field} {printable(str(old.get(field)))} -> {printable(str(group.get(field)))}: "
-                f"{row.effect.value}: {row.does}"
+                f"{name}: {_setting_name(group, old, field, setting)} {printable(str(before))} -> "
+                f"{printable(str(after))}: {row.effect.value}: {row.does}"
             )
         if replaced_by is not None and not replaces:
             notes.append(f"{name}: {replaced_by}: every node replaced")

@@ -24,6 +24,7 @@ from components.dra_constants import BUILTIN_TEMPLATES, NODE_GROUP_LABEL
 from components.dra_workloads import DRA_WORKLOADS_TYPE
 from components.input.fields import MAX_NODES
 from components.kueue import TEAM_QUEUES_TYPE
+from components.values.release import OCI_SCHEME, chart_source
 from policies.dra_guardrails import PlannedResource
 from policies.dra_guardrails.consequences import (
     CLAIM_TEMPLATE_TYPE,
@@ -32,7 +33,13 @@ from policies.dra_guardrails.consequences import (
     Effect,
     consequences_of,
 )
-from policies.dra_guardrails.planned import CLUSTER_TYPE, NODE_GROUP_TYPE, is_dra_driver_release
+from policies.dra_guardrails.planned import (
+    CLUSTER_TYPE,
+    NODE_GROUP_TYPE,
+    field_at,
+    is_dra_driver_release,
+    planned_node_range,
+)
 from tools.plan.mock_engine import RegisteredResource
 from tools.plan.rollout import Rollout
 
@@ -42,8 +49,6 @@ KUBERNETES_PREFIX = "kubernetes:"
 GROUP_FIELDS = ("template", "version", "fixedNodeCount", "autoscaling", "strategy", "autoRepair")
 # What the cluster's snapshot records (its registered inputs' keys); before issue 39, its name and version only.
 CLUSTER_FIELDS = ("name", "parentId", "controlPlane")
-# What a release's snapshot records besides its chart, version and values; a baseline without them knows neither.
-RELEASE_PLACES = ("namespace", "repositoryOpts")
 # Before planFormat 2 a snapshot's template left out the fields Nebius does not roll out.
 LEGACY_TEMPLATE_EXCLUDED = ("metadata", "taints")
 LEGACY_UNKNOWN = (
@@ -63,9 +68,29 @@ def _release_snapshot(resource: RegisteredResource, inputs: Mapping[str, Any]) -
         "chart": inputs.get("chart"),
         "version": inputs.get("version"),
         "values": inputs.get("values") or {},
-        # Since attack2: where it is installed (a move uninstalls and installs it) and where its chart comes from.
-        **{key: inputs.get(key) for key in RELEASE_PLACES},
+        # Since attack2: where it is installed (a move uninstalls it and installs it anew).
+        "namespace": inputs.get("namespace"),
+        # Where Helm fetches a classic repository's chart (an OCI chart's is in its reference, chart_source); the
+        # URL only: the options' credentials never reach the JSON plan.
+        "repositoryOpts": {"repo": repo}
+        if isinstance(repo := field_at(inputs, "repositoryOpts", "repo"), str)
+        else None,
     }
+
+
+def _release_compared(record: Mapping[str, Any]) -> dict[str, Any]:
+    """A release record with its chart as Helm names it, the chart's name apart from where it is fetched: the same
+    chart from a mirror is a change of `repositoryOpts.repo` (the table's chart-source row), not of `chart`."""
+    chart = record.get("chart")
+    if not isinstance(chart, str):
+        return dict(record)
+    opts = record.get("repositoryOpts")
+    repository = opts.get("repo") if isinstance(opts, Mapping) else None
+    name, source = chart_source(chart, repository if isinstance(repository, str) else None)
+    compared = {**record, "chart": name}
+    if source is not None:
+        compared["repositoryOpts"] = {"repo": source}
+    return compared
 
 
 def driver_root(resources: Iterable[PlannedResource]) -> str | None:
@@ -361,6 +386,8 @@ class ResourceChange:
     resource_type: str
     changes: tuple[FieldChange, ...]
     rollout: Rollout | None = None
+    # A node group's fewest nodes in the baseline, when it had fewer (a roll-out may start there).
+    fewest_before: int | None = None
 
     def of(self, *effects: Effect) -> tuple[FieldChange, ...]:
         return tuple(change for change in self.changes if change.effects & set(effects))
@@ -465,14 +492,26 @@ def _paired(
         old = before.get(record["urn"])
         if old is None:
             continue
-        # A claim template's namespace is recorded since issue 39, a release's place since attack2: a baseline
-        # without them says nothing of them.
-        places = {CLAIM_TEMPLATE_TYPE: ("namespace",), HELM_RELEASE_TYPE: RELEASE_PLACES}.get(resource_type, ())
-        unrecorded = tuple(key for key in places if key not in old)
+        # A claim template's namespace is recorded since issue 39, a release's repositoryOpts since mirrors were told
+        # from upgrades: a baseline without it says nothing of it (an OCI chart's reference still names its repository).
+        unrecorded: tuple[str, ...] = ()
+        if resource_type == CLAIM_TEMPLATE_TYPE and "namespace" not in old:
+            unrecorded = ("namespace",)
+        if resource_type == HELM_RELEASE_TYPE:
+            if "repositoryOpts" not in old and not str(old.get("chart")).startswith(OCI_SCHEME):
+                unrecorded = ("repositoryOpts",)
+            if "namespace" not in old:
+                # Recorded since attack2: a baseline without it says nothing of a release's namespace.
+                unrecorded = (*unrecorded, "namespace")
+            old, record = _release_compared(old), _release_compared(record)
         changes = _diff(resource_type, old, record, unrecorded)
         if changes:
             rollout = (rollouts or {}).get(record["urn"])
-            found.append(ResourceChange(record["urn"], str(record.get("name")), resource_type, changes, rollout))
+            counted = planned_node_range(old) if resource_type == NODE_GROUP_TYPE else None
+            fewest = int(counted[0]) if counted is not None else None
+            found.append(
+                ResourceChange(record["urn"], str(record.get("name")), resource_type, changes, rollout, fewest)
+            )
     return found
 
 

@@ -100,7 +100,15 @@ class Rollout:
             if self.surge
             else "no extra node"
         )
-        return f"{size}, {pace}, {drain}: {self.batches or '-'} batch(es) at {self.nodes}, {duration}; {quota}"
+        if self.batches is None:
+            batches = "no batch"
+        else:
+            most = min(self.batch, self.nodes)
+            batches = (
+                f"in {'' if self.smallest == self.nodes else 'up to '}{self.batches} batch(es) of at most {most} "
+                f"node(s){'' if self.smallest == self.nodes else f' (at {self.nodes} nodes)'}"
+            )
+        return f"{size}, {pace}, {drain}: {batches}, {duration}; {quota}"
 
     def surge_cost(self, usd_per_node_hour: float | None) -> str:
         """What the surge nodes of a roll-out of this group cost: maxSurge x the price per node-hour x the roll-out's
@@ -119,9 +127,11 @@ class Rollout:
             f"{rate} for about {duration_text(self.seconds)} (the roll-out's upper estimate) = {money(total)} at most"
         )
 
-    def capacity(self) -> str:
+    def capacity(self, fewest: int | None = None) -> str:
         """What the group can run while it rolls out: each batch drains old nodes (maxUnavailable of them are down
-        at once, maxSurge new ones are added beside them), so work that spans every node is evicted each batch."""
+        at once, maxSurge new ones are added beside them), so work that spans every node is evicted each batch.
+        `fewest` is the fewest nodes it may have meanwhile (a baseline's smaller size; default its smallest size):
+        with no surge node and maxUnavailable at least that many, the group has no node while a batch is replaced."""
         if self.surge is None or self.unavailable is None or not self.batch:
             return "capacity during the roll-out not known"
         how_long = f"about {duration_text(self.seconds)}" if self.seconds is not None else "an unbounded time"
@@ -129,7 +139,14 @@ class Rollout:
         runs = f"runs on {up} of {self.nodes} nodes for {how_long}"
         extra = f", with {self.surge} surge node(s) added beside them and billed for that time" if self.surge else ""
         evicted = "; a job spanning every node is evicted once per batch" if self.nodes > 0 else ""
-        return runs + extra + evicted
+        low = self.smallest if fewest is None else min(fewest, self.smallest)
+        none_left = ""
+        if not self.surge and 0 < low <= self.unavailable:
+            none_left = (
+                f"; while it has {low} node(s), with maxSurge 0 and maxUnavailable {self.unavailable}, it has no "
+                f"{'GPU ' if self.gpu else ''}node during a batch: nothing runs on the group until a new node is up"
+            )
+        return runs + extra + evicted + none_left
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -15,10 +15,12 @@ from components.dra_workloads import BUILTINS_LEFT_OUT, DRA_WORKLOADS_TYPE
 from policies.dra_guardrails.consequences import (
     CLAIM_TEMPLATE_PRESENCE,
     CLAIM_TEMPLATE_TYPE,
+    SAMPLE_POD_EVICTION,
     Effect,
     consequences_of,
     presence_of,
 )
+from policies.dra_guardrails.planned import POD_TYPE
 from tools.plan.changes import LEGACY_UNKNOWN, Changes, FieldChange, KubeObject, ResourceChange
 from tools.plan.driver_line import DriverLineChange
 from tools.plan.graph import DURATION_ESTIMATES
@@ -72,6 +74,10 @@ def _minor_lines(plan: Plan, names: dict[str, str]) -> list[str]:
         + (f"{g.rollout.describe()}; {g.rollout.capacity()}" if g.rollout else "roll-out not known")
         for g in minor.groups
     ]
+    samples = sample_pods(plan)
+    if samples and any(g.rollout is not None and g.rollout.gpu for g in minor.groups):
+        lines.append(f"  sample Pod(s) {', '.join(samples)} (samplePods): {SAMPLE_POD_EVICTION.does}")
+        lines.append(f"    source: {SAMPLE_POD_EVICTION.source}")
     if row is not None:
         lines.append(f"  source: {row.source}")
     return lines
@@ -93,9 +99,23 @@ def _cluster_lines(changes: Changes) -> list[str]:
     return lines
 
 
-def _recreation_lines(changes: Changes, names: dict[str, str], minor_shown: bool) -> list[str]:
-    """Groups whose nodes a template (or, without a minor move, a version) change replaces, and groups deleted."""
-    replacing = (Effect.ROLLING_REPLACE,) if minor_shown else (Effect.ROLLING_REPLACE, Effect.MINOR_UPGRADE)
+def _replacing(minor_shown: bool) -> tuple[Effect, ...]:
+    return (Effect.ROLLING_REPLACE,) if minor_shown else (Effect.ROLLING_REPLACE, Effect.MINOR_UPGRADE)
+
+
+def sample_pods(plan: Plan) -> list[str]:
+    """The sample Pods the stack runs (samplePods): the Pods DraWorkloads registers, by their Kubernetes name."""
+    return [
+        str((r.inputs.get("metadata") or {}).get("name", r.name))
+        for r in plan.run.of_type(POD_TYPE)
+        if f"{DRA_WORKLOADS_TYPE}$" in r.urn
+    ]
+
+
+def _recreation_lines(changes: Changes, names: dict[str, str], minor_shown: bool, samples: list[str]) -> list[str]:
+    """Groups whose nodes a template (or, without a minor move, a version) change replaces, each with its other
+    changes (they land with the roll-out), what it can run meanwhile and the sample Pods it evicts; groups deleted."""
+    replacing = _replacing(minor_shown)
     rolled = [(g, g.of(*replacing)) for g in changes.groups]
     rolled = [(g, fields) for g, fields in rolled if fields]
     lines: list[str] = []
@@ -104,6 +124,18 @@ def _recreation_lines(changes: Changes, names: dict[str, str], minor_shown: bool
         for group, fields in rolled:
             lines.append(f"  {_group(group, names)}: {group.rollout.describe() if group.rollout else ''}".rstrip())
             lines += _field_lines(fields)
+            lines += [
+                f"    {change.text()} ({', '.join(sorted(effect.value for effect in change.effects))})"
+                for change in group.changes
+                if change not in fields and change.rows
+            ]
+            if group.rollout is not None:
+                lines.append(f"    meanwhile it {group.rollout.capacity(group.fewest_before)}")
+            if group.rollout is not None and group.rollout.gpu and samples:
+                lines.append(
+                    f"    sample Pod(s) {', '.join(samples)} (samplePods), when on its nodes: {SAMPLE_POD_EVICTION.does}"
+                )
+                lines.append(f"      source: {SAMPLE_POD_EVICTION.source}")
     for name in changes.removed_groups:
         if name in changes.protected_removals:
             lines.append(
@@ -131,11 +163,13 @@ def _section(title: str, groups: list[tuple[str, tuple[FieldChange, ...]]]) -> l
     return lines
 
 
-def _new_nodes_only(changes: Changes, names: dict[str, str]) -> list[tuple[str, tuple[FieldChange, ...]]]:
+def _new_nodes_only(
+    changes: Changes, names: dict[str, str], minor_shown: bool
+) -> list[tuple[str, tuple[FieldChange, ...]]]:
     found = []
     for group in changes.groups:
         fields = group.of(Effect.NEW_NODES_ONLY)
-        if fields:
+        if fields and not group.of(*_replacing(minor_shown)):
             rollout = group.rollout
             nodes = (
                 ""
@@ -167,25 +201,26 @@ def _moved_release_lines(changes: Changes) -> list[str]:
 
 def _helm_lines(changes: Changes) -> list[str]:
     lines = []
+    sources = []
     for release in changes.releases:
         restart = release.of(Effect.HELM_RESTART)
         crds = release.of(Effect.CRDS_NOT_UPDATED)
-        fetched = release.of(Effect.IN_PLACE)
-        if fetched:
-            # Another repository (or its login): an upgrade of the release that fetches the chart elsewhere.
-            lines.append(f"  {release.name}: {fetched[0].rows[0].does}")
-            lines += _field_lines(fetched)
+        in_place = tuple(change for change in release.of(Effect.IN_PLACE) if change not in restart)
         if not restart:
+            if in_place:
+                # The same chart and version from another repository: the table's chart-source row says what it is.
+                sources.append(f"  {release.name}: {in_place[0].rows[0].does}")
+                sources += _field_lines(in_place)
             continue
         row = next(row for row in restart[0].rows if row.effect is Effect.HELM_RESTART)
         lines.append(f"  {release.name}: {row.does}")
-        lines += _field_lines(restart)
+        lines += _field_lines(restart + in_place)
         if crds:
             lines.append(
                 f"    CRDs: Helm applies the chart's crds/ folder on a fresh install only; apply the new CRDs by hand "
                 f"before `pulumi up` ({crds[0].rows[-1].source})"
             )
-    return ["HELM UPGRADES", *lines] if lines else []
+    return (["HELM UPGRADES", *lines] if lines else []) + (["HELM CHART SOURCE CHANGED", *sources] if sources else [])
 
 
 def _ceiling_lines(plan: Plan, changes: Changes) -> list[str]:
@@ -282,9 +317,12 @@ def changed_lines(plan: Plan, names: dict[str, str]) -> list[str]:
     if plan.driver_steps:
         body += ["DRIVER MODE CHANGE: steps, in order", *(f"  {n}. {s}" for n, s in enumerate(plan.driver_steps, 1))]
     body += _cluster_lines(changes)
-    body += _recreation_lines(changes, names, plan.minor is not None)
-    body += _section("REACHES ONLY NEW NODES (Nebius starts no roll-out)", _new_nodes_only(changes, names))
-    in_place = [*([changes.cluster] if changes.cluster else []), *changes.groups]
+    minor_shown = plan.minor is not None
+    body += _recreation_lines(changes, names, minor_shown, sample_pods(plan))
+    body += _section("REACHES ONLY NEW NODES (Nebius starts no roll-out)", _new_nodes_only(changes, names, minor_shown))
+    # A group whose nodes are replaced lists its other changes under RECREATES NODES, not here as well.
+    kept = [g for g in changes.groups if not g.of(*_replacing(minor_shown))]
+    in_place = [*([changes.cluster] if changes.cluster else []), *kept]
     body += _section(
         "IN PLACE (no node replaced)",
         [(_group(c, names), c.of(Effect.IN_PLACE)) for c in in_place if c.of(Effect.IN_PLACE)],

@@ -225,8 +225,13 @@ def _verify(args: argparse.Namespace) -> int:
 
 def _refused(message: str, report: Path | None = None) -> int:
     """A usage or input error: one message, escaped and redacted, and exit status 2; with the --json `report` asked
-    for, the message says that none was written (nothing was checked), so a caller does not look for one."""
-    written = f"\nno report was written to {report} (--json): nothing was checked" if report is not None else ""
+    for, the message says that none was written (nothing was checked), so a caller does not look for one; a refusal
+    of the --json path itself already says so."""
+    written = (
+        f"\nno report was written to {report} (--json): nothing was checked"
+        if report is not None and not message.startswith("--json ")
+        else ""
+    )
     print(f"error: {printable(redacted(message + written), lines=True)}", file=sys.stderr)
     return 2
 

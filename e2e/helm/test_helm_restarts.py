@@ -7,15 +7,13 @@ writes for dev, before and after a setting changes, and the kubelet plugin's Dae
 template is compared: a change to it is what a `helm upgrade` rolls out to every GPU node. A
 setting that reaches only the controller changes no plugin pod.
 
-Helm is the binary named by NEBIUS_DRA_HELM or on PATH (e2e/gpu-node/build.sh builds v3.20.2 from
-the Go module proxy); without it, or without the charts, the module is skipped.
+Helm is the binary e2e/helm/helm_build.py builds from the Go module proxy (the version e2e/gpu-node/build.sh
+builds), which this tier's conftest hands over as the `helm` fixture; without the vendored charts the tests fail.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -32,15 +30,11 @@ from tools.plan.files import plan_files
 from tools.plan.model import build_plan
 from tools.plan.values import mock_id_references, presentable
 
-HELM = os.environ.get("NEBIUS_DRA_HELM") or shutil.which("helm")
-pytestmark = pytest.mark.skipif(
-    HELM is None or not VENDORED_CHARTS.is_dir(), reason="needs helm (NEBIUS_DRA_HELM) and the vendored charts"
-)
 KUBE_VERSION = "1.34.0"
 LINES = {"nvidia-dra-driver-gpu": {}, "dra-driver-nvidia-gpu": {"nebius-dra:draDriverChart": "dra-driver-nvidia-gpu"}}
 
 
-def _rendered(changes: dict[str, str], tmp_path: Path) -> list[dict[str, Any]]:
+def _rendered(helm: Path, changes: dict[str, str], tmp_path: Path) -> list[dict[str, Any]]:
     """Every object the DRA driver's chart renders with the Helm values the plan writes for dev with `changes`."""
     plan = build_plan("dev", config={**load_stack_config("dev"), **changes}, out=None)
     assert plan.error is None, plan.error
@@ -55,9 +49,8 @@ def _rendered(changes: dict[str, str], tmp_path: Path) -> list[dict[str, Any]]:
     path = tmp_path / f"values-{len(list(tmp_path.iterdir()))}.yaml"
     path.write_text(text)
     archive = VENDORED_CHARTS / f"{values['chart'].rsplit('/', 1)[-1]}-{values['version']}.tgz"
-    assert archive.is_file(), f"{archive.name} is not vendored"
-    assert HELM is not None
-    command = [HELM, "template", values["name"], str(archive), "--namespace", values["namespace"]]
+    assert archive.is_file(), f"{archive.name} is not vendored in {VENDORED_CHARTS} (make e2e needs ../shared/vendor)"
+    command = [str(helm), "template", values["name"], str(archive), "--namespace", values["namespace"]]
     done = subprocess.run(
         [*command, "-f", str(path), "--kube-version", KUBE_VERSION],
         capture_output=True,
@@ -90,9 +83,11 @@ KEEPS = {
 
 @pytest.mark.parametrize("line", LINES)
 @pytest.mark.parametrize(("case", "change"), [*RESTARTS.items(), *KEEPS.items()])
-def test_a_setting_restarts_the_kubelet_plugin_exactly_when_helm_changes_its_pod_template(line, case, change, tmp_path):
-    before = _plugin(_rendered(LINES[line], tmp_path))
-    after = _plugin(_rendered({**LINES[line], **change}, tmp_path))
+def test_a_setting_restarts_the_kubelet_plugin_exactly_when_helm_changes_its_pod_template(
+    helm, line, case, change, tmp_path
+):
+    before = _plugin(_rendered(helm, LINES[line], tmp_path))
+    after = _plugin(_rendered(helm, {**LINES[line], **change}, tmp_path))
     setting = next(iter(change)).removeprefix("nebius-dra:")
     row = consequence_of_setting(setting, HELM_RELEASE_TYPE)
     assert row is not None and row.effect is Effect.HELM_RESTART, f"{setting} is not a Helm upgrade in the table"
@@ -101,9 +96,9 @@ def test_a_setting_restarts_the_kubelet_plugin_exactly_when_helm_changes_its_pod
 
 
 @pytest.mark.parametrize("line", LINES)
-def test_a_restart_reaches_every_gpu_node_at_once_as_the_table_says(line, tmp_path):
+def test_a_restart_reaches_every_gpu_node_at_once_as_the_table_says(helm, line, tmp_path):
     """The chart's kubeletPlugin.updateStrategy, which the stack keeps: every plugin pod is replaced together."""
-    strategy = _plugin(_rendered(LINES[line], tmp_path))["spec"]["updateStrategy"]
+    strategy = _plugin(_rendered(helm, LINES[line], tmp_path))["spec"]["updateStrategy"]
     assert strategy == {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "100%"}}
     [row] = [r for r in (consequence_of_setting("draDriverRoot", HELM_RELEASE_TYPE),) if r is not None]
     assert "every GPU node at once" in row.does and "maxUnavailable 100%" in row.source
