@@ -12,6 +12,7 @@ must be on one host: one login is never sent to a host it was not meant for.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Mapping
 from urllib.parse import urlsplit
 
@@ -34,6 +35,10 @@ ACCESS_FIELDS = {
     KEY_FILE_KEY: "key_file",
 }
 ACCESS_KEYS = tuple(ACCESS_FIELDS)
+# The port a repository URL without one is reached on: HTTP's and HTTPS's (RFC 9110 sections 4.2.1 and 4.2.2); an
+# OCI registry is reached over HTTPS (OCI distribution-spec, "registry API"), as Helm's OCI client does.
+DEFAULT_PORTS = {"http": 80, "https": 443, "oci": 443}
+_PORT = re.compile(r":([0-9]+)$")
 
 
 def chart_repository(given: str, upstream: str, access: RepositoryAccess | None = None) -> ChartRepositoryConfig:
@@ -109,9 +114,13 @@ def release_repositories(config: StackConfig) -> dict[str, ChartRepositoryConfig
 
 
 def _host(url: str) -> str:
-    """scheme://host[:port], what Helm compares before it sends a classic repository's credentials on."""
+    """scheme://host:port, what Helm compares before it sends a classic repository's credentials on, normalised as
+    RFC 3986 section 6.2.2.1 (scheme and host are case-insensitive) and 6.2.3 (a scheme's default port given or left
+    out is one port) compare URLs; an IPv6 literal keeps its brackets."""
     parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}"
+    scheme, host = parts.scheme.lower(), parts.hostname or ""
+    port = _PORT.search(parts.netloc)
+    return f"{scheme}://{f'[{host}]' if ':' in host else host}:{int(port[1]) if port else DEFAULT_PORTS[scheme]}"
 
 
 def mirror_access_problems(
@@ -130,6 +139,16 @@ def mirror_access_problems(
     for key, repository in mirrors.items():
         if repository.access is not None:
             hosts.setdefault(_host(repository.url), []).append(key)
+    login = [config_key(key) for key in (USERNAME_KEY, PASSWORD_KEY) if _is_set(access, key)]
+    in_clear = [
+        key for key, repository in mirrors.items() if repository.access and repository.url.startswith("http://")
+    ]
+    if login and in_clear:
+        problems.add(
+            ", ".join(login),
+            f"would be sent in clear to {', '.join(in_clear)}, an http:// repository (basic authentication only "
+            "encodes them, RFC 7617 section 4): serve the mirror over https://, or pull from it without a login",
+        )
     if not hosts:
         problems.add(
             given,
