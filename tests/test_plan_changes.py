@@ -18,6 +18,7 @@ import pytest
 
 from components.config.stack_file import PROJECT_DIR, load_stack_config
 from tests.helpers import with_gpu_groups_changed
+from tests.queue_configs import TEAMS, prod_with
 from tools.plan import __main__ as plan_cli
 from tools.plan.minor_upgrade import refusal
 from tools.plan.model import build_plan
@@ -299,6 +300,8 @@ def test_deleting_a_protected_group_is_a_failing_up_that_saves_nothing(prod_base
     summary = text.splitlines()[0]
     assert "`pulumi up` FAILS: it cannot delete the protected node group(s) h200-burst" in summary
     assert "recreates" not in summary
+    # A failing `pulumi up` is no go-ahead: exit 1 and ok false, as for a blocked plan (docs/offline-plan.md).
+    assert plan_cli.exit_status(plan) == 1 and plan_document(plan)["ok"] is False
     for shown in (text, _changed(render_markdown(plan))):
         assert "`pulumi up` FAILS deleting node group h200-burst: it is protected" in shown
         assert "https://www.pulumi.com/docs/iac/concepts/options/protect/" in shown
@@ -312,6 +315,7 @@ def test_deleting_a_protected_group_is_a_failing_up_that_saves_nothing(prod_base
     assert "; deletes 1 node group(s)" in plain_text.splitlines()[0]
     assert "recreates" not in plain_text.splitlines()[0]
     assert "DELETES node group h200-burst" in plain_text and "FAILS" not in plain_text
+    assert plan_cli.exit_status(plain) == 0
 
 
 def _baseline_of(config: dict[str, str]) -> dict[str, Any]:
@@ -434,6 +438,91 @@ def test_a_budget_that_passes_on_a_doubtful_price_says_so_in_the_plan():
         assert "max-hourly-cost" in verdicts and "within maxHourlyUsd $400.00" in verdicts
         assert "The pass rests on doubtful or stale prices: dra-prod-h200-burst: doubtful price" in verdicts
     assert plan_document(plan)["passes"][0]["policy"] == "max-hourly-cost"
+
+
+def test_a_release_moved_to_another_namespace_is_deleted_and_created_naming_the_plugin_outage(prod_baseline):
+    """attack2 #1: Helm 3 scopes a release to its namespace, so a move uninstalls it and installs it anew."""
+    for key, moved_to in (("draDriverNamespace", "dra2"), ("gpuMetricsNamespace", "gm2")):
+        config = {**load_stack_config("prod"), f"nebius-dra:{key}": moved_to}
+        plan = build_plan("prod", config=config, out=None, baseline=prod_baseline)
+        for shown in (render_text(plan), _changed(render_markdown(plan))):
+            assert "HELM RELEASES DELETED AND CREATED" in shown and f"-> {moved_to}" in shown
+            assert "its kubelet plugin stops on every GPU node: no claim is prepared in between" in shown
+            assert "release-names-are-now-scoped-to-the-namespace" in shown
+            assert "Nothing recorded differs" not in shown
+        assert "; uninstalls and reinstalls Helm release(s) dra-prod-" in render_text(plan).splitlines()[0]
+    older = copy.deepcopy(prod_baseline)
+    for release in older["releases"]:
+        del release["namespace"], release["repositoryOpts"]
+    assert "Nothing recorded differs from the baseline" in render_text(build_plan("prod", out=None, baseline=older))
+
+
+def test_a_deleted_pod_or_namespace_is_named_with_what_it_takes_along():
+    """attack2 #2: samplePods off deletes the sample Pod; a claimNamespace move deletes the old namespace and all in
+    it, the Pod included. The table's presence rows say what each does, with their sources."""
+    baseline = json.loads(json.dumps(plan_document(build_plan("dev", out=None))))
+    without_pods = {**load_stack_config("dev"), "nebius-dra:samplePods": "false"}
+    off = build_plan("dev", config=without_pods, baseline=baseline, out=None)
+    for shown in (render_text(off), _changed(render_markdown(off))):
+        assert "Pod dra-samples/gpu-workload DELETED: the sample Pods stop" in shown
+        assert "Nothing recorded differs" not in shown
+    moved_config = {**load_stack_config("dev"), "nebius-dra:claimNamespace": "claims2"}
+    text = render_text(build_plan("dev", config=moved_config, baseline=baseline, out=None))
+    assert "Namespace dra-samples -> Namespace claims2: deleted and created" in text
+    assert (
+        "the old one DELETED with everything in it" in text and "This deletes everything under the namespace!" in text
+    )
+    assert "Pod dra-samples/gpu-workload -> Pod claims2/gpu-workload: deleted and created" in text
+    assert "; deletes namespace(s) dra-samples with all in them" in text.splitlines()[0]
+    older = copy.deepcopy(baseline)
+    del older["objects"]
+    unknown = render_text(build_plan("dev", config=without_pods, baseline=older, out=None))
+    assert "Not known: the baseline does not record the Kubernetes objects" in unknown and "DELETED" not in unknown
+
+
+def test_removing_a_queue_team_names_its_namespace_and_queues_deleted():
+    """attack2 #3: a team's namespace goes with everything in it, its ClusterQueue with the team."""
+    baseline = json.loads(json.dumps(plan_document(build_plan("prod", config=prod_with({"teams": TEAMS}), out=None))))
+    plan = build_plan("prod", config=prod_with({"teams": TEAMS[:1]}), out=None, baseline=baseline)
+    for shown in (render_text(plan), _changed(render_markdown(plan))):
+        assert "Namespace inference DELETED with everything in it: its Pods stop, its Jobs, LocalQueues" in shown
+        assert "ClusterQueue inference " in shown and "LocalQueue inference/inference " in shown
+        assert "CLAIM TEMPLATE inference/gpu (a team's template, queues) DELETED" in shown
+
+
+def _crafted(baseline: dict[str, Any], edit: Any) -> dict[str, Any]:
+    crafted = copy.deepcopy(baseline)
+    edit(crafted)
+    return crafted
+
+
+@pytest.mark.parametrize(
+    ("edit", "named"),
+    [
+        (lambda b: b.pop("cluster"), "has no cluster"),
+        (lambda b: b.pop("releases"), "has no releases"),
+        (lambda b: b["nodeGroups"].extend(copy.deepcopy(b["nodeGroups"])), "is listed twice"),
+        (
+            lambda b: [
+                g.update(urn=g["urn"].replace("urn:pulumi:prod::", "urn:pulumi:dev::")) for g in b["nodeGroups"]
+            ],
+            "nodeGroups[0].urn is urn:pulumi:dev::",
+        ),
+        (lambda b: b["nodeGroups"][1].update(fixedNodeCount=1e308), "nodeGroups[1].fixedNodeCount is 1e+308"),
+        (lambda b: b["nodeGroups"][0].update(autoscaling={"minNodeCount": -1}), "autoscaling.minNodeCount is -1"),
+        (lambda b: b["cluster"]["controlPlane"].update(version=1.34), "cluster.controlPlane.version is 1.34"),
+        (lambda b: b["releases"][0].update(values=[]), "releases[0].values is []"),
+    ],
+)
+def test_a_crafted_or_incomplete_format_2_baseline_is_refused_naming_the_file_and_field(
+    edit, named, prod_baseline, tmp_path, capsys
+):
+    """attack2 #7, #10: a missing record would read as no change, a duplicate or foreign record hides one."""
+    path = tmp_path / "crafted.json"
+    path.write_text(json.dumps(_crafted(prod_baseline, edit)))
+    assert plan_cli.main(["--stack", "prod", "--out", "none", "--baseline", str(path)]) == 2
+    stderr = capsys.readouterr().err
+    assert str(path) in stderr and named in stderr, stderr
 
 
 @pytest.mark.parametrize("mirror", ["https://charts.example.com/nvidia", "oci://registry.example.com/charts"])

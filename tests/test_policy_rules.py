@@ -897,6 +897,14 @@ def test_max_hourly_cost_counts_autoscaled_groups_at_their_maximum():
     assert "list prices of 2026-10-01" in message
 
 
+def test_max_hourly_cost_shows_enough_digits_for_the_verdict_to_read_right():
+    """attack2 #8: at cents $336.004 over $336.00 read "$336.00 over $336.00"; $336 within $336.004 "within $336.00"."""
+    [(_, over)] = stack_violations("max-hourly-cost", TRAIN, BURST, PRICED, config=budget(335.996))
+    assert "cost up to $336.000 per hour" in over and "over max-hourly-cost.maxHourlyUsd $335.996" in over
+    [(_, within)] = pass_notes(_planned(TRAIN, BURST, PRICED), {"max-hourly-cost": budget(336.004)})
+    assert "cost up to $336.000 per hour" in within and "within maxHourlyUsd $336.004" in within
+
+
 def test_max_hourly_cost_carries_the_caveats_of_the_prices_it_used():
     doubtful = {**estimated("dra-prod-train", 28.0), "caveats": ["doubtful price (prices/nebius.yaml): likely low"]}
     [(_, message)] = stack_violations(

@@ -22,6 +22,7 @@ from .planned import CLUSTER_TYPE, NODE_GROUP_TYPE, POD_TYPE
 
 CLAIM_TEMPLATE_TYPE = "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate"
 HELM_RELEASE_TYPE = "kubernetes:helm.sh/v3:Release"
+NAMESPACE_TYPE = "kubernetes:core/v1:Namespace"
 KUBERNETES_PROVIDER_TYPE = "pulumi:providers:kubernetes"
 # What a setting reaches when it changes nothing deployed: the program's config checks, the plan, the cost, the pack.
 NOTHING_DEPLOYED = "(nothing deployed: the config checks, the plan, the cost or the pack read it)"
@@ -341,7 +342,7 @@ CONSEQUENCES: tuple[Consequence, ...] = (
         ("namespace",),
         Effect.DELETE_CREATE,
         "the release is installed in the new namespace and uninstalled from the old: its pods stop there and start "
-        "again here (for the DRA driver, no claim is prepared in between)",
+        "again here (for the DRA driver, its kubelet plugin stops on every GPU node: no claim is prepared in between)",
         "Helm 3 (https://helm.sh/docs/faq/changes_since_helm2/#release-names-are-now-scoped-to-the-namespace): a "
         "release lives in its namespace",
     ),
@@ -434,7 +435,21 @@ SAMPLE_POD_PRESENCE = Presence(
     'k8s.io/api core/v1 PodResourceClaim.resourceClaimTemplateName: "When this pod is deleted, the ResourceClaim '
     'will also be deleted."',
 )
-PRESENCES = (CLAIM_TEMPLATE_PRESENCE, SAMPLE_POD_PRESENCE)
+NAMESPACE_PRESENCE = Presence(
+    ("claimNamespace", "queues", "samplePods"),
+    NAMESPACE_TYPE,
+    "created: empty until the stack's objects in it are",
+    "DELETED with everything in it: its Pods stop, its Jobs, LocalQueues, claim templates and claims go with it "
+    "(a team's ClusterQueue is deleted with the team)",
+    "Kubernetes, Namespaces (https://kubernetes.io/docs/tasks/administer-cluster/namespaces/#deleting-a-namespace): "
+    '"This deletes everything under the namespace!"',
+)
+PRESENCES = (CLAIM_TEMPLATE_PRESENCE, SAMPLE_POD_PRESENCE, NAMESPACE_PRESENCE)
+
+
+def presence_of(resource_type: str) -> Presence | None:
+    """The row for creating and deleting a whole resource of `resource_type`; None when the table has none."""
+    return next((row for row in PRESENCES if row.resource_type == resource_type), None)
 
 
 @dataclass(frozen=True)

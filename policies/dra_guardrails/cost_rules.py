@@ -25,8 +25,22 @@ HOURS_PER_30_DAYS = 24 * 30
 MIN_HOURLY_USD = 0.01
 
 
-def _usd(amount: float) -> str:
-    return f"${amount:,.2f}" if amount >= 1 else f"${amount:.4f}".rstrip("0").rstrip(".")
+# A budget is compared to the cent and beyond, but no price of the table has more than six decimals.
+MAX_DIGITS = 6
+
+
+def _usd(amount: float, digits: int = 2) -> str:
+    return f"${amount:,.{digits}f}" if amount >= 1 else f"${amount:.{max(digits, 4)}f}".rstrip("0").rstrip(".")
+
+
+def _usd_against(total: float, limit: float) -> tuple[str, str]:
+    """The cost and the budget with as many digits as it takes to show both as they are (six at most), so that the
+    verdict reads right: at cents, $3.632 over a budget of $3.63 would read "$3.63 over $3.63", and $3.63 within
+    $3.632 "within $3.63"."""
+    digits = 2
+    while digits < MAX_DIGITS and any(abs(round(amount, digits) - amount) > 1e-9 for amount in (total, limit)):
+        digits += 1
+    return _usd(total, digits), _usd(limit, digits)
 
 
 def _max_hourly_usd(config: Mapping[str, Any]) -> float | None:
@@ -144,11 +158,12 @@ def check_max_hourly_cost(
     if budget.over:
         dates = budget.dates
         dated = f"{min(dates)}..{max(dates)}" if len(dates) > 1 else next(iter(dates), "?")
+        total, budgeted = _usd_against(budget.total, limit)
         violations.append(
             (
                 None,
-                f"The stack's nodes cost up to {_usd(budget.total)} per hour ({_usd(budget.total * HOURS_PER_30_DAYS)} "
-                f"per 30 days) at their largest size, over max-hourly-cost.maxHourlyUsd {_usd(limit)}: "
+                f"The stack's nodes cost up to {total} per hour ({_usd(budget.total * HOURS_PER_30_DAYS)} "
+                f"per 30 days) at their largest size, over max-hourly-cost.maxHourlyUsd {budgeted}: "
                 f"{', '.join(budget.parts)} (list prices of {dated}; boot disks, network, egress and storage not "
                 "included). Lower fixedNodeCount or autoscaling max, choose smaller presets, or raise maxHourlyUsd in "
                 "the policy config." + budget.caveat_text(),
@@ -167,9 +182,10 @@ def max_hourly_cost_pass(resources: Sequence[PlannedResource], config: Mapping[s
     budget = _budget(resources, limit)
     if budget.unpriced or budget.over:
         return None
+    total, budgeted = _usd_against(budget.total, limit)
     return (
-        f"the stack's nodes cost up to {_usd(budget.total)} per hour at their largest size, within "
-        f"maxHourlyUsd {_usd(limit)}: {', '.join(budget.parts)}."
+        f"the stack's nodes cost up to {total} per hour at their largest size, within "
+        f"maxHourlyUsd {budgeted}: {', '.join(budget.parts)}."
         + (f" The pass rests on doubtful or stale prices: {'; '.join(budget.caveats)}." if budget.caveats else "")
     )
 

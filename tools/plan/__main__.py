@@ -22,7 +22,8 @@ nodes it replaces, with batches and duration, what reaches only new nodes, Helm 
 templates replaced; a kubernetesVersion move that skips or lowers a minor is refused, and so is a
 move of the DRA driver back from 0.4.x to 25.x.
 
-Exit status: 0 when `pulumi up` could proceed, 1 when a mandatory policy is violated,
+Exit status: 0 when `pulumi up` could proceed, 1 when a mandatory policy is violated or `pulumi up` would fail
+deleting a protected node group,
 2 when the program itself refuses the config (the message names the key), the DRA driver moves
 back from 0.4.x to 25.x or kubernetesVersion skips or lowers a minor against the baseline (the
 plan is printed with the reason, and stderr names the key, the move and the allowed path), or the stack
@@ -143,7 +144,7 @@ def warn_policy_config_duplicate(message: str) -> None:
 
 def exit_status(plan: Plan) -> int:
     """2 for a config the program or the baseline refuses (bad input, the project's rule), 1 for a mandatory
-    policy, 0 when `pulumi up` could go ahead."""
+    policy or a protected group `pulumi up` cannot delete, 0 when `pulumi up` could go ahead."""
     if plan.error is not None or plan.refusals:
         return EXIT_PROGRAM
     return EXIT_POLICY if plan.blocked else EXIT_OK

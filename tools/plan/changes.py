@@ -2,7 +2,8 @@
 
 The JSON plan records what a later plan compares (`snapshot`): the cluster's version, each node
 group's registered inputs (template with labels and taints, version, size, strategy), the Helm
-releases (chart, version, values), the claim templates' specs and the DRA driver's root. Against
+releases (chart, version, values, namespace, repository), the claim templates' specs, the DRA driver's root and
+the other Kubernetes objects' places. Against
 such a baseline (`--baseline`, `--base`) each differing field is looked up in
 `policies/dra_guardrails/consequences.py`, the one table that says what a change does on Nebius
 and in the cluster; a field the table has no row for is listed as such, never called harmless.
@@ -21,6 +22,7 @@ from typing import Any
 from components.config.reading import printable
 from components.dra_constants import BUILTIN_TEMPLATES, NODE_GROUP_LABEL
 from components.dra_workloads import DRA_WORKLOADS_TYPE
+from components.input.fields import MAX_NODES
 from components.kueue import TEAM_QUEUES_TYPE
 from components.values.release import OCI_SCHEME, chart_source
 from policies.dra_guardrails import PlannedResource
@@ -42,6 +44,7 @@ from tools.plan.mock_engine import RegisteredResource
 from tools.plan.rollout import Rollout
 
 PLAN_FORMAT = 2
+KUBERNETES_PREFIX = "kubernetes:"
 # What a node group's snapshot records besides its URN and Nebius name (the registered inputs' keys).
 GROUP_FIELDS = ("template", "version", "fixedNodeCount", "autoscaling", "strategy", "autoRepair")
 # What the cluster's snapshot records (its registered inputs' keys); before issue 39, its name and version only.
@@ -65,6 +68,8 @@ def _release_snapshot(resource: RegisteredResource, inputs: Mapping[str, Any]) -
         "chart": inputs.get("chart"),
         "version": inputs.get("version"),
         "values": inputs.get("values") or {},
+        # Since attack2: where it is installed (a move uninstalls it and installs it anew).
+        "namespace": inputs.get("namespace"),
         # Where Helm fetches a classic repository's chart (an OCI chart's is in its reference, chart_source); the
         # URL only: the options' credentials never reach the JSON plan.
         "repositoryOpts": {"repo": repo}
@@ -131,7 +136,41 @@ def snapshot(
             if r.type == CLAIM_TEMPLATE_TYPE
         ],
         "driverRoot": driver_root(planned),
+        # Since attack2: the other Kubernetes objects (namespaces, Pods, queues), so that a deleted one is named.
+        "objects": [
+            {"urn": r.urn, "type": r.type, **_object_place(inputs[r.urn])}
+            for r in ordered
+            if r.type.startswith(KUBERNETES_PREFIX) and r.type not in (HELM_RELEASE_TYPE, CLAIM_TEMPLATE_TYPE)
+        ],
     }
+
+
+def _object_place(inputs: Mapping[str, Any]) -> dict[str, Any]:
+    metadata = inputs.get("metadata") or {}
+    return {"name": metadata.get("name"), "namespace": metadata.get("namespace")}
+
+
+@dataclass(frozen=True)
+class KubeObject:
+    """A recorded Kubernetes object by kind and place; its name and namespace are what identify it in the cluster."""
+
+    resource_type: str
+    namespace: str | None
+    name: str
+
+    @property
+    def kind(self) -> str:
+        return self.resource_type.rsplit(":", 1)[-1]
+
+    def text(self) -> str:
+        return printable(f"{self.kind} {self.namespace + '/' if self.namespace else ''}{self.name}")
+
+
+def kube_object(record: Mapping[str, Any]) -> KubeObject:
+    namespace = record.get("namespace")
+    return KubeObject(
+        str(record.get("type")), namespace if isinstance(namespace, str) else None, str(record.get("name"))
+    )
 
 
 @dataclass(frozen=True)
@@ -144,6 +183,8 @@ class Baseline:
     releases: Mapping[str, Mapping[str, Any]]
     claim_templates: Mapping[str, Mapping[str, Any]]
     driver_root: str | None
+    # None when the baseline did not record them (before attack2): their deletions are not known.
+    objects: Mapping[str, Mapping[str, Any]] | None = None
 
 
 def _records(document: Mapping[str, Any], key: str) -> dict[str, Mapping[str, Any]]:
@@ -192,6 +233,14 @@ def read_baseline(document: Any, stack: str) -> Baseline:
             f"{PLAN_FORMAT} (the integer), or a plan written before planFormat existed (no planFormat key): "
             "write the baseline again with `python -m tools.plan --format json`"
         )
+    if not legacy:
+        missing = [key for key in FORMAT_2_RECORDS if key not in document]
+        if missing:
+            raise BaselineError(
+                f"the baseline (planFormat {PLAN_FORMAT}) has no {', '.join(missing)}: tools.plan writes every one, so "
+                "what they record cannot be compared; write the baseline again with `python -m tools.plan --format json`"
+            )
+    _check_records(document, stack)
     cluster = document.get("cluster")
     root = document.get("driverRoot")
     if not legacy and (
@@ -206,7 +255,81 @@ def read_baseline(document: Any, stack: str) -> Baseline:
         releases={} if legacy else _records(document, "releases"),
         claim_templates={} if legacy else _records(document, "claimTemplates"),
         driver_root=None if legacy else root,
+        objects=None if legacy or "objects" not in document else _records(document, "objects"),
     )
+
+
+# What a planFormat-2 baseline has, each written by `snapshot` (objects came later: without it, deletions are not known).
+FORMAT_2_RECORDS = ("cluster", "nodeGroups", "releases", "claimTemplates", "driverRoot")
+# The recorded fields a plan compares as numbers or names, and what each may be; anything else is not tools.plan's.
+_COUNT = "a whole number from 0 to " + str(MAX_NODES)
+
+
+def _problem(value: Any, expected: str) -> bool:
+    if expected == _COUNT:
+        return not (type(value) is int and 0 <= value <= MAX_NODES)
+    if expected == "a string":
+        return not isinstance(value, str)
+    if expected == "true or false":
+        return not isinstance(value, bool)
+    return not isinstance(value, Mapping)
+
+
+RECORD_FIELDS: dict[str, dict[str, str]] = {
+    "nodeGroups": {
+        "name": "a string",
+        "protect": "true or false",
+        "version": "a string",
+        "fixedNodeCount": _COUNT,
+        "autoscaling.minNodeCount": _COUNT,
+        "autoscaling.maxNodeCount": _COUNT,
+        "template": "an object",
+    },
+    "cluster": {"name": "a string", "controlPlane": "an object", "controlPlane.version": "a string"},
+    "releases": {
+        "name": "a string",
+        "chart": "a string",
+        "version": "a string",
+        "namespace": "a string",
+        "values": "an object",
+    },
+    "claimTemplates": {"name": "a string"},
+    "objects": {"type": "a string", "name": "a string"},
+}
+
+
+def _check_records(document: Mapping[str, Any], stack: str) -> None:
+    """Each record is one of this stack's resources, once, with the types tools.plan writes: a crafted or edited
+    baseline would otherwise be read as no change (a group listed twice, another stack's URNs, 1e308 nodes)."""
+    prefix = f"urn:pulumi:{stack}::"
+    for key, expected in RECORD_FIELDS.items():
+        value = document.get(key)
+        records = [value] if key == "cluster" and isinstance(value, Mapping) else value
+        if not isinstance(records, list):
+            continue
+        seen: set[str] = set()
+        for index, record in enumerate(records):
+            where = key if key == "cluster" else f"{key}[{index}]"
+            if not isinstance(record, Mapping) or not isinstance(record.get("urn"), str):
+                continue
+            urn = record["urn"]
+            if not urn.startswith(prefix):
+                raise BaselineError(
+                    f"{where}.urn is {printable(urn)[:200]}, not a URN of stack {stack} ({prefix}...): compare plans "
+                    "of the same stack"
+                )
+            if urn in seen:
+                raise BaselineError(f"{where}.urn {printable(urn)[:200]} is listed twice; tools.plan lists each once")
+            seen.add(urn)
+            for path, kind in expected.items():
+                head, _, tail = path.partition(".")
+                item = record.get(head)
+                if tail:
+                    item = item.get(tail) if isinstance(item, Mapping) else None
+                if item is not None and _problem(item, kind):
+                    raise BaselineError(
+                        f"{where}.{path} is {printable(json.dumps(item))[:100]}; tools.plan writes {kind} there"
+                    )
 
 
 _ABSENT = object()
@@ -323,6 +446,11 @@ class Changes:
     added_claim_templates: list[ClaimTemplate] = field(default_factory=list)
     removed_claim_templates: list[ClaimTemplate] = field(default_factory=list)
     driver_root: tuple[str | None, str | None] | None = None
+    # Other Kubernetes objects created, deleted, or moved (a new name or namespace: deleted and created); None when
+    # the baseline did not record them.
+    added_objects: list[KubeObject] | None = None
+    removed_objects: list[KubeObject] | None = None
+    moved_objects: list[tuple[KubeObject, KubeObject]] | None = None
 
     @property
     def recreated(self) -> list[ResourceChange]:
@@ -345,6 +473,11 @@ class Changes:
             "addedClaimTemplates": [t.text() for t in self.added_claim_templates],
             "removedClaimTemplates": [t.text() for t in self.removed_claim_templates],
             "driverRoot": None if self.driver_root is None else list(self.driver_root),
+            "addedObjects": None if self.added_objects is None else [o.text() for o in self.added_objects],
+            "removedObjects": None if self.removed_objects is None else [o.text() for o in self.removed_objects],
+            "movedObjects": None
+            if self.moved_objects is None
+            else [f"{old.text()} -> {new.text()}" for old, new in self.moved_objects],
         }
 
 
@@ -367,6 +500,9 @@ def _paired(
         if resource_type == HELM_RELEASE_TYPE:
             if "repositoryOpts" not in old and not str(old.get("chart")).startswith(OCI_SCHEME):
                 unrecorded = ("repositoryOpts",)
+            if "namespace" not in old:
+                # Recorded since attack2: a baseline without it says nothing of a release's namespace.
+                unrecorded = (*unrecorded, "namespace")
             old, record = _release_compared(old), _release_compared(record)
         changes = _diff(resource_type, old, record, unrecorded)
         if changes:
@@ -457,6 +593,17 @@ def compare(baseline: Baseline, current: Mapping[str, Any], rollouts: Mapping[st
     changes.removed_claim_templates = [
         claim_template(t) for urn, t in baseline.claim_templates.items() if urn not in templates
     ]
+    if baseline.objects is not None:
+        objects = {o["urn"]: o for o in current["objects"]}
+        changes.added_objects = [kube_object(o) for urn, o in objects.items() if urn not in baseline.objects]
+        changes.removed_objects = [kube_object(o) for urn, o in baseline.objects.items() if urn not in objects]
+        moves = [
+            (kube_object(baseline.objects[urn]), kube_object(o))
+            for urn, o in objects.items()
+            if urn in baseline.objects
+        ]
+        # pulumi-kubernetes replaces an object whose .metadata.name or .metadata.namespace changes.
+        changes.moved_objects = [(old, new) for old, new in moves if old != new]
     if baseline.driver_root != current.get("driverRoot"):
         changes.driver_root = (baseline.driver_root, current.get("driverRoot"))
     return changes

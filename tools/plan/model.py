@@ -85,10 +85,11 @@ class Plan:
 
     @property
     def blocked(self) -> bool:
-        """True when `pulumi up` must not run: the program failed, a mandatory policy fired, the driver moves back
-        or the cluster's minor moves in a way the skew policy forbids."""
+        """True when `pulumi up` must not run: the program failed, a mandatory policy fired, the driver moves back,
+        the cluster's minor moves in a way the skew policy forbids, or it would fail deleting a protected group."""
         refused = bool(self.refusals)
-        return self.error is not None or refused or any(finding.mandatory for finding in self.findings)
+        failing = self.changes is not None and bool(self.changes.protected_removals)
+        return self.error is not None or refused or failing or any(finding.mandatory for finding in self.findings)
 
     def nodes(self) -> list[PlanNode]:
         return [node for root in self.roots for node in root.walk()]

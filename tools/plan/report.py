@@ -17,9 +17,10 @@ from typing import Any
 
 from components.config.reading import markdown_code_block, markdown_text
 from components.redaction import redacted_leaves
-from policies.dra_guardrails.consequences import Effect, consequences_of
+from policies.dra_guardrails.consequences import NAMESPACE_TYPE, Effect, consequences_of
 from policies.dra_guardrails.planned import NODE_GROUP_TYPE
 from tools.cost.render import render_cost_markdown, render_cost_text
+from tools.plan.changes import Changes
 from tools.plan.graph import DURATION_ESTIMATES, minutes, render_mermaid
 from tools.plan.model import Plan
 from tools.plan.tree import render_tree
@@ -82,6 +83,15 @@ def _protected_cost_notes(plan: Plan) -> list[str]:
     ]
 
 
+def _deleted_summary(changes: Changes) -> str:
+    """Releases a namespace move reinstalls and namespaces deleted with all in them, for the summary line."""
+    moved = [r.name for r in changes.releases if r.of(Effect.DELETE_CREATE)]
+    gone = [o for o in changes.removed_objects or [] if o.resource_type == NAMESPACE_TYPE]
+    gone += [old for old, _ in changes.moved_objects or [] if old.resource_type == NAMESPACE_TYPE]
+    text = f"; uninstalls and reinstalls Helm release(s) {', '.join(moved)}" if moved else ""
+    return text + (f"; deletes namespace(s) {', '.join(o.name for o in gone)} with all in them" if gone else "")
+
+
 def _summary(plan: Plan) -> str:
     nodes = plan.nodes()
     custom = sum(1 for node in nodes if node.resource.custom)
@@ -98,6 +108,8 @@ def _summary(plan: Plan) -> str:
         recreated += (
             f"; `pulumi up` FAILS: it cannot delete the protected node group(s) {', '.join(changes.protected_removals)}"
         )
+    if changes is not None:
+        recreated += _deleted_summary(changes)
     if changes is not None and changes.cluster is not None and changes.cluster.of(Effect.DELETE_CREATE):
         recreated += "; REPLACES THE CLUSTER, and every node group with it"
     minor = plan.minor

@@ -3,7 +3,8 @@
 In the order a change is applied: a refusal first (nothing below happens), the cluster's minor
 upgrade (control plane, then every node group with its batches and duration), the steps of a
 driver mode change (a relabel comes before `pulumi up`), the groups whose nodes are replaced, what reaches only new nodes, what changes in place, the Helm
-upgrades (pods restarted, CRDs Helm will not update), the claim templates replaced, created and deleted, and
+releases moved to another namespace (uninstalled and installed), the Helm upgrades (pods restarted, CRDs Helm will
+not update, another repository), the claim templates replaced, created and deleted, and
 any field the table has no row for. Text and Markdown print the same lines.
 """
 
@@ -11,9 +12,16 @@ from __future__ import annotations
 
 from components.config.reading import printable
 from components.dra_workloads import BUILTINS_LEFT_OUT, DRA_WORKLOADS_TYPE
-from policies.dra_guardrails.consequences import CLAIM_TEMPLATE_PRESENCE, SAMPLE_POD_EVICTION, Effect
+from policies.dra_guardrails.consequences import (
+    CLAIM_TEMPLATE_PRESENCE,
+    CLAIM_TEMPLATE_TYPE,
+    SAMPLE_POD_EVICTION,
+    Effect,
+    consequences_of,
+    presence_of,
+)
 from policies.dra_guardrails.planned import POD_TYPE
-from tools.plan.changes import LEGACY_UNKNOWN, Changes, FieldChange, ResourceChange
+from tools.plan.changes import LEGACY_UNKNOWN, Changes, FieldChange, KubeObject, ResourceChange
 from tools.plan.driver_line import DriverLineChange
 from tools.plan.graph import DURATION_ESTIMATES
 from tools.plan.model import Plan
@@ -179,6 +187,18 @@ def _new_nodes_only(
     return found
 
 
+def _moved_release_lines(changes: Changes) -> list[str]:
+    """A release whose namespace changes is uninstalled there and installed anew: its pods stop in between."""
+    lines = []
+    for release in changes.releases:
+        moved = release.of(Effect.DELETE_CREATE)
+        if moved:
+            lines.append(f"  {release.name}: {moved[0].rows[0].does}")
+            lines += _field_lines(moved)
+            lines.append(f"    source: {moved[0].rows[0].source}")
+    return ["HELM RELEASES DELETED AND CREATED", *lines] if lines else []
+
+
 def _helm_lines(changes: Changes) -> list[str]:
     lines = []
     sources = []
@@ -243,6 +263,43 @@ def _template_lines(plan: Plan, changes: Changes) -> list[str]:
     return edited + ([*lines, f"  source: {presence.source}"] if lines else [])
 
 
+# A new name or namespace replaces any Kubernetes object: the claim templates' namespace row says so, with its source.
+REPLACED_OBJECT = consequences_of(CLAIM_TEMPLATE_TYPE, "namespace")[0].source
+NOT_IN_TABLE = "not in the table of consequences: what it does is not known here"
+
+
+def _object_lines(changes: Changes) -> list[str]:
+    """Kubernetes objects deleted, moved (deleted and created) and created, each with its row's words and source."""
+    if changes.removed_objects is None:
+        return (
+            []
+            if changes.legacy
+            else [
+                "Not known: the baseline does not record the Kubernetes objects (namespaces, "
+                "Pods, queues), so their deletions cannot be seen"
+            ]
+        )
+    lines: list[str] = []
+    sources: dict[str, None] = {}
+
+    def said(item: KubeObject, deleted: bool) -> str:
+        row = presence_of(item.resource_type)
+        if row is None:
+            return NOT_IN_TABLE
+        sources[row.source] = None
+        return row.deleted if deleted else row.created
+
+    for item in changes.removed_objects:
+        lines.append(f"{item.text()} {said(item, True)}")
+    for old, new in changes.moved_objects or []:
+        lines.append(
+            f"{old.text()} -> {new.text()}: deleted and created ({REPLACED_OBJECT}); the old one {said(old, True)}"
+        )
+    for item in changes.added_objects or []:
+        lines.append(f"{item.text()} {said(item, False)}")
+    return [*lines, *(f"  source: {source}" for source in sources)]
+
+
 def changed_lines(plan: Plan, names: dict[str, str]) -> list[str]:
     """The section's lines: the baseline's origin, then every difference in the order it is applied."""
     if plan.no_baseline is not None:
@@ -271,8 +328,10 @@ def changed_lines(plan: Plan, names: dict[str, str]) -> list[str]:
         [(_group(c, names), c.of(Effect.IN_PLACE)) for c in in_place if c.of(Effect.IN_PLACE)],
     )
     body += _ceiling_lines(plan, changes)
+    body += _moved_release_lines(changes)
     body += _helm_lines(changes)
     body += _template_lines(plan, changes)
+    body += _object_lines(changes)
     every = [
         *changes.groups,
         *changes.releases,
