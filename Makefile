@@ -34,16 +34,16 @@ export STACK FORMAT FUZZ_SECONDS FUZZ_SCALE E2E STACK_FILE POLICY_CONFIG BASELIN
 
 # STACK_FILE=path/to/Pulumi.<name>.yaml plans or prices a stack file outside the stack list; given with an
 # explicit STACK as well, both reach the tool, which refuses the pair (exit 2) rather than pick one.
-STACK_ARGS = $(if $(STACK_FILE),--stack-file "$$STACK_FILE" $(if $(filter-out file,$(origin STACK)),--stack "$$STACK"),--stack "$$STACK")
+STACK_ARGS = $(if $(STACK_FILE),--stack-file="$$STACK_FILE" $(if $(filter-out file,$(origin STACK)),--stack="$$STACK"),--stack="$$STACK")
 
 plan: setup  ## Offline plan of STACK (default dev) or STACK_FILE, FORMAT text|markdown|json, POLICY_CONFIG=<json>, BASELINE=<json plan> or BASE=<git revision> (default: the last commit; NO_BASE=1 compares with nothing), GRAPH=1, OUT=<dir>|none: no cloud account, no Pulumi CLI.
-	$(PY) -m tools.plan $(STACK_ARGS) --format "$$FORMAT" $(if $(POLICY_CONFIG),--policy-config "$$POLICY_CONFIG") $(if $(BASELINE),--baseline "$$BASELINE") $(if $(BASE),--base "$$BASE") $(if $(NO_BASE),--no-base) $(if $(GRAPH),--graph) $(if $(OUT),--out "$$OUT")
+	$(PY) -m tools.plan $(STACK_ARGS) --format="$$FORMAT" $(if $(POLICY_CONFIG),--policy-config="$$POLICY_CONFIG") $(if $(BASELINE),--baseline="$$BASELINE") $(if $(BASE),--base="$$BASE") $(if $(NO_BASE),--no-base) $(if $(GRAPH),--graph) $(if $(OUT),--out="$$OUT")
 
 cost: setup  ## What STACK's (or STACK_FILE's) nodes cost (FORMAT text|markdown|json); BASE=<git revision> adds what the change costs.
-	$(PY) -m tools.cost $(STACK_ARGS) --format "$$FORMAT" $(if $(BASE),--base "$$BASE")
+	$(PY) -m tools.cost $(STACK_ARGS) --format="$$FORMAT" $(if $(BASE),--base="$$BASE")
 
 new-stack: setup  ## A new stack on the project's defaults: NAME=<stack> PARENT_ID=project-... SUBNET_ID=vpcsubnet-... write Pulumi.<NAME>.yaml and add it to .github/stacks.json (the workflows' list, in deploy order) before its last stack, or after the stack AFTER=<stack> names.
-	$(PY) -m tools.new_stack --name "$$NAME" --parent-id "$$PARENT_ID" --subnet-id "$$SUBNET_ID" --after "$$AFTER"
+	$(PY) -m tools.new_stack --name="$$NAME" --parent-id="$$PARENT_ID" --subnet-id="$$SUBNET_ID" --after="$$AFTER"
 
 lint: setup  ## ruff (lint and format) and mypy, as configured in pyproject.toml.
 	$(PY) -m ruff check .
@@ -54,14 +54,14 @@ test: lint engines  ## Lint, type check, then the whole test suite.
 	$(PY) -m pytest -q
 
 fuzz: setup  ## The property tests explored at random until FUZZ_SECONDS (default 300) are spent; a fresh seed per run unless SEED=<n>, failures kept in .hypothesis/fuzz and printed with the command that reproduces them; FUZZ_SCALE=<n> draws n times each test's examples per run.
-	$(PY) -m tools.fuzz --seconds "$$FUZZ_SECONDS" --scale "$$FUZZ_SCALE" $(if $(SEED),--seed "$$SEED")
+	$(PY) -m tools.fuzz --seconds="$$FUZZ_SECONDS" --scale="$$FUZZ_SCALE" $(if $(SEED),--seed="$$SEED")
 
 demo: setup  ## Local demo: the real Pulumi CLI puts dev's Kubernetes layer on a local control plane, shows its claims allocated, tears down (builds what e2e/cli starts first, as make e2e does).
 	$(PY) -m tools.ci_run --builds-for e2e/cli
 	$(PY) e2e/cli/demo.py
 
 e2e: setup  ## Real engines: Kubernetes 1.34, 1.35 and 1.36 control planes, the Kueue controller, and the Pulumi CLI running this program and policy pack with the real charts (built from Go modules and the vendored sources, cached in ~/.cache/nebius-dra-e2e, first, a line per build step as it starts, each build's log under build/e2e/); E2E=e2e/<tier> runs one directory and builds only what it starts.
-	$(PY) -m tools.ci_run --builds-for "$$E2E"
+	$(PY) -m tools.ci_run --builds-for="$$E2E"
 	$(PY) -m pytest -q -p no:cacheprovider "$$E2E"
 
 e2e-build: setup  ## Build every binary `make e2e` starts (one after another, under nice), each stage's time printed: what .ci/run starts beside `make test`.
@@ -81,14 +81,14 @@ bench-cli: setup  ## Benchmark: wall time of the real Pulumi CLI's preview, up a
 BURN_IN_ARGS = $(if $(filter-out 0 1,$(BURN_IN))$(word 2,$(BURN_IN)),$(error BURN_IN=$(BURN_IN): give 1 to run the burn-in, 0 to skip it, or leave it out to run it when the GPU groups changed),$(if $(filter 1,$(BURN_IN)),--burn-in)$(if $(filter 0,$(BURN_IN)),--no-burn-in))
 
 verify: setup  ## Checks a live cluster after `pulumi up` (needs kubectl access and the nebius CLI); BURN_IN=1 forces the NCCL burn-in, BURN_IN=0 skips it (default: when the GPU groups changed).
-	$(PY) -m tools.verify --stack "$$STACK" $(BURN_IN_ARGS)
+	$(PY) -m tools.verify --stack="$$STACK" $(BURN_IN_ARGS)
 
 preview: setup  ## Real `pulumi preview` with the policy pack (needs the Pulumi CLI and Nebius credentials).
-	pulumi preview --stack "$$STACK" --policy-pack policies
+	pulumi preview --stack="$$STACK" --policy-pack policies
 
 up: setup  ## Real `pulumi up` (needs the Pulumi CLI and Nebius credentials); the local file backend is the default.
 	@pulumi whoami >/dev/null 2>&1 || pulumi login --local
-	pulumi up --stack "$$STACK" --policy-pack policies
+	pulumi up --stack="$$STACK" --policy-pack policies
 
 clean:
 	rm -rf build .pytest_cache .mypy_cache .ruff_cache

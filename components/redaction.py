@@ -59,8 +59,14 @@ _CREDENTIAL_FIELD = re.compile(
 # namespace starting with a letter); read backwards so that the match is anchored, and linear.
 _CONFIG_KEY_BEFORE = re.compile(r"[A-Za-z0-9_.-]*:[A-Za-z0-9_.-]*[A-Za-z](?![A-Za-z0-9_.:-])")
 _CONFIG_KEY_WINDOW = 128
+# An article after `password:` and a blank is prose (`no user or password: a login goes in ...`), not a field's value.
+_ARTICLES = frozenset({"a", "an", "the"})
 # An HTTP Authorization header's credentials (RFC 9110 section 11.4: `<scheme> <credentials>`): a bearer token
 # (RFC 6750) and `Basic <base64 of user:password>` (RFC 7617) alike.
+# After a lowercase `basic`, a lowercase word (`basic authentication`, punctuation after it) or a text that no token68
+# (RFC 9110 section 11.2: letters, digits, `-._~+/`, then `=`) starts is prose; `Basic dXNlcjpwYXNz` and any other
+# token is credentials.
+_PROSE_AFTER_BASIC = re.compile(r"[a-z]+[).:!?]*|[^A-Za-z0-9._~+/=-].*")
 _AUTH_SCHEME = re.compile(rf"(?i)\b((?:bearer|basic){_BLANK}+)([^\s\"'\\,;]+)")
 # A credential given to a command as a flag, as an exec plugin's command line is echoed: `--token x`, `--api-key=x`.
 # The value is never the next flag (`--secret --token x` redacts x: a run starting `--` is a flag) nor a shell
@@ -272,7 +278,15 @@ def _field(match: re.Match[str]) -> str:
     window = match.string[max(0, match.start() - _CONFIG_KEY_WINDOW) : match.start()]
     if _CONFIG_KEY_BEFORE.match(window[::-1]):
         return match[0]  # the end of a config key's name, not a field
+    if match[3].lower() in _ARTICLES and match[2].strip() == ":":
+        return match[0]  # prose: `user or password: a login goes in ...`
     return f"{match[1]}{match[2]}{REDACTED}"
+
+
+def _auth(match: re.Match[str]) -> str:
+    if match[1].startswith("basic") and _PROSE_AFTER_BASIC.fullmatch(match[2]):
+        return match[0]  # `basic authentication`, `basic (no DCGM fields)`: prose, not credentials
+    return f"{match[1]}{REDACTED}"
 
 
 def redacted(text: str, secrets: Secrets = NO_SECRETS) -> str:
@@ -285,7 +299,7 @@ def redacted(text: str, secrets: Secrets = NO_SECRETS) -> str:
         text = _URL.sub(_url, text)
     text = _CREDENTIAL_FIELD.sub(_field, text)
     text = _CREDENTIAL_FLAG.sub(lambda m: f"{m[1]}{REDACTED}", text)
-    return _AUTH_SCHEME.sub(lambda m: f"{m[1]}{REDACTED}", text)
+    return _AUTH_SCHEME.sub(_auth, text)
 
 
 def redacted_leaves(document: Any) -> Any:

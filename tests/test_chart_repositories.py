@@ -263,5 +263,35 @@ def test_a_login_for_repositories_on_two_hosts_is_refused():
     message = str(run.error)
     assert (
         "are on 2 hosts (nebius-dra:draDriverRepository on https://charts.mirror.example:8443; "
-        "nebius-dra:dcgmExporterRepository on https://other.example): one login is never sent to a host" in message
+        "nebius-dra:dcgmExporterRepository on https://other.example:443): one login is never sent to a host" in message
     ), message
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("https://HARBOR.example.com/a", "https://harbor.example.com/b"),
+        ("https://harbor.example.com:443/a", "https://harbor.example.com/b"),
+        ("oci://Registry.example:443/a", "oci://registry.example/b"),
+        ("https://[::1]:8443/a", "https://[::1]:8443/b"),
+    ],
+)
+def test_a_login_for_repositories_on_one_host_spelt_two_ways_is_accepted(first, second):
+    """Attack 2, #16: hosts compare case-insensitively and with the scheme's default port (RFC 3986 section 6.2.2.1
+    and 6.2.3), and an IPv6 literal is a host."""
+    run = every_release_stack(SECRET_PASSWORD, draDriverRepository=first, dcgmExporterRepository=second, **LOGIN)
+    assert run.error is None, run.error
+
+
+def test_a_login_over_http_is_refused_naming_both_keys():
+    """Attack 2, #16: basic authentication over http:// puts the password on the wire in clear."""
+    run = every_release_stack(SECRET_PASSWORD, draDriverRepository="http://charts.internal/nvidia", **LOGIN)
+    assert run.resources == []
+    message = str(run.error)
+    assert (
+        "nebius-dra:chartRepositoryUsername, nebius-dra:chartRepositoryPassword: would be sent in clear to "
+        "nebius-dra:draDriverRepository, an http:// repository" in message
+    ), message
+    assert PASSWORD not in message
+    plain = every_release_stack(None, draDriverRepository="http://charts.internal/nvidia")
+    assert plain.error is None, plain.error

@@ -49,7 +49,7 @@ def test_builds_run_under_nice_and_tiers_through_make_e2e():
     for tier in ci_run.tier_stages(MINORS):
         assert tier.command == ("make", "e2e", f"E2E={tier.name}")
     makefile = (ROOT / "Makefile").read_text()
-    e2e = r'^e2e:.*\n\t\$\(PY\) -m tools.ci_run --builds-for "\$\$E2E"\n\t\$\(PY\) -m pytest -q -p no:cacheprovider "\$\$E2E"$'
+    e2e = r'^e2e:.*\n\t\$\(PY\) -m tools.ci_run --builds-for="\$\$E2E"\n\t\$\(PY\) -m pytest -q -p no:cacheprovider "\$\$E2E"$'
     assert re.search(e2e, makefile, re.M), "make e2e builds in the foreground first, then runs pytest"
     assert re.search(r"^E2E \?= e2e$", makefile, re.M)
     assert 'exec "${PYTHON:-python3.11}" -m tools.ci_run' in (ROOT / ".ci" / "run").read_text()

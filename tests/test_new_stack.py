@@ -65,7 +65,7 @@ def test_the_new_stack_plans_clean_on_the_new_stack_defaults(project):
 
 
 ENTRY = {
-    "stack": "stage-2.eu",
+    "stack": "stage-2-eu",
     "previewIdentityVariable": "NEBIUS_PREVIEW_SERVICE_ACCOUNT_ID_STAGE_2_EU",
     "deployIdentityVariable": "NEBIUS_DEPLOY_SERVICE_ACCOUNT_ID",
 }
@@ -74,30 +74,30 @@ ENTRY = {
 def test_the_new_stack_joins_the_workflows_list_with_its_identities_before_the_last_stack(project, capsys):
     """dev, prod becomes dev, the new stack, prod: prod, behind its reviewers, still deploys last."""
     dev, prod = json.loads((project / new_stack.STACKS_FILE).read_text())["stacks"]
-    args = ["--name", "stage-2.eu", "--parent-id", PROJECT_ID, "--subnet-id", SUBNET_ID, "--project-dir", str(project)]
+    args = ["--name", "stage-2-eu", "--parent-id", PROJECT_ID, "--subnet-id", SUBNET_ID, "--project-dir", str(project)]
     assert new_stack.main(args) == 0
     assert json.loads((project / new_stack.STACKS_FILE).read_text())["stacks"] == [dev, ENTRY, prod]
-    assert "deploys after dev, before prod (dev -> stage-2.eu -> prod): AFTER=<stack>" in capsys.readouterr().out
+    assert "deploys after dev, before prod (dev -> stage-2-eu -> prod): AFTER=<stack>" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(
     ("listed", "after", "order"),
     [
-        (["dev", "prod"], "prod", ["dev", "prod", "stage-2.eu"]),
-        (["dev", "prod"], "dev", ["dev", "stage-2.eu", "prod"]),
-        (["dev", "qa", "prod"], "", ["dev", "qa", "stage-2.eu", "prod"]),
-        (["dev"], "", ["dev", "stage-2.eu"]),
-        ([], "", ["stage-2.eu"]),
+        (["dev", "prod"], "prod", ["dev", "prod", "stage-2-eu"]),
+        (["dev", "prod"], "dev", ["dev", "stage-2-eu", "prod"]),
+        (["dev", "qa", "prod"], "", ["dev", "qa", "stage-2-eu", "prod"]),
+        (["dev"], "", ["dev", "stage-2-eu"]),
+        ([], "", ["stage-2-eu"]),
     ],
 )
 def test_after_names_the_stack_it_deploys_after_and_the_default_keeps_the_last_stack_last(
     project, listed, after, order
 ):
     (project / new_stack.STACKS_FILE).write_text(new_stack.stacks_file_text([{"stack": name} for name in listed]))
-    new_stack.new_stack("stage-2.eu", PROJECT_ID, SUBNET_ID, project, after=after)
+    new_stack.new_stack("stage-2-eu", PROJECT_ID, SUBNET_ID, project, after=after)
     after_write = json.loads((project / new_stack.STACKS_FILE).read_text())["stacks"]
     assert [entry["stack"] for entry in after_write] == order
-    assert after_write[order.index("stage-2.eu")] == ENTRY
+    assert after_write[order.index("stage-2-eu")] == ENTRY
 
 
 def test_the_committed_list_is_written_as_the_tool_writes_it():
@@ -115,7 +115,22 @@ def test_the_committed_list_is_written_as_the_tool_writes_it():
         ("a/b", PROJECT_ID, SUBNET_ID, "NAME='a/b' is not a Pulumi stack name"),
         ("dev", PROJECT_ID, SUBNET_ID, "NAME='dev': Pulumi.dev.yaml exists already"),
         ("listed", PROJECT_ID, SUBNET_ID, "NAME='listed': .github/stacks.json lists that stack already"),
-        ("stage_2", PROJECT_ID, SUBNET_ID, "its preview variable NEBIUS_PREVIEW_SERVICE_ACCOUNT_ID_STAGE_2 is stack"),
+        ("stage-2", PROJECT_ID, SUBNET_ID, "its preview variable NEBIUS_PREVIEW_SERVICE_ACCOUNT_ID_STAGE_2 is stack"),
+        *[
+            (
+                name,
+                PROJECT_ID,
+                SUBNET_ID,
+                f'NAME={name!r}: the default dra-<stack> gives "dra-{name}", which',
+            )
+            for name in ("Staging", ".hidden", "_", "a" * 60, "a" * 70, "stage-")
+        ],
+        (
+            "a" * 53,
+            PROJECT_ID,
+            SUBNET_ID,
+            f"NAME={'a' * 53!r}: its system node group dra-{'a' * 53}-system would be 64",
+        ),
         ("staging", "", SUBNET_ID, "PARENT_ID is empty"),
         ("staging", "vpcsubnet-e00x", SUBNET_ID, "PARENT_ID='vpcsubnet-e00x' is not the ID of a Nebius project"),
         ("staging", PROJECT_ID, "project-e00x\n", "SUBNET_ID='project-e00x\\n' is not the ID of a Nebius vpcsubnet"),
@@ -127,7 +142,7 @@ def test_a_bad_or_taken_name_or_id_is_refused_with_exit_2_naming_it_and_nothing_
 ):
     (project / "Pulumi.dev.yaml").write_text("config: {}\n")
     stacks = json.loads((project / new_stack.STACKS_FILE).read_text())["stacks"]
-    stacks += [{"stack": "listed"}, {"stack": "stage-2", "previewIdentityVariable": "NEBIUS_PREVIEW_SERVICE_ACCOUNT_ID_STAGE_2"}]  # fmt: skip
+    stacks += [{"stack": "listed"}, {"stack": "stage_2", "previewIdentityVariable": "NEBIUS_PREVIEW_SERVICE_ACCOUNT_ID_STAGE_2"}]  # fmt: skip
     (project / new_stack.STACKS_FILE).write_text(new_stack.stacks_file_text(stacks))
     before = {path: path.read_text() for path in project.rglob("*") if path.is_file()}
     args = ["--name", name, "--parent-id", parent, "--subnet-id", subnet, "--after", "qa" if "AFTER" in named else ""]

@@ -46,7 +46,7 @@ def test_a_policy_config_given_to_make_plan_clears_the_advisory_it_settles(tmp_p
         text=True,
         check=True,
     ).stdout
-    assert '--policy-config "$POLICY_CONFIG"' in command and '--base "$BASE"' in command
+    assert '--policy-config="$POLICY_CONFIG"' in command and '--base="$BASE"' in command
 
 
 def test_against_the_committed_plan_a_template_edit_names_the_group_it_recreates(tmp_path, capsys):

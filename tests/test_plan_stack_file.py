@@ -211,3 +211,17 @@ def test_a_misspelt_stack_file_key_comes_with_every_problem_of_the_keys_that_cou
     assert "invalid stack configuration (2 problems; checks that read a refused value run once it is fixed)" in err
     assert "nebius-dra:subnetId: is required" in err and "nebius-dra:kubernetesVersion" in err
     assert "Traceback" not in err
+
+
+def test_a_refused_password_is_one_problem_not_also_an_empty_one(tmp_path, capsys):
+    """Attack 2, #14: a plain numeric chartRepositoryPassword was refused for its type and, in the same run, reported
+    empty (its absence read as ""); only the first is its cause. The other problems of the readable keys still come."""
+    path = _scratch(tmp_path)
+    text = path.read_text().replace('nebius-dra:kubernetesVersion: "1.34"', 'nebius-dra:kubernetesVersion: "1.33"')
+    login = "  nebius-dra:chartRepositoryUsername: robot\n  nebius-dra:chartRepositoryPassword: 1234\n"
+    path.write_text(text + "  nebius-dra:draDriverRepository: https://harbor.example.com/charts\n" + login)
+    assert plan.main(["--stack-file", str(path), "--out", "none"]) == plan.EXIT_PROGRAM
+    err = capsys.readouterr().err
+    assert "nebius-dra:chartRepositoryPassword: got [secret], but Pulumi.yaml declares it string" in err
+    assert "is empty" not in err and "1234" not in err
+    assert "invalid stack configuration (1 problem; " in err and "nebius-dra:kubernetesVersion" in err

@@ -298,6 +298,23 @@ def test_make_hands_every_variable_to_the_tool_as_given_and_no_shell_parses_it(t
     assert dry.returncode == 0 and "touch" not in dry.stdout, dry.stdout
     made = subprocess.run(make, cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert made.returncode == 0, made.stderr
-    # Each variable reaches a command whole (e2e's reaches two: its builds, then pytest).
-    assert made.stdout.splitlines().count(value) >= len(variables), made.stdout
+    # Each variable reaches a command whole, as `--option=VALUE` or alone (e2e's reaches two: its builds, then pytest).
+    whole = [line for line in made.stdout.splitlines() if line == value or line.endswith(f"={value}")]
+    assert len(whole) >= len(variables), made.stdout
     assert not marker.exists()
+
+
+@pytest.mark.parametrize(
+    ("target", "variable", "refusal"),
+    [
+        ("new-stack", "NAME=-X", "make new-stack: NAME='-X': the default dra-<stack> gives"),
+        ("cost", "BASE=--output=x", "--base '--output=x' is not a git revision of this repository"),
+        ("e2e", "E2E=-x", "python -m tools.ci_run: E2E='-x' names no path: give e2e or e2e/<tier> first"),
+    ],
+)
+def test_a_value_starting_with_a_dash_gets_the_tools_own_refusal_not_argparses_usage(target, variable, refusal):
+    """Attack 2, #17: make passes each value as `--option=VALUE`, so argparse never reads `-x` as an option."""
+    make = ["make", "--no-print-directory", "-o", "venv/.installed", target, variable]
+    made = subprocess.run(make, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert made.returncode == 2 and refusal in made.stderr, made.stderr
+    assert "usage:" not in made.stderr and "expected one argument" not in made.stderr

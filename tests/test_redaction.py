@@ -11,6 +11,7 @@ netloc's last `@`), so the tests compare with the standard library, not with the
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import json
 import time
@@ -42,6 +43,7 @@ from tools.plan.stack_source import read_stack_source
 from tools.plan.values import presentable
 from tools.verify import __main__ as verify_cli
 
+ROOT = Path(__file__).resolve().parent.parent
 CANARY = "CANARYq7Zk"
 NUMBER_CANARY = 7348291056123
 # RFC 3986 section 3.2.1: what userinfo may hold (unreserved, sub-delims, ':' and %-encodings), plus the '@' a
@@ -585,3 +587,30 @@ def test_a_long_exec_plugin_stderr_is_quoted_redacted_and_bounded(position, tmp_
     (tmp_path / "stderr.txt").write_text(line + "\n")
     printed = outputs_of_a_failing_plugin(tmp_path, capsys, f"cat '{tmp_path / 'stderr.txt'}' >&2\n")
     assert_no_canary(*printed, canaries=(CANARY, CANARY[:5], "y" * 300))
+
+
+def project_texts_about_credentials() -> list[str]:
+    """Every string the config reader and the input models write, and every line of the configuration docs, that
+    speaks of a login, a password, a token or authentication."""
+    words = ("password", "token", "authentication", "login", "basic")
+    texts = {
+        node.value
+        for module in (*(ROOT / "components" / "config").glob("*.py"), *(ROOT / "components" / "input").glob("*.py"))
+        for node in ast.walk(ast.parse(module.read_text()))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+    }
+    # The shell commands in the docs are left out: `--secret` before a value hides it, as a credential flag does.
+    texts |= {
+        line
+        for doc in ("configuration.md", "e2e.md")
+        for line in (ROOT / "docs" / doc).read_text().splitlines()
+        if "--secret" not in line
+    }
+    return sorted(text for text in texts if any(word in text.lower() for word in words))
+
+
+def test_no_credential_pattern_eats_a_word_of_the_projects_own_texts_about_credentials():
+    """Attack 2, #13: `password: a login goes in` lost its `a`, `basic authentication` its `authentication`."""
+    texts = project_texts_about_credentials()
+    assert any("password: a login" in text for text in texts) and any("basic authentication" in text for text in texts)
+    assert [text for text in texts if redact(text) != text] == []

@@ -707,7 +707,7 @@ def test_the_burn_in_prices_a_spot_group_as_the_stack_does() -> None:
 
 @pytest.mark.parametrize(
     ("value", "command"),
-    [("", '--stack "$STACK"'), ("1", '--stack "$STACK" --burn-in'), ("0", '--stack "$STACK" --no-burn-in')],
+    [("", '--stack="$STACK"'), ("1", '--stack="$STACK" --burn-in'), ("0", '--stack="$STACK" --no-burn-in')],
 )
 def test_make_verify_forces_the_burn_in_with_burn_in_1_and_skips_it_with_0(value: str, command: str) -> None:
     made = make_verify(f"BURN_IN={value}")

@@ -368,6 +368,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     if args.write_docs:
         return write_docs(args.record)
+    if args.builds_for is not None and all(word.startswith("-") for word in args.builds_for.split()):
+        print(
+            f"python -m tools.ci_run: E2E={args.builds_for!r} names no path: give e2e or e2e/<tier> first, "
+            "pytest's options after it (E2E='e2e/cli -x')",
+            file=sys.stderr,
+        )
+        return 2
     minors = kube_minors()
     foreground = args.builds or args.builds_for is not None
     run = Run(

@@ -22,7 +22,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from components.config.node_groups import NAME_LIMIT, SYSTEM_GROUP
 from components.config.reading import load_json
+from components.config.stack import default_cluster_name_problem
 from components.config.stack_file import PROJECT_DIR
 from components.input.fields import NEBIUS_ID_PATTERN
 from tools.plan.stack_source import STACK_NAME_RULE, StackNameError, check_stack_name
@@ -112,6 +114,18 @@ def new_stack(
         check_stack_name(name)
     except StackNameError:
         raise NewStackError(f"NAME={name!r} is not a Pulumi stack name: a stack name is {STACK_NAME_RULE}") from None
+    allowed = (
+        f"a new stack's NAME is at most {NAME_LIMIT - len(f'dra--{SYSTEM_GROUP}')} lowercase letters, digits and '-', "
+        "ending with a letter or digit (or set nebius-dra:clusterName in its file by hand)"
+    )
+    if problem := default_cluster_name_problem(name):
+        raise NewStackError(f"NAME={name!r}: {problem}, so its plan is refused: {allowed}")
+    system_group = f"dra-{name}-{SYSTEM_GROUP}"
+    if len(system_group) > NAME_LIMIT:
+        raise NewStackError(
+            f"NAME={name!r}: its system node group {system_group} would be {len(system_group)} characters, over "
+            f"Nebius's {NAME_LIMIT}, so its plan is refused: {allowed}"
+        )
     stack_file = project_dir / f"Pulumi.{name}.yaml"
     stacks_path = project_dir / STACKS_FILE
     stacks = read_stacks(stacks_path)

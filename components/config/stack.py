@@ -64,15 +64,21 @@ def kubernetes_version_problem(version: str) -> str | None:
     return None
 
 
+def default_cluster_name_problem(stack: str) -> str | None:
+    """Why the default clusterName `dra-<stack>` is not a Nebius name, or None when it is one."""
+    name = f"dra-{stack}"
+    if CLUSTER_NAME.fullmatch(name):
+        return None
+    return (
+        f"the default dra-<stack> gives {shown(name)}, which is not a Nebius name (at most 63 "
+        "lowercase letters, digits and '-', starting with a letter)"
+    )
+
+
 def _cluster_name(given: str, stack: str, problems: ConfigProblems) -> str:
-    name = given or f"dra-{stack}"
-    if not given and not CLUSTER_NAME.fullmatch(name):
-        problems.add(
-            config_key("clusterName"),
-            f"is empty, and the default dra-<stack> gives {shown(name)}, which is not a Nebius name (at most 63 "
-            "lowercase letters, digits and '-', starting with a letter); set clusterName",
-        )
-    return name
+    if not given and (problem := default_cluster_name_problem(stack)):
+        problems.add(config_key("clusterName"), f"is empty, and {problem}; set clusterName")
+    return given or f"dra-{stack}"
 
 
 def _validated(raw: RawConfig, problems: ConfigProblems) -> Salvaged:

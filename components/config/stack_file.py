@@ -44,9 +44,13 @@ class StackFileError(ConfigError):
     can report what the program would refuse in them in the same round.
     """
 
-    def __init__(self, message: str, readable: StackFileConfig | None = None) -> None:
+    def __init__(
+        self, message: str, readable: StackFileConfig | None = None, refused: frozenset[str] = frozenset()
+    ) -> None:
         super().__init__(message)
         self.readable = readable
+        # The keys the file sets whose values it refused: what follows from their absence is no second problem.
+        self.refused = refused
 
 
 @dataclass(frozen=True)
@@ -309,6 +313,7 @@ def read_stack_file(stack: str, project_dir: Path = PROJECT_DIR) -> StackFileCon
     )
     values = {key: spec["default"] for key, spec in declared.items() if isinstance(spec, dict) and "default" in spec}
     secret_keys: set[str] = set()
+    read_keys: set[str] = set()
     spelt_twice = _keys_spelt_twice(config, namespace, stack_file)
     for key, message in spelt_twice.items():
         problems.add(key, message)
@@ -343,9 +348,13 @@ def read_stack_file(stack: str, project_dir: Path = PROJECT_DIR) -> StackFileCon
             problems.add(key, type_problem)
             continue
         values[key] = value
+        read_keys.add(key)
     read = StackFileConfig({key: _as_config_string(value) for key, value in values.items()}, frozenset(secret_keys))
     if problems.lines:
-        raise StackFileError(f"{stack_file.name}:\n" + "\n".join(f"  - {line}" for line in problems.lines), read)
+        refused = frozenset(_full_key(key, namespace) for key in config) - read_keys
+        raise StackFileError(
+            f"{stack_file.name}:\n" + "\n".join(f"  - {line}" for line in problems.lines), read, refused
+        )
     return read
 
 

@@ -64,9 +64,11 @@ DURATION_PATTERN = r"^(0|([0-9]{1,6}(\.[0-9]{1,9})?(ns|us|ms|s|m|h|d)){1,6})$"
 PERCENT_PATTERN = r"^(100|[1-9]?[0-9])%$"
 CONDITION_TYPE_PATTERN = r"^[A-Z][A-Za-z0-9]{0,62}$"
 # A chart repository or mirror: classic (https://, or http:// inside a private network) or OCI. No user or
-# password part: a credential in the URL would reach the release's inputs, the state and the plan in clear.
+# password part: a credential in the URL would reach the release's inputs, the state and the plan in clear. The host
+# is a name or an IPv6 literal in brackets (RFC 3986 section 3.2.2, `[::1]`).
 CHART_REPOSITORY_PATTERN = (
-    r"^(https?|oci)://[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(:[0-9]{1,5})?(/[A-Za-z0-9._~%+-]+)*/?$"
+    r"^(https?|oci)://([A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]{2,45}\])(:[0-9]{1,5})?"
+    r"(/[A-Za-z0-9._~%+-]+)*/?$"
 )
 # A private repository's login, sent as HTTP basic authentication (RFC 7617 section 2: the user-id holds no ':', and
 # neither part a control character; the charset of other text is not agreed on). Printable ASCII: the username

@@ -101,5 +101,15 @@ def with_program_problems(
     try:
         check(refused.readable, stack)
     except ConfigError as more:
-        return StackFileError(f"{refused}\nand in the keys that could be read, {more}")
+        # A problem naming a key the file refused follows from that key's absence (a refused password reads as
+        # empty): its cause is reported already, and one cause gives one problem.
+        names_refused = re.compile(
+            "|".join(rf"{re.escape(key)}(?![A-Za-z0-9_])" for key in sorted(refused.refused)) or r"(?!)"
+        )
+        heading, *lines = str(more).split("\n")
+        kept = [line for line in lines if not names_refused.search(line)]
+        if not kept:
+            return refused
+        heading = re.sub(r"\([0-9]+ problems?", f"({len(kept)} problem{'s' if len(kept) > 1 else ''}", heading, count=1)
+        return StackFileError("\n".join([f"{refused}\nand in the keys that could be read, {heading}", *kept]))
     return refused
