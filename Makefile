@@ -32,9 +32,11 @@ engines: $(JS_ENGINE)/node_modules/.installed  ## The JavaScript engine the test
 # one is empty. Command-line variables are exported anyway; these exports take the defaults above too.
 export STACK FORMAT FUZZ_SECONDS FUZZ_SCALE E2E STACK_FILE POLICY_CONFIG BASELINE BASE OUT SEED NAME PARENT_ID SUBNET_ID AFTER
 
-# STACK_FILE=path/to/Pulumi.<name>.yaml plans or prices a stack file outside the stack list; given with an
-# explicit STACK as well, both reach the tool, which refuses the pair (exit 2) rather than pick one.
-STACK_ARGS = $(if $(STACK_FILE),--stack-file="$$STACK_FILE" $(if $(filter-out file,$(origin STACK)),--stack="$$STACK"),--stack="$$STACK")
+# STACK_FILE=path/to/Pulumi.<name>.yaml plans or prices a stack file outside the stack list; given with a
+# STACK on make's command line as well, both reach the tool, which refuses the pair (exit 2) rather than pick
+# one. A STACK from the environment is not a choice made for this run (`make test` exports its default to the
+# makes its tests start), so STACK_FILE wins over it.
+STACK_ARGS = $(if $(STACK_FILE),--stack-file="$$STACK_FILE" $(if $(filter command line,$(origin STACK)),--stack="$$STACK"),--stack="$$STACK")
 
 plan: setup  ## Offline plan of STACK (default dev) or STACK_FILE, FORMAT text|markdown|json, POLICY_CONFIG=<json>, BASELINE=<json plan> or BASE=<git revision> (default: the last commit; NO_BASE=1 compares with nothing), GRAPH=1, OUT=<dir>|none: no cloud account, no Pulumi CLI.
 	$(PY) -m tools.plan $(STACK_ARGS) --format="$$FORMAT" $(if $(POLICY_CONFIG),--policy-config="$$POLICY_CONFIG") $(if $(BASELINE),--baseline="$$BASELINE") $(if $(BASE),--base="$$BASE") $(if $(NO_BASE),--no-base) $(if $(GRAPH),--graph) $(if $(OUT),--out="$$OUT")

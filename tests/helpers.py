@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
@@ -126,3 +127,9 @@ def ajv_errors(schema: Mapping[str, Any], documents: Mapping[str, Any]) -> dict[
     _needs("node")
     assert JS_MODULES.is_dir(), f"{JS_MODULES} is missing: `make engines` (or `make test`) installs ajv with npm ci"
     return _engine_output(["node", "validate.js"], REGEX_ENGINES / "js", {"schema": schema, "documents": documents})
+
+
+def shows_the_hourly_cost(message: str, cost: float) -> bool:
+    """Whether a budget finding says the stack costs `cost` an hour, to the digits it shows (at least cents)."""
+    found = re.search(r"cost up to \$([0-9,]+\.[0-9]{2,}) per hour", message)
+    return found is not None and abs(float(found[1].replace(",", "")) - cost) < 0.5 * 10 ** -len(found[1].split(".")[1])

@@ -175,7 +175,8 @@ def test_make_plan_and_cost_take_stack_file(tmp_path):
         alone = subprocess.run(
             ["make", "-n", target, f"STACK_FILE={path}"], cwd=PROJECT_DIR, capture_output=True, text=True, check=True
         ).stdout
-        assert f"--stack-file '{path}'" in alone and "--stack '" not in alone
+        # make hands the values to the tool through the environment, never through the shell's parser.
+        assert '--stack-file="$STACK_FILE"' in alone and "--stack=" not in alone
         both = subprocess.run(
             ["make", "-n", target, f"STACK_FILE={path}", "STACK=prod"],
             cwd=PROJECT_DIR,
@@ -183,7 +184,7 @@ def test_make_plan_and_cost_take_stack_file(tmp_path):
             text=True,
             check=True,
         ).stdout
-        assert f"--stack-file '{path}' --stack 'prod'" in both, "both reach the tool, which refuses the pair"
+        assert '--stack-file="$STACK_FILE" --stack="$STACK"' in both, "both reach the tool, which refuses the pair"
 
 
 def test_adding_a_stack_in_the_docs_names_tests_that_exist():

@@ -25,7 +25,7 @@ from policies.dra_guardrails.identity_rules import (
     IDENTITY_LABEL,
 )
 from policies.dra_guardrails.planned import DRA_DRIVER_COMPONENT_TYPE, PLUGIN_OUTAGE_ACCEPTED, written_group_name
-from tests.helpers import STACKS, beyond_the_unlisted_minor
+from tests.helpers import STACKS, beyond_the_unlisted_minor, shows_the_hourly_cost
 from tests.kubernetes_manifests import HELM_RELEASE
 from tests.queue_configs import TEAMS, prod_with
 from tools.plan.mock_engine import ProgramRun, run_program
@@ -492,4 +492,4 @@ def test_real_stacks_pass_a_budget_of_their_own_cost_and_fail_one_a_cent_lower(s
         check_resources(resources, {"max-hourly-cost": {"maxHourlyUsd": cost - 0.01}})
     )
     assert finding.policy == "max-hourly-cost" and finding.urn is None
-    assert f"cost up to ${cost:,.2f} per hour" in finding.message
+    assert shows_the_hourly_cost(finding.message, cost)
