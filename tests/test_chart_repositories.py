@@ -295,3 +295,15 @@ def test_a_login_over_http_is_refused_naming_both_keys():
     assert PASSWORD not in message
     plain = every_release_stack(None, draDriverRepository="http://charts.internal/nvidia")
     assert plain.error is None, plain.error
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1:8879", "[::1]:8879", "localhost:8879"])
+def test_a_login_over_http_to_this_machines_loopback_is_accepted(host):
+    """The e2e chart repository (e2e/cli) serves on 127.0.0.1: a login to it never crosses a network."""
+    run = every_release_stack(SECRET_PASSWORD, draDriverRepository=f"http://{host}/nvidia", **LOGIN)
+    assert run.error is None, run.error
+
+
+def test_a_login_over_http_to_a_name_that_only_starts_like_loopback_is_refused():
+    run = every_release_stack(SECRET_PASSWORD, draDriverRepository="http://127.0.0.1.example.com/nvidia", **LOGIN)
+    assert "would be sent in clear" in str(run.error)

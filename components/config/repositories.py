@@ -12,6 +12,7 @@ must be on one host: one login is never sent to a host it was not meant for.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Collection, Mapping
 from urllib.parse import urlsplit
@@ -113,6 +114,18 @@ def release_repositories(config: StackConfig) -> dict[str, ChartRepositoryConfig
     }
 
 
+def _loopback(url: str) -> bool:
+    """A repository on this machine's loopback interface (RFC 6890: 127.0.0.0/8 and ::1; RFC 6761 section 6.3:
+    localhost): an http:// login to it never crosses a network, so it is not sent in clear to anyone."""
+    host = (urlsplit(url).hostname or "").lower()
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def _host(url: str) -> str:
     """scheme://host:port, what Helm compares before it sends a classic repository's credentials on, normalised as
     RFC 3986 section 6.2.2.1 (scheme and host are case-insensitive) and 6.2.3 (a scheme's default port given or left
@@ -141,7 +154,9 @@ def mirror_access_problems(
             hosts.setdefault(_host(repository.url), []).append(key)
     login = [config_key(key) for key in (USERNAME_KEY, PASSWORD_KEY) if _is_set(access, key)]
     in_clear = [
-        key for key, repository in mirrors.items() if repository.access and repository.url.startswith("http://")
+        key
+        for key, repository in mirrors.items()
+        if repository.access and repository.url.startswith("http://") and not _loopback(repository.url)
     ]
     if login and in_clear:
         problems.add(
