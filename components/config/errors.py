@@ -33,7 +33,14 @@ def config_key(key: str) -> str:
 
 
 class ConfigError(pulumi.RunError):
-    """Raised before any resource is registered; `pulumi.RunError` exits without a traceback."""
+    """Raised before any resource is registered; `pulumi.RunError` exits without a traceback.
+
+    `problems` are the lines it was raised with (by `ConfigProblems`), so a caller can report some of them again
+    without parsing the message."""
+
+    def __init__(self, message: str, problems: ConfigProblems | None = None) -> None:
+        super().__init__(message)
+        self.problems = problems
 
 
 class ConfigProblems:
@@ -50,12 +57,22 @@ class ConfigProblems:
         # A config key is never a secret: the message alone is redacted, so the line always names the key to fix.
         self.lines.append(f"{key}: {redacted(message, self.secrets)}")
 
+    def message(self) -> str:
+        count = len(self.lines)
+        note = f"; {self.note}" if self.note else ""
+        heading = f"invalid stack configuration ({count} problem{'s' if count > 1 else ''}{note}):"
+        return "\n".join([heading, *(f"  - {line}" for line in self.lines)])
+
+    def without(self, dropped: Callable[[str], object]) -> ConfigProblems:
+        """These problems less the lines `dropped` picks, with the same note and secrets."""
+        kept = ConfigProblems(self.secrets)
+        kept.lines = [line for line in self.lines if not dropped(line)]
+        kept.note = self.note
+        return kept
+
     def raise_if_any(self) -> None:
         if self.lines:
-            count = len(self.lines)
-            note = f"; {self.note}" if self.note else ""
-            heading = f"invalid stack configuration ({count} problem{'s' if count > 1 else ''}{note}):"
-            raise ConfigError("\n".join([heading, *(f"  - {line}" for line in self.lines)]))
+            raise ConfigError(self.message(), self)
 
 
 def closest_name(given: Any, known: Sequence[Any]) -> str | None:

@@ -106,10 +106,10 @@ def with_program_problems(
         names_refused = re.compile(
             "|".join(rf"{re.escape(key)}(?![A-Za-z0-9_])" for key in sorted(refused.refused)) or r"(?!)"
         )
-        heading, *lines = str(more).split("\n")
-        kept = [line for line in lines if not names_refused.search(line)]
-        if not kept:
+        if more.problems is None:
+            return StackFileError(f"{refused}\nand in the keys that could be read, {more}")
+        kept = more.problems.without(names_refused.search)
+        if not kept.lines:
             return refused
-        heading = re.sub(r"\([0-9]+ problems?", f"({len(kept)} problem{'s' if len(kept) > 1 else ''}", heading, count=1)
-        return StackFileError("\n".join([f"{refused}\nand in the keys that could be read, {heading}", *kept]))
+        return StackFileError(f"{refused}\nand in the keys that could be read, {kept.message()}")
     return refused
