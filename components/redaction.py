@@ -37,6 +37,7 @@ _URL = re.compile(r"\b([A-Za-z][A-Za-z0-9+.-]{0,31}):([/\\]+)(\S*)")
 # Parameters of a query or fragment are separated by `&` (or `;`); they end where the text around the URL goes on:
 # a quote, as it is or JSON-escaped, or an angle bracket.
 _SEPARATOR = re.compile(r"([&;])")
+_TRAILING_PUNCTUATION = frozenset("?!.,:")
 _AROUND = re.compile(r"\\?[\"'<>]")
 # White space between a name and its value: any Unicode space (a no-break space U+00A0, an em space U+2003, a tab)
 # but the line feed that ends an output's line, as it is or JSON- or repr-escaped (`\u00a0`, `\xa0`, `\t`, `\n`: any
@@ -254,8 +255,20 @@ def _parameters(text: str) -> str:
     return "".join(parts) + after
 
 
+def _without_closing_text(rest: str) -> tuple[str, str]:
+    """(the URL, the text after it) of a whitespace-free run: trailing punctuation and a `)` the URL does not open
+    belong to the sentence around it (`(see https://host/page#part): ...`), as GitHub's autolinks read them
+    (https://github.github.com/gfm/#extended-autolink-path-validation), and are kept after the URL."""
+    end, opened, closed = len(rest), rest.count("("), rest.count(")")  # counted once: linear on outside text
+    while end and (rest[end - 1] in _TRAILING_PUNCTUATION or (rest[end - 1] == ")" and closed > opened)):
+        closed -= rest[end - 1] == ")"
+        end -= 1
+    return rest[:end], rest[end:]
+
+
 def _url(match: re.Match[str]) -> str:
     scheme, slashes, rest = match.groups()
+    rest, after = _without_closing_text(rest)
     end = _authority_end(rest)
     authority, tail = rest[:end], rest[end:]
     # As urllib's `_userinfo` and `_hostinfo` split the netloc: the userinfo ends at its last '@'.
@@ -271,6 +284,7 @@ def _url(match: re.Match[str]) -> str:
         + (f";{_parameters(path_parameters)}" if semicolon else "")
         + (f"?{_parameters(query)}" if question else "")
         + (f"#{_parameters(fragment)}" if hash_mark else "")
+        + after
     )
 
 

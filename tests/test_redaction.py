@@ -34,6 +34,7 @@ from components.config.stack_file import StackFileConfig, read_stack_file
 from components.redaction import redacted as redact
 from components.redaction import redacted_command, secrets_of
 from components.shown import shown
+from policies.dra_guardrails.consequences import CONSEQUENCES
 from tests.kubeconfigs import EXEC_API, exec_user, kubeconfig_text, script
 from tools.cost import __main__ as cost_cli
 from tools.plan import __main__ as plan_cli
@@ -410,6 +411,8 @@ MIB = 1 << 20
         "token" + "\\u00a0" * (MIB // 6) + "=",
         "Basic\t" * (MIB // 6),
         "--api-key=" + "\\xa0" * (MIB // 4),
+        "https://h/x" + ")" * MIB,
+        "https://h/x" + ")." * (MIB // 2),
     ],
     ids=lambda text: f"{text[:10]}~{len(text)}",
 )
@@ -614,3 +617,25 @@ def test_no_credential_pattern_eats_a_word_of_the_projects_own_texts_about_crede
     texts = project_texts_about_credentials()
     assert any("password: a login" in text for text in texts) and any("basic authentication" in text for text in texts)
     assert [text for text in texts if redact(text) != text] == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Helm 3 (https://helm.sh/docs/faq/changes_since_helm2/#release-names): a release lives in its namespace",
+            "Helm 3 (https://helm.sh/docs/faq/changes_since_helm2/#[redacted]): a release lives in its namespace",
+        ),
+        ("(see https://en.wikipedia.org/wiki/Foo_(bar)) ok.", "(see https://en.wikipedia.org/wiki/Foo_(bar)) ok."),
+        ("(https://u:p@h/x?t=s3cr3t).", "(https://[credentials]@h/x?t=[redacted])."),
+    ],
+)
+def test_the_sentence_around_a_url_is_not_taken_for_its_fragment_or_query(text, expected):
+    """Newcomer, 2026-12-02: the plan's sources lost their closing `)`, read as part of a redacted fragment."""
+    assert redact(text) == expected
+
+
+def test_every_source_of_the_table_of_consequences_keeps_its_closing_brackets():
+    for row in CONSEQUENCES:
+        shown = redact(row.source)
+        assert shown.count("(") - shown.count(")") == row.source.count("(") - row.source.count(")"), row.source
