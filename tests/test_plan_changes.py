@@ -450,7 +450,9 @@ def test_a_release_moved_to_another_namespace_is_deleted_and_created_naming_the_
             assert "its kubelet plugin stops on every GPU node: no claim is prepared in between" in shown
             assert "release-names-are-now-scoped-to-the-namespace" in shown
             assert "Nothing recorded differs" not in shown
-        assert "; uninstalls and reinstalls Helm release(s) dra-prod-" in render_text(plan).splitlines()[0]
+        summary = render_text(plan).splitlines()[0]
+        assert "; installs Helm release(s) dra-prod-" in summary
+        assert " in their new namespace, then uninstalls the old" in summary
     older = copy.deepcopy(prod_baseline)
     for release in older["releases"]:
         del release["namespace"], release["repositoryOpts"]

@@ -166,12 +166,13 @@ def deploy_order(name: str, project_dir: Path) -> str:
 def next_steps(name: str) -> str:
     return f"""next, by hand (README, Adding a stack):
   make plan STACK={name}                      # plans it offline; edit its GPU group first
-  pulumi stack init {name} --secrets-provider passphrase   # in your backend; commit the file it updates
-  add its row to the README's table of stacks, then commit Pulumi.{name}.yaml and {STACKS_FILE}
+  pulumi stack init {name} --secrets-provider passphrase   # in your backend, with CI's passphrase; it updates the file
+  add its row to the README's table of stacks
   for CI: the GitHub environment {name!r}, and the identity bootstrap's stack {name!r} in tools/ci_identity,
     whose outputs go into the variables {DEPLOY_IDENTITY_VARIABLE} (environment {name!r}) and
     {preview_identity_variable(name)} (repository) (docs/ci.md, The stacks CI runs); until both are set, its
-    preview and deploy fail at the login and fail-fast cancels the deploys listed after it: set them before you commit"""
+    preview and deploy fail at the login and fail-fast cancels the deploys listed after it
+  last, once both are set: commit Pulumi.{name}.yaml and {STACKS_FILE} together"""
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -88,7 +88,13 @@ def _deleted_summary(changes: Changes) -> str:
     moved = [r.name for r in changes.releases if r.of(Effect.DELETE_CREATE)]
     gone = [o for o in changes.removed_objects or [] if o.resource_type == NAMESPACE_TYPE]
     gone += [old for old, _ in changes.moved_objects or [] if old.resource_type == NAMESPACE_TYPE]
-    text = f"; uninstalls and reinstalls Helm release(s) {', '.join(moved)}" if moved else ""
+    # Pulumi creates a replacement before it deletes the original unless deleteBeforeReplace is set, which the
+    # stack does not set on releases (https://www.pulumi.com/docs/iac/concepts/options/deletebeforereplace/).
+    text = (
+        f"; installs Helm release(s) {', '.join(moved)} in their new namespace, then uninstalls the old"
+        if moved
+        else ""
+    )
     return text + (f"; deletes namespace(s) {', '.join(o.name for o in gone)} with all in them" if gone else "")
 
 
