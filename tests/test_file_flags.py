@@ -4,12 +4,15 @@ exit status 2, no traceback, and no wait (opening a FIFO blocks until its other 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
 
+from components.config.stack_file import PROJECT_DIR
 from tools import stack_schema
 from tools.cost import __main__ as cost_cli
 from tools.plan import __main__ as plan_cli
@@ -59,3 +62,22 @@ def test_a_file_flag_refuses_what_is_not_a_file_of_its_kind(tool, main, flag, wa
     assert status == 2, err
     assert f"{flag}" in err and f"{path}: it is {kind}, not {wants}" in err, err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "flag"),
+    [
+        ("tools.plan", ["--stack", "dev", "--out", "none", "--base=--"], "--base"),
+        ("tools.cost", ["--stack", "dev", "--base=--"], "--base"),
+        ("tools.verify", ["--stack=--"], "--stack"),
+        ("tools.new_stack", ["--name=--", "--parent-id", "project-e00x", "--subnet-id", "vpcsubnet-e00x"], "--name"),
+    ],
+)
+def test_an_option_given_the_end_of_options_as_its_value_is_refused_naming_it(tool, arguments, flag):
+    """Hostile round, 2026-12-02: argparse reads `--base=--` as the end of the options and left `--base` a list,
+    which the plan and the cost tool crashed on (a traceback, exit 1)."""
+    done = subprocess.run(
+        [sys.executable, "-m", tool, *arguments], cwd=PROJECT_DIR, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert f"{flag}: got --, which ends the options; give the option a value" in done.stderr

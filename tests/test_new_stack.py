@@ -116,6 +116,13 @@ def test_the_committed_list_is_written_as_the_tool_writes_it():
         ("dev", PROJECT_ID, SUBNET_ID, "NAME='dev': Pulumi.dev.yaml exists already"),
         ("listed", PROJECT_ID, SUBNET_ID, "NAME='listed': .github/stacks.json lists that stack already"),
         ("stage-2", PROJECT_ID, SUBNET_ID, "its preview variable NEBIUS_PREVIEW_SERVICE_ACCOUNT_ID_STAGE_2 is stack"),
+        (
+            "--help",
+            PROJECT_ID,
+            SUBNET_ID,
+            "NAME='--help' starts with '-', which `pulumi stack init` reads as an option",
+        ),
+        ("-x", PROJECT_ID, SUBNET_ID, "NAME='-x' starts with '-', which `pulumi stack init` reads as an option"),
         *[
             (
                 name,
@@ -145,7 +152,9 @@ def test_a_bad_or_taken_name_or_id_is_refused_with_exit_2_naming_it_and_nothing_
     stacks += [{"stack": "listed"}, {"stack": "stage_2", "previewIdentityVariable": "NEBIUS_PREVIEW_SERVICE_ACCOUNT_ID_STAGE_2"}]  # fmt: skip
     (project / new_stack.STACKS_FILE).write_text(new_stack.stacks_file_text(stacks))
     before = {path: path.read_text() for path in project.rglob("*") if path.is_file()}
-    args = ["--name", name, "--parent-id", parent, "--subnet-id", subnet, "--after", "qa" if "AFTER" in named else ""]
+    after = "qa" if "AFTER" in named else ""
+    # As the Makefile passes them: --option=VALUE, so a NAME starting with '-' is a value.
+    args = [f"--name={name}", f"--parent-id={parent}", f"--subnet-id={subnet}", f"--after={after}"]
     assert new_stack.main([*args, "--project-dir", str(project)]) == new_stack.EXIT_REFUSED
     err = capsys.readouterr().err
     assert named in err and "Traceback" not in err

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from components.config.node_groups import NAME_LIMIT, SYSTEM_GROUP
-from components.config.reading import load_json
+from components.config.reading import load_json, parsed_arguments
 from components.config.stack import default_cluster_name_problem
 from components.config.stack_file import PROJECT_DIR
 from components.input.fields import NEBIUS_ID_PATTERN
@@ -114,6 +114,12 @@ def new_stack(
         check_stack_name(name)
     except StackNameError:
         raise NewStackError(f"NAME={name!r} is not a Pulumi stack name: a stack name is {STACK_NAME_RULE}") from None
+    if name.startswith("-"):
+        # The next steps hand NAME to `pulumi stack init NAME`, which would read `-x` as one of its own options.
+        raise NewStackError(
+            f"NAME={name!r} starts with '-', which `pulumi stack init` reads as an option: start it with a letter or "
+            "digit"
+        )
     allowed = (
         f"a new stack's NAME is at most {NAME_LIMIT - len(f'dra--{SYSTEM_GROUP}')} lowercase letters, digits and '-', "
         "ending with a letter or digit (or set nebius-dra:clusterName in its file by hand)"
@@ -182,7 +188,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--subnet-id", default="", help="VPC subnet ID, vpcsubnet-... (make's SUBNET_ID)")
     parser.add_argument("--after", default="", help="the listed stack it deploys after (make's AFTER)")
     parser.add_argument("--project-dir", type=Path, default=PROJECT_DIR, help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
+    args = parsed_arguments(parser, argv)
     try:
         written = new_stack(args.name, args.parent_id, args.subnet_id, args.project_dir, args.after)
     except NewStackError as refused:

@@ -26,13 +26,14 @@ parsePolicyPackConfig), which keeps the last value of a key given twice, and so 
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import os
 import re
 import stat
 import unicodedata
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -164,6 +165,16 @@ def read_text(path: Path, label: str, error: ErrorFactory = InputError, limit: i
         except OSError as failure:
             raise error(f"cannot read {label}: {failure.strerror or failure}") from None
     return decode_text(data, label, error, limit)
+
+
+def parsed_arguments(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
+    """`parser.parse_args(argv)`, refusing an option given `--` as its value (`--base=--`): argparse reads that `--`
+    as the end of the options and leaves the option an empty list, which no tool takes for its value."""
+    args = parser.parse_args(argv)
+    for action in parser._actions:  # argparse keeps its options only here
+        if action.nargs is None and action.option_strings and isinstance(getattr(args, action.dest, None), list):
+            parser.error(f"{action.option_strings[-1]}: got --, which ends the options; give the option a value")
+    return args
 
 
 def check_file_flag(

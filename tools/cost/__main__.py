@@ -41,6 +41,7 @@ from components.config.reading import (
     decode_text,
     markdown_text,
     parse_yaml,
+    parsed_arguments,
     printable,
 )
 from components.config.stack_file import PROJECT_DIR, StackFileError, declared_config
@@ -111,7 +112,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         action="store_true",
         help="with --base, print only the change (for a page that already shows the cost, such as the plan)",
     )
-    args = parser.parse_args(argv)
+    args = parsed_arguments(parser, argv)
     if args.base is not None and not args.base.strip():
         parser.error(
             "--base: got an empty revision; give a git revision such as HEAD^1 or origin/main, or leave --base out"

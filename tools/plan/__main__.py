@@ -41,7 +41,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from components.config.reading import DuplicateHandler, InputError, check_file_flag, load_json, parse_json, printable
+from components.config.reading import (
+    DuplicateHandler,
+    InputError,
+    check_file_flag,
+    load_json,
+    parse_json,
+    parsed_arguments,
+    printable,
+)
 from components.redaction import redacted
 from policies.dra_guardrails import PolicyConfigError
 from tools.plan.base_plan import NoBaselineError, UnknownRevisionError, base_plan, default_base
@@ -103,7 +111,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         action="store_true",
         help="add the dependency graph (Mermaid) to the text plan; the markdown plan always has it, folded",
     )
-    return parser.parse_args(argv)
+    return parsed_arguments(parser, argv)
 
 
 def read_option(path: Path | None, option: str, on_duplicate: DuplicateHandler | None = None) -> Any:

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from components.config.errors import ConfigError
-from components.config.reading import InputError, check_file_flag, printable
+from components.config.reading import InputError, check_file_flag, parsed_arguments, printable
 from components.redaction import redacted
 from tools.plan.stack_source import StackNameError, check_stack_name
 from tools.verify.burnin_cli import add_burn_in_arguments, burn_in_budget_s, burn_in_settings
@@ -116,7 +116,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--image", help="smoke pod image; the GPU smoke runs nvidia-smi in it (default: a pinned CUDA base image)"
     )
     add_burn_in_arguments(parser, seconds)
-    return parser.parse_args(argv)
+    return parsed_arguments(parser, argv)
 
 
 def _terminate_as_interrupt(_signum: int, _frame: object) -> None:
