@@ -639,3 +639,26 @@ def test_every_source_of_the_table_of_consequences_keeps_its_closing_brackets():
     for row in CONSEQUENCES:
         shown = redact(row.source)
         assert shown.count("(") - shown.count(")") == row.source.count("(") - row.source.count(")"), row.source
+
+
+@pytest.mark.parametrize("output", ["text", "json"])
+def test_a_password_typed_into_the_username_is_never_quoted_by_the_plan(output, tmp_path, capsys):
+    """Hostile round five: `robot:<password>` in chartRepositoryUsername was refused quoting it whole."""
+    login = {**MIRROR_LOGIN, "nebius-dra:chartRepositoryUsername": f"robot:{CANARY_PASSWORD}"}
+    stack_file = hostile_stack_file(tmp_path, login)
+    status = plan_cli.main(["--stack-file", str(stack_file), "--format", output, "--out", "none", "--no-base"])
+    printed = outputs_of(capsys)
+    assert status == 2 and "chartRepositoryUsername" in printed[0] + printed[1], printed
+    assert_no_canary(*printed)
+
+
+def test_a_password_typed_into_the_username_is_never_quoted_by_the_program():
+    config = {
+        **read_stack_file("dev").values,
+        **MIRROR_LOGIN,
+        "nebius-dra:chartRepositoryUsername": f"robot:{CANARY_PASSWORD}",
+        PASSWORD_KEY: "another-password",
+    }
+    run = run_program("dev", config=config, secret_keys=[PASSWORD_KEY])
+    assert run.error is not None and "chartRepositoryUsername" in str(run.error), run.error
+    assert_no_canary(str(run.error))

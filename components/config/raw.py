@@ -21,7 +21,7 @@ from components.config.errors import ConfigProblems, config_key, shown
 from components.config.reading import InputError, parse_json
 from components.config.stack_file import StackFileConfig, look_alike_problem, program_config, project_config_keys
 from components.dra_constants import NAMESPACE
-from components.input.stack import SECRET_ONLY_KEYS, StackInput
+from components.input.stack import StackInput, credentials_in
 from components.redaction import Secrets, secrets_of
 
 UNDECODABLE: Any = object()
@@ -129,9 +129,11 @@ def decode_config(raw: Mapping[str, str], problems: ConfigProblems) -> tuple[dic
 
 
 def config_secrets(raw: RawConfig) -> Secrets:
-    """The secret keys' values and every leaf inside them, whatever its type: what no message may quote. A key that
-    holds a credential (SECRET_ONLY_KEYS) is among them given in plain text too, so its refusal never quotes it."""
-    return secrets_of(raw.values.get(key, "") for key in sorted({*raw.secret_keys, *SECRET_ONLY_KEYS}))
+    """The secret keys' values and every leaf inside them, whatever its type: what no message may quote. What holds a
+    credential however it is given (`credentials_in`: a secret-only key, a password typed into a username) is among
+    them in plain text too, so its refusal never quotes it."""
+    plain = (part for key, value in sorted(raw.values.items()) for part in credentials_in(key, value))
+    return secrets_of([*(raw.values.get(key, "") for key in sorted(raw.secret_keys)), *plain])
 
 
 def secret_problems(secret_keys: Collection[str], allowed: Collection[str], problems: ConfigProblems) -> None:

@@ -21,7 +21,7 @@ from typing import Any
 from components.config.errors import ConfigError, ConfigProblems, did_you_mean, shown
 from components.config.reading import key_lines, load_yaml, printable
 from components.dra_constants import NAMESPACE
-from components.input.stack import SECRET_ONLY_KEYS
+from components.input.stack import credentials_in
 from components.redaction import secrets_of
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent.parent
@@ -307,9 +307,13 @@ def read_stack_file(stack: str, project_dir: Path = PROJECT_DIR) -> StackFileCon
     _check_blocks(document, stack_file)
     # A secret-only key given in plain text is refused later; until then no message quotes any leaf of it, a number
     # or a boolean included (the type check below quotes what it refuses).
-    secret_only = {f"{NAMESPACE}:{key}" for key in SECRET_ONLY_KEYS}
     problems = ConfigProblems(
-        secrets_of(value for key, value in config.items() if _full_key(key, namespace) in secret_only)
+        secrets_of(
+            part
+            for key, value in config.items()
+            if _full_key(key, namespace).startswith(f"{NAMESPACE}:")
+            for part in credentials_in(_full_key(key, namespace).removeprefix(f"{NAMESPACE}:"), value)
+        )
     )
     values = {key: spec["default"] for key, spec in declared.items() if isinstance(spec, dict) and "default" in spec}
     secret_keys: set[str] = set()

@@ -646,6 +646,17 @@ SECRET_CAPABLE_KEYS = (
 SECRET_ONLY_KEYS = ("existingClusterKubeconfig", "chartRepositoryPassword")
 
 
+def credentials_in(key: str, value: Any) -> tuple[Any, ...]:
+    """What of a key's value (`key` without its namespace) no message may quote, set in plain text or not: all of a
+    secret-only key's, and of a username the part after a `:`, which is a password typed into it (RFC 7617 section 2:
+    a user-id never holds a colon; `user:password` is the form Basic authentication sends)."""
+    if key in SECRET_ONLY_KEYS:
+        return (value,)
+    if key == "chartRepositoryUsername" and isinstance(value, str) and ":" in value:
+        return (value.partition(":")[2],)
+    return ()
+
+
 def stack_settings() -> dict[str, Setting]:
     """Every key's Setting, in the order StackInput declares them; every key must have one."""
     settings = {}
