@@ -649,7 +649,7 @@ SECRET_ONLY_KEYS = ("existingClusterKubeconfig", "chartRepositoryPassword")
 def credentials_in(key: str, value: Any) -> tuple[Any, ...]:
     """What of a key's value (`key` without its namespace) no message may quote, set in plain text or not: all of a
     secret-only key's, and of a username the part after a `:`, which is a password typed into it (RFC 7617 section 2:
-    a user-id never holds a colon; the user-id, a colon and the password is what Basic authentication sends)."""
+    a user-id never holds a colon; the user-id, a colon and the password is what that scheme sends)."""
     if key in SECRET_ONLY_KEYS:
         return (value,)
     if key == "chartRepositoryUsername" and isinstance(value, str) and ":" in value:
