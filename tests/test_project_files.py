@@ -307,7 +307,11 @@ def test_make_hands_every_variable_to_the_tool_as_given_and_no_shell_parses_it(t
 @pytest.mark.parametrize(
     ("target", "variable", "refusal"),
     [
-        ("new-stack", "NAME=-X", "make new-stack: NAME='-X': the default dra-<stack> gives"),
+        (
+            "new-stack",
+            "NAME=-X",
+            "make new-stack: NAME='-X' starts with '-', which `pulumi stack init` reads as an option",
+        ),
         ("cost", "BASE=--output=x", "--base '--output=x' is not a git revision of this repository"),
         ("e2e", "E2E=-x", "python -m tools.ci_run: E2E='-x' names no path: give e2e or e2e/<tier> first"),
     ],

@@ -546,7 +546,12 @@ def test_a_token_file_with_a_newline_inside_is_refused_by_name(tmp_path, capsys)
 
 
 class ScriptedServer(SilentServer):
-    """A TCP server on 127.0.0.1 whose every connection is answered by `answer(connection)` on a thread of its own."""
+    """A TCP server on 127.0.0.1 whose every connection is answered by `answer(connection)` on a thread of its own.
+
+    The connection is closed after one answer, so a complete answer says `Connection: close` (RFC 9112 section 9.6):
+    without it the client's pool may send its next request on the connection this server is closing, and the run
+    reads as an unreachable cluster or not, by the race between the two threads (once CI's verdict on one commit).
+    """
 
     def __init__(self, answer: Any) -> None:
         self.answer = answer
@@ -642,7 +647,10 @@ def test_the_run_timeout_stops_the_requests_that_would_pass_it(silent_server, tm
 
 def answer_with(body: bytes) -> Any:
     def answer(connection: socket.socket, _stopping: threading.Event) -> None:
-        head = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+        head = (
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n"
+        )
         connection.sendall(head.encode() + body)
 
     return answer
@@ -729,7 +737,9 @@ def test_a_list_whose_items_are_null_is_empty(scripted, tmp_path):
 
 def test_a_small_error_answer_is_still_explained_by_its_status(scripted, tmp_path):
     server = scripted(
-        lambda connection, _stopping: connection.sendall(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 2\r\n\r\n{}")
+        lambda connection, _stopping: connection.sendall(
+            b"HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}"
+        )
     )
     cluster = KubeCluster.from_kubeconfig(str(write_kubeconfig(tmp_path, server.url)), request_timeout_s=30)
     with pytest.raises(ClusterError, match=r"list nodes: forbidden \(403\)"):
@@ -793,7 +803,9 @@ def test_text_from_an_api_answer_reaches_the_terminal_escaped(scripted, tmp_path
     """An HTTP reason phrase is the server's text; in a finding it is printable, as the plan prints outside text."""
     reason = b"Unavailable \x1b]0;owned\x07\x1b[2J"
     server = scripted(
-        lambda connection, _stopping: connection.sendall(b"HTTP/1.1 503 " + reason + b"\r\nContent-Length: 0\r\n\r\n")
+        lambda connection, _stopping: connection.sendall(
+            b"HTTP/1.1 503 " + reason + b"\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
+        )
     )
     report = tmp_path / "verify.json"
     assert run_cli("--kubeconfig", str(write_kubeconfig(tmp_path, server.url)), "--json", str(report))[0] != 0
