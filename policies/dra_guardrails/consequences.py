@@ -50,7 +50,7 @@ RESOURCE_FLAVOR_DOCS = "https://kueue.sigs.k8s.io/docs/concepts/resource_flavor/
 KUEUE_WORKLOADS = (
     f"{KUEUE_SOURCE} pkg/controller/core/workload_controller.go reconcileOnLocalQueueActiveState and "
     "reconcileOnClusterQueueActiveState: an admitted workload is evicted only when the queue's stopPolicy is "
-    "HoldAndDrain; one not admitted gets WorkloadInadmissible (\"LocalQueue <name> doesn't exist\", \"ClusterQueue "
+    'HoldAndDrain; one not admitted gets WorkloadInadmissible ("LocalQueue <name> doesn\'t exist", "ClusterQueue '
     '<name> is terminating or missing")'
 )
 CLAIM_TEMPLATE_API = (
@@ -515,7 +515,7 @@ LOCAL_QUEUE_PRESENCE = Presence(
     LOCAL_QUEUE_TYPE,
     "created: Jobs labelled kueue.x-k8s.io/queue-name with it are queued from now on",
     "DELETED at once (Kueue puts no finalizer on a LocalQueue): the workloads it admitted keep running; its pending "
-    "ones, and Jobs labelled with it afterwards, stay suspended, inadmissible (\"LocalQueue <name> doesn't exist\")",
+    'ones, and Jobs labelled with it afterwards, stay suspended, inadmissible ("LocalQueue <name> doesn\'t exist")',
     f"Kueue, LocalQueue ({LOCAL_QUEUE_DOCS}); {KUEUE_WORKLOADS}",
 )
 RESOURCE_FLAVOR_PRESENCE = Presence(

@@ -39,7 +39,6 @@ from policies.dra_guardrails.consequences import (
 from policies.dra_guardrails.planned import (
     CLUSTER_TYPE,
     NODE_GROUP_TYPE,
-    field_at,
     is_dra_driver_release,
     planned_node_range,
 )

@@ -204,8 +204,8 @@ def _moved_release_lines(changes: Changes) -> list[str]:
 
 def _helm_lines(changes: Changes) -> list[str]:
     lines = []
-    sources = []
-    logins = []
+    sources: list[str] = []
+    logins: list[str] = []
     for release in changes.releases:
         restart = release.of(Effect.HELM_RESTART)
         crds = release.of(Effect.CRDS_NOT_UPDATED)
@@ -230,7 +230,11 @@ def _helm_lines(changes: Changes) -> list[str]:
     return (
         (["HELM UPGRADES", *lines] if lines else [])
         + (["HELM CHART SOURCE CHANGED", *sources] if sources else [])
-        + (["HELM RELEASES UPDATED: chart repository login or TLS files (values never shown)", *logins] if logins else [])
+        + (
+            ["HELM RELEASES UPDATED: chart repository login or TLS files (values never shown)", *logins]
+            if logins
+            else []
+        )
     )
 
 
@@ -255,7 +259,9 @@ def _object_change_lines(changes: Changes) -> list[str]:
             lines += _field_lines(tuple(field for field in change.changes if row in field.rows))
             lines.append(f"    source: {row.source}")
     unknown = (
-        ["Not known: the baseline does not record the Kueue queues' and flavors' specs, so their changes cannot be seen"]
+        [
+            "Not known: the baseline does not record the Kueue queues' and flavors' specs, so their changes cannot be seen"
+        ]
         if changes.unrecorded_specs
         else []
     )
