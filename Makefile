@@ -53,10 +53,10 @@ switch = $(if $(filter-out 0 1,$($(1)))$(word 2,$($(1))),$(error $(1)=$($(1)): g
 STACK_ARGS = $(if $(STACK_FILE),--stack-file="$$STACK_FILE" $(if $(filter command line,$(STACK_ORIGIN)),--stack="$$STACK"),--stack="$$STACK")
 
 plan: setup  ## Offline plan of STACK (default dev) or STACK_FILE, FORMAT text|markdown|json, POLICY_CONFIG=<json>, BASELINE=<json plan> or BASE=<git revision> (default: the last commit; NO_BASE=1 compares with nothing, NO_BASE=0 with the base), GRAPH=1 (or 0), OUT=<dir>|none: no cloud account, no Pulumi CLI.
-	$(PY) -m tools.plan $(STACK_ARGS) --format="$$FORMAT" $(if $(POLICY_CONFIG),--policy-config="$$POLICY_CONFIG") $(if $(BASELINE),--baseline="$$BASELINE") $(if $(BASE),--base="$$BASE") $(call switch,NO_BASE,--no-base,,compare with nothing,compare with the base,compare with the base) $(call switch,GRAPH,--graph,,add the dependency graph to the text plan,leave it out,leave it out) $(if $(OUT),--out="$$OUT")
+	@$(PY) -m tools.plan $(STACK_ARGS) --format="$$FORMAT" $(if $(POLICY_CONFIG),--policy-config="$$POLICY_CONFIG") $(if $(BASELINE),--baseline="$$BASELINE") $(if $(BASE),--base="$$BASE") $(call switch,NO_BASE,--no-base,,compare with nothing,compare with the base,compare with the base) $(call switch,GRAPH,--graph,,add the dependency graph to the text plan,leave it out,leave it out) $(if $(OUT),--out="$$OUT")
 
 cost: setup  ## What STACK's (or STACK_FILE's) nodes cost (FORMAT text|markdown|json); BASE=<git revision> adds what the change costs.
-	$(PY) -m tools.cost $(STACK_ARGS) --format="$$FORMAT" $(if $(BASE),--base="$$BASE")
+	@$(PY) -m tools.cost $(STACK_ARGS) --format="$$FORMAT" $(if $(BASE),--base="$$BASE")
 
 new-stack: setup  ## A new stack on the project's defaults: NAME=<stack> PARENT_ID=project-... SUBNET_ID=vpcsubnet-... write Pulumi.<NAME>.yaml and add it to .github/stacks.json (the workflows' list, in deploy order) before its last stack, or after the stack AFTER=<stack> names.
 	$(PY) -m tools.new_stack --name="$$NAME" --parent-id="$$PARENT_ID" --subnet-id="$$SUBNET_ID" --after="$$AFTER"

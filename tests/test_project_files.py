@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from pathlib import Path
@@ -347,3 +348,18 @@ def test_a_make_switch_takes_1_or_0_and_refuses_any_other_value_naming_it(variab
         made = make_plan(tmp_path, f"{variable}={value}")
         assert made.returncode == 2 and f"{variable}={value}: give 1 to " in made.stderr, made.stderr
         assert ", 0 to " in made.stderr and "or leave it out" in made.stderr and "argv" not in made.stdout
+
+
+@pytest.mark.parametrize("target", ["plan", "cost"])
+def test_make_prints_only_the_tools_output_so_a_json_plan_can_be_redirected(target, tmp_path):
+    """`make plan FORMAT=json > plan.json` is a JSON plan (a later --baseline): make echoes no command line there."""
+    offline = ["NO_BASE=1"] if target == "plan" else []
+    made = subprocess.run(
+        ["make", "--no-print-directory", "-o", "venv/.installed", target, "FORMAT=json", *offline],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert made.returncode == 0, made.stderr
+    json.loads(made.stdout)
