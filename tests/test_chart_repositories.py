@@ -310,3 +310,35 @@ def test_a_login_over_http_to_this_machines_loopback_is_accepted(host):
 def test_a_login_over_http_to_a_name_that_only_starts_like_loopback_is_refused():
     run = every_release_stack(SECRET_PASSWORD, draDriverRepository="http://127.0.0.1.example.com/nvidia", **LOGIN)
     assert "would be sent in clear" in str(run.error)
+
+
+@pytest.mark.parametrize(
+    ("key", "repository", "settings"),
+    [
+        ("draDriverRepository", "oci://registry.k8s.io/dra-driver-nvidia/charts", {"draDriverChart": RENAMED_CHART}),
+        ("draDriverRepository", NGC_REPOSITORY, {}),
+        ("gpuOperatorRepository", "https://HELM.ngc.nvidia.com/other", {"draDriverRepository": OCI_MIRROR}),
+        ("dcgmExporterRepository", DCGM_EXPORTER_REPOSITORY, {}),
+        ("kubePrometheusStackRepository", PROMETHEUS_COMMUNITY_REPOSITORY, {}),
+    ],
+)
+def test_a_login_for_a_key_naming_an_upstream_defaults_host_is_refused(key, repository, settings):
+    """Hostile review a40 #1: an upstream default written into a key is a named repository, so the mirror's login
+    would go to the public upstream."""
+    run = every_release_stack(SECRET_PASSWORD, **{key: repository, **settings}, **LOGIN)
+    assert run.resources == []
+    message = str(run.error)
+    host = repository.split("/")[2].lower()
+    assert (
+        f"nebius-dra:chartRepositoryUsername, nebius-dra:chartRepositoryPassword: would be sent to {host}, which "
+        f"nebius-dra:{key} names: the host of the upstream default" in message
+    ), message
+    assert PASSWORD not in message
+
+
+def test_an_ngc_api_key_login_may_go_to_ngcs_host():
+    """NGC's own login (the user `$oauthtoken`, the password an API key) is meant for NGC's host."""
+    run = every_release_stack(
+        SECRET_PASSWORD, draDriverRepository="https://helm.ngc.nvidia.com/my-org", chartRepositoryUsername="$oauthtoken"
+    )
+    assert run.error is None, run.error

@@ -7,7 +7,8 @@ A mirror that needs a login gets it from the `chartRepository*` settings, never 
 a URL would reach the release's inputs, the state and the plan in clear): Helm's repository options, a username
 and a password (set as a secret) for basic authentication of a classic repository or an OCI registry, and TLS
 files. They go to every repository the stack names and to no upstream default, so all the named repositories
-must be on one host: one login is never sent to a host it was not meant for.
+must be on one host: one login is never sent to a host it was not meant for, an upstream default's host neither
+(a default written into a key is a named repository).
 """
 
 from __future__ import annotations
@@ -18,8 +19,15 @@ from collections.abc import Collection, Mapping
 from urllib.parse import urlsplit
 
 from components.config.errors import ConfigProblems, config_key, shown
+from components.dra_constants import (
+    DCGM_EXPORTER_REPOSITORY,
+    KUBERNETES_OCI_REPOSITORY,
+    NGC_REPOSITORY,
+    PROMETHEUS_COMMUNITY_REPOSITORY,
+)
 from components.input.stack import StackInput
 from components.model import StackConfig
+from components.queue_model import KUEUE_REPOSITORY
 from components.repository_model import ChartRepositoryConfig, RepositoryAccess
 
 USERNAME_KEY = "chartRepositoryUsername"
@@ -40,6 +48,22 @@ ACCESS_KEYS = tuple(ACCESS_FIELDS)
 # OCI registry is reached over HTTPS (OCI distribution-spec, "registry API"), as Helm's OCI client does.
 DEFAULT_PORTS = {"http": 80, "https": 443, "oci": 443}
 _PORT = re.compile(r":([0-9]+)$")
+# Every chart's upstream default, by host: public repositories that serve anyone and ask no login, so a login a
+# repository key sends there was meant for a mirror (a default copied into the key, or a mirror's URL mistyped).
+UPSTREAM_REPOSITORIES = {
+    urlsplit(url).hostname or "": url
+    for url in (
+        NGC_REPOSITORY,
+        KUBERNETES_OCI_REPOSITORY,
+        DCGM_EXPORTER_REPOSITORY,
+        PROMETHEUS_COMMUNITY_REPOSITORY,
+        KUEUE_REPOSITORY,
+    )
+}
+# NGC also serves private organisations' charts on its upstream's host, logged in to with an NGC API key: the user
+# is this literal text and the password the key (NGC's documentation, "Generating Your NGC API Key"). Such a login
+# is NGC's own, so it may go to NGC's host; any other login there was meant for another host.
+NGC_API_KEY_USER = "$oauthtoken"
 
 
 def chart_repository(given: str, upstream: str, access: RepositoryAccess | None = None) -> ChartRepositoryConfig:
@@ -164,6 +188,8 @@ def mirror_access_problems(
             f"would be sent in clear to {', '.join(in_clear)}, an http:// repository (basic authentication only "
             "encodes them, RFC 7617 section 4): serve the mirror over https://, or pull from it without a login",
         )
+    if login:
+        _upstream_login_problems(access, login, mirrors, problems)
     if not hosts:
         problems.add(
             given,
@@ -178,6 +204,28 @@ def mirror_access_problems(
             f"{verb} sent to every chart repository the stack names, and those are on {len(hosts)} hosts ({listed}): one "
             "login is never sent to a host it was not meant for; serve the charts from one mirror, or leave the "
             "others at their upstream default",
+        )
+
+
+def _upstream_login_problems(
+    access: RepositoryAccess, login: list[str], mirrors: Mapping[str, ChartRepositoryConfig], problems: ConfigProblems
+) -> None:
+    """A login is refused for a repository key that names the host of a chart's upstream default (the default
+    written out, or another path on its host): the key gets the login as any named repository does, and that host is
+    a public one the login was not made for."""
+    for key, repository in mirrors.items():
+        host = (urlsplit(repository.url).hostname or "").lower()
+        upstream = UPSTREAM_REPOSITORIES.get(host)
+        if repository.access is None or upstream is None:
+            continue
+        if upstream == NGC_REPOSITORY and access.username == NGC_API_KEY_USER:
+            continue
+        ngc = f" (an NGC API key logs in there with the user {NGC_API_KEY_USER})" if upstream == NGC_REPOSITORY else ""
+        problems.add(
+            ", ".join(login),
+            f"would be sent to {host}, which {key} names: the host of the upstream default {upstream}, a public "
+            f"repository that needs no login{ngc}, and a login goes only to a mirror; leave {key} empty to pull the "
+            "chart from upstream without the login, or set it to the mirror",
         )
 
 
