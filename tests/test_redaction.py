@@ -641,10 +641,23 @@ def test_every_source_of_the_table_of_consequences_keeps_its_closing_brackets():
         assert shown.count("(") - shown.count(")") == row.source.count("(") - row.source.count(")"), row.source
 
 
+# How a user and a password are pasted together into the username: RFC 7617's colon, blanks, look-alike colons.
+# Hostile review a40 #2: only ':' was redacted, and the rest was quoted whole.
+USERNAME_SEPARATORS = {
+    ":": "U+003A COLON",
+    " ": "U+0020 SPACE",
+    "\t": "U+0009",
+    "\n": "U+000A",
+    "\ua789": "U+A789 MODIFIER LETTER COLON",
+    "\uff1a": "U+FF1A FULLWIDTH COLON",
+}
+
+
+@pytest.mark.parametrize("separator", USERNAME_SEPARATORS)
 @pytest.mark.parametrize("output", ["text", "json"])
-def test_a_password_typed_into_the_username_is_never_quoted_by_the_plan(output, tmp_path, capsys):
+def test_a_password_typed_into_the_username_is_never_quoted_by_the_plan(output, separator, tmp_path, capsys):
     """Hostile round five: `robot:<password>` in chartRepositoryUsername was refused quoting it whole."""
-    login = {**MIRROR_LOGIN, "nebius-dra:chartRepositoryUsername": f"robot:{CANARY_PASSWORD}"}
+    login = {**MIRROR_LOGIN, "nebius-dra:chartRepositoryUsername": f"robot{separator}{CANARY_PASSWORD}"}
     stack_file = hostile_stack_file(tmp_path, login)
     status = plan_cli.main(["--stack-file", str(stack_file), "--format", output, "--out", "none", "--no-base"])
     printed = outputs_of(capsys)
@@ -652,13 +665,21 @@ def test_a_password_typed_into_the_username_is_never_quoted_by_the_plan(output, 
     assert_no_canary(*printed)
 
 
-def test_a_password_typed_into_the_username_is_never_quoted_by_the_program():
+@pytest.mark.parametrize("separator", USERNAME_SEPARATORS)
+def test_a_password_typed_into_the_username_is_never_quoted_by_the_program(separator):
+    """The refusal says what is wrong with the username, its length and its first character not allowed, never its
+    text: no rule lists every character a password may be pasted after."""
+    username = f"robot{separator}{CANARY_PASSWORD}"
     config = {
         **read_stack_file("dev").values,
         **MIRROR_LOGIN,
-        "nebius-dra:chartRepositoryUsername": f"robot:{CANARY_PASSWORD}",
+        "nebius-dra:chartRepositoryUsername": username,
         PASSWORD_KEY: "another-password",
     }
     run = run_program("dev", config=config, secret_keys=[PASSWORD_KEY])
-    assert run.error is not None and "chartRepositoryUsername" in str(run.error), run.error
+    assert (
+        f"nebius-dra:chartRepositoryUsername: got a user name of {len(username)} characters, character 6 is "
+        f"{USERNAME_SEPARATORS[separator]} (the text is not quoted" in str(run.error)
+    ), run.error
+    assert "robot" not in str(run.error)
     assert_no_canary(str(run.error))

@@ -10,7 +10,8 @@ CELSelectorExpressionMaxLength = 10 * 1024, AllocationResultsMaxSize = 32).
 from __future__ import annotations
 
 import re
-from typing import Annotated
+import unicodedata
+from typing import Annotated, Any
 
 from pydantic import (
     AfterValidator,
@@ -19,6 +20,9 @@ from pydantic import (
     Field,
     StrictInt,
     StrictStr,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+    WrapValidator,
 )
 from pydantic_core import PydanticCustomError
 
@@ -79,6 +83,7 @@ CHART_REPOSITORY_PATTERN = (
 # neither part a control character; the charset of other text is not agreed on). Printable ASCII: the username
 # without a space, the password with one (no bound in the pattern: Go's RE2 refuses a repetition over 1000).
 REPOSITORY_USERNAME_PATTERN = r"^[!-9;-~]+$"
+REPOSITORY_USERNAME_LIMIT = 255
 REPOSITORY_PASSWORD_PATTERN = r"^[ -~]+$"
 # A resource.Quantity (k8s.io/apimachinery pkg/api/resource quantity.go: sign, digits with an optional fraction,
 # and a binary suffix, a decimal suffix or an exponent), for a capacity request such as "40Gi".
@@ -193,6 +198,59 @@ LocalFile = Annotated[
         description="expected an absolute path such as /etc/ssl/certs/mirror-ca.pem, or empty",
     ),
 ]
+
+
+USERNAME_RULE = (
+    "expected a user name of printable ASCII without a space or ':' (a basic-authentication user-id holds no ':', "
+    "RFC 7617), or empty"
+)
+
+
+def _username_unquoted(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+    """A user name the pattern or the bound refuses is described, never quoted: what follows a space, a tab or a
+    look-alike colon in it is often the password pasted with it (`robot HUNTER2`), whose text no message may show.
+    The message gives its length and its first character that is not allowed, by code point and Unicode name."""
+    try:
+        return handler(value)
+    except ValidationError:
+        if not isinstance(value, str):
+            raise  # the type's own refusal; the value is a credential to every message (`credentials_in`)
+        length = f"{len(value)} characters"
+        if len(value) > REPOSITORY_USERNAME_LIMIT:
+            problem = f"{length}, over the limit of {REPOSITORY_USERNAME_LIMIT}"
+        else:
+            position, character = next(
+                (index, char)
+                for index, char in enumerate(value, 1)
+                if not re.fullmatch(REPOSITORY_USERNAME_PATTERN, char)
+            )
+            name = unicodedata.name(character, "")
+            problem = f"{length}, character {position} is U+{ord(character):04X}{' ' + name if name else ''}"
+        raise PydanticCustomError(
+            "value_error",
+            "{error}",
+            {
+                "error": f"got a user name of {problem} (the text is not quoted: it may hold a password); {USERNAME_RULE}"
+            },
+        ) from None
+
+
+RepositoryUsername = Annotated[
+    StrictStr,
+    Field(
+        pattern=optional(REPOSITORY_USERNAME_PATTERN), max_length=REPOSITORY_USERNAME_LIMIT, description=USERNAME_RULE
+    ),
+    WrapValidator(_username_unquoted),
+]
+
+
+def valid_username(value: Any) -> bool:
+    """A user name the model takes: one no message needs to hide (`credentials_in`)."""
+    return (
+        isinstance(value, str)
+        and len(value) <= REPOSITORY_USERNAME_LIMIT
+        and re.fullmatch(optional(REPOSITORY_USERNAME_PATTERN), value) is not None
+    )
 
 
 NodeCount = Annotated[

@@ -36,7 +36,6 @@ from components.input.fields import (
     PRODUCT_PATTERN,
     PROFILE_PATTERN,
     REPOSITORY_PASSWORD_PATTERN,
-    REPOSITORY_USERNAME_PATTERN,
     RESOURCE_NAME_PATTERN,
     BootDiskGib,
     ChartRepository,
@@ -46,8 +45,10 @@ from components.input.fields import (
     Image,
     LocalFile,
     NodeCount,
+    RepositoryUsername,
     Shape,
     optional,
+    valid_username,
 )
 from components.input.meaning import Setting
 from components.input.node_groups import AutoRepairConditionInput, GpuNodeGroupInput, StrategyInput
@@ -556,13 +557,7 @@ class StackInput(Shape):
         ),
     ]
     chartRepositoryUsername: Annotated[
-        StrictStr,
-        Field(
-            pattern=optional(REPOSITORY_USERNAME_PATTERN),
-            max_length=255,
-            description="expected a user name of printable ASCII without a space or ':' (a basic-authentication "
-            "user-id holds no ':', RFC 7617), or empty",
-        ),
+        RepositoryUsername,
         Setting(
             "Chart repository keys",
             "user of the [private repository or registry](#charts-from-a-mirror-or-a-private-repository) the repository keys name (Helm's `username`, basic authentication), plain or a secret; sent to every repository the stack names and to no upstream default. Needs `chartRepositoryPassword`",
@@ -648,12 +643,13 @@ SECRET_ONLY_KEYS = ("existingClusterKubeconfig", "chartRepositoryPassword")
 
 def credentials_in(key: str, value: Any) -> tuple[Any, ...]:
     """What of a key's value (`key` without its namespace) no message may quote, set in plain text or not: all of a
-    secret-only key's, and of a username the part after a `:`, which is a password typed into it (RFC 7617 section 2:
-    a user-id never holds a colon; the user-id, a colon and the password is what that scheme sends)."""
+    secret-only key's, and all of a username the model refuses. A refused username is often a user and a password
+    pasted together: after a `:` (RFC 7617 section 2: a user-id never holds one; the user-id, a colon and the
+    password is what that scheme sends), a blank, or a look-alike colon (U+A789, U+FF1A) that no rule can list whole."""
     if key in SECRET_ONLY_KEYS:
         return (value,)
-    if key == "chartRepositoryUsername" and isinstance(value, str) and ":" in value:
-        return (value.partition(":")[2],)
+    if key == "chartRepositoryUsername" and not valid_username(value):
+        return (value,)
     return ()
 
 
