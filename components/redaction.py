@@ -37,6 +37,15 @@ _URL = re.compile(r"\b([A-Za-z][A-Za-z0-9+.-]{0,31}):([/\\]+)(\S*)")
 # Parameters of a query or fragment are separated by `&` (or `;`); they end where the text around the URL goes on:
 # a quote, as it is or JSON-escaped, or an angle bracket.
 _SEPARATOR = re.compile(r"([&;])")
+# What ends a userinfo (RFC 3986 section 3.2.1: its last '@'), and what only looks like it: the full-width and small
+# commercial at (U+FF20, U+FE6B), which a pasted or mistyped URL carries where its '@' belongs, and any of these
+# escaped as an output writes them (`\uff20`, `\x40`) or percent-encoded (`%40`). A URL with one is refused, and its
+# refusal quotes it: everything before the last of them is taken for the userinfo.
+_USERINFO_END = re.compile(r"(?i)@|\uff20|\ufe6b|\\u(?:0040|ff20|fe6b)|\\x40|%40")
+# A host's port is digits (RFC 3986 section 3.2.3): a ':' followed by anything else in the authority (outside an IPv6
+# literal's brackets) is the colon of a `user:password` whose '@' is missing or mistyped; the authority is taken
+# for credentials whole.
+_NOT_A_PORT = re.compile(r":(?![0-9]*\Z)")
 _TRAILING_PUNCTUATION = frozenset("?!.,:")
 _AROUND = re.compile(r"\\?[\"'<>]")
 # White space between a name and its value: any Unicode space (a no-break space U+00A0, an em space U+2003, a tab)
@@ -272,11 +281,18 @@ def _url(match: re.Match[str]) -> str:
     rest, after = _without_closing_text(rest)
     end = _authority_end(rest)
     authority, tail = rest[:end], rest[end:]
-    # As urllib's `_userinfo` and `_hostinfo` split the netloc: the userinfo ends at its last '@'.
+    # As urllib's `_userinfo` and `_hostinfo` split the netloc: the userinfo ends at its last '@' (or look-alike).
     # A host is no credential, a malformed one (a '[' without its ']') neither: it is shown, as a config key that
     # reads as one is (`nebius-dra:\\e[2J`).
-    _, at, host = authority.rpartition("@")
-    shown_authority = f"{CREDENTIALS}@{host}" if at else authority
+    ends = list(_USERINFO_END.finditer(authority))
+    if ends:
+        at = ends[-1]
+        shown_authority = f"{CREDENTIALS}{at[0]}{authority[at.end() :]}"
+    else:
+        around = _AROUND.search(authority)
+        host = authority[: around.start()] if around else authority
+        port_part = host.rpartition("]")[2] if host.startswith("[") else host
+        shown_authority = CREDENTIALS + authority[len(host) :] if _NOT_A_PORT.search(port_part) else authority
     before_fragment, hash_mark, fragment = tail.partition("#")
     path, question, query = before_fragment.partition("?")
     name, semicolon, path_parameters = path.partition(";")

@@ -115,6 +115,11 @@ def test_the_renamed_driver_chart_takes_a_mirror_too():
         "https://charts.example:99999/nvidia",  # hostile review: a port past 65535 was taken
         "oci://charts.example:65536/nvidia",
         "https://charts.example:0/nvidia",
+        # Hostile review a40 #3: a look-alike '@' (or none) left the userinfo quoted.
+        "https://robot:hunter2\uff20charts.example/nvidia",
+        "oci://robot:hunter2\ufe6bcharts.example/nvidia",
+        "https://robot:hunter2%40charts.example/nvidia",
+        "https://robot:hunter2/nvidia",
     ],
 )
 def test_a_repository_that_is_no_plain_url_is_refused_by_key_before_any_resource(key, given):

@@ -413,6 +413,11 @@ MIB = 1 << 20
         "--api-key=" + "\\xa0" * (MIB // 4),
         "https://h/x" + ")" * MIB,
         "https://h/x" + ")." * (MIB // 2),
+        "https://" + "\uff20" * MIB,
+        "https://" + "\\uff20" * (MIB // 6),
+        "https://" + ":a" * (MIB // 2),
+        "https://" + "1:" * (MIB // 2),
+        "https://[" + ":" * MIB,
     ],
     ids=lambda text: f"{text[:10]}~{len(text)}",
 )
@@ -460,6 +465,20 @@ def test_no_leaf_of_a_secret_only_key_given_in_plain_text_is_quoted_by_the_stack
         (f'got "https:/u:{CANARY}@mirror.example.com/"', 'got "https:/[credentials]@mirror.example.com/"'),
         (f"oci:///robot:{CANARY}@registry.example.com/charts", "oci:///[credentials]@registry.example.com/charts"),
         (f"server https:\\\\u:{CANARY}@api.example.com", "server https:\\\\[credentials]@api.example.com"),
+        # Hostile review a40 #3: a look-alike '@', as it is or escaped, ends the userinfo as '@' does; a ':' that no
+        # port follows is a password's, its '@' missing.
+        (f"https://u:{CANARY}\uff20harbor.example.com/n", "https://[credentials]\uff20harbor.example.com/n"),
+        (f"https://u:{CANARY}\ufe6bharbor.example.com/n", "https://[credentials]\ufe6bharbor.example.com/n"),
+        (
+            f'got "https://u:{CANARY}\\uff20harbor.example.com/n"',
+            'got "https://[credentials]\\uff20harbor.example.com/n"',
+        ),
+        (f"https://u:{CANARY}%40harbor.example.com/n", "https://[credentials]%40harbor.example.com/n"),
+        (f'got "https://u:{CANARY}/n"; expected', 'got "https://[credentials]/n"; expected'),
+        (
+            'got "https://[::1]:8443/n" and https://h.example.com:443',
+            'got "https://[::1]:8443/n" and https://h.example.com:443',
+        ),
         # An image pinned by digest is no URL: nothing of it is taken for credentials.
         ("image nvidia/cuda:13.1.1@sha256:abc", "image nvidia/cuda:13.1.1@sha256:abc"),
     ],
