@@ -63,6 +63,15 @@ REFUSED = {
         {"nebius-dra:queues": {"teams": [{"name": "a", "quotas": [{"group": "h200", "gpus": "8"}]}]}}
     ),
     "queues counting a MIG class": dev_with({"nebius-dra:queues": {"deviceClasses": ["mig.nvidia.com"]}}),
+    # Hostile review a40 #4: a secret-only key's plain value, which the program refuses, passed the editor.
+    "plain repository password": dev_with(
+        {
+            "nebius-dra:draDriverRepository": "oci://h.example.com/n",
+            "nebius-dra:chartRepositoryUsername": "robot",
+            "nebius-dra:chartRepositoryPassword": "hunter2",
+        }
+    ),
+    "plain kubeconfig": dev_with({"nebius-dra:existingClusterKubeconfig": "apiVersion: v1"}),
 }
 # Refused by the ECMA-262 validators; Python's re lets a trailing newline through `$`.
 REFUSED_BY_ECMA = {
@@ -73,6 +82,14 @@ REFUSED_BY_ECMA = {
 ALLOWED = {
     "other namespaces and secure driver values": dev_with(
         {"nebius:profile": "ci", "kubernetes:context": "kind", "nebius-dra:draDriverValues": {"secure": "v1:abc"}}
+    ),
+    "a secure repository password": dev_with(
+        {
+            "nebius-dra:draDriverRepository": "oci://h.example.com/n",
+            "nebius-dra:chartRepositoryUsername": "robot",
+            "nebius-dra:chartRepositoryPassword": {"secure": "v1:abc"},
+            "nebius-dra:existingClusterKubeconfig": "",
+        }
     ),
     "a team's quota": dev_with(
         {

@@ -3,8 +3,8 @@
 Generated from the same pydantic schema the program validates with, so an editor that
 validates a stack file (the YAML language server reads `# yaml-language-server: $schema=...`)
 flags what the program would refuse: unknown keys of the project, wrong types, patterns,
-bounds. Defaults and descriptions are each key's `Setting`, as `tools.config_docs` writes
-them into `Pulumi.yaml`. Rules that span several keys (driver modes, name lengths, CEL) are
+bounds, a secret-only key's plain value. Defaults and descriptions are each key's `Setting`,
+as `tools.config_docs` writes them into `Pulumi.yaml`. Rules that span several keys (driver modes, name lengths, CEL) are
 the program's alone. `--check` exits 1 when the committed file is stale.
 """
 
@@ -23,7 +23,7 @@ from pydantic_core import core_schema
 from components.config.reading import InputError, check_file_flag, check_output_flag
 from components.config.stack_file import PROJECT_DIR
 from components.dra_constants import NAMESPACE
-from components.input.stack import SECRET_CAPABLE_KEYS, StackInput
+from components.input.stack import SECRET_CAPABLE_KEYS, SECRET_ONLY_KEYS, StackInput
 from tools.config_docs import project_config
 
 SCHEMA_FILE = PROJECT_DIR / "docs" / "stack-file.schema.json"
@@ -63,7 +63,11 @@ def stack_file_schema() -> dict[str, Any]:
         field_schema.pop("title", None)
         if "default" in spec:
             field_schema["default"] = spec["default"]
-        if key in SECRET_CAPABLE_KEYS:
+        if key in SECRET_ONLY_KEYS:
+            # The program refuses a plain value (an editor must not show a password typed in clear as valid): only
+            # a `secure:` value, or the empty string that leaves the key unset.
+            field_schema = {"anyOf": [{"const": ""}, SECURE_VALUE], "description": field_schema["description"]}
+        elif key in SECRET_CAPABLE_KEYS:
             field_schema = {"anyOf": [field_schema, SECURE_VALUE], "description": field_schema["description"]}
         properties[f"{NAMESPACE}:{key}"] = field_schema
     return {
