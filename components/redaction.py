@@ -44,8 +44,8 @@ _SEPARATOR = re.compile(r"([&;])")
 _USERINFO_END = re.compile(r"(?i)@|\uff20|\ufe6b|\\u(?:0040|ff20|fe6b)|\\x40|%40")
 # A host's port is digits (RFC 3986 section 3.2.3): a ':' followed by anything else in the authority (outside an IPv6
 # literal's brackets) is the colon of a `user:password` whose '@' is missing or mistyped; the authority is taken
-# for credentials whole.
-_NOT_A_PORT = re.compile(r":(?![0-9]*\Z)")
+# for credentials whole. A ';' or ',' right after the port is the sentence's (`on https://h:8443; ...`).
+_NOT_A_PORT = re.compile(r":(?![0-9]*[;,]?\Z)")
 _TRAILING_PUNCTUATION = frozenset("?!.,:")
 _AROUND = re.compile(r"\\?[\"'<>]")
 # White space between a name and its value: any Unicode space (a no-break space U+00A0, an em space U+2003, a tab)

@@ -347,3 +347,23 @@ def test_an_ngc_api_key_login_may_go_to_ngcs_host():
         SECRET_PASSWORD, draDriverRepository="https://helm.ngc.nvidia.com/my-org", chartRepositoryUsername="$oauthtoken"
     )
     assert run.error is None, run.error
+
+
+@pytest.mark.parametrize(
+    ("files", "named"),
+    [
+        ({"chartRepositoryCaFile": "/etc/ssl/ca.pem"}, "nebius-dra:chartRepositoryCaFile: is set"),
+        (
+            {"chartRepositoryCertFile": "/etc/ssl/client.pem", "chartRepositoryKeyFile": "/etc/ssl/client.key"},
+            "nebius-dra:chartRepositoryCertFile, nebius-dra:chartRepositoryKeyFile: are set",
+        ),
+    ],
+)
+@pytest.mark.parametrize("host", ["h.example.com", "127.0.0.1:8879"])
+def test_tls_files_for_an_http_repository_are_refused_naming_the_keys_and_the_repository(files, named, host):
+    """Hostile review a40 #10: a CA bundle or a client certificate means nothing over plain HTTP, loopback too."""
+    run = every_release_stack(draDriverRepository=f"http://{host}/n", **files)
+    assert run.resources == []
+    assert f"{named}, but nebius-dra:draDriverRepository is an http:// repository, which no TLS file applies to" in str(
+        run.error
+    ), run.error

@@ -475,6 +475,8 @@ def test_no_leaf_of_a_secret_only_key_given_in_plain_text_is_quoted_by_the_stack
         ),
         (f"https://u:{CANARY}%40harbor.example.com/n", "https://[credentials]%40harbor.example.com/n"),
         (f'got "https://u:{CANARY}/n"; expected', 'got "https://[credentials]/n"; expected'),
+        (f"https://u:1234;{CANARY}/n", "https://[credentials]/n"),
+        ("on https://h.example.com:8443; and https://h:1,", "on https://h.example.com:8443; and https://h:1,"),
         (
             'got "https://[::1]:8443/n" and https://h.example.com:443',
             'got "https://[::1]:8443/n" and https://h.example.com:443',

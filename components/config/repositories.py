@@ -177,11 +177,18 @@ def mirror_access_problems(
         if repository.access is not None:
             hosts.setdefault(_host(repository.url), []).append(key)
     login = [config_key(key) for key in (USERNAME_KEY, PASSWORD_KEY) if _is_set(access, key)]
-    in_clear = [
-        key
-        for key, repository in mirrors.items()
-        if repository.access and repository.url.startswith("http://") and not _loopback(repository.url)
+    plain_http = [
+        key for key, repository in mirrors.items() if repository.access and repository.url.startswith("http://")
     ]
+    in_clear = [key for key in plain_http if not _loopback(mirrors[key].url)]
+    tls = [config_key(key) for key in (CA_FILE_KEY, CERT_FILE_KEY, KEY_FILE_KEY) if _is_set(access, key)]
+    if tls and plain_http:
+        problems.add(
+            ", ".join(tls),
+            f"{'are' if len(tls) > 1 else 'is'} set, but {', '.join(plain_http)} {'are' if len(plain_http) > 1 else 'is'} "
+            "an http:// repository, which no TLS file applies to (plain HTTP has no certificate to check, and none "
+            "to present): serve the mirror over https:// or oci://, or remove them",
+        )
     if login and in_clear:
         problems.add(
             ", ".join(login),
