@@ -367,3 +367,24 @@ def test_tls_files_for_an_http_repository_are_refused_naming_the_keys_and_the_re
     assert f"{named}, but nebius-dra:draDriverRepository is an http:// repository, which no TLS file applies to" in str(
         run.error
     ), run.error
+
+
+@pytest.mark.parametrize("given", ["/", "/etc/ssl/", "/etc/ssl/.", "/etc/..", "etc/ssl/ca.pem", "/etc/ssl/ca pem"])
+def test_a_tls_file_setting_that_names_no_file_is_refused_stating_the_rule(given):
+    """Hostile review a40 #11: `/` and a directory's path were taken, and a path with a space was refused as "not an
+    absolute path"."""
+    run = every_release_stack(draDriverRepository=MIRROR, chartRepositoryCaFile=given)
+    assert run.resources == []
+    assert (
+        "nebius-dra:chartRepositoryCaFile: got " in str(run.error)
+        and "expected a file's absolute path such as /etc/ssl/certs/mirror-ca.pem, or empty: at most 255 characters, "
+        "'/' then ASCII letters, digits, '.', '_', '-' and '/' (no space), naming a file (not ending in '/', '.' or "
+        "'..')"
+        in str(run.error)
+    ), run.error
+
+
+@pytest.mark.parametrize("given", ["/etc/ssl/.ca.pem", "/etc/ssl/..pem", "/a", "/etc/ssl/mirror-ca_2.pem"])
+def test_a_tls_file_path_is_taken(given):
+    run = every_release_stack(draDriverRepository=MIRROR, chartRepositoryCaFile=given)
+    assert run.error is None, run.error

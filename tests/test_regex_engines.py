@@ -63,6 +63,7 @@ WHOLE_VALUE_EXAMPLES = {
     schema.CHART_VERSION_PATTERN: "v25.10.1",
     schema.IMAGE_PATTERN: "nvidia/cuda:13.1.1-runtime-ubuntu24.04",
     schema.ABSOLUTE_PATH_PATTERN: "/run/nvidia/driver",
+    schema.FILE_PATH_PATTERN: "/etc/ssl/certs/mirror-ca.pem",
     schema.PROFILE_PATTERN: "ci",
     schema.FABRIC_PATTERN: "fabric-3",
     schema.QUALIFIED_ATTRIBUTE_PATTERN: "resource.kubernetes.io/pcieRoot",

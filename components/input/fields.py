@@ -48,6 +48,10 @@ DRIVERS_PRESET_PATTERN = r"^cuda[0-9]{1,3}(\.[0-9]{1,3})?$"
 CHART_VERSION_PATTERN = r"^v?[0-9]{1,6}\.[0-9]{1,6}\.[0-9]{1,6}$"
 IMAGE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,254}$"
 ABSOLUTE_PATH_PATTERN = r"^/[A-Za-z0-9._/-]{0,254}$"
+# A file's absolute path: as ABSOLUTE_PATH_PATTERN, but its last part names a file: not empty (`/`, `/etc/ssl/`),
+# `.` or `..` (a directory, which the provider would fail to read only at `pulumi up`). Its bound of 255 characters is
+# the `max_length` of `LocalFile`.
+FILE_PATH_PATTERN = r"^/([A-Za-z0-9._/-]*/)?([A-Za-z0-9_-]|\.[A-Za-z0-9_-]|\.\.[A-Za-z0-9._-])[A-Za-z0-9._-]*$"
 PROFILE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$"
 FABRIC_PATTERN = r"^[a-z][a-z0-9]*(-[a-z0-9]+){0,4}$"
 QUALIFIED_ATTRIBUTE_PATTERN = (
@@ -193,9 +197,11 @@ ChartRepository = Annotated[
 LocalFile = Annotated[
     StrictStr,
     Field(
-        pattern=optional(ABSOLUTE_PATH_PATTERN),
+        pattern=optional(FILE_PATH_PATTERN),
         max_length=255,
-        description="expected an absolute path such as /etc/ssl/certs/mirror-ca.pem, or empty",
+        description="expected a file's absolute path such as /etc/ssl/certs/mirror-ca.pem, or empty: at most 255 "
+        "characters, '/' then ASCII letters, digits, '.', '_', '-' and '/' (no space), naming a file (not ending "
+        "in '/', '.' or '..')",
     ),
 ]
 

@@ -583,7 +583,7 @@ class StackInput(Shape):
         LocalFile,
         Setting(
             "Chart repository keys",
-            "CA bundle (PEM) that signs the repository's TLS certificate (Helm's `caFile`), an absolute path on the machine that runs `pulumi`",
+            "CA bundle (PEM) that signs the repository's TLS certificate (Helm's `caFile`), a file's absolute path on the machine that runs `pulumi`: at most 255 characters, ASCII letters, digits, `.`, `_`, `-` and `/` (no space), not ending in `/`, `.` or `..`",
             default="",
         ),
     ]
@@ -591,7 +591,7 @@ class StackInput(Shape):
         LocalFile,
         Setting(
             "Chart repository keys",
-            "client certificate (PEM) for a repository that asks for one (Helm's `certFile`), an absolute path on the machine that runs `pulumi`. Needs `chartRepositoryKeyFile`",
+            "client certificate (PEM) for a repository that asks for one (Helm's `certFile`), a file's absolute path as for `chartRepositoryCaFile`. Needs `chartRepositoryKeyFile`",
             default="",
         ),
     ]
@@ -599,7 +599,7 @@ class StackInput(Shape):
         LocalFile,
         Setting(
             "Chart repository keys",
-            "the client certificate's private key (Helm's `keyFile`), an absolute path on the machine that runs `pulumi`. Needs `chartRepositoryCertFile`",
+            "the client certificate's private key (Helm's `keyFile`), a file's absolute path as for `chartRepositoryCaFile`. Needs `chartRepositoryCertFile`",
             default="",
         ),
     ]
