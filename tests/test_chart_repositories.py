@@ -120,6 +120,13 @@ def test_the_renamed_driver_chart_takes_a_mirror_too():
         "oci://robot:hunter2\ufe6bcharts.example/nvidia",
         "https://robot:hunter2%40charts.example/nvidia",
         "https://robot:hunter2/nvidia",
+        # Hostile review a40 #12: a host of no valid labels, an IPv6 literal that is none.
+        "https://charts..example/nvidia",
+        "https://-charts.example/nvidia",
+        "https://charts-.example/nvidia",
+        f"https://{'a' * 64}.example/nvidia",
+        "https://[::::]/nvidia",
+        "oci://[1:2:3]:8443/nvidia",
     ],
 )
 def test_a_repository_that_is_no_plain_url_is_refused_by_key_before_any_resource(key, given):
@@ -387,4 +394,12 @@ def test_a_tls_file_setting_that_names_no_file_is_refused_stating_the_rule(given
 @pytest.mark.parametrize("given", ["/etc/ssl/.ca.pem", "/etc/ssl/..pem", "/a", "/etc/ssl/mirror-ca_2.pem"])
 def test_a_tls_file_path_is_taken(given):
     run = every_release_stack(draDriverRepository=MIRROR, chartRepositoryCaFile=given)
+    assert run.error is None, run.error
+
+
+@pytest.mark.parametrize(
+    "given", [f"https://{'a' * 63}.example/nvidia", "https://[2001:db8::1]/nvidia", "oci://[::ffff:10.0.0.1]:5000/c"]
+)
+def test_a_repository_of_valid_labels_or_a_real_ipv6_literal_is_taken(given):
+    run = every_release_stack(draDriverRepository=given)
     assert run.error is None, run.error

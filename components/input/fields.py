@@ -9,6 +9,7 @@ CELSelectorExpressionMaxLength = 10 * 1024, AllocationResultsMaxSize = 32).
 
 from __future__ import annotations
 
+import ipaddress
 import re
 import unicodedata
 from typing import Annotated, Any
@@ -73,13 +74,16 @@ PERCENT_PATTERN = r"^(100|[1-9]?[0-9])%$"
 CONDITION_TYPE_PATTERN = r"^[A-Z][A-Za-z0-9]{0,62}$"
 # A chart repository or mirror: classic (https://, or http:// inside a private network) or OCI. No user or
 # password part: a credential in the URL would reach the release's inputs, the state and the plan in clear. The host
-# is a name or an IPv6 literal in brackets (RFC 3986 section 3.2.2, `[::1]`).
+# is a name or an IPv6 literal in brackets (RFC 3986 section 3.2.2, `[::1]`). A name is labels of 1 to 63 letters,
+# digits and '-', neither first nor last, joined by '.' (RFC 1123 section 2.1; a name's 253 characters are within the
+# URL's bound); an IPv6 literal must parse as one, which no pattern of the shared syntax states (`_ipv6_parses`).
 # A TCP port, 1 to 65535 without a leading zero (RFC 9293 section 3.1: 16 bits; 0 is reserved). Go's net/url, which
 # Helm parses a repository URL with, checks only that a port is digits (validOptionalPort): `:99999` would fail only
 # when the chart is fetched, at `pulumi up`.
 PORT_PATTERN = r"([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])"
 CHART_REPOSITORY_PATTERN = (
-    r"^(https?|oci)://([A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]{2,45}\])"
+    r"^(https?|oci)://([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*"
+    r"|\[[0-9A-Fa-f:.]{2,45}\])"
     f"(:{PORT_PATTERN})?"
     r"(/[A-Za-z0-9._~%+-]+)*/?$"
 )
@@ -182,15 +186,36 @@ ChartVersion = Annotated[
         description="expected an exact chart version such as 25.7.0 or v25.10.1 (ranges are not pinned)",
     ),
 ]
+
+
+def _ipv6_parses(url: str) -> str:
+    """A repository URL's IPv6 literal is one (`[::::]` has the pattern's characters and is none), refused with the
+    pattern's error, so the user reads the same message."""
+    host = url.partition("://")[2]
+    if host.startswith("["):
+        try:
+            ipaddress.IPv6Address(host[1 : host.find("]")])
+        except ValueError:
+            raise PydanticCustomError(
+                "string_pattern_mismatch",
+                "String should match pattern '{pattern}'",
+                {"pattern": CHART_REPOSITORY_PATTERN},
+            ) from None
+    return url
+
+
 ChartRepository = Annotated[
     StrictStr,
     Field(
         pattern=optional(CHART_REPOSITORY_PATTERN),
         max_length=255,
-        description="expected a chart repository or mirror URL (https://, http:// or oci://, a port from 1 to 65535 if "
-        "any, without user or password: a login goes in nebius-dra:chartRepositoryUsername and nebius-dra:chartRepositoryPassword), or "
-        "empty for the chart's upstream repository",
+        description="expected a chart repository or mirror URL (https://, http:// or oci://; a host name of "
+        "dot-separated labels of letters, digits and '-', 1 to 63 characters each and not starting or ending with "
+        "'-', or an IPv6 address in brackets; a port from 1 to 65535 if any; without user or password: a login goes "
+        "in nebius-dra:chartRepositoryUsername and nebius-dra:chartRepositoryPassword), or empty for the chart's "
+        "upstream repository",
     ),
+    AfterValidator(_ipv6_parses),
 ]
 
 # A file the Kubernetes provider reads on the machine that runs `pulumi` (a repository's TLS files), or empty.
