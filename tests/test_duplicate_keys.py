@@ -120,17 +120,19 @@ def test_the_project_file_and_the_bootstraps_stack_files_refuse_a_key_given_twic
         (ROOT / "tools" / "ci_identity", "nebius-dra-ci-identity", "repository", "evil-org/evil"),
     ],
 )
-def test_a_key_given_with_and_without_its_namespace_is_refused_naming_both_lines(
+def test_a_key_given_also_in_the_legacy_config_form_is_refused_naming_both_lines(
     tmp_path, project, namespace, key, value, long_first
 ):
+    """The CLI reads `<namespace>:config:<key>` as `<namespace>:<key>` (config.ParseKey) and keeps one of the two."""
     text = (project / "Pulumi.dev.yaml").read_text()
     long_line = next(n for n, line in enumerate(text.splitlines(), 1) if line.startswith(f"  {namespace}:{key}:"))
-    short = f"  {key}: {value}\n"
+    legacy = f"{namespace}:config:{key}"
+    short = f"  {legacy}: {value}\n"
     twice = text + short if long_first else text.replace("config:\n", "config:\n" + short, 1)
-    spellings = [(f"{namespace}:{key}", long_line if long_first else long_line + 1), (key, len(twice.splitlines()))]
+    spellings = [(f"{namespace}:{key}", long_line if long_first else long_line + 1), (legacy, len(twice.splitlines()))]
     if not long_first:
         short_line = twice.splitlines().index(short.rstrip("\n")) + 1
-        spellings = [(key, short_line), (f"{namespace}:{key}", long_line + 1)]
+        spellings = [(legacy, short_line), (f"{namespace}:{key}", long_line + 1)]
     folder = _project(tmp_path, twice, project)
     expected = " and ".join(f'as "{spelt}" at line {line}' for spelt, line in spellings)
     with pytest.raises(StackFileError, match=re.escape(f"{namespace}:{key}: is given twice, {expected}")) as refused:

@@ -109,12 +109,21 @@ def test_the_plan_of_a_stack_file_is_named_after_it_and_writes_under_its_name(tm
     assert not (PROJECT_DIR / "Pulumi.try.yaml").exists()
 
 
-def test_a_stack_file_problem_names_the_file_and_the_key(tmp_path, capsys):
+@pytest.mark.parametrize(
+    ("extra", "problem"),
+    [
+        ("  nebius-dra:fixedNodeCont: 2\n", ":\n  - nebius-dra:fixedNodeCont: is set in {path} but"),
+        ("  nebius-dra:x: [\n", " is not valid YAML"),
+        ("confg: {}\n", ': unknown top-level key "confg"'),
+    ],
+)
+def test_a_stack_file_problem_names_the_file_by_the_path_given_and_the_key(tmp_path, capsys, extra, problem):
+    """Hostile review: a scratch /tmp/t/Pulumi.dev.yaml was named Pulumi.dev.yaml, as the repository's is."""
     path = _scratch(tmp_path)
-    path.write_text(path.read_text() + "  nebius-dra:fixedNodeCont: 2\n")
+    path.write_text(path.read_text() + extra)
     assert plan.main(["--stack-file", str(path), "--out", "none"]) == plan.EXIT_PROGRAM
     err = capsys.readouterr().err
-    assert "Pulumi.try.yaml" in err and "nebius-dra:fixedNodeCont" in err and "Traceback" not in err
+    assert f"\n{path}{problem.format(path=path)}" in err and "Traceback" not in err
 
 
 @pytest.mark.parametrize(
@@ -207,7 +216,7 @@ def test_a_misspelt_stack_file_key_comes_with_every_problem_of_the_keys_that_cou
     path.write_text(text.replace('nebius-dra:kubernetesVersion: "1.34"', 'nebius-dra:kubernetesVersion: "1.33"'))
     assert plan.main(["--stack-file", str(path), "--out", "none"]) == plan.EXIT_PROGRAM
     err = capsys.readouterr().err
-    assert "nebius-dra:subnetID: is set in Pulumi.try.yaml but Pulumi.yaml does not declare it" in err
+    assert f"nebius-dra:subnetID: is set in {path} but Pulumi.yaml does not declare it" in err
     assert "did you mean nebius-dra:subnetId?" in err
     assert "invalid stack configuration (2 problems; checks that read a refused value run once it is fixed)" in err
     assert "nebius-dra:subnetId: is required" in err and "nebius-dra:kubernetesVersion" in err

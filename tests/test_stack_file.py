@@ -12,6 +12,7 @@ from components.config import ConfigError, parse_stack_config
 from components.config.stack_file import (
     SECRET_PLACEHOLDER,
     StackFileError,
+    parse_key,
     program_config,
     read_stack_file,
     stack_name_problem,
@@ -66,7 +67,10 @@ def test_a_valid_stack_file_reads_with_project_defaults(project):
             "  nebius-dra:protected: true\n",
             "nebius-dra:protected: is set in Pulumi.t.yaml but Pulumi.yaml does not declare it",
         ),
-        ("  protected: true\n", "nebius-dra:protected: is set in Pulumi.t.yaml but Pulumi.yaml does not declare it"),
+        (
+            "  nebius-dra:config:protected: true\n",
+            "nebius-dra:protected: is set in Pulumi.t.yaml but Pulumi.yaml does not declare it",
+        ),
         (
             "  nebius-dra:gpuNodeGroup: []\n",
             "nebius-dra:gpuNodeGroup: is set in Pulumi.t.yaml but Pulumi.yaml does not declare it; did you mean nebius-dra:gpuNodeGroups?",
@@ -117,6 +121,38 @@ def test_yaml_1_2_scalars_stay_strings_where_yaml_1_1_converted_them(project):
 )
 def test_unreadable_stack_files_are_refused_with_the_file_named(project, body, expected):
     assert expected in refusal(project, write_stack(project, body))
+
+
+# Each case of the Pulumi CLI's key rule (sdk/v3 v3.274.0 go/common/resource/config/key.go, ParseKey; hostile review:
+# a bare `protect` was read as nebius-dra:protect, and the legacy `nebius-dra:config:protect` refused).
+@pytest.mark.parametrize(
+    ("key", "read_as"),
+    [
+        ("nebius-dra:protect", "nebius-dra:protect"),
+        ("nebius-dra:config:protect", "nebius-dra:protect"),
+        ("kubernetes:context", "kubernetes:context"),
+        ("kubernetes:config:context", "kubernetes:context"),
+        (":protect", ":protect"),
+        ("protect", None),
+        ("nebius-dra:other:protect", None),
+        ("nebius-dra::protect", None),
+        ("nebius-dra:config:protect:x", None),
+        ("a:b:c:d", None),
+    ],
+)
+def test_a_key_is_read_exactly_as_the_cli_s_parse_key_reads_it(project, key, read_as):
+    assert parse_key(key) == read_as
+    stack = stack_with(project, f'  "{key}": false\n')
+    if read_as is None:
+        assert f"{key}: is not a config key the Pulumi CLI reads" in refusal(project, stack)
+    else:
+        assert read_stack_file(stack, project).values[read_as] == "false"
+
+
+def test_a_bare_key_s_refusal_names_the_key_it_was_meant_as(project):
+    message = refusal(project, stack_with(project, "  protect: maybe\n"))
+    assert "could not parse protect as a configuration key): write <namespace>:<name> (nebius-dra:protect)" in message
+    assert "maybe" not in message  # its value is not read, so no second problem about it
 
 
 @pytest.mark.parametrize("block", ["confg", "Config", "secretprovider"])
@@ -264,3 +300,10 @@ def test_the_program_refuses_a_look_alike_key_the_engine_hands_it(given):
     assert run.error is not None and f"{given}:samplePods: is set in the stack's config under the namespace" in str(
         run.error
     )
+
+
+def test_a_stack_without_a_file_is_refused_naming_the_stacks_there(project):
+    """Hostile review: `make plan STACK=nope` said only that Pulumi.nope.yaml is missing."""
+    write_stack(project, "config: {}\n", "b")
+    write_stack(project, "config: {}\n", "a")
+    assert refusal(project, "nope") == f"no stack file Pulumi.nope.yaml in {project}; the stacks there: a, b"
