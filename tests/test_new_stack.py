@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components.config.stack_file import PROJECT_DIR
+from components.config.stack_file import PROJECT_DIR, read_stack_file
 from tools import new_stack
+from tools.ci_identity import check
+from tools.ci_identity import config as ci_config
 
 STACKS_FILE = PROJECT_DIR / new_stack.STACKS_FILE
 PROJECT_ID, SUBNET_ID = "project-e00staging000000000", "vpcsubnet-e00staging00000000"
@@ -21,11 +23,24 @@ PROJECT_ID, SUBNET_ID = "project-e00staging000000000", "vpcsubnet-e00staging0000
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    """The project file and the workflows' stack list, where a new stack may be written."""
+    """The project file, the workflows' stack list and the bootstrap's files, where a new stack may be written."""
     (tmp_path / ".github").mkdir()
     shutil.copy(PROJECT_DIR / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
     shutil.copy(STACKS_FILE, tmp_path / new_stack.STACKS_FILE)
+    shutil.copytree(PROJECT_DIR / new_stack.BOOTSTRAP_DIR, tmp_path / new_stack.BOOTSTRAP_DIR, ignore=IGNORED)
     return tmp_path
+
+
+IGNORED = shutil.ignore_patterns("__pycache__")
+
+
+def entry(stack: str) -> dict[str, str]:
+    """A stack's entry as `make new-stack` writes it."""
+    return {
+        "stack": stack,
+        "previewIdentityVariable": new_stack.preview_identity_variable(stack),
+        "deployIdentityVariable": new_stack.DEPLOY_IDENTITY_VARIABLE,
+    }
 
 
 def declared() -> dict:
@@ -94,7 +109,7 @@ def test_the_new_stack_joins_the_workflows_list_with_its_identities_before_the_l
 def test_after_names_the_stack_it_deploys_after_and_the_default_keeps_the_last_stack_last(
     project, listed, after, order
 ):
-    (project / new_stack.STACKS_FILE).write_text(new_stack.stacks_file_text([{"stack": name} for name in listed]))
+    (project / new_stack.STACKS_FILE).write_text(new_stack.stacks_file_text([entry(name) for name in listed]))
     new_stack.new_stack("stage-2-eu", PROJECT_ID, SUBNET_ID, project, after=after)
     after_write = json.loads((project / new_stack.STACKS_FILE).read_text())["stacks"]
     assert [entry["stack"] for entry in after_write] == order
@@ -150,7 +165,7 @@ def test_a_bad_or_taken_name_or_id_is_refused_with_exit_2_naming_it_and_nothing_
 ):
     (project / "Pulumi.dev.yaml").write_text("config: {}\n")
     stacks = json.loads((project / new_stack.STACKS_FILE).read_text())["stacks"]
-    stacks += [{"stack": "listed"}, {"stack": "stage_2", "previewIdentityVariable": "NEBIUS_PREVIEW_SERVICE_ACCOUNT_ID_STAGE_2"}]  # fmt: skip
+    stacks += [entry("listed"), entry("stage_2")]
     (project / new_stack.STACKS_FILE).write_text(new_stack.stacks_file_text(stacks))
     before = {path: path.read_text() for path in project.rglob("*") if path.is_file()}
     after = "qa" if "AFTER" in named else ""
@@ -173,11 +188,13 @@ def make_new_stack(*variables: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_make_new_stack_hands_the_values_to_the_tool_unparsed_by_the_shell():
-    """The value reaches the tool as given."""
-    made = make_new_stack('NAME=x"; echo injected; "')
+@pytest.mark.parametrize("name", ['x"; echo injected; "', "st$(x)aging", "st$$aging"])
+def test_make_new_stack_hands_the_values_to_the_tool_unparsed_by_the_shell(name):
+    """The value reaches the tool as given, by neither the shell nor make expanded (hostile review: make read
+    NAME='st$(x)aging' as `staging` and wrote that stack)."""
+    made = make_new_stack(f"NAME={name}")
     assert made.returncode == 2
-    assert "make new-stack: NAME='x\"; echo injected; \"' is not a Pulumi stack name" in made.stderr
+    assert f"make new-stack: NAME={name!r} is not a Pulumi stack name" in made.stderr
     assert "injected\n" not in made.stdout
 
 
@@ -205,3 +222,107 @@ def test_make_new_stack_refuses_an_after_with_a_blank_naming_it(variables, envir
     )
     assert made.returncode == 2, made.stderr
     assert f"make new-stack: AFTER={given} has a blank in it, and a stack name has none: give one of" in made.stderr
+
+
+@pytest.mark.parametrize(
+    ("listed", "named"),
+    [
+        ({"stacks": [{"stack": ["a"]}]}, 'stacks[0].stack got ["a"]; expected a stack name: 1 to 100 ASCII'),
+        ({"stacks": [{**entry("dev"), "stack": None}]}, "stacks[0].stack got null; expected a stack name"),
+        ({"stacks": [{"stack": 5}]}, "stacks[0].previewIdentityVariable is required; expected a GitHub variable"),
+        ({"stacks": [], "extra": 1, "comment": "keep me"}, 'has unknown field(s) "comment"; allowed: stacks'),
+        ({"stacks": [{**entry("dev"), "x": 1}]}, 'stacks[0] has unknown field(s) "x"; allowed: stack, preview'),
+        ({"stacks": [entry("dev"), entry("dev")]}, "lists dev more than once; list each stack once"),
+        ([], 'got []; expected a map {"stacks": [...]}'),
+    ],
+    ids=["list-name", "null-name", "number-name", "unknown-top-level-key", "unknown-entry-key", "twice", "no-map"],
+)
+def test_a_stack_list_the_workflows_could_not_run_is_refused_before_anything_is_written(project, capsys, listed, named):
+    """Hostile review: a non-string stack was a traceback (after writing both files, for null), and unknown keys were
+    dropped and duplicates kept when the file was rewritten."""
+    stacks_path = project / new_stack.STACKS_FILE
+    stacks_path.write_text(json.dumps(listed))
+    before = {path: path.read_text() for path in project.rglob("*") if path.is_file()}
+    args = ["--name", "staging", "--parent-id", PROJECT_ID, "--subnet-id", SUBNET_ID, "--after", "zz"]
+    assert new_stack.main([*args, "--project-dir", str(project)]) == new_stack.EXIT_REFUSED
+    err = capsys.readouterr().err
+    assert f"make new-stack: {stacks_path} is not the workflows' stack list:\n" in err, err
+    assert f"  - {stacks_path}: {named}" in err and "Traceback" not in err
+    assert {path: path.read_text() for path in project.rglob("*") if path.is_file()} == before
+
+
+@pytest.mark.parametrize(("variable", "kind"), [("PARENT_ID", "project"), ("SUBNET_ID", "vpcsubnet")])
+@pytest.mark.parametrize("suffix", ["a" * 57, "E00X", ""])
+def test_an_id_refusal_states_the_rule_it_applies(project, capsys, variable, kind, suffix):
+    """Hostile review: "expected project-<letters and digits>" let an uppercase or 57-character ID read as fitting."""
+    ids = {"PARENT_ID": PROJECT_ID, "SUBNET_ID": SUBNET_ID, variable: f"{kind}-{suffix}"}
+    args = ["--name", "staging", "--parent-id", ids["PARENT_ID"], "--subnet-id", ids["SUBNET_ID"]]
+    assert new_stack.main([*args, "--project-dir", str(project)]) == new_stack.EXIT_REFUSED
+    assert (
+        f"{variable}='{kind}-{suffix}' is not the ID of a Nebius {kind}: expected {kind}- then 1 to 56 lowercase "
+        "letters or digits"
+    ) in capsys.readouterr().err
+
+
+BOOTSTRAP_KEY = "nebius-dra-ci-identity"
+
+
+def test_the_new_stack_gets_the_bootstraps_stack_file_which_its_check_passes(project, capsys, monkeypatch):
+    """Newcomer's walk: dev's and prod's bootstrap files are committed, a new stack's was nobody's to write. Its
+    repository is the one dev's and prod's name; its project is PARENT_ID, which the check requires."""
+    args = ["--name", "staging", "--parent-id", PROJECT_ID, "--subnet-id", SUBNET_ID, "--project-dir", str(project)]
+    assert new_stack.main(args) == 0
+    assert f"wrote {new_stack.BOOTSTRAP_DIR}/Pulumi.staging.yaml\n" in capsys.readouterr().out
+    bootstrap_dir = project / new_stack.BOOTSTRAP_DIR
+    assert yaml.safe_load((bootstrap_dir / "Pulumi.staging.yaml").read_text()) == {
+        "config": {f"{BOOTSTRAP_KEY}:repository": "example-org/nebius-dra", f"{BOOTSTRAP_KEY}:projectId": PROJECT_ID}
+    }
+    # `python -m tools.ci_identity.check --stack staging`, on this copy of the project.
+    monkeypatch.setattr(check, "BOOTSTRAP_DIR", bootstrap_dir)
+    monkeypatch.setattr(ci_config, "read_stack_file", lambda stack: read_stack_file(stack, project))
+    assert check.main(["--stack", "staging"]) == check.EXIT_OK
+    out = capsys.readouterr().out
+    assert f"deploy identity of staging: editor on {PROJECT_ID}" in out and "policy pack: pass" in out
+
+
+def _bootstrap_says(project: Path, stack: str, repository: str, ids: str = "") -> None:
+    (project / new_stack.BOOTSTRAP_DIR / f"Pulumi.{stack}.yaml").write_text(
+        f"config:\n  {BOOTSTRAP_KEY}:repository: {repository}\n{ids}  {BOOTSTRAP_KEY}:projectId: project-e00{stack}\n"
+    )
+
+
+def test_the_bootstraps_github_ids_follow_the_repository_they_belong_to(project):
+    ids = f"  {BOOTSTRAP_KEY}:repositoryOwnerId: 7\n  {BOOTSTRAP_KEY}:repositoryId: 11\n"
+    for stack in ("dev", "prod"):
+        _bootstrap_says(project, stack, "org/repo", ids)
+    new_stack.new_stack("staging", PROJECT_ID, SUBNET_ID, project)
+    assert ids in (project / new_stack.BOOTSTRAP_DIR / "Pulumi.staging.yaml").read_text()
+    new_stack.new_stack("qa", PROJECT_ID, SUBNET_ID, project, repository="other/repo")
+    written = yaml.safe_load((project / new_stack.BOOTSTRAP_DIR / "Pulumi.qa.yaml").read_text())["config"]
+    assert written == {f"{BOOTSTRAP_KEY}:repository": "other/repo", f"{BOOTSTRAP_KEY}:projectId": PROJECT_ID}
+
+
+@pytest.mark.parametrize(
+    ("repository", "prod_names", "named"),
+    [
+        ("", "other/repo", "REPOSITORY is empty, and the identity bootstrap's stacks in tools/ci_identity name no one "
+         "repository to take (dev: example-org/nebius-dra, prod: other/repo): give REPOSITORY=OWNER/REPO"),
+        ("no-slash", "", "REPOSITORY='no-slash': repository: got \"no-slash\"; OWNER/REPO"),
+        ("o/r.git", "", "REPOSITORY='o/r.git': repository: \"o/r.git\" names no GitHub repository"),
+        ("", None, "NAME='staging': tools/ci_identity/Pulumi.staging.yaml exists already"),
+    ],
+    ids=["stacks-disagree", "not-owner-repo", "dot-git", "bootstrap-file-exists"],
+)  # fmt: skip
+def test_a_repository_the_bootstrap_cannot_take_is_refused_and_nothing_is_written(
+    project, capsys, repository, prod_names, named
+):
+    if prod_names:
+        _bootstrap_says(project, "prod", prod_names)
+    if prod_names is None:
+        _bootstrap_says(project, "staging", "org/repo")
+    before = {path: path.read_text() for path in project.rglob("*") if path.is_file()}
+    args = ["--name", "staging", "--parent-id", PROJECT_ID, "--subnet-id", SUBNET_ID, "--repository", repository]
+    assert new_stack.main([*args, "--project-dir", str(project)]) == new_stack.EXIT_REFUSED
+    err = capsys.readouterr().err
+    assert named in err and "Traceback" not in err, err
+    assert {path: path.read_text() for path in project.rglob("*") if path.is_file()} == before

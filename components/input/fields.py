@@ -32,7 +32,16 @@ DNS_LABEL_PATTERN = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
 # Its bound of 253 characters is the `max_length` of `DnsSubdomain`.
 DNS_SUBDOMAIN_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 RESOURCE_NAME_PATTERN = r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$"
-NEBIUS_ID_PATTERN = r"^[a-z][a-z0-9]*-[a-z0-9]{1,56}$"
+# A Nebius resource ID: its kind (`project`, `vpcsubnet`), a '-', then at most this many lowercase letters or digits.
+NEBIUS_ID_SUFFIX_LIMIT = 56
+NEBIUS_ID_PATTERN = rf"^[a-z][a-z0-9]*-[a-z0-9]{{1,{NEBIUS_ID_SUFFIX_LIMIT}}}$"
+
+
+def nebius_id_rule(kind: str) -> str:
+    """NEBIUS_ID_PATTERN in words, for an ID of `kind`."""
+    return f"{kind}- then 1 to {NEBIUS_ID_SUFFIX_LIMIT} lowercase letters or digits"
+
+
 GROUP_NAME_PATTERN = r"^[a-z]([a-z0-9-]{0,30}[a-z0-9])?$"
 CPU_PRESET_PATTERN = r"^[0-9]{1,4}vcpu-[0-9]{1,5}gb$"
 PLATFORM_PATTERN = r"^[a-z][a-z0-9]*(-[a-z0-9]+){1,6}$"
