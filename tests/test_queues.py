@@ -271,6 +271,21 @@ def test_quotas_past_a_groups_gpus_without_a_cohort_and_unqueued_workloads_are_a
     assert "queue-quotas-within-capacity" not in {f.policy for f in check_resources(planned(queued_prod))}
 
 
+def test_quotas_past_a_groups_gpus_inside_one_cohort_are_advised():
+    """A nominal quota is what Kueue guarantees a queue, in a cohort too: 24 + 16 GPUs on the 32 of h200-train cannot
+    all be guaranteed, though the teams share a cohort (newcomer's walk F4.2)."""
+    teams = copy.deepcopy(TEAMS)
+    teams[1]["quotas"][0]["gpus"] = 16
+    run = run_program("prod", prod_with({"teams": teams}))
+    (finding,) = [f for f in check_resources(planned(run)) if f.policy == "queue-quotas-within-capacity"]
+    assert (
+        "ClusterQueues of cohort h200 quota 40 GPUs on flavor h200-train (research 24, inference 16), but GPU group "
+        "h200-train holds at most 32: a nominal quota is what Kueue guarantees a queue "
+        "(kueue.sigs.k8s.io/docs/concepts/cluster_queue/)"
+    ) in finding.message
+    assert not finding.mandatory and "share no cohort" not in finding.message
+
+
 def test_the_cost_section_prices_each_teams_quota(queued_prod):
     estimate = next(r for r in queued_prod.resources if r.type == "nebius-dra:cost:CostEstimate")
     rows = team_rows(estimate.inputs, money)

@@ -134,8 +134,10 @@ def _group_gpus(resources: Sequence[Any]) -> dict[str, float]:
 
 
 def check_quotas_within_capacity(resources: Sequence[Any], config: Mapping[str, Any]) -> list[Violation]:
-    """Nominal GPU quotas on one group that add up past its GPUs, among queues that share no cohort: each team is
-    promised GPUs that are not there, and a Job Kueue admits then waits Pending for a node."""
+    """Nominal GPU quotas on one group that add up past its GPUs: among queues that share no cohort, each team is
+    promised GPUs that are not there, and a Job Kueue admits then waits Pending for a node; inside one cohort, a
+    ClusterQueue's nominal quota is what Kueue guarantees it, borrowing aside (kueue.sigs.k8s.io/docs/concepts/
+    cluster_queue/, "nominalQuota"), and quotas above the group's GPUs cannot all be guaranteed at once."""
     flavors = {
         _name(f): field_at(f.props, "spec", "nodeLabels", GROUP_LABEL) for f in resources if f.type == FLAVOR_TYPE
     }
@@ -151,21 +153,41 @@ def check_quotas_within_capacity(resources: Sequence[Any], config: Mapping[str, 
     violations: list[Violation] = []
     for flavor, entries in sums.items():
         group = flavors.get(flavor)
+        if group not in capacity:
+            continue
+        most = capacity[group]
         total = sum(quota for _, quota, _ in entries)
         cohorts = {cohort for _, _, cohort in entries}
-        shared = len(cohorts) == 1 and None not in cohorts
-        if group in capacity and total > capacity[group] and not shared:
-            listed = ", ".join(f"{name} {quota:g}" for name, quota, _ in entries)
+        if total > most and (len(cohorts) > 1 or None in cohorts):
             violations.append(
                 (
                     None,
-                    f"ClusterQueues quota {total:g} GPUs on flavor {flavor} ({listed}), but GPU group {group} holds at "
-                    f"most {capacity[group]:g} and the queues share no cohort: Kueue admits Jobs the nodes cannot run. "
+                    f"ClusterQueues quota {total:g} GPUs on flavor {flavor} ({_listed(entries)}), but GPU group {group} "
+                    f"holds at most {most:g} and the queues share no cohort: Kueue admits Jobs the nodes cannot run. "
                     "Lower the quotas to the group's GPUs, or put the teams in one cohort and give each its share "
                     "(nebius-dra:queues teams[].cohort).",
                 )
             )
+        for cohort in sorted(c for c in cohorts if c is not None):
+            members = [entry for entry in entries if entry[2] == cohort]
+            pooled = sum(quota for _, quota, _ in members)
+            if pooled > most:
+                violations.append(
+                    (
+                        None,
+                        f"ClusterQueues of cohort {cohort} quota {pooled:g} GPUs on flavor {flavor} "
+                        f"({_listed(members)}), but GPU group {group} holds at most {most:g}: a nominal quota is what "
+                        "Kueue guarantees a queue (kueue.sigs.k8s.io/docs/concepts/cluster_queue/), and the cohort's "
+                        "cannot all be guaranteed at once. Lower the quotas so the cohort's add up to at most the "
+                        "group's GPUs; borrowing still lets a team take what the others leave unused "
+                        "(nebius-dra:queues teams[].quotas).",
+                    )
+                )
     return violations
+
+
+def _listed(entries: Sequence[tuple[str, float, Any]]) -> str:
+    return ", ".join(f"{name} {quota:g}" for name, quota, _ in entries)
 
 
 # (name, description, level, check): registry.RULES registers each as a StackRule.
@@ -184,7 +206,7 @@ QUEUE_CHECKS = (
     ),
     (
         "queue-quotas-within-capacity",
-        "GPU quotas on a group add up to at most its GPUs, unless the queues share a cohort.",
+        "GPU quotas on a group add up to at most its GPUs, across the queues and inside each cohort.",
         "advisory",
         check_quotas_within_capacity,
     ),
