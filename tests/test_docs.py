@@ -14,11 +14,13 @@ import pytest
 import yaml
 
 from components.config.driver import CHART_LINES
+from components.config.stack_file import load_stack_config
 from policies.dra_guardrails import RULES
 from tests.helpers import STACKS
 from tools import ci_run, new_stack
 from tools.markdown_links import HEADING, anchors, prose, relative_targets, slug
 from tools.plan.__main__ import main as plan_main
+from tools.plan.model import build_plan
 from tools.verify.expectations import load_expectations
 from tools.verify.runner import Verification
 
@@ -287,3 +289,16 @@ def test_the_readme_warns_that_make_demo_builds_what_the_cli_tier_starts():
     assert built == {f"build kube {ci_run.kube_minors()[0]}", "build pulumi engine"}
     readme = " ".join((ROOT / "README.md").read_text().split())
     assert "its first run builds the Pulumi engine and a Kubernetes control plane from source" in readme
+
+
+def test_each_queue_example_plans_on_the_stack_it_names_without_a_quota_advisory():
+    """queues.md's examples name their stack's groups (`# Pulumi.<stack>.yaml`): dev's as well as prod's, so a
+    newcomer on a one-group stack has one that plans (newcomer's walk F4.1)."""
+    blocks = re.findall(
+        r"```yaml\n  # Pulumi\.(\w+)\.yaml\n(.*?)```", (ROOT / "docs" / "queues.md").read_text(), re.DOTALL
+    )
+    assert sorted(stack for stack, _ in blocks) == ["dev", "prod"]
+    for stack, block in blocks:
+        queues = yaml.safe_load(block)["nebius-dra:queues"]
+        plan = build_plan(stack, {**load_stack_config(stack), "nebius-dra:queues": json.dumps(queues)}, out=None)
+        assert not plan.blocked and [f.policy for f in plan.findings if f.policy.startswith("queue-")] == [], stack

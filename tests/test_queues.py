@@ -25,7 +25,7 @@ from policies.dra_guardrails import PlannedResource, check_resources
 from tests.kubernetes_manifests import kubernetes_objects, manifest
 from tests.queue_configs import TEAMS, prod_with
 from tools.cost.render import money
-from tools.cost.teams import team_rows
+from tools.cost.teams import oversubscribed_notes, team_rows
 from tools.plan.mock_engine import run_program
 from tools.plan.model import build_plan
 from tools.plan.report import render_text
@@ -309,6 +309,21 @@ def test_the_cost_section_prices_each_teams_quota(queued_prod):
         "$112.00",
         "$80,640.00",
     ) in rows
+
+
+def test_teams_of_a_group_whose_quotas_pass_its_gpus_share_its_nodes_cost():
+    """24 + 16 GPUs promised on h200-train's 32 (4 nodes at $28/h, $112/h): priced by each quota's share of the 40,
+    the two costs add up to the nodes', not to $140/h (newcomer's walk F4.3)."""
+    teams = copy.deepcopy(TEAMS)
+    teams[1]["quotas"][0]["gpus"] = 16
+    run = run_program("prod", prod_with({"teams": teams}))
+    estimate = next(r for r in run.resources if r.type == "nebius-dra:cost:CostEstimate")
+    train = {entry["team"]: entry["usdPerHour"] for entry in estimate.inputs["teams"] if entry["group"] == "h200-train"}
+    assert train == {"research": 67.2, "inference": 44.8}
+    assert [note for note in oversubscribed_notes(estimate.inputs)] == [
+        "quotas on h200-train add up to 40 GPUs, past its 32: each team is priced at its quota's share of them, so the "
+        "teams' costs add up to the group's nodes, not past them"
+    ]
 
 
 # ------------------------------------------------------------------------------------------ verify
