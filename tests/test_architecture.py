@@ -13,9 +13,11 @@ import importlib
 import inspect
 import re
 import typing
+from urllib.parse import urlsplit
 
 import pytest
 
+from components import dra_constants
 from components.config import claim_templates as claims_config
 from components.config import stack as stack_config
 from components.cost import COST_ESTIMATE_TYPE
@@ -33,11 +35,12 @@ from components.dra_constants import (
     VFIO_CLASS,
 )
 from components.model import Autoscaling, NodeRange
+from components.queue_model import KUEUE_IMAGE, KUEUE_REPOSITORY
 from components.values.claim_templates import template_spec_args
 from components.values.cost import HOURS_PER_30_DAYS
 from components.values.sample_pods import pod_spec_args, sample_pod_spec
 from components.values.strict import UnknownFieldError
-from policies.dra_guardrails import claim_rules, cluster_rules, cost_rules, planned, release_rules
+from policies.dra_guardrails import claim_rules, cluster_rules, cost_rules, planned, queue_rules, release_rules
 from policies.dra_guardrails.planned import field_at
 from tests.helpers import STACKS
 from tests.stack_configs import parsed
@@ -203,6 +206,18 @@ def test_policy_copies_of_chart_names_and_device_classes_match_the_program():
     assert planned.PCIE_ROOT_ATTRIBUTE == PCIE_ROOT_ATTRIBUTE
 
 
+def test_policy_copies_of_kueues_source_and_the_upstream_chart_hosts_are_the_programs():
+    assert (queue_rules.KUEUE_UPSTREAM, queue_rules.KUEUE_IMAGE) == (KUEUE_REPOSITORY, KUEUE_IMAGE)
+    upstreams = (
+        KUEUE_REPOSITORY,
+        dra_constants.KUBERNETES_OCI_REPOSITORY,
+        dra_constants.NGC_REPOSITORY,
+        dra_constants.DCGM_EXPORTER_REPOSITORY,
+        dra_constants.PROMETHEUS_COMMUNITY_REPOSITORY,
+    )
+    assert {urlsplit(url).hostname for url in upstreams} == queue_rules.UPSTREAM_CHART_HOSTS
+
+
 def test_policy_copy_of_the_cost_estimate_type_is_the_programs():
     assert planned.COST_ESTIMATE_TYPE == COST_ESTIMATE_TYPE
     assert cost_rules.HOURS_PER_30_DAYS == HOURS_PER_30_DAYS
@@ -269,7 +284,7 @@ def test_the_import_graph_is_drawn_from_the_same_edges_the_guards_check():
 
 
 def test_policy_copy_of_the_driver_roots_and_the_dra_driver_component_is_the_programs():
-    from components import dra_constants, dra_driver
+    from components import dra_driver
 
     assert (planned.PRESET_DRIVER_ROOT, planned.OPERATOR_DRIVER_ROOT) == (
         dra_constants.HOST_DRIVER_ROOT,

@@ -286,6 +286,25 @@ def test_quotas_past_a_groups_gpus_inside_one_cohort_are_advised():
     assert not finding.mandatory and "share no cohort" not in finding.message
 
 
+def test_kueues_chart_from_upstream_beside_mirrored_charts_is_advised(queued_prod):
+    """The DRA driver from a mirror says the cluster pulls through one; Kueue from registry.k8s.io would then fail at
+    `pulumi up` (newcomer's walk F4.4). With Kueue's repository on the mirror too, or nothing mirrored, no advice."""
+    mirror = "oci://harbor.example.com/nvidia"
+    run = run_program("prod", prod_with({"teams": TEAMS}, draDriverRepository=mirror))
+    (finding,) = [f for f in check_resources(planned(run)) if f.policy == "kueue-chart-mirrored"]
+    assert not finding.mandatory
+    assert (
+        "pulls its chart from registry.k8s.io, its upstream, while the stack's other charts come from a mirror "
+        "(nvidia-dra-driver-gpu from harbor.example.com)"
+    ) in finding.message
+    assert (
+        "Set nebius-dra:queues repository to the mirror's copy of oci://registry.k8s.io/kueue/charts" in finding.message
+    )
+    both = run_program("prod", prod_with({"teams": TEAMS, "repository": mirror}, draDriverRepository=mirror))
+    for quiet in (both, queued_prod):
+        assert "kueue-chart-mirrored" not in {f.policy for f in check_resources(planned(quiet))}
+
+
 def test_the_cost_section_prices_each_teams_quota(queued_prod):
     estimate = next(r for r in queued_prod.resources if r.type == "nebius-dra:cost:CostEstimate")
     rows = team_rows(estimate.inputs, money)
