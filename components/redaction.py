@@ -48,8 +48,9 @@ _BLANK = r"(?:[^\S\n]|\\(?:[bfnrtv]|u[0-9A-Fa-f]{4}|x[0-9A-Fa-f]{2}))"
 # the `\"token\": \"x\"` of a JSON-escaped quote. The value ends at white space, a quote or a separator; a JSON
 # escape inside it (`\u0001`, `\n`) does not end it, so no part after a control character is shown. (The group's
 # two alternatives differ in their first character, so it matches one way only: linear.)
+_CREDENTIAL_NAME = r"(token|password|passwd|client-key-data|api[-_]?key|private[-_]?key|secret[-_]?key|access[-_]?key)"
 _CREDENTIAL_FIELD = re.compile(
-    r"(?i)(token|password|passwd|client-key-data|api[-_]?key|private[-_]?key|secret[-_]?key|access[-_]?key)"
+    rf"(?i){_CREDENTIAL_NAME}"
     rf"(\\?[\"']?{_BLANK}*[:=]{_BLANK}*\\?[\"']?)"
     r"((?:[^\s\"'\\,;&}\][]|\\(?:u[0-9A-Fa-f]{4}|[bfnrt/]|\\(?!\")))+)"
 )
@@ -314,6 +315,16 @@ def redacted(text: str, secrets: Secrets = NO_SECRETS) -> str:
     text = _CREDENTIAL_FIELD.sub(_field, text)
     text = _CREDENTIAL_FLAG.sub(lambda m: f"{m[1]}{REDACTED}", text)
     return _AUTH_SCHEME.sub(_auth, text)
+
+
+_NAMES_A_CREDENTIAL = re.compile(rf"(?i){_CREDENTIAL_NAME}\Z")
+
+
+def names_a_credential(name: str) -> bool:
+    """True when `name` ends in a name a credential is written under (`password`, `db-token`), as `redacted` reads
+    a field: a text that shows two values of such a field (a change, `password: a -> b`) hides both, since the
+    redactor sees only the one right after the name."""
+    return _NAMES_A_CREDENTIAL.search(name) is not None
 
 
 def redacted_leaves(document: Any) -> Any:

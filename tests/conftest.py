@@ -8,6 +8,7 @@ Random exploration is `make fuzz` (tools/fuzz.py), which loads the `fuzz` profil
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -39,6 +40,19 @@ settings.register_profile(
     print_blob=True,
 )
 settings.load_profile("deterministic")
+
+
+def pytest_configure(config):
+    """Ctrl-C reaches the tests as it reaches a user's terminal, however the suite was started.
+
+    A shell without job control starts a background command (`cmd &`, `nohup`, a CI runner's step in some
+    shells) with SIGINT ignored, and the command inherits that (POSIX XCU 2.11, "Signals and Error Handling");
+    Python then installs no KeyboardInterrupt handler (the Python docs, `signal`: SIGINT is translated into
+    KeyboardInterrupt only when not ignored at startup). The tests of the tools' Ctrl-C handling failed so in
+    a cold `.ci/run` started in the background, and passed in the foreground: the verdict must not depend on it.
+    """
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_collection_modifyitems(items):

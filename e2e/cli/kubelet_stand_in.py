@@ -5,8 +5,12 @@ Deployments and DaemonSets are ready (Helm's wait), and `pulumi destroy` until t
 The stand-in does only what a kubelet does through the API server, and nothing a chart or a
 controller does:
 - a pod bound to a node gets the status of running, ready containers (a Job's pod: Succeeded);
-- a bound pod being deleted (a deletionTimestamp) is removed with a zero grace period, as a kubelet
-  does once the containers stopped.
+- a bound pod being deleted (a deletionTimestamp) first gets a terminal phase, its containers stopped
+  by SIGTERM, then is removed with a zero grace period, as a kubelet does: its status manager removes a
+  pod only once its phase is terminal (`canBeDeleted`, pkg/kubelet/status/status_manager.go, k8s.io/kubernetes
+  v1.34.12), and the claim controller frees a scheduled pod's ResourceClaims only then (`isPodDone`,
+  pkg/controller/resourceclaim/controller.go). Removed while Running, a pod that `pulumi destroy` deletes in
+  the foreground waits on its generated claim, which waits on the pod: neither ever goes.
 Every pod it touched is recorded, so the test can say which objects were not the real components'.
 The ReplicaSets, DaemonSets and Jobs that own the pods are the real controllers' (kube-controller-manager).
 """
@@ -25,14 +29,26 @@ from kubernetes.dynamic.exceptions import NotFoundError
 POLL_S = 0.5
 
 
-def succeeded_status(pod: Mapping[str, Any]) -> dict[str, Any]:
-    """A Job's pod as a kubelet reports it after every container exited 0."""
+def terminated_status(pod: Mapping[str, Any], exit_code: int) -> dict[str, Any]:
+    """The pod as a kubelet reports it once every container exited with `exit_code`: Succeeded for 0, else
+    Failed (`getPhase` of a terminal pod, pkg/kubelet/kubelet_pods.go, k8s.io/kubernetes v1.34.12)."""
     status = running_status(pod)["status"]
-    status["phase"] = "Succeeded"
+    status["phase"] = "Succeeded" if exit_code == 0 else "Failed"
+    state = {"terminated": {"exitCode": exit_code, "reason": "Completed" if exit_code == 0 else "Error"}}
     for container in status["containerStatuses"]:
-        container.update(ready=False, started=False, state={"terminated": {"exitCode": 0, "reason": "Completed"}})
+        container.update(ready=False, started=False, state=state)
     status["conditions"] = [c for c in status["conditions"] if c["type"] in ("Initialized", "PodScheduled")]
     return {"status": status}
+
+
+def succeeded_status(pod: Mapping[str, Any]) -> dict[str, Any]:
+    """A Job's pod after every container exited 0."""
+    return terminated_status(pod, 0)
+
+
+# A deleted pod's containers stopped by SIGTERM: 128 + 15.
+SIGTERM_EXIT = 143
+TERMINAL = frozenset({"Succeeded", "Failed"})
 
 
 def owned_by_job(pod: Mapping[str, Any]) -> bool:
@@ -73,6 +89,12 @@ class KubeletStandIn:
             if not spec.get("nodeName"):
                 continue
             if metadata.get("deletionTimestamp"):
+                if (pod.get("status") or {}).get("phase") not in TERMINAL:
+                    with contextlib.suppress(NotFoundError):
+                        status = terminated_status(pod, SIGTERM_EXIT)
+                        self.kube.patch(
+                            "v1", "Pod", metadata["name"], status, namespace=metadata["namespace"], status=True
+                        )
                 self.kube.delete("v1", "Pod", metadata["name"], metadata["namespace"], force=True)
                 self.removed.add(key)
             elif (pod.get("status") or {}).get("phase", "Pending") == "Pending":

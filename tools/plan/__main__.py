@@ -53,7 +53,7 @@ from components.config.reading import (
 from components.redaction import redacted
 from policies.dra_guardrails import PolicyConfigError
 from tools.plan.base_plan import NoBaselineError, UnknownRevisionError, base_plan, default_base
-from tools.plan.changes import BaselineError
+from tools.plan.baseline import BaselineError
 from tools.plan.model import DEFAULT_OUT, Plan, build_plan
 from tools.plan.report import RENDERERS, render_error, render_error_markdown
 from tools.plan.stack_source import STACK_FILE_OPTION, StackNameError, check_stack_name, stack_of_file

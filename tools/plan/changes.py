@@ -14,7 +14,7 @@ group: it is still read, and the plan says which changes it cannot know.
 
 from __future__ import annotations
 
-import json
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,8 +22,8 @@ from typing import Any
 from components.config.reading import printable
 from components.dra_constants import BUILTIN_TEMPLATES, NODE_GROUP_LABEL
 from components.dra_workloads import DRA_WORKLOADS_TYPE
-from components.input.fields import MAX_NODES
 from components.kueue import TEAM_QUEUES_TYPE
+from components.redaction import REDACTED, names_a_credential
 from components.values.release import OCI_SCHEME, chart_source
 from policies.dra_guardrails import PlannedResource
 from policies.dra_guardrails.consequences import (
@@ -40,10 +40,10 @@ from policies.dra_guardrails.planned import (
     is_dra_driver_release,
     planned_node_range,
 )
+from tools.plan.baseline import PLAN_FORMAT, Baseline
 from tools.plan.mock_engine import RegisteredResource
 from tools.plan.rollout import Rollout
 
-PLAN_FORMAT = 2
 KUBERNETES_PREFIX = "kubernetes:"
 # What a node group's snapshot records besides its URN and Nebius name (the registered inputs' keys).
 GROUP_FIELDS = ("template", "version", "fixedNodeCount", "autoscaling", "strategy", "autoRepair")
@@ -55,10 +55,6 @@ LEGACY_UNKNOWN = (
     "node group versions, labels, taints, sizes and strategies, the cluster's Kubernetes version, the Helm "
     "releases' versions and values, the DRA driver's root and the claim templates"
 )
-
-
-class BaselineError(ValueError):
-    """A `--baseline` document that is not the JSON of an offline plan; the message says what is wrong."""
 
 
 def _release_snapshot(resource: RegisteredResource, inputs: Mapping[str, Any]) -> dict[str, Any]:
@@ -173,165 +169,6 @@ def kube_object(record: Mapping[str, Any]) -> KubeObject:
     )
 
 
-@dataclass(frozen=True)
-class Baseline:
-    """The baseline's records by URN; `legacy` when it was written before planFormat 2 (what it lacks is unknown)."""
-
-    legacy: bool
-    cluster: Mapping[str, Any] | None
-    groups: Mapping[str, Mapping[str, Any]]
-    releases: Mapping[str, Mapping[str, Any]]
-    claim_templates: Mapping[str, Mapping[str, Any]]
-    driver_root: str | None
-    # None when the baseline did not record them (before attack2): their deletions are not known.
-    objects: Mapping[str, Mapping[str, Any]] | None = None
-
-
-def _records(document: Mapping[str, Any], key: str) -> dict[str, Mapping[str, Any]]:
-    records = document.get(key) or []
-    if not isinstance(records, list) or not all(
-        isinstance(r, Mapping) and isinstance(r.get("urn"), str) for r in records
-    ):
-        raise BaselineError(f"the baseline's {key} is not a list of {{urn, ...}} as tools.plan writes it")
-    return {record["urn"]: record for record in records}
-
-
-def read_baseline(document: Any, stack: str) -> Baseline:
-    """The JSON plan of `stack` as a Baseline; BaselineError when it is none."""
-    named = document.get("stack") if isinstance(document, Mapping) else None
-    if isinstance(document, Mapping) and not isinstance(named, str):
-        raise BaselineError(
-            f'the baseline has no "stack" name, so it cannot be known to be a plan of {stack}; '
-            f"write one with `python -m tools.plan --stack {stack} --format json`"
-        )
-    if isinstance(named, str) and named != stack:
-        raise BaselineError(
-            f"the baseline is a plan of stack {printable(named)}, not of {stack}: compare plans of the same stack"
-        )
-    if isinstance(document, Mapping) and document.get("error"):
-        raise BaselineError(
-            f"the baseline is a plan of {stack} that failed ({printable(str(document['error']))[:300]}), so it lists "
-            "no node group: compare with a plan that ran"
-        )
-    groups = document.get("nodeGroups") if isinstance(document, Mapping) else None
-    if not isinstance(groups, list) or not all(
-        isinstance(g, Mapping) and isinstance(g.get("urn"), str) and isinstance(g.get("template"), Mapping)
-        for g in groups
-    ):
-        raise BaselineError(
-            "the baseline is not the JSON of an offline plan made with this version of tools.plan "
-            "(no nodeGroups list of {urn, name, template}); write one with `python -m tools.plan --format json`"
-        )
-    assert isinstance(document, Mapping)
-    # A plan written before planFormat 2 has no planFormat at all (42f12c6 added it as 2); any other value is a format
-    # this version cannot read, whose fields it would misread as changes.
-    legacy = "planFormat" not in document
-    plan_format = document.get("planFormat")
-    if not legacy and not (type(plan_format) is int and plan_format == PLAN_FORMAT):
-        raise BaselineError(
-            f"the baseline's planFormat is {printable(json.dumps(plan_format))}; this tools.plan reads planFormat "
-            f"{PLAN_FORMAT} (the integer), or a plan written before planFormat existed (no planFormat key): "
-            "write the baseline again with `python -m tools.plan --format json`"
-        )
-    if not legacy:
-        missing = [key for key in FORMAT_2_RECORDS if key not in document]
-        if missing:
-            raise BaselineError(
-                f"the baseline (planFormat {PLAN_FORMAT}) has no {', '.join(missing)}: tools.plan writes every one, so "
-                "what they record cannot be compared; write the baseline again with `python -m tools.plan --format json`"
-            )
-    _check_records(document, stack)
-    cluster = document.get("cluster")
-    root = document.get("driverRoot")
-    if not legacy and (
-        not (cluster is None or (isinstance(cluster, Mapping) and isinstance(cluster.get("urn"), str)))
-        or not (root is None or isinstance(root, str))
-    ):
-        raise BaselineError("the baseline's cluster or driverRoot is not what tools.plan writes")
-    return Baseline(
-        legacy=legacy,
-        cluster=None if legacy else cluster,
-        groups={group["urn"]: group for group in groups},
-        releases={} if legacy else _records(document, "releases"),
-        claim_templates={} if legacy else _records(document, "claimTemplates"),
-        driver_root=None if legacy else root,
-        objects=None if legacy or "objects" not in document else _records(document, "objects"),
-    )
-
-
-# What a planFormat-2 baseline has, each written by `snapshot` (objects came later: without it, deletions are not known).
-FORMAT_2_RECORDS = ("cluster", "nodeGroups", "releases", "claimTemplates", "driverRoot")
-# The recorded fields a plan compares as numbers or names, and what each may be; anything else is not tools.plan's.
-_COUNT = "a whole number from 0 to " + str(MAX_NODES)
-
-
-def _problem(value: Any, expected: str) -> bool:
-    if expected == _COUNT:
-        return not (type(value) is int and 0 <= value <= MAX_NODES)
-    if expected == "a string":
-        return not isinstance(value, str)
-    if expected == "true or false":
-        return not isinstance(value, bool)
-    return not isinstance(value, Mapping)
-
-
-RECORD_FIELDS: dict[str, dict[str, str]] = {
-    "nodeGroups": {
-        "name": "a string",
-        "protect": "true or false",
-        "version": "a string",
-        "fixedNodeCount": _COUNT,
-        "autoscaling.minNodeCount": _COUNT,
-        "autoscaling.maxNodeCount": _COUNT,
-        "template": "an object",
-    },
-    "cluster": {"name": "a string", "controlPlane": "an object", "controlPlane.version": "a string"},
-    "releases": {
-        "name": "a string",
-        "chart": "a string",
-        "version": "a string",
-        "namespace": "a string",
-        "values": "an object",
-    },
-    "claimTemplates": {"name": "a string"},
-    "objects": {"type": "a string", "name": "a string"},
-}
-
-
-def _check_records(document: Mapping[str, Any], stack: str) -> None:
-    """Each record is one of this stack's resources, once, with the types tools.plan writes: a crafted or edited
-    baseline would otherwise be read as no change (a group listed twice, another stack's URNs, 1e308 nodes)."""
-    prefix = f"urn:pulumi:{stack}::"
-    for key, expected in RECORD_FIELDS.items():
-        value = document.get(key)
-        records = [value] if key == "cluster" and isinstance(value, Mapping) else value
-        if not isinstance(records, list):
-            continue
-        seen: set[str] = set()
-        for index, record in enumerate(records):
-            where = key if key == "cluster" else f"{key}[{index}]"
-            if not isinstance(record, Mapping) or not isinstance(record.get("urn"), str):
-                continue
-            urn = record["urn"]
-            if not urn.startswith(prefix):
-                raise BaselineError(
-                    f"{where}.urn is {printable(urn)[:200]}, not a URN of stack {stack} ({prefix}...): compare plans "
-                    "of the same stack"
-                )
-            if urn in seen:
-                raise BaselineError(f"{where}.urn {printable(urn)[:200]} is listed twice; tools.plan lists each once")
-            seen.add(urn)
-            for path, kind in expected.items():
-                head, _, tail = path.partition(".")
-                item = record.get(head)
-                if tail:
-                    item = item.get(tail) if isinstance(item, Mapping) else None
-                if item is not None and _problem(item, kind):
-                    raise BaselineError(
-                        f"{where}.{path} is {printable(json.dumps(item))[:100]}; tools.plan writes {kind} there"
-                    )
-
-
 _ABSENT = object()
 
 
@@ -343,6 +180,10 @@ def as_json(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return "{}" if value == {} else printable(str(value))
+
+
+def _hidden(value: Any) -> str:
+    return as_json(value) if value is _ABSENT else REDACTED
 
 
 def leaves(value: Any, prefix: str) -> dict[str, Any]:
@@ -374,6 +215,10 @@ class FieldChange:
         return frozenset(row.effect for row in self.rows)
 
     def text(self) -> str:
+        """`path: before -> after`; both values hidden alike when the field's name is a credential's (a label key
+        `password`): the redactor would hide only the value right after the name and show the other."""
+        if names_a_credential(re.split(r"[.\[]", self.path)[-1]):
+            return f"{printable(self.path)}: {_hidden(self.before)} -> {_hidden(self.after)}"
         return f"{printable(self.path)}: {as_json(self.before)} -> {as_json(self.after)}"
 
 

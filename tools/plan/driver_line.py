@@ -17,7 +17,6 @@ from typing import Any
 
 from components.dra_constants import KUBERNETES_OCI_REPOSITORY, LEGACY_CHART, RENAMED_CHART
 from policies.dra_guardrails.planned import chart_name, is_dra_driver_release
-from tools.plan.changes import BaselineError
 
 
 @dataclass(frozen=True)
@@ -40,18 +39,6 @@ def driver_snapshot(resources: Iterable[Any]) -> dict[str, str] | None:
         return None
     props = releases[0].props
     return {"chart": chart_name(props), "version": str(props.get("version"))}
-
-
-def baseline_driver(document: Mapping[str, Any]) -> dict[str, str] | None:
-    """The baseline's DRA driver release; None when that plan recorded none (made before issue 26, or no driver)."""
-    driver = document.get("draDriver")
-    if driver is None:
-        return None
-    if not (isinstance(driver, Mapping) and all(isinstance(driver.get(key), str) for key in ("chart", "version"))):
-        raise BaselineError(
-            f"the baseline's draDriver is {driver!r}; expected {{chart, version}} as tools.plan writes it"
-        )
-    return {"chart": driver["chart"], "version": driver["version"]}
 
 
 def as_json(driver: Mapping[str, str]) -> str:

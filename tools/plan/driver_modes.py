@@ -20,7 +20,8 @@ from components.dra_constants import NODE_GROUP_LABEL, OPERANDS_OFF_LABEL
 from components.dra_driver import DRA_DRIVER_TYPE, PLUGIN_OUTAGE_ACCEPTED
 from policies.dra_guardrails import Finding
 from policies.dra_guardrails.planned import group_driver_root
-from tools.plan.changes import Baseline, written_name
+from tools.plan.baseline import Baseline
+from tools.plan.changes import written_name
 from tools.plan.mock_engine import RegisteredResource
 
 POLICY = "driver-mode-transition"

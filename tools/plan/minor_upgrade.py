@@ -14,6 +14,7 @@ down are refused, with the path that is allowed.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from policies.dra_guardrails.consequences import SKEW_POLICY
@@ -68,6 +69,47 @@ def refusal(before: tuple[int, int], after: tuple[int, int]) -> str | None:
             f'nebius-dra:kubernetesVersion "{_text((before[0], before[1] + 1))}" first'
         )
     return None
+
+
+@dataclass(frozen=True)
+class GroupDowngrade:
+    """A node group whose minor goes down against the baseline, with the control plane's minor staying or rising:
+    Nebius (and Kubernetes) upgrade a group's nodes, never downgrade them."""
+
+    urn: str
+    group: str
+    before: str
+    after: str
+
+    @property
+    def refused(self) -> str:
+        return (
+            f"node group {self.group}: version {self.before} -> {self.after} lowers its minor: Kubernetes has no "
+            f"downgrade (the skew policy, {SKEW_POLICY}, describes upgrades only) and Nebius does not move a node "
+            f"group's nodes to a lower minor; allowed: {self.before} or a later minor, one at a time "
+            f'(nebius-dra:kubernetesVersion "{self.before}"), or a group under a new name (created at the new version, '
+            "the old one deleted with its nodes)"
+        )
+
+    def as_dict(self) -> dict[str, object]:
+        return {"urn": self.urn, "nodeGroup": self.group, "before": self.before, "after": self.after}
+
+
+def group_downgrades(
+    changes: Changes, minor: MinorUpgrade | None, names: Mapping[str, str]
+) -> tuple[GroupDowngrade, ...]:
+    """The node groups whose version moves to a lower minor, by their stack file names (`names`, by URN); a move the
+    cluster makes too is the cluster's (its refusal names kubernetesVersion once)."""
+    found = []
+    for group in changes.groups:
+        moved = [c for c in group.changes if c.path == "version"]
+        before, after = (minor_of(moved[0].before), minor_of(moved[0].after)) if moved else (None, None)
+        if before is None or after is None or not after < before:
+            continue
+        if minor is not None and (minor.before, minor.after) == (_text(before), _text(after)):
+            continue
+        found.append(GroupDowngrade(group.urn, names.get(group.urn, group.name), _text(before), _text(after)))
+    return tuple(found)
 
 
 def minor_upgrade(changes: Changes) -> MinorUpgrade | None:

@@ -14,12 +14,13 @@ from typing import Any
 from components.cost import COST_ESTIMATE_TYPE
 from components.redaction import redacted
 from policies.dra_guardrails import Finding, PlannedResource, check_resources, pass_notes, validate_policy_config
-from tools.plan.changes import Changes, compare, read_baseline, snapshot
-from tools.plan.driver_line import DriverLineChange, baseline_driver, driver_line_change, driver_snapshot
+from tools.plan.baseline import read_baseline
+from tools.plan.changes import Changes, compare, snapshot, written_name
+from tools.plan.driver_line import DriverLineChange, driver_line_change, driver_snapshot
 from tools.plan.driver_modes import accepted_outages, driver_mode_transition
 from tools.plan.files import WriteResult, plan_files, write_plan_files
 from tools.plan.graph import Edge, PathStep, critical_path, dependency_edges
-from tools.plan.minor_upgrade import MinorUpgrade, minor_upgrade
+from tools.plan.minor_upgrade import GroupDowngrade, MinorUpgrade, group_downgrades, minor_upgrade
 from tools.plan.mock_engine import ProgramRun, run_program
 from tools.plan.rollout import Rollout, rollout_of
 from tools.plan.settings import key_settings
@@ -48,6 +49,8 @@ class Plan:
     changes: Changes | None = None
     # The cluster's minor moving against the baseline (None when it stays, or without one).
     minor: MinorUpgrade | None = None
+    # Node groups whose minor goes down against the baseline (refused), the cluster's own move apart.
+    downgrades: tuple[GroupDowngrade, ...] = ()
     # A move between driver modes: what to do to existing nodes, in order (tools/plan/driver_modes.py).
     driver_steps: tuple[str, ...] = ()
     # Why there is no baseline (no git checkout, the revision has no such stack, its plan failed); None otherwise.
@@ -72,7 +75,8 @@ class Plan:
     @property
     def refusals(self) -> list[str]:
         """Why the config cannot be applied against the baseline, each naming the key, what it moves to and what is
-        allowed: the DRA driver moving back to 25.x, kubernetesVersion skipping or lowering a minor."""
+        allowed: the DRA driver moving back to 25.x, kubernetesVersion skipping or lowering a minor, a node group's
+        minor going down."""
         found = []
         if self.driver_change is not None and self.driver_change.refused:
             found.append(
@@ -81,6 +85,7 @@ class Plan:
             )
         if self.minor is not None and self.minor.refused is not None:
             found.append(f"nebius-dra:kubernetesVersion: {self.minor.refused}")
+        found += [f"nebius-dra:kubernetesVersion: {downgrade.refused}" for downgrade in self.downgrades]
         return found
 
     @property
@@ -117,7 +122,7 @@ def build_plan(
     check_stack_name(stack)
     validate_policy_config(policy_config)
     before = read_baseline(baseline, stack) if baseline is not None else None
-    driver_before = baseline_driver(baseline) if baseline is not None else None
+    driver_before = before.dra_driver if before is not None else None
     run = run_program(stack, config=config, stack_file=stack_file)
     plan = Plan(stack, run)
     if run.error is not None:
@@ -141,6 +146,8 @@ def build_plan(
     if before is not None:
         plan.changes = compare(before, plan.recorded, {r.urn: r for r in plan.rollouts})
         plan.minor = minor_upgrade(plan.changes)
+        names = {group["urn"]: written_name(group) for group in plan.recorded["nodeGroups"]}
+        plan.downgrades = group_downgrades(plan.changes, plan.minor, names)
         transition = driver_mode_transition(before, plan.recorded, accepted_outages(run.resources))
         plan.driver_steps = transition.steps
         plan.findings = sorted_findings([*plan.findings, *transition.findings])

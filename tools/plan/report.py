@@ -121,6 +121,9 @@ def _summary(plan: Plan) -> str:
     minor = plan.minor
     if minor is not None and minor.refused is not None:
         recreated += f"; BLOCKED: kubernetesVersion {minor.before} -> {minor.after} is refused"
+    recreated += "".join(
+        f"; BLOCKED: node group {d.group} version {d.before} -> {d.after} is refused" for d in plan.downgrades
+    )
     change = plan.driver_change
     moved = (
         f"; BLOCKED: the DRA driver moves back from {change.before} to {change.after}"
@@ -366,6 +369,7 @@ def plan_document(plan: Plan) -> dict[str, Any]:
         ],
         "changes": None if plan.changes is None else plan.changes.as_dict(),
         "minorUpgrade": None if plan.minor is None else plan.minor.as_dict(),
+        "groupDowngrades": [downgrade.as_dict() for downgrade in plan.downgrades],
         "baselineFrom": plan.baseline_from,
         "noBaseline": plan.no_baseline,
         "draDriver": plan.dra_driver,

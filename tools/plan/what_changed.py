@@ -15,13 +15,15 @@ from components.dra_workloads import BUILTINS_LEFT_OUT, DRA_WORKLOADS_TYPE
 from policies.dra_guardrails.consequences import (
     CLAIM_TEMPLATE_PRESENCE,
     CLAIM_TEMPLATE_TYPE,
+    HELM_RELEASE_TYPE,
     SAMPLE_POD_EVICTION,
     Effect,
+    consequence_of_setting,
     consequences_of,
     presence_of,
 )
 from policies.dra_guardrails.planned import POD_TYPE
-from tools.plan.changes import LEGACY_UNKNOWN, Changes, FieldChange, KubeObject, ResourceChange
+from tools.plan.changes import LEGACY_UNKNOWN, Changes, FieldChange, KubeObject, ResourceChange, as_json
 from tools.plan.driver_line import DriverLineChange
 from tools.plan.graph import DURATION_ESTIMATES
 from tools.plan.model import Plan
@@ -33,6 +35,8 @@ NO_BASELINE = (
     "Nodes recreated: not known without a baseline (in a git checkout the plan compares with the last commit; "
     "--base REF, or --baseline with an earlier JSON plan, names another)"
 )
+# The stack setting the recorded driverRoot carries (components/config/driver.py sets nvidiaDriverRoot from it).
+DRIVER_ROOT_SETTING = "draDriverRoot"
 NOTHING = "Nothing recorded differs from the baseline: no node is recreated, no release upgraded"
 
 
@@ -99,8 +103,28 @@ def _cluster_lines(changes: Changes) -> list[str]:
     return lines
 
 
-def _replacing(minor_shown: bool) -> tuple[Effect, ...]:
-    return (Effect.ROLLING_REPLACE,) if minor_shown else (Effect.ROLLING_REPLACE, Effect.MINOR_UPGRADE)
+def _replacing(version_apart: bool) -> tuple[Effect, ...]:
+    """What replaces a group's nodes here; its version change is told apart (`version_apart`) by the minor upgrade's
+    lines or by its refusal."""
+    return (Effect.ROLLING_REPLACE,) if version_apart else (Effect.ROLLING_REPLACE, Effect.MINOR_UPGRADE)
+
+
+def _versions_apart(plan: Plan, changes: Changes) -> set[str]:
+    """The groups whose version change the minor upgrade (every group) or a downgrade's refusal tells."""
+    if plan.minor is not None:
+        return {group.urn for group in changes.groups}
+    return {downgrade.urn for downgrade in plan.downgrades}
+
+
+def _downgrade_lines(plan: Plan) -> list[str]:
+    return [
+        line
+        for downgrade in plan.downgrades
+        for line in (
+            f"REFUSED: node group {downgrade.group} version {downgrade.before} -> {downgrade.after}",
+            f"  {downgrade.refused}",
+        )
+    ]
 
 
 def sample_pods(plan: Plan) -> list[str]:
@@ -112,11 +136,10 @@ def sample_pods(plan: Plan) -> list[str]:
     ]
 
 
-def _recreation_lines(changes: Changes, names: dict[str, str], minor_shown: bool, samples: list[str]) -> list[str]:
+def _recreation_lines(changes: Changes, names: dict[str, str], apart: set[str], samples: list[str]) -> list[str]:
     """Groups whose nodes a template (or, without a minor move, a version) change replaces, each with its other
     changes (they land with the roll-out), what it can run meanwhile and the sample Pods it evicts; groups deleted."""
-    replacing = _replacing(minor_shown)
-    rolled = [(g, g.of(*replacing)) for g in changes.groups]
+    rolled = [(g, g.of(*_replacing(g.urn in apart))) for g in changes.groups]
     rolled = [(g, fields) for g, fields in rolled if fields]
     lines: list[str] = []
     if rolled:
@@ -164,12 +187,12 @@ def _section(title: str, groups: list[tuple[str, tuple[FieldChange, ...]]]) -> l
 
 
 def _new_nodes_only(
-    changes: Changes, names: dict[str, str], minor_shown: bool
+    changes: Changes, names: dict[str, str], apart: set[str]
 ) -> list[tuple[str, tuple[FieldChange, ...]]]:
     found = []
     for group in changes.groups:
         fields = group.of(Effect.NEW_NODES_ONLY)
-        if fields and not group.of(*_replacing(minor_shown)):
+        if fields and not group.of(*_replacing(group.urn in apart)):
             rollout = group.rollout
             nodes = (
                 ""
@@ -263,6 +286,19 @@ def _template_lines(plan: Plan, changes: Changes) -> list[str]:
     return edited + ([*lines, f"  source: {presence.source}"] if lines else [])
 
 
+def _driver_root_lines(changes: Changes) -> list[str]:
+    """The DRA driver's root (`nvidiaDriverRoot`, from draDriverRoot or the driver mode), with its row of the table:
+    a recorded field of its own, so a move of it is shown even where no release value or driver mode step shows it."""
+    if changes.driver_root is None:
+        return []
+    before, after = changes.driver_root
+    row = consequence_of_setting(DRIVER_ROOT_SETTING, HELM_RELEASE_TYPE)
+    line = f"DRA DRIVER ROOT {as_json(before)} -> {as_json(after)} ({DRIVER_ROOT_SETTING})"
+    if row is None:
+        return [f"{line}: {NOT_IN_TABLE}"]
+    return [f"{line}: {row.does}", f"  source: {row.source}"]
+
+
 # A new name or namespace replaces any Kubernetes object: the claim templates' namespace row says so, with its source.
 REPLACED_OBJECT = consequences_of(CLAIM_TEMPLATE_TYPE, "namespace")[0].source
 NOT_IN_TABLE = "not in the table of consequences: what it does is not known here"
@@ -313,15 +349,15 @@ def changed_lines(plan: Plan, names: dict[str, str]) -> list[str]:
             f"Not known: the baseline was written before planFormat 2 and does not record {LEGACY_UNKNOWN}; "
             "changes to them cannot be seen (make the baseline again with this tools.plan)"
         )
-    body = _minor_lines(plan, names)
+    body = _minor_lines(plan, names) + _downgrade_lines(plan)
     if plan.driver_steps:
         body += ["DRIVER MODE CHANGE: steps, in order", *(f"  {n}. {s}" for n, s in enumerate(plan.driver_steps, 1))]
     body += _cluster_lines(changes)
-    minor_shown = plan.minor is not None
-    body += _recreation_lines(changes, names, minor_shown, sample_pods(plan))
-    body += _section("REACHES ONLY NEW NODES (Nebius starts no roll-out)", _new_nodes_only(changes, names, minor_shown))
+    apart = _versions_apart(plan, changes)
+    body += _recreation_lines(changes, names, apart, sample_pods(plan))
+    body += _section("REACHES ONLY NEW NODES (Nebius starts no roll-out)", _new_nodes_only(changes, names, apart))
     # A group whose nodes are replaced lists its other changes under RECREATES NODES, not here as well.
-    kept = [g for g in changes.groups if not g.of(*_replacing(minor_shown))]
+    kept = [g for g in changes.groups if not g.of(*_replacing(g.urn in apart))]
     in_place = [*([changes.cluster] if changes.cluster else []), *kept]
     body += _section(
         "IN PLACE (no node replaced)",
@@ -330,6 +366,7 @@ def changed_lines(plan: Plan, names: dict[str, str]) -> list[str]:
     body += _ceiling_lines(plan, changes)
     body += _moved_release_lines(changes)
     body += _helm_lines(changes)
+    body += _driver_root_lines(changes)
     body += _template_lines(plan, changes)
     body += _object_lines(changes)
     every = [
@@ -362,8 +399,8 @@ def recreated_count(plan: Plan) -> int:
     """Node groups whose nodes this change replaces (a deletion is counted apart)."""
     if plan.changes is None:
         return 0
-    if plan.minor is not None and plan.minor.refused is not None:
-        # A refused minor move replaces nothing: only the template changes would, once it is fixed.
+    if (plan.minor is not None and plan.minor.refused is not None) or plan.downgrades:
+        # A refused minor move (or a group's downgrade) replaces nothing: only the template changes would, once it is fixed.
         replacing = [g for g in plan.changes.groups if g.of(Effect.ROLLING_REPLACE)]
         return len(replacing)
     return len(plan.changes.recreated)

@@ -25,7 +25,7 @@ from components.config.reading import InputError, markdown_text, parse_json, par
 from components.config.stack_file import PROJECT_DIR, StackFileError, read_stack_file
 from policies.dra_guardrails import PolicyConfigError, validate_policy_config
 from tests.generated_input import OUTSIDE_SCALARS
-from tools.plan.changes import BaselineError, read_baseline
+from tools.plan.baseline import BaselineError, read_baseline
 from tools.verify.cluster import ClusterError, KubeCluster
 from tools.verify.kubeconfig import KubeconfigError, load_kubeconfig
 

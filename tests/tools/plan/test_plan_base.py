@@ -14,7 +14,7 @@ from tests.helpers import UNLISTED_MINOR_POLICY
 from tools.plan import __main__ as plan
 from tools.plan import base_plan
 from tools.plan.base_plan import NoBaselineError
-from tools.plan.changes import BaselineError, read_baseline
+from tools.plan.baseline import BaselineError, read_baseline
 
 REPOSITORY_POLICY_CONFIG = PROJECT_DIR / "policies" / "policy-config.json"
 

@@ -68,7 +68,7 @@ def test_a_driver_on_its_own_line_or_a_baseline_without_one_plans_no_change():
 
 @pytest.mark.parametrize("recorded", [{"chart": "x"}, "nvidia-dra-driver-gpu", {"chart": 1, "version": "25.12.0"}])
 def test_a_malformed_recorded_driver_is_refused(recorded):
-    from tools.plan.changes import BaselineError
+    from tools.plan.baseline import BaselineError
 
     with pytest.raises(BaselineError, match="draDriver"):
         build_plan("dev", out=None, baseline={**dev_plan_document(), "draDriver": recorded})

@@ -14,7 +14,7 @@ import pytest
 
 from tests.helpers import with_gpu_groups_changed
 from tools.plan import __main__ as plan_cli
-from tools.plan.changes import BaselineError, read_baseline
+from tools.plan.baseline import BaselineError, read_baseline
 from tools.plan.mock_engine import RegisteredResource
 from tools.plan.model import build_plan
 from tools.plan.report import plan_document, render_markdown, render_text

@@ -1,0 +1,135 @@
+"""The baseline against the plan (tools/plan/baseline.py, changes.py, minor_upgrade.py, what_changed.py): a hostile
+review's findings. An edited baseline is read strictly or refused; every recorded difference is shown, both values of
+a field alike; a node group's minor never goes down."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+
+from components.config.stack_file import load_stack_config
+from components.redaction import redacted
+from tests.helpers import with_gpu_groups_changed
+from tools.plan import __main__ as plan_cli
+from tools.plan.model import build_plan
+from tools.plan.report import plan_document, render_json, render_markdown, render_text
+
+
+def _document(config: dict[str, str] | None = None) -> dict[str, Any]:
+    return json.loads(json.dumps(plan_document(build_plan("dev", config=config, out=None))))
+
+
+@pytest.fixture(scope="module")
+def dev_baseline() -> dict[str, Any]:
+    return _document()
+
+
+def _edited(baseline: dict[str, Any], edit: Any) -> dict[str, Any]:
+    edited = copy.deepcopy(baseline)
+    edit(edited)
+    return edited
+
+
+def _labelled(value: str | None) -> dict[str, str]:
+    return with_gpu_groups_changed("dev", lambda g: {"labels": {"password": value}} if value else {})
+
+
+@pytest.mark.parametrize("before", ["hunter1", None])
+def test_a_label_named_as_a_credential_is_hidden_on_both_sides_in_every_form(before):
+    baseline = _document(_labelled(before))
+    plan = build_plan("dev", config=_labelled("hunter2"), out=None, baseline=baseline)
+    # What the CLI writes: text and markdown redacted as a whole, JSON leaf by leaf (render_json).
+    forms = {"text": redacted(render_text(plan)), "markdown": redacted(render_markdown(plan))}
+    changes = json.loads(render_json(plan))["changes"]
+    forms["json"] = json.dumps(changes)
+    for form, shown in forms.items():
+        # (unset) as well: the redactor reads whatever follows `password: ` as its value.
+        assert "template.metadata.labels.password: [redacted] -> [redacted]" in shown, form
+        assert "hunter" not in shown, form
+
+
+def test_a_node_group_whose_minor_goes_down_is_refused_naming_it_both_versions_and_what_is_allowed(
+    dev_baseline, tmp_path, capsys
+):
+    path = tmp_path / "newer.json"
+    path.write_text(json.dumps(_edited(dev_baseline, lambda b: b["nodeGroups"][0].update(version="1.35"))))
+    for form in ("text", "markdown", "json"):
+        status = plan_cli.main(["--stack", "dev", "--baseline", str(path), "--out", "none", "--format", form])
+        captured = capsys.readouterr()
+        assert status == plan_cli.EXIT_PROGRAM, form
+        assert captured.err.startswith(
+            "python -m tools.plan: nebius-dra:kubernetesVersion: node group h200: version 1.35 -> 1.34 lowers its minor"
+        )
+        assert "allowed: 1.35 or a later minor" in captured.err
+        if form == "json":
+            assert json.loads(captured.out)["groupDowngrades"][0]["before"] == "1.35"
+            continue
+        assert "REFUSED: node group h200 version 1.35 -> 1.34" in captured.out
+        assert "RECREATES NODES" not in captured.out and "recreates the nodes" not in captured.out
+
+
+@pytest.mark.parametrize(
+    ("edit", "named"),
+    [
+        (
+            lambda b: b["nodeGroups"][0].pop("protect"),
+            "nodeGroups[0] (dra-dev-h200) has no protect; tools.plan writes true or false",
+        ),
+        (lambda b: b["nodeGroups"][1].pop("version"), "nodeGroups[1] (dra-dev-system) has no version"),
+        (lambda b: b.update(cluster=None), "cluster is null (a stack on an existing cluster) but nodeGroups lists 2"),
+        (
+            lambda b: b.update(driverRoot=None),
+            "driverRoot is null; tools.plan writes the DRA driver's root, an absolute path",
+        ),
+        (
+            lambda b: b["cluster"]["controlPlane"].update(version="1.x"),
+            'cluster.controlPlane.version is "1.x"; tools.plan writes a version MAJOR.MINOR',
+        ),
+        (
+            lambda b: b.update(error=False),
+            "error is false; tools.plan writes null, or the message of a plan that failed",
+        ),
+        (lambda b: b.update(error=""), 'error is ""; tools.plan writes null, or the message of a plan that failed'),
+        (
+            lambda b: b["nodeGroups"][0].update(protect="no"),
+            'nodeGroups[0].protect is "no"; tools.plan writes true or false',
+        ),
+        (lambda b: b["releases"][0].update(extra=1), "releases[0].extra is a field tools.plan does not write there"),
+    ],
+)
+def test_a_baseline_record_of_another_shape_or_missing_a_field_is_refused_naming_the_file_and_the_path(
+    edit, named, dev_baseline, tmp_path, capsys
+):
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps(_edited(dev_baseline, edit)))
+    assert plan_cli.main(["--stack", "dev", "--out", "none", "--baseline", str(path)]) == plan_cli.EXIT_PROGRAM
+    err = capsys.readouterr().err
+    assert (
+        err.startswith(f"python -m tools.plan: {path}: the baseline is not the JSON of an offline plan")
+        and named in err
+    ), err
+
+
+def test_a_stack_on_an_existing_cluster_records_no_cluster_and_is_read(dev_baseline):
+    existing = _edited(dev_baseline, lambda b: b.update(cluster=None, nodeGroups=[]))
+    plan = build_plan("dev", out=None, baseline=existing)
+    assert plan.changes is not None and len(plan.changes.added_groups) == 2
+
+
+def test_a_move_of_the_driver_root_alone_is_shown_with_its_row(dev_baseline):
+    moved = _edited(dev_baseline, lambda b: b.update(driverRoot="/run/nvidia/driver"))
+    plan = build_plan("dev", out=None, baseline=moved)
+    for shown in (render_text(plan), render_markdown(plan)):
+        assert "Nothing recorded differs" not in shown
+        assert "DRA DRIVER ROOT /run/nvidia/driver -> / (draDriverRoot): Helm upgrades the release" in shown
+        assert "restarts the plugin on every GPU node at once" in shown
+    assert plan_document(plan)["changes"]["driverRoot"] == ["/run/nvidia/driver", "/"]
+
+
+def test_an_unchanged_dev_plan_reads_its_own_baseline(dev_baseline):
+    assert "Nothing recorded differs" in render_text(
+        build_plan("dev", config=load_stack_config("dev"), out=None, baseline=dev_baseline)
+    )

@@ -1,0 +1,311 @@
+"""The reader of a baseline (`--baseline FILE`, `--base REV`): the JSON plan of the same stack, as a typed model.
+
+A baseline decides what the plan calls unchanged, so a field read loosely is a change hidden: a group record without
+`protect` read as unprotected plans a deletion Pulumi refuses, a `"cluster": null` skips the cluster's comparison, a
+version `"1.x"` has no minor to compare. So every record the comparison reads is a model here, each field of it
+typed and required as `tools.plan` writes it (`tools/plan/changes.py`, `snapshot`), and a document that is not one
+is refused naming the JSON path, what was given and what is allowed (BaselineError; the CLI adds the file, exit 2).
+Records hold registered inputs (a template, a release's values): those parts are maps of any content, compared
+leaf by leaf.
+
+Fields added to planFormat 2 later stay optional, each with what its absence means: `objects` (the other
+Kubernetes objects, before attack2), a cluster's `parentId` (before issue 39), a release's `namespace` and
+`repositoryOpts`, a claim template's `namespace`. A plan written before planFormat 2 (no `planFormat` key) recorded
+the rolled-out template fields of each node group only: `LegacyDocument`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
+
+from components.config.errors import allowed_rule, described_at, path_text
+from components.config.reading import printable
+from components.input.fields import MAX_NODES
+from components.shown import shown
+
+PLAN_FORMAT = 2
+WRITE_AGAIN = "write the baseline again with `python -m tools.plan --format json`"
+NOT_A_PLAN = (
+    "the baseline is not the JSON of an offline plan made with this version of tools.plan "
+    "(no nodeGroups list of {urn, name, template}); write one with `python -m tools.plan --format json`"
+)
+
+
+class BaselineError(ValueError):
+    """A `--baseline` document that is not the JSON of an offline plan; the message says what is wrong."""
+
+
+# Where a Nebius version is MAJOR.MINOR (the control plane) or MAJOR.MINOR[-nebius-node.N] (a node group), as the
+# program registers it (components/values/node_groups.py).
+CONTROL_PLANE_VERSION = r"^[0-9]+\.[0-9]+$"
+NODE_GROUP_VERSION = r"^[0-9]+\.[0-9]+(-nebius-node\.[0-9]+)?$"
+
+Text = Annotated[str, Field(strict=True, description="a string")]
+Count = Annotated[int, Field(strict=True, ge=0, le=MAX_NODES, description=f"a whole number from 0 to {MAX_NODES}")]
+Inputs = Annotated[dict[str, Any], Field(strict=True, description="an object (the registered inputs)")]
+
+
+class _Record(BaseModel):
+    """A resource's record: one of the stack's resources, by URN; no field tools.plan does not write."""
+
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+    urn: Annotated[str, Field(description="a URN of this stack (urn:pulumi:<stack>::...)")]
+
+    @field_validator("urn")
+    @classmethod
+    def _of_the_stack(cls, urn: str, info: ValidationInfo) -> str:
+        prefix = f"urn:pulumi:{(info.context or {})['stack']}::"
+        if not urn.startswith(prefix):
+            raise ValueError(
+                f"is {printable(urn)[:200]}, not a URN of this stack ({prefix}...): compare plans of the same stack"
+            )
+        return urn
+
+
+class Autoscaling(BaseModel):
+    model_config = ConfigDict(strict=True, extra="allow")
+
+    minNodeCount: Count | None = None
+    maxNodeCount: Count | None = None
+
+
+class NodeGroupRecord(_Record):
+    name: Text
+    # Pulumi refuses to delete a protected resource: a group left out of the stack then stays.
+    protect: Annotated[bool, Field(description="true or false")]
+    template: Inputs
+    version: Annotated[
+        str, Field(pattern=NODE_GROUP_VERSION, description="a version MAJOR.MINOR or MAJOR.MINOR-nebius-node.N")
+    ]
+    fixedNodeCount: Count | None = None
+    autoscaling: Autoscaling | None = None
+    strategy: Inputs | None = None
+    autoRepair: Inputs | None = None
+
+
+class ControlPlane(BaseModel):
+    # The registered inputs (endpoints, etcdClusterSize, subnetId): compared leaf by leaf; the version is read.
+    model_config = ConfigDict(strict=True, extra="allow")
+
+    version: Annotated[str, Field(pattern=CONTROL_PLANE_VERSION, description="a version MAJOR.MINOR")]
+
+
+class ClusterRecord(_Record):
+    name: Text
+    controlPlane: ControlPlane
+    # Recorded since issue 39: without it, nothing of the cluster but its name and version is known.
+    parentId: Text | None = None
+
+
+class RepositoryOpts(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+    repo: Text
+
+
+class ReleaseRecord(_Record):
+    name: Text
+    chart: Text
+    version: Text
+    values: Inputs
+    # Both recorded since attack2 and the mirrors: a baseline without them says nothing of either.
+    namespace: Text | None = None
+    repositoryOpts: RepositoryOpts | None = None
+
+
+class ClaimTemplateRecord(_Record):
+    name: Text
+    spec: Inputs
+    namespace: Text | None = None
+
+
+class ObjectRecord(_Record):
+    type: Text
+    name: Text | None
+    namespace: Text | None
+
+
+class DraDriverRecord(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+    chart: Text
+    version: Text
+
+
+def _once(records: Sequence[_Record], key: str) -> None:
+    seen: set[str] = set()
+    for index, record in enumerate(records):
+        if record.urn in seen:
+            raise ValueError(
+                f"{key}[{index}].urn {printable(record.urn)[:200]} is listed twice; tools.plan lists each once"
+            )
+        seen.add(record.urn)
+
+
+class _Document(BaseModel):
+    # The plan's other keys (tree, findings, cost, ...) are for readers, not for a later comparison.
+    model_config = ConfigDict(strict=True, extra="ignore")
+
+    stack: Text
+    # A failed plan's message (refused apart: its empty lists would read as "nothing changes"), else null.
+    error: Annotated[str, Field(min_length=1)] | None = Field(
+        default=None, description="null, or the message of a plan that failed"
+    )
+
+
+class LegacyGroupRecord(_Record):
+    """A node group as a plan before planFormat 2 recorded it: its rolled-out template fields."""
+
+    model_config = ConfigDict(strict=True, extra="allow")
+
+    name: Text | None = None
+    template: Inputs
+
+
+class LegacyDocument(_Document):
+    nodeGroups: list[LegacyGroupRecord]
+
+    @model_validator(mode="after")
+    def _once(self) -> LegacyDocument:
+        _once(self.nodeGroups, "nodeGroups")
+        return self
+
+
+class Format2Document(_Document):
+    planFormat: int
+    # null only for a stack on an existing cluster (existingClusterKubeconfig), which creates no Nebius node group.
+    cluster: ClusterRecord | None = Field(
+        description="the cluster's record, or null for a stack on an existing cluster"
+    )
+    nodeGroups: list[NodeGroupRecord]
+    releases: list[ReleaseRecord]
+    claimTemplates: list[ClaimTemplateRecord]
+    driverRoot: Annotated[str, Field(pattern=r"^/", description="the DRA driver's root, an absolute path")]
+    # Recorded since attack2: without them, the deletion of a namespace or a Pod is not known.
+    objects: list[ObjectRecord] | None = None
+    # Recorded since issue 26: without it, the DRA driver's chart line is not compared.
+    draDriver: DraDriverRecord | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Format2Document:
+        if self.cluster is None and self.nodeGroups:
+            raise ValueError(
+                f"cluster is null (a stack on an existing cluster) but nodeGroups lists {len(self.nodeGroups)} Nebius "
+                "node group(s), which only a stack that creates its cluster has; tools.plan writes the cluster's record"
+            )
+        for key in ("nodeGroups", "releases", "claimTemplates", "objects"):
+            _once(getattr(self, key) or [], key)
+        return self
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """The baseline's records by URN; `legacy` when it was written before planFormat 2 (what it lacks is unknown)."""
+
+    legacy: bool
+    cluster: Mapping[str, Any] | None
+    groups: Mapping[str, Mapping[str, Any]]
+    releases: Mapping[str, Mapping[str, Any]]
+    claim_templates: Mapping[str, Mapping[str, Any]]
+    driver_root: str | None
+    # None when the baseline did not record them (before attack2): their deletions are not known.
+    objects: Mapping[str, Mapping[str, Any]] | None = None
+    # The DRA driver release's {chart, version}; None when that plan recorded none (made before issue 26).
+    dra_driver: Mapping[str, str] | None = None
+
+
+def _by_urn(records: Any) -> dict[str, Mapping[str, Any]]:
+    return {record["urn"]: record for record in records or []}
+
+
+def _record_name(document: Any, location: tuple[Any, ...]) -> str:
+    """`nodeGroups[2]` and what names that record in the file (its Nebius name or URN), for a field it lacks."""
+    record: Any = document
+    for part in location:
+        try:
+            record = record[part]
+        except (KeyError, IndexError, TypeError):
+            return path_text(location)
+    named = record.get("name") or record.get("urn") if isinstance(record, Mapping) else None
+    return f"{path_text(location)} ({printable(str(named))[:200]})" if isinstance(named, str) else path_text(location)
+
+
+def _problem(error: Mapping[str, Any], document: Any, model: type[BaseModel]) -> str:
+    """One pydantic error in the project's words: the JSON path, what was given and what tools.plan writes there."""
+    location = tuple(error["loc"])
+    kind = error["type"]
+    if kind == "value_error":
+        message = str((error.get("ctx") or {}).get("error", error["msg"]))
+        return f"{path_text(location)} {message}" if location else message
+    rule = allowed_rule(kind, error.get("ctx") or {}, described_at(model, list(location)))
+    if kind == "missing":
+        record = _record_name(document, location[:-1]) if len(location) > 1 else "the baseline"
+        return f"{record} has no {location[-1]}; tools.plan writes {rule} there, so the comparison cannot do without it"
+    if kind == "extra_forbidden":
+        return f"{path_text(location)} is a field tools.plan does not write there"
+    return f"{path_text(location)} is {shown(error.get('input'))}; tools.plan writes {rule} there"
+
+
+def _validated(model: type[_Document], document: Any, stack: str) -> _Document:
+    try:
+        return model.model_validate(document, context={"stack": stack})
+    except ValidationError as invalid:
+        problems = [_problem(error, document, model) for error in invalid.errors(include_url=False)]
+        shown_problems = "; ".join(problems[:5]) + (f"; and {len(problems) - 5} more" if len(problems) > 5 else "")
+        raise BaselineError(
+            f"the baseline is not the JSON of an offline plan as tools.plan writes it: {shown_problems}; {WRITE_AGAIN}"
+        ) from None
+
+
+def read_baseline(document: Any, stack: str) -> Baseline:
+    """The JSON plan of `stack` as a Baseline; BaselineError when it is none."""
+    if not isinstance(document, Mapping):
+        raise BaselineError(NOT_A_PLAN)
+    named = document.get("stack")
+    if not isinstance(named, str):
+        raise BaselineError(
+            f'the baseline has no "stack" name, so it cannot be known to be a plan of {stack}; '
+            f"write one with `python -m tools.plan --stack {stack} --format json`"
+        )
+    if named != stack:
+        raise BaselineError(
+            f"the baseline is a plan of stack {printable(named)}, not of {stack}: compare plans of the same stack"
+        )
+    failed = document.get("error")
+    if isinstance(failed, str) and failed:
+        raise BaselineError(
+            f"the baseline is a plan of {stack} that failed ({printable(failed)[:300]}), so it lists "
+            "no node group: compare with a plan that ran"
+        )
+    if not isinstance(document.get("nodeGroups"), list):
+        raise BaselineError(NOT_A_PLAN)
+    # A plan written before planFormat 2 has no planFormat at all (42f12c6 added it as 2); any other value is a format
+    # this version cannot read, whose fields it would misread as changes.
+    legacy = "planFormat" not in document
+    plan_format = document.get("planFormat")
+    if not legacy and not (type(plan_format) is int and plan_format == PLAN_FORMAT):
+        raise BaselineError(
+            f"the baseline's planFormat is {printable(json.dumps(plan_format))}; this tools.plan reads planFormat "
+            f"{PLAN_FORMAT} (the integer), or a plan written before planFormat existed (no planFormat key): "
+            f"{WRITE_AGAIN}"
+        )
+    if legacy:
+        _validated(LegacyDocument, document, stack)
+        return Baseline(True, None, _by_urn(document["nodeGroups"]), {}, {}, None)
+    _validated(Format2Document, document, stack)
+    return Baseline(
+        legacy=False,
+        cluster=document["cluster"],
+        groups=_by_urn(document["nodeGroups"]),
+        releases=_by_urn(document["releases"]),
+        claim_templates=_by_urn(document["claimTemplates"]),
+        driver_root=document["driverRoot"],
+        objects=None if document.get("objects") is None else _by_urn(document["objects"]),
+        dra_driver=document.get("draDriver"),
+    )
