@@ -30,19 +30,33 @@ engines: $(JS_ENGINE)/node_modules/.installed  ## The JavaScript engine the test
 # Every variable a user gives reaches the tools through the environment, read in the recipe as "$$NAME", so no
 # value is ever parsed by the shell (a quote or ';' in STACK_FILE is part of the path); make tests only whether
 # one is empty. Command-line variables are exported anyway; these exports take the defaults above too.
-export STACK FORMAT FUZZ_SECONDS FUZZ_SCALE E2E STACK_FILE POLICY_CONFIG BASELINE BASE OUT SEED NAME PARENT_ID SUBNET_ID AFTER
+USER_VARIABLES := STACK FORMAT FUZZ_SECONDS FUZZ_SCALE E2E STACK_FILE POLICY_CONFIG BASELINE BASE OUT SEED NAME PARENT_ID SUBNET_ID AFTER NO_BASE GRAPH BURN_IN
+export $(USER_VARIABLES)
+
+# Read before the override below makes every given variable's origin "override".
+STACK_ORIGIN := $(origin STACK)
+
+# A variable from make's command line or the environment is recursively expanded: make would expand `$(id)` in
+# POLICY_CONFIG='$(id)' to nothing (and `$$` to `$`) wherever it is used or exported, silently. Each given one is
+# made a simple variable holding its text as typed ($(value ...)), so it reaches the tool verbatim.
+$(foreach name,$(USER_VARIABLES),$(if $(filter command line environment,$(origin $(name))),$(eval override $(name) := $$(value $(name)))))
+
+comma := ,
+# $(call switch,NAME,option for 1,option for 0,what 1 does,what 0 does,what leaving it out does): NAME=1, NAME=0 or
+# left out; any other value stops make (exit 2), rather than NAME=0 or NAME=no meaning what NAME=1 means.
+switch = $(if $(filter-out 0 1,$($(1)))$(word 2,$($(1))),$(error $(1)=$($(1)): give 1 to $(4)$(comma) 0 to $(5)$(comma) or leave it out to $(6)),$(if $(filter 1,$($(1))),$(2))$(if $(filter 0,$($(1))),$(3)))
 
 # STACK_FILE=path/to/Pulumi.<name>.yaml plans or prices a stack file outside the stack list; given with a
 # STACK on make's command line as well, both reach the tool, which refuses the pair (exit 2) rather than pick
 # one. A STACK from the environment is not a choice made for this run (`make test` exports its default to the
 # makes its tests start), so STACK_FILE wins over it.
-STACK_ARGS = $(if $(STACK_FILE),--stack-file="$$STACK_FILE" $(if $(filter command line,$(origin STACK)),--stack="$$STACK"),--stack="$$STACK")
+STACK_ARGS = $(if $(STACK_FILE),--stack-file="$$STACK_FILE" $(if $(filter command line,$(STACK_ORIGIN)),--stack="$$STACK"),--stack="$$STACK")
 
-plan: setup  ## Offline plan of STACK (default dev) or STACK_FILE, FORMAT text|markdown|json, POLICY_CONFIG=<json>, BASELINE=<json plan> or BASE=<git revision> (default: the last commit; NO_BASE=1 compares with nothing), GRAPH=1, OUT=<dir>|none: no cloud account, no Pulumi CLI.
-	$(PY) -m tools.plan $(STACK_ARGS) --format="$$FORMAT" $(if $(POLICY_CONFIG),--policy-config="$$POLICY_CONFIG") $(if $(BASELINE),--baseline="$$BASELINE") $(if $(BASE),--base="$$BASE") $(if $(NO_BASE),--no-base) $(if $(GRAPH),--graph) $(if $(OUT),--out="$$OUT")
+plan: setup  ## Offline plan of STACK (default dev) or STACK_FILE, FORMAT text|markdown|json, POLICY_CONFIG=<json>, BASELINE=<json plan> or BASE=<git revision> (default: the last commit; NO_BASE=1 compares with nothing, NO_BASE=0 with the base), GRAPH=1 (or 0), OUT=<dir>|none: no cloud account, no Pulumi CLI.
+	@$(PY) -m tools.plan $(STACK_ARGS) --format="$$FORMAT" $(if $(POLICY_CONFIG),--policy-config="$$POLICY_CONFIG") $(if $(BASELINE),--baseline="$$BASELINE") $(if $(BASE),--base="$$BASE") $(call switch,NO_BASE,--no-base,,compare with nothing,compare with the base,compare with the base) $(call switch,GRAPH,--graph,,add the dependency graph to the text plan,leave it out,leave it out) $(if $(OUT),--out="$$OUT")
 
 cost: setup  ## What STACK's (or STACK_FILE's) nodes cost (FORMAT text|markdown|json); BASE=<git revision> adds what the change costs.
-	$(PY) -m tools.cost $(STACK_ARGS) --format="$$FORMAT" $(if $(BASE),--base="$$BASE")
+	@$(PY) -m tools.cost $(STACK_ARGS) --format="$$FORMAT" $(if $(BASE),--base="$$BASE")
 
 new-stack: setup  ## A new stack on the project's defaults: NAME=<stack> PARENT_ID=project-... SUBNET_ID=vpcsubnet-... write Pulumi.<NAME>.yaml and add it to .github/stacks.json (the workflows' list, in deploy order) before its last stack, or after the stack AFTER=<stack> names.
 	$(PY) -m tools.new_stack --name="$$NAME" --parent-id="$$PARENT_ID" --subnet-id="$$SUBNET_ID" --after="$$AFTER"
@@ -62,9 +76,8 @@ demo: setup  ## Local demo: the real Pulumi CLI puts dev's Kubernetes layer on a
 	$(PY) -m tools.ci_run --builds-for e2e/cli
 	$(PY) e2e/cli/demo.py
 
-e2e: setup  ## Real engines: Kubernetes 1.34, 1.35 and 1.36 control planes, the Kueue controller, and the Pulumi CLI running this program and policy pack with the real charts (built from Go modules and the vendored sources, cached in ~/.cache/nebius-dra-e2e, first, a line per build step as it starts, each build's log under build/e2e/); E2E=e2e/<tier> runs one directory and builds only what it starts.
-	$(PY) -m tools.ci_run --builds-for="$$E2E"
-	$(PY) -m pytest -q -p no:cacheprovider "$$E2E"
+e2e: setup  ## Real engines: Kubernetes 1.34, 1.35 and 1.36 control planes, the Kueue controller, and the Pulumi CLI running this program and policy pack with the real charts (built from Go modules and the vendored sources, cached in ~/.cache/nebius-dra-e2e, first, a line per build step as it starts, each build's log under build/e2e/); E2E=e2e/<tier> runs one directory and builds only what it starts; E2E takes paths under e2e/, several separated by blanks, and pytest's -x and -k <word> (E2E='e2e/cli -x').
+	$(PY) -m tools.ci_run --e2e="$$E2E"
 
 e2e-build: setup  ## Build every binary `make e2e` starts (one after another, under nice), each stage's time printed: what .ci/run starts beside `make test`.
 	$(PY) -m tools.ci_run --builds
@@ -80,7 +93,7 @@ bench-cli: setup  ## Benchmark: wall time of the real Pulumi CLI's preview, up a
 
 # BURN_IN=1 runs the NCCL burn-in this time, BURN_IN=0 skips it; left out, the verifier runs it when the GPU groups
 # or their nodes changed since the last passing one (docs/verify.md). Any other value stops make (exit 2).
-BURN_IN_ARGS = $(if $(filter-out 0 1,$(BURN_IN))$(word 2,$(BURN_IN)),$(error BURN_IN=$(BURN_IN): give 1 to run the burn-in, 0 to skip it, or leave it out to run it when the GPU groups changed),$(if $(filter 1,$(BURN_IN)),--burn-in)$(if $(filter 0,$(BURN_IN)),--no-burn-in))
+BURN_IN_ARGS = $(call switch,BURN_IN,--burn-in,--no-burn-in,run the burn-in,skip it,run it when the GPU groups changed)
 
 verify: setup  ## Checks a live cluster after `pulumi up` (needs kubectl access and the nebius CLI); BURN_IN=1 forces the NCCL burn-in, BURN_IN=0 skips it (default: when the GPU groups changed).
 	$(PY) -m tools.verify --stack="$$STACK" $(BURN_IN_ARGS)

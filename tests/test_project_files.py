@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from pathlib import Path
@@ -271,16 +272,17 @@ def test_a_model_field_without_its_meaning_is_refused():
 
 
 # A value no shell may parse: both quotes, a ';', a backtick command (attack 37, F11g: STACK_FILE
-# "x'; touch /tmp/pwned; echo '" ran touch through `make -n plan`). A '$' is left out: on make's command line it is
-# make's own syntax (a recursively expanded variable, GNU make manual 6.10), which `$$` writes literally.
-HOSTILE = "x'\"; touch {marker}; echo `touch {marker}` '"
+# "x'; touch /tmp/pwned; echo '" ran touch through `make -n plan`), and what make itself would expand: a variable
+# given on its command line is recursively expanded (GNU make manual 6.10), so `$(id)` became nothing and `$$` a `$`
+# (hostile review: POLICY_CONFIG='$(id)' reached no tool, silently).
+HOSTILE = "x'\"; touch {marker}; echo `touch {marker}` $(id) $$ '"
 MAKE_CALLS = {
     "plan": ["STACK_FILE", "FORMAT", "POLICY_CONFIG", "BASELINE", "BASE", "OUT"],
     "cost": ["STACK", "FORMAT", "BASE"],
     "fuzz": ["FUZZ_SECONDS", "FUZZ_SCALE", "SEED"],
     "e2e": ["E2E"],
     "verify": ["STACK"],
-    "new-stack": ["NAME", "PARENT_ID", "SUBNET_ID"],
+    "new-stack": ["NAME", "PARENT_ID", "SUBNET_ID", "AFTER"],
 }
 
 
@@ -313,7 +315,9 @@ def test_make_hands_every_variable_to_the_tool_as_given_and_no_shell_parses_it(t
             "make new-stack: NAME='-X' starts with '-', which `pulumi stack init` reads as an option",
         ),
         ("cost", "BASE=--output=x", "--base '--output=x' is not a git revision of this repository"),
-        ("e2e", "E2E=-x", "python -m tools.ci_run: E2E='-x' names no path: give e2e or e2e/<tier> first"),
+        ("e2e", "E2E=-x", "python -m tools.ci_run: E2E='-x': it names no path; E2E takes paths under"),
+        ("e2e", "E2E=-k x", "python -m tools.ci_run: E2E='-k x': it names no path; E2E takes paths under"),
+        ("e2e", "E2E=/etc", "python -m tools.ci_run: E2E='/etc': '/etc' is not under this repository's e2e/"),
     ],
 )
 def test_a_value_starting_with_a_dash_gets_the_tools_own_refusal_not_argparses_usage(target, variable, refusal):
@@ -322,3 +326,40 @@ def test_a_value_starting_with_a_dash_gets_the_tools_own_refusal_not_argparses_u
     made = subprocess.run(make, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert made.returncode == 2 and refusal in made.stderr, made.stderr
     assert "usage:" not in made.stderr and "expected one argument" not in made.stderr
+
+
+def make_plan(tmp_path: Path, *variables: str) -> subprocess.CompletedProcess[str]:
+    """`make plan` with an argv printer for PY: what the plan would receive, one argument a line."""
+    printer = tmp_path / "argv"
+    printer.write_text('#!/bin/sh\nprintf "%s\\n" "$@"\n')
+    printer.chmod(0o755)
+    make = ["make", "--no-print-directory", "-o", "venv/.installed", "plan", f"PY={printer}", *variables]
+    return subprocess.run(make, cwd=ROOT, capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize(("variable", "option"), [("NO_BASE", "--no-base"), ("GRAPH", "--graph")])
+def test_a_make_switch_takes_1_or_0_and_refuses_any_other_value_naming_it(variable, option, tmp_path):
+    """Hostile review: NO_BASE=0 turned the base comparison off, as any non-empty value did."""
+    assert option in make_plan(tmp_path, f"{variable}=1").stdout.splitlines()
+    for off in (f"{variable}=0", f"{variable}="):
+        made = make_plan(tmp_path, off)
+        assert made.returncode == 0 and option not in made.stdout.splitlines(), made.stdout
+    for value in ("yes", "no", "1 1", "$(id)"):
+        made = make_plan(tmp_path, f"{variable}={value}")
+        assert made.returncode == 2 and f"{variable}={value}: give 1 to " in made.stderr, made.stderr
+        assert ", 0 to " in made.stderr and "or leave it out" in made.stderr and "argv" not in made.stdout
+
+
+@pytest.mark.parametrize("target", ["plan", "cost"])
+def test_make_prints_only_the_tools_output_so_a_json_plan_can_be_redirected(target, tmp_path):
+    """`make plan FORMAT=json > plan.json` is a JSON plan (a later --baseline): make echoes no command line there."""
+    offline = ["NO_BASE=1"] if target == "plan" else []
+    made = subprocess.run(
+        ["make", "--no-print-directory", "-o", "venv/.installed", target, "FORMAT=json", *offline],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert made.returncode == 0, made.stderr
+    json.loads(made.stdout)

@@ -10,8 +10,8 @@ stage failed: a failed `make test` stops the builds and skips the tiers; a faile
 need it; a failed tier leaves the others running.
 
 `python -m tools.ci_run --builds` (`make e2e-build`) runs only the builds, in the foreground;
-`--builds-for PATH` (what `make e2e` runs before pytest) only those the e2e tiers under PATH start binaries of,
-their logs under build/e2e/. A build in the foreground prints its steps as they start; every build's first line
+`--builds-for PATH` (`make demo`) only those the e2e tiers under PATH start binaries of, their logs under
+build/e2e/; `--e2e E2E` (`make e2e`) those, then pytest on E2E's paths under e2e/ and its -x or -k. A build in the foreground prints its steps as they start; every build's first line
 says what it took when measured from an empty cache (.ci/figures.json).
 """
 
@@ -115,6 +115,51 @@ def builds_for(paths: str, minors: Sequence[str]) -> list[Stage]:
         for need in tier.needs
     }
     return [build for build in build_stages(minors) if build.name in needed]
+
+
+E2E_FORMS = (
+    "E2E takes paths under this repository's e2e/ (e2e, e2e/<tier>, a test file, or file::test), several separated "
+    "by blanks, and pytest's -x and -k <one-word expression> (E2E='e2e/cli -x', E2E='e2e/kube e2e/helm -k taint')"
+)
+
+
+class E2EError(ValueError):
+    """make's E2E is not one of the forms `make e2e` takes (E2E_FORMS)."""
+
+
+def e2e_arguments(value: str) -> list[str]:
+    """pytest's arguments for make's E2E, split at blanks: the paths under e2e/ it names and the options among them.
+
+    The Makefile hands E2E over whole, so that no shell parses it (a quote or ';' stays part of it); it is split
+    here instead, and every word is one of the forms of E2E_FORMS: pytest given `/etc`, or `-k x` without a path,
+    would collect whatever it finds there, and an option it takes a path after (`-c`, `--rootdir`) would read
+    files from anywhere."""
+
+    def refused(why: str) -> E2EError:
+        return E2EError(f"E2E={value!r}: {why}; {E2E_FORMS}")
+
+    words, arguments, paths = value.split(), [], 0
+    while words:
+        word = words.pop(0)
+        if word in ("-x", "--exitfirst"):
+            arguments.append(word)
+        elif word == "-k":
+            if not words or words[0].startswith("-"):
+                raise refused("-k needs the expression after it")
+            arguments += [word, words.pop(0)]
+        elif word.startswith("-"):
+            raise refused(f"{word!r} is not an option make e2e passes to pytest")
+        else:
+            target = (ROOT / word.split("::")[0]).resolve()
+            if not target.is_relative_to(ROOT / "e2e"):
+                raise refused(f"{word!r} is not under this repository's e2e/")
+            if not target.exists():
+                raise refused(f"{word!r}: no such file or directory")
+            arguments.append(word)
+            paths += 1
+    if not paths:
+        raise refused("it names no path")
+    return arguments
 
 
 def cold_figure(stage: str) -> str:
@@ -354,7 +399,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--builds-for",
         metavar="PATHS",
-        help="only the builds the e2e tiers under PATHS start binaries of (make e2e's E2E), logs under build/e2e/",
+        help="only the builds the e2e tiers under PATHS start binaries of (make demo), logs under build/e2e/",
+    )
+    parser.add_argument(
+        "--e2e",
+        metavar="E2E",
+        help="make e2e: the builds the tiers under E2E's paths start binaries of, then pytest on E2E (its paths "
+        "under e2e/, -x, -k <expression>)",
     )
     parser.add_argument(
         "--write-docs", action="store_true", help="rewrite docs/ci-run.md's figures from .ci/figures.json"
@@ -368,22 +419,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     if args.write_docs:
         return write_docs(args.record)
-    if args.builds_for is not None and all(word.startswith("-") for word in args.builds_for.split()):
-        print(
-            f"python -m tools.ci_run: E2E={args.builds_for!r} names no path: give e2e or e2e/<tier> first, "
-            "pytest's options after it (E2E='e2e/cli -x')",
-            file=sys.stderr,
-        )
+    given = args.e2e if args.e2e is not None else args.builds_for
+    if isinstance(given, list):  # argparse reads `--e2e=--` as the end of the options and leaves an empty list
+        given = "--"
+    try:
+        pytest_arguments = None if given is None else e2e_arguments(given)
+    except E2EError as invalid:
+        print(f"python -m tools.ci_run: {invalid}", file=sys.stderr)
         return 2
     minors = kube_minors()
-    foreground = args.builds or args.builds_for is not None
-    run = Run(
-        lambda line: print(line, flush=True), logs=LOGS if args.builds_for is None else E2E_LOGS, steps=foreground
-    )
+    foreground = args.builds or given is not None
+    run = Run(lambda line: print(line, flush=True), logs=LOGS if given is None else E2E_LOGS, steps=foreground)
     try:
-        if args.builds_for is not None:
-            run.run_builds(builds_for(args.builds_for, minors))
-            return 0 if all(result.status == "passed" for result in run.results.values()) else 1
+        if given is not None:
+            run.run_builds(builds_for(given, minors))
+            if not all(result.status == "passed" for result in run.results.values()):
+                return 1
+            if args.e2e is None or pytest_arguments is None:
+                return 0
+            pytest = (sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *pytest_arguments)
+            return subprocess.run(pytest, cwd=ROOT).returncode
         if args.builds:
             run.run_builds(build_stages(minors))
             return run.finish([], why="")

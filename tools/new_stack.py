@@ -99,6 +99,12 @@ def insert_at(stacks: Sequence[dict[str, Any]], after: str) -> int:
     names = [entry["stack"] for entry in stacks]
     if not after:
         return len(names) - 1 if len(names) > 1 else len(names)
+    if any(character.isspace() for character in after):
+        # Said apart from a name the list lacks: ' dev' reads as dev in the refusal's list of stacks.
+        raise NewStackError(
+            f"AFTER={after!r} has a blank in it, and a stack name has none: give one of {', '.join(names)} as it is "
+            "listed"
+        )
     if after not in names:
         raise NewStackError(f"AFTER={after!r} is not a stack of {STACKS_FILE}: give one of {', '.join(names)}")
     return names.index(after) + 1

@@ -20,7 +20,7 @@ from typing import Any
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
 
-from components.config.reading import InputError, check_file_flag
+from components.config.reading import InputError, check_file_flag, check_output_flag
 from components.config.stack_file import PROJECT_DIR
 from components.dra_constants import NAMESPACE
 from components.input.stack import SECRET_CAPABLE_KEYS, StackInput
@@ -103,7 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=SCHEMA_FILE)
     args = parser.parse_args(argv)
     try:
-        check_file_flag(args.out, "--out")
+        (check_file_flag if args.check else check_output_flag)(args.out, "--out")
     except InputError as error:
         print(f"python -m tools.stack_schema: {error}", file=sys.stderr)
         return 2

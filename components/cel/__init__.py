@@ -66,6 +66,7 @@ from components.cel.checks import (
     CEL_SELECTOR_MAX_COST,
     CEL_SELECTOR_MAX_LENGTH,
     removed_attribute,
+    required_products,
     selector_problem,
     selector_refusal,
 )
@@ -76,6 +77,7 @@ __all__ = [
     "CEL_SELECTOR_MAX_LENGTH",
     "cel_string",
     "removed_attribute",
+    "required_products",
     "selector_problem",
     "selector_refusal",
 ]

@@ -78,11 +78,20 @@ def removed_attribute(expression: str, kubernetes_version: str = SUPPORTED_MINOR
     return _analysis(expression, minor_of(kubernetes_version)).removed
 
 
+def required_products(expression: str, kubernetes_version: str = SUPPORTED_MINORS[0]) -> tuple[str, ...] | None:
+    """The GPU product names (`productName`) one of which a device must have for `expression` to select it, when a
+    term of its top-level `&&` says so with constant names (`Walker.required_products`); None otherwise."""
+    if len(expression.encode("utf-8")) > CEL_SELECTOR_MAX_LENGTH:
+        return None
+    return _analysis(expression, minor_of(kubernetes_version)).products
+
+
 @dataclass(frozen=True)
 class _Analysis:
     refusal: str | None
     removed: str | None
     checked: bool  # False: parsed only (a macro the C++ parser lacks), or refused before type-checking
+    products: tuple[str, ...] | None = None  # Walker.required_products, of a selector the API server accepts
 
 
 @lru_cache(maxsize=4096)
@@ -127,7 +136,7 @@ def _analysis(expression: str, minor: str = SUPPORTED_MINORS[0]) -> _Analysis:
             None,
             checked=True,
         )
-    return _Analysis(None, walker.removed(), checked=True)
+    return _Analysis(None, walker.removed(), checked=True, products=walker.required_products())
 
 
 def _describe(error: Exception, minor: str) -> str:

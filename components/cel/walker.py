@@ -197,6 +197,38 @@ class Walker:
                         return key
         return None
 
+    # -- the GPU products a selector requires
+
+    def required_products(self) -> tuple[str, ...] | None:
+        """The products a device must have for the selector to be true, when a term of its top-level `&&` is
+        `productName == "X"` (either side) or `productName in ["X", ...]` on the NVIDIA driver's attributes, with
+        constant names; None when no such term says (an `||`, a `!`, a name known only at run time)."""
+        pending = [self.tree.root]
+        while pending:
+            node = pending.pop(0)
+            if node.kind != "call":
+                continue
+            if node.name == "_&&_":
+                pending += node.args
+                continue
+            if node.name in ("_==_", "@in") and len(node.args) == 2:
+                left, right = node.args
+                pairs = [(left, right), (right, left)] if node.name == "_==_" else [(left, right)]
+                for read, names in pairs:
+                    if self._reads_product(read):
+                        products = [names] if node.name == "_==_" else list(names.args) if names.kind == "list" else []
+                        constants = [self.constant(product, TOP) for product in products]
+                        if constants and all(constant is not None for constant in constants):
+                            return tuple(dict.fromkeys(c for c in constants if c is not None))
+        return None
+
+    def _reads_product(self, node: Node) -> bool:
+        if node.kind == "select" and node.target and not node.test_only:
+            return node.name == "productName" and self.kind(node.target, TOP) == _GPU
+        if node.kind == "call" and node.name == "_[_]" and len(node.args) == 2:
+            return self.kind(node.args[0], TOP) == _GPU and self.constant(node.args[1], TOP) == "productName"
+        return False
+
     # -- cel-go's ASTValidators (Kubernetes base environment, 1.29)
 
     def literal_problem(self) -> str | None:

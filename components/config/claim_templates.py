@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from components.cel import selector_problem
+from components.cel import required_products, selector_problem
 from components.config.errors import ConfigProblems, config_key, did_you_mean, shown
 from components.config.namespaces import refuse_taken_namespace, release_namespaces
 from components.config.node_fit import unfit_reason
@@ -214,12 +214,26 @@ class _TemplateReader:
     def selectors(self, spot: str, expressions: Sequence[str]) -> tuple[str, ...]:
         accepted = []
         for index, expression in enumerate(expressions):
-            problem = selector_problem(expression, self.context.kubernetes_version)
+            problem = selector_problem(expression, self.context.kubernetes_version) or self.product_problem(expression)
             if problem:
                 self.add(f"{spot}: selectors[{index}] {problem}")
             else:
                 accepted.append(expression)
         return tuple(accepted)
+
+    def product_problem(self, expression: str) -> str | None:
+        """A selector that requires a GPU product no group of the stack has, as `gpuProducts` is refused for it
+        (`_gpu_products`): the API server accepts it, and the claim waits for ever, unallocated."""
+        served = self.context.products
+        required = required_products(expression, self.context.kubernetes_version)
+        if not served or required is None or set(required) & set(served):
+            return None
+        every = ", ".join(f"{shown(product)} ({platform})" for platform, product in GPU_PRODUCTS.items())
+        return (
+            f"selects productName {', '.join(map(shown, required))}, which no GPU group of the stack serves (its "
+            f"platforms' products: {', '.join(map(shown, served))}; every known platform's: {every}), so the claim "
+            "is never allocated"
+        )
 
     def network_pair(self, requests: Sequence[DeviceRequestConfig]) -> None:
         """Two requests that each get a NIC, one InfiniBand and one RDMA, where one NIC was meant.
@@ -321,6 +335,7 @@ class _TemplateReader:
 class _ClaimsContext:
     def __init__(self, settings: StackInput, gpu_groups: Sequence[GpuNodeGroupConfig], driver: DraDriverConfig) -> None:
         self.gpu_groups = tuple(gpu_groups)
+        self.products = served_products(gpu_groups)
         self.allowed_classes = tuple(settings.allowedDeviceClasses)
         self.kubernetes_version = settings.kubernetesVersion
         self.infiniband = any(group.infiniband for group in gpu_groups)
@@ -374,6 +389,14 @@ def parse_user_templates(
     return tuple(templates)
 
 
+def served_products(gpu_groups: Sequence[GpuNodeGroupConfig]) -> tuple[str, ...]:
+    """The GPU products the stack's groups have, when every group's platform has a known one (GPU_PRODUCTS); empty
+    otherwise, since a group whose product is not known may serve any."""
+    if not all(group.platform in GPU_PRODUCTS for group in gpu_groups):
+        return ()
+    return tuple(dict.fromkeys(GPU_PRODUCTS[group.platform] for group in gpu_groups))
+
+
 def _gpu_products(
     settings: StackInput, gpu_groups: Sequence[GpuNodeGroupConfig], problems: ConfigProblems
 ) -> tuple[str, ...]:
@@ -386,8 +409,7 @@ def _gpu_products(
     given = tuple(dict.fromkeys(settings.gpuProducts))
     if not given:
         return own
-    every_known = all(g.platform in GPU_PRODUCTS for g in gpu_groups)
-    if every_known and own and not set(given) & set(own):
+    if served_products(gpu_groups) and not set(given) & set(own):
         problems.add(
             config_key("gpuProducts"),
             f"lists {', '.join(map(shown, given))}, which no GPU group of the stack serves (its platforms' products: "

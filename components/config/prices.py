@@ -14,9 +14,17 @@ from pathlib import Path
 
 from pydantic import Field, ValidationError
 
-from components.config.errors import ConfigError, ConfigProblems, add_validation_problems, config_key, shown
+from components.config.errors import (
+    ConfigError,
+    ConfigProblems,
+    add_validation_problems,
+    config_key,
+    did_you_mean,
+    shown,
+)
 from components.config.reading import parse_yaml, read_text
 from components.config.stack_file import PROJECT_DIR
+from components.gpu_platforms import GPU_PLATFORMS, TABLE_FILE
 from components.input.fields import Shape
 from components.input.prices import CpuRateInput, GpuRateInput, PriceTableInput
 from components.model import CpuPrice, CpuRate, GpuPrice, GpuRate, PriceSource, PriceTable
@@ -137,8 +145,42 @@ def load_price_table(path: Path = PRICE_TABLE_FILE) -> PriceTable:
     return _parse_table(read_text(path, f"the price table {_label(path)}", PriceTableError), _label(path))
 
 
-def stack_prices(base: PriceTable | None, overrides: PriceTableInput, problems: ConfigProblems) -> PriceTable:
-    """The table (the project's, unless `base` is given) with the stack's `priceOverrides` winning."""
+def stack_prices(
+    base: PriceTable | None, overrides: PriceTableInput, problems: ConfigProblems, system_platform: str
+) -> PriceTable:
+    """The table (the project's, unless `base` is given) with the stack's `priceOverrides` winning.
+
+    A platform is checked against what is known of it, so that a misspelt one is refused by name rather than priced
+    for no node or left unpriced: a GPU override's against the GPU platforms Nebius lists (components/gpu_platforms.py),
+    a CPU override's against the table's CPU platforms and the stack's `systemNodePlatform` (an override may price a
+    platform the table lacks, for the system nodes), and `systemNodePlatform` against the CPU platforms priced."""
     table = load_price_table() if base is None else base
     key = config_key(OVERRIDES_KEY)
-    return table.overridden_by(price_table_from_input(overrides, key, key, problems))
+    stack = price_table_from_input(overrides, key, key, problems)
+    for index, gpu in enumerate(overrides.gpu):
+        if gpu.platform.startswith("gpu-") and gpu.platform not in GPU_PLATFORMS:
+            problems.add(
+                f"{key}: gpu[{index}] ({gpu.platform})",
+                f"platform {shown(gpu.platform)} is no GPU platform Nebius lists"
+                f"{did_you_mean(gpu.platform, GPU_PLATFORMS)} (known: {', '.join(GPU_PLATFORMS)}; "
+                f"{TABLE_FILE.relative_to(TABLE_FILE.parents[2])}), so it prices no node",
+            )
+    known_cpu = [price.platform for price in table.cpu]
+    for index, cpu in enumerate(overrides.cpu):
+        if cpu.platform not in (*known_cpu, system_platform) and not cpu.platform.startswith("gpu-"):
+            problems.add(
+                f"{key}: cpu[{index}] ({cpu.platform})",
+                f"platform {shown(cpu.platform)} is neither a CPU platform the price table knows "
+                f"({', '.join(known_cpu)}) nor the stack's {config_key('systemNodePlatform')} "
+                f"({system_platform}), so it prices no node{did_you_mean(cpu.platform, [*known_cpu, system_platform])}",
+            )
+    priced = table.overridden_by(stack)
+    priced_cpu = [price.platform for price in priced.cpu]
+    if not system_platform.startswith("gpu-") and system_platform not in priced_cpu:
+        problems.add(
+            config_key("systemNodePlatform"),
+            f"got {shown(system_platform)}, which is no CPU platform the price table knows"
+            f"{did_you_mean(system_platform, priced_cpu)} (known: {', '.join(priced_cpu)}; prices/nebius.yaml): a "
+            f"platform Nebius adds is priced there, or in {key}, with its source",
+        )
+    return priced

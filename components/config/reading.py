@@ -32,6 +32,7 @@ import math
 import os
 import re
 import stat
+import tempfile
 import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -196,6 +197,24 @@ def check_file_flag(
         raise error(f"{flag} {shown_path}: it is {_kind(mode)}, not a directory")
     if not directory and not stat.S_ISREG(mode):
         raise error(f"{flag} {shown_path}: it is {_kind(mode)}, not a regular file")
+
+
+def check_output_flag(path: Path, flag: str, error: ErrorFactory = InputError, directory: bool = False) -> None:
+    """`check_file_flag`, then that the tool can write there, before anything is built: a file it writes at the end
+    (a report after a whole run) or a folder like `/proc` gave only an errno then, without the flag or the path.
+
+    Nothing is left behind or emptied: a file that is there is opened for writing without truncating it; otherwise a
+    file is made and removed in the path's folder (a file's parent), or, while that is not there yet, in the nearest
+    folder above it that is (the tools make the rest)."""
+    check_file_flag(path, flag, error, directory=directory)
+    try:
+        if path.exists() and not directory:
+            os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC))
+        else:
+            folder = path.absolute() if directory else path.absolute().parent
+            tempfile.TemporaryFile(dir=next(above for above in (folder, *folder.parents) if above.exists())).close()
+    except OSError as failure:
+        raise error(f"{flag} {printable(str(path))}: cannot be written: {failure.strerror or failure}") from None
 
 
 def decode_text(data: bytes, label: str, error: ErrorFactory = InputError, limit: int = MAX_INPUT_BYTES) -> str:

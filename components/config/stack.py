@@ -181,7 +181,7 @@ def parse_stack_config(
             by_templates,
         ),
         observability=parse_observability_config(settings, gpu_groups, driver, access, by_groups),
-        prices=stack_prices(price_table, settings.priceOverrides, problems),
+        prices=stack_prices(price_table, settings.priceOverrides, problems, settings.systemNodePlatform),
         existing_kubeconfig=existing_kubeconfig(settings, given, problems),
     )
     mirror_access_problems(access, release_repositories(config), problems)

@@ -66,8 +66,13 @@ CONDITION_TYPE_PATTERN = r"^[A-Z][A-Za-z0-9]{0,62}$"
 # A chart repository or mirror: classic (https://, or http:// inside a private network) or OCI. No user or
 # password part: a credential in the URL would reach the release's inputs, the state and the plan in clear. The host
 # is a name or an IPv6 literal in brackets (RFC 3986 section 3.2.2, `[::1]`).
+# A TCP port, 1 to 65535 without a leading zero (RFC 9293 section 3.1: 16 bits; 0 is reserved). Go's net/url, which
+# Helm parses a repository URL with, checks only that a port is digits (validOptionalPort): `:99999` would fail only
+# when the chart is fetched, at `pulumi up`.
+PORT_PATTERN = r"([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])"
 CHART_REPOSITORY_PATTERN = (
-    r"^(https?|oci)://([A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]{2,45}\])(:[0-9]{1,5})?"
+    r"^(https?|oci)://([A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]{2,45}\])"
+    f"(:{PORT_PATTERN})?"
     r"(/[A-Za-z0-9._~%+-]+)*/?$"
 )
 # A private repository's login, sent as HTTP basic authentication (RFC 7617 section 2: the user-id holds no ':', and
@@ -173,8 +178,8 @@ ChartRepository = Annotated[
     Field(
         pattern=optional(CHART_REPOSITORY_PATTERN),
         max_length=255,
-        description="expected a chart repository or mirror URL (https://, http:// or oci://, without user or "
-        "password: a login goes in nebius-dra:chartRepositoryUsername and nebius-dra:chartRepositoryPassword), or "
+        description="expected a chart repository or mirror URL (https://, http:// or oci://, a port from 1 to 65535 if "
+        "any, without user or password: a login goes in nebius-dra:chartRepositoryUsername and nebius-dra:chartRepositoryPassword), or "
         "empty for the chart's upstream repository",
     ),
 ]

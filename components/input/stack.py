@@ -183,7 +183,7 @@ class StackInput(Shape):
         Field(pattern=PLATFORM_PATTERN, max_length=63, description="expected a CPU platform such as cpu-d3"),
         Setting(
             "Cluster and node keys",
-            "CPU platform of the system node group (a `gpu-*` platform is refused)",
+            "CPU platform of the system node group: one the price table (`prices/nebius.yaml` or `priceOverrides`) prices (a `gpu-*` platform is refused)",
             default="cpu-d3",
         ),
     ]

@@ -24,6 +24,11 @@ CLAIM_TEMPLATE_TYPE = "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate"
 HELM_RELEASE_TYPE = "kubernetes:helm.sh/v3:Release"
 NAMESPACE_TYPE = "kubernetes:core/v1:Namespace"
 KUBERNETES_PROVIDER_TYPE = "pulumi:providers:kubernetes"
+# The Kueue objects of `queues` (components/kueue.py registers them as CustomResources of kueue.x-k8s.io/v1beta2).
+KUEUE_TYPE_PREFIX = "kubernetes:kueue.x-k8s.io/v1beta2:"
+CLUSTER_QUEUE_TYPE = f"{KUEUE_TYPE_PREFIX}ClusterQueue"
+LOCAL_QUEUE_TYPE = f"{KUEUE_TYPE_PREFIX}LocalQueue"
+RESOURCE_FLAVOR_TYPE = f"{KUEUE_TYPE_PREFIX}ResourceFlavor"
 # What a setting reaches when it changes nothing deployed: the program's config checks, the plan, the cost, the pack.
 NOTHING_DEPLOYED = "(nothing deployed: the config checks, the plan, the cost or the pack read it)"
 
@@ -36,6 +41,18 @@ HELM_CRDS = "https://helm.sh/docs/chart_best_practices/custom_resource_definitio
 PULUMI_NAMES = "https://www.pulumi.com/docs/iac/concepts/resources/names/"
 NEBIUS_API = "nebius/api (https://github.com/nebius/api) at 24bd010d"
 CLUSTER_PROTO = f"{NEBIUS_API} nebius/mk8s/v1/cluster.proto ControlPlaneSpec"
+KUEUE_SOURCE = "sigs.k8s.io/kueue v0.17.0 (the Go module the stack's Kueue is built from)"
+CLUSTER_QUEUE_DOCS = "https://kueue.sigs.k8s.io/docs/concepts/cluster_queue/"
+LOCAL_QUEUE_DOCS = "https://kueue.sigs.k8s.io/docs/concepts/local_queue/"
+RESOURCE_FLAVOR_DOCS = "https://kueue.sigs.k8s.io/docs/concepts/resource_flavor/"
+# What the workload controller does to a workload whose queue is gone: an admitted one is evicted only by a stopPolicy
+# HoldAndDrain (the stack sets none), a pending one is marked inadmissible.
+KUEUE_WORKLOADS = (
+    f"{KUEUE_SOURCE} pkg/controller/core/workload_controller.go reconcileOnLocalQueueActiveState and "
+    "reconcileOnClusterQueueActiveState: an admitted workload is evicted only when the queue's stopPolicy is "
+    'HoldAndDrain; one not admitted gets WorkloadInadmissible ("LocalQueue <name> doesn\'t exist", "ClusterQueue '
+    '<name> is terminating or missing")'
+)
 CLAIM_TEMPLATE_API = (
     "Kubernetes API reference, resource.k8s.io/v1 ResourceClaimTemplate.spec "
     '(https://kubernetes.io/docs/reference/kubernetes-api/workload-resources/resource-claim-template-v1/): "This '
@@ -54,6 +71,8 @@ class Effect(Enum):
     CRDS_NOT_UPDATED = "CRDs Helm will not update"
     ROLLING_REPLACE = "nodes replaced in a rolling update under the group's strategy"
     MINOR_UPGRADE = "cluster minor upgrade: control plane, then every node group, nodes replaced"
+    # The API server refuses the update (an immutable field of a custom resource Pulumi patches): `pulumi up` fails.
+    UPDATE_REFUSED = "refused by the API server: `pulumi up` fails updating it"
     DELETE_CREATE = "resource deleted and created"
 
     @property
@@ -311,7 +330,7 @@ CONSEQUENCES: tuple[Consequence, ...] = (
             "kubePrometheusStackRepository",
         ),
         HELM_RELEASE_TYPE,
-        ("repositoryOpts",),
+        ("repositoryOpts.repo",),
         Effect.IN_PLACE,
         "not a chart upgrade: the release's chart source changes, and Helm fetches the same chart and version from "
         "the other repository and renders it again into the same objects, so no pod restarts and no CRD changes (a "
@@ -329,12 +348,15 @@ CONSEQUENCES: tuple[Consequence, ...] = (
             "chartRepositoryKeyFile",
         ),
         HELM_RELEASE_TYPE,
-        ("repositoryOpts",),
+        # What the plan records of them (tools/plan/changes.py repository_record): whether a login is set, never it.
+        ("repositoryOpts.login", "repositoryOpts.caFile", "repositoryOpts.certFile", "repositoryOpts.keyFile"),
         Effect.IN_PLACE,
-        "only how Helm logs in to the mirror to fetch the chart changes: the same chart and values render the same "
-        "objects, so no pod restarts (a wrong login fails the preview before anything changes)",
+        "Pulumi updates the release (its repositoryOpts are an input of it), but only how Helm logs in to the mirror "
+        "to fetch the chart changes: the same chart and values render the same objects, so no pod restarts (a wrong "
+        "login fails the update before anything changes)",
         "pulumi-kubernetes 4.34.2 helm.v3.RepositoryOptsArgs (username, password, ca_file, cert_file, key_file: "
-        "options of the chart's fetch, not of the release's objects)",
+        "options of the chart's fetch, not of the release's objects); Pulumi updates a resource whose inputs differ "
+        "(https://www.pulumi.com/docs/iac/concepts/how-pulumi-works/)",
     ),
     Consequence(
         ("draDriverNamespace", "gpuMetricsNamespace"),
@@ -355,6 +377,39 @@ CONSEQUENCES: tuple[Consequence, ...] = (
         "changes in place)",
         'k8s.io/kubernetes pkg/apis/core/validation ValidatePodUpdate: "pod updates may not change fields other than '
         '`spec.containers[*].image`, ..."',
+    ),
+    Consequence(
+        ("queues",),
+        CLUSTER_QUEUE_TYPE,
+        ("spec",),
+        Effect.IN_PLACE,
+        "Kueue updates the ClusterQueue in place: workloads it admitted keep running, even above a lowered quota (the "
+        "stack sets no preemption, so none is evicted to fit it); pending ones are admitted against the new quotas, "
+        "borrowing limits and cohort from now on",
+        f"Kueue, ClusterQueue ({CLUSTER_QUEUE_DOCS}); {KUEUE_SOURCE} pkg/webhooks/clusterqueue_webhook.go "
+        "ValidateClusterQueueUpdate (the new spec is validated as a whole: no field of it is immutable); "
+        f"{KUEUE_WORKLOADS}",
+    ),
+    Consequence(
+        ("queues",),
+        LOCAL_QUEUE_TYPE,
+        ("spec.clusterQueue",),
+        Effect.UPDATE_REFUSED,
+        "a LocalQueue's ClusterQueue cannot change (a team renamed while its namespace and localQueue stay): the API "
+        "server refuses the update, so `pulumi up` fails there; rename the localQueue too (a new LocalQueue), or "
+        "delete it first",
+        f"Kueue, LocalQueue ({LOCAL_QUEUE_DOCS}); {KUEUE_SOURCE} apis/kueue/v1beta2/localqueue_types.go "
+        'LocalQueueSpec.clusterQueue: XValidation rule "self == oldSelf", message "field is immutable"; pulumi-kubernetes '
+        "replaces an object only for a new name or namespace (metadataForceNewProperties)",
+    ),
+    Consequence(
+        (f"{GROUP}.taints", "queues"),
+        RESOURCE_FLAVOR_TYPE,
+        ("spec",),
+        Effect.IN_PLACE,
+        "Kueue gives the new node labels and tolerations to the pods it admits afterwards; running pods keep theirs",
+        f"Kueue, ResourceFlavor ({RESOURCE_FLAVOR_DOCS}); {KUEUE_SOURCE} apis/kueue/v1beta2/resourceflavor_types.go: "
+        "nodeLabels and tolerations are immutable only when topologyName is set, which the stack never sets",
     ),
     Consequence(
         ("nebiusProfile", "existingClusterKubeconfig"),
@@ -444,7 +499,42 @@ NAMESPACE_PRESENCE = Presence(
     "Kubernetes, Namespaces (https://kubernetes.io/docs/tasks/administer-cluster/namespaces/#deleting-a-namespace): "
     '"This deletes everything under the namespace!"',
 )
-PRESENCES = (CLAIM_TEMPLATE_PRESENCE, SAMPLE_POD_PRESENCE, NAMESPACE_PRESENCE)
+CLUSTER_QUEUE_PRESENCE = Presence(
+    ("queues",),
+    CLUSTER_QUEUE_TYPE,
+    "created: Kueue admits the workloads of its LocalQueues against its quotas",
+    "DELETED, but Kueue's finalizer (kueue.x-k8s.io/resource-in-use) keeps it Terminating until the workloads it "
+    "admitted finish: they keep running; it admits no new one, and its pending workloads stay suspended, "
+    'inadmissible ("ClusterQueue <name> is terminating or missing")',
+    f"Kueue, ClusterQueue ({CLUSTER_QUEUE_DOCS}); {KUEUE_SOURCE} pkg/webhooks/clusterqueue_webhook.go (adds the "
+    "finalizer) and pkg/controller/core/clusterqueue_controller.go (removes it only when ClusterQueueEmpty: no "
+    f"workload reserves quota there); {KUEUE_WORKLOADS}",
+)
+LOCAL_QUEUE_PRESENCE = Presence(
+    ("queues",),
+    LOCAL_QUEUE_TYPE,
+    "created: Jobs labelled kueue.x-k8s.io/queue-name with it are queued from now on",
+    "DELETED at once (Kueue puts no finalizer on a LocalQueue): the workloads it admitted keep running; its pending "
+    'ones, and Jobs labelled with it afterwards, stay suspended, inadmissible ("LocalQueue <name> doesn\'t exist")',
+    f"Kueue, LocalQueue ({LOCAL_QUEUE_DOCS}); {KUEUE_WORKLOADS}",
+)
+RESOURCE_FLAVOR_PRESENCE = Presence(
+    ("queues",),
+    RESOURCE_FLAVOR_TYPE,
+    "created: a ClusterQueue may quota its GPUs",
+    "DELETED once no ClusterQueue names it: Kueue's finalizer (kueue.x-k8s.io/resource-in-use) keeps it Terminating "
+    "while one does",
+    f"Kueue, ResourceFlavor ({RESOURCE_FLAVOR_DOCS}); {KUEUE_SOURCE} pkg/controller/core/resourceflavor_controller.go "
+    "(the finalizer is removed only when ClusterQueuesUsingFlavor is empty)",
+)
+PRESENCES = (
+    CLAIM_TEMPLATE_PRESENCE,
+    SAMPLE_POD_PRESENCE,
+    NAMESPACE_PRESENCE,
+    CLUSTER_QUEUE_PRESENCE,
+    LOCAL_QUEUE_PRESENCE,
+    RESOURCE_FLAVOR_PRESENCE,
+)
 
 
 def presence_of(resource_type: str) -> Presence | None:

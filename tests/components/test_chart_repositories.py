@@ -112,6 +112,9 @@ def test_the_renamed_driver_chart_takes_a_mirror_too():
         "charts.example/nvidia",
         "https://charts.example/nvidia\n",
         "https://charts.example/nvidia?token=abc",
+        "https://charts.example:99999/nvidia",  # hostile review: a port past 65535 was taken
+        "oci://charts.example:65536/nvidia",
+        "https://charts.example:0/nvidia",
     ],
 )
 def test_a_repository_that_is_no_plain_url_is_refused_by_key_before_any_resource(key, given):

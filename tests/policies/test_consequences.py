@@ -19,18 +19,26 @@ import pytest
 from components.dra_workloads import IMMUTABLE_SPEC
 from components.input.node_groups import GpuNodeGroupInput
 from components.input.stack import stack_settings
+from components.values.kueue import KUEUE_API_VERSION
 from policies.dra_guardrails.consequences import (
     CLAIM_TEMPLATE_PRESENCE,
     CLAIM_TEMPLATE_TYPE,
+    CLUSTER_QUEUE_TYPE,
     CONSEQUENCES,
     HELM_RELEASE_TYPE,
+    LOCAL_QUEUE_TYPE,
     PRESENCES,
+    RESOURCE_FLAVOR_TYPE,
+    Consequence,
     Effect,
+    Presence,
     consequences_of,
+    presence_of,
 )
 from policies.dra_guardrails.planned import CLUSTER_TYPE, NODE_GROUP_TYPE
 from tests.helpers import VENDORED_CHARTS
-from tools.plan.changes import leaves
+from tests.queue_configs import TEAMS, prod_with
+from tools.plan.changes import leaves, repository_record
 from tools.plan.mock_engine import run_program
 
 
@@ -75,7 +83,8 @@ def test_the_node_group_version_follows_the_control_plane_as_the_sdk_says():
 def test_every_stack_setting_has_a_row():
     """Every key a stack file can set (StackInput, and each field of a GPU group) is named by a row of the table, so
     a change to it is never left unexplained; a new setting fails here until it has one."""
-    named = {setting for row in (*CONSEQUENCES, *PRESENCES) for setting in row.settings}
+    rows: tuple[Consequence | Presence, ...] = (*CONSEQUENCES, *PRESENCES)
+    named = {setting for row in rows for setting in row.settings}
     group_fields = {f"gpuNodeGroups[].{field}" for field in GpuNodeGroupInput.model_fields}
     assert set(stack_settings()) - {"gpuNodeGroups"} - named == set()
     assert group_fields - named == set()
@@ -143,3 +152,29 @@ def test_the_charts_whose_version_the_stack_sets_have_crds_helm_will_not_update(
     assert crds, f"{chart} has no crds/ folder"
     effects = {row.effect for row in consequences_of(HELM_RELEASE_TYPE, "version")}
     assert effects == {Effect.HELM_RESTART, Effect.CRDS_NOT_UPDATED}
+
+
+def test_every_kueue_object_the_program_registers_has_rows_for_its_spec_and_its_deletion():
+    """The queues' objects (components/kueue.py): each kind has a created/deleted row, and each field of its spec
+    that the plan records and compares has a row, so a quota or cohort change is never "not in the table"."""
+    run = run_program("prod", config=prod_with({"teams": TEAMS}))
+    assert run.error is None, run.error
+    kueue = [r for r in run.resources if r.type.startswith(f"kubernetes:{KUEUE_API_VERSION}:")]
+    assert {r.type for r in kueue} == {CLUSTER_QUEUE_TYPE, LOCAL_QUEUE_TYPE, RESOURCE_FLAVOR_TYPE}
+    assert all(presence_of(r.type) is not None for r in kueue)
+    uncovered = {
+        (r.type, path)
+        for r in kueue
+        for path in leaves({"spec": r.inputs["spec"]}, "")
+        if not consequences_of(r.type, path)
+    }
+    assert uncovered == set()
+    assert {row.effect for row in consequences_of(LOCAL_QUEUE_TYPE, "spec.clusterQueue")} == {Effect.UPDATE_REFUSED}
+
+
+def test_the_login_rows_cover_what_the_plan_records_of_a_releases_repository_options():
+    """tools/plan/changes.py repository_record: each field it writes has the repository row or the credential row."""
+    recorded = repository_record({"repo": "https://m.example", "caFile": "a", "certFile": "b", "keyFile": "c"})
+    rows = {path: consequences_of(HELM_RELEASE_TYPE, path) for path in leaves({"repositoryOpts": recorded}, "")}
+    assert all(len(found) == 1 for found in rows.values()), rows
+    assert {found[0].settings[0] for found in rows.values()} == {"draDriverRepository", "chartRepositoryUsername"}

@@ -48,8 +48,8 @@ def test_builds_run_under_nice_and_tiers_through_make_e2e():
     for tier in ci_run.tier_stages(MINORS):
         assert tier.command == ("make", "e2e", f"E2E={tier.name}")
     makefile = (ROOT / "Makefile").read_text()
-    e2e = r'^e2e:.*\n\t\$\(PY\) -m tools.ci_run --builds-for="\$\$E2E"\n\t\$\(PY\) -m pytest -q -p no:cacheprovider "\$\$E2E"$'
-    assert re.search(e2e, makefile, re.M), "make e2e builds in the foreground first, then runs pytest"
+    e2e = r'^e2e:.*\n\t\$\(PY\) -m tools.ci_run --e2e="\$\$E2E"$'
+    assert re.search(e2e, makefile, re.M), "make e2e: ci_run builds in the foreground first, then runs pytest"
     assert re.search(r"^E2E \?= e2e$", makefile, re.M)
     assert 'exec "${PYTHON:-python3.11}" -m tools.ci_run' in (ROOT / ".ci" / "run").read_text()
 
@@ -68,6 +68,49 @@ def test_builds_run_under_nice_and_tiers_through_make_e2e():
 )
 def test_make_e2e_builds_what_the_tiers_under_its_paths_start_in_build_order(paths, builds):
     assert [build.name for build in ci_run.builds_for(paths, MINORS)] == builds
+
+
+@pytest.mark.parametrize(
+    ("value", "arguments"),
+    [
+        ("e2e", ["e2e"]),
+        ("e2e/cli -x", ["e2e/cli", "-x"]),
+        (" e2e/kube  e2e/helm/ -k taint ", ["e2e/kube", "e2e/helm/", "-k", "taint"]),
+        ("-x e2e/kube/test_control_plane.py::test_x", ["-x", "e2e/kube/test_control_plane.py::test_x"]),
+    ],
+)
+def test_make_e2e_takes_paths_under_e2e_and_pytests_x_and_k(value, arguments):
+    """Hostile review: E2E='e2e/cli -x', the form ci_run's own message suggests, reached pytest as one path."""
+    assert ci_run.e2e_arguments(value) == arguments
+
+
+@pytest.mark.parametrize(
+    ("value", "why"),
+    [
+        ("-k x", "it names no path"),
+        ("", "it names no path"),
+        ("/etc", "'/etc' is not under this repository's e2e/"),
+        ("e2e/../tools", "'e2e/../tools' is not under this repository's e2e/"),
+        ("e2e/no-such-tier", "'e2e/no-such-tier': no such file or directory"),
+        ("e2e/kube -k", "-k needs the expression after it"),
+        ("e2e/kube -c /etc/x.ini", "'-c' is not an option make e2e passes to pytest"),
+        ("--", "'--' is not an option make e2e passes to pytest"),
+    ],
+)
+def test_any_other_e2e_is_refused_naming_e2e_what_was_given_and_what_it_takes(value, why):
+    """Hostile review: E2E='-k x' and E2E=/etc reached pytest, which collected whatever it found there."""
+    with pytest.raises(ci_run.E2EError) as refused:
+        ci_run.e2e_arguments(value)
+    assert str(refused.value).startswith(f"E2E={value!r}: {why}; E2E takes paths under this repository's e2e/")
+
+
+def test_a_refused_e2e_stops_before_any_build(capsys):
+    assert ci_run.main(["--e2e", "/etc"]) == 2
+    assert ci_run.main(["--builds-for=-x"]) == 2
+    assert ci_run.main(["--e2e=--"]) == 2
+    out, err = capsys.readouterr()
+    assert "E2E='/etc': '/etc' is not under" in err and "E2E='-x': it names no path" in err, err
+    assert "[ci]" not in out
 
 
 def test_a_build_in_the_foreground_says_its_cold_figure_as_it_starts_and_each_step_as_it_starts(tmp_path):

@@ -81,3 +81,30 @@ def test_an_option_given_the_end_of_options_as_its_value_is_refused_naming_it(to
     )
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert f"{flag}: got --, which ends the options; give the option a value" in done.stderr
+
+
+# (tool, its entry, the output flag, a path under it that cannot be written, the other arguments).
+OUTPUTS: list[tuple[str, Main, str, str, tuple[str, ...]]] = [
+    ("plan", plan_cli.main, "--out", "/proc", ("--stack", "dev")),
+    ("plan", plan_cli.main, "--out", "/proc/plan/dev", ("--stack", "dev")),
+    ("stack_schema", stack_schema.main, "--out", "/proc/schema.json", ()),
+    ("verify", verify_cli.main, "--json", "/proc/report.json", ("--stack", "dev")),
+    ("verify", verify_cli.main, "--burn-in-state", "/proc/state.json", ("--stack", "dev")),
+]
+
+
+@pytest.mark.parametrize(("tool", "main", "flag", "path", "others"), OUTPUTS, ids=[f"{t[0]} {t[3]}" for t in OUTPUTS])
+def test_an_output_that_cannot_be_written_is_refused_before_anything_is_built(tool, main, flag, path, others, capsys):
+    """Hostile review: `make plan OUT=/proc` ended in a bare errno, naming neither --out nor the path. /proc takes no
+    new file even for root, whom no permission bit stops."""
+    status = main([*others, flag, path])
+    out, err = capsys.readouterr()
+    assert status == 2 and f"{flag} {path}: cannot be written: No such file or directory" in err, err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1 and not out, err
+
+
+def test_the_write_probe_leaves_nothing_behind(tmp_path: Path, capsys):
+    report, out = tmp_path / "report.json", tmp_path / "plans" / "a"
+    assert verify_cli.main(["--stack", "no-such-stack", "--json", str(report)]) == 2
+    assert plan_cli.main(["--stack", "no-such-stack", "--out", str(out)]) == 2
+    assert list(tmp_path.iterdir()) == []

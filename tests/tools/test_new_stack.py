@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -185,3 +186,22 @@ def test_make_new_stack_hands_after_to_the_tool():
     made = make_new_stack("NAME=x", "AFTER=no-such-stack")
     assert made.returncode == 2
     assert "make new-stack: AFTER='no-such-stack' is not a stack of .github/stacks.json" in made.stderr
+
+
+@pytest.mark.parametrize(
+    ("variables", "environment", "given"),
+    [(["AFTER=dev "], {}, "'dev '"), (["AFTER=d\tev"], {}, "'d\\tev'"), ([], {"AFTER": " dev"}, "' dev'")],
+)
+def test_make_new_stack_refuses_an_after_with_a_blank_naming_it(variables, environment, given):
+    """Hostile review: AFTER=' dev' was taken. make itself drops the blanks after a command line's '=' (GNU make
+    manual 6.5, as in `AFTER = dev`), so the tool gets those only from the environment; a trailing one reaches it."""
+    made = subprocess.run(
+        ["make", "--no-print-directory", "-o", "venv/.installed", "new-stack", "NAME=x", *variables],
+        cwd=PROJECT_DIR,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **environment},
+    )
+    assert made.returncode == 2, made.stderr
+    assert f"make new-stack: AFTER={given} has a blank in it, and a stack name has none: give one of" in made.stderr

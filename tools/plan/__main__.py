@@ -45,6 +45,7 @@ from components.config.reading import (
     DuplicateHandler,
     InputError,
     check_file_flag,
+    check_output_flag,
     load_json,
     parse_json,
     parsed_arguments,
@@ -171,7 +172,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.stack_file is not None:
             check_file_flag(args.stack_file, STACK_FILE_OPTION, must_exist=True)
         if out is not None:
-            check_file_flag(out, "--out", directory=True)
+            check_output_flag(out, "--out", directory=True)
         stack = stack_of_file(args.stack_file) if args.stack_file else check_stack_name(args.stack)
         policy_config = read_option(args.policy_config, "--policy-config", warn_policy_config_duplicate)
         baseline, no_baseline, baseline_from = read_option(args.baseline, "--baseline"), None, None

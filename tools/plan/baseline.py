@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
@@ -103,10 +103,23 @@ class ClusterRecord(_Record):
     parentId: Text | None = None
 
 
+# What a release's repository options record of its login: whether one is set, never it (changes.repository_record).
+LOGIN_SET = "set"
+LOGIN_NONE = "none"
+Login = Literal["set", "none"]
+
+
 class RepositoryOpts(BaseModel):
+    """A release's repository options as tools/plan/changes.py's repository_record writes them: never the login, only
+    whether one is set (`login`, recorded since the login rows; absent before), and the TLS files' paths."""
+
     model_config = ConfigDict(strict=True, extra="forbid")
 
-    repo: Text
+    repo: Text | None = None
+    caFile: Text | None = None
+    certFile: Text | None = None
+    keyFile: Text | None = None
+    login: Login | None = None
 
 
 class ReleaseRecord(_Record):
@@ -129,6 +142,8 @@ class ObjectRecord(_Record):
     type: Text
     name: Text | None
     namespace: Text | None
+    # Recorded for Kueue's objects since their rows (a quota or cohort changes in place); absent: not known.
+    spec: Inputs | None = None
 
 
 class DraDriverRecord(BaseModel):

@@ -19,6 +19,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pulumi.runtime import rpc
+
 from components.config.reading import printable
 from components.dra_constants import BUILTIN_TEMPLATES, NODE_GROUP_LABEL
 from components.dra_workloads import DRA_WORKLOADS_TYPE
@@ -29,6 +31,7 @@ from policies.dra_guardrails import PlannedResource
 from policies.dra_guardrails.consequences import (
     CLAIM_TEMPLATE_TYPE,
     HELM_RELEASE_TYPE,
+    KUEUE_TYPE_PREFIX,
     Consequence,
     Effect,
     consequences_of,
@@ -36,11 +39,10 @@ from policies.dra_guardrails.consequences import (
 from policies.dra_guardrails.planned import (
     CLUSTER_TYPE,
     NODE_GROUP_TYPE,
-    field_at,
     is_dra_driver_release,
     planned_node_range,
 )
-from tools.plan.baseline import PLAN_FORMAT, Baseline
+from tools.plan.baseline import LOGIN_NONE, LOGIN_SET, PLAN_FORMAT, Baseline
 from tools.plan.mock_engine import RegisteredResource
 from tools.plan.rollout import Rollout
 
@@ -57,6 +59,29 @@ LEGACY_UNKNOWN = (
 )
 
 
+# The TLS files of Helm's options, recorded by path (a path names a file; it is no credential, credentials_in).
+TLS_FIELDS = ("caFile", "certFile", "keyFile")
+
+
+def repository_record(options: Any) -> dict[str, Any]:
+    """What the JSON plan records of a release's repository options (registered as a Pulumi secret once they hold a
+    password, so read here unwrapped): the classic repository's URL, the TLS files' paths and whether a login is set.
+
+    The login itself is never recorded, not even as a digest. The password is a secret the offline plan cannot
+    decrypt (it sees only its placeholder), so nothing of it could be compared; and a digest of a username, which is
+    short, is undone by trying names, while a username may even hold a password after its `:` (credentials_in). A
+    username never comes without a password (repository_access refuses one alone), so `login: set` says both are
+    there. A login added or removed is then seen; a login changed while set stays unknowable, and the plan says so
+    instead of "no change" (what_changed's login line). `login` is always written, so that a baseline without it is
+    known to predate it."""
+    opts = rpc.unwrap_rpc_secret(options) if rpc.is_rpc_secret(options) else options
+    opts = opts if isinstance(opts, Mapping) else {}
+    login = LOGIN_SET if opts.get("username") or opts.get("password") else LOGIN_NONE
+    record: dict[str, Any] = {"repo": opts["repo"]} if isinstance(opts.get("repo"), str) else {}
+    record.update({key: opts[key] for key in TLS_FIELDS if isinstance(opts.get(key), str)})
+    return {**record, "login": login}
+
+
 def _release_snapshot(resource: RegisteredResource, inputs: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "urn": resource.urn,
@@ -66,12 +91,19 @@ def _release_snapshot(resource: RegisteredResource, inputs: Mapping[str, Any]) -
         "values": inputs.get("values") or {},
         # Since attack2: where it is installed (a move uninstalls it and installs it anew).
         "namespace": inputs.get("namespace"),
-        # Where Helm fetches a classic repository's chart (an OCI chart's is in its reference, chart_source); the
-        # URL only: the options' credentials never reach the JSON plan.
-        "repositoryOpts": {"repo": repo}
-        if isinstance(repo := field_at(inputs, "repositoryOpts", "repo"), str)
-        else None,
+        # Where Helm fetches a classic repository's chart (an OCI chart's is in its reference, chart_source), and
+        # whether it logs in: the options' credentials never reach the JSON plan.
+        "repositoryOpts": repository_record(resource.inputs.get("repositoryOpts")),
     }
+
+
+def _before_login_records(record: Mapping[str, Any]) -> dict[str, Any]:
+    """A current release as a baseline written before `repository_record` recorded it: the URL alone, and nothing
+    when a password made the options a secret (that code read none of it)."""
+    opts = record.get("repositoryOpts") or {}
+    repo = opts.get("repo")
+    hidden = opts.get("login") == LOGIN_SET or not isinstance(repo, str)
+    return {**record, "repositoryOpts": None if hidden else {"repo": repo}}
 
 
 def _release_compared(record: Mapping[str, Any]) -> dict[str, Any]:
@@ -85,7 +117,7 @@ def _release_compared(record: Mapping[str, Any]) -> dict[str, Any]:
     name, source = chart_source(chart, repository if isinstance(repository, str) else None)
     compared = {**record, "chart": name}
     if source is not None:
-        compared["repositoryOpts"] = {"repo": source}
+        compared["repositoryOpts"] = {**(opts if isinstance(opts, Mapping) else {}), "repo": source}
     return compared
 
 
@@ -132,9 +164,15 @@ def snapshot(
             if r.type == CLAIM_TEMPLATE_TYPE
         ],
         "driverRoot": driver_root(planned),
-        # Since attack2: the other Kubernetes objects (namespaces, Pods, queues), so that a deleted one is named.
+        # Since attack2: the other Kubernetes objects (namespaces, Pods, queues), so that a deleted one is named; a
+        # Kueue object's spec too (a quota or cohort changes in place), so that a change of it is named.
         "objects": [
-            {"urn": r.urn, "type": r.type, **_object_place(inputs[r.urn])}
+            {
+                "urn": r.urn,
+                "type": r.type,
+                **_object_place(inputs[r.urn]),
+                **({"spec": inputs[r.urn].get("spec")} if r.type.startswith(KUEUE_TYPE_PREFIX) else {}),
+            }
             for r in ordered
             if r.type.startswith(KUBERNETES_PREFIX) and r.type not in (HELM_RELEASE_TYPE, CLAIM_TEMPLATE_TYPE)
         ],
@@ -158,8 +196,12 @@ class KubeObject:
     def kind(self) -> str:
         return self.resource_type.rsplit(":", 1)[-1]
 
+    @property
+    def place(self) -> str:
+        return printable(f"{self.namespace + '/' if self.namespace else ''}{self.name}")
+
     def text(self) -> str:
-        return printable(f"{self.kind} {self.namespace + '/' if self.namespace else ''}{self.name}")
+        return f"{printable(self.kind)} {self.place}"
 
 
 def kube_object(record: Mapping[str, Any]) -> KubeObject:
@@ -296,6 +338,12 @@ class Changes:
     added_objects: list[KubeObject] | None = None
     removed_objects: list[KubeObject] | None = None
     moved_objects: list[tuple[KubeObject, KubeObject]] | None = None
+    # Kubernetes objects whose recorded spec differs (the Kueue queues and flavors), and whether the baseline did not
+    # record a spec this plan does (so its changes are not known).
+    objects: list[ResourceChange] = field(default_factory=list)
+    unrecorded_specs: bool = False
+    # Releases that log in to their repository in both plans: a changed login is not recorded, so not known here.
+    login_unknown: list[str] = field(default_factory=list)
 
     @property
     def recreated(self) -> list[ResourceChange]:
@@ -323,6 +371,8 @@ class Changes:
             "movedObjects": None
             if self.moved_objects is None
             else [f"{old.text()} -> {new.text()}" for old, new in self.moved_objects],
+            "objects": [o.as_dict() for o in self.objects],
+            "loginNotKnown": self.login_unknown,
         }
 
 
@@ -348,6 +398,8 @@ def _paired(
             if "namespace" not in old:
                 # Recorded since attack2: a baseline without it says nothing of a release's namespace.
                 unrecorded = (*unrecorded, "namespace")
+            if not records_login(old):
+                record = _before_login_records(record)
             old, record = _release_compared(old), _release_compared(record)
         changes = _diff(resource_type, old, record, unrecorded)
         if changes:
@@ -358,6 +410,44 @@ def _paired(
                 ResourceChange(record["urn"], str(record.get("name")), resource_type, changes, rollout, fewest)
             )
     return found
+
+
+def records_login(release: Mapping[str, Any]) -> bool:
+    """Whether a recorded release says if it logs in (`repository_record`; a baseline made before it does not)."""
+    opts = release.get("repositoryOpts")
+    return isinstance(opts, Mapping) and "login" in opts
+
+
+def _login_unknown(before: Mapping[str, Mapping[str, Any]], current: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Releases that log in now whose login may have changed unseen: set in the baseline too (only its presence is
+    recorded), or the baseline did not record it."""
+    return [
+        str(record.get("name"))
+        for record in current
+        if record["urn"] in before
+        and (record.get("repositoryOpts") or {}).get("login") == LOGIN_SET
+        and (not records_login(before[record["urn"]]) or before[record["urn"]]["repositoryOpts"]["login"] == LOGIN_SET)
+    ]
+
+
+def _object_changes(
+    before: Mapping[str, Mapping[str, Any]], current: Mapping[str, Mapping[str, Any]]
+) -> tuple[list[ResourceChange], bool]:
+    """The recorded Kubernetes objects whose spec differs (the Kueue objects record one), each by its kind and
+    place, and whether some spec could not be compared because the baseline did not record it."""
+    found: list[ResourceChange] = []
+    unrecorded = False
+    for urn, record in current.items():
+        old = before.get(urn)
+        if old is None or "spec" not in record:
+            continue
+        if "spec" not in old:
+            unrecorded = True
+            continue
+        changes = _diff(str(record["type"]), {"spec": old.get("spec")}, {"spec": record.get("spec")})
+        if changes:
+            found.append(ResourceChange(urn, kube_object(record).text(), str(record["type"]), changes))
+    return found, unrecorded
 
 
 def _release_text(release: Mapping[str, Any]) -> str:
@@ -430,6 +520,7 @@ def compare(baseline: Baseline, current: Mapping[str, Any], rollouts: Mapping[st
     now = {r["urn"]: r for r in current["releases"]}
     changes.added_releases = [_release_text(r) for urn, r in now.items() if urn not in baseline.releases]
     changes.removed_releases = [_release_text(r) for urn, r in baseline.releases.items() if urn not in now]
+    changes.login_unknown = _login_unknown(baseline.releases, current["releases"])
     changes.claim_templates = _paired(CLAIM_TEMPLATE_TYPE, baseline.claim_templates, current["claimTemplates"])
     templates = {t["urn"]: t for t in current["claimTemplates"]}
     changes.added_claim_templates = [
@@ -449,6 +540,7 @@ def compare(baseline: Baseline, current: Mapping[str, Any], rollouts: Mapping[st
         ]
         # pulumi-kubernetes replaces an object whose .metadata.name or .metadata.namespace changes.
         changes.moved_objects = [(old, new) for old, new in moves if old != new]
+        changes.objects, changes.unrecorded_specs = _object_changes(baseline.objects, objects)
     if baseline.driver_root != current.get("driverRoot"):
         changes.driver_root = (baseline.driver_root, current.get("driverRoot"))
     return changes

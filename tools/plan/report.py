@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from components.config.reading import markdown_code_block, markdown_text
+from components.config.reading import markdown_code_block, markdown_text, printable
 from components.redaction import redacted_leaves
 from policies.dra_guardrails.consequences import NAMESPACE_TYPE, Effect, consequences_of
 from policies.dra_guardrails.planned import NODE_GROUP_TYPE
@@ -84,10 +84,20 @@ def _protected_cost_notes(plan: Plan) -> list[str]:
 
 
 def _deleted_summary(changes: Changes) -> str:
-    """Releases a namespace move reinstalls and namespaces deleted with all in them, for the summary line."""
+    """What the change deletes, for the summary line: releases a namespace move reinstalls, namespaces with all in
+    them, then every other Kubernetes object by kind (sample Pods, claim templates, queues, a Job), those of a
+    new name or namespace included (deleted and created); an object in a deleted namespace goes with it, unnamed.
+    A spec change that deletes and creates a claim template is a deletion too (delete_before_replace)."""
     moved = [r.name for r in changes.releases if r.of(Effect.DELETE_CREATE)]
-    gone = [o for o in changes.removed_objects or [] if o.resource_type == NAMESPACE_TYPE]
-    gone += [old for old, _ in changes.moved_objects or [] if old.resource_type == NAMESPACE_TYPE]
+    gone = [*(changes.removed_objects or []), *(old for old, _ in changes.moved_objects or [])]
+    namespaces = [o for o in gone if o.resource_type == NAMESPACE_TYPE]
+    taken = {o.name for o in namespaces}
+    others: dict[str, list[str]] = {}
+    for item in gone:
+        if item.resource_type != NAMESPACE_TYPE and item.namespace not in taken:
+            others.setdefault(f"{printable(item.kind)}(s)", []).append(item.place)
+    templates = [t for t in changes.removed_claim_templates if t.namespace not in taken]
+    replaced = [c.name for c in changes.claim_templates]
     # Pulumi creates a replacement before it deletes the original unless deleteBeforeReplace is set, which the
     # stack does not set on releases (https://www.pulumi.com/docs/iac/concepts/options/deletebeforereplace/).
     text = (
@@ -95,7 +105,19 @@ def _deleted_summary(changes: Changes) -> str:
         if moved
         else ""
     )
-    return text + (f"; deletes namespace(s) {', '.join(o.name for o in gone)} with all in them" if gone else "")
+    text += f"; deletes namespace(s) {', '.join(o.name for o in namespaces)} with all in them" if namespaces else ""
+    text += "".join(f"; deletes {kind} {', '.join(names)}" for kind, names in others.items())
+    if templates:
+        text += f"; deletes claim template(s) {', '.join(t.text() for t in templates)}"
+    if replaced:
+        text += f"; deletes and creates claim template(s) {', '.join(printable(name) for name in replaced)}"
+    return text
+
+
+def _refused_summary(changes: Changes) -> str:
+    """Updates the API server refuses (a LocalQueue's ClusterQueue): `pulumi up` fails there."""
+    refused = [c.name for c in changes.objects if c.of(Effect.UPDATE_REFUSED)]
+    return f"; `pulumi up` FAILS updating {', '.join(refused)} (an immutable field)" if refused else ""
 
 
 def _summary(plan: Plan) -> str:
@@ -115,7 +137,7 @@ def _summary(plan: Plan) -> str:
             f"; `pulumi up` FAILS: it cannot delete the protected node group(s) {', '.join(changes.protected_removals)}"
         )
     if changes is not None:
-        recreated += _deleted_summary(changes)
+        recreated += _deleted_summary(changes) + _refused_summary(changes)
     if changes is not None and changes.cluster is not None and changes.cluster.of(Effect.DELETE_CREATE):
         recreated += "; REPLACES THE CLUSTER, and every node group with it"
     minor = plan.minor

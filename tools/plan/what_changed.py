@@ -37,6 +37,8 @@ NO_BASELINE = (
 )
 # The stack setting the recorded driverRoot carries (components/config/driver.py sets nvidiaDriverRoot from it).
 DRIVER_ROOT_SETTING = "draDriverRoot"
+# What another login to the chart repository does (the credential settings' row).
+LOGIN_ROW = consequences_of(HELM_RELEASE_TYPE, "repositoryOpts.login")[0]
 NOTHING = "Nothing recorded differs from the baseline: no node is recreated, no release upgraded"
 
 
@@ -224,16 +226,19 @@ def _moved_release_lines(changes: Changes) -> list[str]:
 
 def _helm_lines(changes: Changes) -> list[str]:
     lines = []
-    sources = []
+    sources: list[str] = []
+    logins: list[str] = []
     for release in changes.releases:
         restart = release.of(Effect.HELM_RESTART)
         crds = release.of(Effect.CRDS_NOT_UPDATED)
         in_place = tuple(change for change in release.of(Effect.IN_PLACE) if change not in restart)
         if not restart:
-            if in_place:
-                # The same chart and version from another repository: the table's chart-source row says what it is.
-                sources.append(f"  {release.name}: {in_place[0].rows[0].does}")
-                sources += _field_lines(in_place)
+            # The same chart and version from another repository, or another login to it: each row says what it is.
+            for row in dict.fromkeys(change.rows[0] for change in in_place):
+                shown = tuple(change for change in in_place if change.rows[0] == row)
+                found = logins if row == LOGIN_ROW else sources
+                found.append(f"  {release.name}: {row.does}")
+                found += _field_lines(shown)
             continue
         row = next(row for row in restart[0].rows if row.effect is Effect.HELM_RESTART)
         lines.append(f"  {release.name}: {row.does}")
@@ -243,7 +248,46 @@ def _helm_lines(changes: Changes) -> list[str]:
                 f"    CRDs: Helm applies the chart's crds/ folder on a fresh install only; apply the new CRDs by hand "
                 f"before `pulumi up` ({crds[0].rows[-1].source})"
             )
-    return (["HELM UPGRADES", *lines] if lines else []) + (["HELM CHART SOURCE CHANGED", *sources] if sources else [])
+    logins += [f"  source: {LOGIN_ROW.source}"] if logins else []
+    return (
+        (["HELM UPGRADES", *lines] if lines else [])
+        + (["HELM CHART SOURCE CHANGED", *sources] if sources else [])
+        + (
+            ["HELM RELEASES UPDATED: chart repository login or TLS files (values never shown)", *logins]
+            if logins
+            else []
+        )
+    )
+
+
+def _login_unknown_lines(changes: Changes) -> list[str]:
+    """A login set in both plans may have changed: only its presence is recorded (tools/plan/changes.py
+    repository_record), so the plan says what a change would do instead of calling it no change."""
+    if not changes.login_unknown:
+        return []
+    return [
+        f"Not known: whether the chart repository login of {', '.join(changes.login_unknown)} changed (a plan records "
+        "only that a login is set, never the username or the password, which it cannot decrypt); if "
+        f"chartRepositoryUsername or chartRepositoryPassword changed, `pulumi up` updates these release(s): {LOGIN_ROW.does}"
+    ]
+
+
+def _object_change_lines(changes: Changes) -> list[str]:
+    """Kubernetes objects whose spec changes (the Kueue queues and flavors), each field with its row's words."""
+    lines: list[str] = []
+    for change in changes.objects:
+        for row in dict.fromkeys(row for field in change.changes for row in field.rows):
+            lines.append(f"  {change.name}: {row.effect.value}: {row.does}")
+            lines += _field_lines(tuple(field for field in change.changes if row in field.rows))
+            lines.append(f"    source: {row.source}")
+    unknown = (
+        [
+            "Not known: the baseline does not record the Kueue queues' and flavors' specs, so their changes cannot be seen"
+        ]
+        if changes.unrecorded_specs
+        else []
+    )
+    return (["KUBERNETES OBJECTS UPDATED", *lines] if lines else []) + unknown
 
 
 def _ceiling_lines(plan: Plan, changes: Changes) -> list[str]:
@@ -367,12 +411,15 @@ def changed_lines(plan: Plan, names: dict[str, str]) -> list[str]:
     body += _moved_release_lines(changes)
     body += _helm_lines(changes)
     body += _driver_root_lines(changes)
+    body += _login_unknown_lines(changes)
     body += _template_lines(plan, changes)
     body += _object_lines(changes)
+    body += _object_change_lines(changes)
     every = [
         *changes.groups,
         *changes.releases,
         *changes.claim_templates,
+        *changes.objects,
         *([changes.cluster] if changes.cluster else []),
     ]
     body += _section(

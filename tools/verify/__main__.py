@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from components.config.errors import ConfigError
-from components.config.reading import InputError, check_file_flag, parsed_arguments, printable
+from components.config.reading import InputError, check_file_flag, check_output_flag, parsed_arguments, printable
 from components.redaction import redacted
 from tools.plan.stack_source import StackNameError, check_stack_name
 from tools.verify.burnin_cli import add_burn_in_arguments, burn_in_budget_s, burn_in_settings
@@ -150,13 +150,13 @@ def _verify(args: argparse.Namespace) -> int:
         return refuse("--burn-in runs workloads on the GPU nodes and --skip-smoke creates none: give one of them")
     try:
         kubeconfig = Path(args.kubeconfig).expanduser() if args.kubeconfig else None
-        for flag, path in (
-            ("--json", args.json),
-            ("--burn-in-state", args.burn_in_state),
-            ("--kubeconfig", kubeconfig),
+        for flag, path, written in (
+            ("--json", args.json, True),
+            ("--burn-in-state", args.burn_in_state, True),
+            ("--kubeconfig", kubeconfig, False),
         ):
             if path is not None:
-                check_file_flag(path, flag)
+                (check_output_flag if written else check_file_flag)(path, flag)
         # Read whenever the burn-in is configured, even when --skip-smoke leaves it out: a broken file is never news
         # only on the day it first runs.
         settings = burn_in_settings(args)

@@ -232,6 +232,15 @@ def check_cluster(cluster: Named) -> str:
         raise KubeconfigError(
             f"kubeconfig {cluster.source}: cluster {cluster.name!r}: server {server!r} is not an http(s) URL"
         )
+    try:
+        port = parts.port
+    except ValueError:  # past 65535, or not digits
+        port = -1
+    if port is not None and not 1 <= port <= 65535:
+        raise KubeconfigError(
+            f"kubeconfig {cluster.source}: cluster {cluster.name!r}: server {server!r}: its port is not a whole "
+            "number from 1 to 65535"
+        )
     check_file_or_data(cluster, "cluster", "certificate-authority")
     for key in ("tls-server-name", "proxy-url"):
         field(cluster, "cluster", key, str)

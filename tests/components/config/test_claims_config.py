@@ -15,6 +15,8 @@ from tools.plan.mock_engine import run_program
 
 USER_KEY = "nebius-dra:userClaimTemplates"
 GPU_SELECTOR = 'device.attributes["gpu.nvidia.com"].productName == "NVIDIA H200"'
+PRODUCT = 'device.attributes["gpu.nvidia.com"].productName'
+H9000 = f'{PRODUCT} == "NVIDIA H9000"'
 
 
 def parsed(stack: str, **changes: str):
@@ -232,12 +234,38 @@ def test_both_network_classes_pass_when_two_devices_are_meant():
             'exactly has unknown field(s) "selector"; did you mean selectors?; allowed: deviceClassName, selectors',
             id="unknown-field",
         ),
+        pytest.param(  # hostile review: a product no Nebius platform has was taken, and the claim never allocated
+            "prod",
+            {"name": "h9000", "requests": [request(selectors=[{"cel": {"expression": H9000}}])]},
+            'request gpu: exactly: selectors[0] selects productName "NVIDIA H9000", which no GPU group of the stack serves (its '
+            'platforms\' products: "NVIDIA H200"; every known platform\'s: "NVIDIA H200" (gpu-h200-sxm), "NVIDIA H100 '
+            '80GB HBM3" (gpu-h100-sxm)), so the claim is never allocated',
+            id="impossible-product",
+        ),
+        pytest.param(
+            "prod",
+            {
+                "name": "h100",
+                "requests": [request(selectors=[{"cel": {"expression": f"{PRODUCT} in ['NVIDIA H100 80GB HBM3']"}}])],
+            },
+            'selects productName "NVIDIA H100 80GB HBM3", which no GPU group of the stack serves',
+            id="other-platforms-product",
+        ),
     ],
 )
 def test_invalid_user_template_is_refused_by_name(stack, template, expected):
     message = refused(stack, user(template))
     assert f"nebius-dra:userClaimTemplates entry {template['name']}: " in message
     assert expected in message
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [GPU_SELECTOR, f'{H9000} || device.driver == "gpu.nvidia.com"', f"!({H9000})", 'device.driver == "gpu.nvidia.com"'],
+)
+def test_a_selector_that_may_match_a_product_of_the_stack_is_taken(expression):
+    template = {"name": "maybe", "requests": [request(selectors=[{"cel": {"expression": expression}}])]}
+    assert parsed("prod", userClaimTemplates=json.dumps([template])).user_templates[-1].name == "maybe"
 
 
 def test_every_template_problem_is_reported_in_one_run():

@@ -293,6 +293,32 @@ def test_a_cpu_override_replaces_the_platform():
         ),
         ({"gpu": [{**h200_override(2.0), "platform": "cpu-d3"}]}, 'platform "cpu-d3" is not a GPU platform'),
         ({"tpu": []}, 'has unknown field(s) "tpu"'),
+        # Hostile review: an override of a platform no node can have was taken, pricing nothing.
+        (
+            {"gpu": [{**h200_override(2.0), "platform": "gpu-h9000-sxm"}]},
+            'gpu[0] (gpu-h9000-sxm): platform "gpu-h9000-sxm" is no GPU platform Nebius lists',
+        ),
+        (
+            {"gpu": [{**h200_override(2.0), "platform": "gpu-h20-sxm"}]},
+            "did you mean gpu-h200-sxm? (known: gpu-",
+        ),
+        (
+            {
+                "cpu": [
+                    {
+                        "platform": "cpu-d9",
+                        "onDemand": {
+                            "usdPerVcpuHour": 0.02,
+                            "usdPerGibHour": 0.005,
+                            "source": "x",
+                            "date": "2026-11-01",
+                        },
+                    }
+                ]
+            },
+            'cpu[0] (cpu-d9): platform "cpu-d9" is neither a CPU platform the price table knows (cpu-d3, cpu-e2) nor '
+            "the stack's nebius-dra:systemNodePlatform (cpu-d3), so it prices no node; did you mean cpu-d3?",
+        ),
     ],
 )
 def test_a_bad_override_is_refused_by_key(document, expected):
@@ -572,3 +598,21 @@ def test_a_minor_upgrade_replaces_every_group_and_says_what_each_surge_costs(rep
         assert f"{group}: kubernetesVersion 1.34 -> 1.35: every node replaced" in text
     assert "h200-train: roll-out surge: no surge node (maxSurge 0)" in text
     assert "system: roll-out surge: 1 surge node(s) x" in text
+
+
+CPU_X9 = {"platform": "cpu-x9", "onDemand": {"usdPerVcpuHour": 0.02, "usdPerGibHour": 0.005, "source": "x", "date": "2026-11-01"}}  # fmt: skip
+
+
+def test_a_system_node_platform_the_price_table_does_not_know_is_refused_naming_the_known_ones():
+    """Hostile review: systemNodePlatform cpu-d9 (a slip for cpu-d3) was taken and left unpriced."""
+    with pytest.raises(ConfigError) as refused:
+        parsed("dev", **{"nebius-dra:systemNodePlatform": "cpu-d9"})
+    assert (
+        'nebius-dra:systemNodePlatform: got "cpu-d9", which is no CPU platform the price table knows; did you mean '
+        "cpu-d3? (known: cpu-d3, cpu-e2; prices/nebius.yaml)"
+    ) in str(refused.value)
+
+
+def test_a_system_node_platform_priced_by_the_stacks_overrides_is_taken():
+    config = parsed("dev", **{"nebius-dra:systemNodePlatform": "cpu-x9"}, **overrides(cpu=[CPU_X9]))
+    assert stack_cost(config).groups[-1].price is not None

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from components.config.stack_file import PROJECT_DIR, load_stack_config
 from tests.helpers import with_gpu_groups_changed
@@ -573,3 +574,132 @@ def test_a_minor_upgrade_of_dev_says_the_sample_pod_is_evicted():
     plan = build_plan("dev", config=_with_version("dev", "1.35"), out=None, baseline=baseline)
     minor = render_text(plan).split("CLUSTER MINOR UPGRADE", 1)[1].split("Policy verdicts", 1)[0]
     assert "sample Pod(s) gpu-workload (samplePods): evicted when the roll-out drains its node" in minor
+
+
+def test_the_summary_names_the_pods_claim_templates_and_queues_a_change_deletes():
+    """h39 #1: the first line said nothing when samplePods off deleted the sample Pod, when a user template went, or
+    when a team's ClusterQueue went with its namespace; an object inside a deleted namespace goes unnamed with it."""
+    baseline = _baseline("dev")
+    off = build_plan(
+        "dev", config={**load_stack_config("dev"), "nebius-dra:samplePods": "false"}, baseline=baseline, out=None
+    )
+    for summary in (render_text(off).splitlines()[0], render_markdown(off).splitlines()[2]):
+        assert "; deletes Pod(s) dra-samples/gpu-workload" in summary, summary
+    without = build_plan(
+        "prod",
+        config={**load_stack_config("prod"), "nebius-dra:userClaimTemplates": "[]"},
+        out=None,
+        baseline=_baseline("prod"),
+    )
+    assert (
+        "; deletes claim template(s) dra-samples/h200-full-node (userClaimTemplates)"
+        in render_text(without).splitlines()[0]
+    )
+    summary = render_text(build_plan("prod", config=prod_with({"teams": TEAMS[:1]}), out=None, baseline=_queued_prod()))
+    summary = summary.splitlines()[0]
+    assert "; deletes namespace(s) inference with all in them; deletes ClusterQueue(s) inference" in summary, summary
+    assert "LocalQueue" not in summary and "inference/gpu" not in summary
+
+
+def _teams(**edits: Any) -> list[dict[str, Any]]:
+    teams = copy.deepcopy(TEAMS)
+    teams[0].update(edits)
+    return teams
+
+
+def test_a_queue_quota_or_cohort_change_is_named_with_what_kueue_does():
+    """h39 #2: a ClusterQueue's quota or cohort changed in place without a word ("Nothing recorded differs")."""
+    baseline = _queued_prod()
+    teams = _teams(cohort="other")
+    teams[0]["quotas"][0]["gpus"] = 16
+    plan = build_plan("prod", config=prod_with({"teams": teams}), out=None, baseline=baseline)
+    for shown in (render_text(plan), _changed(render_markdown(plan))):
+        changed = shown.split("Policy verdicts", 1)[0]
+        assert "Nothing recorded differs" not in changed and "NOT IN THE TABLE" not in changed
+        assert "KUBERNETES OBJECTS UPDATED" in changed
+        assert "ClusterQueue research: in place: Kueue updates the ClusterQueue in place" in changed
+        assert "spec.cohortName: h200 -> other" in changed
+        assert "spec.resourceGroups[0].flavors[0].resources[2].nominalQuota: 24 -> 16" in changed
+        assert "https://kueue.sigs.k8s.io/docs/concepts/cluster_queue/" in changed
+    assert plan_document(plan)["changes"]["objects"][0]["name"] == "ClusterQueue research"
+    older = copy.deepcopy(baseline)
+    for record in older["objects"]:
+        record.pop("spec", None)
+    unknown = render_text(build_plan("prod", config=prod_with({"teams": teams}), out=None, baseline=older))
+    assert "Not known: the baseline does not record the Kueue queues' and flavors' specs" in unknown
+
+
+def test_a_team_renamed_under_its_local_queue_fails_pulumi_up_and_a_deleted_queue_says_what_kueue_does():
+    """h39 #2: LocalQueue.spec.clusterQueue is immutable (Kueue's CRD validation), so the API server refuses the
+    update; a deleted ClusterQueue waits on Kueue's finalizer, a deleted LocalQueue leaves its pending work stuck."""
+    pinned = _teams(namespace="research", localQueue="research")
+    baseline = json.loads(json.dumps(plan_document(build_plan("prod", config=prod_with({"teams": pinned}), out=None))))
+    renamed = _teams(name="research2", namespace="research", localQueue="research")
+    text = render_text(build_plan("prod", config=prod_with({"teams": renamed}), out=None, baseline=baseline))
+    assert "; `pulumi up` FAILS updating LocalQueue research/research (an immutable field)" in text.splitlines()[0]
+    assert "LocalQueue research/research: refused by the API server: `pulumi up` fails updating it" in text
+    assert "spec.clusterQueue: research -> research2" in text and 'rule "self == oldSelf"' in text
+    assert "ClusterQueue research DELETED, but Kueue's finalizer (kueue.x-k8s.io/resource-in-use)" in text
+    gone = render_text(build_plan("prod", config=prod_with({"teams": TEAMS[:1]}), out=None, baseline=_queued_prod()))
+    assert "LocalQueue inference/inference DELETED at once (Kueue puts no finalizer on a LocalQueue)" in gone
+    assert "ClusterQueue inference DELETED, but Kueue's finalizer" in gone and "NOT IN THE TABLE" not in gone
+
+
+def _queued_prod() -> dict[str, Any]:
+    return json.loads(json.dumps(plan_document(build_plan("prod", config=prod_with({"teams": TEAMS}), out=None))))
+
+
+MIRROR_ONLY = {"nebius-dra:draDriverRepository": "https://charts.mirror.example/nvidia"}
+# A stack file's secret as `pulumi config set --secret` writes it: the offline plan reads only its placeholder.
+WITH_LOGIN = {
+    **MIRROR_ONLY,
+    "nebius-dra:chartRepositoryUsername": "robot-h39",
+    "nebius-dra:chartRepositoryPassword": {"secure": "v1:c2VjcmV0LWNpcGhlcnRleHQ="},
+}
+
+
+def _login_plan(tmp_path: Path, values: dict[str, Any], baseline: Any = None, folder: str = "now") -> Any:
+    document = yaml.safe_load((PROJECT_DIR / "Pulumi.dev.yaml").read_text())
+    document["config"].update(values)
+    (tmp_path / folder).mkdir(exist_ok=True)
+    path = tmp_path / folder / "Pulumi.dev.yaml"
+    path.write_text(yaml.safe_dump(document))
+    return build_plan("dev", out=None, stack_file=path, baseline=baseline)
+
+
+def test_a_chart_repository_login_added_or_removed_updates_the_release_without_showing_it(tmp_path):
+    """h39 #3: a login alone changed read "Nothing recorded differs", though Pulumi updates the release (its
+    repositoryOpts are an input); the plan records whether a login is set, never the username or the password."""
+    without = json.loads(json.dumps(plan_document(_login_plan(tmp_path, MIRROR_ONLY, folder="base"))))
+    with_login = json.loads(json.dumps(plan_document(_login_plan(tmp_path, WITH_LOGIN, folder="base"))))
+    driver = next(r for r in with_login["releases"] if "dra-driver" in r["name"])
+    assert driver["repositoryOpts"] == {"repo": MIRROR_ONLY["nebius-dra:draDriverRepository"], "login": "set"}
+    for baseline, values, move in ((without, WITH_LOGIN, "none -> set"), (with_login, MIRROR_ONLY, "set -> none")):
+        plan = _login_plan(tmp_path, values, baseline)
+        text, markdown = render_text(plan), render_markdown(plan)
+        for shown in (text, _changed(markdown)):
+            changed = shown.split("Policy verdicts", 1)[0]
+            assert "Nothing recorded differs" not in changed and "NOT IN THE TABLE" not in changed
+            assert "HELM RELEASES UPDATED: chart repository login or TLS files (values never shown)" in changed
+            assert f"repositoryOpts.login: {move}" in changed and "no pod restarts" in changed
+        shown_everywhere = text + markdown + json.dumps(plan_document(plan))
+        assert "robot-h39" not in shown_everywhere and "c2VjcmV0" not in shown_everywhere
+
+
+def test_a_login_set_in_both_plans_is_not_called_unchanged(tmp_path):
+    """h39 #3: with a login on both sides its change cannot be seen (nothing of it is recorded): the plan says so,
+    and what a change would do, instead of "no change"."""
+    baseline = json.loads(json.dumps(plan_document(_login_plan(tmp_path, WITH_LOGIN, folder="base"))))
+    other = {**WITH_LOGIN, "nebius-dra:chartRepositoryUsername": "robot-h39-new"}
+    text = render_text(_login_plan(tmp_path, other, baseline))
+    assert "Nothing recorded differs" not in text and "robot-h39" not in text
+    assert "Not known: whether the chart repository login of dra-dev-dra-driver-release changed" in text
+    assert "`pulumi up` updates these release(s)" in text
+    older = copy.deepcopy(baseline)
+    for release in older["releases"]:
+        release["repositoryOpts"] = (
+            None if release["repositoryOpts"]["login"] == "set" else {"repo": release["repositoryOpts"]["repo"]}
+        )
+    text = render_text(_login_plan(tmp_path, other, older))
+    assert "Not known: whether the chart repository login of dra-dev-dra-driver-release changed" in text
+    assert "HELM CHART SOURCE CHANGED" not in text and "NOT IN THE TABLE" not in text

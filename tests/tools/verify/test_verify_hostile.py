@@ -377,6 +377,15 @@ MALFORMED = {
         changed(set_path("clusters.0.cluster.server", "127.0.0.1:6443")),
         "server '127.0.0.1:6443' is not an http(s) URL",
     ),
+    # Hostile review: a port past 65535 was taken.
+    "server-port-past-65535": (
+        changed(set_path("clusters.0.cluster.server", "https://127.0.0.1:99999")),
+        "server 'https://127.0.0.1:99999': its port is not a whole number from 1 to 65535",
+    ),
+    "server-port-zero": (
+        changed(set_path("clusters.0.cluster.server", "https://[::1]:0/")),
+        "server 'https://[::1]:0/': its port is not a whole number from 1 to 65535",
+    ),
     "server-as-number": (changed(set_path("clusters.0.cluster.server", 6443)), "server is a number, not a string"),
     "skip-tls-as-string": (
         changed(set_path("clusters.0.cluster.insecure-skip-tls-verify", "yes please")),
@@ -841,8 +850,9 @@ def test_a_refused_run_says_that_no_json_report_was_written(tmp_path, capsys):
 
 
 def test_a_json_report_that_cannot_be_written_is_refused_by_name(tmp_path, capsys):
-    # /proc takes no new file, as root neither: the run says so, exit 2 (it said nothing, attack 37 F11e).
+    # /proc takes no new file, as root neither: the run says so, exit 2 (it said nothing, attack 37 F11e), before
+    # the cluster is asked anything (hostile review: only at the end of the run, after every check).
     kubeconfig = write_kubeconfig(tmp_path, "http://127.0.0.1:1", {"token": "t"})
     report = Path("/proc/verify-report.json")
     assert run_cli("--kubeconfig", str(kubeconfig), "--json", str(report), "--request-timeout", "2")[0] == 2
-    assert f"error: --json {report}: the report could not be written" in capsys.readouterr().err
+    assert f"error: --json {report}: cannot be written: No such file or directory" in capsys.readouterr().err
