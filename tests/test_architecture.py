@@ -13,6 +13,7 @@ import importlib
 import inspect
 import re
 import typing
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
@@ -42,7 +43,7 @@ from components.values.sample_pods import pod_spec_args, sample_pod_spec
 from components.values.strict import UnknownFieldError
 from policies.dra_guardrails import claim_rules, cluster_rules, cost_rules, planned, queue_rules, release_rules
 from policies.dra_guardrails.planned import field_at
-from tests.helpers import STACKS
+from tests.helpers import STACKS, suite_modules
 from tests.stack_configs import parsed
 from tools.import_graph import ROOT, layer_of, module_file, project_imports, project_modules, python_files
 
@@ -116,7 +117,8 @@ def imported_test_modules(source: str) -> list[str]:
             named += [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             named.append(node.module or "")
-            named += [f"{node.module or ''}.{alias.name}" for alias in node.names if node.module in (None, "tests")]
+            in_tests = node.module is None or node.module == "tests" or node.module.startswith("tests.")
+            named += [f"{node.module or ''}.{alias.name}" for alias in node.names if in_tests]
     return [name for name in named if name.rpartition(".")[2].startswith("test_")]
 
 
@@ -138,12 +140,26 @@ def test_no_test_module_imports_another_test_module():
         "import tests.test_queues",
         "from tests import test_queues",
         "from . import test_queues",
+        "from tests.components import test_queues",
         "from test_dra_dev import test_verifier_passes",
         "def f():\n    from tests.test_cost import git",
     ],
 )
 def test_every_form_of_importing_a_test_module_is_seen(source):
     assert imported_test_modules(source)
+
+
+def test_every_test_folder_mirrors_a_source_package():
+    """tests/tools/plan/ holds the tests of tools/plan/: a module's tests are where its source is, and a folder that
+    mirrors nothing (the old name of a renamed package, a folder made up for one module) fails here. Each is a
+    package, so pytest names a module by its path and two modules of one name in different folders do not collide."""
+    tests = ROOT / "tests"
+    folders = {folder for path in suite_modules() for folder in path.relative_to(tests).parents} - {Path(".")}
+    assert folders, "the suite's modules are in folders of their own"
+    mirroring_nothing = sorted(f"tests/{f.as_posix()}" for f in folders if not (ROOT / f / "__init__.py").is_file())
+    assert not mirroring_nothing, "test folders whose path is no package of components/, policies/ or tools/"
+    not_packages = sorted(f"tests/{f.as_posix()}" for f in folders if not (tests / f / "__init__.py").is_file())
+    assert not not_packages, "test folders without __init__.py"
 
 
 def test_importing_a_helper_or_a_test_function_from_a_helper_is_not_taken_for_a_test_module():

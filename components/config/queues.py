@@ -138,7 +138,7 @@ def uncountable_reason(
 
 def builtin_requests(name: str, claims: ClaimsConfig) -> tuple[list[tuple[str, DeviceSelection | None]], bool]:
     """The requests of a built-in template and whether it has constraints, as components/values/claim_templates.py
-    builtin_template_specs builds it (tests/test_queues_config.py holds the two together)."""
+    builtin_template_specs builds it (tests/components/test_queues.py holds the two together)."""
     one_gpu = DeviceSelection(GPU_CLASS, 1, EXACT_COUNT)
     shapes: dict[str, tuple[list[tuple[str, DeviceSelection | None]], bool]] = {
         GPU_TEMPLATE: ([("gpu", one_gpu)], False),

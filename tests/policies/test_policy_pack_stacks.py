@@ -89,7 +89,7 @@ def stacks(stack_runs, operator_mode_run, queued_prod_run) -> dict[str, Resource
 
 @pytest.fixture(scope="module")
 def queued_prod_run() -> ProgramRun:
-    """prod with two teams' GPU quotas on its two groups (tests/test_queues.py TEAMS)."""
+    """prod with two teams' GPU quotas on its two groups (tests/components/test_queues.py TEAMS)."""
     run = run_program("prod", config=prod_with({"teams": TEAMS}))
     assert run.error is None, run.error
     return run
