@@ -1,4 +1,4 @@
-"""No namespace the stack creates takes one the cluster owns or one of the stack's releases (components/config/namespaces.py)."""
+"""No namespace the stack creates takes one the cluster owns or reserves (kube-), or one of the stack's releases (components/config/namespaces.py)."""
 
 from __future__ import annotations
 
