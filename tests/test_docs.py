@@ -14,11 +14,13 @@ import pytest
 import yaml
 
 from components.config.driver import CHART_LINES
+from components.config.stack_file import load_stack_config
 from policies.dra_guardrails import RULES
-from tests.helpers import STACKS
+from tests.helpers import STACKS, suite_modules
 from tools import ci_run, new_stack
 from tools.markdown_links import HEADING, anchors, prose, relative_targets, slug
 from tools.plan.__main__ import main as plan_main
+from tools.plan.model import build_plan
 from tools.verify.expectations import load_expectations
 from tools.verify.runner import Verification
 
@@ -158,9 +160,10 @@ def test_architecture_names_the_product_of_every_top_level_path():
 
 
 def test_development_lists_every_test_module():
+    """By its path: the folder says which source a module tests, so a row naming the module alone says half."""
     page = (DOCS / "development.md").read_text()
     listed = table_column(page, "| file | what it checks |")
-    modules = sorted(path.name for path in (ROOT / "tests").glob("test_*.py"))
+    modules = sorted(path.relative_to(ROOT).as_posix() for path in suite_modules())
     assert sorted(listed) == modules, (
         f"missing: {sorted(set(modules) - set(listed))}; no such module: {sorted(set(listed) - set(modules))}"
     )
@@ -335,3 +338,16 @@ def test_make_reports_a_failed_tool_as_2_naming_the_tools_status_as_the_readme_s
     readme = " ".join((ROOT / "README.md").read_text().split())
     assert "`make plan` cannot pass them on: GNU make exits 2 whenever a recipe fails" in readme
     assert "`make: *** [Makefile:NN: plan] Error 1` for a blocked plan" in readme
+
+
+def test_each_queue_example_plans_on_the_stack_it_names_without_a_quota_advisory():
+    """queues.md's examples name their stack's groups (`# Pulumi.<stack>.yaml`): dev's as well as prod's, so a
+    newcomer on a one-group stack has one that plans (newcomer's walk F4.1)."""
+    blocks = re.findall(
+        r"```yaml\n  # Pulumi\.(\w+)\.yaml\n(.*?)```", (ROOT / "docs" / "queues.md").read_text(), re.DOTALL
+    )
+    assert sorted(stack for stack, _ in blocks) == ["dev", "prod"]
+    for stack, block in blocks:
+        queues = yaml.safe_load(block)["nebius-dra:queues"]
+        plan = build_plan(stack, {**load_stack_config(stack), "nebius-dra:queues": json.dumps(queues)}, out=None)
+        assert not plan.blocked and [f.policy for f in plan.findings if f.policy.startswith("queue-")] == [], stack

@@ -158,6 +158,26 @@ DnsLabel = Annotated[
         description="expected a DNS label: at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit",
     ),
 ]
+# The namespaces a cluster is created with (kubernetes.io/docs/concepts/overview/working-with-objects/namespaces,
+# "Initial namespaces"), and the prefix the same page reserves for Kubernetes system namespaces ("Avoid creating
+# namespaces with the prefix kube-"). components/config/namespaces.py refuses them for every namespace the stack
+# creates; `Namespace` carries the rule into the published schema.
+KUBERNETES_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+RESERVED_NAMESPACE_PREFIX = "kube-"
+RESERVED_NAMESPACE_PATTERN = f"^{RESERVED_NAMESPACE_PREFIX}"
+# A namespace the stack creates or installs into: a DNS label that the schema refuses where the program does (the
+# program's message names the rule; an editor flags the value).
+Namespace = Annotated[
+    DnsLabel,
+    Field(
+        json_schema_extra={
+            "allOf": [
+                {"not": {"enum": list(KUBERNETES_NAMESPACES)}},
+                {"not": {"pattern": RESERVED_NAMESPACE_PATTERN}},
+            ]
+        }
+    ),
+]
 DnsSubdomain = Annotated[
     StrictStr,
     Field(

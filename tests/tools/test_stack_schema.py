@@ -17,6 +17,7 @@ import jsonschema
 import pytest
 
 from components.config.stack_file import PROJECT_DIR, STACK_FILE_BLOCKS, load_yaml_file
+from components.input.fields import KUBERNETES_NAMESPACES, RESERVED_NAMESPACE_PATTERN
 from tests.helpers import STACKS, ajv_errors
 from tools.stack_schema import SCHEMA_FILE, main, rendered
 
@@ -63,6 +64,25 @@ REFUSED = {
         {"nebius-dra:queues": {"teams": [{"name": "a", "quotas": [{"group": "h200", "gpus": "8"}]}]}}
     ),
     "queues counting a MIG class": dev_with({"nebius-dra:queues": {"deviceClasses": ["mig.nvidia.com"]}}),
+    # A namespace Kubernetes owns or reserves, refused for one key alone (hostile review 15).
+    "claim namespace kube-system": dev_with({"nebius-dra:claimNamespace": "kube-system"}),
+    "driver namespace default": dev_with({"nebius-dra:draDriverNamespace": "default"}),
+    "metrics namespace with the kube- prefix": dev_with({"nebius-dra:gpuMetricsNamespace": "kube-metrics"}),
+    "Kueue's namespace with the kube- prefix": dev_with(
+        {
+            "nebius-dra:queues": {
+                "namespace": "kube-flannel",
+                "teams": [{"name": "a", "quotas": [{"group": "h200", "gpus": 1}]}],
+            }
+        }
+    ),
+    "a team's namespace kube-system": dev_with(
+        {
+            "nebius-dra:queues": {
+                "teams": [{"name": "a", "namespace": "kube-system", "quotas": [{"group": "h200", "gpus": 1}]}]
+            }
+        }
+    ),
 }
 # Refused by the ECMA-262 validators; Python's re lets a trailing newline through `$`.
 REFUSED_BY_ECMA = {
@@ -105,6 +125,37 @@ def test_every_stack_file_is_valid(name):
 @pytest.mark.parametrize("name", REFUSED)
 def test_values_the_program_refuses_fail_the_schema(name):
     assert list(validator().iter_errors(REFUSED[name]))
+
+
+def namespace_fields(node: object, path: str = "") -> dict[str, object]:
+    """Every field of the schema named as a namespace (`namespace`, `...Namespace`), by its path."""
+    found: dict[str, object] = {}
+    if isinstance(node, dict):
+        for key, value in node.get("properties", {}).items():
+            if key == "namespace" or key.endswith("Namespace"):
+                found[f"{path}/properties/{key}"] = value
+        for key, value in node.items():
+            found.update(namespace_fields(value, f"{path}/{key}"))
+    elif isinstance(node, list):
+        for index, item in enumerate(node):
+            found.update(namespace_fields(item, f"{path}/{index}"))
+    return found
+
+
+def test_every_namespace_field_refuses_the_namespaces_kubernetes_owns_and_reserves():
+    """The program refuses them for every namespace it creates (components/config/namespaces.py); the schema says so
+    on each field, so an editor flags them too (hostile review 15)."""
+    fields = namespace_fields(json.loads(SCHEMA_FILE.read_text()))
+    assert len(fields) == 5, sorted(fields)
+    rule = [{"not": {"enum": list(KUBERNETES_NAMESPACES)}}, {"not": {"pattern": RESERVED_NAMESPACE_PATTERN}}]
+    assert {path: _rule_of(field) for path, field in fields.items()} == dict.fromkeys(fields, rule)
+
+
+def _rule_of(field: object) -> object:
+    """The `allOf` of a namespace field, or of its string branch where the field may be left out (null)."""
+    assert isinstance(field, dict)
+    branches = [branch for branch in field.get("anyOf", [field]) if branch.get("type") == "string"]
+    return branches[0].get("allOf") if branches else None
 
 
 # Objects left open on purpose: the stack file's config (Pulumi's own keys, other providers' namespaces), Helm

@@ -1,13 +1,11 @@
 """The CI identity bootstrap (tools/ci_identity) under the SDK's mock engine, against what others documented.
 
 Its inputs are walked against the installed pulumi-nebius SDK's documented fields (the provider-truth
-walk of tests/test_provider_truth.py), its subjects against GitHub's documented formats, and the whole
+walk of tests/components/test_provider_truth.py), its subjects against GitHub's documented formats, and the whole
 registration against the policy pack the bootstrap's previews run with. Its config errors name the key.
 """
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import pytest
 
@@ -22,14 +20,13 @@ from policies.dra_guardrails.identity_rules import (
     GROUP_TYPE,
     SERVICE_ACCOUNT_TYPE,
 )
-from tests.helpers import STACKS
+from tests.helpers import ROOT, STACKS
 from tests.nebius_inputs import required_of, resource_arg_classes, run_problems
 from tools.ci_identity import check
 from tools.ci_identity.config import NAMESPACE, CiIdentitySettings, declared_keys
 from tools.ci_identity.subjects import GitHubRepository
 from tools.plan.mock_engine import ProgramRun, run_program
 
-ROOT = Path(__file__).resolve().parents[1]
 BOOTSTRAP = ROOT / "tools" / "ci_identity"
 PROJECT = "nebius-dra-ci-identity"
 

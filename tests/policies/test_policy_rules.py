@@ -139,6 +139,7 @@ def test_levels_follow_the_issue():
         "gpu-drivers-preset-known",
         "workload-namespace-queued",
         "queue-quotas-within-capacity",
+        "kueue-chart-mirrored",
         "spot-ceiling-below-spot-price",
         "outage-accepted-only-where-stranded",
     }

@@ -8,7 +8,6 @@ changes one thing, the way a careless edit or a hand-made resource would, throug
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,9 +22,10 @@ from policies.dra_guardrails.identity_rules import (
     repository_of,
     subject_problem,
 )
+from tests.helpers import ROOT
 from tools.plan.mock_engine import run_program
 
-BOOTSTRAP = Path(__file__).resolve().parents[1] / "tools" / "ci_identity"
+BOOTSTRAP = ROOT / "tools" / "ci_identity"
 
 
 @pytest.fixture(scope="module")

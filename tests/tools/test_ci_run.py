@@ -7,13 +7,12 @@ import importlib.util
 import json
 import re
 import sys
-from pathlib import Path
 
 import pytest
 
+from tests.helpers import ROOT
 from tools import ci_run
 
-ROOT = Path(__file__).resolve().parents[1]
 MINORS = ci_run.kube_minors()
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import kubernetes_validate
@@ -29,6 +28,7 @@ from components.model import StackConfig, Taint
 from components.values.dra_driver import dra_driver_values
 from components.values.gpu_operator import gpu_operator_values, network_operator_values
 from tests.helm_values import leaf_paths, undefined_keys
+from tests.helpers import TESTS
 from tests.stack_configs import parsed, without_presets
 
 SYSTEM_SELECTOR = system_node_labels()
@@ -197,7 +197,7 @@ def test_kubernetes_fragments_in_the_values_are_valid_pod_fields():
 # Operator's key lists in tests/data/ (read from the real archives of v25.10.1 and v26.7.0), network-operator
 # 25.7.0 (deployment/network-operator) here.
 GPU_OPERATOR_VERSIONS = ("v25.10.1", "v26.7.0")
-DATA = Path(__file__).resolve().parent / "data"
+DATA = TESTS / "data"
 NETWORK_OPERATOR_KEYS = {"nfd.enabled", "nfd.deployNodeFeatureRules"}
 
 

@@ -35,6 +35,7 @@ from components.redaction import redacted as redact
 from components.redaction import redacted_command, secrets_of
 from components.shown import shown
 from policies.dra_guardrails.consequences import CONSEQUENCES
+from tests.helpers import ROOT
 from tests.kubeconfigs import EXEC_API, exec_user, kubeconfig_text, script
 from tools.cost import __main__ as cost_cli
 from tools.plan import __main__ as plan_cli
@@ -44,7 +45,6 @@ from tools.plan.stack_source import read_stack_source
 from tools.plan.values import presentable
 from tools.verify import __main__ as verify_cli
 
-ROOT = Path(__file__).resolve().parent.parent
 CANARY = "CANARYq7Zk"
 NUMBER_CANARY = 7348291056123
 # RFC 3986 section 3.2.1: what userinfo may hold (unreserved, sub-delims, ':' and %-encodings), plus the '@' a
@@ -430,11 +430,11 @@ def test_a_mebibyte_of_adversarial_text_is_redacted_in_linear_time(text):
 )
 def test_no_leaf_of_a_secret_only_key_given_in_plain_text_is_quoted_by_the_stack_file_reader(value, tmp_path, capsys):
     """The type check quotes what it refuses; a plain kubeconfig's leaves, numbers too, are shown as [secret]."""
-    text = (Path(__file__).parent.parent / "Pulumi.dev.yaml").read_text()
+    text = (ROOT / "Pulumi.dev.yaml").read_text()
     line = f"  nebius-dra:existingClusterKubeconfig: {json.dumps(value)}\n"
     path = tmp_path / "Pulumi.try.yaml"
     path.write_text(text.replace("config:\n", "config:\n" + line, 1))
-    (tmp_path / "Pulumi.yaml").write_text((Path(__file__).parent.parent / "Pulumi.yaml").read_text())
+    (tmp_path / "Pulumi.yaml").write_text((ROOT / "Pulumi.yaml").read_text())
     assert plan_cli.main(["--stack-file", str(path), "--no-base", "--out", "none"]) == 2
     shown_text = capsys.readouterr()
     assert "existingClusterKubeconfig: got " in shown_text.err and "[secret]" in shown_text.err

@@ -5,14 +5,12 @@ from __future__ import annotations
 import importlib
 import itertools
 import textwrap
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
 
+from tests.helpers import ROOT
 from tools import fuzz
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def property_tests() -> list[tuple[str, object]]:

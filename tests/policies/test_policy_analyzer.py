@@ -17,7 +17,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import grpc
 import pytest
@@ -26,10 +25,10 @@ from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 
 from policies.dra_guardrails import RULES
 from policies.dra_guardrails.framework import ResourceRule
-from tests.helpers import STACKS, shows_the_hourly_cost
+from tests.helpers import ROOT, STACKS, shows_the_hourly_cost
 from tools.plan.mock_engine import RegisteredResource
 
-POLICIES_DIR = Path(__file__).resolve().parent.parent / "policies"
+POLICIES_DIR = ROOT / "policies"
 START_TIMEOUT_S = 30
 CALL_TIMEOUT_S = 20
 # pulumi.policy takes the engine address as its first argument but a pack never calls the engine.

@@ -19,6 +19,7 @@ from components.config.stack import parse_stack_config
 from components.config.stack_file import load_stack_config, program_config
 from components.dra_constants import IB_TEMPLATE, MULTI_GPU_TEMPLATE, NODE_GROUP_LABEL
 from policies.dra_guardrails.rdma_pod_rules import rdma_pod_problems
+from tests.helpers import ROOT, TESTS
 from tests.nccl_format import Fabric, render, with_bandwidth
 from tools.verify import __main__ as cli
 from tools.verify.burnin import BurnInGate, BurnInRun, BurnInSettings, fingerprint
@@ -40,7 +41,7 @@ from tools.verify.floors import FLOORS_FILE, FloorsError, load_floors
 from tools.verify.nccl_output import parse_all_reduce
 from tools.verify.smoke import SmokeInterrupted
 
-CAPTURE = (Path(__file__).parent / "data" / "nccl" / "all_reduce_perf-h200x1.txt").read_text(encoding="utf-8")
+CAPTURE = (TESTS / "data" / "nccl" / "all_reduce_perf-h200x1.txt").read_text(encoding="utf-8")
 GIB = 1 << 30
 PROD = load_expectations("prod")
 TRAIN = PROD.group("h200-train")
@@ -689,7 +690,7 @@ def test_a_stack_of_one_gpu_nodes_skips_the_burn_in_as_verify_md_says(tmp_path: 
         [node("computeinstance-e00dev", "h200")]
     )
     assert reason is not None
-    page = " ".join((Path(__file__).resolve().parents[1] / "docs" / "verify.md").read_text().split())
+    page = " ".join((ROOT / "docs" / "verify.md").read_text().split())
     assert f"saying `{reason}`: dev's first verify does not burn in" in page
 
 
@@ -726,7 +727,7 @@ def make_verify(*variables: str) -> subprocess.CompletedProcess[str]:
     """`make verify`'s command line as make would run it (-n: nothing runs)."""
     return subprocess.run(
         ["make", "-n", "--no-print-directory", "-o", "venv/.installed", "verify", *variables],
-        cwd=Path(__file__).resolve().parents[1],
+        cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=60,

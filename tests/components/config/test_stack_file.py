@@ -17,9 +17,9 @@ from components.config.stack_file import (
     read_stack_file,
     stack_name_problem,
 )
+from tests.helpers import ROOT
 from tools.plan.mock_engine import run_program
 
-ROOT = Path(__file__).resolve().parents[1]
 DEV_GROUPS = """  nebius-dra:gpuNodeGroups:
     - name: h200
       platform: gpu-h200-sxm

@@ -1,4 +1,4 @@
-"""No namespace the stack creates takes one the cluster owns or one of the stack's releases (components/config/namespaces.py)."""
+"""No namespace the stack creates takes one the cluster owns or reserves (kube-), or one of the stack's releases (components/config/namespaces.py)."""
 
 from __future__ import annotations
 
@@ -101,3 +101,37 @@ def test_the_driver_may_use_monitoring_or_an_operators_name_when_that_release_is
     config = program_config(load_stack_config("prod"))
     for namespace in ("monitoring", "gpu-operator", "nvidia-network-operator"):
         assert parse_stack_config({**config, "draDriverNamespace": namespace}, "prod").driver.namespace == namespace
+
+
+@pytest.mark.parametrize("setting", SETTINGS)
+def test_no_namespace_setting_takes_the_prefix_kubernetes_reserves(setting):
+    """kube-flannel is no namespace a cluster is created with, but its prefix is Kubernetes' own (hostile review 9)."""
+    message = refusal(**SETTINGS[setting]("kube-flannel"))
+    assert (
+        f'nebius-dra:{setting}: got "kube-flannel", which starts with kube-, the prefix Kubernetes reserves for its '
+        'system namespaces (kubernetes.io/docs/concepts/overview/working-with-objects/namespaces: "Avoid creating '
+        'namespaces with the prefix kube-")'
+    ) in message
+
+
+def test_a_team_named_with_the_reserved_prefix_is_refused():
+    message = refusal(queues=json.dumps({"teams": [{**TEAMS[0], "name": "kube-foo"}]}))
+    assert 'nebius-dra:queues team kube-foo namespace: got "kube-foo", which starts with kube-' in message
+
+
+@pytest.mark.parametrize("setting", ["claimNamespace", "gpuMetricsNamespace", "draDriverNamespace"])
+def test_a_setting_that_takes_kueues_default_namespace_is_the_one_refused(setting):
+    """The user set `setting`, not `queues namespace`: the message names the key to change, and never suggests
+    kueue-system, the value it refuses (hostile review 14)."""
+    message = refusal(**SETTINGS[setting]("kueue-system"), queues=json.dumps({"teams": TEAMS}))
+    assert (
+        f'nebius-dra:{setting}: got "kueue-system", the namespace of Kueue\'s release (nebius-dra:queues namespace, '
+        "left at its default)"
+    ) in message
+    assert "nebius-dra:queues: namespace" not in message and "for example kueue-system" not in message
+
+
+def test_kueues_namespace_set_to_the_claim_namespace_is_refused_on_queues_without_suggesting_it():
+    message = refusal(claimNamespace="kueue-system", queues=json.dumps({"teams": TEAMS, "namespace": "kueue-system"}))
+    assert 'nebius-dra:queues: namespace: got "kueue-system", the namespace of the claim templates' in message
+    assert "for example kueue-system" not in message and "nebius-dra:claimNamespace:" not in message

@@ -11,20 +11,19 @@ from __future__ import annotations
 import copy
 import json
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from components.config.stack import parse_stack_config
+from tests.helpers import ROOT, TESTS
 from tools.plan.stack_source import read_stack_source
 from tools.verify.allocation import diagnose_not_running, judge_gpu_workload, parse_gpu_list
 from tools.verify.checks import CLUSTER_CHECKS, GPU_DRIVER, ClusterState
 from tools.verify.expectations import Expectations, expectations_for, load_expectations
 from tools.verify.objects import attribute
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = Path(__file__).parent / "data" / "gpu-node"
+DATA = TESTS / "data" / "gpu-node"
 LINES = ("25.12.0", "0.4.1")
 # The steps a one-node cluster without Nebius, InfiniBand or a GPU metrics exporter can run, as the real runs passed them.
 PASSING = (

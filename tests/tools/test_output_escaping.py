@@ -6,11 +6,11 @@ same character at least as long as the one that opened it."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
 from components.config.reading import markdown_code_block
+from tests.helpers import ROOT
 from tools.cost.__main__ import BaseCost, Head, render
 from tools.plan import __main__ as plan_cli
 from tools.plan.model import build_plan
@@ -95,7 +95,7 @@ def test_an_unknown_base_with_terminal_escapes_is_echoed_escaped_once(capsys):
 
 
 def test_a_refused_stack_in_markdown_is_a_code_block_so_no_html_renders(tmp_path, capsys):
-    root = Path(__file__).parent.parent
+    root = ROOT
     (tmp_path / "Pulumi.yaml").write_text((root / "Pulumi.yaml").read_text())
     path = tmp_path / "Pulumi.try.yaml"
     dev = (root / "Pulumi.dev.yaml").read_text()

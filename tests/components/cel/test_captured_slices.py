@@ -8,7 +8,6 @@ it by node, pool and name and read its uuid, and the attributes the stack reads 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import celpy
 import pytest
@@ -17,9 +16,10 @@ from components.cel import selector_problem
 from components.dra_constants import GPU_DRIVER, GPU_PRODUCTS, PCIE_ROOT_ATTRIBUTE, REMOVED_GPU_ATTRIBUTES
 from components.values.claim_templates import product_selector
 from tests.cel_views import cel_view, registered_selectors
+from tests.helpers import TESTS
 from tools.verify.objects import attribute, devices_on_node, find_device
 
-CAPTURED = Path(__file__).parent / "data" / "captured"
+CAPTURED = TESTS / "data" / "captured"
 LINES = {
     "nvidia-dra-driver-gpu 25.12.0": "resourceslices-h200-nvidia-dra-driver-gpu-25.12.0.json",
     "dra-driver-nvidia-gpu 0.4.1": "resourceslices-h200-dra-driver-nvidia-gpu-0.4.1.json",

@@ -9,7 +9,6 @@ Kubernetes answers an unknown domain with an empty map; the view seeds the domai
 from __future__ import annotations
 
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import celpy
@@ -20,8 +19,9 @@ from components.cel import removed_attribute, selector_problem
 from components.dra_constants import CLASS_DRIVERS, GPU_DRIVER, PCIE_ROOT_ATTRIBUTE, REMOVED_GPU_ATTRIBUTES
 from components.values.claim_templates import product_selector
 from tests.cel_views import cel_view, registered_selectors
+from tests.helpers import TESTS
 
-DATA = Path(__file__).parent / "data"
+DATA = TESTS / "data"
 SAMPLES = {
     "h200": ("resourceslice-nvidia-h200.yaml", "gpu-0"),
     "h100": ("resourceslice-nvidia-h100.yaml", "gpu-0"),

@@ -7,14 +7,14 @@ import math
 import re
 import time
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
+from tests.helpers import TESTS
 from tests.nccl_format import Fabric, nccl_failure_line, render, with_bandwidth
 from tools.verify.nccl_output import NcclOutputError, parse_all_reduce
 
-CAPTURE = Path(__file__).parent / "data" / "nccl" / "all_reduce_perf-h200x1.txt"
+CAPTURE = TESTS / "data" / "nccl" / "all_reduce_perf-h200x1.txt"
 TWO_PODS = Fabric(hosts=("burnin-h200-train-0", "burnin-h200-train-1"))
 
 

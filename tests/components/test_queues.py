@@ -25,7 +25,7 @@ from policies.dra_guardrails import PlannedResource, check_resources
 from tests.kubernetes_manifests import kubernetes_objects, manifest
 from tests.queue_configs import TEAMS, prod_with
 from tools.cost.render import money
-from tools.cost.teams import team_rows
+from tools.cost.teams import oversubscribed_notes, team_rows
 from tools.plan.mock_engine import run_program
 from tools.plan.model import build_plan
 from tools.plan.report import render_text
@@ -271,6 +271,40 @@ def test_quotas_past_a_groups_gpus_without_a_cohort_and_unqueued_workloads_are_a
     assert "queue-quotas-within-capacity" not in {f.policy for f in check_resources(planned(queued_prod))}
 
 
+def test_quotas_past_a_groups_gpus_inside_one_cohort_are_advised():
+    """A nominal quota is what Kueue guarantees a queue, in a cohort too: 24 + 16 GPUs on the 32 of h200-train cannot
+    all be guaranteed, though the teams share a cohort (newcomer's walk F4.2)."""
+    teams = copy.deepcopy(TEAMS)
+    teams[1]["quotas"][0]["gpus"] = 16
+    run = run_program("prod", prod_with({"teams": teams}))
+    (finding,) = [f for f in check_resources(planned(run)) if f.policy == "queue-quotas-within-capacity"]
+    assert (
+        "ClusterQueues of cohort h200 quota 40 GPUs on flavor h200-train (research 24, inference 16), but GPU group "
+        "h200-train holds at most 32: a nominal quota is what Kueue guarantees a queue "
+        "(kueue.sigs.k8s.io/docs/concepts/cluster_queue/)"
+    ) in finding.message
+    assert not finding.mandatory and "share no cohort" not in finding.message
+
+
+def test_kueues_chart_from_upstream_beside_mirrored_charts_is_advised(queued_prod):
+    """The DRA driver from a mirror says the cluster pulls through one; Kueue from registry.k8s.io would then fail at
+    `pulumi up` (newcomer's walk F4.4). With Kueue's repository on the mirror too, or nothing mirrored, no advice."""
+    mirror = "oci://harbor.example.com/nvidia"
+    run = run_program("prod", prod_with({"teams": TEAMS}, draDriverRepository=mirror))
+    (finding,) = [f for f in check_resources(planned(run)) if f.policy == "kueue-chart-mirrored"]
+    assert not finding.mandatory
+    assert (
+        "pulls its chart from registry.k8s.io, its upstream, while the stack's other charts come from a mirror "
+        "(nvidia-dra-driver-gpu from harbor.example.com)"
+    ) in finding.message
+    assert (
+        "Set nebius-dra:queues repository to the mirror's copy of oci://registry.k8s.io/kueue/charts" in finding.message
+    )
+    both = run_program("prod", prod_with({"teams": TEAMS, "repository": mirror}, draDriverRepository=mirror))
+    for quiet in (both, queued_prod):
+        assert "kueue-chart-mirrored" not in {f.policy for f in check_resources(planned(quiet))}
+
+
 def test_the_cost_section_prices_each_teams_quota(queued_prod):
     estimate = next(r for r in queued_prod.resources if r.type == "nebius-dra:cost:CostEstimate")
     rows = team_rows(estimate.inputs, money)
@@ -294,6 +328,21 @@ def test_the_cost_section_prices_each_teams_quota(queued_prod):
         "$112.00",
         "$80,640.00",
     ) in rows
+
+
+def test_teams_of_a_group_whose_quotas_pass_its_gpus_share_its_nodes_cost():
+    """24 + 16 GPUs promised on h200-train's 32 (4 nodes at $28/h, $112/h): priced by each quota's share of the 40,
+    the two costs add up to the nodes', not to $140/h (newcomer's walk F4.3)."""
+    teams = copy.deepcopy(TEAMS)
+    teams[1]["quotas"][0]["gpus"] = 16
+    run = run_program("prod", prod_with({"teams": teams}))
+    estimate = next(r for r in run.resources if r.type == "nebius-dra:cost:CostEstimate")
+    train = {entry["team"]: entry["usdPerHour"] for entry in estimate.inputs["teams"] if entry["group"] == "h200-train"}
+    assert train == {"research": 67.2, "inference": 44.8}
+    assert [note for note in oversubscribed_notes(estimate.inputs)] == [
+        "quotas on h200-train add up to 40 GPUs, past its 32: each team is priced at its quota's share of them, so the "
+        "teams' costs add up to the group's nodes, not past them"
+    ]
 
 
 # ------------------------------------------------------------------------------------------ verify

@@ -207,12 +207,26 @@ def test_ctrl_c_while_the_exec_plugin_runs_kills_it_and_exits_130(tmp_path, caps
     pids = tmp_path / "pids"
     script(tmp_path, "login.sh", 'sleep 300 &\necho $$ $! > "$PIDS"\nwait\n')
     kubeconfig = write_kubeconfig(tmp_path, "http://127.0.0.1:9", exec_user("./login.sh", {"PIDS": str(pids)}))
-    interrupt = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+    started, done = threading.Event(), threading.Event()
+
+    def interrupt_once_the_plugin_runs() -> None:
+        # Ctrl-C while the plugin runs, known by the pids it wrote, not after a guessed delay: on a loaded machine
+        # a fixed 0.5 s once came before the plugin had started (a flake of issue 38).
+        while not done.is_set():
+            if pids.exists() and len(pids.read_text().split()) == 2:
+                started.set()
+                os.kill(os.getpid(), signal.SIGINT)
+                return
+            done.wait(0.02)
+
+    interrupt = threading.Thread(target=interrupt_once_the_plugin_runs, daemon=True)
     interrupt.start()
     try:
         status, elapsed = run_cli("--kubeconfig", str(kubeconfig), "--exec-plugin-timeout", "30")
     finally:
-        interrupt.cancel()
+        done.set()
+        interrupt.join()
+    assert started.is_set(), "the verifier ended before its exec plugin had started"
     assert status == 130
     assert elapsed < BOUND_S
     out = capsys.readouterr().out

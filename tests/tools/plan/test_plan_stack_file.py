@@ -79,7 +79,13 @@ def test_a_scratch_stack_file_in_a_copy_of_the_repository_breaks_no_test(tmp_pat
     assert matrices.returncode == 0, matrices.stdout + matrices.stderr
     assert "2 passed" in matrices.stdout
     collected = subprocess.run(
-        [*pytest_run, "--collect-only", "tests/test_plan.py", "tests/test_cost.py", "tests/test_stack_schema.py"],
+        [
+            *pytest_run,
+            "--collect-only",
+            "tests/tools/plan/test_plan.py",
+            "tests/tools/cost/test_cost.py",
+            "tests/tools/test_stack_schema.py",
+        ],
         cwd=copy,
         capture_output=True,
         text=True,

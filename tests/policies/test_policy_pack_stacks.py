@@ -89,7 +89,7 @@ def stacks(stack_runs, operator_mode_run, queued_prod_run) -> dict[str, Resource
 
 @pytest.fixture(scope="module")
 def queued_prod_run() -> ProgramRun:
-    """prod with two teams' GPU quotas on its two groups (tests/test_queues.py TEAMS)."""
+    """prod with two teams' GPU quotas on its two groups (tests/components/test_queues.py TEAMS)."""
     run = run_program("prod", config=prod_with({"teams": TEAMS}))
     assert run.error is None, run.error
     return run
@@ -359,6 +359,12 @@ def quotas_past_the_group_without_cohorts(resources: Resources) -> None:
                     resource["nominalQuota"] += 1
 
 
+def driver_chart_from_a_mirror(resources: Resources) -> None:
+    """The DRA driver's chart from a mirror, Kueue's left at registry.k8s.io."""
+    (driver,) = [r for r in resources if r.type.endswith(":Release") and r.props["chart"] == "nvidia-dra-driver-gpu"]
+    driver.props["repositoryOpts"] = {"repo": "https://charts.example.com/nvidia"}
+
+
 def rdma_job_without_ipc_lock(resources: Resources) -> PlannedResource:
     """A user's training Job on prod's fabric: every GPU and NIC of a node, but no right to pin RDMA buffers."""
     pod_spec = {
@@ -430,6 +436,12 @@ MUTATIONS = {
         "prod-queues",
         quotas_past_the_group_without_cohorts,
         "queue-quotas-within-capacity",
+        False,
+    ),
+    "Kueue's chart from upstream beside a mirror": (
+        "prod-queues",
+        driver_chart_from_a_mirror,
+        "kueue-chart-mirrored",
         False,
     ),
     "RDMA Job without IPC_LOCK": ("prod", rdma_job_without_ipc_lock, "rdma-pod-memlock", True),

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -29,9 +28,9 @@ from components.cel import (
 )
 from components.dra_constants import GPU_PRODUCTS, REMOVED_GPU_ATTRIBUTES
 from components.values.claim_templates import product_selector
+from tests.helpers import ROOT
 
 GPU = 'device.attributes["gpu.nvidia.com"]'
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_limits_are_kubernetes_own():
