@@ -39,6 +39,16 @@ def committed_stacks(project_dir: Path = PROJECT_DIR) -> tuple[str, ...]:
 
 
 STACKS = committed_stacks()
+# The test tree and the checkout, for a test module at any depth of tests/ (its folder mirrors the source it tests).
+TESTS = Path(__file__).resolve().parent
+ROOT = TESTS.parent
+
+
+def suite_modules() -> list[Path]:
+    """Every test module `make test` collects, at any depth of tests/ (the JavaScript engine's packages aside)."""
+    return sorted(path for path in TESTS.rglob("test_*.py") if "node_modules" not in path.parts)
+
+
 # The upstream charts vendored beside the checkouts (PROVENANCE.md there), unmodified.
 VENDORED_CHARTS = Path("/work/shared/vendor/charts")
 
@@ -78,7 +88,7 @@ def beyond_the_unlisted_minor(findings: Sequence[Finding]) -> list[Finding]:
 
 # The engines that read this project's regexes outside Python: Go's regexp (the Pulumi CLI) and
 # ECMA-262 (editors, ajv); their small programs read probes as JSON on stdin (tests/regex_engines/).
-REGEX_ENGINES = Path(__file__).resolve().parent / "regex_engines"
+REGEX_ENGINES = TESTS / "regex_engines"
 JS_MODULES = REGEX_ENGINES / "js" / "node_modules"
 # A cold `go run` compiles the standard library's regexp and JSON packages: tens of seconds on 2 shared cores.
 ENGINE_TIMEOUT_S = 300

@@ -7,7 +7,7 @@ over MPI in rank order), `writeResultHeader` (column heads, no -I, no timestamps
 `writeBenchmarkLinePreamble`/`writeBenchmarkLineBody` (one row per size; `getFloatStr` fits a number
 into its column), `writeResultFooter`, then `finalizeFooter` and `writeErrors`; src/common.h's
 NCCLCHECK for a failed NCCL call. `render` of the parsed real capture reproduces that capture byte
-for byte (tests/test_nccl_output.py), so a variant differs from a real output only in its numbers.
+for byte (tests/tools/verify/test_nccl_output.py), so a variant differs from a real output only in its numbers.
 busbw = algbw * 2(n-1)/n for all-reduce (src/all_reduce.cu AllReduceGetBw, doc/PERFORMANCE.md).
 """
 

@@ -10,8 +10,8 @@ tomorrow is checked the same way.
 
 What the docstrings do not state as a list (etcd sizes, name lengths, node counts, a
 taint's value, version formats) is in `LIMITS`, one entry per field with its source.
-tests/test_provider_truth.py runs the check over the stacks' programs; tests/test_ci_identity.py
-over the CI-identity project's.
+tests/components/test_provider_truth.py runs the check over the stacks' programs;
+tests/tools/ci_identity/test_ci_identity.py over the CI-identity project's.
 """
 
 from __future__ import annotations

@@ -13,9 +13,12 @@ import importlib
 import inspect
 import re
 import typing
+from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
+from components import dra_constants
 from components.config import claim_templates as claims_config
 from components.config import stack as stack_config
 from components.cost import COST_ESTIMATE_TYPE
@@ -33,13 +36,14 @@ from components.dra_constants import (
     VFIO_CLASS,
 )
 from components.model import Autoscaling, NodeRange
+from components.queue_model import KUEUE_IMAGE, KUEUE_REPOSITORY
 from components.values.claim_templates import template_spec_args
 from components.values.cost import HOURS_PER_30_DAYS
 from components.values.sample_pods import pod_spec_args, sample_pod_spec
 from components.values.strict import UnknownFieldError
-from policies.dra_guardrails import claim_rules, cluster_rules, cost_rules, planned, release_rules
+from policies.dra_guardrails import claim_rules, cluster_rules, cost_rules, planned, queue_rules, release_rules
 from policies.dra_guardrails.planned import field_at
-from tests.helpers import STACKS
+from tests.helpers import STACKS, suite_modules
 from tests.stack_configs import parsed
 from tools.import_graph import ROOT, layer_of, module_file, project_imports, project_modules, python_files
 
@@ -113,7 +117,8 @@ def imported_test_modules(source: str) -> list[str]:
             named += [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             named.append(node.module or "")
-            named += [f"{node.module or ''}.{alias.name}" for alias in node.names if node.module in (None, "tests")]
+            in_tests = node.module is None or node.module == "tests" or node.module.startswith("tests.")
+            named += [f"{node.module or ''}.{alias.name}" for alias in node.names if in_tests]
     return [name for name in named if name.rpartition(".")[2].startswith("test_")]
 
 
@@ -135,12 +140,26 @@ def test_no_test_module_imports_another_test_module():
         "import tests.test_queues",
         "from tests import test_queues",
         "from . import test_queues",
+        "from tests.components import test_queues",
         "from test_dra_dev import test_verifier_passes",
         "def f():\n    from tests.test_cost import git",
     ],
 )
 def test_every_form_of_importing_a_test_module_is_seen(source):
     assert imported_test_modules(source)
+
+
+def test_every_test_folder_mirrors_a_source_package():
+    """tests/tools/plan/ holds the tests of tools/plan/: a module's tests are where its source is, and a folder that
+    mirrors nothing (the old name of a renamed package, a folder made up for one module) fails here. Each is a
+    package, so pytest names a module by its path and two modules of one name in different folders do not collide."""
+    tests = ROOT / "tests"
+    folders = {folder for path in suite_modules() for folder in path.relative_to(tests).parents} - {Path(".")}
+    assert folders, "the suite's modules are in folders of their own"
+    mirroring_nothing = sorted(f"tests/{f.as_posix()}" for f in folders if not (ROOT / f / "__init__.py").is_file())
+    assert not mirroring_nothing, "test folders whose path is no package of components/, policies/ or tools/"
+    not_packages = sorted(f"tests/{f.as_posix()}" for f in folders if not (tests / f / "__init__.py").is_file())
+    assert not not_packages, "test folders without __init__.py"
 
 
 def test_importing_a_helper_or_a_test_function_from_a_helper_is_not_taken_for_a_test_module():
@@ -201,6 +220,18 @@ def test_policy_copies_of_chart_names_and_device_classes_match_the_program():
     assert (planned.RDMA_DEVICE_CLASS, planned.IB_DEVICE_CLASS) == (RDMA_CLASS, IB_CLASS)
     assert planned.GPU_DEVICE_CLASSES == (GPU_CLASS, VFIO_CLASS)
     assert planned.PCIE_ROOT_ATTRIBUTE == PCIE_ROOT_ATTRIBUTE
+
+
+def test_policy_copies_of_kueues_source_and_the_upstream_chart_hosts_are_the_programs():
+    assert (queue_rules.KUEUE_UPSTREAM, queue_rules.KUEUE_IMAGE) == (KUEUE_REPOSITORY, KUEUE_IMAGE)
+    upstreams = (
+        KUEUE_REPOSITORY,
+        dra_constants.KUBERNETES_OCI_REPOSITORY,
+        dra_constants.NGC_REPOSITORY,
+        dra_constants.DCGM_EXPORTER_REPOSITORY,
+        dra_constants.PROMETHEUS_COMMUNITY_REPOSITORY,
+    )
+    assert {urlsplit(url).hostname for url in upstreams} == queue_rules.UPSTREAM_CHART_HOSTS
 
 
 def test_policy_copy_of_the_cost_estimate_type_is_the_programs():
@@ -269,7 +300,7 @@ def test_the_import_graph_is_drawn_from_the_same_edges_the_guards_check():
 
 
 def test_policy_copy_of_the_driver_roots_and_the_dra_driver_component_is_the_programs():
-    from components import dra_constants, dra_driver
+    from components import dra_driver
 
     assert (planned.PRESET_DRIVER_ROOT, planned.OPERATOR_DRIVER_ROOT) == (
         dra_constants.HOST_DRIVER_ROOT,

@@ -91,6 +91,8 @@ EXAMPLES = {
     **{schema.optional(pattern): example for pattern, example in WHOLE_VALUE_EXAMPLES.items()},
     # Not whole values: a bound beside LABEL_KEY_PATTERN, and the project's namespace of a key.
     schema.LABEL_PREFIX_BOUND_PATTERN: "nvidia.com/gpu.present",
+    # A namespace the schema refuses when it matches (`not`): the prefix Kubernetes reserves.
+    schema.RESERVED_NAMESPACE_PATTERN: "kube-flannel",
     PROJECT_KEY_PATTERN: "nebius-dra:parentId",
 }
 

@@ -6,10 +6,13 @@ subnet the cluster is created in, and the one GPU group a stack must have. Every
 `dra-driver-nvidia-gpu` 0.4.1 chart): a copy of dev's file would pin dev's 1.34 and 25.12.0 instead.
 It adds the stack to `.github/stacks.json`, the list the workflows preview and deploy in its order, with the
 names of the variables that hold its identities: before the last listed stack (prod here, the one that waits
-for its reviewers, keeps deploying last), or right after the stack `AFTER=<stack>` names. What it cannot do (the GitHub environment, the
-identity bootstrap) it prints as the next steps.
+for its reviewers, keeps deploying last), or right after the stack `AFTER=<stack>` names. It writes the identity
+bootstrap's stack file `tools/ci_identity/Pulumi.<stack>.yaml` too (the project is PARENT_ID, the repository
+REPOSITORY=OWNER/REPO or the one the bootstrap's other stacks name, as dev's and prod's are committed). What it
+cannot do (the GitHub environment, the bootstrap's `pulumi up`) it prints as the next steps.
 
-Exit status: 0 when both files are written, 2 when a value is refused (nothing is written then).
+Exit status: 0 when the files are written, 2 when a value or `.github/stacks.json` is refused (nothing is
+written then).
 """
 
 from __future__ import annotations
@@ -20,16 +23,22 @@ import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
+from pydantic import AfterValidator, Field, ValidationError, model_validator
+
+from components.config.errors import ConfigProblems, add_validation_problems, shown
 from components.config.node_groups import NAME_LIMIT, SYSTEM_GROUP
 from components.config.reading import load_json, parsed_arguments
 from components.config.stack import default_cluster_name_problem
-from components.config.stack_file import PROJECT_DIR
-from components.input.fields import NEBIUS_ID_PATTERN
+from components.config.stack_file import PROJECT_DIR, StackFileError, read_stack_file, stack_names
+from components.input.fields import NEBIUS_ID_PATTERN, Shape, nebius_id_rule
+from tools.ci_identity.config import NAMESPACE as BOOTSTRAP_NAMESPACE
+from tools.ci_identity.config import CiIdentitySettings
 from tools.plan.stack_source import STACK_NAME_RULE, StackNameError, check_stack_name
 
 STACKS_FILE = Path(".github") / "stacks.json"
+BOOTSTRAP_DIR = Path("tools") / "ci_identity"
 DEPLOY_IDENTITY_VARIABLE = "NEBIUS_DEPLOY_SERVICE_ACCOUNT_ID"
 PREVIEW_IDENTITY_PREFIX = "NEBIUS_PREVIEW_SERVICE_ACCOUNT_ID_"
 EXIT_OK, EXIT_REFUSED = 0, 2
@@ -50,6 +59,53 @@ class NewStackError(ValueError):
     """A value `make new-stack` cannot use; the message names the make variable."""
 
 
+def _stack_name(value: str) -> str:
+    try:
+        return check_stack_name(value)
+    except StackNameError:
+        raise ValueError(f"got {shown(value)}; expected a stack name: {STACK_NAME_RULE}") from None
+
+
+# A GitHub variable name (docs.github.com, "Naming conventions for configuration variables"): letters, digits, '_'.
+VariableName = Annotated[
+    str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,99}$", description="expected a GitHub variable name: A-Z, 0-9, _")
+]
+
+
+class StackEntry(Shape):
+    """One stack of `.github/stacks.json`: the fields the workflows' matrix reads (`matrix.stack`,
+    `matrix.previewIdentityVariable`, `matrix.deployIdentityVariable`), each needed by its login."""
+
+    stack: Annotated[str, AfterValidator(_stack_name), Field(description=f"expected a stack name: {STACK_NAME_RULE}")]
+    previewIdentityVariable: VariableName
+    deployIdentityVariable: VariableName
+
+
+class StackList(Shape):
+    """The whole file: the stacks the workflows preview and deploy, in deploy order, each once."""
+
+    stacks: Annotated[
+        list[StackEntry],
+        Field(description="expected a list of {stack, previewIdentityVariable, deployIdentityVariable}"),
+    ]
+
+    @model_validator(mode="after")
+    def _each_once(self) -> StackList:
+        names = [entry.stack for entry in self.stacks]
+        doubled = sorted({name for name in names if names.count(name) > 1})
+        if doubled:
+            raise ValueError(
+                f"lists {', '.join(doubled)} more than once; list each stack once (the workflows would run it twice)"
+            )
+        return self
+
+
+class _StacksDocument(Shape):
+    """The file as one field, so that each problem reads `<file>: stacks[0].stack ...`."""
+
+    file: StackList = Field(description='expected a map {"stacks": [...]}')
+
+
 def preview_identity_variable(stack: str) -> str:
     """The repository variable of the stack's preview identity: GitHub allows letters, digits and `_` only."""
     return PREVIEW_IDENTITY_PREFIX + re.sub(r"[^A-Z0-9]", "_", stack.upper())
@@ -66,30 +122,89 @@ def stack_file_text(stack: str, parent_id: str, subnet_id: str) -> str:
     )
 
 
+def bootstrap_text(stack: str, repository: tuple[str, int, int], project_id: str) -> str:
+    """The identity bootstrap's stack file, as dev's and prod's: the repository the identities trust (with GitHub's
+    owner and repository IDs when the other stacks set them) and the project the stack deploys to."""
+    name, owner_id, repository_id = repository
+    ids = (
+        f"  {BOOTSTRAP_NAMESPACE}:repositoryOwnerId: {owner_id}\n  {BOOTSTRAP_NAMESPACE}:repositoryId: {repository_id}\n"
+        if repository_id
+        else ""
+    )
+    return (
+        f"# Keyless CI identities for the {stack} stack, written by `make new-stack`; see Pulumi.dev.yaml.\n"
+        "config:\n"
+        f"  {BOOTSTRAP_NAMESPACE}:repository: {name}\n{ids}"
+        f"  {BOOTSTRAP_NAMESPACE}:projectId: {project_id}\n"
+    )
+
+
+def bootstrap_repository(given: str, bootstrap_dir: Path, name: str, project_id: str) -> tuple[str, int, int]:
+    """The repository the new stack's identities trust, with its GitHub IDs (0 when not set): REPOSITORY, checked
+    by the bootstrap's own rule, or else the one that every stack of the bootstrap names already."""
+    named: dict[str, tuple[str, int, int]] = {}
+    for stack in stack_names(bootstrap_dir):
+        try:
+            values = read_stack_file(stack, bootstrap_dir).values
+        except StackFileError as unreadable:
+            raise NewStackError(
+                f"{BOOTSTRAP_DIR / f'Pulumi.{stack}.yaml'} cannot be read, and new-stack takes the repository and its "
+                f"IDs from the bootstrap's stacks: {unreadable}"
+            ) from None
+        repository, owner_id, repository_id = (
+            values.get(f"{BOOTSTRAP_NAMESPACE}:{key}", "")
+            for key in ("repository", "repositoryOwnerId", "repositoryId")
+        )
+        named[stack] = (repository, int(owner_id or 0), int(repository_id or 0))
+    agreed = set(named.values())
+    if given:
+        document = {"repository": given, "environment": name, "projectId": project_id}
+        try:
+            CiIdentitySettings.model_validate(document)
+        except ValidationError as error:
+            problems = ConfigProblems()
+            add_validation_problems(problems, error, document, CiIdentitySettings, where_for=lambda key: key)
+            raise NewStackError(f"REPOSITORY={given!r}: {'; '.join(problems.lines)}") from None
+        # The IDs belong to the repository: kept only when the other stacks name this one, and agree on them.
+        return agreed.pop() if len(agreed) == 1 and next(iter(agreed))[0] == given else (given, 0, 0)
+    if len(agreed) == 1 and next(iter(agreed))[0]:
+        return agreed.pop()
+    told = ", ".join(
+        f"{stack}: {repo or 'none'}" + (f" (IDs {owner}/{repo_id})" if repo_id else "")
+        for stack, (repo, owner, repo_id) in named.items()
+    )
+    raise NewStackError(
+        "REPOSITORY is empty, and the identity bootstrap's stacks in "
+        f"{BOOTSTRAP_DIR} name no one repository to take ({told or 'it has none'}): give REPOSITORY=OWNER/REPO, the "
+        "GitHub repository whose workflows the new stack's CI identities trust"
+    )
+
+
 def stacks_file_text(stacks: Sequence[dict[str, Any]]) -> str:
     """`.github/stacks.json` as this tool writes it, so that adding a stack is a diff of one entry."""
     return json.dumps({"stacks": list(stacks)}, indent=2) + "\n"
 
 
 def read_stacks(path: Path) -> list[dict[str, Any]]:
+    """The workflows' stack list, checked whole (`StackList`) before anything is written: an entry of another shape,
+    a key the workflows do not read (which rewriting the file would drop) or a stack listed twice is refused."""
+    document = {"file": load_json(path, str(path), NewStackError)}
     try:
-        stacks = load_json(path, str(path), NewStackError)["stacks"]
-    except NewStackError:
-        raise
-    except (KeyError, TypeError) as error:
-        raise NewStackError(f"{path} cannot be read as the workflows' stack list ({error})") from None
-    if not isinstance(stacks, list) or not all(isinstance(entry, dict) and "stack" in entry for entry in stacks):
-        raise NewStackError(f"{path}: `stacks` is not a list of entries with a `stack`")
-    return stacks
+        listed = _StacksDocument.model_validate(document).file
+    except ValidationError as error:
+        problems = ConfigProblems()
+        add_validation_problems(problems, error, document, _StacksDocument, where_for=lambda _: str(path))
+        raise NewStackError(
+            "\n".join([f"{path} is not the workflows' stack list:", *(f"  - {line}" for line in problems.lines)])
+        ) from None
+    return [entry.model_dump() for entry in listed.stacks]
 
 
 def checked_id(variable: str, value: str, kind: str) -> str:
     if not value:
         raise NewStackError(f"{variable} is empty: give the ID of your Nebius {kind}, {variable}=<id>")
     if not (value.startswith(kind + "-") and re.fullmatch(NEBIUS_ID_PATTERN, value)):
-        raise NewStackError(
-            f"{variable}={value!r} is not the ID of a Nebius {kind}: expected {kind}-<letters and digits>"
-        )
+        raise NewStackError(f"{variable}={value!r} is not the ID of a Nebius {kind}: expected {nebius_id_rule(kind)}")
     return value
 
 
@@ -111,9 +226,10 @@ def insert_at(stacks: Sequence[dict[str, Any]], after: str) -> int:
 
 
 def new_stack(
-    name: str, parent_id: str, subnet_id: str, project_dir: Path = PROJECT_DIR, after: str = ""
+    name: str, parent_id: str, subnet_id: str, project_dir: Path = PROJECT_DIR, after: str = "", repository: str = ""
 ) -> list[Path]:
-    """Writes the stack file and the stack's entry in the workflows' list; NewStackError before anything is written."""
+    """Writes the stack file, the bootstrap's stack file and the stack's entry in the workflows' list; NewStackError
+    before anything is written."""
     if not name:
         raise NewStackError("NAME is empty: give the new stack's name, make new-stack NAME=<stack>")
     try:
@@ -153,14 +269,18 @@ def new_stack(
             f"NAME={name!r}: its preview variable {preview} is stack {sorted(taken)[0]!r}'s; choose another name"
         )
     position = insert_at(stacks, after)
-    text = stack_file_text(
-        name, checked_id("PARENT_ID", parent_id, "project"), checked_id("SUBNET_ID", subnet_id, "vpcsubnet")
-    )
+    project_id = checked_id("PARENT_ID", parent_id, "project")
+    text = stack_file_text(name, project_id, checked_id("SUBNET_ID", subnet_id, "vpcsubnet"))
+    bootstrap_file = project_dir / BOOTSTRAP_DIR / stack_file.name
+    if bootstrap_file.exists() or bootstrap_file.is_symlink():
+        raise NewStackError(f"NAME={name!r}: {BOOTSTRAP_DIR / stack_file.name} exists already; choose another name")
+    trusted = bootstrap_repository(repository, project_dir / BOOTSTRAP_DIR, name, project_id)
     entry = {"stack": name, "previewIdentityVariable": preview, "deployIdentityVariable": DEPLOY_IDENTITY_VARIABLE}
-    with stack_file.open("x", encoding="utf-8") as written:
-        written.write(text)
+    for path, content in ((stack_file, text), (bootstrap_file, bootstrap_text(name, trusted, project_id))):
+        with path.open("x", encoding="utf-8") as written:
+            written.write(content)
     stacks_path.write_text(stacks_file_text([*stacks[:position], entry, *stacks[position:]]), encoding="utf-8")
-    return [stack_file, stacks_path]
+    return [stack_file, bootstrap_file, stacks_path]
 
 
 def deploy_order(name: str, project_dir: Path) -> str:
@@ -180,11 +300,14 @@ def next_steps(name: str) -> str:
   make plan STACK={name}                      # plans it offline; edit its GPU group first
   pulumi stack init {name} --secrets-provider passphrase   # in your backend, with CI's passphrase; it updates the file
   add its row to the README's table of stacks
-  for CI: the GitHub environment {name!r}, and the identity bootstrap's stack {name!r} in tools/ci_identity,
-    whose outputs go into the variables {DEPLOY_IDENTITY_VARIABLE} (environment {name!r}) and
-    {preview_identity_variable(name)} (repository) (docs/ci.md, The stacks CI runs); until both are set, its
-    preview and deploy fail at the login and fail-fast cancels the deploys listed after it
-  last, once both are set: commit Pulumi.{name}.yaml and {STACKS_FILE} together"""
+  for CI: the GitHub environment {name!r}, and the identity bootstrap's stack {name!r} in {BOOTSTRAP_DIR}
+    (its file is written: check it with `venv/bin/python -m tools.ci_identity.check --stack {name}`, then
+    create its stack there and `pulumi up` it as a Nebius admin, docs/ci.md), whose outputs go into the variables
+    {DEPLOY_IDENTITY_VARIABLE} (environment {name!r}) and {preview_identity_variable(name)} (repository)
+    (docs/ci.md, The stacks CI runs); until both are set, its preview and deploy fail at the login and
+    fail-fast cancels the deploys listed after it
+  last, once both are set: git add and commit Pulumi.{name}.yaml, {BOOTSTRAP_DIR / f"Pulumi.{name}.yaml"} and
+    {STACKS_FILE} together (the tests fail until git tracks the stack file)"""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -193,10 +316,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--parent-id", default="", help="Nebius project ID, project-... (make's PARENT_ID)")
     parser.add_argument("--subnet-id", default="", help="VPC subnet ID, vpcsubnet-... (make's SUBNET_ID)")
     parser.add_argument("--after", default="", help="the listed stack it deploys after (make's AFTER)")
+    parser.add_argument(
+        "--repository",
+        default="",
+        help="OWNER/REPO the CI identities trust (make's REPOSITORY); default: the bootstrap's",
+    )
     parser.add_argument("--project-dir", type=Path, default=PROJECT_DIR, help=argparse.SUPPRESS)
     args = parsed_arguments(parser, argv)
     try:
-        written = new_stack(args.name, args.parent_id, args.subnet_id, args.project_dir, args.after)
+        written = new_stack(args.name, args.parent_id, args.subnet_id, args.project_dir, args.after, args.repository)
     except NewStackError as refused:
         print(f"make new-stack: {refused}", file=sys.stderr)
         return EXIT_REFUSED

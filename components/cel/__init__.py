@@ -28,7 +28,7 @@ Sources (Kubernetes 1.34, the version the stacks run; tags v0.34.x of the stagin
   run time) and `capacity` (map domain -> map name -> Quantity); `allowMultipleAllocations`
   (bool) only with the DRAConsumableCapacity feature gate, off by default before 1.36. Which
   fields a minor declares is the table's (`celDevice` in policies/dra_minors.json, read from
-  compile.go of v0.34.12, v0.35.4 and v0.36.3 by tests/test_dra_minors.py), so a stack's selectors
+  compile.go of v0.34.12, v0.35.4 and v0.36.3 by tests/components/test_dra_minors.py), so a stack's selectors
   see its own minor's `device`. `cel.bind` (ext.Bindings) since 1.31. The output type must be
   cel.BoolType or cel.AnyType.
 * The base environment it extends: https://github.com/kubernetes/apiserver/blob/v0.34.10/pkg/cel/environment/base.go

@@ -26,6 +26,7 @@ from components.config.node_fit import unfit_reason
 from components.dra_constants import (
     ALL_DEVICES,
     CLASS_DRIVERS,
+    DEFAULT_CLAIM_NAMESPACE,
     DEVICE_CLASS_CONDITIONS,
     EXACT_COUNT,
     GPU_CLASS,
@@ -350,9 +351,9 @@ def _namespace(settings: StackInput, driver: DraDriverConfig, problems: ConfigPr
         namespace,
         # The exporter's own check refuses its namespace being this one.
         release_namespaces(settings, driver, with_metrics=False),
-        "the stack creates the claim namespace and deletes it with the stack, so it must be one of its own "
-        "(for example dra-samples)",
+        "the stack creates the claim namespace and deletes it with the stack, so it must be one of its own",
         problems,
+        example=DEFAULT_CLAIM_NAMESPACE,
     )
     return namespace
 

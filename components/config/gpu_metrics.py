@@ -23,6 +23,7 @@ from components.dra_constants import (
     DCGM_EXPORTER_CHART,
     DCGM_EXPORTER_REPOSITORY,
     DCGM_EXPORTER_VERSION,
+    DEFAULT_METRICS_NAMESPACE,
     KUBE_PROMETHEUS_STACK_VERSION,
     PROMETHEUS_COMMUNITY_REPOSITORY,
 )
@@ -188,8 +189,9 @@ def _namespace(settings: StackInput, driver: DraDriverConfig, problems: ConfigPr
         namespace,
         taken,
         "the exporter's privileged pods, and its ConfigMap and Role, which the chart names without the release name, "
-        "need a namespace of their own, for example gpu-metrics",
+        "need a namespace of their own",
         problems,
+        example=DEFAULT_METRICS_NAMESPACE,
     )
     return namespace
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from components.config.errors import ConfigProblems, config_key, did_you_mean, shown, team_where
-from components.config.namespaces import refuse_taken_namespace
+from components.config.namespaces import defaulted_kueue_namespace, refuse_taken_namespace
 from components.config.repositories import chart_repository
 from components.dra_constants import (
     EXACT_COUNT,
@@ -31,7 +31,7 @@ from components.dra_constants import (
     RDMA_CLASS,
     RDMA_TEMPLATE,
 )
-from components.input.queues import QueuesInput, TeamInput
+from components.input.queues import DEFAULT_KUEUE_NAMESPACE, QueuesInput, TeamInput
 from components.model import ClaimsConfig, DeviceSelection, GpuNodeGroupConfig, UserClaimTemplate
 from components.queue_model import (
     DRA_GATE,
@@ -138,7 +138,7 @@ def uncountable_reason(
 
 def builtin_requests(name: str, claims: ClaimsConfig) -> tuple[list[tuple[str, DeviceSelection | None]], bool]:
     """The requests of a built-in template and whether it has constraints, as components/values/claim_templates.py
-    builtin_template_specs builds it (tests/test_queues_config.py holds the two together)."""
+    builtin_template_specs builds it (tests/components/test_queues.py holds the two together)."""
     one_gpu = DeviceSelection(GPU_CLASS, 1, EXACT_COUNT)
     shapes: dict[str, tuple[list[tuple[str, DeviceSelection | None]], bool]] = {
         GPU_TEMPLATE: ([("gpu", one_gpu)], False),
@@ -275,9 +275,11 @@ def parse_queues_config(
         refuse_taken_namespace(
             f"{config_key(KEY)}: namespace",
             queues.namespace,
-            others,
-            "Kueue's controller and webhooks belong in a namespace of their own, for example kueue-system",
+            # A namespace setting that takes Kueue's default is refused on that setting (defaulted_kueue_namespace).
+            {} if defaulted_kueue_namespace(queues) else others,
+            "Kueue's controller and webhooks belong in a namespace of their own",
             problems,
+            example=DEFAULT_KUEUE_NAMESPACE,
         )
     if not queues.teams:
         if not teams_refused and (unused := sorted(queues.model_fields_set - {"teams"})):

@@ -101,15 +101,43 @@ def stack_name_problem(stack: str) -> str | None:
 
 
 def project_namespace(project_file: Path = PROJECT_FILE) -> str:
-    """The namespace of the project's own keys: its `name:`, as the Pulumi CLI prefixes a key given without one."""
+    """The namespace of the project's own keys: its `name:`, which `pulumi config set` adds to a key given without
+    one (a stack file's key must carry it: `parse_key`)."""
     document = load_yaml_file(project_file)
     name = document.get("name") if isinstance(document, dict) else None
     return name if isinstance(name, str) and name else NAMESPACE
 
 
-def _full_key(key: Any, namespace: str) -> str:
-    text = str(key)
-    return text if ":" in text else f"{namespace}:{text}"
+def parse_key(key: Any) -> str | None:
+    """The key a stack file's `config:` entry sets, as `<namespace>:<name>`, or None where the Pulumi CLI cannot read
+    it: its own rule (github.com/pulumi/pulumi/sdk/v3 v3.274.0, go/common/resource/config/key.go, `ParseKey`, with
+    go/common/tokens/tokens.go for the module of `tokens.ParseModuleMember`). One ':' is `<namespace>:<name>`; two,
+    with `config` between them, the legacy `<namespace>:config:<name>`, read as `<namespace>:<name>`; anything else
+    (a bare `protect`, `a:b:c`, three colons) fails the whole file at `pulumi preview` ("could not parse protect as a
+    configuration key"). `pulumi config set protect` adds the project's namespace; the file itself gets none."""
+    parts = str(key).split(":")
+    if len(parts) == 2:
+        return str(key)
+    if len(parts) == 3 and parts[1] == "config":
+        return f"{parts[0]}:{parts[2]}"
+    return None
+
+
+def _meant_key(key: Any, namespace: str) -> str:
+    """The key an entry sets (`parse_key`), or for one the CLI cannot read the project's key it was most likely
+    meant as (`protect` for nebius-dra:protect): its value is then still kept out of every message when it is a
+    credential, and what follows from its absence is no second problem."""
+    return parse_key(key) or f"{namespace}:{str(key).rsplit(':', 1)[-1]}"
+
+
+def _key_problem(key: Any, namespace: str) -> str:
+    """The refusal of an entry `parse_key` cannot read."""
+    text = printable(str(key))
+    example = "" if ":" in text else f" ({namespace}:{text})"
+    return (
+        f"is not a config key the Pulumi CLI reads (it refuses the whole file: could not parse {text} as a "
+        f"configuration key): write <namespace>:<name>{example}, or the legacy <namespace>:config:<name>"
+    )
 
 
 # The most edits (a letter changed, added or removed) between a namespace and the project's, once both are folded, for
@@ -169,8 +197,9 @@ def look_alike_problem(key: str, namespace: str, where: str, declared: Collectio
     )
 
 
-def _keys_spelt_twice(config: Mapping[Any, Any], namespace: str, stack_file: Path) -> dict[str, str]:
-    """Each key given both with and without the project's namespace, with the message naming both lines.
+def _keys_spelt_twice(config: Mapping[Any, Any], stack_file: Path, label: str) -> dict[str, str]:
+    """Each key given both as `<namespace>:<name>` and in the legacy `<namespace>:config:<name>` (`parse_key`), with
+    the message naming both lines.
 
     The Pulumi CLI takes both and keeps one of them: it decodes the `config:` map by spelling and then files each
     entry under its parsed key (github.com/pulumi/pulumi sdk/go/common/resource/config/map.go, `Map.UnmarshalYAML`,
@@ -178,11 +207,12 @@ def _keys_spelt_twice(config: Mapping[Any, Any], namespace: str, stack_file: Pat
     """
     spellings: dict[str, list[str]] = {}
     for raw_key in config:
-        spellings.setdefault(_full_key(raw_key, namespace), []).append(str(raw_key))
+        if (key := parse_key(raw_key)) is not None:
+            spellings.setdefault(key, []).append(str(raw_key))
     doubled = {key: spelt for key, spelt in spellings.items() if len(spelt) > 1}
     if not doubled:
         return {}
-    lines = key_lines(stack_file, stack_file.name, "config", StackFileError)
+    lines = key_lines(stack_file, label, "config", StackFileError)
     return {
         key: "is given twice, "
         + " and ".join(f"as {json.dumps(printable(spelling))} at line {lines.get(spelling, '?')}" for spelling in spelt)
@@ -273,25 +303,29 @@ def _as_config_string(value: Any) -> str:
     return json.dumps(value)
 
 
-def _check_blocks(document: Mapping[Any, Any], stack_file: Path) -> None:
+def _check_blocks(document: Mapping[Any, Any], label: str) -> None:
     """Refuses a top-level key the Pulumi CLI's stack file has not, and an ESC `environment:`, whose values the
     offline tools cannot read (they come from Pulumi Cloud at `pulumi preview`)."""
     unknown = [printable(str(key)) for key in document if key not in STACK_FILE_BLOCKS]
     if unknown:
         raise StackFileError(
-            f"{stack_file.name}: unknown top-level key {', '.join(map(json.dumps, unknown))}"
+            f"{label}: unknown top-level key {', '.join(map(json.dumps, unknown))}"
             f"{did_you_mean(unknown[0], list(STACK_FILE_BLOCKS))}; a stack file holds only "
             f"{', '.join(STACK_FILE_BLOCKS)} (the Pulumi CLI's ProjectStack), and settings go under config:"
         )
     if "environment" in document:
         raise StackFileError(
-            f"{stack_file.name}: environment: imports Pulumi ESC environments, whose values the offline tools cannot "
+            f"{label}: environment: imports Pulumi ESC environments, whose values the offline tools cannot "
             "read; use pulumi preview"
         )
 
 
-def read_stack_file(stack: str, project_dir: Path = PROJECT_DIR) -> StackFileConfig:
-    """Project defaults overlaid with the stack file, as the strings a program receives; `StackFileError` otherwise."""
+def read_stack_file(stack: str, project_dir: Path = PROJECT_DIR, label: str | None = None) -> StackFileConfig:
+    """Project defaults overlaid with the stack file, as the strings a program receives; `StackFileError` otherwise.
+
+    `label` names the file in every message (a file given by path is named by that path, so that a scratch
+    `/tmp/t/Pulumi.dev.yaml` is not taken for the repository's); by default its name.
+    """
     problem = stack_name_problem(stack)
     if problem:
         raise StackFileError(problem)
@@ -299,40 +333,46 @@ def read_stack_file(stack: str, project_dir: Path = PROJECT_DIR) -> StackFileCon
     namespace = project_namespace(project_dir / "Pulumi.yaml")
     stack_file = project_dir / f"Pulumi.{stack}.yaml"
     if not stack_file.exists():
-        raise StackFileError(f"no stack file {stack_file.name} in {project_dir}")
-    document = load_yaml_file(stack_file)
+        listed = ", ".join(stack_names(project_dir)) or "none"
+        raise StackFileError(f"no stack file {stack_file.name} in {project_dir}; the stacks there: {listed}")
+    label = label or stack_file.name
+    document = load_yaml(stack_file, label, StackFileError)
     config = document.get("config", {}) if isinstance(document, dict) else None
     if not isinstance(config, dict):
-        raise StackFileError(f"{stack_file.name}: expected a map with a config: map of keys, got {shown(document)}")
-    _check_blocks(document, stack_file)
+        raise StackFileError(f"{label}: expected a map with a config: map of keys, got {shown(document)}")
+    _check_blocks(document, label)
     # A secret-only key given in plain text is refused later; until then no message quotes any leaf of it, a number
     # or a boolean included (the type check below quotes what it refuses).
     problems = ConfigProblems(
         secrets_of(
             part
             for key, value in config.items()
-            if _full_key(key, namespace).startswith(f"{NAMESPACE}:")
-            for part in credentials_in(_full_key(key, namespace).removeprefix(f"{NAMESPACE}:"), value)
+            if _meant_key(key, namespace).startswith(f"{NAMESPACE}:")
+            for part in credentials_in(_meant_key(key, namespace).removeprefix(f"{NAMESPACE}:"), value)
         )
     )
     values = {key: spec["default"] for key, spec in declared.items() if isinstance(spec, dict) and "default" in spec}
     secret_keys: set[str] = set()
     read_keys: set[str] = set()
-    spelt_twice = _keys_spelt_twice(config, namespace, stack_file)
+    spelt_twice = _keys_spelt_twice(config, stack_file, label)
     for key, message in spelt_twice.items():
         problems.add(key, message)
     for raw_key, raw_value in config.items():
-        key = _full_key(raw_key, namespace)
+        parsed = parse_key(raw_key)
+        if parsed is None:
+            problems.add(printable(str(raw_key)), _key_problem(raw_key, namespace))
+            continue
+        key = parsed
         if key in spelt_twice:
             continue  # refused above, neither value read
         spec = declared.get(key)
-        if (look_alike := look_alike_problem(key, namespace, f"in {stack_file.name}", list(declared))) is not None:
+        if (look_alike := look_alike_problem(key, namespace, f"in {label}", list(declared))) is not None:
             problems.add(printable(key), look_alike)
             continue
         if key.startswith(f"{namespace}:") and spec is None:
             problems.add(
                 key,
-                f"is set in {stack_file.name} but Pulumi.yaml does not declare it{did_you_mean(key, list(declared))}; "
+                f"is set in {label} but Pulumi.yaml does not declare it{did_you_mean(key, list(declared))}; "
                 "the Pulumi CLI refuses it",
             )
             continue
@@ -355,10 +395,8 @@ def read_stack_file(stack: str, project_dir: Path = PROJECT_DIR) -> StackFileCon
         read_keys.add(key)
     read = StackFileConfig({key: _as_config_string(value) for key, value in values.items()}, frozenset(secret_keys))
     if problems.lines:
-        refused = frozenset(_full_key(key, namespace) for key in config) - read_keys
-        raise StackFileError(
-            f"{stack_file.name}:\n" + "\n".join(f"  - {line}" for line in problems.lines), read, refused
-        )
+        refused = frozenset(_meant_key(key, namespace) for key in config) - read_keys
+        raise StackFileError(f"{label}:\n" + "\n".join(f"  - {line}" for line in problems.lines), read, refused)
     return read
 
 

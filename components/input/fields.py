@@ -37,7 +37,16 @@ DNS_LABEL_PATTERN = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
 # Its bound of 253 characters is the `max_length` of `DnsSubdomain`.
 DNS_SUBDOMAIN_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 RESOURCE_NAME_PATTERN = r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$"
-NEBIUS_ID_PATTERN = r"^[a-z][a-z0-9]*-[a-z0-9]{1,56}$"
+# A Nebius resource ID: its kind (`project`, `vpcsubnet`), a '-', then at most this many lowercase letters or digits.
+NEBIUS_ID_SUFFIX_LIMIT = 56
+NEBIUS_ID_PATTERN = rf"^[a-z][a-z0-9]*-[a-z0-9]{{1,{NEBIUS_ID_SUFFIX_LIMIT}}}$"
+
+
+def nebius_id_rule(kind: str) -> str:
+    """NEBIUS_ID_PATTERN in words, for an ID of `kind`."""
+    return f"{kind}- then 1 to {NEBIUS_ID_SUFFIX_LIMIT} lowercase letters or digits"
+
+
 GROUP_NAME_PATTERN = r"^[a-z]([a-z0-9-]{0,30}[a-z0-9])?$"
 CPU_PRESET_PATTERN = r"^[0-9]{1,4}vcpu-[0-9]{1,5}gb$"
 PLATFORM_PATTERN = r"^[a-z][a-z0-9]*(-[a-z0-9]+){1,6}$"
@@ -160,6 +169,26 @@ DnsLabel = Annotated[
         pattern=DNS_LABEL_PATTERN,
         max_length=63,
         description="expected a DNS label: at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit",
+    ),
+]
+# The namespaces a cluster is created with (kubernetes.io/docs/concepts/overview/working-with-objects/namespaces,
+# "Initial namespaces"), and the prefix the same page reserves for Kubernetes system namespaces ("Avoid creating
+# namespaces with the prefix kube-"). components/config/namespaces.py refuses them for every namespace the stack
+# creates; `Namespace` carries the rule into the published schema.
+KUBERNETES_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+RESERVED_NAMESPACE_PREFIX = "kube-"
+RESERVED_NAMESPACE_PATTERN = f"^{RESERVED_NAMESPACE_PREFIX}"
+# A namespace the stack creates or installs into: a DNS label that the schema refuses where the program does (the
+# program's message names the rule; an editor flags the value).
+Namespace = Annotated[
+    DnsLabel,
+    Field(
+        json_schema_extra={
+            "allOf": [
+                {"not": {"enum": list(KUBERNETES_NAMESPACES)}},
+                {"not": {"pattern": RESERVED_NAMESPACE_PATTERN}},
+            ]
+        }
     ),
 ]
 DnsSubdomain = Annotated[

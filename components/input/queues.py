@@ -10,7 +10,7 @@ from typing import Annotated, Literal
 from pydantic import Field, StrictBool, StrictInt, StrictStr
 
 from components.dra_constants import GPU_CLASS, VFIO_CLASS
-from components.input.fields import GROUP_NAME_PATTERN, ChartRepository, DnsLabel, DnsSubdomain, Shape
+from components.input.fields import GROUP_NAME_PATTERN, ChartRepository, DnsLabel, DnsSubdomain, Namespace, Shape
 
 DEFAULT_KUEUE_NAMESPACE = "kueue-system"
 # Whole GPUs only: a team's quota is a number of GPUs of its groups, and a MIG slice is no GPU.
@@ -41,7 +41,7 @@ class TeamQuotaInput(Shape):
 
 class TeamInput(Shape):
     name: DnsLabel
-    namespace: DnsLabel | None = None
+    namespace: Namespace | None = None
     localQueue: DnsLabel | None = None
     cohort: DnsLabel | None = None
     quotas: list[TeamQuotaInput] = Field(
@@ -57,7 +57,7 @@ class QueuesInput(Shape):
     )
     deviceClasses: list[CountableClass] = Field(default_factory=lambda: list(DEFAULT_COUNTED), min_length=1)
     claimTemplates: list[DnsSubdomain] | None = None
-    namespace: DnsLabel = DEFAULT_KUEUE_NAMESPACE
+    namespace: Namespace = DEFAULT_KUEUE_NAMESPACE
     repository: ChartRepository = ""
     featureGates: dict[
         Annotated[StrictStr, Field(pattern=FEATURE_GATE_PATTERN, description="expected a Kueue feature gate")],

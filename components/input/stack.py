@@ -40,10 +40,10 @@ from components.input.fields import (
     BootDiskGib,
     ChartRepository,
     ChartVersion,
-    DnsLabel,
     DnsSubdomain,
     Image,
     LocalFile,
+    Namespace,
     NodeCount,
     RepositoryUsername,
     Shape,
@@ -277,10 +277,10 @@ class StackInput(Shape):
         ),
     ]
     draDriverNamespace: Annotated[
-        DnsLabel,
+        Namespace,
         Setting(
             "DRA driver keys",
-            "namespace of the release (a DNS label), created if missing; a namespace Kubernetes owns (`default`, `kube-system`, `kube-public`, `kube-node-lease`) is refused",
+            "namespace of the release (a DNS label), created if missing; a namespace Kubernetes owns (`default`, `kube-system`, `kube-public`, `kube-node-lease`) or one starting with `kube-` (the prefix Kubernetes reserves) is refused",
             default="nvidia-dra-driver-gpu",
         ),
     ]
@@ -367,10 +367,10 @@ class StackInput(Shape):
         ),
     ]
     claimNamespace: Annotated[
-        DnsLabel,
+        Namespace,
         Setting(
             "Claim and sample keys",
-            'namespace of the templates and sample pods (a DNS label). The stack creates it and deletes it with the stack, so a namespace Kubernetes owns (`default`, `kube-system`, `kube-public`, `kube-node-lease`) or a release of the stack uses (`draDriverNamespace`, `gpu-operator` and `nvidia-network-operator` where it installs them, `monitoring` with `kubePrometheusStack`, the `queues` namespace of Kueue) is refused. Labelled `resource.kubernetes.io/admin-access: "true"` when a user template uses `adminAccess`',
+            'namespace of the templates and sample pods (a DNS label). The stack creates it and deletes it with the stack, so a namespace Kubernetes owns (`default`, `kube-system`, `kube-public`, `kube-node-lease`), one starting with `kube-` (the prefix Kubernetes reserves) or a release of the stack uses (`draDriverNamespace`, `gpu-operator` and `nvidia-network-operator` where it installs them, `monitoring` with `kubePrometheusStack`, the `queues` namespace of Kueue) is refused. Labelled `resource.kubernetes.io/admin-access: "true"` when a user template uses `adminAccess`',
             default="dra-samples",
         ),
     ]
@@ -495,10 +495,10 @@ class StackInput(Shape):
         ),
     ]
     gpuMetricsNamespace: Annotated[
-        DnsLabel,
+        Namespace,
         Setting(
             "GPU metrics keys",
-            "namespace of the exporter and the dashboard (a DNS label), created if missing; a namespace Kubernetes owns or another release of the stack (or `claimNamespace`) uses is refused, because the chart names its ConfigMap and Role without the release name",
+            "namespace of the exporter and the dashboard (a DNS label), created if missing; a namespace Kubernetes owns or reserves (`kube-*`) or another release of the stack (or `claimNamespace`) uses is refused, because the chart names its ConfigMap and Role without the release name",
             default="gpu-metrics",
         ),
     ]
@@ -611,7 +611,7 @@ class StackInput(Shape):
         ),
         Setting(
             "Queue keys",
-            "GPU quotas per team, enforced by Kueue v0.17.0, installed only when `teams` is not empty: `teams: [{name, namespace?, localQueue?, cohort?, quotas: [{group, gpus, borrowingLimit?}]}]`, `deviceClasses?` (counted as GPUs: `gpu.nvidia.com`, the default, and `vfio.gpu.nvidia.com`), `claimTemplates?` (the templates each team namespace gets; default every one Kueue can count), `namespace?` (`kueue-system`), `repository?` (a mirror of `oci://registry.k8s.io/kueue/charts`), `featureGates?` (Kueue gate: true or false). Refused: a quota over what its group holds, a group that does not exist, borrowing without a cohort, two teams in one namespace, a team's or Kueue's namespace that Kubernetes owns or another release of the stack or `claimNamespace` uses, settings without teams, a template Kueue cannot count (the reason is named)",
+            "GPU quotas per team, enforced by Kueue v0.17.0, installed only when `teams` is not empty: `teams: [{name, namespace?, localQueue?, cohort?, quotas: [{group, gpus, borrowingLimit?}]}]`, `deviceClasses?` (counted as GPUs: `gpu.nvidia.com`, the default, and `vfio.gpu.nvidia.com`), `claimTemplates?` (the templates each team namespace gets; default every one Kueue can count), `namespace?` (`kueue-system`), `repository?` (a mirror of `oci://registry.k8s.io/kueue/charts`), `featureGates?` (Kueue gate: true or false). Refused: a quota over what its group holds, a group that does not exist, borrowing without a cohort, two teams in one namespace, a team's or Kueue's namespace that Kubernetes owns or reserves (`kube-*`) or another release of the stack or `claimNamespace` uses, settings without teams, a template Kueue cannot count (the reason is named)",
             default={},
         ),
     ]

@@ -9,7 +9,7 @@ stored Job's pod template with the completion-index annotation and label, the JO
 env var read from that label, hostname `<job>-<index>`, generateName `<job>-<index>-` and the Job
 as controller owner). The real resourceclaim controller makes their claims from the stack's
 templates and the real scheduler allocates them and binds the pods. There is no kubelet: the pods
-are bound, not run; the verdict on all_reduce_perf's output is tested in tests/test_verify_burnin.py
+are bound, not run; the verdict on all_reduce_perf's output is tested in tests/tools/verify/test_verify_burnin.py
 with the captured output.
 
 Run from the repository root: venv/bin/python -m pytest -q e2e/dra/test_dra_prod_burnin.py

@@ -9,7 +9,7 @@ the stack setting(s), the registered field(s) that carry them, the effect, and i
 else in the project decides whether a change is disruptive (`consequence_of`).
 
 It lives in the policy pack's package because the pack imports nothing from the program (planned.py);
-`tests/test_consequences.py` compares each row with its source where an installed SDK, a vendored
+`tests/policies/test_consequences.py` compares each row with its source where an installed SDK, a vendored
 chart or the program's own registrations can show it.
 """
 

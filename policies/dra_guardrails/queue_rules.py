@@ -12,10 +12,18 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 from .planned import GROUP_LABEL, HELM_RELEASE_TYPES, NODE_GROUP_TYPE, as_list, chart_name, field_at, planned_node_range
 
 KUEUE_CHART = "kueue"
+# Where the program pulls each chart when no repository key names a mirror: the hosts of its upstream defaults
+# (components/dra_constants.py, components/queue_model.py KUEUE_REPOSITORY; tests/test_architecture.py ties them).
+KUEUE_UPSTREAM = "oci://registry.k8s.io/kueue/charts"
+KUEUE_IMAGE = "registry.k8s.io/kueue/kueue"
+UPSTREAM_CHART_HOSTS = frozenset(
+    {"registry.k8s.io", "helm.ngc.nvidia.com", "nvidia.github.io", "prometheus-community.github.io"}
+)
 DRA_GATE = "DynamicResourceAllocation"
 CLUSTER_QUEUE_TYPE = "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue"
 LOCAL_QUEUE_TYPE = "kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue"
@@ -134,8 +142,10 @@ def _group_gpus(resources: Sequence[Any]) -> dict[str, float]:
 
 
 def check_quotas_within_capacity(resources: Sequence[Any], config: Mapping[str, Any]) -> list[Violation]:
-    """Nominal GPU quotas on one group that add up past its GPUs, among queues that share no cohort: each team is
-    promised GPUs that are not there, and a Job Kueue admits then waits Pending for a node."""
+    """Nominal GPU quotas on one group that add up past its GPUs: among queues that share no cohort, each team is
+    promised GPUs that are not there, and a Job Kueue admits then waits Pending for a node; inside one cohort, a
+    ClusterQueue's nominal quota is what Kueue guarantees it, borrowing aside (kueue.sigs.k8s.io/docs/concepts/
+    cluster_queue/, "nominalQuota"), and quotas above the group's GPUs cannot all be guaranteed at once."""
     flavors = {
         _name(f): field_at(f.props, "spec", "nodeLabels", GROUP_LABEL) for f in resources if f.type == FLAVOR_TYPE
     }
@@ -151,21 +161,75 @@ def check_quotas_within_capacity(resources: Sequence[Any], config: Mapping[str, 
     violations: list[Violation] = []
     for flavor, entries in sums.items():
         group = flavors.get(flavor)
+        if group not in capacity:
+            continue
+        most = capacity[group]
         total = sum(quota for _, quota, _ in entries)
         cohorts = {cohort for _, _, cohort in entries}
-        shared = len(cohorts) == 1 and None not in cohorts
-        if group in capacity and total > capacity[group] and not shared:
-            listed = ", ".join(f"{name} {quota:g}" for name, quota, _ in entries)
+        if total > most and (len(cohorts) > 1 or None in cohorts):
             violations.append(
                 (
                     None,
-                    f"ClusterQueues quota {total:g} GPUs on flavor {flavor} ({listed}), but GPU group {group} holds at "
-                    f"most {capacity[group]:g} and the queues share no cohort: Kueue admits Jobs the nodes cannot run. "
+                    f"ClusterQueues quota {total:g} GPUs on flavor {flavor} ({_listed(entries)}), but GPU group {group} "
+                    f"holds at most {most:g} and the queues share no cohort: Kueue admits Jobs the nodes cannot run. "
                     "Lower the quotas to the group's GPUs, or put the teams in one cohort and give each its share "
                     "(nebius-dra:queues teams[].cohort).",
                 )
             )
+        for cohort in sorted(c for c in cohorts if c is not None):
+            members = [entry for entry in entries if entry[2] == cohort]
+            pooled = sum(quota for _, quota, _ in members)
+            if pooled > most:
+                violations.append(
+                    (
+                        None,
+                        f"ClusterQueues of cohort {cohort} quota {pooled:g} GPUs on flavor {flavor} "
+                        f"({_listed(members)}), but GPU group {group} holds at most {most:g}: a nominal quota is what "
+                        "Kueue guarantees a queue (kueue.sigs.k8s.io/docs/concepts/cluster_queue/), and the cohort's "
+                        "cannot all be guaranteed at once. Lower the quotas so the cohort's add up to at most the "
+                        "group's GPUs; borrowing still lets a team take what the others leave unused "
+                        "(nebius-dra:queues teams[].quotas).",
+                    )
+                )
     return violations
+
+
+def _listed(entries: Sequence[tuple[str, float, Any]]) -> str:
+    return ", ".join(f"{name} {quota:g}" for name, quota, _ in entries)
+
+
+def _chart_host(release: Any) -> str | None:
+    """The host a release's chart is pulled from: its classic repository's, or an OCI chart reference's."""
+    repository = field_at(release.props, "repositoryOpts", "repo")
+    chart = field_at(release.props, "chart")
+    url = repository if isinstance(repository, str) and repository else chart
+    if not isinstance(url, str) or "://" not in url:
+        return None
+    return (urlsplit(url).hostname or "").lower() or None
+
+
+def check_kueue_chart_mirrored(resources: Sequence[Any], config: Mapping[str, Any]) -> list[Violation]:
+    """Other charts from a mirror say the cluster pulls through one (air-gapped or proxied); Kueue's chart from its
+    upstream then is the one pull that fails, at `pulumi up`, after the other releases were installed."""
+    releases = [r for r in resources if r.type in HELM_RELEASE_TYPES]
+    mirrored = {
+        f"{chart_name(r.props)} from {host}"
+        for r in releases
+        if chart_name(r.props) != KUEUE_CHART and (host := _chart_host(r)) and host not in UPSTREAM_CHART_HOSTS
+    }
+    if not mirrored:
+        return []
+    return [
+        (
+            release.urn,
+            f'Kueue release "{release.name}" pulls its chart from {_chart_host(release)}, its upstream, while the '
+            f"stack's other charts come from a mirror ({', '.join(sorted(mirrored))}): a cluster that pulls through the "
+            f"mirror cannot reach it. Set nebius-dra:queues repository to the mirror's copy of {KUEUE_UPSTREAM}; the "
+            f"controller image {KUEUE_IMAGE} is pulled by the nodes, so their registry mirror must serve it too.",
+        )
+        for release in kueue_releases(resources)
+        if _chart_host(release) in UPSTREAM_CHART_HOSTS
+    ]
 
 
 # (name, description, level, check): registry.RULES registers each as a StackRule.
@@ -184,8 +248,14 @@ QUEUE_CHECKS = (
     ),
     (
         "queue-quotas-within-capacity",
-        "GPU quotas on a group add up to at most its GPUs, unless the queues share a cohort.",
+        "GPU quotas on a group add up to at most its GPUs, across the queues and inside each cohort.",
         "advisory",
         check_quotas_within_capacity,
+    ),
+    (
+        "kueue-chart-mirrored",
+        "Where the stack's other charts come from a mirror, Kueue's does too.",
+        "advisory",
+        check_kueue_chart_mirrored,
     ),
 )

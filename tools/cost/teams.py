@@ -1,4 +1,4 @@
-"""Each team's GPU quota in the cost section: its share of a group's GPUs and what that share of the nodes costs.
+"""Each team's GPU quota in the cost section: its share of a group's GPUs and what its part of the nodes costs.
 
 Reads the `teams` entries of the registered estimate (components/values/queue_cost.py); a stack
 without queues has none, and then nothing is printed.
@@ -46,6 +46,22 @@ def team_rows(document: Mapping[str, Any], money: Money) -> list[tuple[str, ...]
     return rows
 
 
+def oversubscribed_notes(document: Mapping[str, Any]) -> list[str]:
+    """A group whose quotas add up past its GPUs: how its teams are priced, so no one reads the column as a bill per
+    team for the whole node (components/values/queue_cost.py)."""
+    teams = document.get("teams") if isinstance(document, Mapping) else None
+    promised: dict[str, tuple[Any, Any]] = {}
+    for entry in teams if isinstance(teams, Sequence) else []:
+        quotas, capacity = entry.get("groupQuotaGpus"), entry.get("groupGpus")
+        if isinstance(quotas, (int, float)) and isinstance(capacity, (int, float)) and quotas > capacity:
+            promised[str(entry["group"])] = (quotas, capacity)
+    return [
+        f"quotas on {group} add up to {quotas:g} GPUs, past its {capacity:g}: each team is priced at its quota's "
+        "share of them, so the teams' costs add up to the group's nodes, not past them"
+        for group, (quotas, capacity) in promised.items()
+    ]
+
+
 def render_teams_text(document: Mapping[str, Any], money: Money) -> list[str]:
     rows = team_rows(document, money)
     if not rows:
@@ -57,7 +73,7 @@ def render_teams_text(document: Mapping[str, Any], money: Money) -> list[str]:
         "    " + "  ".join(printable(cell).ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
         for row in table
     ]
-    return lines
+    return lines + [f"    note: {note}" for note in oversubscribed_notes(document)]
 
 
 def render_teams_markdown(document: Mapping[str, Any], money: Money) -> list[str]:
@@ -75,4 +91,4 @@ def render_teams_markdown(document: Mapping[str, Any], money: Money) -> list[str
         line(TEAM_HEADER),
         line(["---"] * len(TEAM_HEADER)),
         *map(line, rows),
-    ]
+    ] + [text for note in oversubscribed_notes(document) for text in ("", f"- {markdown_text(note)}")]

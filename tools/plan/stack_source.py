@@ -67,6 +67,7 @@ def read_stack_source(stack: str, stack_file: Path | None = None, project_dir: P
     A given file is linked, under its own name, beside a link to `project_dir`'s `Pulumi.yaml` in a
     private temporary folder, so that it is read exactly as a listed stack file is (the same limits,
     the declared keys and types, secrets); nothing is copied and nothing is written in the repository.
+    Its messages name it by the path as given, not by the link's name.
     """
     if stack_file is None:
         return read_stack_file(stack, project_dir)
@@ -75,7 +76,7 @@ def read_stack_source(stack: str, stack_file: Path | None = None, project_dir: P
     with tempfile.TemporaryDirectory(prefix="nebius-dra-stack-") as folder:
         os.symlink((project_dir / "Pulumi.yaml").resolve(), Path(folder, "Pulumi.yaml"))
         os.symlink(stack_file.resolve(), Path(folder, stack_file.name))
-        return read_stack_file(stack, Path(folder))
+        return read_stack_file(stack, Path(folder), label=str(stack_file))
 
 
 ReadableCheck = Callable[[StackFileConfig, str], object]

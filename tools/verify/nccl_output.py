@@ -27,8 +27,8 @@ from dataclasses import dataclass
 
 # Every pattern here is linear in the line: no two adjacent quantified parts can match the same character (white
 # space, then digits or non-space), and no lazy part is followed by an optional run, so a line of a million spaces
-# is read in one pass (tests/test_nccl_output.py times it). Whole numbers have at most 18 digits: a longer one is no
-# count nccl-tests prints, and it would overflow (or, past 4300 digits, stop) `int()`.
+# is read in one pass (tests/tools/verify/test_nccl_output.py times it). Whole numbers have at most 18 digits: a
+# longer one is no count nccl-tests prints, and it would overflow (or, past 4300 digits, stop) `int()`.
 _INT = r"[0-9]{1,18}"
 # src/util.cu getFloatStr: a number fitted into a column, as "%.2f", "%.1f", "%.0f" or "%.1e"/"%.0e".
 # A NaN or an infinity is printed by the C library's printf: glibc writes "nan", "-nan", "inf", "-inf" (and "%e"

@@ -1,0 +1,706 @@
+"""No credential reaches any output: canary secrets at every position of every secret-bearing value.
+
+`components.redaction.redacted` is the one function every output goes through. Its properties are
+checked here on generated values (hypothesis), and then the tools' entry functions are run in
+process on inputs that carry canaries in every place a credential can hide: the userinfo of a URL
+with `@` in its password, a URL's query and fragment, an inline kubeconfig's token, every leaf of
+a key set as a secret whatever its type, an exec plugin's output; nothing they print or write
+holds a canary. URLs are split as `urllib.parse.urlsplit` splits them (its userinfo ends at the
+netloc's last `@`), so the tests compare with the standard library, not with the code under test.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import json
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+import yaml
+from hypothesis import example, given
+from hypothesis import strategies as st
+from pulumi.runtime import rpc
+
+from components.config import ConfigError, parse_stack_config
+from components.config.errors import ConfigProblems
+from components.config.raw import RawConfig
+from components.config.reading import printable
+from components.config.stack_file import StackFileConfig, read_stack_file
+from components.redaction import redacted as redact
+from components.redaction import redacted_command, secrets_of
+from components.shown import shown
+from policies.dra_guardrails.consequences import CONSEQUENCES
+from tests.helpers import ROOT
+from tests.kubeconfigs import EXEC_API, exec_user, kubeconfig_text, script
+from tools.cost import __main__ as cost_cli
+from tools.plan import __main__ as plan_cli
+from tools.plan import mock_engine
+from tools.plan.mock_engine import run_program
+from tools.plan.stack_source import read_stack_source
+from tools.plan.values import presentable
+from tools.verify import __main__ as verify_cli
+
+CANARY = "CANARYq7Zk"
+NUMBER_CANARY = 7348291056123
+# RFC 3986 section 3.2.1: what userinfo may hold (unreserved, sub-delims, ':' and %-encodings), plus the '@' a
+# careless password has, and the quote and backslash a JSON-escaped quote of it has.
+USERINFO = st.text(alphabet="abcXYZ019-._~!$&'()*+,;=:%@\"\\", max_size=12)
+HOST = st.from_regex(r"[a-z][a-z0-9-]{0,10}(\.[a-z]{2,5}){0,2}", fullmatch=True)
+
+
+def every_form(text: str) -> list[str]:
+    """How a text reaches outputs: as it is, JSON-quoted (what `shown` and the JSON plan write), as repr."""
+    return [text, json.dumps(text), repr(text), shown(text)]
+
+
+def assert_no_canary(*outputs: str, canaries: tuple[str, ...] = (CANARY, str(NUMBER_CANARY))) -> None:
+    for output in outputs:
+        for canary in canaries:
+            assert canary not in output, (canary, output[:2000])
+
+
+@given(user=USERINFO, before=USERINFO, after=USERINFO, host=HOST, scheme=st.sampled_from(["https", "http", "oci"]))
+@example(user="u", before="p@", after="@x", host="charts.example.com", scheme="https")
+@example(user="", before="", after='"@', host="h", scheme="oci")
+def test_the_userinfo_is_redacted_to_the_last_at_as_urlsplit_reads_it(user, before, after, host, scheme):
+    url = f"{scheme}://{user}:{before}{CANARY}{after}@{host}/charts"
+    # The standard library's reading of the same URL: the canary is in its userinfo, the host is the host.
+    assert CANARY in urlsplit(url).netloc.rpartition("@")[0] and urlsplit(url).hostname == host
+    for form in every_form(url):
+        shown_form = redact(f"got {form}; allowed: a mirror")
+        assert_no_canary(shown_form)
+        assert f"@{host}/charts" in shown_form
+
+
+@given(
+    name=st.from_regex(r"[a-z_]{1,8}", fullmatch=True),
+    before=st.text(alphabet="abc019-._~%+/", max_size=8),
+    after=st.text(alphabet="abc019-._~%+/", max_size=8),
+    where=st.sampled_from(["query", "fragment", "both"]),
+)
+@example(name="token", before="", after="", where="query")
+def test_query_and_fragment_values_are_redacted(name, before, after, where):
+    value = f"{before}{CANARY}{after}"
+    query = f"?a=1&{name}={value}" if where in ("query", "both") else ""
+    fragment = f"#{name}={value}&b=2" if where in ("fragment", "both") else ""
+    url = f"https://charts.example.com/index.yaml{query}{fragment}"
+    for form in every_form(url):
+        assert_no_canary(redact(form))
+
+
+@given(
+    name=st.from_regex(r"[a-z_]{1,10}", fullmatch=True),
+    before=st.text(alphabet="abc019-._~%+", max_size=8),
+    after=st.text(alphabet="abc019-._~%+/", max_size=8),
+)
+@example(name="jsessionid", before="", after="")
+def test_path_parameter_values_are_redacted(name, before, after):
+    # RFC 3986 section 3.3: a path segment's parameters follow a ';' (a servlet's `;jsessionid=`).
+    url = f"https://m.example.com/c;{name}={before}{CANARY}{after}"
+    for form in every_form(url):
+        shown_form = redact(f"got {form}; expected a mirror")
+        assert_no_canary(shown_form)
+        assert "https://m.example.com/c;" in shown_form
+
+
+@st.composite
+def canary_texts(draw: Any) -> str:
+    """A string holding the canary at any position, among printable and control characters."""
+    around = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=10)
+    return f"{draw(around)}{CANARY}{draw(around)}"
+
+
+LEAVES = st.one_of(
+    canary_texts(),
+    st.just(NUMBER_CANARY),
+    st.just(-NUMBER_CANARY),
+    st.just(NUMBER_CANARY + 0.5),
+)
+SECRET_VALUES = st.recursive(
+    LEAVES,
+    lambda children: st.one_of(
+        st.lists(children, min_size=1, max_size=3),
+        st.dictionaries(st.from_regex(r"[a-z]{1,6}", fullmatch=True), children, min_size=1, max_size=3),
+    ),
+    max_leaves=6,
+)
+
+
+def leaves(value: Any) -> list[Any]:
+    if isinstance(value, dict):
+        return [leaf for item in value.values() for leaf in leaves(item)]
+    if isinstance(value, list):
+        return [leaf for item in value for leaf in leaves(item)]
+    return [value]
+
+
+@given(value=SECRET_VALUES)
+@example(value={"a": NUMBER_CANARY, "b": [f"x{CANARY}"]})
+def test_every_leaf_of_a_secret_value_is_redacted_whatever_its_type(value):
+    secrets = secrets_of([json.dumps(value)])
+    quoted = [shown(value), json.dumps(value), *(shown(leaf) for leaf in leaves(value)), *map(str, leaves(value))]
+    for text in quoted:
+        assert_no_canary(redact(f"draDriverValues.x: got {text}; expected a map", secrets))
+
+
+def test_a_boolean_or_short_number_leaf_is_redacted_as_a_whole_word_only():
+    secrets = secrets_of([json.dumps({"enabled": True, "replicas": 3})])
+    assert redact("sets it to true; entry [3] has 3 replicas; 13 true-ish", secrets) == (
+        "sets it to [secret]; entry [[secret]] has [secret] replicas; 13 true-ish"
+    )
+
+
+@given(start=st.integers(min_value=0, max_value=130))
+def test_a_secret_cut_by_the_quote_limit_is_not_shown_by_its_start(start):
+    text = "x" * start + CANARY * 30
+    line = redact(f"got {shown(text)}", secrets_of([text[start:]]))
+    assert_no_canary(line, canaries=(CANARY[:3],))
+
+
+def kubeconfig_with_token(token: str) -> str:
+    return kubeconfig_text("https://127.0.0.1:6443", {"token": token})
+
+
+@pytest.mark.parametrize("position", ["start", "middle", "end"])
+def test_a_refusal_never_quotes_an_inline_kubeconfigs_token(position):
+    token = {"start": f"{CANARY}abc", "middle": f"ab{CANARY}cd", "end": f"abc{CANARY}"}[position]
+    text = "users:\n- name: u\n  user:\n    token: " + token + "\n" + kubeconfig_with_token(token)
+    for form in (shown(text), shown({"kubeconfig": text}), json.dumps(text)[:110]):
+        assert_no_canary(redact(form))
+
+
+# Values of a stack file that carry canaries in each place a credential hides, each refused by the program (so
+# every refusal that quotes a value is exercised), as a user would write them in Pulumi.<stack>.yaml.
+HOSTILE_STACK_VALUES = {
+    "nebius-dra:draDriverRepository": f"https://user:p@ss{CANARY}@w@charts.example.com/x?token={CANARY}",
+    "nebius-dra:gpuOperatorRepository": f"oci://{CANARY}:{CANARY}@registry.example.com/charts#sig={CANARY}",
+    "nebius-dra:dcgmExporterRepository": f"https://mirror.example.com/charts?x=1&access_token={CANARY}&k={CANARY}",
+    "nebius-dra:nebiusProfile": "apiVersion: v1\nusers:\n- user:\n    token: " + CANARY + "x" * 200,
+    "nebius-dra:existingClusterKubeconfig": kubeconfig_with_token(CANARY),
+    # A repository password in plain text (refused: it must be a secret), with the mirror it is for.
+    "nebius-dra:chartRepositoryPassword": f"p{CANARY}:x@y",
+}
+
+
+def hostile_stack_file(tmp_path: Path, values: Mapping[str, Any]) -> Path:
+    document = yaml.safe_load(Path("Pulumi.dev.yaml").read_text())
+    document["config"].update(values)
+    path = tmp_path / "Pulumi.hostile.yaml"
+    path.write_text(yaml.safe_dump(document))
+    return path
+
+
+def outputs_of(capsys: pytest.CaptureFixture[str], folder: Path | None = None) -> list[str]:
+    captured = capsys.readouterr()
+    files = [p.read_text(errors="replace") for p in folder.rglob("*") if p.is_file()] if folder else []
+    return [captured.out, captured.err, *files]
+
+
+@pytest.mark.parametrize("key", sorted(HOSTILE_STACK_VALUES))
+@pytest.mark.parametrize("output", ["text", "markdown", "json"])
+def test_no_canary_in_any_output_of_the_plan_and_the_cost(key, output, tmp_path, capsys):
+    stack_file = hostile_stack_file(tmp_path, {key: HOSTILE_STACK_VALUES[key]})
+    out = tmp_path / "plan"
+    status = plan_cli.main(["--stack-file", str(stack_file), "--format", output, "--out", str(out)])
+    assert status == plan_cli.EXIT_PROGRAM
+    printed = outputs_of(capsys, out if out.exists() else None)
+    assert key.split(":")[1] in "".join(printed)
+    assert_no_canary(*printed)
+    assert cost_cli.main(["--stack-file", str(stack_file), "--format", output]) == 2
+    assert_no_canary(*outputs_of(capsys))
+
+
+# A private mirror's login as `pulumi config set --secret` keeps it; the password is decrypted only for the program.
+MIRROR_LOGIN = {
+    "nebius-dra:draDriverRepository": "https://charts.mirror.example/nvidia",
+    "nebius-dra:chartRepositoryUsername": "robot$dra+ci",
+}
+PASSWORD_KEY = "nebius-dra:chartRepositoryPassword"
+CANARY_PASSWORD = f"p{CANARY}:x@y"
+
+
+def decrypted(read: StackFileConfig, key: str, value: str) -> StackFileConfig:
+    """The stack file as the program reads it under `pulumi preview`: `key` a secret, decrypted to `value`."""
+    return StackFileConfig({**read.values, key: value}, read.secret_keys | {key})
+
+
+@pytest.mark.parametrize("output", ["text", "markdown", "json"])
+def test_no_decrypted_repository_password_in_any_output_of_the_plan(output, tmp_path, capsys, monkeypatch):
+    """`make plan` cannot decrypt a secret; were it handed the password itself, as the program is under `pulumi
+    preview`, the plan still shows only its placeholder: the release receives it as a Pulumi secret."""
+    stack_file = hostile_stack_file(tmp_path, MIRROR_LOGIN)
+    read = decrypted(read_stack_source("hostile", stack_file), PASSWORD_KEY, CANARY_PASSWORD)
+    monkeypatch.setattr(mock_engine, "read_stack_source", lambda *args, **kwargs: read)
+    out = tmp_path / "plan"
+    status = plan_cli.main(["--stack-file", str(stack_file), "--format", output, "--out", str(out), "--no-base"])
+    printed = outputs_of(capsys, out)
+    assert status == plan_cli.EXIT_OK, printed[1]
+    assert "repositoryOpts" in printed[0] and "[secret]" in printed[0], printed[0][:3000]
+    assert_no_canary(*printed)
+
+
+def test_the_programs_registered_inputs_hold_the_repository_password_only_as_a_secret():
+    """Under the mock engine every input the program registers, and every stack output, is free of the password
+    once its secrets are placeholders: the password reaches the engine wrapped as a secret, nowhere else."""
+    config = {**read_stack_file("dev").values, **MIRROR_LOGIN, PASSWORD_KEY: CANARY_PASSWORD}
+    run = run_program("dev", config=config, secret_keys=[PASSWORD_KEY])
+    assert run.error is None, run.error
+    wrapped = [r for r in run.resources if rpc.is_rpc_secret(r.inputs.get("repositoryOpts"))]
+    assert [rpc.unwrap_rpc_secret(r.inputs["repositoryOpts"])["password"] for r in wrapped] == [CANARY_PASSWORD]
+    assert [r.additional_secret_outputs for r in wrapped] == [["repositoryOpts"]]
+    shown_inputs = [presentable(r.inputs, {}) for r in run.resources]
+    public_outputs = {key: value for key, value in run.outputs.items() if key not in run.secret_outputs}
+    assert_no_canary(json.dumps(shown_inputs, default=str), json.dumps(public_outputs, default=str))
+
+
+@pytest.mark.parametrize("secret", [True, False], ids=["secret", "plain"])
+def test_a_repository_password_refused_for_its_shape_is_never_quoted(secret):
+    """A password is a credential however it was given: refused for a control character, set as a secret or in
+    plain text, the refusal names the key and what is allowed, never the value."""
+    config = {**read_stack_file("dev").values, **MIRROR_LOGIN, PASSWORD_KEY: f"{CANARY_PASSWORD}\n"}
+    run = run_program("dev", config=config, secret_keys=[PASSWORD_KEY] if secret else [])
+    assert run.error is not None and not run.resources
+    assert f"{PASSWORD_KEY}: " in str(run.error) and "printable ASCII" in str(run.error), run.error
+    assert_no_canary(str(run.error))
+
+
+def secret_driver_values(leaf: Any) -> dict[str, Any]:
+    """draDriverValues that the program refuses in several ways, each quoting `leaf` if it could: a guarded value,
+    a key the chart does not read, a value of the wrong type."""
+    return {
+        "gpuResourcesEnabledOverride": leaf,
+        "kubeletPlugin": {"tolerationz": [leaf, {"k": leaf}], "priorityClassName": leaf},
+        "resources": {"gpus": {"enabled": leaf}},
+        "image": {"tag": leaf},
+    }
+
+
+SECRET_LEAVES = [
+    f"{CANARY}tail",
+    f"head{CANARY}",
+    f"a\n{CANARY}\u001b[31m",
+    NUMBER_CANARY,
+    NUMBER_CANARY + 0.25,
+    [NUMBER_CANARY, {"deep": [f"x{CANARY}"]}],
+]
+
+
+@pytest.mark.parametrize("leaf", SECRET_LEAVES, ids=lambda leaf: type(leaf).__name__ + str(len(json.dumps(leaf))))
+def test_no_leaf_of_a_secret_key_reaches_the_programs_refusal(leaf):
+    """What `pulumi preview` prints is the program's refusal: run under the mock engine with the keys set as
+    secrets, every leaf of every secret-capable key is a canary."""
+    config = dict(read_stack_file("dev").values)
+    config["nebius-dra:draDriverValues"] = json.dumps(secret_driver_values(leaf))
+    config["nebius-dra:existingClusterKubeconfig"] = kubeconfig_with_token(json.dumps(leaf))[:-1] + ": ["
+    secret = ["nebius-dra:draDriverValues", "nebius-dra:existingClusterKubeconfig"]
+    run = run_program("dev", config=config, secret_keys=secret)
+    assert run.error is not None and not run.resources
+    assert "draDriverValues" in str(run.error)
+    assert_no_canary(str(run.error))
+    raw = RawConfig({k.split(":")[1]: v for k, v in config.items()}, frozenset(s.split(":")[1] for s in secret))
+    with pytest.raises(ConfigError) as refused:
+        parse_stack_config(raw, "dev")
+    assert_no_canary(str(refused.value))
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "kubeconfig"
+    path.write_text(text)
+    return path
+
+
+def verify_outputs(capsys: pytest.CaptureFixture[str], report: Path) -> list[str]:
+    captured = capsys.readouterr()
+    return [captured.out, captured.err, report.read_text() if report.exists() else ""]
+
+
+@pytest.mark.parametrize(
+    "server",
+    [
+        f"https://user:p@ss{CANARY}@127.0.0.1:9",
+        f"http://127.0.0.1:9/?token={CANARY}",
+        f"ftp://{CANARY}:{CANARY}@127.0.0.1:9",
+        f"https://[{CANARY}@127.0.0.1:9",
+    ],
+)
+def test_no_canary_in_verifys_output_for_a_server_url_with_credentials(server, tmp_path, capsys):
+    report = tmp_path / "verify.json"
+    path = write(tmp_path, kubeconfig_text(server))
+    status = verify_cli.main(["--stack", "dev", "--skip-smoke", "--kubeconfig", str(path), "--json", str(report)])
+    assert status == 2
+    assert_no_canary(*verify_outputs(capsys, report))
+
+
+@pytest.mark.parametrize(
+    ("name", "body"),
+    [
+        ("newline-token", json.dumps({"token": f"abc\n{CANARY}"})),
+        ("trailing-newline", json.dumps({"token": f"{CANARY}\n"})),
+        ("space-token", json.dumps({"token": f"Bearer {CANARY}"})),
+        ("expiry", json.dumps({"token": f"abc{CANARY}\u0000", "expirationTimestamp": "soon"})),
+    ],
+)
+def test_no_canary_in_verifys_output_for_an_exec_token_a_header_cannot_carry(name, body, tmp_path, capsys):
+    credential = f'{{"apiVersion": "{EXEC_API}", "kind": "ExecCredential", "status": {body}}}'
+    script(tmp_path, "get-token.sh", f"cat <<'JSON'\n{credential}\nJSON\n")
+    report = tmp_path / "verify.json"
+    path = write(tmp_path, kubeconfig_text("http://127.0.0.1:9", exec_user("./get-token.sh")))
+    assert verify_cli.main(["--stack", "dev", "--skip-smoke", "--kubeconfig", str(path), "--json", str(report)]) == 2
+    assert_no_canary(*verify_outputs(capsys, report))
+
+
+def outputs_of_a_failing_plugin(tmp_path: Path, capsys: Any, body: str, args: tuple[str, ...] = ()) -> list[str]:
+    """What verify prints and writes when the exec plugin (`body`, run with `args` after `--profile dev`) exits 3."""
+    script(tmp_path, "get-token.sh", body + "exit 3\n")
+    user = exec_user("./get-token.sh")
+    user["exec"]["args"] += list(args)
+    report = tmp_path / "verify.json"
+    path = write(tmp_path, kubeconfig_text("http://127.0.0.1:9", user))
+    assert verify_cli.main(["--stack", "dev", "--skip-smoke", "--kubeconfig", str(path), "--json", str(report)]) == 2
+    printed = verify_outputs(capsys, report)
+    assert "exited with status 3" in printed[1]
+    return printed
+
+
+@pytest.mark.parametrize(
+    "stderr", [f"token: {CANARY}", f"Authorization: Bearer {CANARY}", f'{{"password": "{CANARY}"}}']
+)
+def test_no_canary_in_verifys_output_when_the_exec_plugin_fails_saying_a_credential(stderr, tmp_path, capsys):
+    assert_no_canary(*outputs_of_a_failing_plugin(tmp_path, capsys, f"echo '{stderr}' >&2\n"))
+
+
+@pytest.mark.parametrize("length", [40, 90, 100, 200])
+def test_a_url_whose_password_runs_past_the_quote_limit_is_redacted_before_the_cut(length):
+    url = f"https://user:{(CANARY * 30)[:length]}@charts.example.com/x"
+    assert_no_canary(shown(url), shown({"repository": url}), canaries=(CANARY[:4],))
+
+
+def test_many_secret_leaves_and_as_many_lines_are_redacted_in_linear_time():
+    """A secret map of 20,000 leaves, one 60-character problem line per leaf: one `str.replace` per form and line
+    would be 10**9 searches; the index makes each position a few lookups (generous CPU bound, so it cannot flake)."""
+    leaves = {f"k{i}": f"secretvalue{i:06d}" for i in range(20_000)}
+    secrets = secrets_of([json.dumps(leaves)])
+    started = time.process_time()
+    lines = [redact(f'draDriverValues.k{i}: got "secretvalue{i:06d}"; expected a map', secrets) for i in range(20_000)]
+    assert time.process_time() - started < 10.0
+    assert all(line.endswith('got "[secret]"; expected a map') for line in lines)
+
+
+MIB = 1 << 20
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "token" * (MIB // 5),
+        "token:" + " " * MIB,
+        "https://" + "@" * MIB,
+        "a://b?" + "&=" * (MIB // 2),
+        "a://" * (MIB // 4),
+        "a." * (MIB // 2) + "://x",
+        "abcd... (1 characters)" * (MIB // 24),
+        "bearer " * (MIB // 7),
+        "12345 " * (MIB // 6),
+        "https://[" * (MIB // 9),
+        "--token" + "\u00a0" * MIB,
+        "token" + "\\u00a0" * (MIB // 6) + "=",
+        "Basic\t" * (MIB // 6),
+        "--api-key=" + "\\xa0" * (MIB // 4),
+        "https://h/x" + ")" * MIB,
+        "https://h/x" + ")." * (MIB // 2),
+        "https://" + "\uff20" * MIB,
+        "https://" + "\\uff20" * (MIB // 6),
+        "https://" + ":a" * (MIB // 2),
+        "https://" + "1:" * (MIB // 2),
+        "https://[" + ":" * MIB,
+    ],
+    ids=lambda text: f"{text[:10]}~{len(text)}",
+)
+def test_a_mebibyte_of_adversarial_text_is_redacted_in_linear_time(text):
+    secrets = secrets_of([json.dumps({"a": "abcdefgh", "b": 12345, "c": [f"x{CANARY}"]})])
+    started = time.process_time()
+    redact(text, secrets)
+    assert time.process_time() - started < 10.0
+
+
+@pytest.mark.parametrize(
+    "value",
+    [NUMBER_CANARY, NUMBER_CANARY + 0.25, -NUMBER_CANARY, [NUMBER_CANARY, CANARY], {"a": {"b": NUMBER_CANARY}}],
+    ids=lambda value: type(value).__name__,
+)
+def test_no_leaf_of_a_secret_only_key_given_in_plain_text_is_quoted_by_the_stack_file_reader(value, tmp_path, capsys):
+    """The type check quotes what it refuses; a plain kubeconfig's leaves, numbers too, are shown as [secret]."""
+    text = (ROOT / "Pulumi.dev.yaml").read_text()
+    line = f"  nebius-dra:existingClusterKubeconfig: {json.dumps(value)}\n"
+    path = tmp_path / "Pulumi.try.yaml"
+    path.write_text(text.replace("config:\n", "config:\n" + line, 1))
+    (tmp_path / "Pulumi.yaml").write_text((ROOT / "Pulumi.yaml").read_text())
+    assert plan_cli.main(["--stack-file", str(path), "--no-base", "--out", "none"]) == 2
+    shown_text = capsys.readouterr()
+    assert "existingClusterKubeconfig: got " in shown_text.err and "[secret]" in shown_text.err
+    assert_no_canary(shown_text.out, shown_text.err, canaries=(CANARY, str(NUMBER_CANARY)[:8]))
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        # A flag that takes a value never eats the next flag.
+        (f"/bin/echo --secret --token {CANARY} -p x", "--secret --token [redacted]"),
+        (f"cmd --password --api-key={CANARY}", "--password --api-key=[redacted]"),
+        # A shell redirection is no value: the hint names the key.
+        ("`pulumi config set nebius-dra:k --secret < kubeconfig`", "nebius-dra:k --secret < kubeconfig"),
+        # A JSON escape of a control character inside a token does not end it.
+        ('"token":"' + CANARY[:3] + "\\u0001" + CANARY + '"}', '"token":"[redacted]"}'),
+        ('"password": "a\\n' + CANARY + '"', '"password": "[redacted]"'),
+        # A bare fragment or query part is redacted whole (RFC 3986 sections 3.4 and 3.5 give them no structure).
+        (f"https://h/charts?token=x#{CANARY}", "https://h/charts?token=[redacted]#[redacted]"),
+        (f"https://h/x?{CANARY}&a=1", "https://h/x?[redacted]&a=[redacted]"),
+        (f'got "https://h:1/x#{CANARY}"; expected', 'got "https://h:1/x#[redacted]"; expected'),
+        # A careless URL's slashes (urllib reads the rest as a path) still end its scheme; its userinfo is as secret.
+        (f'got "https:/u:{CANARY}@mirror.example.com/"', 'got "https:/[credentials]@mirror.example.com/"'),
+        (f"oci:///robot:{CANARY}@registry.example.com/charts", "oci:///[credentials]@registry.example.com/charts"),
+        (f"server https:\\\\u:{CANARY}@api.example.com", "server https:\\\\[credentials]@api.example.com"),
+        # Hostile review a40 #3: a look-alike '@', as it is or escaped, ends the userinfo as '@' does; a ':' that no
+        # port follows is a password's, its '@' missing.
+        (f"https://u:{CANARY}\uff20harbor.example.com/n", "https://[credentials]\uff20harbor.example.com/n"),
+        (f"https://u:{CANARY}\ufe6bharbor.example.com/n", "https://[credentials]\ufe6bharbor.example.com/n"),
+        (
+            f'got "https://u:{CANARY}\\uff20harbor.example.com/n"',
+            'got "https://[credentials]\\uff20harbor.example.com/n"',
+        ),
+        (f"https://u:{CANARY}%40harbor.example.com/n", "https://[credentials]%40harbor.example.com/n"),
+        (f'got "https://u:{CANARY}/n"; expected', 'got "https://[credentials]/n"; expected'),
+        (f"https://u:1234;{CANARY}/n", "https://[credentials]/n"),
+        ("on https://h.example.com:8443; and https://h:1,", "on https://h.example.com:8443; and https://h:1,"),
+        (
+            'got "https://[::1]:8443/n" and https://h.example.com:443',
+            'got "https://[::1]:8443/n" and https://h.example.com:443',
+        ),
+        # An image pinned by digest is no URL: nothing of it is taken for credentials.
+        ("image nvidia/cuda:13.1.1@sha256:abc", "image nvidia/cuda:13.1.1@sha256:abc"),
+    ],
+)
+def test_flags_escapes_and_bare_url_parts_never_show_the_credential(text, kept):
+    shown_text = redact(text)
+    assert kept in shown_text, shown_text
+    assert_no_canary(shown_text)
+
+
+def test_the_plain_kubeconfig_hint_names_the_key_it_asks_to_set_as_a_secret():
+    config = dict(read_stack_file("dev").values)
+    config["nebius-dra:existingClusterKubeconfig"] = "apiVersion: v1\nkind: Config\n"
+    run = run_program("dev", config=config, secret_keys=[])
+    assert "`pulumi config set nebius-dra:existingClusterKubeconfig --secret < kubeconfig`" in str(run.error)
+
+
+# A config key is never a secret (attack 37, F3 and F4): the line that refuses one names it whole, in every output, and
+# no word of the message after it is taken for a credential. Each breaks one rule the redactor had: `password` and
+# `dbPassword` read as a credential field (`password: is`), `\e[2J` (a backslash, then a '[' without its ']') as a
+# malformed URL `dra:\host`, the escape character as one once JSON-encoded (`\u001b[1m`).
+CONFIG_KEYS = ["password", "dbPassword", "apiToken", "\\e[2J", "\x1b[1m"]
+
+
+@pytest.mark.parametrize("key", CONFIG_KEYS)
+@pytest.mark.parametrize("output", ["text", "json"])
+def test_a_refused_config_key_is_named_whole_and_its_message_is_kept(key, output, tmp_path, capsys):
+    stack_file = hostile_stack_file(tmp_path, {f"nebius-dra:{key}": "x"})
+    status = plan_cli.main(["--stack-file", str(stack_file), "--format", output, "--out", "none", "--no-base"])
+    assert status == plan_cli.EXIT_PROGRAM
+    captured = capsys.readouterr()
+    if output == "json":
+        error = json.loads(captured.out)["error"]
+        assert f"nebius-dra:{key}: is set in" in error
+    else:
+        assert f"nebius-dra:{printable(key)}: is set in" in captured.err
+
+
+def test_shown_redacts_a_value_before_it_encodes_it():
+    # Redacted once encoded, the query value's last backslash (`\\` in JSON) and the closing quote read as `\"`.
+    assert shown("https://m.example.com/c?a=b\\") == '"https://m.example.com/c?a=[redacted]"'
+    assert shown({"url": "https://u:p@h/x"}) == '{"url": "https://[credentials]@h/x"}'
+
+
+def test_the_json_plan_is_redacted_before_it_is_encoded(tmp_path, capsys, monkeypatch):
+    real = plan_cli.build_plan
+    error = f"refused https://m.example.com/c?sig={CANARY}\\"
+
+    def failing(*args: Any, **kwargs: Any) -> Any:
+        plan = real(*args, **kwargs)
+        return dataclasses.replace(plan, run=dataclasses.replace(plan.run, error=ValueError(error)))
+
+    monkeypatch.setattr(plan_cli, "build_plan", failing)
+    status = plan_cli.main(["--stack", "dev", "--format", "json", "--out", "none", "--no-base"])
+    assert status == plan_cli.EXIT_PROGRAM
+    assert json.loads(capsys.readouterr().out)["error"] == "refused https://m.example.com/c?sig=[redacted]"
+
+
+def test_a_problem_line_redacts_its_message_never_its_key():
+    problems = ConfigProblems(secrets_of(["gpuNodeGroups"]))
+    problems.add("nebius-dra:gpuNodeGroups", "got gpuNodeGroups")
+    assert problems.lines == ["nebius-dra:gpuNodeGroups: got [secret]"]
+
+
+# Every Unicode white space but the line feed that ends an output's line (a no-break space U+00A0 among them).
+BLANKS = st.sampled_from(sorted({chr(c) for c in range(0x3000 + 1) if chr(c).isspace()} - {"\n"}))
+# What a token, a password or base64 is written with, around the canary.
+TOKEN_TEXT = st.text(alphabet="abcXYZ019-._~+/=", max_size=6)
+
+
+@given(
+    blank=BLANKS,
+    before=TOKEN_TEXT,
+    after=TOKEN_TEXT,
+    form=st.sampled_from(["--token{}", "--password{}", "token:{}", "Bearer{}", "Authorization: Basic{}", "basic{}"]),
+)
+@example(blank="\u00a0", before="", after="", form="--token{}")
+@example(blank=" ", before="", after="", form="Authorization: Basic{}")
+def test_a_credential_after_any_unicode_blank_or_in_basic_authorization_is_redacted(blank, before, after, form):
+    """A no-break space, an em space or a tab after `--token` ends no redaction; `Basic <base64>` is a credential
+    (RFC 7617) as a bearer token is (RFC 6750)."""
+    text = form.format(blank) + before + CANARY + after
+    for quoted in every_form(text):
+        assert_no_canary(redact(quoted))
+
+
+@given(before=TOKEN_TEXT, after=TOKEN_TEXT, blank=BLANKS)
+@example(before="", after="", blank=" ")
+def test_every_credential_flag_of_a_command_line_is_redacted_by_argument(before, after, blank):
+    """The exec plugin's command line is redacted argument by argument: `-p VALUE`, `-pVALUE`, a value with a space
+    or a quote (one argument, which `shlex.join` quotes), the value after a flag that starts `--`."""
+    secret = before + CANARY + after
+    for argv in (
+        ["get-token", "-p", secret],
+        ["get-token", f"-p{secret}"],
+        ["get-token", "--token", f"a{blank}'{secret}"],
+        ["get-token", "--secret", "--token", secret],
+        ["get-token", f"--api-key=x y{secret}"],
+        ["get-token", f"--token{blank}{secret}"],
+    ):
+        assert_no_canary(redact(redacted_command(argv)))
+    assert redacted_command(["get-token", "--profile", "dev", "-p", secret]) == "get-token --profile dev -p [redacted]"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--token", CANARY, f"--client-secret={CANARY}"],
+        ["-p", CANARY],
+        [f"-p{CANARY}"],
+        ["--token", f"a b{CANARY}"],
+        ["--token\u00a0" + CANARY],
+        ["-p", f"x'{CANARY}"],
+    ],
+    ids=["long", "short", "joined", "quoted", "no-break-space", "quote"],
+)
+def test_no_canary_in_verifys_output_from_an_exec_plugins_credential_flags(args, tmp_path, capsys):
+    """Every exec error names the command line; a credential passed to it as a flag is not echoed, however written."""
+    printed = outputs_of_a_failing_plugin(tmp_path, capsys, "", tuple(args))
+    assert "get-token.sh --profile dev " in printed[1] and "[redacted]" in printed[1]
+    assert_no_canary(*printed)
+
+
+@pytest.mark.parametrize("position", [0, 150, 290, 299, 5000, 100_000])
+def test_a_long_exec_plugin_stderr_is_quoted_redacted_and_bounded(position, tmp_path, capsys):
+    """The plugin's last stderr line is quoted in at most 300 characters, redacted whatever the cut leaves."""
+    line = "x" * position + f"token: {CANARY} Authorization: Basic {CANARY}" + "y" * 200_000
+    (tmp_path / "stderr.txt").write_text(line + "\n")
+    printed = outputs_of_a_failing_plugin(tmp_path, capsys, f"cat '{tmp_path / 'stderr.txt'}' >&2\n")
+    assert_no_canary(*printed, canaries=(CANARY, CANARY[:5], "y" * 300))
+
+
+def project_texts_about_credentials() -> list[str]:
+    """Every string the config reader and the input models write, and every line of the configuration docs, that
+    speaks of a login, a password, a token or authentication."""
+    words = ("password", "token", "authentication", "login", "basic")
+    texts = {
+        node.value
+        for module in (*(ROOT / "components" / "config").glob("*.py"), *(ROOT / "components" / "input").glob("*.py"))
+        for node in ast.walk(ast.parse(module.read_text()))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+    }
+    # The shell commands in the docs are left out: `--secret` before a value hides it, as a credential flag does.
+    texts |= {
+        line
+        for doc in ("configuration.md", "e2e.md")
+        for line in (ROOT / "docs" / doc).read_text().splitlines()
+        if "--secret" not in line
+    }
+    return sorted(text for text in texts if any(word in text.lower() for word in words))
+
+
+def test_no_credential_pattern_eats_a_word_of_the_projects_own_texts_about_credentials():
+    """Attack 2, #13: `password: a login goes in` lost its `a`, `basic authentication` its `authentication`."""
+    texts = project_texts_about_credentials()
+    assert any("password: a login" in text for text in texts) and any("basic authentication" in text for text in texts)
+    assert [text for text in texts if redact(text) != text] == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Helm 3 (https://helm.sh/docs/faq/changes_since_helm2/#release-names): a release lives in its namespace",
+            "Helm 3 (https://helm.sh/docs/faq/changes_since_helm2/#[redacted]): a release lives in its namespace",
+        ),
+        ("(see https://en.wikipedia.org/wiki/Foo_(bar)) ok.", "(see https://en.wikipedia.org/wiki/Foo_(bar)) ok."),
+        ("(https://u:p@h/x?t=s3cr3t).", "(https://[credentials]@h/x?t=[redacted])."),
+    ],
+)
+def test_the_sentence_around_a_url_is_not_taken_for_its_fragment_or_query(text, expected):
+    """Newcomer, 2026-12-02: the plan's sources lost their closing `)`, read as part of a redacted fragment."""
+    assert redact(text) == expected
+
+
+def test_every_source_of_the_table_of_consequences_keeps_its_closing_brackets():
+    for row in CONSEQUENCES:
+        shown = redact(row.source)
+        assert shown.count("(") - shown.count(")") == row.source.count("(") - row.source.count(")"), row.source
+
+
+# How a user and a password are pasted together into the username: RFC 7617's colon, blanks, look-alike colons.
+# Hostile review a40 #2: only ':' was redacted, and the rest was quoted whole.
+USERNAME_SEPARATORS = {
+    ":": "U+003A COLON",
+    " ": "U+0020 SPACE",
+    "\t": "U+0009",
+    "\n": "U+000A",
+    "\ua789": "U+A789 MODIFIER LETTER COLON",
+    "\uff1a": "U+FF1A FULLWIDTH COLON",
+}
+
+
+@pytest.mark.parametrize("separator", USERNAME_SEPARATORS)
+@pytest.mark.parametrize("output", ["text", "json"])
+def test_a_password_typed_into_the_username_is_never_quoted_by_the_plan(output, separator, tmp_path, capsys):
+    """Hostile round five: `robot:<password>` in chartRepositoryUsername was refused quoting it whole."""
+    login = {**MIRROR_LOGIN, "nebius-dra:chartRepositoryUsername": f"robot{separator}{CANARY_PASSWORD}"}
+    stack_file = hostile_stack_file(tmp_path, login)
+    status = plan_cli.main(["--stack-file", str(stack_file), "--format", output, "--out", "none", "--no-base"])
+    printed = outputs_of(capsys)
+    assert status == 2 and "chartRepositoryUsername" in printed[0] + printed[1], printed
+    assert_no_canary(*printed)
+
+
+@pytest.mark.parametrize("separator", USERNAME_SEPARATORS)
+def test_a_password_typed_into_the_username_is_never_quoted_by_the_program(separator):
+    """The refusal says what is wrong with the username, its length and its first character not allowed, never its
+    text: no rule lists every character a password may be pasted after."""
+    username = f"robot{separator}{CANARY_PASSWORD}"
+    config = {
+        **read_stack_file("dev").values,
+        **MIRROR_LOGIN,
+        "nebius-dra:chartRepositoryUsername": username,
+        PASSWORD_KEY: "another-password",
+    }
+    run = run_program("dev", config=config, secret_keys=[PASSWORD_KEY])
+    assert (
+        f"nebius-dra:chartRepositoryUsername: got a user name of {len(username)} characters, character 6 is "
+        f"{USERNAME_SEPARATORS[separator]} (the text is not quoted" in str(run.error)
+    ), run.error
+    assert "robot" not in str(run.error)
+    assert_no_canary(str(run.error))
