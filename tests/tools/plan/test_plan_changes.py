@@ -619,7 +619,8 @@ def test_a_queue_quota_or_cohort_change_is_named_with_what_kueue_does():
         assert "KUBERNETES OBJECTS UPDATED" in changed
         assert "ClusterQueue research: in place: Kueue updates the ClusterQueue in place" in changed
         assert "spec.cohortName: h200 -> other" in changed
-        assert "spec.resourceGroups[0].flavors[0].resources[2].nominalQuota: 24 -> 16" in changed
+        # Newcomer a39: the flavor and the resource are named, not given by position.
+        assert "spec.resourceGroups[0].flavors[h200-train].resources[nvidia.com/gpu].nominalQuota: 24 -> 16" in changed
         assert "https://kueue.sigs.k8s.io/docs/concepts/cluster_queue/" in changed
     assert plan_document(plan)["changes"]["objects"][0]["name"] == "ClusterQueue research"
     older = copy.deepcopy(baseline)
