@@ -232,9 +232,8 @@ def _names(items: list[Any]) -> list[str] | None:
     """The names of a list's items when each is a map with a `name` of its own (a Kueue flavor, a quota's resource),
     else None."""
     names = [item.get("name") if isinstance(item, Mapping) else None for item in items]
-    if all(isinstance(name, str) and name for name in names) and len(set(names)) == len(names):
-        return names
-    return None
+    named = [name for name in names if isinstance(name, str) and name]
+    return named if len(named) == len(items) == len(set(named)) else None
 
 
 def leaves(value: Any, prefix: str) -> dict[str, Any]:
