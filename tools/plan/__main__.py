@@ -100,7 +100,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         metavar="REF",
         help="git revision whose own plan of the stack is the baseline (for example HEAD^1, a PR's base): made "
         "from its files with git archive; when it has none, the plan says why. Default in a git checkout: HEAD, "
-        "the last commit",
+        "the last commit. It RUNS THAT REVISION'S CODE (with only PATH, HOME, the locale, TMPDIR and VIRTUAL_ENV of "
+        "the environment): give only revisions you trust, a fork's branch is code from outside",
     )
     against.add_argument(
         "--no-base",

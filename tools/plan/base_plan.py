@@ -4,7 +4,10 @@ A pull request's plan names the node groups whose nodes it recreates only agains
 the base branch. That plan is made by the base's own code and config: the revision's files are
 unpacked with `git archive` into a temporary folder (this checkout, its index and its worktree
 list are never touched) and its `tools.plan` is run there with this environment's Python, as
-`--format json --out none`. A base whose plan fails, or that has no such stack, gives no
+`--format json --out none`. That is the revision's own code running on this machine, so it gets only
+the environment a plan needs (PATH, HOME, the locale, TMPDIR, the virtual environment): a
+credential of the caller (NEBIUS_IAM_TOKEN, a CI token) never reaches code from a branch under
+review. A base whose plan fails, or that has no such stack, gives no
 baseline (NoBaselineError, with the reason the plan then prints); a REF that is not a revision
 of this repository is the caller's mistake (UnknownRevisionError, exit status 2).
 """
@@ -12,6 +15,7 @@ of this repository is the caller's mistake (UnknownRevisionError, exit status 2)
 from __future__ import annotations
 
 import io
+import os
 import subprocess
 import sys
 import tarfile
@@ -24,6 +28,17 @@ from components.config.stack_file import PROJECT_DIR
 
 # A plan takes seconds; the limit only keeps a broken base from holding a CI job.
 PLAN_TIMEOUT_S = 600
+
+
+# What the base revision's plan is run with: nothing else of the caller's environment reaches its code.
+PLAN_ENVIRONMENT = ("PATH", "HOME", "LANG", "LANGUAGE", "TMPDIR", "VIRTUAL_ENV")
+
+
+def plan_environment(environment: dict[str, str]) -> dict[str, str]:
+    """The part of `environment` the base revision's plan is given: PLAN_ENVIRONMENT and the locale (LC_*)."""
+    return {
+        name: value for name, value in environment.items() if name in PLAN_ENVIRONMENT or name.startswith("LC_")
+    }
 
 
 class NoBaselineError(Exception):
@@ -98,6 +113,7 @@ def _plan_at(stack: str, commit: str, ref: str, project_dir: Path) -> str:
         done = subprocess.run(
             [sys.executable, "-m", "tools.plan", "--stack", stack, "--format", "json", "--out", "none"],
             cwd=folder,
+            env=plan_environment(dict(os.environ)),
             capture_output=True,
             text=True,
             timeout=PLAN_TIMEOUT_S,

@@ -100,3 +100,25 @@ def test_a_base_with_a_link_out_of_its_tree_gives_no_baseline(tmp_path):
     git("-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "link")
     with pytest.raises(NoBaselineError, match="cannot be unpacked safely: 'venv' is a link to an absolute path"):
         base_plan._unpack(git("rev-parse", "HEAD"), tmp_path / "unpacked", repository)
+
+
+def test_the_base_revision_code_gets_none_of_the_caller_credentials(tmp_path, monkeypatch):
+    """--base runs the revision's own code: a branch under review must not read NEBIUS_IAM_TOKEN or a CI token."""
+    repository = tmp_path / "repository"
+    (repository / "tools" / "plan").mkdir(parents=True)
+    (repository / "Pulumi.dev.yaml").write_text("config: {}\n")
+    (repository / "tools" / "plan" / "__main__.py").write_text(
+        "import json, os\n"
+        "print(json.dumps({'nodeGroups': [], 'seen': {k: v for k, v in os.environ.items() if 'H39' in k or 'TOKEN' in k},"
+        " 'path': 'PATH' in os.environ}))\n"
+    )
+    subprocess.run(["git", "init", "-q", str(repository)], check=True)
+    subprocess.run(["git", "-C", str(repository), "add", "."], check=True)
+    subprocess.run(
+        ["git", "-C", str(repository), "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "env"],
+        check=True,
+    )
+    monkeypatch.setenv("NEBIUS_IAM_TOKEN", "nebtok-h39")
+    monkeypatch.setenv("H39_SECRET", "hunter2")
+    printed = json.loads(base_plan.base_plan("dev", "HEAD", repository))
+    assert printed["seen"] == {} and printed["path"] is True
