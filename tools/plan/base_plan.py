@@ -36,9 +36,7 @@ PLAN_ENVIRONMENT = ("PATH", "HOME", "LANG", "LANGUAGE", "TMPDIR", "VIRTUAL_ENV")
 
 def plan_environment(environment: dict[str, str]) -> dict[str, str]:
     """The part of `environment` the base revision's plan is given: PLAN_ENVIRONMENT and the locale (LC_*)."""
-    return {
-        name: value for name, value in environment.items() if name in PLAN_ENVIRONMENT or name.startswith("LC_")
-    }
+    return {name: value for name, value in environment.items() if name in PLAN_ENVIRONMENT or name.startswith("LC_")}
 
 
 class NoBaselineError(Exception):
