@@ -38,6 +38,11 @@ NEBIUS_SDK = (
 NODE_GROUP_DOCS = "https://docs.nebius.com/terraform-provider/reference/resources/mk8s_v1_node_group"
 SKEW_POLICY = "https://kubernetes.io/releases/version-skew-policy/"
 HELM_CRDS = "https://helm.sh/docs/chart_best_practices/custom_resource_definitions/"
+PROTECT_DOCS = (
+    "Pulumi's protect option (https://www.pulumi.com/docs/iac/concepts/options/protect/): \"A protected resource "
+    "cannot be deleted directly, and it will be an error to do a Pulumi deployment which tries to delete a protected "
+    'resource for any reason"'
+)
 PULUMI_NAMES = "https://www.pulumi.com/docs/iac/concepts/resources/names/"
 NEBIUS_API = "nebius/api (https://github.com/nebius/api) at 24bd010d"
 CLUSTER_PROTO = f"{NEBIUS_API} nebius/mk8s/v1/cluster.proto ControlPlaneSpec"
@@ -423,6 +428,16 @@ CONSEQUENCES: tuple[Consequence, ...] = (
         '`clusterIdentifier` changes; all other changes to provider configuration will be treated as updates"',
     ),
     Consequence(
+        ("protect",),
+        NODE_GROUP_TYPE,
+        ("protect",),
+        Effect.NOTHING,
+        "nothing in Nebius changes now: Pulumi records the option in its state. Lifted, a later `pulumi up` that "
+        "leaves the group out deletes it with all its nodes, their boot disks and running pods; set, Pulumi refuses to "
+        "delete it",
+        PROTECT_DOCS,
+    ),
+    Consequence(
         ("priceOverrides", "protect", "allowedDeviceClasses", "draPluginOutageAccepted"),
         NOTHING_DEPLOYED,
         ("config",),
@@ -431,7 +446,7 @@ CONSEQUENCES: tuple[Consequence, ...] = (
         "records in its state (a protected resource cannot be deleted), allowedDeviceClasses what the config checks "
         "let user templates request, draPluginOutageAccepted what the pack accepts",
         "the program (components/cost.py, components/config/claim_templates.py, tools/plan/driver_modes.py); "
-        "Pulumi's protect option (https://www.pulumi.com/docs/iac/concepts/options/protect/)",
+        f"{PROTECT_DOCS}",
     ),
     Consequence(
         ("userClaimTemplates", "builtinClaimTemplates", "gpuProducts", "multiGpuCount", "claimNamespace"),

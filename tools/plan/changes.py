@@ -310,7 +310,11 @@ class ResourceChange:
 def _diff(
     resource_type: str, before: Mapping[str, Any], after: Mapping[str, Any], skip: tuple[str, ...] = ()
 ) -> tuple[FieldChange, ...]:
-    kept = ("urn", "name", "protect", *skip)
+    # A cluster's and a node group's `name` is their Nebius name (clusterName renames them in place) and a group's
+    # `protect` Pulumi's option (lifted, a later removal deletes it): both have rows. A release's or claim template's
+    # name is its Pulumi name, the same for the same URN.
+    named = resource_type in (CLUSTER_TYPE, NODE_GROUP_TYPE)
+    kept = ("urn", *(() if named else ("name", "protect")), *skip)
     old = {p: v for p, v in leaves(dict(before), "").items() if p.split(".", 1)[0] not in kept}
     new = {p: v for p, v in leaves(dict(after), "").items() if p.split(".", 1)[0] not in kept}
     return tuple(
@@ -357,6 +361,8 @@ class Changes:
     unrecorded_specs: bool = False
     # Releases that log in to their repository in both plans: a changed login is not recorded, so not known here.
     login_unknown: list[str] = field(default_factory=list)
+    # Optional fields the baseline did not record (a cluster's parentId, a release's namespace): not compared.
+    not_known: list[NotKnown] = field(default_factory=list)
 
     @property
     def recreated(self) -> list[ResourceChange]:
@@ -386,6 +392,7 @@ class Changes:
             else [f"{old.text()} -> {new.text()}" for old, new in self.moved_objects],
             "objects": [o.as_dict() for o in self.objects],
             "loginNotKnown": self.login_unknown,
+            "fieldsNotKnown": [{"path": n.path, "of": list(n.names)} for n in self.not_known],
         }
 
 
@@ -394,23 +401,15 @@ def _paired(
     before: Mapping[str, Mapping[str, Any]],
     current: Iterable[Mapping[str, Any]],
     rollouts: Mapping[str, Rollout] | None = None,
+    legacy: bool = False,
 ) -> list[ResourceChange]:
     found = []
     for record in current:
         old = before.get(record["urn"])
         if old is None:
             continue
-        # A claim template's namespace is recorded since issue 39, a release's repositoryOpts since mirrors were told
-        # from upgrades: a baseline without it says nothing of it (an OCI chart's reference still names its repository).
-        unrecorded: tuple[str, ...] = ()
-        if resource_type == CLAIM_TEMPLATE_TYPE and "namespace" not in old:
-            unrecorded = ("namespace",)
+        unrecorded = (*unrecorded_fields(resource_type, old), *(("name",) if legacy else ()))
         if resource_type == HELM_RELEASE_TYPE:
-            if "repositoryOpts" not in old and not str(old.get("chart")).startswith(OCI_SCHEME):
-                unrecorded = ("repositoryOpts",)
-            if "namespace" not in old:
-                # Recorded since attack2: a baseline without it says nothing of a release's namespace.
-                unrecorded = (*unrecorded, "namespace")
             if not records_login(old):
                 record = _before_login_records(record)
             old, record = _release_compared(old), _release_compared(record)
@@ -423,6 +422,39 @@ def _paired(
                 ResourceChange(record["urn"], str(record.get("name")), resource_type, changes, rollout, fewest)
             )
     return found
+
+
+def unrecorded_fields(resource_type: str, old: Mapping[str, Any]) -> tuple[str, ...]:
+    """The optional fields a baseline's record lacks, which are not compared (and the plan says so, `NotKnown`): a
+    claim template's namespace (recorded since issue 39), a release's namespace (since attack2) and repositoryOpts
+    (since mirrors were told from upgrades; an OCI chart's reference still names its repository)."""
+    if resource_type == CLAIM_TEMPLATE_TYPE:
+        return () if "namespace" in old else ("namespace",)
+    if resource_type != HELM_RELEASE_TYPE:
+        return ()
+    unrecorded = () if "repositoryOpts" in old or str(old.get("chart")).startswith(OCI_SCHEME) else ("repositoryOpts",)
+    return (*unrecorded, *(() if "namespace" in old else ("namespace",)))
+
+
+@dataclass(frozen=True)
+class NotKnown:
+    """A field the baseline did not record for these resources (of `resource_type`, by name): a change of it cannot be
+    seen, so the plan says what it would do instead of staying silent."""
+
+    resource_type: str
+    path: str
+    names: tuple[str, ...]
+
+
+def _not_known(
+    resource_type: str, before: Mapping[str, Mapping[str, Any]], current: Iterable[Mapping[str, Any]]
+) -> list[NotKnown]:
+    names: dict[str, list[str]] = {}
+    for record in current:
+        old = before.get(record["urn"])
+        for path in unrecorded_fields(resource_type, old) if old is not None else ():
+            names.setdefault(path, []).append(str(record.get("name")))
+    return [NotKnown(resource_type, path, tuple(found)) for path, found in names.items()]
 
 
 def records_login(release: Mapping[str, Any]) -> bool:
@@ -511,8 +543,13 @@ def compare(baseline: Baseline, current: Mapping[str, Any], rollouts: Mapping[st
     """What differs between the baseline and this plan's snapshot, each field with its row of the table."""
     groups = current["nodeGroups"]
     changes = Changes(legacy=baseline.legacy)
-    compared = [_legacy_group(g) | {"urn": g["urn"], "name": g["name"]} for g in groups] if baseline.legacy else groups
-    changes.groups = _paired(NODE_GROUP_TYPE, baseline.groups, compared, rollouts)
+    if baseline.legacy:
+        # Its template's rolled-out fields only (names and protection unrecorded, LEGACY_UNKNOWN says so).
+        before = {urn: _legacy_group(g) | {"urn": urn} for urn, g in baseline.groups.items()}
+        compared = [_legacy_group(g) | {"urn": g["urn"], "name": g["name"]} for g in groups]
+        changes.groups = _paired(NODE_GROUP_TYPE, before, compared, rollouts, legacy=True)
+    else:
+        changes.groups = _paired(NODE_GROUP_TYPE, baseline.groups, groups, rollouts)
     present = {g["urn"] for g in groups}
     changes.removed_groups = [written_name(g) for urn, g in baseline.groups.items() if urn not in present]
     changes.protected_removals = [
@@ -524,9 +561,14 @@ def compare(baseline: Baseline, current: Mapping[str, Any], rollouts: Mapping[st
     cluster = current.get("cluster")
     if baseline.cluster is not None and cluster is not None:
         if "parentId" not in baseline.cluster:
-            # Recorded before issue 39: the name and the version only, so nothing else of the cluster is known.
-            version = (cluster.get("controlPlane") or {}).get("version")
-            cluster = {"urn": cluster["urn"], "name": cluster.get("name"), "controlPlane": {"version": version}}
+            # Recorded before issue 39 (the name and the version only) or trimmed: compared like for like, the fields
+            # the baseline lacks not known.
+            recorded = baseline.cluster.get("controlPlane") or {}
+            plane = cluster.get("controlPlane") or {}
+            unrecorded = ["parentId", *(f"controlPlane.{key}" for key in plane if key not in recorded)]
+            changes.not_known += [NotKnown(CLUSTER_TYPE, path, (str(cluster.get("name")),)) for path in unrecorded]
+            compared_plane = {key: value for key, value in plane.items() if key in recorded}
+            cluster = {"urn": cluster["urn"], "name": cluster.get("name"), "controlPlane": compared_plane}
         paired = _paired(CLUSTER_TYPE, {baseline.cluster["urn"]: baseline.cluster}, [cluster])
         changes.cluster = paired[0] if paired else None
     changes.releases = _paired(HELM_RELEASE_TYPE, baseline.releases, current["releases"])
@@ -535,6 +577,8 @@ def compare(baseline: Baseline, current: Mapping[str, Any], rollouts: Mapping[st
     changes.removed_releases = [_release_text(r) for urn, r in baseline.releases.items() if urn not in now]
     changes.login_unknown = _login_unknown(baseline.releases, current["releases"])
     changes.claim_templates = _paired(CLAIM_TEMPLATE_TYPE, baseline.claim_templates, current["claimTemplates"])
+    changes.not_known += _not_known(HELM_RELEASE_TYPE, baseline.releases, current["releases"])
+    changes.not_known += _not_known(CLAIM_TEMPLATE_TYPE, baseline.claim_templates, current["claimTemplates"])
     templates = {t["urn"]: t for t in current["claimTemplates"]}
     changes.added_claim_templates = [
         claim_template(t) for urn, t in templates.items() if urn not in baseline.claim_templates

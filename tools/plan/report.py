@@ -120,6 +120,14 @@ def _refused_summary(changes: Changes) -> str:
     return f"; `pulumi up` FAILS updating {', '.join(refused)} (an immutable field)" if refused else ""
 
 
+def _unprotected_summary(changes: Changes) -> str:
+    """Groups whose deletion protection is lifted: nothing deployed changes, but a later removal deletes them."""
+    lifted = [
+        printable(g.name) for g in changes.groups for c in g.changes if c.path == "protect" and c.after is not True
+    ]
+    return f"; LIFTS the deletion protection of node group(s) {', '.join(lifted)}" if lifted else ""
+
+
 def _summary(plan: Plan) -> str:
     nodes = plan.nodes()
     custom = sum(1 for node in nodes if node.resource.custom)
@@ -137,7 +145,7 @@ def _summary(plan: Plan) -> str:
             f"; `pulumi up` FAILS: it cannot delete the protected node group(s) {', '.join(changes.protected_removals)}"
         )
     if changes is not None:
-        recreated += _deleted_summary(changes) + _refused_summary(changes)
+        recreated += _deleted_summary(changes) + _refused_summary(changes) + _unprotected_summary(changes)
     if changes is not None and changes.cluster is not None and changes.cluster.of(Effect.DELETE_CREATE):
         recreated += "; REPLACES THE CLUSTER, and every node group with it"
     minor = plan.minor

@@ -22,7 +22,7 @@ from policies.dra_guardrails.consequences import (
     consequences_of,
     presence_of,
 )
-from policies.dra_guardrails.planned import POD_TYPE
+from policies.dra_guardrails.planned import CLUSTER_TYPE, POD_TYPE
 from tools.plan.changes import LEGACY_UNKNOWN, Changes, FieldChange, KubeObject, ResourceChange, as_json
 from tools.plan.driver_line import DriverLineChange
 from tools.plan.graph import DURATION_ESTIMATES
@@ -260,6 +260,44 @@ def _helm_lines(changes: Changes) -> list[str]:
     )
 
 
+def _protection_lines(changes: Changes, names: dict[str, str]) -> list[str]:
+    """A group's deletion protection lifted or set (nebius-dra:protect): nothing deployed changes, but lifted, the
+    next change that leaves the group out deletes it, so a PR that only lifts it is no no-op."""
+    lines = []
+    for group in changes.groups:
+        for change in group.changes:
+            if change.path == "protect" and change.rows:
+                title = "DELETION PROTECTION LIFTED" if change.after is not True else "DELETION PROTECTION SET"
+                lines += [
+                    f"{title} (nebius-dra:protect) on node group {_group(group, names)}: {change.text()}: "
+                    f"{change.rows[0].does}",
+                    f"  source: {change.rows[0].source}",
+                ]
+    return lines
+
+
+# What each kind of record is called in a "Not known" line.
+RECORD_KINDS = {
+    CLUSTER_TYPE: "the cluster",
+    HELM_RELEASE_TYPE: "Helm release(s)",
+    CLAIM_TEMPLATE_TYPE: "claim template(s)",
+}
+
+
+def _not_known_lines(changes: Changes) -> list[str]:
+    """An optional field the baseline did not record (a cluster's parentId, a release's namespace): neither a change
+    nor silence, but what a change of it would do, from its row."""
+    lines = []
+    for unknown in changes.not_known:
+        rows = consequences_of(unknown.resource_type, unknown.path)
+        would = f": a change of it would be {rows[0].effect.value} ({rows[0].does})" if rows else ""
+        lines.append(
+            f"Not known: the baseline does not record {unknown.path} of {RECORD_KINDS[unknown.resource_type]} "
+            f"{printable(', '.join(unknown.names))}, so a change of it cannot be seen{would}"
+        )
+    return lines
+
+
 def _login_unknown_lines(changes: Changes) -> list[str]:
     """A login set in both plans may have changed: only its presence is recorded (tools/plan/changes.py
     repository_record), so the plan says what a change would do instead of calling it no change."""
@@ -411,7 +449,9 @@ def changed_lines(plan: Plan, names: dict[str, str]) -> list[str]:
     body += _moved_release_lines(changes)
     body += _helm_lines(changes)
     body += _driver_root_lines(changes)
+    body += _protection_lines(changes, names)
     body += _login_unknown_lines(changes)
+    body += _not_known_lines(changes)
     body += _template_lines(plan, changes)
     body += _object_lines(changes)
     body += _object_change_lines(changes)

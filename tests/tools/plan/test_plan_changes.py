@@ -384,13 +384,20 @@ def test_a_claim_template_edit_is_a_replacement_with_its_source(prod_baseline):
         assert "CLAIM TEMPLATE dra-samples" not in shown, "an edited template is neither created nor deleted"
 
 
-def test_a_baseline_that_did_not_record_template_namespaces_shows_no_change(prod_baseline):
-    """planFormat 2 before issue 39 recorded a claim template's name and spec only: its namespace is not a change."""
+def test_a_baseline_that_did_not_record_template_namespaces_says_a_move_is_not_known(prod_baseline):
+    """planFormat 2 before issue 39 recorded a claim template's name and spec only: its namespace is neither a change
+    nor silence (a38 F17: a move of it, which deletes every template, vanished)."""
     older = copy.deepcopy(prod_baseline)
     for template in older["claimTemplates"]:
         del template["namespace"]
-    text = render_text(build_plan("prod", out=None, baseline=older))
-    assert "Nothing recorded differs from the baseline" in text
+    config = {**load_stack_config("prod"), "nebius-dra:claimNamespace": "gpu-claims"}
+    for stack_config in (None, config):
+        text = render_text(build_plan("prod", config=stack_config, out=None, baseline=older))
+        assert "Nothing recorded differs" not in text and "namespace: " not in text
+        assert "Not known: the baseline does not record namespace of claim template(s) gpu, " in text
+        assert (
+            "a change of it would be resource deleted and created (the template is created in the new namespace" in text
+        )
     moved = build_plan(
         "prod",
         config={**load_stack_config("prod"), "nebius-dra:claimNamespace": "gpu-claims"},
@@ -426,7 +433,25 @@ def test_a_baseline_that_recorded_the_cluster_version_only_shows_no_other_cluste
     older["cluster"] = {k: v for k, v in older["cluster"].items() if k in ("urn", "name")} | {
         "controlPlane": {"version": "1.34"}
     }
-    assert "Nothing recorded differs from the baseline" in render_text(build_plan("prod", out=None, baseline=older))
+    text = render_text(build_plan("prod", out=None, baseline=older))
+    assert "REPLACES" not in text and "Nothing recorded differs" not in text
+    assert "Not known: the baseline does not record parentId of the cluster dra-prod" in text
+    assert "Not known: the baseline does not record controlPlane.subnetId of the cluster dra-prod" in text
+
+
+def test_a_baseline_without_the_cluster_parent_compares_the_rest_like_for_like(prod_baseline):
+    """a39 F18: a current baseline with only cluster.parentId removed printed a false REPLACES THE CLUSTER (its
+    subnet, etcd size and endpoint "-> (unset)"): only the parentId is not known."""
+    older = copy.deepcopy(prod_baseline)
+    del older["cluster"]["parentId"]
+    text = render_text(build_plan("prod", out=None, baseline=older))
+    assert "REPLACES" not in text and "(unset)" not in text
+    assert "Not known: the baseline does not record parentId of the cluster dra-prod" in text
+    assert "controlPlane.subnetId of" not in text
+    resized = {**load_stack_config("prod"), "nebius-dra:etcdClusterSize": "1"}
+    assert "controlPlane.etcdClusterSize: 3 -> 1" in render_text(
+        build_plan("prod", config=resized, out=None, baseline=older)
+    )
 
 
 def test_a_budget_that_passes_on_a_doubtful_price_says_so_in_the_plan():
@@ -457,7 +482,12 @@ def test_a_release_moved_to_another_namespace_is_deleted_and_created_naming_the_
     older = copy.deepcopy(prod_baseline)
     for release in older["releases"]:
         del release["namespace"], release["repositoryOpts"]
-    assert "Nothing recorded differs from the baseline" in render_text(build_plan("prod", out=None, baseline=older))
+    moved = {**load_stack_config("prod"), "nebius-dra:draDriverNamespace": "dra2"}
+    for stack_config in (None, moved):
+        text = render_text(build_plan("prod", config=stack_config, out=None, baseline=older))
+        assert "Nothing recorded differs" not in text and "HELM RELEASES DELETED" not in text
+        assert "Not known: the baseline does not record namespace of Helm release(s) dra-prod-" in text
+        assert "for the DRA driver, its kubelet plugin stops on every GPU node" in text
 
 
 def test_a_deleted_pod_or_namespace_is_named_with_what_it_takes_along():
@@ -549,7 +579,9 @@ def test_a_baseline_that_did_not_record_the_repository_shows_no_source_change():
     for release in older["releases"]:
         del release["repositoryOpts"]
     config = {**load_stack_config("dev"), "nebius-dra:draDriverRepository": "https://charts.example.com/nvidia"}
-    assert "Nothing recorded differs" in render_text(build_plan("dev", config=config, out=None, baseline=older))
+    text = render_text(build_plan("dev", config=config, out=None, baseline=older))
+    assert "HELM CHART SOURCE CHANGED" not in text and "Nothing recorded differs" not in text
+    assert "Not known: the baseline does not record repositoryOpts of Helm release(s) dra-dev-" in text
 
 
 def test_a_group_recreated_with_a_new_size_is_listed_once_with_its_outage_and_evicted_samples():
@@ -704,3 +736,31 @@ def test_a_login_set_in_both_plans_is_not_called_unchanged(tmp_path):
     text = render_text(_login_plan(tmp_path, other, older))
     assert "Not known: whether the chart repository login of dra-dev-dra-driver-release changed" in text
     assert "HELM CHART SOURCE CHANGED" not in text and "NOT IN THE TABLE" not in text
+
+
+def test_lifting_a_group_protection_is_shown_with_what_a_later_removal_does(prod_baseline):
+    """a39 F1: `protect: true -> false` planned as "Nothing recorded differs", step one of an unwarned deletion."""
+    config = {**load_stack_config("prod"), "nebius-dra:protect": "false"}
+    plan = build_plan("prod", config=config, out=None, baseline=prod_baseline)
+    text = render_text(plan)
+    assert (
+        "; LIFTS the deletion protection of node group(s) dra-prod-h200-burst, dra-prod-h200-train"
+        in (text.splitlines()[0])
+    )
+    for shown in (text, _changed(render_markdown(plan))):
+        assert "Nothing recorded differs" not in shown
+        assert (
+            "DELETION PROTECTION LIFTED (nebius-dra:protect) on node group h200-train: protect: true -> false" in shown
+        )
+        assert "a later `pulumi up` that leaves the group out deletes it with all its nodes" in shown
+        assert "https://www.pulumi.com/docs/iac/concepts/options/protect/" in shown
+
+
+def test_a_cluster_rename_is_an_in_place_rename_of_the_cluster_and_its_groups():
+    """a39 F2: `clusterName` renames every Nebius resource of the stack; it planned as "Nothing recorded differs"."""
+    config = {**load_stack_config("dev"), "nebius-dra:clusterName": "dra-renamed"}
+    plan = build_plan("dev", config=config, out=None, baseline=_baseline("dev"))
+    for shown in (render_text(plan), _changed(render_markdown(plan))):
+        assert "Nothing recorded differs" not in shown and "NOT IN THE TABLE" not in shown
+        changed = shown.split("IN PLACE (no node replaced)", 1)[1]
+        assert "name: dra-dev -> dra-renamed" in changed and "name: dra-dev-h200 -> dra-renamed-h200" in changed
