@@ -351,13 +351,16 @@ def redacted(text: str, secrets: Secrets = NO_SECRETS) -> str:
     return _AUTH_SCHEME.sub(_auth, text)
 
 
-_NAMES_A_CREDENTIAL = re.compile(rf"(?i){_CREDENTIAL_NAME}\Z")
+# A key (a label, a Helm value) CONTAINING one of these names a credential: `client-secret`, `x-password-x`,
+# `passphrase`, `credentials`, `db-token`. Broader than the field names `redacted` looks for in prose, where "secret"
+# and "credentials" are common words; a key is a name only.
+_NAMES_A_CREDENTIAL = re.compile(rf"(?i){_CREDENTIAL_NAME[:-1]}|passphrase|secret|credential)")
 
 
 def names_a_credential(name: str) -> bool:
-    """True when `name` ends in a name a credential is written under (`password`, `db-token`), as `redacted` reads
-    a field: a text that shows two values of such a field (a change, `password: a -> b`) hides both, since the
-    redactor sees only the one right after the name."""
+    """True when `name` contains a name a credential is written under (`password`, `client-secret`, `passphrase`):
+    a text that shows two values of such a field (a change, `password: a -> b`) hides both, since the redactor sees
+    only the one right after the name, and only for the narrower names of prose."""
     return _NAMES_A_CREDENTIAL.search(name) is not None
 
 

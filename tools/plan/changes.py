@@ -24,6 +24,7 @@ from pulumi.runtime import rpc
 from components.config.reading import printable
 from components.dra_constants import BUILTIN_TEMPLATES, NODE_GROUP_LABEL
 from components.dra_workloads import DRA_WORKLOADS_TYPE
+from components.input.fields import valid_username
 from components.kueue import TEAM_QUEUES_TYPE
 from components.redaction import REDACTED, names_a_credential
 from components.values.release import OCI_SCHEME, chart_source
@@ -228,6 +229,18 @@ def _hidden(value: Any) -> str:
     return as_json(value) if value is _ABSENT else REDACTED
 
 
+# A field a user name is written under (`username`, `user`, `db-user`, `user_name`).
+_USERNAME_FIELD = re.compile(r"(?i)user(?:[-_.]?name)?\Z")
+
+
+def _user_shown(name: str, value: Any) -> str:
+    """A value as shown, but a string under a username field that no user name is (a `:` or a blank in it: RFC 7617
+    section 2, the user-id and the password joined) is hidden whole, as credentials_in hides a refused username."""
+    if isinstance(value, str) and _USERNAME_FIELD.search(name) and not valid_username(value):
+        return REDACTED
+    return as_json(value)
+
+
 def _names(items: list[Any]) -> list[str] | None:
     """The names of a list's items when each is a map with a `name` of its own (a Kueue flavor, a quota's resource),
     else None."""
@@ -271,10 +284,12 @@ class FieldChange:
 
     def text(self) -> str:
         """`path: before -> after`; both values hidden alike when the field's name is a credential's (a label key
-        `password`): the redactor would hide only the value right after the name and show the other."""
-        if names_a_credential(re.split(r"[.\[]", self.path)[-1]):
+        `password`): the redactor would hide only the value right after the name and show the other. A username that
+        is no user name (`bob:PW`, a password pasted after its `:`) is hidden as credentials_in hides it."""
+        name = re.split(r"[.\[]", self.path)[-1]
+        if names_a_credential(name):
             return f"{printable(self.path)}: {_hidden(self.before)} -> {_hidden(self.after)}"
-        return f"{printable(self.path)}: {as_json(self.before)} -> {as_json(self.after)}"
+        return f"{printable(self.path)}: {_user_shown(name, self.before)} -> {_user_shown(name, self.after)}"
 
 
 @dataclass(frozen=True)

@@ -51,6 +51,33 @@ def test_a_label_named_as_a_credential_is_hidden_on_both_sides_in_every_form(bef
         assert "hunter" not in shown, form
 
 
+CREDENTIAL_KEYS = ("secret", "client-secret", "x-password-x", "passphrase", "credentials")
+
+
+def test_a_label_whose_name_contains_a_credential_name_and_a_username_holding_a_password_are_hidden(dev_baseline):
+    """a39 F6: `secret`, `client-secret`, `x-password-x`, `passphrase`, `credentials` were printed in clear, and so was
+    a Helm value `username: bob:PW` (a password after the user-id's `:`)."""
+    labels = {key: f"LEAKNEW{n}" for n, key in enumerate(CREDENTIAL_KEYS)}
+    config = with_gpu_groups_changed("dev", lambda g: {"labels": labels})
+
+    def older(baseline: dict[str, Any]) -> None:
+        [gpu] = [g for g in baseline["nodeGroups"] if g["name"] == "dra-dev-h200"]
+        template_labels = gpu["template"]["metadata"]["labels"]
+        template_labels.update({key: f"LEAKOLD{n}" for n, key in enumerate(CREDENTIAL_KEYS)})
+        baseline["releases"][0]["values"]["auth"] = {"username": "bob:LEAKPW", "user": "alice"}
+
+    plan = build_plan("dev", config=config, out=None, baseline=_edited(dev_baseline, older))
+    # The JSON's records (what a later baseline compares) keep the stack's labels as the stack file has them.
+    forms = {"text": render_text(plan), "markdown": render_markdown(plan)}
+    forms["json"] = json.dumps(json.loads(render_json(plan))["changes"])
+    for form, shown in forms.items():
+        assert "LEAK" not in shown, form
+        assert "values.auth.username: [redacted] -> (unset)" in shown, form
+        assert "values.auth.user: alice -> (unset)" in shown, form
+        for key in CREDENTIAL_KEYS:
+            assert f"labels.{key}: [redacted] -> [redacted]" in shown, (form, key)
+
+
 def test_a_node_group_whose_minor_goes_down_is_refused_naming_it_both_versions_and_what_is_allowed(
     dev_baseline, tmp_path, capsys
 ):
