@@ -472,6 +472,25 @@ def _not_known(
     return [NotKnown(resource_type, path, tuple(found)) for path, found in names.items()]
 
 
+_RELEASE_VERSION = re.compile(r"v?([0-9]+(?:\.[0-9]+)*)(?:[-+].*)?")
+
+
+def _version_key(value: Any) -> tuple[int, ...] | None:
+    matched = _RELEASE_VERSION.fullmatch(value) if isinstance(value, str) else None
+    return tuple(int(part) for part in matched[1].split(".")) if matched else None
+
+
+def release_downgrade(release: ResourceChange) -> FieldChange | None:
+    """The release's `version` change when it goes back (0.4.2 -> 0.4.1, by number; a pre-release suffix is not
+    compared), else None: Helm allows it, and it is no upgrade."""
+    for change in release.changes:
+        if change.path == "version":
+            before, after = _version_key(change.before), _version_key(change.after)
+            if before is not None and after is not None and after < before:
+                return change
+    return None
+
+
 def records_login(release: Mapping[str, Any]) -> bool:
     """Whether a recorded release says if it logs in (`repository_record`; a baseline made before it does not)."""
     opts = release.get("repositoryOpts")

@@ -20,7 +20,7 @@ from components.redaction import redacted_leaves
 from policies.dra_guardrails.consequences import NAMESPACE_TYPE, Effect, consequences_of
 from policies.dra_guardrails.planned import NODE_GROUP_TYPE
 from tools.cost.render import render_cost_markdown, render_cost_text
-from tools.plan.changes import Changes
+from tools.plan.changes import Changes, as_json, release_downgrade
 from tools.plan.graph import DURATION_ESTIMATES, minutes, render_mermaid
 from tools.plan.model import Plan
 from tools.plan.tree import render_tree
@@ -120,6 +120,13 @@ def _refused_summary(changes: Changes) -> str:
     return f"; `pulumi up` FAILS updating {', '.join(refused)} (an immutable field)" if refused else ""
 
 
+def _downgrade_summary(changes: Changes) -> str:
+    """Helm releases whose chart version goes back: Helm allows it, but it is no upgrade."""
+    found = [(r.name, release_downgrade(r)) for r in changes.releases]
+    named = [f"{printable(name)} ({as_json(c.before)} -> {as_json(c.after)})" for name, c in found if c is not None]
+    return f"; DOWNGRADES Helm release(s) {', '.join(named)}" if named else ""
+
+
 def _unprotected_summary(changes: Changes) -> str:
     """Groups whose deletion protection is lifted: nothing deployed changes, but a later removal deletes them."""
     lifted = [
@@ -146,6 +153,7 @@ def _summary(plan: Plan) -> str:
         )
     if changes is not None:
         recreated += _deleted_summary(changes) + _refused_summary(changes) + _unprotected_summary(changes)
+        recreated += _downgrade_summary(changes)
     if changes is not None and changes.cluster is not None and changes.cluster.of(Effect.DELETE_CREATE):
         recreated += "; REPLACES THE CLUSTER, and every node group with it"
     minor = plan.minor
@@ -303,7 +311,13 @@ def render_text(plan: Plan, graph: bool = False) -> str:
 
 
 def _markdown_row(cells: tuple[str, ...]) -> str:
-    return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
+    """A table row of cells already Markdown (outside text through markdown_text, which escapes `|` too)."""
+    return "| " + " | ".join(cells) + " |"
+
+
+def _text_row(cells: tuple[str, ...]) -> tuple[str, ...]:
+    """Cells of outside text (resource names, a baseline's names, policy messages) as literal Markdown."""
+    return tuple(markdown_text(cell) for cell in cells)
 
 
 def _fold(summary: str, body: list[str]) -> list[str]:
@@ -312,7 +326,7 @@ def _fold(summary: str, body: list[str]) -> list[str]:
 
 def _markdown_table(header: tuple[str, ...], rows: Sequence[tuple[str, ...]], what: str) -> list[str]:
     """A table, folded under "`len(rows)` `what`" when it is longer than FOLD_ROWS."""
-    table = [_markdown_row(header), _markdown_row(tuple("---" for _ in header)), *map(_markdown_row, rows)]
+    table = [_markdown_row(_text_row(header)), _markdown_row(tuple("---" for _ in header)), *map(_markdown_row, rows)]
     return table if len(rows) <= FOLD_ROWS else _fold(f"{len(rows)} {what}", table)
 
 
@@ -320,7 +334,8 @@ def render_markdown(plan: Plan, graph: bool = True) -> str:
     """One screen above the folds: what changed, verdicts, cost, roll-outs; path, tree and graph folded."""
     del graph  # the graph is always there, folded
     names = group_names(plan)
-    lines = [f"## Offline plan: `{plan.stack}`", "", _summary(plan), "", "### What changed", ""]
+    # Every text outside a code block is escaped: a baseline's names reach the summary (a39 F15).
+    lines = [f"## Offline plan: `{plan.stack}`", "", markdown_text(_summary(plan)), "", "### What changed", ""]
     lines += [
         *markdown_code_block(changed_lines(plan, names), "text"),
         "",
@@ -331,9 +346,9 @@ def render_markdown(plan: Plan, graph: bool = True) -> str:
         rows = [
             (
                 "**mandatory**" if row.mandatory else "advisory",
-                f"`{row.policy}`",
-                ", ".join(row.resources),
-                "<br>".join(row.messages),
+                f"`{markdown_text(row.policy)}`",
+                markdown_text(", ".join(row.resources)),
+                "<br>".join(markdown_text(message) for message in row.messages),
             )
             for row in verdict_rows(plan, names)
         ]
@@ -343,21 +358,24 @@ def render_markdown(plan: Plan, graph: bool = True) -> str:
     lines += (
         ["", *(f"- passes `{policy}`: {markdown_text(note)}" for policy, note in plan.passes)] if plan.passes else []
     )
-    lines += ["", *_left_out_line(plan)] if _left_out_line(plan) else []
+    lines += ["", *map(markdown_text, _left_out_line(plan))] if _left_out_line(plan) else []
     lines += [
         "",
         "### Cost",
         "",
         *(render_cost_markdown(plan.cost) if plan.cost else ["The program registered no estimate."]),
     ]
-    lines += ["", *(f"- {note}" for note in _protected_cost_notes(plan))] if _protected_cost_notes(plan) else []
+    notes = _protected_cost_notes(plan)
+    lines += ["", *(f"- {markdown_text(note)}" for note in notes)] if notes else []
     lines += ["", f"### {ROLLOUT_TITLE}", ""]
-    lines += _markdown_table(("node group", "roll-out"), _rollout_rows(plan, names), "node groups")
-    lines += ["", LABELS_NOTE, ""]
+    lines += _markdown_table(
+        ("node group", "roll-out"), [_text_row(row) for row in _rollout_rows(plan, names)], "node groups"
+    )
+    lines += ["", markdown_text(LABELS_NOTE), ""]
     path = [
         "| resource | kind | estimate | done at |",
         "| --- | --- | --- | --- |",
-        *map(_markdown_row, _path_rows(plan, names)),
+        *(_markdown_row(_text_row(row)) for row in _path_rows(plan, names)),
     ]
     lines += _fold(f"Critical path of a first <code>pulumi up</code>: {_path_total(plan)} (estimates)", path)
     tree = markdown_code_block(render_tree(_stack_title(plan), plan.roots, names), "text")

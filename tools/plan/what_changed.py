@@ -23,7 +23,15 @@ from policies.dra_guardrails.consequences import (
     presence_of,
 )
 from policies.dra_guardrails.planned import CLUSTER_TYPE, POD_TYPE
-from tools.plan.changes import LEGACY_UNKNOWN, Changes, FieldChange, KubeObject, ResourceChange, as_json
+from tools.plan.changes import (
+    LEGACY_UNKNOWN,
+    Changes,
+    FieldChange,
+    KubeObject,
+    ResourceChange,
+    as_json,
+    release_downgrade,
+)
 from tools.plan.driver_line import DriverLineChange
 from tools.plan.graph import DURATION_ESTIMATES
 from tools.plan.model import Plan
@@ -224,8 +232,21 @@ def _moved_release_lines(changes: Changes) -> list[str]:
     return ["HELM RELEASES DELETED AND CREATED", *lines] if lines else []
 
 
+# What `helm upgrade` to an older chart version does (Helm has no separate downgrade): the release's objects are
+# rendered from the older chart, and its crds/ folder is not applied on an upgrade, so the newer CRDs stay.
+DOWNGRADE = (
+    "a DOWNGRADE, which Helm allows: `helm upgrade` to the older chart rolls the release's objects back to what that "
+    "version renders (its pods restart; for the DRA driver the kubelet plugin on every GPU node at once); the CRDs "
+    "are not touched, so the newer ones (applied by hand for the upgrade) stay"
+)
+DOWNGRADE_SOURCE = (
+    "https://helm.sh/docs/helm/helm_upgrade/; https://helm.sh/docs/chart_best_practices/custom_resource_definitions/"
+)
+
+
 def _helm_lines(changes: Changes) -> list[str]:
     lines = []
+    downgrades: list[str] = []
     sources: list[str] = []
     logins: list[str] = []
     for release in changes.releases:
@@ -241,6 +262,9 @@ def _helm_lines(changes: Changes) -> list[str]:
                 found += _field_lines(shown)
             continue
         row = next(row for row in restart[0].rows if row.effect is Effect.HELM_RESTART)
+        if release_downgrade(release) is not None:
+            downgrades += [f"  {release.name}: {DOWNGRADE}", *_field_lines(restart + in_place)]
+            continue
         lines.append(f"  {release.name}: {row.does}")
         lines += _field_lines(restart + in_place)
         if crds:
@@ -249,8 +273,10 @@ def _helm_lines(changes: Changes) -> list[str]:
                 f"before `pulumi up` ({crds[0].rows[-1].source})"
             )
     logins += [f"  source: {LOGIN_ROW.source}"] if logins else []
+    downgrades += [f"  source: {DOWNGRADE_SOURCE}"] if downgrades else []
     return (
-        (["HELM UPGRADES", *lines] if lines else [])
+        (["HELM DOWNGRADES", *downgrades] if downgrades else [])
+        + (["HELM UPGRADES", *lines] if lines else [])
         + (["HELM CHART SOURCE CHANGED", *sources] if sources else [])
         + (
             ["HELM RELEASES UPDATED: chart repository login or TLS files (values never shown)", *logins]

@@ -764,3 +764,28 @@ def test_a_cluster_rename_is_an_in_place_rename_of_the_cluster_and_its_groups():
         assert "Nothing recorded differs" not in shown and "NOT IN THE TABLE" not in shown
         changed = shown.split("IN PLACE (no node replaced)", 1)[1]
         assert "name: dra-dev -> dra-renamed" in changed and "name: dra-dev-h200 -> dra-renamed-h200" in changed
+
+
+def test_a_driver_downgrade_within_its_chart_line_is_named_a_downgrade_not_an_upgrade():
+    """a39 F3: 0.4.2 -> 0.4.1 printed "HELM UPGRADES"; Helm allows it, and says what it does (CRDs untouched)."""
+    line = {
+        **load_stack_config("dev"),
+        "nebius-dra:draDriverChart": "dra-driver-nvidia-gpu",
+        "nebius-dra:draDriverVersion": "0.4.2",
+    }
+
+    def baseline_of(config: dict[str, str]) -> dict[str, Any]:
+        return json.loads(json.dumps(plan_document(build_plan("dev", config=config, out=None))))
+
+    baseline = baseline_of(line)
+    plan = build_plan("dev", config={**line, "nebius-dra:draDriverVersion": "0.4.1"}, out=None, baseline=baseline)
+    text = render_text(plan)
+    assert "; DOWNGRADES Helm release(s) dra-dev-dra-driver-release (0.4.2 -> 0.4.1)" in text.splitlines()[0]
+    for shown in (text, _changed(render_markdown(plan))):
+        assert "HELM UPGRADES" not in shown and "HELM DOWNGRADES" in shown
+        assert "a DOWNGRADE, which Helm allows" in shown and "the CRDs are not touched" in shown
+        assert "version: 0.4.2 -> 0.4.1" in shown
+    upgraded = build_plan(
+        "dev", config=line, out=None, baseline=baseline_of({**line, "nebius-dra:draDriverVersion": "0.4.1"})
+    )
+    assert "HELM UPGRADES" in render_text(upgraded) and "DOWNGRADE" not in render_text(upgraded)

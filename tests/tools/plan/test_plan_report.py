@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 
@@ -13,7 +14,15 @@ from tests.helpers import STACKS
 from tools.plan import __main__ as plan_cli
 from tools.plan.graph import minutes
 from tools.plan.model import build_plan
-from tools.plan.report import FOLD_ROWS, ROLLOUT_TITLE, _markdown_table, group_names, render_markdown, render_text
+from tools.plan.report import (
+    FOLD_ROWS,
+    ROLLOUT_TITLE,
+    _markdown_table,
+    group_names,
+    plan_document,
+    render_markdown,
+    render_text,
+)
 
 # A PR comment or job summary shows about this many lines before a reader scrolls (a laptop screen).
 ONE_SCREEN = 45
@@ -109,3 +118,17 @@ def test_a_long_table_folds_and_a_short_one_does_not():
     assert _markdown_table(("a", "b"), rows[:FOLD_ROWS], "rows")[0] == "| a | b |"
     folded = _markdown_table(("a", "b"), rows, "rows")
     assert folded[0] == f"<details><summary>{FOLD_ROWS + 1} rows</summary>" and folded[-1] == "</details>"
+
+
+def test_a_baseline_name_reaches_the_markdown_summary_escaped_never_as_html_or_a_link():
+    """a39 F15: a claim template of the baseline named `<img ...> [click](...)` went raw into the summary paragraph."""
+    baseline = json.loads(json.dumps(plan_document(build_plan("dev", out=None))))
+    forged = copy.deepcopy(baseline["claimTemplates"][0])
+    forged["urn"] += "-forged"
+    forged["name"] = "<img src=x onerror=alert(1)> [click](https://evil.example) | a |"
+    baseline["claimTemplates"].append(forged)
+    markdown = render_markdown(build_plan("dev", out=None, baseline=baseline))
+    summary = markdown.split("\n### What changed", 1)[0]
+    assert "deletes claim template(s)" in summary
+    assert "<img" not in summary and not re.search(r"(?<!\\)\]\(", summary) and "| a |" not in summary
+    assert "&lt;img src=x onerror=alert(1)&gt; \\[click\\](https://evil.example) \\| a \\|" in summary
