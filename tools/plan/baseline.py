@@ -27,6 +27,7 @@ from components.config.errors import allowed_rule, described_at, path_text
 from components.config.reading import printable
 from components.input.fields import MAX_NODES
 from components.shown import shown
+from policies.dra_guardrails.planned import chart_name
 
 PLAN_FORMAT = 2
 WRITE_AGAIN = "write the baseline again with `python -m tools.plan --format json`"
@@ -42,8 +43,12 @@ class BaselineError(ValueError):
 
 # Where a Nebius version is MAJOR.MINOR (the control plane) or MAJOR.MINOR[-nebius-node.N] (a node group), as the
 # program registers it (components/values/node_groups.py).
-CONTROL_PLANE_VERSION = r"^[0-9]+\.[0-9]+$"
-NODE_GROUP_VERSION = r"^[0-9]+\.[0-9]+(-nebius-node\.[0-9]+)?$"
+# No leading zero: "1.034" is no version the program writes, and read as a number it would equal 1.34.
+_NUMBER = r"(0|[1-9][0-9]*)"
+CONTROL_PLANE_VERSION = rf"^{_NUMBER}\.{_NUMBER}$"
+NODE_GROUP_VERSION = rf"^{_NUMBER}\.{_NUMBER}(-nebius-node\.{_NUMBER})?$"
+# A chart version as the DRA driver's charts are published (25.12.0, 0.4.1; SemVer 2.0.0, an optional pre-release).
+CHART_VERSION = rf"^{_NUMBER}\.{_NUMBER}\.{_NUMBER}(-[0-9A-Za-z.-]+)?$"
 
 Text = Annotated[str, Field(strict=True, description="a string")]
 Count = Annotated[int, Field(strict=True, ge=0, le=MAX_NODES, description=f"a whole number from 0 to {MAX_NODES}")]
@@ -147,10 +152,12 @@ class ObjectRecord(_Record):
 
 
 class DraDriverRecord(BaseModel):
+    """The DRA driver release as tools/plan/driver_line.py records it: one of the two chart lines, at a version."""
+
     model_config = ConfigDict(strict=True, extra="forbid")
 
-    chart: Text
-    version: Text
+    chart: Literal["nvidia-dra-driver-gpu", "dra-driver-nvidia-gpu"]
+    version: Annotated[str, Field(pattern=CHART_VERSION, description="a chart version MAJOR.MINOR.PATCH")]
 
 
 def _once(records: Sequence[_Record], key: str) -> None:
@@ -278,6 +285,21 @@ def _validated(model: type[_Document], document: Any, stack: str) -> _Document:
         ) from None
 
 
+def _driver_agrees(document: Mapping[str, Any]) -> None:
+    """The `draDriver` record is the DRA driver release's chart and version (driver_line.driver_snapshot): one that
+    no release of the baseline has would plan a driver move that its releases do not show (99.0.0 -> 25.12.0)."""
+    driver = document.get("draDriver")
+    if driver is None:
+        return
+    versions = [release["version"] for release in document["releases"] if chart_name(release) == driver["chart"]]
+    if driver["version"] not in versions:
+        raise BaselineError(
+            f"the baseline's draDriver is {driver['chart']} {printable(driver['version'])}, but its releases have "
+            f"{'that chart at ' + ', '.join(printable(v) for v in versions) if versions else 'no release of that chart'}: "
+            f"tools.plan writes the DRA driver release's own chart and version there; {WRITE_AGAIN}"
+        )
+
+
 def read_baseline(document: Any, stack: str) -> Baseline:
     """The JSON plan of `stack` as a Baseline; BaselineError when it is none."""
     if not isinstance(document, Mapping):
@@ -314,6 +336,7 @@ def read_baseline(document: Any, stack: str) -> Baseline:
         _validated(LegacyDocument, document, stack)
         return Baseline(True, None, _by_urn(document["nodeGroups"]), {}, {}, None)
     _validated(Format2Document, document, stack)
+    _driver_agrees(document)
     return Baseline(
         legacy=False,
         cluster=document["cluster"],

@@ -7,6 +7,7 @@ ran 25.12.0; the plan compares with the baseline's recorded driver (tools/plan/d
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -72,3 +73,41 @@ def test_a_malformed_recorded_driver_is_refused(recorded):
 
     with pytest.raises(BaselineError, match="draDriver"):
         build_plan("dev", out=None, baseline={**dev_plan_document(), "draDriver": recorded})
+
+
+@pytest.mark.parametrize(
+    ("recorded", "named"),
+    [
+        ({"chart": "nvidia-dra-driver-gpu", "version": "latest"}, 'draDriver.version is "latest"'),
+        ({"chart": "evil\u001b[31mchart", "version": "25.12.0"}, "draDriver.chart is"),
+        ({"chart": "nvidia-dra-driver-gpu", "version": "99.0.0"}, "but its releases have that chart at 25.12.0"),
+        ({"chart": "dra-driver-nvidia-gpu", "version": "0.4.1"}, "no release of that chart"),
+    ],
+)
+def test_a_recorded_driver_that_is_no_chart_line_version_or_not_its_release_is_refused(recorded, named):
+    """a39 F12: `draDriver` 99.0.0 beside a 25.12.0 release, "latest", or another chart were read as they came."""
+    from tools.plan.baseline import BaselineError
+
+    with pytest.raises(BaselineError, match=re.escape(named)):
+        build_plan("dev", out=None, baseline={**dev_plan_document(), "draDriver": recorded})
+
+
+def test_a_recorded_version_with_a_leading_zero_is_refused():
+    """a39 F12: a cluster version "1.034" is no version tools.plan writes; read as numbers it equalled 1.34."""
+    from tools.plan.baseline import BaselineError
+
+    document = dev_plan_document()
+    document["cluster"]["controlPlane"]["version"] = "1.034"
+    with pytest.raises(BaselineError, match=re.escape('cluster.controlPlane.version is "1.034"')):
+        build_plan("dev", out=None, baseline=document)
+
+
+def test_the_readme_gives_a_refused_change_the_status_the_tool_returns():
+    """a39 F14: a refused move back (summary `BLOCKED: ...`) exits 2, as the move-back test shows; the README said
+    1 for every BLOCKED."""
+    from components.config.stack_file import PROJECT_DIR
+
+    readme = " ".join((PROJECT_DIR / "README.md").read_text().split())
+    statuses = readme.split("**Exit statuses**", 1)[1].split("`make plan` cannot pass them on", 1)[0]
+    assert "2 on bad input, which includes a change the baseline refuses" in statuses
+    assert "`BLOCKED: the DRA driver moves back`" in statuses
