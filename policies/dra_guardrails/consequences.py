@@ -39,6 +39,7 @@ NODE_GROUP_DOCS = "https://docs.nebius.com/terraform-provider/reference/resource
 SKEW_POLICY = "https://kubernetes.io/releases/version-skew-policy/"
 HELM_CRDS = "https://helm.sh/docs/chart_best_practices/custom_resource_definitions/"
 PULUMI_NAMES = "https://www.pulumi.com/docs/iac/concepts/resources/names/"
+DELETE_BEFORE_REPLACE = "https://www.pulumi.com/docs/iac/concepts/options/deletebeforereplace/"
 NEBIUS_API = "nebius/api (https://github.com/nebius/api) at 24bd010d"
 CLUSTER_PROTO = f"{NEBIUS_API} nebius/mk8s/v1/cluster.proto ControlPlaneSpec"
 KUEUE_SOURCE = "sigs.k8s.io/kueue v0.17.0 (the Go module the stack's Kueue is built from)"
@@ -363,10 +364,18 @@ CONSEQUENCES: tuple[Consequence, ...] = (
         HELM_RELEASE_TYPE,
         ("namespace",),
         Effect.DELETE_CREATE,
-        "the release is installed in the new namespace and uninstalled from the old: its pods stop there and start "
-        "again here (for the DRA driver, its kubelet plugin stops on every GPU node: no claim is prepared in between)",
+        # The program registers every release with deleteBeforeReplace (components/release.py).
+        "the release is uninstalled from the old namespace first, then installed in the new one; in between, for a time "
+        "not known here (the uninstall, then the install up to the release's timeout), its pods run nowhere: for the DRA "
+        "driver, its kubelet plugin is stopped on every GPU node, so no new claim is prepared; running pods keep their "
+        "devices",
         "Helm 3 (https://helm.sh/docs/faq/changes_since_helm2/#release-names-are-now-scoped-to-the-namespace): a "
-        "release lives in its namespace",
+        "release lives in its namespace, so another namespace is a replacement; "
+        "Pulumi creates a replacement before it deletes the original unless deleteBeforeReplace is set "
+        f"({DELETE_BEFORE_REPLACE}), which the program sets on every release (components/release.py): created first, the "
+        "install would fail, since Helm refuses an object another release owns and each chart the stack pins has "
+        'cluster-scoped ones (helm v3.20.2 pkg/action/validate.go existingResourceConflict: "invalid ownership '
+        'metadata", key "meta.helm.sh/release-namespace" must equal the release\'s namespace)',
     ),
     Consequence(
         ("sampleGpuImage", "sampleRdmaImage"),

@@ -442,18 +442,28 @@ def test_a_budget_that_passes_on_a_doubtful_price_says_so_in_the_plan():
 
 
 def test_a_release_moved_to_another_namespace_is_deleted_and_created_naming_the_plugin_outage(prod_baseline):
-    """attack2 #1: Helm 3 scopes a release to its namespace, so a move uninstalls it and installs it anew."""
+    """attack2 #1: Helm 3 scopes a release to its namespace, so a move uninstalls it and installs it anew; a39 7c:
+    uninstalled first (the program sets deleteBeforeReplace: created first, Helm's ownership check fails the install),
+    and the summary, the line and docs/offline-plan.md say the same order."""
+    pulumi_docs = "https://www.pulumi.com/docs/iac/concepts/options/deletebeforereplace/"
     for key, moved_to in (("draDriverNamespace", "dra2"), ("gpuMetricsNamespace", "gm2")):
         config = {**load_stack_config("prod"), f"nebius-dra:{key}": moved_to}
         plan = build_plan("prod", config=config, out=None, baseline=prod_baseline)
         for shown in (render_text(plan), _changed(render_markdown(plan))):
             assert "HELM RELEASES DELETED AND CREATED" in shown and f"-> {moved_to}" in shown
-            assert "its kubelet plugin stops on every GPU node: no claim is prepared in between" in shown
-            assert "release-names-are-now-scoped-to-the-namespace" in shown
+            assert "uninstalled from the old namespace first, then installed in the new one" in shown
+            assert "installed in the new namespace and uninstalled" not in shown
+            assert "for a time not known here" in shown and "running pods keep their devices" in shown
+            assert "its kubelet plugin is stopped on every GPU node, so no new claim is prepared" in shown
+            assert "release-names-are-now-scoped-to-the-namespace" in shown and pulumi_docs in shown
+            assert "helm v3.20.2 pkg/action/validate.go existingResourceConflict" in shown
             assert "Nothing recorded differs" not in shown
         summary = render_text(plan).splitlines()[0]
-        assert "; installs Helm release(s) dra-prod-" in summary
-        assert " in their new namespace, then uninstalls the old" in summary
+        assert "; uninstalls Helm release(s) dra-prod-" in summary
+        assert f", then installs them in their new namespace (deleteBeforeReplace: {pulumi_docs})" in summary
+    docs = (PROJECT_DIR / "docs" / "offline-plan.md").read_text()
+    assert "uninstalled from the old namespace first, then installed in the new one" in " ".join(docs.split())
+    assert pulumi_docs in docs and "existingResourceConflict" in docs
     older = copy.deepcopy(prod_baseline)
     for release in older["releases"]:
         del release["namespace"], release["repositoryOpts"]
