@@ -503,10 +503,11 @@ NAMESPACE_PRESENCE = Presence(
     ("claimNamespace", "queues", "samplePods"),
     NAMESPACE_TYPE,
     "created: empty until the stack's objects in it are",
-    "DELETED with everything in it: its Pods stop, its Jobs, LocalQueues, claim templates and claims go with it "
-    "(a team's ClusterQueue is deleted with the team)",
+    "DELETED with everything in it: its Pods stop, its Jobs, LocalQueues, claim templates and claims go with it, "
+    "and so does a team's ClusterQueue that admits from it only, once Kueue's finalizer finds no workload of it left",
     "Kubernetes, Namespaces (https://kubernetes.io/docs/tasks/administer-cluster/namespaces/#deleting-a-namespace): "
-    '"This deletes everything under the namespace!"',
+    f'"This deletes everything under the namespace!"; {KUEUE_SOURCE} pkg/controller/core/clusterqueue_controller.go '
+    "(the ClusterQueue's finalizer is removed when no workload reserves quota there)",
 )
 CLUSTER_QUEUE_PRESENCE = Presence(
     ("queues",),

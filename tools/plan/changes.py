@@ -26,12 +26,15 @@ from components.dra_constants import BUILTIN_TEMPLATES, NODE_GROUP_LABEL
 from components.dra_workloads import DRA_WORKLOADS_TYPE
 from components.kueue import TEAM_QUEUES_TYPE
 from components.redaction import REDACTED, names_a_credential
+from components.values.kueue import NAMESPACE_NAME_LABEL
 from components.values.release import OCI_SCHEME, chart_source
 from policies.dra_guardrails import PlannedResource
 from policies.dra_guardrails.consequences import (
     CLAIM_TEMPLATE_TYPE,
+    CLUSTER_QUEUE_TYPE,
     HELM_RELEASE_TYPE,
     KUEUE_TYPE_PREFIX,
+    NAMESPACE_TYPE,
     Consequence,
     Effect,
     consequences_of,
@@ -191,6 +194,9 @@ class KubeObject:
     resource_type: str
     namespace: str | None
     name: str
+    # The one namespace a team's ClusterQueue admits from (its namespaceSelector), else None; not part of what
+    # identifies the object, so a move is still a change of name or namespace only.
+    admits_from: str | None = field(default=None, compare=False)
 
     @property
     def kind(self) -> str:
@@ -206,9 +212,23 @@ class KubeObject:
 
 def kube_object(record: Mapping[str, Any]) -> KubeObject:
     namespace = record.get("namespace")
+    spec = record.get("spec")
+    selector = spec.get("namespaceSelector") if isinstance(spec, Mapping) else None
+    labels = selector.get("matchLabels") if isinstance(selector, Mapping) and len(selector) == 1 else None
+    admits_from = labels.get(NAMESPACE_NAME_LABEL) if isinstance(labels, Mapping) and len(labels) == 1 else None
     return KubeObject(
-        str(record.get("type")), namespace if isinstance(namespace, str) else None, str(record.get("name"))
+        str(record.get("type")),
+        namespace if isinstance(namespace, str) else None,
+        str(record.get("name")),
+        admits_from if isinstance(admits_from, str) and record.get("type") == CLUSTER_QUEUE_TYPE else None,
     )
+
+
+def goes_with(item: KubeObject, namespaces: Iterable[str]) -> bool:
+    """Whether deleting `namespaces` takes `item` along: it lives in one, or it is a team's ClusterQueue that admits
+    from one only (its workloads live there, and Kueue's finalizer lets it go once they are gone)."""
+    taken = set(namespaces)
+    return item.namespace in taken or item.admits_from in taken
 
 
 _ABSENT = object()
@@ -344,6 +364,12 @@ class Changes:
     unrecorded_specs: bool = False
     # Releases that log in to their repository in both plans: a changed login is not recorded, so not known here.
     login_unknown: list[str] = field(default_factory=list)
+
+    @property
+    def deleted_namespaces(self) -> list[str]:
+        """The namespaces the change deletes (gone, or the old place of a moved one): each takes all in it along."""
+        gone = [*(self.removed_objects or []), *(old for old, _ in self.moved_objects or [])]
+        return [item.name for item in gone if item.resource_type == NAMESPACE_TYPE]
 
     @property
     def recreated(self) -> list[ResourceChange]:

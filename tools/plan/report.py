@@ -90,8 +90,7 @@ def _deleted_summary(changes: Changes) -> str:
     A spec change that deletes and creates a claim template is a deletion too (delete_before_replace)."""
     moved = [r.name for r in changes.releases if r.of(Effect.DELETE_CREATE)]
     gone = [*(changes.removed_objects or []), *(old for old, _ in changes.moved_objects or [])]
-    namespaces = [o for o in gone if o.resource_type == NAMESPACE_TYPE]
-    taken = {o.name for o in namespaces}
+    taken = set(changes.deleted_namespaces)
     others: dict[str, list[str]] = {}
     for item in gone:
         if item.resource_type != NAMESPACE_TYPE and item.namespace not in taken:
@@ -105,7 +104,7 @@ def _deleted_summary(changes: Changes) -> str:
         if moved
         else ""
     )
-    text += f"; deletes namespace(s) {', '.join(o.name for o in namespaces)} with all in them" if namespaces else ""
+    text += f"; deletes namespace(s) {', '.join(changes.deleted_namespaces)} with all in them" if taken else ""
     text += "".join(f"; deletes {kind} {', '.join(names)}" for kind, names in others.items())
     if templates:
         text += f"; deletes claim template(s) {', '.join(t.text() for t in templates)}"

@@ -16,6 +16,7 @@ from policies.dra_guardrails.consequences import (
     CLAIM_TEMPLATE_PRESENCE,
     CLAIM_TEMPLATE_TYPE,
     HELM_RELEASE_TYPE,
+    NAMESPACE_TYPE,
     SAMPLE_POD_EVICTION,
     Effect,
     consequence_of_setting,
@@ -23,7 +24,15 @@ from policies.dra_guardrails.consequences import (
     presence_of,
 )
 from policies.dra_guardrails.planned import POD_TYPE
-from tools.plan.changes import LEGACY_UNKNOWN, Changes, FieldChange, KubeObject, ResourceChange, as_json
+from tools.plan.changes import (
+    LEGACY_UNKNOWN,
+    Changes,
+    FieldChange,
+    KubeObject,
+    ResourceChange,
+    as_json,
+    goes_with,
+)
 from tools.plan.driver_line import DriverLineChange
 from tools.plan.graph import DURATION_ESTIMATES
 from tools.plan.model import Plan
@@ -324,7 +333,9 @@ def _template_lines(plan: Plan, changes: Changes) -> list[str]:
     edited += [f"  source: {source}" for source in rows]
     lines = [f"CLAIM TEMPLATE {t.text()} {presence.created}" for t in changes.added_claim_templates]
     why = builtins_left_out(plan)
-    for template in changes.removed_claim_templates:
+    # One in a deleted namespace goes with it: the namespace's line names it (`_object_lines`).
+    taken = set(changes.deleted_namespaces)
+    for template in (t for t in changes.removed_claim_templates if t.namespace not in taken):
         because = f" (not created now: {why[template.name]})" if template.builtin and template.name in why else ""
         lines.append(f"CLAIM TEMPLATE {template.text()}{because} {presence.deleted}")
     return edited + ([*lines, f"  source: {presence.source}"] if lines else [])
@@ -348,6 +359,22 @@ REPLACED_OBJECT = consequences_of(CLAIM_TEMPLATE_TYPE, "namespace")[0].source
 NOT_IN_TABLE = "not in the table of consequences: what it does is not known here"
 
 
+def _taken_along(changes: Changes, item: KubeObject) -> str:
+    """For a deleted namespace, the stack's objects that go with it, named on its line and on no line of their own:
+    what they would do deleted alone (admitted workloads keep running) is not what happens with their namespace."""
+    if item.resource_type != NAMESPACE_TYPE:
+        return ""
+    along = [
+        *(
+            o.text()
+            for o in changes.removed_objects or []
+            if o.resource_type != NAMESPACE_TYPE and goes_with(o, [item.name])
+        ),
+        *(f"claim template {t.text()}" for t in changes.removed_claim_templates if t.namespace == item.name),
+    ]
+    return f"; going with it: {', '.join(along)}" if along else ""
+
+
 def _object_lines(changes: Changes) -> list[str]:
     """Kubernetes objects deleted, moved (deleted and created) and created, each with its row's words and source."""
     if changes.removed_objects is None:
@@ -369,11 +396,15 @@ def _object_lines(changes: Changes) -> list[str]:
         sources[row.source] = None
         return row.deleted if deleted else row.created
 
+    taken = changes.deleted_namespaces
     for item in changes.removed_objects:
-        lines.append(f"{item.text()} {said(item, True)}")
+        if item.resource_type != NAMESPACE_TYPE and goes_with(item, taken):
+            continue
+        lines.append(f"{item.text()} {said(item, True)}{_taken_along(changes, item)}")
     for old, new in changes.moved_objects or []:
         lines.append(
             f"{old.text()} -> {new.text()}: deleted and created ({REPLACED_OBJECT}); the old one {said(old, True)}"
+            f"{_taken_along(changes, old)}"
         )
     for item in changes.added_objects or []:
         lines.append(f"{item.text()} {said(item, False)}")
