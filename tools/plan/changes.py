@@ -293,8 +293,13 @@ class ResourceChange:
     resource_type: str
     changes: tuple[FieldChange, ...]
     rollout: Rollout | None = None
-    # A node group's fewest nodes in the baseline, when it had fewer (a roll-out may start there).
-    fewest_before: int | None = None
+    # A node group's (fewest, most) nodes in the baseline: the nodes it has before the change.
+    nodes_before: tuple[int, int] | None = None
+
+    @property
+    def fewest_before(self) -> int | None:
+        """A node group's fewest nodes in the baseline (a roll-out may start there)."""
+        return None if self.nodes_before is None else self.nodes_before[0]
 
     def of(self, *effects: Effect) -> tuple[FieldChange, ...]:
         return tuple(change for change in self.changes if change.effects & set(effects))
@@ -431,10 +436,8 @@ def _paired(
         if changes:
             rollout = (rollouts or {}).get(record["urn"])
             counted = planned_node_range(old) if resource_type == NODE_GROUP_TYPE else None
-            fewest = int(counted[0]) if counted is not None else None
-            found.append(
-                ResourceChange(record["urn"], str(record.get("name")), resource_type, changes, rollout, fewest)
-            )
+            nodes = (int(counted[0]), int(counted[1])) if counted is not None else None
+            found.append(ResourceChange(record["urn"], str(record.get("name")), resource_type, changes, rollout, nodes))
     return found
 
 

@@ -204,14 +204,9 @@ def _new_nodes_only(
     for group in changes.groups:
         fields = group.of(Effect.NEW_NODES_ONLY)
         if fields and not group.of(*_replacing(group.urn in apart)):
-            rollout = group.rollout
-            nodes = (
-                ""
-                if rollout is None
-                else f"{rollout.nodes}"
-                if rollout.smallest == rollout.nodes
-                else f"{rollout.smallest}..{rollout.nodes}"
-            )
+            # The nodes it has now are the baseline's: a count raised in the same change adds nodes with the new values.
+            before = group.nodes_before
+            nodes = "" if before is None else f"{before[0]}" if before[0] == before[1] else f"{before[0]}..{before[1]}"
             found.append(
                 (
                     f"{_group(group, names)}: its existing {nodes + ' ' if nodes else ''}node(s) keep the old values until replaced",

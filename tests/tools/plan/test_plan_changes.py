@@ -106,6 +106,16 @@ def test_a_label_edit_reaches_only_new_nodes_and_says_how_many_keep_the_old(prod
     assert "h200-train: its existing 4 node(s) keep the old values until replaced" in text
     assert "template.metadata.labels.team: (unset) -> a" in text
     assert "RECREATES NODES" not in text
+    # a39 5a: with the count raised in the same change, the existing nodes are the baseline's 4, not the 5 planned.
+    raised = with_gpu_groups_changed(
+        "prod",
+        lambda g: (
+            {"labels": {**g.get("labels", {}), "team": "a"}, "fixedNodeCount": 5} if g["name"] == "h200-train" else {}
+        ),
+    )
+    text = render_text(build_plan("prod", config=raised, out=None, baseline=prod_baseline))
+    assert "h200-train: its existing 4 node(s) keep the old values until replaced" in text
+    assert "fixedNodeCount: 4 -> 5" in text
 
 
 def test_a_baseline_from_before_plan_format_2_is_read_and_says_what_it_cannot_know(prod_baseline):
