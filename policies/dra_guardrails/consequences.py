@@ -40,6 +40,8 @@ SKEW_POLICY = "https://kubernetes.io/releases/version-skew-policy/"
 HELM_CRDS = "https://helm.sh/docs/chart_best_practices/custom_resource_definitions/"
 PULUMI_NAMES = "https://www.pulumi.com/docs/iac/concepts/resources/names/"
 DELETE_BEFORE_REPLACE = "https://www.pulumi.com/docs/iac/concepts/options/deletebeforereplace/"
+# The page that says when the engine deletes an unregistered resource (the older URL of how-pulumi-works).
+HOW_PULUMI_WORKS = "https://www.pulumi.com/docs/reference/how/"
 NEBIUS_API = "nebius/api (https://github.com/nebius/api) at 24bd010d"
 CLUSTER_PROTO = f"{NEBIUS_API} nebius/mk8s/v1/cluster.proto ControlPlaneSpec"
 KUEUE_SOURCE = "sigs.k8s.io/kueue v0.17.0 (the Go module the stack's Kueue is built from)"
@@ -279,10 +281,12 @@ CONSEQUENCES: tuple[Consequence, ...] = (
         NODE_GROUP_TYPE,
         ("urn",),
         Effect.DELETE_CREATE,
-        "the group is another Pulumi resource: a new group is created and the old one deleted with all its nodes, "
-        "their boot disks and running pods",
+        "the group is another Pulumi resource: Pulumi creates what the change adds (a renamed group's new one) first "
+        "and deletes the old group at the end of the update, with all its nodes, their boot disks and running pods; "
+        "until then both run and are billed",
         f"Pulumi resource names ({PULUMI_NAMES}): a new logical name is a new URN, so the old resource is deleted "
-        "unless an alias names it",
+        f'unless an alias names it; How Pulumi works ({HOW_PULUMI_WORKS}): "At the end the program execution, if a '
+        'particular resource R is never registered, the engine will make a delete request to the resource provider"',
     ),
     Consequence(
         (
@@ -565,9 +569,9 @@ class Eviction:
 SAMPLE_POD_EVICTION = Eviction(
     ("samplePods",),
     POD_TYPE,
-    "evicted when the roll-out drains its node: it stops and its claim is deleted with it; a bare Pod that no "
-    "controller owns, it is not started again on the new node: the next `pulumi up --refresh` (what the deploy "
-    "workflow runs) finds it gone and creates it again",
+    "evicted when a roll-out drains its node, or stopped when its group is deleted: its claim is deleted with it; a "
+    "bare Pod that no controller owns, it is not started again on another node: the next `pulumi up --refresh` (what "
+    "the deploy workflow runs) finds it gone and creates it again",
     'Kubernetes Pods, Working with Pods (https://kubernetes.io/docs/concepts/workloads/pods/): "Pods do not, by '
     "themselves, self-heal. If a Pod is scheduled to a node that then fails, the Pod is deleted; likewise, a Pod "
     "won't survive an eviction due to a lack of resources or Node maintenance.\"; the sample Pods are bare Pods "

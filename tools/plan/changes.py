@@ -42,6 +42,7 @@ from policies.dra_guardrails.consequences import (
 from policies.dra_guardrails.planned import (
     CLUSTER_TYPE,
     NODE_GROUP_TYPE,
+    field_at,
     is_dra_driver_release,
     planned_node_range,
 )
@@ -348,6 +349,8 @@ class Changes:
     removed_groups: list[str] = field(default_factory=list)
     # Removed groups the baseline deployed with Pulumi's protect option: `pulumi up` refuses to delete them.
     protected_removals: list[str] = field(default_factory=list)
+    # Removed groups of GPU nodes (a GPU platform in the baseline): the sample Pods may run there.
+    gpu_removals: list[str] = field(default_factory=list)
     added_groups: list[str] = field(default_factory=list)
     releases: list[ResourceChange] = field(default_factory=list)
     # Helm releases installed or uninstalled by the change, as "<release> (<chart> <version>)".
@@ -533,6 +536,11 @@ def compare(baseline: Baseline, current: Mapping[str, Any], rollouts: Mapping[st
     changes.removed_groups = [written_name(g) for urn, g in baseline.groups.items() if urn not in present]
     changes.protected_removals = [
         written_name(g) for urn, g in baseline.groups.items() if urn not in present and g.get("protect") is True
+    ]
+    changes.gpu_removals = [
+        written_name(g)
+        for urn, g in baseline.groups.items()
+        if urn not in present and str(field_at(g, "template", "resources", "platform") or "").startswith("gpu-")
     ]
     changes.added_groups = [written_name(g) for g in groups if g["urn"] not in baseline.groups]
     if baseline.legacy:

@@ -7,6 +7,7 @@ text plan, the Markdown plan (what the PR comment posts) and the JSON plan are r
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 import shutil
 import subprocess
@@ -116,6 +117,43 @@ def test_a_label_edit_reaches_only_new_nodes_and_says_how_many_keep_the_old(prod
     text = render_text(build_plan("prod", config=raised, out=None, baseline=prod_baseline))
     assert "h200-train: its existing 4 node(s) keep the old values until replaced" in text
     assert "fixedNodeCount: 4 -> 5" in text
+
+
+def _block(shown: str, title: str) -> str:
+    """One section of What changed: the lines under its title, indented deeper than it (text indents the body)."""
+    [head] = [line for line in shown.splitlines() if line.lstrip().startswith(title)]
+    under = " " * (len(head) - len(head.lstrip()) + 1)
+    lines = shown.split(head, 1)[1].splitlines()[1:]
+    return "\n".join(itertools.takewhile(lambda line: line.startswith(under), lines))
+
+
+def test_every_node_group_and_chart_source_section_names_its_rows_source(prod_baseline):
+    """a39 5a, 5b, 8a: the node-group sections and the chart-source change cited no source, though the table has one."""
+    raised = with_gpu_groups_changed(
+        "prod",
+        lambda g: (
+            {"labels": {**g.get("labels", {}), "team": "a"}, "fixedNodeCount": 5} if g["name"] == "h200-train" else {}
+        ),
+    )
+    platform = with_gpu_groups_changed(
+        "prod", lambda g: {"platform": "gpu-h100-sxm"} if g["name"] == "h200-burst" else {}
+    )
+    mirror = {**load_stack_config("prod"), "nebius-dra:draDriverRepository": "https://charts.example.com/nvidia"}
+    expected = [
+        (raised, "REACHES ONLY NEW NODES", "source: pulumi-nebius 0.6.73 (the installed SDK's docstrings"),
+        (raised, "REACHES ONLY NEW NODES", '"Field change will NOT trigger NodeGroup roll out"'),
+        (raised, "IN PLACE (no node replaced)", 'fixed_node_count: "Can be changed manually at any time"'),
+        (platform, "RECREATES NODES", 'Mk8sV1NodeGroupArgs.template: "If not written opposite a NodeTemplate field'),
+        (
+            mirror,
+            "HELM CHART SOURCE CHANGED",
+            "source: Helm upgrade semantics (https://helm.sh/docs/helm/helm_upgrade/)",
+        ),
+    ]
+    for config, title, source in expected:
+        plan = build_plan("prod", config=config, out=None, baseline=prod_baseline)
+        for shown in (render_text(plan), _changed(render_markdown(plan))):
+            assert source in _block(shown, title), (title, _block(shown, title))
 
 
 def test_a_baseline_from_before_plan_format_2_is_read_and_says_what_it_cannot_know(prod_baseline):
@@ -327,6 +365,21 @@ def test_deleting_a_protected_group_is_a_failing_up_that_saves_nothing(prod_base
     assert "recreates" not in plain_text.splitlines()[0]
     assert "DELETES node group h200-burst" in plain_text and "FAILS" not in plain_text
     assert plan_cli.exit_status(plain) == 0
+
+
+def test_an_unprotected_group_renamed_is_created_first_then_deleted_with_the_sample_pod_on_it():
+    """a39 5d: dev's h200 renamed h200a: the deletion named neither the order, the sample Pod it kills, nor a source."""
+    plan = build_plan("dev", config=with_gpu_groups_changed("dev", lambda g: {"name": "h200a"}), out=None,
+                      baseline=_baseline("dev"))  # fmt: skip
+    for shown in (render_text(plan), _changed(render_markdown(plan))):
+        deleted = shown.split("DELETES node group h200: ", 1)[1].split("New node group(s) h200a", 1)[0]
+        order = "Pulumi creates what the change adds (a renamed group's new one) first and deletes the old group"
+        assert f"{order} at the end of the update, with all its nodes, their boot disks and running pods" in deleted
+        assert "sample Pod(s) gpu-workload (samplePods), when on its nodes: evicted when a roll-out" in deleted
+        assert "or stopped when its group is deleted" in deleted and "not started again on another node" in deleted
+        assert "the next `pulumi up --refresh`" in deleted and "Pods do not, by themselves, self-heal" in deleted
+        assert "https://www.pulumi.com/docs/iac/concepts/resources/names/" in deleted
+        assert "the engine will make a delete request to the resource provider" in deleted
 
 
 def _baseline_of(config: dict[str, str]) -> dict[str, Any]:
@@ -592,7 +645,7 @@ def test_a_group_recreated_with_a_new_size_is_listed_once_with_its_outage_and_ev
         assert "in 2 batch(es) of at most 1 node(s)" in recreated and "batch(es) at" not in recreated
         assert "while it has 1 node(s), with maxSurge 0 and maxUnavailable 1, it has no GPU node" in recreated
         assert "sample Pod(s) gpu-workload (samplePods), when on its nodes: evicted" in recreated
-        assert "not started again on the new node" in recreated and "Pods do not, by themselves, self-heal" in recreated
+        assert "not started again on another node" in recreated and "Pods do not, by themselves, self-heal" in recreated
         assert "CLAIM TEMPLATE dra-samples/multi-gpu (built-in, builtinClaimTemplates) created" in changed
 
 
@@ -600,7 +653,7 @@ def test_a_minor_upgrade_of_dev_says_the_sample_pod_is_evicted():
     baseline = _baseline("dev")
     plan = build_plan("dev", config=_with_version("dev", "1.35"), out=None, baseline=baseline)
     minor = render_text(plan).split("CLUSTER MINOR UPGRADE", 1)[1].split("Policy verdicts", 1)[0]
-    assert "sample Pod(s) gpu-workload (samplePods): evicted when the roll-out drains its node" in minor
+    assert "sample Pod(s) gpu-workload (samplePods): evicted when a roll-out drains its node" in minor
 
 
 def test_the_summary_names_the_pods_claim_templates_and_queues_a_change_deletes():
