@@ -2,9 +2,10 @@
 
 Three kinds of credential reach a message, a plan, a report or a file: the values of keys set as
 secrets (every leaf, whatever its type: a number or a boolean is as secret as a string), the
-userinfo, query and fragment of URLs (`https://user:pass@host/?token=...`), and fields a
-credential is written under inside a quoted text (an inline kubeconfig's `token:` or
-`client-key-data:`, a `password=` in a connection string). Every output goes through `redacted`
+userinfo, query and fragment of URLs (`https://user:pass@host/?token=...`; a fragment that only
+names a place in the page, `#section-4.2`, is shown), and fields a credential is written under
+inside a quoted text (an inline kubeconfig's `token:` or `client-key-data:`, a `password=` in a
+connection string). Every output goes through `redacted`
 last, so no copy of this logic lives at the places that quote outside text.
 
 A URL's parts are found as RFC 3986 section 3.2 defines them and `urllib.parse.urlsplit` splits
@@ -47,6 +48,14 @@ _USERINFO_END = re.compile(r"(?i)@|\uff20|\ufe6b|\\u(?:0040|ff20|fe6b)|\\x40|%40
 # for credentials whole. A ';' or ',' right after the port is the sentence's (`on https://h:8443; ...`).
 _NOT_A_PORT = re.compile(r":(?![0-9]*[;,]?\Z)")
 _TRAILING_PUNCTUATION = frozenset("?!.,:")
+# A fragment that only names a place in the page (RFC 3986 section 3.5), as anchor generators write it: words of a
+# letter of either case, then lowercase letters, then digits (`deleting-a-namespace`, `section-4.2.2`, `L10-L20`,
+# `v3`), or of digits, joined by single '-', '_' or '.'. Anything else (a '=', a run in capitals or mixed case, digits
+# among letters) may be a token: a link can carry one bare in its fragment (a share link's key), and of random
+# base64url tokens of 12 bytes or more none in 500,000 reads as such an anchor (of 8 bytes, 1 in 1,250). (Its word's
+# two alternatives differ in their first character, every quantifier ends where the next class starts: linear.)
+_WORD = r"(?:[A-Za-z][a-z]*[0-9]*|[0-9]+)"
+_ANCHOR = re.compile(rf"{_WORD}(?:[-_.]{_WORD})*")
 _AROUND = re.compile(r"\\?[\"'<>]")
 # White space between a name and its value: any Unicode space (a no-break space U+00A0, an em space U+2003, a tab)
 # but the line feed that ends an output's line, as it is or JSON- or repr-escaped (`\u00a0`, `\xa0`, `\t`, `\n`: any
@@ -265,6 +274,15 @@ def _parameters(text: str) -> str:
     return "".join(parts) + after
 
 
+def _fragment(text: str) -> str:
+    """A fragment as shown: an anchor as it is (a cited source's `#deleting-a-namespace` is where it points), any
+    other fragment read as parameters (`#access_token=...`, RFC 6749 section 4.2.2), up to where the text around the
+    URL goes on."""
+    around = _AROUND.search(text)
+    inside = text[: around.start()] if around else text
+    return text if _ANCHOR.fullmatch(inside) else _parameters(text)
+
+
 def _without_closing_text(rest: str) -> tuple[str, str]:
     """(the URL, the text after it) of a whitespace-free run: trailing punctuation and a `)` the URL does not open
     belong to the sentence around it (`(see https://host/page#part): ...`), as GitHub's autolinks read them
@@ -300,7 +318,7 @@ def _url(match: re.Match[str]) -> str:
         f"{scheme}:{slashes}{shown_authority}{name}"
         + (f";{_parameters(path_parameters)}" if semicolon else "")
         + (f"?{_parameters(query)}" if question else "")
-        + (f"#{_parameters(fragment)}" if hash_mark else "")
+        + (f"#{_fragment(fragment)}" if hash_mark else "")
         + after
     )
 

@@ -418,6 +418,9 @@ MIB = 1 << 20
         "https://" + ":a" * (MIB // 2),
         "https://" + "1:" * (MIB // 2),
         "https://[" + ":" * MIB,
+        "https://h/#" + "a-" * (MIB // 2) + "~",
+        "https://h/#" + "a1" * (MIB // 2),
+        "https://h/#" + "Aa0." * (MIB // 4) + "-",
     ],
     ids=lambda text: f"{text[:10]}~{len(text)}",
 )
@@ -645,7 +648,7 @@ def test_no_credential_pattern_eats_a_word_of_the_projects_own_texts_about_crede
     [
         (
             "Helm 3 (https://helm.sh/docs/faq/changes_since_helm2/#release-names): a release lives in its namespace",
-            "Helm 3 (https://helm.sh/docs/faq/changes_since_helm2/#[redacted]): a release lives in its namespace",
+            "Helm 3 (https://helm.sh/docs/faq/changes_since_helm2/#release-names): a release lives in its namespace",
         ),
         ("(see https://en.wikipedia.org/wiki/Foo_(bar)) ok.", "(see https://en.wikipedia.org/wiki/Foo_(bar)) ok."),
         ("(https://u:p@h/x?t=s3cr3t).", "(https://[credentials]@h/x?t=[redacted])."),
@@ -656,10 +659,39 @@ def test_the_sentence_around_a_url_is_not_taken_for_its_fragment_or_query(text, 
     assert redact(text) == expected
 
 
-def test_every_source_of_the_table_of_consequences_keeps_its_closing_brackets():
-    for row in CONSEQUENCES:
-        shown = redact(row.source)
-        assert shown.count("(") - shown.count(")") == row.source.count("(") - row.source.count(")"), row.source
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # An anchor names a place in the page (RFC 3986 section 3.5): a cited source keeps it.
+        (
+            "https://kubernetes.io/docs/tasks/administer-cluster/namespaces/#deleting-a-namespace",
+            "https://kubernetes.io/docs/tasks/administer-cluster/namespaces/#deleting-a-namespace",
+        ),
+        ("RFC 6749 (https://www.rfc-editor.org/rfc/rfc6749#section-4.2.2).", None),
+        ('got "https://github.com/o/r/blob/main/a.py#L10-L20"; expected', None),
+        ("https://docs.example.com/api#Release_v3.spec", None),
+        # An OAuth implicit grant returns its token as a fragment parameter (RFC 6749 section 4.2.2).
+        (
+            "https://app.example.com/cb#access_token=CANARY&state=s",
+            "https://app.example.com/cb#access_token=[redacted]&state=[redacted]",
+        ),
+        # A bare fragment that is no anchor's words may be a token (a share link's key): in capitals, in mixed case,
+        # digits among letters, a doubled separator, a character no anchor has.
+        ("https://h/x#CANARY", "https://h/x#[redacted]"),
+        (f"https://h/x#{CANARY}", "https://h/x#[redacted]"),
+        ("https://h/x#q7Zk-aa", "https://h/x#[redacted]"),
+        ("https://h/x#a--b", "https://h/x#[redacted]"),
+        ("https://h/x#a~b", "https://h/x#[redacted]"),
+    ],
+)
+def test_a_fragment_is_shown_only_when_it_is_an_anchor(text, expected):
+    """Newcomer a39, 2026-12-02: the plan's sources read `namespaces/#[redacted]`, their anchors taken for tokens."""
+    assert redact(text) == (text if expected is None else expected)
+
+
+def test_every_source_of_the_table_of_consequences_is_shown_whole():
+    """Its closing brackets and its anchors (`namespaces/#deleting-a-namespace`) are the source's, not a secret."""
+    assert [row.source for row in CONSEQUENCES if redact(row.source) != row.source] == []
 
 
 # How a user and a password are pasted together into the username: RFC 7617's colon, blanks, look-alike colons.

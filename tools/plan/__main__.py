@@ -25,8 +25,8 @@ move of the DRA driver back from 0.4.x to 25.x.
 Exit status: 0 when `pulumi up` could proceed, 1 when a mandatory policy is violated or `pulumi up` would fail
 deleting a protected node group,
 2 when the program itself refuses the config (the message names the key), the DRA driver moves
-back from 0.4.x to 25.x or kubernetesVersion skips or lowers a minor against the baseline (the
-plan is printed with the reason, and stderr names the key, the move and the allowed path), or the stack
+back from 0.4.x to 25.x or kubernetesVersion skips or lowers a minor against the baseline (only the
+refusal is printed, on stderr, naming the key, the move and the allowed path, and no file is written), or the stack
 name, the stack file or the policy config cannot be used (an unknown policy or setting is
 refused, not ignored), or the output directory is not safe to write: the plan never writes
 or deletes through a symbolic link in `<out>/<stack>/`.
@@ -196,7 +196,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if plan.error is not None and args.format != "json":
         render = render_error_markdown if args.format == "markdown" else render_error
         sys.stderr.write(printable(redacted(render(plan)), lines=True))
-    else:
+    elif not plan.refusals or args.format == "json":
+        # A refused config prints only its refusal (below), as every other exit-2 refusal does; JSON keeps its document,
+        # as it does for a program error.
         rendered = RENDERERS[args.format](plan, graph=args.graph)
         # JSON is redacted leaf by leaf before it is encoded (`render_json`); text and markdown as a whole.
         sys.stdout.write(rendered if args.format == "json" else redacted(rendered))

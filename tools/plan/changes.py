@@ -249,17 +249,30 @@ def _hidden(value: Any) -> str:
     return as_json(value) if value is _ABSENT else REDACTED
 
 
+def _names(items: list[Any]) -> list[str] | None:
+    """The names of a list's items when each is a map with a `name` of its own (a Kueue flavor, a quota's resource),
+    else None."""
+    names = [item.get("name") if isinstance(item, Mapping) else None for item in items]
+    named = [name for name in names if isinstance(name, str) and name]
+    return named if len(named) == len(items) == len(set(named)) else None
+
+
 def leaves(value: Any, prefix: str) -> dict[str, Any]:
-    """Leaves by dotted path, list items by index (`taints[0].key`); an empty map or list is a leaf
-    (`preemptible: {}` switches spot on)."""
+    """Leaves by dotted path, list items by index (`taints[0].key`), or by name where each item has its own
+    (`flavors[h200-train].resources[nvidia.com/gpu].nominalQuota`: a position says neither which flavor nor which
+    resource), the list's names in order then a leaf at the list's path (Kueue tries flavors in order); an empty map
+    or list is a leaf (`preemptible: {}` switches spot on)."""
     flat: dict[str, Any] = {}
     if isinstance(value, Mapping) and value:
         for key, item in value.items():
             flat.update(leaves(item, f"{prefix}.{key}" if prefix else str(key)))
         return flat
     if isinstance(value, list) and value:
+        names = _names(value)
+        if names is not None:
+            flat[prefix] = names
         for index, item in enumerate(value):
-            flat.update(leaves(item, f"{prefix}[{index}]"))
+            flat.update(leaves(item, f"{prefix}[{index if names is None else names[index]}]"))
         return flat
     return {prefix: value}
 

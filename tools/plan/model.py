@@ -112,7 +112,7 @@ def build_plan(
     baseline: Any = None,
     stack_file: Path | None = None,
 ) -> Plan:
-    """Runs the program for `stack` and derives tree, graph, verdicts and files; `out=None` writes nothing.
+    """Runs the program for `stack` and derives tree, graph, verdicts and files; `out=None` or a refusal writes nothing.
 
     `baseline` is the JSON document of an earlier plan (`--format json`): what differs from it is in
     `changes`, each field with what the table of consequences says it does. The stack name, the policy config and the
@@ -151,7 +151,8 @@ def build_plan(
         transition = driver_mode_transition(before, plan.recorded, accepted_outages(run.resources))
         plan.driver_steps = transition.steps
         plan.findings = sorted_findings([*plan.findings, *transition.findings])
-    if out is not None:
+    if out is not None and not plan.refusals:
+        # A refused config is bad input, as one the program refuses: nothing of it is written.
         files = plan_files(run.resources, inputs)
         plan.files = write_plan_files({name: redacted(text) for name, text in files.items()}, out / stack)
     return plan
