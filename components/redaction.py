@@ -66,11 +66,23 @@ _BLANK = r"(?:[^\S\n]|\\(?:[bfnrtv]|u[0-9A-Fa-f]{4}|x[0-9A-Fa-f]{2}))"
 # the `\"token\": \"x\"` of a JSON-escaped quote. The value ends at white space, a quote or a separator; a JSON
 # escape inside it (`\u0001`, `\n`) does not end it, so no part after a control character is shown. (The group's
 # two alternatives differ in their first character, so it matches one way only: linear.)
-_CREDENTIAL_NAME = r"(token|password|passwd|client-key-data|api[-_]?key|private[-_]?key|secret[-_]?key|access[-_]?key)"
+_CREDENTIAL_NAME = (
+    rf"(token|password|passwd|client-key-data|api(?:[-_]|{_BLANK})?key|private[-_]?key|secret[-_]?key|access[-_]?key)"
+)
 _CREDENTIAL_FIELD = re.compile(
     rf"(?i){_CREDENTIAL_NAME}"
     rf"(\\?[\"']?{_BLANK}*[:=]{_BLANK}*\\?[\"']?)"
     r"((?:[^\s\"'\\,;&}\][]|\\(?:u[0-9A-Fa-f]{4}|[bfnrt/]|\\(?!\")))+)"
+)
+# A credential named in prose, as a command's stderr says it: `error: token CANARY7731E2 expired`, `password
+# hunter2x9 rejected`. After blanks alone (no ':' or '='), a word is a value only when it is one no prose word is: at
+# least 8 characters holding both a letter and a digit (the project's own texts about tokens and passwords have
+# none such after the name: `token file`, `password chartRepositoryPassword`, `token v1`, tested). Each lookahead
+# scans only the word after its name's blanks, and no word follows two names: linear.
+_VALUE_CHARACTER = r"[^\s\"'\\,;]"
+_CREDENTIAL_WORD = re.compile(
+    rf"(?i){_CREDENTIAL_NAME}({_BLANK}+)"
+    rf"(?={_VALUE_CHARACTER}*[0-9])(?={_VALUE_CHARACTER}*[a-z])({_VALUE_CHARACTER}{{8,}})"
 )
 # A Pulumi config key, `<namespace>:<name>` (github.com/pulumi/pulumi sdk/go/common/resource/config/key.go,
 # `ParseKey`), is never a credential field: a message names the key it refuses (`nebius-dra:password: is set ...`),
@@ -347,6 +359,7 @@ def redacted(text: str, secrets: Secrets = NO_SECRETS) -> str:
     if ":/" in text or ":\\" in text:
         text = _URL.sub(_url, text)
     text = _CREDENTIAL_FIELD.sub(_field, text)
+    text = _CREDENTIAL_WORD.sub(lambda m: f"{m[1]}{m[2]}{REDACTED}", text)
     text = _CREDENTIAL_FLAG.sub(lambda m: f"{m[1]}{REDACTED}", text)
     return _AUTH_SCHEME.sub(_auth, text)
 

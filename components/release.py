@@ -51,6 +51,14 @@ def pinned_release(
             parent=parent,
             provider=provider,
             depends_on=list(depends_on),
+            # Pulumi creates a replacement before it deletes the original unless deleteBeforeReplace is set
+            # (https://www.pulumi.com/docs/iac/concepts/options/deletebeforereplace/). Every chart the stack pins (the
+            # DRA driver, the GPU and Network Operators, dcgm-exporter, kube-prometheus-stack, Kueue) installs
+            # cluster-scoped objects under fixed names (DeviceClasses, ClusterRoles, CRDs, webhooks), and Helm refuses
+            # to install an object another release owns (helm v3.20.2 pkg/action/validate.go existingResourceConflict:
+            # "invalid ownership metadata ... meta.helm.sh/release-namespace must equal ..."): a release moved to
+            # another namespace created first would fail `pulumi up`, so the old one is uninstalled first.
+            delete_before_replace=True,
             # The provider echoes its inputs as outputs: the options that carry a credential stay secret there too.
             additional_secret_outputs=[REPOSITORY_OPTS] if spec.access and spec.access.password else None,
         ),

@@ -50,19 +50,18 @@ def _body(measurement: Measurement) -> str:
     )
 
 
-def row_line(row: SizeRow, root: int = -1) -> str:
-    preamble = f"{row.size_bytes:12d}  {row.count:12d}  {row.data_type:>8s}  {row.redop:>6s}  {root:6d}"
+def row_line(row: SizeRow) -> str:
+    preamble = f"{row.size_bytes:12d}  {row.count:12d}  {row.data_type:>8s}  {row.redop:>6s}  {row.root:6d}"
     return preamble + _body(row.out_of_place) + _body(row.in_place)
 
 
-def header_lines(run: AllReduceRun, step_factor: int = 2, warmup: int = 1, iters: int = 20) -> list[str]:
-    validation = 0 if any(m.wrong is None for row in run.rows for m in (row.out_of_place, row.in_place)) else 1
+def header_lines(run: AllReduceRun, warmup: int = 1, iters: int = 20) -> list[str]:
     blank = ("",) * 5
     return [
         VERSION_LINE.format(version=run.version),
         "# Collective test starting: all_reduce_perf",
         f"# nThread {run.threads} nGpus {run.gpus_per_thread} minBytes {run.min_bytes} maxBytes {run.max_bytes} "
-        f"step: {step_factor}(factor) warmup iters: {warmup} iters: {iters} agg iters: 1 validation: {validation} "
+        f"step: {run.step}({run.step_unit}) warmup iters: {warmup} iters: {iters} agg iters: 1 validation: {run.validation} "
         "graph: 0 unalign: 0",
         "#",
         "# Using devices",
@@ -140,7 +139,7 @@ def with_bandwidth(
         measurement = Measurement(
             float(c_float(time_us, 7)), float(c_float(algbw, 6)), float(c_float(busbw, 6)), wrong_at(row.size_bytes)
         )
-        rows.append(SizeRow(row.size_bytes, row.count, row.data_type, row.redop, measurement, measurement))
+        rows.append(SizeRow(row.size_bytes, row.count, row.data_type, row.redop, row.root, measurement, measurement))
     average = sum(2 * row.out_of_place.busbw_gbps for row in rows) / (2 * len(rows))
     # writeResultFooter's count: one per data check (out of place and in place) that found wrong elements.
     wrong = sum(2 for row in rows if row.wrong)
@@ -150,6 +149,9 @@ def with_bandwidth(
         gpus_per_thread=1,
         min_bytes=real.min_bytes,
         max_bytes=real.max_bytes,
+        step=real.step,
+        step_unit=real.step_unit,
+        validation=real.validation,
         requested_bytes=real.requested_bytes,
         ranks=ranks,
         rows=tuple(rows),

@@ -334,7 +334,9 @@ def test_make_reports_a_failed_tool_as_2_naming_the_tools_status_as_the_readme_s
         text=True,
         timeout=60,
     )
-    assert made.returncode == 2 and re.search(r"make(\[\d+\])?: \*\*\* \[Makefile:\d+: plan\] Error 1$", made.stderr.strip())
+    assert made.returncode == 2 and re.search(
+        r"make(\[\d+\])?: \*\*\* \[Makefile:\d+: plan\] Error 1$", made.stderr.strip()
+    )
     readme = " ".join((ROOT / "README.md").read_text().split())
     assert "`make plan` cannot pass them on: GNU make exits 2 whenever a recipe fails" in readme
     assert "`make: *** [Makefile:NN: plan] Error 1` for a blocked plan" in readme

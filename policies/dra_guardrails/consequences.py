@@ -44,6 +44,9 @@ PROTECT_DOCS = (
     'resource for any reason"'
 )
 PULUMI_NAMES = "https://www.pulumi.com/docs/iac/concepts/resources/names/"
+DELETE_BEFORE_REPLACE = "https://www.pulumi.com/docs/iac/concepts/options/deletebeforereplace/"
+# The page that says when the engine deletes an unregistered resource (the older URL of how-pulumi-works).
+HOW_PULUMI_WORKS = "https://www.pulumi.com/docs/reference/how/"
 NEBIUS_API = "nebius/api (https://github.com/nebius/api) at 24bd010d"
 CLUSTER_PROTO = f"{NEBIUS_API} nebius/mk8s/v1/cluster.proto ControlPlaneSpec"
 KUEUE_SOURCE = "sigs.k8s.io/kueue v0.17.0 (the Go module the stack's Kueue is built from)"
@@ -283,10 +286,12 @@ CONSEQUENCES: tuple[Consequence, ...] = (
         NODE_GROUP_TYPE,
         ("urn",),
         Effect.DELETE_CREATE,
-        "the group is another Pulumi resource: a new group is created and the old one deleted with all its nodes, "
-        "their boot disks and running pods",
+        "the group is another Pulumi resource: Pulumi creates what the change adds (a renamed group's new one) first "
+        "and deletes the old group at the end of the update, with all its nodes, their boot disks and running pods; "
+        "until then both run and are billed",
         f"Pulumi resource names ({PULUMI_NAMES}): a new logical name is a new URN, so the old resource is deleted "
-        "unless an alias names it",
+        f'unless an alias names it; How Pulumi works ({HOW_PULUMI_WORKS}): "At the end the program execution, if a '
+        'particular resource R is never registered, the engine will make a delete request to the resource provider"',
     ),
     Consequence(
         (
@@ -368,10 +373,18 @@ CONSEQUENCES: tuple[Consequence, ...] = (
         HELM_RELEASE_TYPE,
         ("namespace",),
         Effect.DELETE_CREATE,
-        "the release is installed in the new namespace and uninstalled from the old: its pods stop there and start "
-        "again here (for the DRA driver, its kubelet plugin stops on every GPU node: no claim is prepared in between)",
+        # The program registers every release with deleteBeforeReplace (components/release.py).
+        "the release is uninstalled from the old namespace first, then installed in the new one; in between, for a time "
+        "not known here (the uninstall, then the install up to the release's timeout), its pods run nowhere: for the DRA "
+        "driver, its kubelet plugin is stopped on every GPU node, so no new claim is prepared; running pods keep their "
+        "devices",
         "Helm 3 (https://helm.sh/docs/faq/changes_since_helm2/#release-names-are-now-scoped-to-the-namespace): a "
-        "release lives in its namespace",
+        "release lives in its namespace, so another namespace is a replacement; "
+        "Pulumi creates a replacement before it deletes the original unless deleteBeforeReplace is set "
+        f"({DELETE_BEFORE_REPLACE}), which the program sets on every release (components/release.py): created first, the "
+        "install would fail, since Helm refuses an object another release owns and each chart the stack pins has "
+        'cluster-scoped ones (helm v3.20.2 pkg/action/validate.go existingResourceConflict: "invalid ownership '
+        'metadata", key "meta.helm.sh/release-namespace" must equal the release\'s namespace)',
     ),
     Consequence(
         ("sampleGpuImage", "sampleRdmaImage"),
@@ -509,10 +522,11 @@ NAMESPACE_PRESENCE = Presence(
     ("claimNamespace", "queues", "samplePods"),
     NAMESPACE_TYPE,
     "created: empty until the stack's objects in it are",
-    "DELETED with everything in it: its Pods stop, its Jobs, LocalQueues, claim templates and claims go with it "
-    "(a team's ClusterQueue is deleted with the team)",
+    "DELETED with everything in it: its Pods stop, its Jobs, LocalQueues, claim templates and claims go with it, "
+    "and so does a team's ClusterQueue that admits from it only, once Kueue's finalizer finds no workload of it left",
     "Kubernetes, Namespaces (https://kubernetes.io/docs/tasks/administer-cluster/namespaces/#deleting-a-namespace): "
-    '"This deletes everything under the namespace!"',
+    f'"This deletes everything under the namespace!"; {KUEUE_SOURCE} pkg/controller/core/clusterqueue_controller.go '
+    "(the ClusterQueue's finalizer is removed when no workload reserves quota there)",
 )
 CLUSTER_QUEUE_PRESENCE = Presence(
     ("queues",),
@@ -570,9 +584,9 @@ class Eviction:
 SAMPLE_POD_EVICTION = Eviction(
     ("samplePods",),
     POD_TYPE,
-    "evicted when the roll-out drains its node: it stops and its claim is deleted with it; a bare Pod that no "
-    "controller owns, it is not started again on the new node: the next `pulumi up --refresh` (what the deploy "
-    "workflow runs) finds it gone and creates it again",
+    "evicted when a roll-out drains its node, or stopped when its group is deleted: its claim is deleted with it; a "
+    "bare Pod that no controller owns, it is not started again on another node: the next `pulumi up --refresh` (what "
+    "the deploy workflow runs) finds it gone and creates it again",
     'Kubernetes Pods, Working with Pods (https://kubernetes.io/docs/concepts/workloads/pods/): "Pods do not, by '
     "themselves, self-heal. If a Pod is scheduled to a node that then fails, the Pod is deleted; likewise, a Pod "
     "won't survive an eviction due to a lack of resources or Node maintenance.\"; the sample Pods are bare Pods "

@@ -19,6 +19,7 @@ from components.dra_constants import (
 )
 from tests.helpers import STACKS
 from tests.kubernetes_manifests import HELM_RELEASE, releases
+from tests.queue_configs import TEAMS, prod_with
 from tests.stack_configs import mutated
 from tools.plan.mock_engine import ProgramRun, RegisteredResource, run_program
 
@@ -78,6 +79,17 @@ def test_every_release_is_pinned_and_uses_the_cluster_provider(stack_runs, opera
         for release in run.of_type(HELM_RELEASE):
             assert release.inputs["version"][0].isdigit() or release.inputs["version"].startswith("v")
             assert release.provider.split("::")[-2].endswith("-access-provider")
+
+
+def test_every_release_is_uninstalled_before_its_replacement_is_installed(stack_runs, operator_runs):
+    """A namespace move replaces a release; created first, its install fails on the cluster-scoped objects the old
+    release owns (Helm's "invalid ownership metadata"), so each release is registered with delete_before_replace."""
+    queued = run_program("prod", config=prod_with({"teams": TEAMS}))
+    assert queued.error is None, queued.error
+    runs = [*stack_runs.values(), *operator_runs.values(), queued]
+    found = {r.inputs["chart"].rsplit("/", 1)[-1]: r for run in runs for r in run.of_type(HELM_RELEASE)}
+    assert {LEGACY_CHART, "gpu-operator", "network-operator", "dcgm-exporter", "kueue"} <= set(found)
+    assert [chart for chart, release in found.items() if not release.delete_before_replace] == []
 
 
 def test_driverless_groups_get_the_gpu_operator_first_and_no_device_plugin(operator_runs):

@@ -44,6 +44,7 @@ from tools.plan.mock_engine import run_program
 from tools.plan.stack_source import read_stack_source
 from tools.plan.values import presentable
 from tools.verify import __main__ as verify_cli
+from tools.verify.kubeconfig import ExecPlugin, ExecPluginError
 
 CANARY = "CANARYq7Zk"
 NUMBER_CANARY = 7348291056123
@@ -368,10 +369,47 @@ def outputs_of_a_failing_plugin(tmp_path: Path, capsys: Any, body: str, args: tu
 
 
 @pytest.mark.parametrize(
-    "stderr", [f"token: {CANARY}", f"Authorization: Bearer {CANARY}", f'{{"password": "{CANARY}"}}']
+    "stderr",
+    [
+        f"token: {CANARY}",
+        f"Authorization: Bearer {CANARY}",
+        f'{{"password": "{CANARY}"}}',
+        f"error: token {CANARY} expired",  # hostile review a37 F5
+        f"password {CANARY}",
+        f"the api key: {CANARY} is revoked",
+    ],
 )
 def test_no_canary_in_verifys_output_when_the_exec_plugin_fails_saying_a_credential(stderr, tmp_path, capsys):
     assert_no_canary(*outputs_of_a_failing_plugin(tmp_path, capsys, f"echo '{stderr}' >&2\n"))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (f"error: token {CANARY} expired", "error: token [redacted] expired"),
+        (f"password\t{CANARY}", "password\t[redacted]"),
+        (f"API key: {CANARY}", "API key: [redacted]"),
+        (f"api key {CANARY}.", "api key [redacted]"),
+        ("the token file is read trimmed", "the token file is read trimmed"),
+        (
+            "set the password chartRepositoryPassword as a secret",
+            "set the password chartRepositoryPassword as a secret",
+        ),
+        ("token v1beta1 and password 12345678", "token v1beta1 and password 12345678"),
+    ],
+)
+def test_a_credential_named_in_prose_is_redacted_when_its_value_is_no_word(text, expected):
+    """A plugin's stderr says its credential as prose (`token X expired`); a word after the name stays."""
+    assert redact(text) == expected
+
+
+def test_the_exec_plugins_stderr_is_redacted_where_it_is_quoted(tmp_path):
+    """The plugin's stderr is outside text: its error names the command and what it said, the credential left out."""
+    script(tmp_path, "get-token.sh", f"echo 'error: token {CANARY} expired' >&2\nexit 1\n")
+    plugin = ExecPlugin("./get-token.sh", (), (), EXEC_API, tmp_path, tmp_path / "kubeconfig", "u")
+    with pytest.raises(ExecPluginError) as failed:
+        plugin.run(10)
+    assert str(failed.value).endswith("exited with status 1: error: token [redacted] expired")
 
 
 @pytest.mark.parametrize("length", [40, 90, 100, 200])

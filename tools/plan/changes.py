@@ -27,12 +27,15 @@ from components.dra_workloads import DRA_WORKLOADS_TYPE
 from components.input.fields import valid_username
 from components.kueue import TEAM_QUEUES_TYPE
 from components.redaction import REDACTED, names_a_credential
+from components.values.kueue import NAMESPACE_NAME_LABEL
 from components.values.release import OCI_SCHEME, chart_source
 from policies.dra_guardrails import PlannedResource
 from policies.dra_guardrails.consequences import (
     CLAIM_TEMPLATE_TYPE,
+    CLUSTER_QUEUE_TYPE,
     HELM_RELEASE_TYPE,
     KUEUE_TYPE_PREFIX,
+    NAMESPACE_TYPE,
     Consequence,
     Effect,
     consequences_of,
@@ -40,6 +43,7 @@ from policies.dra_guardrails.consequences import (
 from policies.dra_guardrails.planned import (
     CLUSTER_TYPE,
     NODE_GROUP_TYPE,
+    field_at,
     is_dra_driver_release,
     planned_node_range,
 )
@@ -192,6 +196,9 @@ class KubeObject:
     resource_type: str
     namespace: str | None
     name: str
+    # The one namespace a team's ClusterQueue admits from (its namespaceSelector), else None; not part of what
+    # identifies the object, so a move is still a change of name or namespace only.
+    admits_from: str | None = field(default=None, compare=False)
 
     @property
     def kind(self) -> str:
@@ -207,9 +214,23 @@ class KubeObject:
 
 def kube_object(record: Mapping[str, Any]) -> KubeObject:
     namespace = record.get("namespace")
+    spec = record.get("spec")
+    selector = spec.get("namespaceSelector") if isinstance(spec, Mapping) else None
+    labels = selector.get("matchLabels") if isinstance(selector, Mapping) and len(selector) == 1 else None
+    admits_from = labels.get(NAMESPACE_NAME_LABEL) if isinstance(labels, Mapping) and len(labels) == 1 else None
     return KubeObject(
-        str(record.get("type")), namespace if isinstance(namespace, str) else None, str(record.get("name"))
+        str(record.get("type")),
+        namespace if isinstance(namespace, str) else None,
+        str(record.get("name")),
+        admits_from if isinstance(admits_from, str) and record.get("type") == CLUSTER_QUEUE_TYPE else None,
     )
+
+
+def goes_with(item: KubeObject, namespaces: Iterable[str]) -> bool:
+    """Whether deleting `namespaces` takes `item` along: it lives in one, or it is a team's ClusterQueue that admits
+    from one only (its workloads live there, and Kueue's finalizer lets it go once they are gone)."""
+    taken = set(namespaces)
+    return item.namespace in taken or item.admits_from in taken
 
 
 _ABSENT = object()
@@ -301,8 +322,13 @@ class ResourceChange:
     resource_type: str
     changes: tuple[FieldChange, ...]
     rollout: Rollout | None = None
-    # A node group's fewest nodes in the baseline, when it had fewer (a roll-out may start there).
-    fewest_before: int | None = None
+    # A node group's (fewest, most) nodes in the baseline: the nodes it has before the change.
+    nodes_before: tuple[int, int] | None = None
+
+    @property
+    def fewest_before(self) -> int | None:
+        """A node group's fewest nodes in the baseline (a roll-out may start there)."""
+        return None if self.nodes_before is None else self.nodes_before[0]
 
     def of(self, *effects: Effect) -> tuple[FieldChange, ...]:
         return tuple(change for change in self.changes if change.effects & set(effects))
@@ -355,6 +381,8 @@ class Changes:
     removed_groups: list[str] = field(default_factory=list)
     # Removed groups the baseline deployed with Pulumi's protect option: `pulumi up` refuses to delete them.
     protected_removals: list[str] = field(default_factory=list)
+    # Removed groups of GPU nodes (a GPU platform in the baseline): the sample Pods may run there.
+    gpu_removals: list[str] = field(default_factory=list)
     added_groups: list[str] = field(default_factory=list)
     releases: list[ResourceChange] = field(default_factory=list)
     # Helm releases installed or uninstalled by the change, as "<release> (<chart> <version>)".
@@ -378,6 +406,12 @@ class Changes:
     login_unknown: list[str] = field(default_factory=list)
     # Optional fields the baseline did not record (a cluster's parentId, a release's namespace): not compared.
     not_known: list[NotKnown] = field(default_factory=list)
+
+    @property
+    def deleted_namespaces(self) -> list[str]:
+        """The namespaces the change deletes (gone, or the old place of a moved one): each takes all in it along."""
+        gone = [*(self.removed_objects or []), *(old for old, _ in self.moved_objects or [])]
+        return [item.name for item in gone if item.resource_type == NAMESPACE_TYPE]
 
     @property
     def recreated(self) -> list[ResourceChange]:
@@ -432,10 +466,8 @@ def _paired(
         if changes:
             rollout = (rollouts or {}).get(record["urn"])
             counted = planned_node_range(old) if resource_type == NODE_GROUP_TYPE else None
-            fewest = int(counted[0]) if counted is not None else None
-            found.append(
-                ResourceChange(record["urn"], str(record.get("name")), resource_type, changes, rollout, fewest)
-            )
+            nodes = (int(counted[0]), int(counted[1])) if counted is not None else None
+            found.append(ResourceChange(record["urn"], str(record.get("name")), resource_type, changes, rollout, nodes))
     return found
 
 
@@ -588,6 +620,11 @@ def compare(baseline: Baseline, current: Mapping[str, Any], rollouts: Mapping[st
     changes.removed_groups = [written_name(g) for urn, g in baseline.groups.items() if urn not in present]
     changes.protected_removals = [
         written_name(g) for urn, g in baseline.groups.items() if urn not in present and g.get("protect") is True
+    ]
+    changes.gpu_removals = [
+        written_name(g)
+        for urn, g in baseline.groups.items()
+        if urn not in present and str(field_at(g, "template", "resources", "platform") or "").startswith("gpu-")
     ]
     changes.added_groups = [written_name(g) for g in groups if g["urn"] not in baseline.groups]
     if baseline.legacy:

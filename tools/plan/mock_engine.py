@@ -47,6 +47,8 @@ class RegisteredResource:
     property_dependencies: dict[str, list[str]]
     provider: str
     protect: bool
+    # ResourceOptions.delete_before_replace: a replacement deletes this resource before it creates the new one.
+    delete_before_replace: bool = False
     create_timeout: str = ""
     outputs: dict[str, Any] = field(default_factory=dict)
     # Outputs the program asks the engine to keep secret (ResourceOptions.additional_secret_outputs).
@@ -147,6 +149,7 @@ class _RecordingMonitor(mocks.MockMonitor):
                 property_dependencies={key: list(deps.urns) for key, deps in request.propertyDependencies.items()},
                 provider=request.provider,
                 protect=request.protect,
+                delete_before_replace=request.deleteBeforeReplace,
                 create_timeout=request.customTimeouts.create,
                 outputs=dict(state),
                 additional_secret_outputs=list(request.additionalSecretOutputs),

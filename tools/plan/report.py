@@ -17,7 +17,7 @@ from typing import Any
 
 from components.config.reading import markdown_code_block, markdown_text, printable
 from components.redaction import redacted_leaves
-from policies.dra_guardrails.consequences import NAMESPACE_TYPE, Effect, consequences_of
+from policies.dra_guardrails.consequences import DELETE_BEFORE_REPLACE, NAMESPACE_TYPE, Effect, consequences_of
 from policies.dra_guardrails.planned import NODE_GROUP_TYPE
 from tools.cost.render import render_cost_markdown, render_cost_text
 from tools.plan.changes import Changes, as_json, release_downgrade
@@ -90,22 +90,21 @@ def _deleted_summary(changes: Changes) -> str:
     A spec change that deletes and creates a claim template is a deletion too (delete_before_replace)."""
     moved = [r.name for r in changes.releases if r.of(Effect.DELETE_CREATE)]
     gone = [*(changes.removed_objects or []), *(old for old, _ in changes.moved_objects or [])]
-    namespaces = [o for o in gone if o.resource_type == NAMESPACE_TYPE]
-    taken = {o.name for o in namespaces}
+    taken = set(changes.deleted_namespaces)
     others: dict[str, list[str]] = {}
     for item in gone:
         if item.resource_type != NAMESPACE_TYPE and item.namespace not in taken:
             others.setdefault(f"{printable(item.kind)}(s)", []).append(item.place)
     templates = [t for t in changes.removed_claim_templates if t.namespace not in taken]
     replaced = [c.name for c in changes.claim_templates]
-    # Pulumi creates a replacement before it deletes the original unless deleteBeforeReplace is set, which the
-    # stack does not set on releases (https://www.pulumi.com/docs/iac/concepts/options/deletebeforereplace/).
+    # The program sets deleteBeforeReplace on every release (components/release.py): the old one goes first.
     text = (
-        f"; installs Helm release(s) {', '.join(moved)} in their new namespace, then uninstalls the old"
+        f"; uninstalls Helm release(s) {', '.join(moved)}, then installs them in their new namespace "
+        f"(deleteBeforeReplace: {DELETE_BEFORE_REPLACE})"
         if moved
         else ""
     )
-    text += f"; deletes namespace(s) {', '.join(o.name for o in namespaces)} with all in them" if namespaces else ""
+    text += f"; deletes namespace(s) {', '.join(changes.deleted_namespaces)} with all in them" if taken else ""
     text += "".join(f"; deletes {kind} {', '.join(names)}" for kind, names in others.items())
     if templates:
         text += f"; deletes claim template(s) {', '.join(t.text() for t in templates)}"

@@ -16,13 +16,14 @@ from policies.dra_guardrails.consequences import (
     CLAIM_TEMPLATE_PRESENCE,
     CLAIM_TEMPLATE_TYPE,
     HELM_RELEASE_TYPE,
+    NAMESPACE_TYPE,
     SAMPLE_POD_EVICTION,
     Effect,
     consequence_of_setting,
     consequences_of,
     presence_of,
 )
-from policies.dra_guardrails.planned import CLUSTER_TYPE, POD_TYPE
+from policies.dra_guardrails.planned import CLUSTER_TYPE, NODE_GROUP_TYPE, POD_TYPE
 from tools.plan.changes import (
     LEGACY_UNKNOWN,
     Changes,
@@ -30,6 +31,7 @@ from tools.plan.changes import (
     KubeObject,
     ResourceChange,
     as_json,
+    goes_with,
     release_downgrade,
 )
 from tools.plan.driver_line import DriverLineChange
@@ -47,6 +49,8 @@ NO_BASELINE = (
 DRIVER_ROOT_SETTING = "draDriverRoot"
 # What another login to the chart repository does (the credential settings' row).
 LOGIN_ROW = consequences_of(HELM_RELEASE_TYPE, "repositoryOpts.login")[0]
+# What a group gone from the stack (or renamed: another URN) does: the group name's row.
+GROUP_DELETED = consequences_of(NODE_GROUP_TYPE, "urn")[0]
 NOTHING = "Nothing recorded differs from the baseline: no node is recreated, no release upgraded"
 
 
@@ -99,6 +103,11 @@ def _minor_lines(plan: Plan, names: dict[str, str]) -> list[str]:
 
 def _field_lines(changes: tuple[FieldChange, ...], indent: str = "    ") -> list[str]:
     return [f"{indent}{change.text()}" for change in changes]
+
+
+def _source_lines(changes: tuple[FieldChange, ...], indent: str = "    ") -> list[str]:
+    """The sources of the table's rows that say what `changes` do, each once: every consequence shown names one."""
+    return [f"{indent}source: {source}" for source in dict.fromkeys(row.source for c in changes for row in c.rows)]
 
 
 def _cluster_lines(changes: Changes) -> list[str]:
@@ -156,12 +165,13 @@ def _recreation_lines(changes: Changes, names: dict[str, str], apart: set[str], 
         lines.append(f"RECREATES NODES of {len(rolled)} node group(s) (template changes against the baseline)")
         for group, fields in rolled:
             lines.append(f"  {_group(group, names)}: {group.rollout.describe() if group.rollout else ''}".rstrip())
+            others = tuple(change for change in group.changes if change not in fields and change.rows)
             lines += _field_lines(fields)
             lines += [
                 f"    {change.text()} ({', '.join(sorted(effect.value for effect in change.effects))})"
-                for change in group.changes
-                if change not in fields and change.rows
+                for change in others
             ]
+            lines += _source_lines(fields + others)
             if group.rollout is not None:
                 lines.append(f"    meanwhile it {group.rollout.capacity(group.fewest_before)}")
             if group.rollout is not None and group.rollout.gpu and samples:
@@ -180,20 +190,27 @@ def _recreation_lines(changes: Changes, names: dict[str, str], apart: set[str], 
             )
             continue
         lines.append(
-            f"DELETES node group {name}: it is not in this plan, so Nebius deletes it with all its nodes, their boot "
-            "disks and running pods (a renamed group is a new resource; give it its old name back to keep it)"
+            f"DELETES node group {name}: it is not in this plan (renamed, give it its old name back to keep it): "
+            f"{GROUP_DELETED.does}"
         )
+        if name in changes.gpu_removals and samples:
+            lines.append(
+                f"  sample Pod(s) {', '.join(samples)} (samplePods), when on its nodes: {SAMPLE_POD_EVICTION.does}"
+            )
+            lines.append(f"    source: {SAMPLE_POD_EVICTION.source}")
+        lines.append(f"  source: {GROUP_DELETED.source}")
     return lines
 
 
 def _section(title: str, groups: list[tuple[str, tuple[FieldChange, ...]]]) -> list[str]:
+    """A title, each resource with its changed fields, then the sources of the rows that say what they do."""
     if not groups:
         return []
     lines = [title]
     for head, fields in groups:
         lines.append(f"  {head}")
         lines += _field_lines(fields)
-    return lines
+    return lines + _source_lines(tuple(field for _, fields in groups for field in fields), "  ")
 
 
 def _new_nodes_only(
@@ -203,14 +220,9 @@ def _new_nodes_only(
     for group in changes.groups:
         fields = group.of(Effect.NEW_NODES_ONLY)
         if fields and not group.of(*_replacing(group.urn in apart)):
-            rollout = group.rollout
-            nodes = (
-                ""
-                if rollout is None
-                else f"{rollout.nodes}"
-                if rollout.smallest == rollout.nodes
-                else f"{rollout.smallest}..{rollout.nodes}"
-            )
+            # The nodes it has now are the baseline's: a count raised in the same change adds nodes with the new values.
+            before = group.nodes_before
+            nodes = "" if before is None else f"{before[0]}" if before[0] == before[1] else f"{before[0]}..{before[1]}"
             found.append(
                 (
                     f"{_group(group, names)}: its existing {nodes + ' ' if nodes else ''}node(s) keep the old values until replaced",
@@ -260,6 +272,7 @@ def _helm_lines(changes: Changes) -> list[str]:
                 found = logins if row == LOGIN_ROW else sources
                 found.append(f"  {release.name}: {row.does}")
                 found += _field_lines(shown)
+                found += [] if row == LOGIN_ROW else [f"    source: {row.source}"]
             continue
         row = next(row for row in restart[0].rows if row.effect is Effect.HELM_RESTART)
         if release_downgrade(release) is not None:
@@ -267,6 +280,9 @@ def _helm_lines(changes: Changes) -> list[str]:
             continue
         lines.append(f"  {release.name}: {row.does}")
         lines += _field_lines(restart + in_place)
+        lines += [
+            f"    source: {source}" for source in dict.fromkeys([row.source, *(c.rows[0].source for c in in_place)])
+        ]
         if crds:
             lines.append(
                 f"    CRDs: Helm applies the chart's crds/ folder on a fresh install only; apply the new CRDs by hand "
@@ -384,11 +400,11 @@ def _template_lines(plan: Plan, changes: Changes) -> list[str]:
         "CLAIM TEMPLATES DELETED AND CREATED (the spec is immutable; claims made from them keep the old spec)",
         [(c.name, c.changes) for c in changes.claim_templates],
     )
-    rows = dict.fromkeys(row.source for c in changes.claim_templates for f in c.changes for row in f.rows)
-    edited += [f"  source: {source}" for source in rows]
     lines = [f"CLAIM TEMPLATE {t.text()} {presence.created}" for t in changes.added_claim_templates]
     why = builtins_left_out(plan)
-    for template in changes.removed_claim_templates:
+    # One in a deleted namespace goes with it: the namespace's line names it (`_object_lines`).
+    taken = set(changes.deleted_namespaces)
+    for template in (t for t in changes.removed_claim_templates if t.namespace not in taken):
         because = f" (not created now: {why[template.name]})" if template.builtin and template.name in why else ""
         lines.append(f"CLAIM TEMPLATE {template.text()}{because} {presence.deleted}")
     return edited + ([*lines, f"  source: {presence.source}"] if lines else [])
@@ -412,6 +428,22 @@ REPLACED_OBJECT = consequences_of(CLAIM_TEMPLATE_TYPE, "namespace")[0].source
 NOT_IN_TABLE = "not in the table of consequences: what it does is not known here"
 
 
+def _taken_along(changes: Changes, item: KubeObject) -> str:
+    """For a deleted namespace, the stack's objects that go with it, named on its line and on no line of their own:
+    what they would do deleted alone (admitted workloads keep running) is not what happens with their namespace."""
+    if item.resource_type != NAMESPACE_TYPE:
+        return ""
+    along = [
+        *(
+            o.text()
+            for o in changes.removed_objects or []
+            if o.resource_type != NAMESPACE_TYPE and goes_with(o, [item.name])
+        ),
+        *(f"claim template {t.text()}" for t in changes.removed_claim_templates if t.namespace == item.name),
+    ]
+    return f"; going with it: {', '.join(along)}" if along else ""
+
+
 def _object_lines(changes: Changes) -> list[str]:
     """Kubernetes objects deleted, moved (deleted and created) and created, each with its row's words and source."""
     if changes.removed_objects is None:
@@ -433,11 +465,15 @@ def _object_lines(changes: Changes) -> list[str]:
         sources[row.source] = None
         return row.deleted if deleted else row.created
 
+    taken = changes.deleted_namespaces
     for item in changes.removed_objects:
-        lines.append(f"{item.text()} {said(item, True)}")
+        if item.resource_type != NAMESPACE_TYPE and goes_with(item, taken):
+            continue
+        lines.append(f"{item.text()} {said(item, True)}{_taken_along(changes, item)}")
     for old, new in changes.moved_objects or []:
         lines.append(
             f"{old.text()} -> {new.text()}: deleted and created ({REPLACED_OBJECT}); the old one {said(old, True)}"
+            f"{_taken_along(changes, old)}"
         )
     for item in changes.added_objects or []:
         lines.append(f"{item.text()} {said(item, False)}")

@@ -329,12 +329,14 @@ class BurnInRun:
         if plan.across_nodes:
             floor = floor_for(self.settings.floors, group.platform, plan.nodes)
             judged = [
-                judge_output(outputs[0], nodes, [_hostname(pod) for pod in pods], plan.gpus, floor, group.name)[0]
+                judge_output(
+                    outputs[0], nodes, [_hostname(pod) for pod in pods], plan.gpus, floor, group.name, plan.sweep
+                )[0]
             ]
         else:
             floor = floor_for(self.settings.floors, group.platform, 1)
             judged = [
-                judge_output(output, [output.node], [output.hostname], plan.gpus, floor, group.name)[0]
+                judge_output(output, [output.node], [output.hostname], plan.gpus, floor, group.name, plan.sweep)[0]
                 for output in outputs
             ]
         findings = tuple(f for outcome in judged for f in outcome.findings)

@@ -39,12 +39,11 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from components.dra_constants import IB_TEMPLATE, MULTI_GPU_TEMPLATE, NODE_GROUP_LABEL
 from policies.dra_guardrails.rdma_pod_rules import MEMLOCK_CAPABILITY
+from tools.verify.floors import FLOOR_BYTES
 from tools.verify.smoke import MANAGED_BY, MANAGED_BY_LABEL
 
 DEFAULT_IMAGE = "cr.eu-north1.nebius.cloud/nebius-benchmarks/nccl-tests:2.23.4-ubu22.04-cu12.4"
 DEFAULT_BINARY = "/opt/nccl_tests/build/all_reduce_perf"
-# The sizes: 8 B to 1 GiB doubling, the range the published floors were measured at (tools/verify/nccl_floors.yaml).
-MIN_BYTES, MAX_BYTES = "8", "1G"
 CONTAINER = "all-reduce"
 RUN_LABEL = "nebius-dra/burn-in"
 GPU_CLAIM = "gpus"
@@ -52,6 +51,29 @@ SSH_PORT = 2222
 SSH_MOUNT = "/etc/burn-in-ssh"
 # After the Job ends, the API server keeps it this long for a verifier that was killed; a live one deletes it at once.
 FINISHED_TTL_S = 120
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """What each all_reduce_perf process is asked for, as its arguments; its header prints them back ("# nThread 1
+    nGpus 8 minBytes 8 maxBytes 1073741824 step: 2(factor) ... validation: 1"), and the verdict compares the two, so
+    that a log of another run (a smaller maxBytes, no data check) is never judged as this one.
+
+    The sizes are 8 B to the floors' size (1 GiB) doubling, the range the published floors were measured at; the
+    data check is asked for by name (`-c 1`, nccl-tests' default), as the verdict fails a row without it."""
+
+    gpus_per_process: int
+    threads: int = 1
+    min_bytes: int = 8
+    max_bytes: int = FLOOR_BYTES
+    step_factor: int = 2
+    check: int = 1
+
+    def arguments(self) -> str:
+        return (
+            f"-b {self.min_bytes} -e {self.max_bytes} -f {self.step_factor} -t {self.threads} "
+            f"-g {self.gpus_per_process} -c {self.check}"
+        )
 
 
 @dataclass(frozen=True)
@@ -73,6 +95,11 @@ class BurnInPlan:
     def across_nodes(self) -> bool:
         """One all-reduce over every pod (MPI over SSH), or one per pod."""
         return self.nics > 0 and self.nodes > 1
+
+    @property
+    def sweep(self) -> Sweep:
+        """Across nodes mpirun starts one process per GPU (`-g 1`); alone, one process drives every GPU of its pod."""
+        return Sweep(gpus_per_process=1 if self.across_nodes else self.gpus)
 
     def pod_hostname(self, index: int) -> str:
         """An indexed Job's pod has the hostname `<job>-<index>` (Kubernetes' Indexed completion mode; its name adds a suffix)."""
@@ -118,11 +145,10 @@ def _ssh_setup() -> str:
 
 def launch_script(plan: BurnInPlan) -> str:
     """What each pod's shell runs; only pod 0 prints all_reduce_perf's output on a fabric group."""
-    sizes = f"-b {MIN_BYTES} -e {MAX_BYTES} -f 2"
     binary = shlex.quote(plan.binary)
     mpirun = "mpirun --allow-run-as-root --bind-to none -x NCCL_DEBUG=WARN -x LD_LIBRARY_PATH -x PATH"
     if not plan.across_nodes:
-        return f"set -eu\nexec {mpirun} -np 1 {binary} {sizes} -g {plan.gpus}\n"
+        return f"set -eu\nexec {mpirun} -np 1 {binary} {plan.sweep.arguments()}\n"
     hosts = [f"{plan.pod_hostname(index)}.{plan.name}" for index in range(plan.nodes)]
     slots = ",".join(f"{host}:{plan.gpus}" for host in hosts)
     return "\n".join(
@@ -133,7 +159,7 @@ def launch_script(plan: BurnInPlan) -> str:
             'if [ "$JOB_COMPLETION_INDEX" != 0 ]; then exec sleep infinity; fi',
             # Every worker's sshd answers before mpirun starts (the Job's deadline bounds the wait).
             f'for host in {" ".join(hosts)}; do until ssh "$host" true 2>/dev/null; do sleep 2; done; done',
-            f"exec {mpirun} -np {plan.nodes * plan.gpus} -H {slots} {binary} {sizes} -g 1",
+            f"exec {mpirun} -np {plan.nodes * plan.gpus} -H {slots} {binary} {plan.sweep.arguments()}",
             "",
         ]
     )

@@ -25,7 +25,7 @@ from components.dra_constants import (
     NETWORK_CLASSES,
     NODE_GROUP_LABEL,
 )
-from tools.verify.cluster import ClusterUnreachableError, UnusableAnswerError
+from tools.verify.cluster import ClusterUnreachableError, CredentialRefusedError, UnusableAnswerError
 from tools.verify.expectations import Expectations, GroupExpectation
 from tools.verify.objects import (
     attribute,
@@ -86,6 +86,20 @@ def api_failure(error: Exception) -> Outcome:
     """A step the Kubernetes API cut short: the error already names the call and the likely fix."""
     if isinstance(error, UnusableAnswerError):
         return _unusable(str(error))
+    if isinstance(error, CredentialRefusedError):
+        return Outcome(
+            "the API server refused the kubeconfig's credential",
+            (
+                Discrepancy(
+                    subject="Kubernetes API",
+                    expected="the API server accepting the kubeconfig's credential",
+                    found=str(error),
+                    likely_cause="nothing could be asked with this credential: fix what the message names, then run "
+                    "the verification again",
+                ),
+            ),
+            unreachable=True,
+        )
     if isinstance(error, ClusterUnreachableError):
         return Outcome(
             "the cluster could not be reached",

@@ -48,6 +48,7 @@ from tools.verify.kubeconfig import (
     load_kubeconfig,
     one_line,
 )
+from tools.verify.objects import name_of, repeated_condition
 
 Obj = dict[str, Any]
 DEFAULT_REQUEST_TIMEOUT_S = 30.0
@@ -70,6 +71,11 @@ class ClusterError(Exception):
 class ClusterUnreachableError(ClusterError):
     """The cluster could not be asked at all: its API server did not answer in time or could not be
     reached, or the exec credential plugin gave no credential. Nothing was judged: the run exits 2."""
+
+
+class CredentialRefusedError(ClusterUnreachableError):
+    """The API server refused the kubeconfig's credential (401): nothing can be asked with it, so nothing was
+    judged; the message names the credential the kubeconfig sends. The run exits 2 (an unusable kubeconfig)."""
 
 
 class UnusableAnswerError(ClusterError):
@@ -239,11 +245,6 @@ class Cluster(Protocol):
 
 
 def explain_api_error(error: ApiException, action: str) -> str:
-    if error.status == 401:
-        return (
-            f"{action}: unauthorized (401): the kubeconfig's exec plugin did not produce a valid token; "
-            "check that the `nebius` CLI is on PATH and its profile is logged in"
-        )
     if error.status == 403:
         return f"{action}: forbidden (403): the kubeconfig's identity lacks this permission"
     if error.status == 404:
@@ -279,11 +280,14 @@ class KubeCluster:
         credentials: ExecCredentials | None = None,
         run_deadline: float | None = None,
         clock: Callable[[], float] = time.monotonic,
+        refused: str = "the API server refused the kubeconfig's credential",
     ) -> None:
         """`credentials`: the kubeconfig's exec plugin, run before the first request and whenever its token expires.
 
         `run_deadline` (a `clock` time): no request but a deletion starts or lasts past it; None for no run limit.
+        `refused`: what a 401 means, naming the credential the kubeconfig sends (`Kubeconfig.refused`).
         """
+        self.refused = refused
         self.api_client = api_client
         self.server = api_client.configuration.host
         self.request_timeout_s = request_timeout_s
@@ -328,7 +332,7 @@ class KubeCluster:
             credentials = ExecCredentials(kubeconfig.exec, exec_plugin_timeout_s, interactive)
         api_client = client.ApiClient(configuration)
         api_client.rest_client = BoundedRESTClient(configuration)
-        return cls(api_client, request_timeout_s, credentials, run_deadline)
+        return cls(api_client, request_timeout_s, credentials, run_deadline, refused=kubeconfig.refused)
 
     def _authenticate(self, action: str) -> None:
         """Installs the exec plugin's credential, running the plugin when there is none yet or it expired."""
@@ -428,6 +432,8 @@ class KubeCluster:
                 return None
             if error.status == 0:  # the client's wrapping of a TLS failure: no HTTP answer at all
                 raise self._unreachable(action, error) from error
+            if error.status == 401:
+                raise CredentialRefusedError(f"{action}: unauthorized (401): {self.refused}") from None
             raise ClusterError(explain_api_error(error, action)) from error
         except (urllib3.exceptions.HTTPError, OSError) as error:
             raise self._unreachable(action, error) from error
@@ -465,6 +471,16 @@ class KubeCluster:
             ) from None
         if not isinstance(document, dict):
             raise self._unusable(action, "JSON that is not an object")
+        items = document.get("items")
+        for item in items if isinstance(items, list) else [document]:
+            repeated = repeated_condition(item) if isinstance(item, dict) else None
+            if repeated is not None:
+                # A reader takes one entry of the two and drops the other, so the verdict would hang on their order.
+                raise self._unusable(
+                    action,
+                    f"{printable(one_line(name_of(item) or 'an object', 60))!r} listing condition "
+                    f"{printable(one_line(repeated, 60))} twice (a condition type is listed once)",
+                )
         return document
 
     def _list_items(self, action: str, found: Obj | None, api_version: str, kind: str) -> list[Obj]:

@@ -17,8 +17,8 @@ from pydantic import AfterValidator, Field, StrictStr, ValidationError, model_va
 from components.config.errors import ConfigProblems, add_validation_problems, did_you_mean
 from components.config.reading import InputError, load_yaml
 from components.gpu_platforms import GPU_PLATFORMS
-from components.input.fields import DATE_PATTERN, PLATFORM_PATTERN, Shape
-from components.input.prices import calendar_day
+from components.input.fields import DATE_PATTERN, PLATFORM_PATTERN, SOURCE_PATTERN, Shape
+from components.input.prices import calendar_day, past_day
 
 FLOORS_FILE = Path(__file__).with_name("nccl_floors.yaml")
 # The highest bus bandwidth a floor or a measurement may be, in GB/s: 100 times NVLink 5's 1.8 TB/s per GPU. A figure
@@ -30,6 +30,9 @@ MAX_GBPS = 100_000
 # GPU fabric's floor is near it.)
 MIN_GBPS = 1
 MAX_NODES = 10_000
+# The size every floor is the busbw at: the largest of the published runs' sweeps (publishedRun: "all_reduce_perf,
+# 1 GiB"). The burn-in's sweep ends there (tools/verify/burnin_job.py Sweep) and the verdict judges that row alone.
+FLOOR_BYTES = 1 << 30
 
 
 class FloorsError(ValueError):
@@ -49,20 +52,35 @@ Gbps = Annotated[
 # (the header of nccl_floors.yaml), so at a margin of 50 % or more a run at half the published figure, the mildest of
 # them, would pass.
 MAX_MARGIN_PERCENT = 50
+
+
+def _read_by_now(value: str) -> str:
+    """The day a figure was read (or the file checked) cannot be to come: a future one would make the figure look
+    fresher than it is."""
+    try:
+        return past_day(value)
+    except ValueError:
+        raise ValueError(
+            f'date "{value}" is in the future; expected the day the figure was read from its source, today or before'
+        ) from None
+
+
 FloorDate = Annotated[
     StrictStr,
     Field(pattern=DATE_PATTERN, description='expected the day the figure was read, as a quoted "YYYY-MM-DD"'),
     AfterValidator(calendar_day),
+    AfterValidator(_read_by_now),
 ]
-# No white space around a text: it would be shown in every verdict; refused rather than stripped, as the stack
-# file's texts are (a quoted " y" is what the file says, and the file should say "y").
+# A text is shown in every verdict, on a terminal and in the --json report: printable ASCII only, as a price's source
+# is (SOURCE_PATTERN), so that no NUL, bell, escape or bidi override (U+202E, which reorders what follows it on
+# screen) reaches either; and no white space around it, refused rather than stripped, as the stack file's texts are
+# (a quoted " y" is what the file says, and the file should say "y").
 FloorText = Annotated[
     StrictStr,
     Field(
-        min_length=1,
-        max_length=300,
-        pattern=r"^\S(?:[\s\S]*\S)?$",
-        description="expected a non-empty text of at most 300 characters, without white space around it",
+        pattern=SOURCE_PATTERN,
+        description="expected 1 to 300 printable ASCII characters (no control or bidi character), without white "
+        "space around them",
     ),
 ]
 # The floor may differ from publishedGbps less marginPercent by less than this: the file writes floors in whole GB/s
@@ -140,9 +158,29 @@ class FloorsFile(Shape):
     """The whole file: when its figures were last checked, and the entries in the order they are tried."""
 
     checked: FloorDate | None = None
+    # At least one entry: an empty list judges nothing, and a stack's own file that covers nothing is a mistake.
     floors: Annotated[
-        list[FloorEntry], Field(max_length=1_000, description="expected a list of floors {platform, minNodes, ...}")
+        list[FloorEntry],
+        Field(
+            min_length=1, max_length=1_000, description="expected a list of 1 to 1000 floors {platform, minNodes, ...}"
+        ),
     ]
+
+    @model_validator(mode="after")
+    def _read_before_checked(self) -> FloorsFile:
+        """`checked` is the day every figure was last read against its source: an entry read later was not."""
+        later = [
+            f"floors[{index}].date {entry.date} is after checked {self.checked}"
+            for index, entry in enumerate(self.floors)
+            if self.checked is not None and entry.date > self.checked
+        ]
+        if later:
+            raise ValueError(
+                "; ".join(later[:5])
+                + (f"; and {len(later) - 5} more" if len(later) > 5 else "")
+                + ": expected each entry's date on or before the file's checked day (update checked)"
+            )
+        return self
 
     @model_validator(mode="after")
     def _disjoint(self) -> FloorsFile:

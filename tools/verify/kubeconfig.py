@@ -35,8 +35,8 @@ from urllib.parse import urlsplit
 
 from kubernetes.config.kube_config import ConfigNode
 
-from components.config.reading import InputError, load_yaml, parse_json, read_text
-from components.redaction import redacted_command
+from components.config.reading import InputError, load_yaml, parse_json, printable, read_text
+from components.redaction import redacted, redacted_command
 
 DEFAULT_KUBECONFIG = "~/.kube/config"
 WRITE_IT = "write it with `pulumi stack output kubeconfig --show-secrets > kubeconfig` and pass --kubeconfig kubeconfig"
@@ -236,6 +236,21 @@ def check_cluster(cluster: Named) -> str:
         port = parts.port
     except ValueError:  # past 65535, or not digits
         port = -1
+    if parts.username is not None or parts.password is not None:
+        # The client drops a URL's userinfo without a word; the credential belongs in the user entry.
+        raise KubeconfigError(
+            f"kubeconfig {cluster.source}: cluster {cluster.name!r}: server holds a user name or password before its "
+            "host, which the verifier does not send; give the credential in the context's user entry (token, "
+            "tokenFile, client-certificate, exec). The value is not shown"
+        )
+    if "?" in server or "#" in server:
+        # The client appends the API path to the server URL as text (`<server>/api/v1/nodes`): after a query or a
+        # fragment it is no path at all, and every request would go to the server's root.
+        raise KubeconfigError(
+            f"kubeconfig {cluster.source}: cluster {cluster.name!r}: server {parts.scheme}://{parts.netloc}{parts.path} "
+            "has a query or a fragment (after '?' or '#', not shown), which the API path cannot follow; give the API "
+            "server's URL, with a base path at most (https://host:port/path)"
+        )
     if port is not None and not 1 <= port <= 65535:
         raise KubeconfigError(
             f"kubeconfig {cluster.source}: cluster {cluster.name!r}: server {server!r}: its port is not a whole "
@@ -262,8 +277,48 @@ def read_token_file(user: Named, token_file: str) -> str:
     return read_text(path, label, KubeconfigError, limit=MAX_TOKEN_BYTES).strip()
 
 
-def check_user(user: Named) -> str | None:
-    """The user's bearer token (`token`, else the content of `tokenFile`), after every field the client reads is checked."""
+# The user fields the verifier acts on as kubectl does. Impersonation (`as`, `as-groups`, ...) and an auth-provider
+# the client would drop or half-apply, so the run would go out as another identity than the one the kubeconfig
+# names, or with none: each is refused by name, as is a field no kubeconfig user has (`impersonate:`).
+SUPPORTED_USER_FIELDS = (
+    "token",
+    "tokenFile",
+    "client-certificate",
+    "client-certificate-data",
+    "client-key",
+    "client-key-data",
+    "username",
+    "password",
+    "exec",
+    "extensions",
+)
+IMPERSONATION_FIELDS = ("as", "as-uid", "as-groups", "as-user-extra")
+SUPPORTED_USERS = (
+    "the verifier supports token, tokenFile, client-certificate(-data) with client-key(-data), username with "
+    "password, and exec (what `nebius mk8s cluster get-credentials` writes)"
+)
+
+
+def check_user_fields(user: Named) -> None:
+    """Refuses every user field the verifier would not act on, before any request is sent."""
+    for key, value in user.body.items():
+        if key in IMPERSONATION_FIELDS and value not in (None, "", [], {}):
+            why = f"{key} impersonates another identity, which the verifier does not do"
+        elif key == "auth-provider" and value not in (None, "", {}):
+            provider = value.get("name") if isinstance(value, dict) else None
+            named = f" {printable(one_line(provider, 60))!r}" if isinstance(provider, str) else ""
+            why = f"auth-provider{named} is not run by the verifier (its requests would carry no credential)"
+        elif key not in (*SUPPORTED_USER_FIELDS, *IMPERSONATION_FIELDS, "auth-provider"):
+            why = f"{printable(one_line(str(key), 60))!r} is not a field of a kubeconfig user"
+        else:
+            continue
+        raise KubeconfigError(f"kubeconfig {user.source}: user {user.name!r}: {why}; {SUPPORTED_USERS}")
+
+
+def check_user(user: Named) -> tuple[str | None, str | None]:
+    """The user's bearer token (`token`, else the content of `tokenFile`) and where it was written, after every field
+    the client reads is checked."""
+    check_user_fields(user)
     for key in ("username", "password"):
         field(user, "user", key, str)
     token = field(user, "user", "token", str)
@@ -274,9 +329,33 @@ def check_user(user: Named) -> str | None:
         raise KubeconfigError(f"kubeconfig {user.source}: user {user.name!r}: {where} {NOT_HEADER_SAFE}")
     check_file_or_data(user, "user", "client-certificate")
     check_file_or_data(user, "user", "client-key")
-    field(user, "user", "auth-provider", dict)
     field(user, "user", "exec", dict)
-    return token or None
+    return (token, where) if token else (None, None)
+
+
+def credential_refused(user: Named | None, token_where: str | None, plugin: ExecPlugin | None) -> str:
+    """What the server refused with a 401, named as the kubeconfig gives it, and what to do about it."""
+    if user is None:
+        return "the context names no user, so no credential was sent; name a user with a token or an exec plugin"
+    sent = []
+    if plugin is not None:
+        sent.append(f"the credential of its exec plugin `{plugin.command_line}`")
+    if token_where is not None:
+        sent.append(f"its static token ({token_where})")
+    if user.body.get("client-certificate-data") or user.body.get("client-certificate"):
+        sent.append("its client certificate (client-certificate)")
+    if plugin is None and token_where is None and user.body.get("username"):
+        sent.append("its username and password")
+    whose = f"user {user.name!r} in {user.source}"
+    if not sent:
+        return f"{whose} has no credential (none of token, tokenFile, client-certificate, exec), so none was sent"
+    fix = (
+        f"check that `{plugin.command}` is on PATH and its login is current (for the `nebius` CLI: its profile is "
+        "logged in)"
+        if plugin is not None
+        else f"a token or certificate expires or is revoked: {WRITE_IT}"
+    )
+    return f"the API server refused {' and '.join(sent)} ({whose}); {fix}"
 
 
 @dataclass(frozen=True)
@@ -434,9 +513,11 @@ class ExecPlugin:
 
 
 def last_line(output: bytes | str | None) -> str:
+    """The plugin's last stderr line, redacted before it is cut: it is outside text, and a plugin may say its
+    credential there (`error: token ... expired`)."""
     text = output.decode(errors="replace") if isinstance(output, bytes) else (output or "")
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return one_line(lines[-1]) if lines else ""
+    return one_line(redacted(lines[-1])) if lines else ""
 
 
 def stop(process: subprocess.Popen[bytes], whole_group: bool) -> None:
@@ -502,6 +583,8 @@ class Kubeconfig:
     server: str
     exec: ExecPlugin | None
     token: str | None = None
+    # What a 401 means here: the credential this kubeconfig sends, named (`credential_refused`).
+    refused: str = "the API server refused the kubeconfig's credential"
 
     def client_config(self) -> ConfigNode:
         """What the client's KubeConfigLoader reads: each entry keeps its file, so relative paths resolve there.
@@ -600,11 +683,11 @@ def load_kubeconfig(path: str | None, context: str | None = None) -> Kubeconfig:
             f"kubeconfig {chosen_context.source}: context {name!r} names user {user_name!r}, "
             f"which no users entry defines (users: {names(users)})"
         )
-    plugin, token = None, None
+    plugin, token, token_where = None, None, None
     if user is not None:
-        token = check_user(user)
-        # The client prefers an auth-provider or a token over exec; so does this.
-        others = token is not None or bool(user.body.get("auth-provider"))
-        if user.body.get("exec") is not None and not others:
+        token, token_where = check_user(user)
+        # The client prefers a token over exec; so does this.
+        if user.body.get("exec") is not None and token is None:
             plugin = ExecPlugin.from_user(user, cluster)
-    return Kubeconfig(files, chosen_context, cluster, user, server, plugin, token)
+    refused = credential_refused(user, token_where, plugin)
+    return Kubeconfig(files, chosen_context, cluster, user, server, plugin, token, refused)

@@ -25,6 +25,8 @@ import re
 import time
 from dataclasses import dataclass
 
+from tools.verify.floors import MAX_GBPS
+
 # Every pattern here is linear in the line: no two adjacent quantified parts can match the same character (white
 # space, then digits or non-space), and no lazy part is followed by an optional run, so a line of a million spaces
 # is read in one pass (tests/tools/verify/test_nccl_output.py times it). Whole numbers have at most 18 digits: a
@@ -55,11 +57,16 @@ PARAMETERS = re.compile(
     rf"^# nThread (?P<threads>{_INT}) nGpus (?P<gpus>{_INT}) minBytes (?P<min>{_INT}) maxBytes (?P<max>{_INT})"
     rf"(?: step: (?P<step>{_INT})\((?P<unit>factor|bytes)\))?"
 )
+# Further on the same line: "warmup iters: 1 iters: 20 agg iters: 1 validation: 1 graph: 0" (src/util.cu); the data
+# check's flag (-c) is searched for on its own, as releases differ in what comes between.
+VALIDATION = re.compile(rf" validation: (?P<validation>{_INT})")
 # The rows judged: all_reduce_perf's default data type and reduction (src/common.cu: `nccltype = ncclFloat`, `ncclop =
 # ncclSum`, named "float" and "sum" by test_typenames and test_opnames), which the floors are measured with; `-d all`
 # or `-o all` adds rows of other types and reductions (an int8 `max` moves a quarter of the bytes per element and
 # does no arithmetic), which are read, checked for wrong elements, and not judged against a float sum's floor.
 JUDGED_TYPE, JUDGED_REDOP = "float", "sum"
+# A float's bytes: a float row's count is its size over this (src/common.cu wordSize).
+JUDGED_TYPE_BYTES = 4
 # The widest element all_reduce_perf sums (double, int64, uint64): a row's printed size is its requested size
 # rounded down to a whole number of elements (src/common.cu: `count = size / wordSize(type)`).
 _WIDEST_ELEMENT_BYTES = 8
@@ -92,13 +99,15 @@ class Measurement:
     wrong: int | None
 
     def not_finite(self) -> tuple[str, ...]:
-        """The columns that hold no measurement: a figure that is NaN or infinite, a bandwidth below 0, or a time not
-        above 0 (all_reduce_perf measured nothing there: a bandwidth is bytes over that time, src/all_reduce.cu
-        AllReduceGetBw, so a time of 0 makes any bandwidth printed beside it meaningless)."""
+        """The columns that hold no measurement: a figure that is NaN or infinite, a bandwidth below 0, a busbw above
+        MAX_GBPS (no fabric's: a typo or a log that is not all_reduce_perf's), or a time not above 0 (all_reduce_perf
+        measured nothing there: a bandwidth is bytes over that time, src/all_reduce.cu AllReduceGetBw, so a time of 0
+        makes any bandwidth printed beside it meaningless). Every column is checked, not only the one judged: the
+        judged figure is the lower of two, and a 1e300 beside a 450 would otherwise be dropped unseen."""
         columns = (
             ("time", self.time_us, self.time_us > 0),
             ("algbw", self.algbw_gbps, self.algbw_gbps >= 0),
-            ("busbw", self.busbw_gbps, self.busbw_gbps >= 0),
+            ("busbw", self.busbw_gbps, 0 <= self.busbw_gbps <= MAX_GBPS),
         )
         return tuple(name for name, figure, in_range in columns if not (in_range and math.isfinite(figure)))
 
@@ -109,6 +118,8 @@ class SizeRow:
     count: int
     data_type: str
     redop: str
+    # -1 for an all-reduce, which has no root (src/all_reduce.cu runs TimeTest with root -1).
+    root: int
     out_of_place: Measurement
     in_place: Measurement
 
@@ -151,6 +162,11 @@ class AllReduceRun:
     gpus_per_thread: int
     min_bytes: int
     max_bytes: int
+    # The header's "step: N(factor)" or "step: N(bytes)"; None where the release does not print it.
+    step: int | None
+    step_unit: str | None
+    # The header's "validation: N", all_reduce_perf's -c (1: each result is checked); None where not printed.
+    validation: int | None
     # The largest size the run was asked for: the last of minBytes, minBytes*factor (or +step), ... not above maxBytes.
     requested_bytes: int
     ranks: tuple[RankDevice, ...]
@@ -168,8 +184,14 @@ class AllReduceRun:
         """The row judged: the one at the largest size the run was asked for (parse_all_reduce refuses a log
         without it). Where that size has several rows (`-N` repeats every size, src/common.cu `run_cycles`), the
         worst: a NaN first, then the lowest busbw, so that a slow repeat is never hidden by a fast one."""
-        judged = [row for row in self.rows if _is_judged(row, self.requested_bytes)]
-        return min(judged, key=lambda row: (not math.isnan(row.busbw_gbps), row.busbw_gbps))
+        worst = self.worst_at(self.requested_bytes)
+        assert worst is not None, "parse_all_reduce refuses a log without a row at the requested size"
+        return worst
+
+    def worst_at(self, size_bytes: int) -> SizeRow | None:
+        """The worst float sum row at `size_bytes` (the size a floor is for), as `largest` is at the header's."""
+        judged = [row for row in self.rows if _is_judged(row, size_bytes)]
+        return min(judged, key=lambda row: (not math.isnan(row.busbw_gbps), row.busbw_gbps), default=None)
 
 
 def _is_requested_size(size_bytes: int, requested_bytes: int) -> bool:
@@ -226,6 +248,7 @@ def _row(match: re.Match[str]) -> SizeRow:
         int(match["count"]),
         match["type"],
         match["redop"],
+        int(match["root"]),
         _measurement(match, "oop_"),
         _measurement(match, "ip_"),
     )
@@ -311,6 +334,7 @@ def parse_all_reduce(text: str, cpu_limit_s: float = PARSE_CPU_LIMIT_S) -> AllRe
             "'# Out of bounds values', '# Avg bus bandwidth' and '# Collective test concluded': the run was cut short"
         )
     requested = _requested_bytes(parameters)
+    validation = VALIDATION.search(parameters.string)
     if not any(_is_requested_size(row.size_bytes, requested) for row in rows):
         raise NcclOutputError(
             f"the output has no row at {requested} B, the largest size the header asks for (maxBytes "
@@ -335,6 +359,9 @@ def parse_all_reduce(text: str, cpu_limit_s: float = PARSE_CPU_LIMIT_S) -> AllRe
         gpus_per_thread=int(parameters["gpus"]),
         min_bytes=int(parameters["min"]),
         max_bytes=int(parameters["max"]),
+        step=int(parameters["step"]) if parameters["step"] else None,
+        step_unit=parameters["unit"],
+        validation=int(validation["validation"]) if validation else None,
         requested_bytes=requested,
         ranks=tuple(ranks),
         rows=tuple(rows),

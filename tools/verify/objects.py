@@ -25,6 +25,21 @@ def condition(obj: Mapping[str, Any], kind: str) -> Mapping[str, Any]:
     return next((c for c in conditions if c.get("type") == kind), {})
 
 
+def repeated_condition(obj: Mapping[str, Any]) -> str | None:
+    """The first condition type the object lists twice, or None: each type is listed once (the API keys the list by
+    type), so `condition` reads its one entry; an answer that repeats one has no single verdict."""
+    status = obj.get("status")
+    conditions = status.get("conditions") if isinstance(status, dict) else None
+    seen: set[str] = set()
+    for entry in conditions if isinstance(conditions, list) else []:
+        kind = entry.get("type") if isinstance(entry, dict) else None
+        if isinstance(kind, str):
+            if kind in seen:
+                return kind
+            seen.add(kind)
+    return None
+
+
 def condition_true(obj: Mapping[str, Any], kind: str) -> bool:
     return condition(obj, kind).get("status") == "True"
 

@@ -7,6 +7,7 @@ text plan, the Markdown plan (what the PR comment posts) and the JSON plan are r
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 import shutil
 import subprocess
@@ -106,6 +107,53 @@ def test_a_label_edit_reaches_only_new_nodes_and_says_how_many_keep_the_old(prod
     assert "h200-train: its existing 4 node(s) keep the old values until replaced" in text
     assert "template.metadata.labels.team: (unset) -> a" in text
     assert "RECREATES NODES" not in text
+    # a39 5a: with the count raised in the same change, the existing nodes are the baseline's 4, not the 5 planned.
+    raised = with_gpu_groups_changed(
+        "prod",
+        lambda g: (
+            {"labels": {**g.get("labels", {}), "team": "a"}, "fixedNodeCount": 5} if g["name"] == "h200-train" else {}
+        ),
+    )
+    text = render_text(build_plan("prod", config=raised, out=None, baseline=prod_baseline))
+    assert "h200-train: its existing 4 node(s) keep the old values until replaced" in text
+    assert "fixedNodeCount: 4 -> 5" in text
+
+
+def _block(shown: str, title: str) -> str:
+    """One section of What changed: the lines under its title, indented deeper than it (text indents the body)."""
+    [head] = [line for line in shown.splitlines() if line.lstrip().startswith(title)]
+    under = " " * (len(head) - len(head.lstrip()) + 1)
+    lines = shown.split(head, 1)[1].splitlines()[1:]
+    return "\n".join(itertools.takewhile(lambda line: line.startswith(under), lines))
+
+
+def test_every_node_group_and_chart_source_section_names_its_rows_source(prod_baseline):
+    """a39 5a, 5b, 8a: the node-group sections and the chart-source change cited no source, though the table has one."""
+    raised = with_gpu_groups_changed(
+        "prod",
+        lambda g: (
+            {"labels": {**g.get("labels", {}), "team": "a"}, "fixedNodeCount": 5} if g["name"] == "h200-train" else {}
+        ),
+    )
+    platform = with_gpu_groups_changed(
+        "prod", lambda g: {"platform": "gpu-h100-sxm"} if g["name"] == "h200-burst" else {}
+    )
+    mirror = {**load_stack_config("prod"), "nebius-dra:draDriverRepository": "https://charts.example.com/nvidia"}
+    expected = [
+        (raised, "REACHES ONLY NEW NODES", "source: pulumi-nebius 0.6.73 (the installed SDK's docstrings"),
+        (raised, "REACHES ONLY NEW NODES", '"Field change will NOT trigger NodeGroup roll out"'),
+        (raised, "IN PLACE (no node replaced)", 'fixed_node_count: "Can be changed manually at any time"'),
+        (platform, "RECREATES NODES", 'Mk8sV1NodeGroupArgs.template: "If not written opposite a NodeTemplate field'),
+        (
+            mirror,
+            "HELM CHART SOURCE CHANGED",
+            "source: Helm upgrade semantics (https://helm.sh/docs/helm/helm_upgrade/)",
+        ),
+    ]
+    for config, title, source in expected:
+        plan = build_plan("prod", config=config, out=None, baseline=prod_baseline)
+        for shown in (render_text(plan), _changed(render_markdown(plan))):
+            assert source in _block(shown, title), (title, _block(shown, title))
 
 
 def test_a_baseline_from_before_plan_format_2_is_read_and_says_what_it_cannot_know(prod_baseline):
@@ -319,6 +367,21 @@ def test_deleting_a_protected_group_is_a_failing_up_that_saves_nothing(prod_base
     assert plan_cli.exit_status(plain) == 0
 
 
+def test_an_unprotected_group_renamed_is_created_first_then_deleted_with_the_sample_pod_on_it():
+    """a39 5d: dev's h200 renamed h200a: the deletion named neither the order, the sample Pod it kills, nor a source."""
+    plan = build_plan("dev", config=with_gpu_groups_changed("dev", lambda g: {"name": "h200a"}), out=None,
+                      baseline=_baseline("dev"))  # fmt: skip
+    for shown in (render_text(plan), _changed(render_markdown(plan))):
+        deleted = shown.split("DELETES node group h200: ", 1)[1].split("New node group(s) h200a", 1)[0]
+        order = "Pulumi creates what the change adds (a renamed group's new one) first and deletes the old group"
+        assert f"{order} at the end of the update, with all its nodes, their boot disks and running pods" in deleted
+        assert "sample Pod(s) gpu-workload (samplePods), when on its nodes: evicted when a roll-out" in deleted
+        assert "or stopped when its group is deleted" in deleted and "not started again on another node" in deleted
+        assert "the next `pulumi up --refresh`" in deleted and "Pods do not, by themselves, self-heal" in deleted
+        assert "https://www.pulumi.com/docs/iac/concepts/resources/names/" in deleted
+        assert "the engine will make a delete request to the resource provider" in deleted
+
+
 def _baseline_of(config: dict[str, str]) -> dict[str, Any]:
     return json.loads(json.dumps(plan_document(build_plan("prod", config=config, out=None))))
 
@@ -467,18 +530,28 @@ def test_a_budget_that_passes_on_a_doubtful_price_says_so_in_the_plan():
 
 
 def test_a_release_moved_to_another_namespace_is_deleted_and_created_naming_the_plugin_outage(prod_baseline):
-    """attack2 #1: Helm 3 scopes a release to its namespace, so a move uninstalls it and installs it anew."""
+    """attack2 #1: Helm 3 scopes a release to its namespace, so a move uninstalls it and installs it anew; a39 7c:
+    uninstalled first (the program sets deleteBeforeReplace: created first, Helm's ownership check fails the install),
+    and the summary, the line and docs/offline-plan.md say the same order."""
+    pulumi_docs = "https://www.pulumi.com/docs/iac/concepts/options/deletebeforereplace/"
     for key, moved_to in (("draDriverNamespace", "dra2"), ("gpuMetricsNamespace", "gm2")):
         config = {**load_stack_config("prod"), f"nebius-dra:{key}": moved_to}
         plan = build_plan("prod", config=config, out=None, baseline=prod_baseline)
         for shown in (render_text(plan), _changed(render_markdown(plan))):
             assert "HELM RELEASES DELETED AND CREATED" in shown and f"-> {moved_to}" in shown
-            assert "its kubelet plugin stops on every GPU node: no claim is prepared in between" in shown
-            assert "release-names-are-now-scoped-to-the-namespace" in shown
+            assert "uninstalled from the old namespace first, then installed in the new one" in shown
+            assert "installed in the new namespace and uninstalled" not in shown
+            assert "for a time not known here" in shown and "running pods keep their devices" in shown
+            assert "its kubelet plugin is stopped on every GPU node, so no new claim is prepared" in shown
+            assert "release-names-are-now-scoped-to-the-namespace" in shown and pulumi_docs in shown
+            assert "helm v3.20.2 pkg/action/validate.go existingResourceConflict" in shown
             assert "Nothing recorded differs" not in shown
         summary = render_text(plan).splitlines()[0]
-        assert "; installs Helm release(s) dra-prod-" in summary
-        assert " in their new namespace, then uninstalls the old" in summary
+        assert "; uninstalls Helm release(s) dra-prod-" in summary
+        assert f", then installs them in their new namespace (deleteBeforeReplace: {pulumi_docs})" in summary
+    docs = (PROJECT_DIR / "docs" / "offline-plan.md").read_text()
+    assert "uninstalled from the old namespace first, then installed in the new one" in " ".join(docs.split())
+    assert pulumi_docs in docs and "existingResourceConflict" in docs
     older = copy.deepcopy(prod_baseline)
     for release in older["releases"]:
         del release["namespace"], release["repositoryOpts"]
@@ -519,8 +592,15 @@ def test_removing_a_queue_team_names_its_namespace_and_queues_deleted():
     plan = build_plan("prod", config=prod_with({"teams": TEAMS[:1]}), out=None, baseline=baseline)
     for shown in (render_text(plan), _changed(render_markdown(plan))):
         assert "Namespace inference DELETED with everything in it: its Pods stop, its Jobs, LocalQueues" in shown
-        assert "ClusterQueue inference " in shown and "LocalQueue inference/inference " in shown
-        assert "CLAIM TEMPLATE inference/gpu (a team's template, queues) DELETED" in shown
+        # a39 6a: what goes with the namespace is named on its line, not on rows of its own saying "keep running".
+        [line] = [line for line in shown.splitlines() if "Namespace inference DELETED" in line]
+        assert line.endswith(
+            "; going with it: ClusterQueue inference, LocalQueue inference/inference, claim template inference/gpu "
+            "(a team's template, queues), claim template inference/multi-gpu (a team's template, queues)"
+        ), line
+        assert "keep running" not in shown and "running Pods keep" not in shown
+        assert "ClusterQueue inference DELETED" not in shown and "CLAIM TEMPLATE inference/" not in shown
+        assert "clusterqueue_controller.go" in shown
 
 
 def _crafted(baseline: dict[str, Any], edit: Any) -> dict[str, Any]:
@@ -597,7 +677,7 @@ def test_a_group_recreated_with_a_new_size_is_listed_once_with_its_outage_and_ev
         assert "in 2 batch(es) of at most 1 node(s)" in recreated and "batch(es) at" not in recreated
         assert "while it has 1 node(s), with maxSurge 0 and maxUnavailable 1, it has no GPU node" in recreated
         assert "sample Pod(s) gpu-workload (samplePods), when on its nodes: evicted" in recreated
-        assert "not started again on the new node" in recreated and "Pods do not, by themselves, self-heal" in recreated
+        assert "not started again on another node" in recreated and "Pods do not, by themselves, self-heal" in recreated
         assert "CLAIM TEMPLATE dra-samples/multi-gpu (built-in, builtinClaimTemplates) created" in changed
 
 
@@ -605,7 +685,7 @@ def test_a_minor_upgrade_of_dev_says_the_sample_pod_is_evicted():
     baseline = _baseline("dev")
     plan = build_plan("dev", config=_with_version("dev", "1.35"), out=None, baseline=baseline)
     minor = render_text(plan).split("CLUSTER MINOR UPGRADE", 1)[1].split("Policy verdicts", 1)[0]
-    assert "sample Pod(s) gpu-workload (samplePods): evicted when the roll-out drains its node" in minor
+    assert "sample Pod(s) gpu-workload (samplePods): evicted when a roll-out drains its node" in minor
 
 
 def test_the_summary_names_the_pods_claim_templates_and_queues_a_change_deletes():
@@ -673,9 +753,11 @@ def test_a_team_renamed_under_its_local_queue_fails_pulumi_up_and_a_deleted_queu
     assert "LocalQueue research/research: refused by the API server: `pulumi up` fails updating it" in text
     assert "spec.clusterQueue: research -> research2" in text and 'rule "self == oldSelf"' in text
     assert "ClusterQueue research DELETED, but Kueue's finalizer (kueue.x-k8s.io/resource-in-use)" in text
-    gone = render_text(build_plan("prod", config=prod_with({"teams": TEAMS[:1]}), out=None, baseline=_queued_prod()))
-    assert "LocalQueue inference/inference DELETED at once (Kueue puts no finalizer on a LocalQueue)" in gone
-    assert "ClusterQueue inference DELETED, but Kueue's finalizer" in gone and "NOT IN THE TABLE" not in gone
+    # A LocalQueue deleted while its namespace stays (one in a deleted namespace goes with it, on the namespace's line).
+    moved = _teams(namespace="research", localQueue="research-q")
+    gone = render_text(build_plan("prod", config=prod_with({"teams": moved}), out=None, baseline=baseline))
+    assert "LocalQueue research/research DELETED at once (Kueue puts no finalizer on a LocalQueue)" in gone
+    assert "NOT IN THE TABLE" not in gone
 
 
 def _queued_prod() -> dict[str, Any]:

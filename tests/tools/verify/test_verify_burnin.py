@@ -6,6 +6,7 @@ import copy
 import json
 import math
 import os
+import re
 import subprocess
 from dataclasses import replace
 from decimal import Decimal
@@ -107,9 +108,12 @@ def test_the_job_is_indexed_one_pod_per_node_and_ends_when_the_launcher_succeeds
     assert spec["activeDeadlineSeconds"] == 1200 and spec["ttlSecondsAfterFinished"] > 0
     script = spec["template"]["spec"]["containers"][0]["command"][2]
     assert "-np 32 -H verify-burnin-h200-train-abcde-0.verify-burnin-h200-train-abcde:8," in script
-    assert script.rstrip().endswith("/opt/nccl_tests/build/all_reduce_perf -b 8 -e 1G -f 2 -g 1")
+    # The header of the run prints these back, and the verdict compares the two (FABRIC, SINGLE below).
+    assert script.rstrip().endswith("/opt/nccl_tests/build/all_reduce_perf -b 8 -e 1073741824 -f 2 -t 1 -g 1 -c 1")
     alone = job(fabric_plan(nodes=1))["spec"]
-    assert "successPolicy" not in alone and alone["template"]["spec"]["containers"][0]["command"][2].endswith("-g 8\n")
+    assert "successPolicy" not in alone and alone["template"]["spec"]["containers"][0]["command"][2].endswith(
+        "-g 8 -c 1\n"
+    )
 
 
 def test_the_pod_passes_the_packs_rdma_rule_and_would_be_refused_without_ipc_lock() -> None:
@@ -132,6 +136,9 @@ def test_the_secret_and_service_are_owned_by_the_job() -> None:
 HOSTS = tuple(f"verify-burnin-h200-train-abcde-{i}" for i in range(4))
 NODES = [f"computeinstance-e00train{i}" for i in range(4)]
 FLOORS = load_floors(FLOORS_FILE)
+# What the Job asks each all_reduce_perf process for: one per GPU across nodes, every GPU of the pod alone.
+FABRIC = fabric_plan().sweep
+SINGLE = fabric_plan(nodes=1).sweep
 
 
 def fabric_output(busbw_at_1g: float, wrong: int = 0) -> PodOutput:
@@ -151,7 +158,9 @@ def test_the_floors_table_has_a_floor_for_prods_fabric_and_for_one_node() -> Non
 
 
 def test_a_fabric_at_its_published_bandwidth_passes() -> None:
-    outcome, _ = judge_output(fabric_output(455.9), NODES, HOSTS, 8, floor_for(FLOORS, "gpu-h200-sxm", 4), "h200-train")
+    outcome, _ = judge_output(
+        fabric_output(455.9), NODES, HOSTS, 8, floor_for(FLOORS, "gpu-h200-sxm", 4), "h200-train", FABRIC
+    )
     assert outcome.passed and not outcome.warnings, outcome.findings
     assert outcome.summary.startswith(
         "455.9 GB/s busbw at 1073741824 B over 32 GPUs on nodes computeinstance-e00train0"
@@ -159,7 +168,9 @@ def test_a_fabric_at_its_published_bandwidth_passes() -> None:
 
 
 def test_a_fabric_below_its_floor_fails_naming_every_node() -> None:
-    outcome, _ = judge_output(fabric_output(48.0), NODES, HOSTS, 8, floor_for(FLOORS, "gpu-h200-sxm", 4), "h200-train")
+    outcome, _ = judge_output(
+        fabric_output(48.0), NODES, HOSTS, 8, floor_for(FLOORS, "gpu-h200-sxm", 4), "h200-train", FABRIC
+    )
     [finding] = outcome.findings
     assert finding.subject == f"h200-train: bus bandwidth on nodes {', '.join(NODES)}"
     assert finding.expected.startswith("at least 365 GB/s") and finding.found.startswith(
@@ -173,7 +184,7 @@ def test_a_fabric_below_its_floor_fails_naming_every_node() -> None:
 def test_a_bandwidth_that_is_no_measurement_fails_with_or_without_a_floor(busbw: float, floor: bool) -> None:
     """`nan < floor` is false: a NaN (or an infinity, or a figure out of range) would pass every floor if compared."""
     given = floor_for(FLOORS, "gpu-h200-sxm", 4) if floor else None
-    outcome, _ = judge_output(fabric_output(busbw), NODES, HOSTS, 8, given, "h200-train")
+    outcome, _ = judge_output(fabric_output(busbw), NODES, HOSTS, 8, given, "h200-train", FABRIC)
     assert not outcome.passed
     finding = outcome.findings[-1]
     assert finding.expected == "a bus bandwidth from 0 to 100000 GB/s at the largest size"
@@ -204,6 +215,7 @@ def test_a_nan_or_inf_in_any_column_of_the_judged_row_fails_naming_it(figure: st
         8,
         floor_for(FLOORS, "gpu-h200-sxm", 4),
         "h200-train",
+        FABRIC,
     )
     assert not outcome.passed
     place = "out-of-place" if column < 9 else "in-place"
@@ -223,11 +235,12 @@ def test_a_nan_at_a_smaller_size_fails_too() -> None:
         8,
         None,
         "h200-train",
+        FABRIC,
     )
     [unmeasured] = outcome.findings
     assert (
         unmeasured.found
-        == "no measurement (nan, inf, a bandwidth below 0, a time of 0) at 1048576 B (out-of-place busbw)"
+        == "no measurement (nan, inf, a bandwidth below 0, a busbw above 100000 GB/s, a time of 0) at 1048576 B (out-of-place busbw)"
     )
 
 
@@ -241,10 +254,12 @@ def test_an_average_bus_bandwidth_of_nan_fails() -> None:
         8,
         floor_for(FLOORS, "gpu-h200-sxm", 4),
         "h200-train",
+        FABRIC,
     )
     [unmeasured] = outcome.findings
     assert (
-        unmeasured.found == "no measurement (nan, inf, a bandwidth below 0, a time of 0) at '# Avg bus bandwidth' (nan)"
+        unmeasured.found
+        == "no measurement (nan, inf, a bandwidth below 0, a busbw above 100000 GB/s, a time of 0) at '# Avg bus bandwidth' (nan)"
     )
 
 
@@ -253,7 +268,8 @@ def test_a_repeated_size_is_judged_by_its_worst_row() -> None:
     slow repeat must fail it whichever comes first."""
     log = fabric_output(455.9).log
     fast = next(line for line in log.splitlines() if line.split()[:1] == [str(GIB)])
-    slow = fast.replace("455.9", " 10.0")
+    # busbw 10 and its algbw, 10 / (2 x 31/32).
+    slow = fast.replace("455.9", " 10.0").replace("235.30", "  5.16")
     for rows in (f"{fast}\n{slow}", f"{slow}\n{fast}"):
         outcome, _ = judge_output(
             replace(fabric_output(455.9), log=log.replace(fast, rows)),
@@ -262,6 +278,7 @@ def test_a_repeated_size_is_judged_by_its_worst_row() -> None:
             8,
             floor_for(FLOORS, "gpu-h200-sxm", 4),
             "h200-train",
+            FABRIC,
         )
         [finding] = outcome.findings
         assert finding.found.startswith(f"10 GB/s busbw at {GIB} B")
@@ -276,7 +293,7 @@ def test_a_run_whose_ranks_are_not_on_the_pods_judged_fails_whatever_the_bandwid
     """A "four-node" run whose rank lines name one host (or another Job's pods) proves nothing about the fabric."""
     run = with_bandwidth(parse_all_reduce(CAPTURE), Fabric(ranked_on), lambda size: 455.9)
     output = replace(fabric_output(455.9), log=render(run))
-    outcome, _ = judge_output(output, NODES, HOSTS, 8, floor_for(FLOORS, "gpu-h200-sxm", 4), "h200-train")
+    outcome, _ = judge_output(output, NODES, HOSTS, 8, floor_for(FLOORS, "gpu-h200-sxm", 4), "h200-train", FABRIC)
     [finding] = outcome.findings
     assert finding.subject == f"h200-train: ranks of the run on nodes {', '.join(NODES)}"
     assert finding.expected == f"32 ranks, 8 (one per GPU) on each of the pods {', '.join(HOSTS)}"
@@ -285,7 +302,7 @@ def test_a_run_whose_ranks_are_not_on_the_pods_judged_fails_whatever_the_bandwid
 
 def test_wrong_elements_fail_whatever_the_bandwidth() -> None:
     outcome, _ = judge_output(
-        fabric_output(455.9, wrong=3), NODES, HOSTS, 8, floor_for(FLOORS, "gpu-h200-sxm", 4), "h200-train"
+        fabric_output(455.9, wrong=3), NODES, HOSTS, 8, floor_for(FLOORS, "gpu-h200-sxm", 4), "h200-train", FABRIC
     )
     [finding] = outcome.findings
     assert "data check" in finding.subject and "wrong elements at sizes 1073741824 B" in finding.found
@@ -294,19 +311,144 @@ def test_wrong_elements_fail_whatever_the_bandwidth() -> None:
 def test_the_real_one_gpu_capture_fails_a_one_node_floor_and_says_why() -> None:
     output = PodOutput("p", "vm", "computeinstance-e00one", CAPTURE)
     outcome, _ = judge_output(
-        output, ["computeinstance-e00one"], ["vm"], 8, floor_for(FLOORS, "gpu-h200-sxm", 1), "h200-burst"
+        output, ["computeinstance-e00one"], ["vm"], 8, floor_for(FLOORS, "gpu-h200-sxm", 1), "h200-burst", SINGLE
     )
     assert [f.subject for f in outcome.findings] == [
+        "h200-burst: parameters of the run on node computeinstance-e00one",
         "h200-burst: ranks of the run on node computeinstance-e00one",
+        "h200-burst: rank numbers of the run on node computeinstance-e00one",
         "h200-burst: bus bandwidth on node computeinstance-e00one",
     ]
-    assert "0 GB/s busbw" in outcome.findings[1].found
+    assert outcome.findings[0].found == "header nGpus 1 (the job asked for 8: -g 8)"
+    assert "0 GB/s busbw" in outcome.findings[3].found
 
 
 def test_without_a_floor_the_bandwidth_is_measured_and_warned_not_judged() -> None:
-    outcome, _ = judge_output(fabric_output(12.0), NODES, HOSTS, 8, None, "h200-train")
+    outcome, _ = judge_output(fabric_output(12.0), NODES, HOSTS, 8, None, "h200-train", FABRIC)
     assert outcome.passed and outcome.warnings and "no floor" not in outcome.summary
     assert outcome.warnings[0].found.startswith("none; measured 12 GB/s")
+
+
+def _judged_row_with(column_figures: dict[int, str]) -> str:
+    """The fabric log at 455.9 GB/s with the 1 GiB row's columns (split on white space) replaced."""
+    log = fabric_output(455.9).log
+    fields = next(line for line in log.splitlines() if line.split()[:1] == [str(GIB)]).split()
+    for column, figure in column_figures.items():
+        fields[column] = figure
+    return _with_row(log, GIB, "  " + "  ".join(fields))
+
+
+def _judge_fabric(log: str) -> Outcome:
+    outcome, _ = judge_output(
+        replace(fabric_output(455.9), log=log),
+        NODES,
+        HOSTS,
+        8,
+        floor_for(FLOORS, "gpu-h200-sxm", 4),
+        "h200-train",
+        FABRIC,
+    )
+    return outcome
+
+
+@pytest.mark.parametrize("figure", ["1e300", "1e6", "100001"])
+@pytest.mark.parametrize("column", [7, 11], ids=["oop-busbw", "ip-busbw"])
+def test_a_busbw_out_of_range_in_either_column_fails_though_the_other_passes(figure: str, column: int) -> None:
+    """The judged figure is the lower column: a 1e300 beside 455.9 was dropped unseen and the run passed."""
+    outcome = _judge_fabric(_judged_row_with({column: figure}))
+    [unmeasured] = [f for f in outcome.findings if "measurements" in f.subject]
+    place = "out-of-place" if column < 9 else "in-place"
+    assert f"{GIB} B ({place} busbw)" in unmeasured.found and "a busbw above 100000 GB/s" in unmeasured.found
+
+
+def test_a_busbw_out_of_range_in_both_columns_says_so_not_below_the_floor() -> None:
+    outcome = _judge_fabric(_judged_row_with({6: "516129", 7: "1e6", 10: "516129", 11: "1e6"}))
+    [bandwidth] = [f for f in outcome.findings if "bus bandwidth" in f.subject]
+    assert bandwidth.found.endswith(
+        "(out of place 1e+06, in place 1e+06): outside 0 to 100000 GB/s, no measurement (not compared with any floor)"
+    )
+
+
+@pytest.mark.parametrize("columns", [(8,), (12,), (8, 12)], ids=["oop", "ip", "both"])
+def test_a_row_whose_data_was_not_checked_fails_saying_so(columns: tuple[int, ...]) -> None:
+    """nccl-tests prints #wrong N/A under -c 0: nothing proves the data arrived intact."""
+    outcome = _judge_fabric(_judged_row_with(dict.fromkeys(columns, "N/A")))
+    [check] = outcome.findings
+    assert check.subject == f"h200-train: data check on nodes {', '.join(NODES)}"
+    assert check.found == f"#wrong N/A (the data was not checked: all_reduce_perf -c 0) at sizes {GIB} B"
+    assert "-c 1" in check.expected and "-c 0" in check.likely_cause
+
+
+def test_a_rank_listed_twice_is_not_two_gpus(tmp_path: Path) -> None:
+    """Rank 0's line in place of rank 7's: eight lines on the one host, so the per-host count alone passed it."""
+    log = one_node(480.0)
+    lines = log.splitlines()
+    [rank0] = [line for line in lines if line.startswith("#  Rank  0 ")]
+    [rank7] = [line for line in lines if line.startswith("#  Rank  7 ")]
+    host = "verify-burnin-h200-burst-abcde-0"
+    outcome, _ = judge_output(
+        PodOutput("p", host, "computeinstance-e00burst0", log.replace(rank7, rank0)),
+        ["computeinstance-e00burst0"],
+        [host],
+        8,
+        floor_for(FLOORS, "gpu-h200-sxm", 1),
+        "h200-burst",
+        SINGLE,
+    )
+    [ranks] = outcome.findings
+    assert ranks.subject == "h200-burst: rank numbers of the run on node computeinstance-e00burst0"
+    assert (ranks.expected, ranks.found) == (
+        "ranks 0 to 7, each once (one per GPU of the 1 pod(s))",
+        "rank 0 listed 2 times; rank 7 missing",
+    )
+
+
+@pytest.mark.parametrize(
+    ("header", "found"),
+    [
+        ("maxBytes 1024", "maxBytes 1024 (the job asked for 1073741824: -e 1073741824)"),
+        ("minBytes 1024", "minBytes 1024 (the job asked for 8: -b 8)"),
+        ("nGpus 8", "nGpus 8 (the job asked for 1: -g 1)"),
+        ("nThread 0", "nThread 0 (the job asked for 1: -t 1)"),
+        ("validation: 0", "validation: 0 (the job asked for 1: -c 1)"),
+        ("step: 4(factor)", "step: 4(factor) (the job asked for 2(factor): -f 2)"),
+    ],
+)
+def test_a_header_other_than_the_jobs_fails_naming_the_field(header: str, found: str) -> None:
+    """Once `maxBytes 1024` made the 1 KiB row the judged one, against the 1 GiB floor; the floor is judged on its
+    own size's row whatever the header says."""
+    field = header.split()[0]
+    log = re.sub(rf"{re.escape(field)} [0-9]+(\([a-z]+\))?", header, fabric_output(455.9).log, count=1)
+    outcome = _judge_fabric(log)
+    [parameters] = [f for f in outcome.findings if "parameters" in f.subject]
+    assert parameters.found == f"header {found}"
+    assert parameters.expected == (
+        "the header of the run the job asked for (all_reduce_perf -b 8 -e 1073741824 -f 2 -t 1 -g 1 -c 1 over 32 ranks)"
+    )
+    assert f"at {GIB} B" in outcome.summary
+
+
+@pytest.mark.parametrize(
+    ("columns", "found"),
+    [
+        ({1: "0"}, f"count 0 at {GIB} B (a float row of that size holds 268435456)"),
+        ({4: "5"}, f"root 5 at {GIB} B (an all-reduce has no root: -1)"),
+        (
+            {6: "0.00"},
+            f"algbw 0 beside busbw 455.9 at {GIB} B out of place (busbw is algbw x 2(n-1)/n = 0 for 32 ranks)",
+        ),
+    ],
+)
+def test_a_row_no_run_of_the_job_prints_fails_naming_the_field(columns: dict[int, str], found: str) -> None:
+    outcome = _judge_fabric(_judged_row_with(columns))
+    [rows] = [f for f in outcome.findings if "rows of the run" in f.subject]
+    assert rows.found == found
+
+
+def test_out_of_bounds_without_wrong_rows_reads_as_a_sentence() -> None:
+    log = fabric_output(455.9).log.replace("# Out of bounds values : 0 OK", "# Out of bounds values : 3 FAILED")
+    [check] = _judge_fabric(log).findings
+    assert check.found == "3 out-of-bounds check(s); no row lists its wrong elements (#wrong 0 at every size)"
 
 
 def test_a_cut_log_is_a_finding_with_its_tail() -> None:
@@ -314,7 +456,7 @@ def test_a_cut_log_is_a_finding_with_its_tail() -> None:
         fabric_output(455.9).log.split("# Out of bounds")[0]
         + "verify-burnin-h200-train-abcde-2: Test NCCL failure common.cu:1006 'unhandled system error / NET/IB : ibv_reg_mr failed'\n"
     )
-    outcome, run = judge_output(replace(fabric_output(0), log=cut), NODES, HOSTS, 8, None, "h200-train")
+    outcome, run = judge_output(replace(fabric_output(0), log=cut), NODES, HOSTS, 8, None, "h200-train", FABRIC)
     assert run is None
     [finding] = outcome.findings
     assert (
@@ -401,7 +543,23 @@ ENTRY = entry()
             "floors[1] covers gpu-h200-sxm at node counts floors[0] already covers",
         ),
         (f"floors: [{entry(platform=repr('gpu-h200-sxm '))}]", 'platform got "gpu-h200-sxm "'),
-        (f"floors: [{entry(source=repr(' s'))}]", 'source got " s"; expected a non-empty text'),
+        ("floors: []", "floors got []; expected a list of 1 to 1000 floors"),
+        (
+            f"floors: [{entry(date=repr('2099-12-01'))}]",
+            'floors[0].date date "2099-12-01" is in the future; expected the day the figure was read',
+        ),
+        (
+            f"checked: '2026-11-30'\nfloors: [{ENTRY}]",
+            "floors[0].date 2026-12-01 is after checked 2026-11-30: expected each entry's date on or before",
+        ),
+        (f"checked: '2099-12-01'\nfloors: [{ENTRY}]", 'checked date "2099-12-01" is in the future'),
+        ("floors: [" + entry(source='"a\\u0000b"') + "]", 'floors[0].source got "a\\u0000b"; expected 1 to 300'),
+        (
+            "floors: [" + entry(source='"a\\u202eb\\u0007"') + "]",
+            'floors[0].source got "a\\u202eb\\u0007"',
+        ),
+        ("floors: [" + entry(publishedRun='"r\\e[31m"') + "]", "floors[0].publishedRun got"),
+        (f"floors: [{entry(source=repr(' s'))}]", 'source got " s"; expected 1 to 300 printable ASCII characters'),
     ],
 )
 def test_a_floors_file_that_cannot_be_used_is_named(tmp_path: Path, text: str, message: str) -> None:
@@ -664,7 +822,9 @@ def test_it_runs_after_a_change_to_the_gpu_groups_and_not_again_once_passed(tmp_
 def test_a_failed_burn_in_is_not_recorded_and_flags_override_the_gate(tmp_path: Path) -> None:
     gate = BurnInGate(settings(tmp_path, requested=None), PROD, "s", read_only=False)
     assert gate.skip_reason(CLUSTER_NODES) is None
-    failed, _ = judge_output(fabric_output(1.0), NODES, HOSTS, 8, floor_for(FLOORS, "gpu-h200-sxm", 4), "h200-train")
+    failed, _ = judge_output(
+        fabric_output(1.0), NODES, HOSTS, 8, floor_for(FLOORS, "gpu-h200-sxm", 4), "h200-train", FABRIC
+    )
     assert not failed.passed
     gate.record(failed)
     assert not (tmp_path / "state.json").exists()

@@ -432,6 +432,41 @@ MALFORMED = {
         ),
         "exec env[0] is not a mapping with string name and value",
     ),
+    # Hostile review a37 F3: impersonation and an auth-provider were dropped without a word, so the run went out as
+    # another identity than the kubeconfig names, or with none.
+    **{
+        f"user-{key}": (
+            changed(set_path(f"users.0.user.{key}", value)),
+            f"user 'u': {named}; the verifier supports token, tokenFile, client-certificate(-data)",
+        )
+        for key, value, named in (
+            ("as", "admin", "as impersonates another identity, which the verifier does not do"),
+            (
+                "as-groups",
+                ["system:masters"],
+                "as-groups impersonates another identity, which the verifier does not do",
+            ),
+            ("impersonate", "admin", "'impersonate' is not a field of a kubeconfig user"),
+            (
+                "auth-provider",
+                {"name": "oidc", "config": {"id-token": "x"}},
+                "auth-provider 'oidc' is not run by the verifier (its requests would carry no credential)",
+            ),
+        )
+    },
+    # Hostile review a37 F4: the client appends the API path after the query, so every request went to the root.
+    "server-query": (
+        changed(set_path("clusters.0.cluster.server", "https://127.0.0.1:6443/?access_token=Q")),
+        "server https://127.0.0.1:6443/ has a query or a fragment (after '?' or '#', not shown)",
+    ),
+    "server-fragment": (
+        changed(set_path("clusters.0.cluster.server", "https://127.0.0.1:6443/base#F")),
+        "server https://127.0.0.1:6443/base has a query or a fragment",
+    ),
+    "server-userinfo": (
+        changed(set_path("clusters.0.cluster.server", "https://u:p@127.0.0.1:6443")),
+        "server holds a user name or password before its host, which the verifier does not send",
+    ),
 }
 
 
@@ -870,3 +905,62 @@ def test_a_json_report_that_cannot_be_written_is_refused_by_name(tmp_path, capsy
     report = Path("/proc/verify-report.json")
     assert run_cli("--kubeconfig", str(kubeconfig), "--json", str(report), "--request-timeout", "2")[0] == 2
     assert f"error: --json {report}: cannot be written: No such file or directory" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "server", ["http://127.0.0.1:9/?access_token=CANARY7731K3#CANARY7731K3F", "http://u:CANARY7731K2@127.0.0.1:9"]
+)
+def test_a_server_url_with_a_query_or_userinfo_is_refused_without_quoting_it(tmp_path, capsys, server):
+    assert run_cli("--kubeconfig", str(write_kubeconfig(tmp_path, server)))[0] == 2
+    shown = capsys.readouterr()
+    assert "server" in shown.err and "CANARY" not in shown.out + shown.err
+
+
+def node_list(conditions: list[dict[str, str]]) -> bytes:
+    node = {"metadata": {"name": "gpu-0"}, "status": {"conditions": conditions}}
+    return json.dumps({"kind": "NodeList", "apiVersion": "v1", "items": [node]}).encode()
+
+
+@pytest.mark.parametrize(
+    ("kind", "first", "then"),
+    [("NebiusGPUError", "False", "True"), ("Ready", "True", "False")],
+)
+def test_a_condition_type_listed_twice_is_an_unusable_answer_whatever_the_order(
+    scripted, tmp_path, capsys, kind, first, then
+):
+    """Hostile review a37 F1: the first entry decided (`PASS ... no GPU or boot-disk error`), the later one dropped."""
+    conditions = [{"type": kind, "status": first}, {"type": kind, "status": then}]
+    server = scripted(answer_with(node_list(conditions)))
+    report = tmp_path / "verify.json"
+    assert run_cli("--kubeconfig", str(write_kubeconfig(tmp_path, server.url)), "--json", str(report))[0] == 2
+    err = capsys.readouterr().err
+    assert f"answered with 'gpu-0' listing condition {kind} twice" in err
+    assert json.loads(report.read_text())["unusable"] is True
+
+
+def unauthorized(connection: socket.socket, _stopping: threading.Event) -> None:
+    connection.sendall(b"HTTP/1.1 401 Unauthorized\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}")
+
+
+@pytest.mark.parametrize(
+    ("user", "named"),
+    [
+        ({"token": "t"}, "the API server refused its static token (token) (user 'u' in "),
+        ({"tokenFile": "token.txt"}, "the API server refused its static token (the content of tokenFile token.txt)"),
+        ({}, "user 'u' in "),
+        (exec_user("./get-token.sh"), "the API server refused the credential of its exec plugin `./get-token.sh"),
+    ],
+    ids=["token", "token-file", "none", "exec"],
+)
+def test_a_refused_credential_is_named_as_the_kubeconfig_gives_it_and_exits_2(scripted, tmp_path, capsys, user, named):
+    """Hostile review a37 F2: a static token's 401 was blamed on "the kubeconfig's exec plugin", and exited 1."""
+    (tmp_path / "token.txt").write_text("t\n")
+    credential = json.dumps({"apiVersion": EXEC_API, "kind": "ExecCredential", "status": {"token": "t"}})
+    script(tmp_path, "get-token.sh", f"echo '{credential}'\n")
+    server = scripted(unauthorized)
+    report = tmp_path / "verify.json"
+    assert run_cli("--kubeconfig", str(write_kubeconfig(tmp_path, server.url, user)), "--json", str(report))[0] == 2
+    err = capsys.readouterr().err
+    assert "list nodes: unauthorized (401): " in err and named in err
+    assert ("exec plugin" in err) == ("exec" in user)
+    assert json.loads(report.read_text())["unreachable"] is True

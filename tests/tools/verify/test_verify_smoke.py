@@ -48,7 +48,14 @@ from tests.verify_fixtures import (
 )
 from tools.verify import __main__ as cli
 from tools.verify.allocation import parse_gpu_list
-from tools.verify.cluster import ClusterError, ClusterUnreachableError, ExecResult, KubeCluster, exit_status
+from tools.verify.cluster import (
+    ClusterError,
+    ClusterUnreachableError,
+    CredentialRefusedError,
+    ExecResult,
+    KubeCluster,
+    exit_status,
+)
 from tools.verify.report import Progress, summary_table
 from tools.verify.runner import FAIL, NOT_READ, PASS, SKIP, UNREACHABLE, WARN, CheckResult, Verification
 from tools.verify.smoke import GPU_WORKLOAD, NETWORK_WORKLOAD, SmokeRun, SmokeSettings, smoke_pod
@@ -466,8 +473,8 @@ def test_exec_exit_status_comes_from_the_error_channel():
     assert exit_status(json.dumps(failure)) == (2, failure["message"])
 
 
-def test_the_adapter_turns_404_into_none_and_401_into_a_hint():
-    adapter = KubeCluster(client.ApiClient(client.Configuration(host="http://127.0.0.1:9")))
+def test_the_adapter_turns_404_into_none_and_401_into_a_refused_credential():
+    adapter = KubeCluster(client.ApiClient(client.Configuration(host="http://127.0.0.1:9")), refused="REFUSED-TEXT")
 
     def answer(status: int):
         def call(*_args, **_kwargs):
@@ -476,7 +483,7 @@ def test_the_adapter_turns_404_into_none_and_401_into_a_hint():
         return call
 
     assert adapter._call("read DaemonSet kube-system/dranet", answer(404), missing_ok=True) is None
-    with pytest.raises(ClusterError, match="`nebius` CLI is on PATH"):
+    with pytest.raises(CredentialRefusedError, match=r"^list nodes: unauthorized \(401\): REFUSED-TEXT$"):
         adapter._call("list nodes", answer(401))
 
 
