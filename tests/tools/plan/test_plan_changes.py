@@ -560,7 +560,7 @@ def test_a_release_moved_to_another_namespace_is_deleted_and_created_naming_the_
         text = render_text(build_plan("prod", config=stack_config, out=None, baseline=older))
         assert "Nothing recorded differs" not in text and "HELM RELEASES DELETED" not in text
         assert "Not known: the baseline does not record namespace of Helm release(s) dra-prod-" in text
-        assert "for the DRA driver, its kubelet plugin stops on every GPU node" in text
+        assert "its kubelet plugin is stopped on every GPU node, so no new claim is prepared" in text
 
 
 def test_a_deleted_pod_or_namespace_is_named_with_what_it_takes_along():
