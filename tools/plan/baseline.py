@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 from components.config.errors import allowed_rule, described_at, path_text
 from components.config.reading import printable
 from components.input.fields import MAX_NODES
+from components.redaction import names_a_credential
 from components.shown import shown
 from policies.dra_guardrails.planned import chart_name
 
@@ -271,6 +272,11 @@ def _problem(error: Mapping[str, Any], document: Any, model: type[BaseModel]) ->
         return f"{record} has no {location[-1]}; tools.plan writes {rule} there, so the comparison cannot do without it"
     if kind == "extra_forbidden":
         return f"{path_text(location)} is a field tools.plan does not write there"
+    field = location[-1] if location else None
+    if isinstance(field, str) and (field == "login" or names_a_credential(field)):
+        # A login field records only whether a login is set: whatever else a hand-edited baseline holds there may be
+        # the login itself, so it is described, never quoted.
+        return f"{path_text(location)} is a value it may not hold (not shown: it may be a credential); {rule}"
     return f"{path_text(location)} is {shown(error.get('input'))}; tools.plan writes {rule} there"
 
 

@@ -139,6 +139,20 @@ def test_a_baseline_record_of_another_shape_or_missing_a_field_is_refused_naming
     ), err
 
 
+def test_a_login_field_holding_a_login_is_refused_without_quoting_it(dev_baseline, tmp_path, capsys):
+    """`repositoryOpts.login` records only whether a login is set; a hand-edited one may hold the login (a39h F7)."""
+    path = tmp_path / "login.json"
+    edited = _edited(
+        dev_baseline,
+        lambda b: b["releases"][0].update(repositoryOpts={"repo": "https://x.example.com", "login": "u:CANARY7F7"}),
+    )
+    path.write_text(json.dumps(edited))
+    assert plan_cli.main(["--stack", "dev", "--out", "none", "--baseline", str(path)]) == plan_cli.EXIT_PROGRAM
+    err = capsys.readouterr().err
+    assert "releases[0].repositoryOpts.login is a value it may not hold (not shown" in err, err
+    assert "CANARY7F7" not in err
+
+
 def test_a_stack_on_an_existing_cluster_records_no_cluster_and_is_read(dev_baseline):
     existing = _edited(dev_baseline, lambda b: b.update(cluster=None, nodeGroups=[]))
     plan = build_plan("dev", out=None, baseline=existing)
