@@ -1,7 +1,8 @@
 """A stack's config as the tests change it.
 
 `parsed` is the config the program parses with overrides, `refusal` the message of a refused change,
-`without_presets` the GPU groups without their driversPreset, `mutated` the program run of a changed config.
+`without_presets` the GPU groups without their driversPreset, `with_compute_domains` the changes that turn
+ComputeDomains on, `mutated` the program run of a changed config.
 """
 
 from __future__ import annotations
@@ -29,6 +30,27 @@ def parsed(stack: str = "dev", **overrides: Any) -> StackConfig:
 def without_presets(stack: str) -> list[dict]:
     groups = yaml.safe_load(load_stack_config(stack)["nebius-dra:gpuNodeGroups"])
     return [{key: value for key, value in group.items() if key != "driversPreset"} for group in groups]
+
+
+# A GB200/GB300-class group, the systems ComputeDomains are for (draComputeDomains is refused without one); Nebius
+# offers gpu-gb300 from Kubernetes 1.35 (policies/dra_guardrails/driver_presets.json).
+GB300_GROUP = {
+    "name": "gb300",
+    "platform": "gpu-gb300",
+    "preset": "4gpu-144vcpu-1600gb",
+    "driversPreset": "cuda13.0",
+    "fixedNodeCount": 1,
+}
+
+
+def with_compute_domains(stack: str) -> dict[str, str]:
+    """The changes (program keys, without the namespace) that turn ComputeDomains on: the stack's groups, a GB300 one."""
+    groups = yaml.safe_load(load_stack_config(stack)["nebius-dra:gpuNodeGroups"])
+    return {
+        "draComputeDomains": "true",
+        "kubernetesVersion": "1.35",
+        "gpuNodeGroups": json.dumps([*groups, GB300_GROUP]),
+    }
 
 
 def mutated(stack_config, stack: str, groups: list[dict] | None = None, **settings: str) -> ProgramRun:

@@ -80,6 +80,7 @@ WHOLE_VALUE_EXAMPLES = {
     schema.REPOSITORY_PASSWORD_PATTERN: "s3cret:pa@ss",
     schema.DATE_PATTERN: "2026-11-30",
     schema.SOURCE_PATTERN: "https://nebius.com/prices",
+    schema.PRICE_SOURCE_PATTERN: "https://nebius.com/prices",
     schema.QUANTITY_PATTERN: "40Gi",
     schema.CAPACITY_NAME_PATTERN: "gpu.nvidia.com/memory",
     **{pattern.pattern: CHECKED_PRESET_EXAMPLE[field] for field, pattern in CHECKED_PRESET_FIELDS.items()},

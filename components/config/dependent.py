@@ -3,8 +3,8 @@
 The Pulumi CLI merges every declared default in, so a key counts as set when its value differs from
 its default. Without this, `dcgmExporterVersion` on a stack with `gpuMetrics: false` (or an InfiniBand
 fabric no group joins, `sampleRdmaImage` without an InfiniBand group, `allowedDeviceClasses` without a user
-template, `gpuProducts` without the `gpu-by-product` template, or queue settings without a team) would be
-read and silently dropped.
+template, `gpuProducts` without the `gpu-by-product` template, queue settings without a team, or
+`draComputeDomains` without a GB200/GB300-class group) would be read and silently dropped.
 
 `draPluginOutageAccepted` is not among them: whether it acknowledges anything depends on the driver root
 the cluster runs now, which only the plan's baseline knows (policy driver-mode-transition), and it stays set
@@ -17,10 +17,14 @@ from collections.abc import Sequence
 
 from components.config.errors import ConfigProblems, config_key, shown
 from components.dra_constants import GPU_BY_PRODUCT_TEMPLATE, MULTI_GPU_TEMPLATE
+from components.gpu_platforms import GPU_PLATFORMS
 from components.input.stack import StackInput, stack_settings
 from components.model import DraDriverConfig, GpuNodeGroupConfig
 
 SETTINGS = stack_settings()
+# The known platforms ComputeDomains are for: multi-node NVLink, which only Grace-Blackwell systems (GB200, GB300;
+# Nebius names them gpu-gb<N>) have (docs/dra-driver.md). The table knows gpu-gb300, and no GB200 platform.
+COMPUTE_DOMAIN_PLATFORMS = tuple(platform for platform in GPU_PLATFORMS if platform.startswith("gpu-gb"))
 
 
 def _refuse_set(settings: StackInput, keys: Sequence[str], why: str, problems: ConfigProblems) -> None:
@@ -73,6 +77,16 @@ def unused_by_groups_problems(
             "runs it is not created"
         )
         _refuse_set(settings, ("sampleRdmaImage",), why, problems)
+    platforms = sorted({group.platform for group in groups})
+    if settings.draComputeDomains and not set(platforms) & set(COMPUTE_DOMAIN_PLATFORMS):
+        problems.add(
+            config_key("draComputeDomains"),
+            f"got true, but the stack's GPU groups ({config_key('gpuNodeGroups')}) are on "
+            f"{', '.join(platforms) or 'no platform'}, and ComputeDomains "
+            f"(multi-node NVLink) are for GB200/GB300-class systems: of the known platforms, "
+            f"{', '.join(COMPUTE_DOMAIN_PLATFORMS)} (policies/dra_guardrails/driver_presets.json); add a group on one, "
+            "or remove draComputeDomains",
+        )
     if not driver.gpu_operator:
         why = "every GPU group has a driversPreset, so the stack installs no GPU Operator"
         _refuse_set(settings, ("gpuOperatorVersion", "gpuOperatorRepository"), why, problems)

@@ -8,7 +8,8 @@ otherwise refuse in the middle of `pulumi up`, and the one the stack adds for re
   maxUnavailable is also set to 0"); the stack also refuses a percentage that rounds both to 0
   nodes at the group's smallest size, where no roll-out could ever replace a node.
 - `autoRepair`: a condition takes a timeout or `disabled: true` ("Cannot be set alongside");
-  a condition type and status appear once.
+  a condition type and status appear once; a timeout lasts at least `MIN_REPAIR_TIMEOUT_S` (the
+  stack's bound: the API states none, and a shorter one recreates nodes on blips they recover from).
 - a reserved `STRICT` group may not surge, since a surge node needs a free block of the reservation
   and otherwise stalls the roll-out (capacity itself is read in config/capacity.py).
 """
@@ -18,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from components.config.errors import ConfigProblems
-from components.input.node_groups import AutoRepairConditionInput, StrategyInput
-from components.model import AutoRepairCondition, Capacity, NodeAmount, RolloutStrategy
+from components.input.node_groups import MIN_REPAIR_TIMEOUT_S, AutoRepairConditionInput, StrategyInput
+from components.model import AutoRepairCondition, Capacity, NodeAmount, RolloutStrategy, duration_seconds
 
 
 def _amount(value: int | str | None, default: NodeAmount) -> NodeAmount:
@@ -81,6 +82,14 @@ def parse_auto_repair(
                 where,
                 f"{place} sets neither timeout nor disabled: true; give the time the condition must last before "
                 "Nebius repairs the node (for example timeout: 10m), or disabled: true to turn the default rule off",
+            )
+        elif entry.timeout is not None and duration_seconds(entry.timeout) < MIN_REPAIR_TIMEOUT_S:
+            problems.add(
+                where,
+                f"{place} got timeout {entry.timeout}; expected at least {MIN_REPAIR_TIMEOUT_S}s: Nebius's shortest own "
+                f"rule waits {MIN_REPAIR_TIMEOUT_S} seconds (boot-disk I/O errors, docs.nebius.com/kubernetes/"
+                "maintenance/health-checks), and a shorter timeout deletes and recreates the node, with its pods, on "
+                "a blip it recovers from (a kubelet restart); use disabled: true to never repair on this condition",
             )
         if (entry.type, entry.status) in seen:
             problems.add(where, f"{place} repeats condition {entry.type}={entry.status}; give each condition once")

@@ -90,12 +90,14 @@ CONDITION_TYPE_PATTERN = r"^[A-Z][A-Za-z0-9]{0,62}$"
 # Helm parses a repository URL with, checks only that a port is digits (validOptionalPort): `:99999` would fail only
 # when the chart is fetched, at `pulumi up`.
 PORT_PATTERN = r"([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])"
-CHART_REPOSITORY_PATTERN = (
-    r"^(https?|oci)://([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*"
+# What follows a URL's scheme: the host, the port and the path, without user, password, query or fragment.
+URL_AFTER_SCHEME = (
+    r"([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*"
     r"|\[[0-9A-Fa-f:.]{2,45}\])"
     f"(:{PORT_PATTERN})?"
-    r"(/[A-Za-z0-9._~%+-]+)*/?$"
+    r"(/[A-Za-z0-9._~%+-]+)*/?"
 )
+CHART_REPOSITORY_PATTERN = rf"^(https?|oci)://{URL_AFTER_SCHEME}$"
 # A private repository's login, sent as HTTP basic authentication (RFC 7617 section 2: the user-id holds no ':', and
 # neither part a control character; the charset of other text is not agreed on). Printable ASCII: the username
 # without a space, the password with one (no bound in the pattern: Go's RE2 refuses a repetition over 1000).
@@ -114,6 +116,11 @@ PRICE_PATTERN = r"^(0|[1-9][0-9]{0,3})(\.[0-9]{1,3})?$"
 # A price's day and where it comes from (prices/nebius.yaml, nebius-dra:priceOverrides).
 DATE_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
 SOURCE_PATTERN = r"^[\x21-\x7e]([\x20-\x7e]{0,298}[\x21-\x7e])?$"
+# A price's source, beside SOURCE_PATTERN: an http(s) URL by the repository URLs' rule (no user or password: a
+# credential would be printed in every plan and cost report), or a reference without ':' (a contract number). A
+# colon is what a scheme (`javascript:`, `ftp:`, RFC 3986 section 3.1) and a user's password (`u:pw@`) need, so a
+# text without one can hold neither, nor a URL inside it that the markdown report would show as a Nebius page.
+PRICE_SOURCE_PATTERN = rf"^(https?://{URL_AFTER_SCHEME}|[^:]*)$"
 
 
 def optional(pattern: str) -> str:

@@ -78,6 +78,21 @@ NODE_AMOUNT_RULE = (
 )
 DURATION_RULE = "expected a duration such as 30m, 1h30m or 0 (units ns, us, ms, s, m, h, d; no sign)"
 Duration = Annotated[StrictStr, Field(pattern=DURATION_PATTERN, max_length=64, description=DURATION_RULE)]
+# The least time a condition must last before Nebius repairs the node: the shortest of Nebius's own rules, boot-disk
+# I/O errors for 30 seconds (docs.nebius.com/kubernetes/maintenance/health-checks; pulumi-nebius 0.6.73 states no
+# bound). A shorter one, `0s` above all, deletes and recreates the node, with its pods, on a blip such as a kubelet
+# restart (Ready=False) that the node recovers from by itself.
+MIN_REPAIR_TIMEOUT_S = 30
+RepairTimeout = Annotated[
+    StrictStr,
+    Field(
+        pattern=DURATION_PATTERN,
+        max_length=64,
+        description=f"expected a duration of at least {MIN_REPAIR_TIMEOUT_S}s such as 10m or 1h (units ns, us, ms, "
+        f"s, m, h, d; no sign): Nebius's shortest own rule waits {MIN_REPAIR_TIMEOUT_S} seconds, and a shorter "
+        "timeout recreates a node, with its pods, on a blip it recovers from",
+    ),
+]
 NodeAmountValue = Annotated[
     Annotated[StrictInt, Field(ge=0, le=MAX_NODES)] | Annotated[StrictStr, Field(pattern=PERCENT_PATTERN)],
     Field(description=NODE_AMOUNT_RULE),
@@ -114,7 +129,7 @@ class AutoRepairConditionInput(Shape):
         Literal["True", "False", "Unknown"],
         Field(description='allowed: "True", "False" or "Unknown", quoted (unquoted, True and False are YAML booleans)'),
     ]
-    timeout: Duration | None = None
+    timeout: RepairTimeout | None = None
     disabled: Annotated[StrictBool, Field(description="expected true or false")] = False
 
 

@@ -3,15 +3,26 @@
 from __future__ import annotations
 
 import datetime
+import re
 from typing import Annotated, Literal
 
 from pydantic import (
+    AfterValidator,
     Field,
     StrictStr,
     field_validator,
+    model_validator,
 )
+from pydantic_core import PydanticCustomError
 
-from components.input.fields import DATE_PATTERN, GPU_PRESET_PATTERN, PLATFORM_PATTERN, SOURCE_PATTERN, Shape
+from components.input.fields import (
+    DATE_PATTERN,
+    GPU_PRESET_PATTERN,
+    PLATFORM_PATTERN,
+    PRICE_SOURCE_PATTERN,
+    SOURCE_PATTERN,
+    Shape,
+)
 
 MAX_USD_PER_UNIT_HOUR = 1000  # Far above any published Nebius price per GPU, vCPU or GiB hour.
 # The least a rate may be: about a hundredth of the cheapest Nebius price of its kind (prices/nebius.yaml, dated
@@ -52,14 +63,26 @@ UsdPerGibHour = Annotated[
 ]
 
 
+def _source_url_or_text(source: str) -> str:
+    """A source's second pattern, refused with the error of its first, so the user reads the field's description."""
+    if re.fullmatch(PRICE_SOURCE_PATTERN, source) is None:
+        raise PydanticCustomError(
+            "string_pattern_mismatch", "String should match pattern '{pattern}'", {"pattern": PRICE_SOURCE_PATTERN}
+        )
+    return source
+
+
 PriceSource = Annotated[
     StrictStr,
     Field(
         pattern=SOURCE_PATTERN,
         max_length=300,
-        description="expected where the price comes from: the URL of the Nebius page (or a reference such as a "
-        "contract number), printable ASCII, at most 300 characters",
+        description="expected where the price comes from: the URL of the Nebius page (https:// or http://, a host, "
+        "a port and a path, without user, password, query or fragment, as a chart repository URL), or a reference "
+        "such as a contract number without ':'; printable ASCII, at most 300 characters",
+        json_schema_extra={"allOf": [{"pattern": PRICE_SOURCE_PATTERN}]},
     ),
+    AfterValidator(_source_url_or_text),
 ]
 PriceDate = Annotated[
     StrictStr,
@@ -87,6 +110,21 @@ def past_day(value: str) -> str:
     if datetime.date.fromisoformat(calendar_day(value)) > latest:
         raise ValueError(f'date "{value}" is in the future; write the day the price was read on the Nebius page')
     return value
+
+
+# Spot (preemptible) capacity is sold below on-demand: Nebius's price list (https://nebius.com/prices, the source of
+# prices/nebius.yaml's spot figures) gives each platform's spot price under its on-demand one. A spot figure above
+# the on-demand one is a swapped or mistyped pair, and would price a spot group dearer than the same on-demand group.
+SPOT_RULE = "a spot price is at most the on-demand price of the same platform (https://nebius.com/prices)"
+
+
+def spot_not_dearer(platform: str, rates: dict[str, tuple[float, float]]) -> None:
+    """Refuses, naming the platform and both figures, each rate (name: on-demand, spot) whose spot is dearer."""
+    dearer = [
+        f"{name} spot {spot} > on-demand {on_demand}" for name, (on_demand, spot) in rates.items() if spot > on_demand
+    ]
+    if dearer:
+        raise ValueError(f"platform {platform}: {', '.join(dearer)}; {SPOT_RULE}")
 
 
 PriceNote = Annotated[StrictStr, Field(max_length=1000, description="expected a note of at most 1000 characters")]
@@ -134,6 +172,12 @@ class GpuPriceInput(Shape):
     note: PriceNote | None = None
     doubtful: PriceNote | None = None
 
+    @model_validator(mode="after")
+    def _spot_not_dearer(self) -> GpuPriceInput:
+        if self.spot is not None:
+            spot_not_dearer(self.platform, {"usdPerGpuHour": (self.onDemand.usdPerGpuHour, self.spot.usdPerGpuHour)})
+        return self
+
 
 class CpuPriceInput(Shape):
     platform: Annotated[
@@ -144,6 +188,18 @@ class CpuPriceInput(Shape):
     spot: CpuRateInput | None = None
     note: PriceNote | None = None
     doubtful: PriceNote | None = None
+
+    @model_validator(mode="after")
+    def _spot_not_dearer(self) -> CpuPriceInput:
+        if self.spot is not None:
+            spot_not_dearer(
+                self.platform,
+                {
+                    "usdPerVcpuHour": (self.onDemand.usdPerVcpuHour, self.spot.usdPerVcpuHour),
+                    "usdPerGibHour": (self.onDemand.usdPerGibHour, self.spot.usdPerGibHour),
+                },
+            )
+        return self
 
 
 class PriceTableInput(Shape):

@@ -319,7 +319,8 @@ class StackInput(Shape):
         BOOL,
         Setting(
             "DRA driver keys",
-            "ComputeDomains for GB200/GB300-class systems; the controller then runs on the system nodes",
+            "ComputeDomains for GB200/GB300-class systems (refused unless a GPU group is on one, such as gpu-gb300); "
+            "the controller then runs on the system nodes",
             default=False,
         ),
     ]

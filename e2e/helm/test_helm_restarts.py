@@ -26,6 +26,7 @@ from policies.dra_guardrails import PlannedResource
 from policies.dra_guardrails.consequences import HELM_RELEASE_TYPE, Effect, consequence_of_setting
 from policies.dra_guardrails.planned import is_dra_driver_release
 from tests.helpers import VENDORED_CHARTS
+from tests.stack_configs import with_compute_domains
 from tools.plan.files import plan_files
 from tools.plan.model import build_plan
 from tools.plan.values import mock_id_references, presentable
@@ -74,6 +75,12 @@ RESTARTS = {
     "draComputeDomains": {"nebius-dra:draComputeDomains": "true"},
     "draDriverValues (logVerbosity)": {"nebius-dra:draDriverValues": json.dumps({"logVerbosity": "6"})},
 }
+# What a case needs on both sides, so that only its setting differs: ComputeDomains need a GB300 group.
+BASES = {
+    "draComputeDomains": {
+        f"nebius-dra:{key}": value for key, value in with_compute_domains("dev").items() if key != "draComputeDomains"
+    },
+}
 KEEPS = {
     "draDriverValues (controller.podAnnotations)": {
         "nebius-dra:draDriverValues": json.dumps({"controller": {"podAnnotations": {"team": "a"}}})
@@ -86,8 +93,9 @@ KEEPS = {
 def test_a_setting_restarts_the_kubelet_plugin_exactly_when_helm_changes_its_pod_template(
     helm, line, case, change, tmp_path
 ):
-    before = _plugin(_rendered(helm, LINES[line], tmp_path))
-    after = _plugin(_rendered(helm, {**LINES[line], **change}, tmp_path))
+    base = {**LINES[line], **BASES.get(case, {})}
+    before = _plugin(_rendered(helm, base, tmp_path))
+    after = _plugin(_rendered(helm, {**base, **change}, tmp_path))
     setting = next(iter(change)).removeprefix("nebius-dra:")
     row = consequence_of_setting(setting, HELM_RELEASE_TYPE)
     assert row is not None and row.effect is Effect.HELM_RESTART, f"{setting} is not a Helm upgrade in the table"

@@ -139,6 +139,11 @@ def test_other_durations_are_refused(text):
             {"autoRepair": [{"type": "Ready", "status": "Unknown"}]},
             "autoRepair[0] (Ready=Unknown) sets neither timeout nor disabled: true",
         ),
+        # Hostile review (F13): a timeout of 0s recreated a node the moment the condition appeared.
+        (
+            {"autoRepair": [{"type": "NebiusGPUError", "status": "True", "timeout": "29.9s"}]},
+            "autoRepair[0] (NebiusGPUError=True) got timeout 29.9s; expected at least 30s: Nebius's shortest own rule",
+        ),
         (
             {
                 "autoRepair": [
@@ -219,6 +224,11 @@ def test_a_gpu_group_nebius_would_refuse_is_refused_with_its_entry(changes, expe
             "systemNodeAutoRepair",
             [{"type": "Ready", "status": "False"}],
             "nebius-dra:systemNodeAutoRepair: [0] (Ready=False) sets neither timeout nor disabled",
+        ),
+        (
+            "systemNodeAutoRepair",
+            [{"type": "Ready", "status": "False", "timeout": "0s"}],
+            "nebius-dra:systemNodeAutoRepair: [0] (Ready=False) got timeout 0s; expected at least 30s",
         ),
     ],
 )

@@ -8,7 +8,7 @@ import pytest
 
 from components.config import parse_stack_config
 from components.config.stack_file import load_stack_config, program_config
-from tests.stack_configs import refusal
+from tests.stack_configs import GB300_GROUP, refusal, with_compute_domains
 
 
 @pytest.mark.parametrize(
@@ -39,6 +39,11 @@ from tests.stack_configs import refusal
          'nebius-dra:allowedDeviceClasses: got ["foo.example.com"], but nebius-dra:userClaimTemplates is empty'),
         ("prod", {"networkOperatorRepository": "https://mirror.example.com/nvidia"},
          "nebius-dra:networkOperatorRepository: got \"https://mirror.example.com/nvidia\", but no GPU group without a driversPreset"),
+        # Hostile review (F13): ComputeDomains on H200 nodes, which have no multi-node NVLink, were taken.
+        ("dev", {"draComputeDomains": "true"},
+         "nebius-dra:draComputeDomains: got true, but the stack's GPU groups (nebius-dra:gpuNodeGroups) are on "
+         "gpu-h200-sxm, and ComputeDomains (multi-node NVLink) are for GB200/GB300-class systems: of the known "
+         "platforms, gpu-gb300"),
     ],
 )  # fmt: skip
 def test_a_setting_whose_part_is_off_is_refused_naming_what_it_needs(stack, changes, expected):
@@ -51,6 +56,7 @@ def test_the_same_settings_are_taken_when_their_part_is_on():
     parse_stack_config({**config, "samplePods": "true", "sampleGpuImage": "nvidia/cuda:13.0.0-base-ubuntu24.04"}, "dev")
     parse_stack_config({**config, "gpuMetrics": "false", "dcgmExporterVersion": "4.8.3"}, "dev")  # its default
     parse_stack_config({**config, "gpuProducts": '["NVIDIA H200"]'}, "dev")  # gpu-by-product is a default template
+    assert parse_stack_config({**config, **with_compute_domains("dev")}, "dev").driver.compute_domains
     prod = program_config(load_stack_config("prod"))  # an InfiniBand group: the rdma-workload sample runs the image
     rdma = "nvcr.io/nvidia/pytorch:25.02-py3"
     assert (
@@ -66,3 +72,12 @@ def test_a_fabric_no_group_joins_waits_while_a_group_was_refused():
     message = refusal("prod", gpuNodeGroups=json.dumps(groups))
     assert "fixedNodeCount" in message
     assert "infinibandFabric" not in message
+
+
+def test_compute_domains_wait_while_the_gb300_group_was_refused():
+    """Whether a GB300 group is there is unknown while that group is taken out: no verdict on a guess."""
+    changes = with_compute_domains("dev")
+    changes["gpuNodeGroups"] = json.dumps([{**GB300_GROUP, "fixedNodeCount": "one"}])
+    message = refusal("dev", **changes)
+    assert "fixedNodeCount" in message
+    assert "draComputeDomains" not in message

@@ -29,7 +29,7 @@ from components.values.dra_driver import dra_driver_values
 from components.values.gpu_operator import gpu_operator_values, network_operator_values
 from tests.helm_values import leaf_paths, undefined_keys
 from tests.helpers import TESTS
-from tests.stack_configs import parsed, without_presets
+from tests.stack_configs import parsed, with_compute_domains, without_presets
 
 SYSTEM_SELECTOR = system_node_labels()
 
@@ -138,7 +138,7 @@ def test_overrides_must_be_a_map():
 
 @pytest.mark.parametrize("chart", [LEGACY_CHART, RENAMED_CHART])
 def test_compute_domain_controller_runs_on_the_system_nodes(chart):
-    controller = values_of(parsed("dev", draDriverChart=chart, draComputeDomains="true"))["controller"]
+    controller = values_of(parsed("dev", draDriverChart=chart, **with_compute_domains("dev")))["controller"]
     assert controller["nodeSelector"] == SYSTEM_SELECTOR
     affinity = controller.get("affinity")
     if chart == LEGACY_CHART:
@@ -164,6 +164,8 @@ def test_rendered_values_use_only_keys_the_pinned_chart_defines(case):
     settings = dict(case)
     if settings.get("gpuNodeGroups") == "operator":
         settings["gpuNodeGroups"] = without_presets("prod")
+    if settings.get("draComputeDomains"):
+        settings.update(with_compute_domains("prod"))
     config = parsed("prod", **settings)
     keys = chart_keys(config.driver.chart, config.driver.version)
     assert undefined_keys(values_of(config), keys) == []
@@ -178,7 +180,7 @@ def test_the_key_check_flags_keys_the_chart_does_not_define():
 
 def test_kubernetes_fragments_in_the_values_are_valid_pod_fields():
     """Tolerations, selectors and affinity go into pod specs unchanged, so they must validate as pod fields."""
-    config = parsed("prod", draComputeDomains="true")
+    config = parsed("prod", **with_compute_domains("prod"))
     values = values_of(config)
     pod_spec = {
         "containers": [{"name": "probe", "image": "registry.k8s.io/pause:3.10"}],

@@ -319,6 +319,42 @@ def test_a_cpu_override_replaces_the_platform():
             'cpu[0] (cpu-d9): platform "cpu-d9" is neither a CPU platform the price table knows (cpu-d3, cpu-e2) nor '
             "the stack's nebius-dra:systemNodePlatform (cpu-d3), so it prices no node; did you mean cpu-d3?",
         ),
+        # Hostile review (F12): a spot price above the on-demand one, and a source no reader should follow.
+        (
+            {"gpu": [{**h200_override(3.5), "spot": {"usdPerGpuHour": 9.0, "source": "s", "date": "2026-11-01"}}]},
+            "gpu[0] platform gpu-h200-sxm: usdPerGpuHour spot 9.0 > on-demand 3.5; a spot price is at most the "
+            "on-demand price of the same platform (https://nebius.com/prices)",
+        ),
+        (
+            {
+                "cpu": [
+                    {
+                        "platform": "cpu-d3",
+                        "onDemand": {
+                            "usdPerVcpuHour": 0.02,
+                            "usdPerGibHour": 0.005,
+                            "source": "x",
+                            "date": "2026-11-01",
+                        },
+                        "spot": {"usdPerVcpuHour": 0.01, "usdPerGibHour": 0.006, "source": "x", "date": "2026-11-01"},
+                    }
+                ]
+            },
+            "cpu[0] platform cpu-d3: usdPerGibHour spot 0.006 > on-demand 0.005; a spot price is at most",
+        ),
+        *(
+            (
+                {"gpu": [h200_override(2.0, source=source)]},
+                f"gpu[0].onDemand.source got {shown}; expected where the price comes from: the URL of the Nebius page",
+            )
+            for source, shown in (
+                ("https://u:pw@prices.example.com/", '"https://[credentials]@prices.example.com/"'),
+                ("javascript:alert(1)", '"javascript:alert(1)"'),
+                ("ftp://prices.example.com/list", '"ftp://prices.example.com/list"'),
+                ("https://nebius.com/prices?x=1", '"https://nebius.com/prices?x=[redacted]"'),
+                ("see https://u:pw@prices.example.com/", '"see https://[credentials]@prices.example.com/"'),
+            )
+        ),
     ],
 )
 def test_a_bad_override_is_refused_by_key(document, expected):
