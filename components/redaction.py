@@ -367,7 +367,10 @@ def redacted(text: str, secrets: Secrets = NO_SECRETS) -> str:
 # A key (a label, a Helm value) CONTAINING one of these names a credential: `client-secret`, `x-password-x`,
 # `passphrase`, `credentials`, `db-token`. Broader than the field names `redacted` looks for in prose, where "secret"
 # and "credentials" are common words; a key is a name only.
-_NAMES_A_CREDENTIAL = re.compile(rf"(?i){_CREDENTIAL_NAME[:-1]}|passphrase|secret|credential)")
+_NAMES_A_CREDENTIAL = re.compile(
+    rf"(?i){_CREDENTIAL_NAME[:-1]}|passphrase|secret|credential|pwd|auth|bearer|cookie|session|kubeconfig"
+    r"|ssh[-_]?key|signing[-_]?key|dsn|connection[-_]?string|cert)"
+)
 
 
 def names_a_credential(name: str) -> bool:
@@ -375,6 +378,32 @@ def names_a_credential(name: str) -> bool:
     a text that shows two values of such a field (a change, `password: a -> b`) hides both, since the redactor sees
     only the one right after the name, and only for the narrower names of prose."""
     return _NAMES_A_CREDENTIAL.search(name) is not None
+
+
+# Another program's words (an exec plugin's stderr) hold no project prose the redactor must spare, so there a
+# credential word (more of them than in prose) before a blank or a separator, including the look-alike colons a
+# terminal shows as ':' (U+FF1A, U+FE55, U+A789), hides the word after it; and every opaque word, 8 or more
+# characters of a token's alphabet (RFC 9110 section 11.2's token68, the JWT's base64url) with letters and digits
+# both, is hidden whatever precedes it. Linear: the value's first character is none of the separators, and an
+# opaque word is tried only where a run of its alphabet starts (the look-behind), each look-ahead inside that run.
+_FOREIGN_SEPARATORS = ":=\uff1a\ufe55\ua789"
+_FOREIGN_FIELD = re.compile(
+    r"(?i)\b(token|password|passwd|pwd|secret|session|cookie|auth[a-z]*|bearer|api[-_]?key|key|credentials?)"
+    rf"((?:[^\S\n]|[{_FOREIGN_SEPARATORS}])+)([^\s{_FOREIGN_SEPARATORS}]\S*)"
+)
+_TOKEN_ALPHABET = r"A-Za-z0-9._~+/=-"
+_OPAQUE_WORD = re.compile(
+    rf"(?<![{_TOKEN_ALPHABET}])(?=[{_TOKEN_ALPHABET}]*[0-9])(?=[{_TOKEN_ALPHABET}]*[A-Za-z])[{_TOKEN_ALPHABET}]{{8,}}"
+)
+
+
+def redacted_foreign(text: str) -> str:
+    """`redacted`, then stricter for a text another program wrote (an exec plugin's stderr): the value after every
+    credential word, and every opaque word, hidden. A plugin's own message (`error: not logged in, run nebius
+    profile create`) stays readable; a token it echoes, in whatever words, does not."""
+    text = redacted(text)
+    text = _FOREIGN_FIELD.sub(lambda m: f"{m[1]}{m[2]}{REDACTED}", text)
+    return _OPAQUE_WORD.sub(lambda m: m[0] if m[0] == REDACTED else REDACTED, text)
 
 
 def redacted_leaves(document: Any) -> Any:

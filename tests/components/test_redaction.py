@@ -31,8 +31,8 @@ from components.config.errors import ConfigProblems
 from components.config.raw import RawConfig
 from components.config.reading import printable
 from components.config.stack_file import StackFileConfig, read_stack_file
+from components.redaction import names_a_credential, redacted_command, redacted_foreign, secrets_of
 from components.redaction import redacted as redact
-from components.redaction import redacted_command, secrets_of
 from components.shown import shown
 from policies.dra_guardrails.consequences import CONSEQUENCES
 from tests.helpers import ROOT
@@ -377,6 +377,13 @@ def outputs_of_a_failing_plugin(tmp_path: Path, capsys: Any, body: str, args: tu
         f"error: token {CANARY} expired",  # hostile review a37 F5
         f"password {CANARY}",
         f"the api key: {CANARY} is revoked",
+        # Hostile round three (a37 N1): a plugin's words are not the project's, so any credential word or opaque
+        # word there is hidden.
+        f"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ{CANARY}.c2lnbmF0dXJl",
+        f"secret: {CANARY}",
+        f"token\uff1a{CANARY}",
+        f"session {CANARY}",
+        "secret HUNTERPASSWORDCANARY",
     ],
 )
 def test_no_canary_in_verifys_output_when_the_exec_plugin_fails_saying_a_credential(stderr, tmp_path, capsys):
@@ -459,6 +466,11 @@ MIB = 1 << 20
         "https://h/#" + "a-" * (MIB // 2) + "~",
         "https://h/#" + "a1" * (MIB // 2),
         "https://h/#" + "Aa0." * (MIB // 4) + "-",
+        "token" + ":" * MIB,
+        "session " * (MIB // 8),
+        "a1" * (MIB // 2),
+        "a" * MIB + "1",
+        "token" + "\uff1a" * MIB,
     ],
     ids=lambda text: f"{text[:10]}~{len(text)}",
 )
@@ -466,7 +478,32 @@ def test_a_mebibyte_of_adversarial_text_is_redacted_in_linear_time(text):
     secrets = secrets_of([json.dumps({"a": "abcdefgh", "b": 12345, "c": [f"x{CANARY}"]})])
     started = time.process_time()
     redact(text, secrets)
+    redacted_foreign(text)
     assert time.process_time() - started < 10.0
+
+
+@pytest.mark.parametrize(
+    "name",
+    # Label keys hostile round three (a37 N3) saw printed in clear in a plan's diff.
+    [
+        *("pwd", "auth", "authorization", "bearer", "cookie", "session", "kubeconfig", "ssh-key", "signing-key"),
+        *("dsn", "connection-string", "cert", "client-secret", "x-password-x", "passphrase"),
+    ],
+)
+def test_a_key_named_after_a_credential_hides_its_values(name):
+    assert names_a_credential(name) and names_a_credential(name.upper())
+
+
+@pytest.mark.parametrize("name", ["team", "gpu-type", "nebius.com/gpu-platform", "dra.example.com/node-group"])
+def test_a_key_that_names_no_credential_keeps_its_values(name):
+    assert not names_a_credential(name)
+
+
+def test_a_plugins_own_message_stays_readable_where_its_tokens_are_hidden():
+    assert redacted_foreign("error: not logged in, run nebius profile create") == (
+        "error: not logged in, run nebius profile create"
+    )
+    assert CANARY not in redacted_foreign(f"failed: {CANARY}")
 
 
 @pytest.mark.parametrize(

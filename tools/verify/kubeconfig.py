@@ -36,7 +36,7 @@ from urllib.parse import urlsplit
 from kubernetes.config.kube_config import ConfigNode
 
 from components.config.reading import InputError, load_yaml, parse_json, printable, read_text
-from components.redaction import redacted, redacted_command
+from components.redaction import redacted_command, redacted_foreign
 
 DEFAULT_KUBECONFIG = "~/.kube/config"
 WRITE_IT = "write it with `pulumi stack output kubeconfig --show-secrets > kubeconfig` and pass --kubeconfig kubeconfig"
@@ -517,7 +517,7 @@ def last_line(output: bytes | str | None) -> str:
     credential there (`error: token ... expired`)."""
     text = output.decode(errors="replace") if isinstance(output, bytes) else (output or "")
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return one_line(redacted(lines[-1])) if lines else ""
+    return one_line(redacted_foreign(lines[-1])) if lines else ""
 
 
 def stop(process: subprocess.Popen[bytes], whole_group: bool) -> None:
