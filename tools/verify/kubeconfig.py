@@ -259,7 +259,15 @@ def check_cluster(cluster: Named) -> str:
     check_file_or_data(cluster, "cluster", "certificate-authority")
     for key in ("tls-server-name", "proxy-url"):
         field(cluster, "cluster", key, str)
-    field(cluster, "cluster", "insecure-skip-tls-verify", bool)
+    insecure = field(cluster, "cluster", "insecure-skip-tls-verify", bool)
+    if insecure and (cluster.body.get("certificate-authority") or cluster.body.get("certificate-authority-data")):
+        # kubectl refuses the pair (k8s.io/client-go v0.34.12 transport/transport.go, TLSConfigFor: "specifying a root
+        # certificates file with the insecure flag is not allowed"); the verifier would otherwise trust either.
+        raise KubeconfigError(
+            f"kubeconfig {cluster.source}: cluster {cluster.name!r}: insecure-skip-tls-verify is true beside a "
+            "certificate-authority, which kubectl refuses (a CA to check the server against, or no check: one of "
+            "them); remove insecure-skip-tls-verify"
+        )
     return str(server)
 
 

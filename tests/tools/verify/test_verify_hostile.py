@@ -463,6 +463,16 @@ MALFORMED = {
         changed(set_path("clusters.0.cluster.server", "https://127.0.0.1:6443/base#F")),
         "server https://127.0.0.1:6443/base has a query or a fragment",
     ),
+    # kubectl refuses the pair (client-go transport.TLSConfigFor); hostile round three (a37 N2) saw it accepted.
+    "insecure-beside-a-ca": (
+        changed(
+            lambda document: [
+                set_path("clusters.0.cluster.insecure-skip-tls-verify", True)(document),
+                set_path("clusters.0.cluster.certificate-authority-data", "Y2E=")(document),
+            ]
+        ),
+        "insecure-skip-tls-verify is true beside a certificate-authority, which kubectl refuses",
+    ),
     "server-userinfo": (
         changed(set_path("clusters.0.cluster.server", "https://u:p@127.0.0.1:6443")),
         "server holds a user name or password before its host, which the verifier does not send",
