@@ -206,9 +206,9 @@ class Format2Document(_Document):
     cluster: ClusterRecord | None = Field(
         description="the cluster's record, or null for a stack on an existing cluster"
     )
-    nodeGroups: list[NodeGroupRecord]
-    releases: list[ReleaseRecord]
-    claimTemplates: list[ClaimTemplateRecord]
+    nodeGroups: list[NodeGroupRecord] = Field(description="a list of the node groups' records")
+    releases: list[ReleaseRecord] = Field(description="a list of the Helm releases' records")
+    claimTemplates: list[ClaimTemplateRecord] = Field(description="a list of the claim templates' records")
     driverRoot: Annotated[str, Field(pattern=r"^/", description="the DRA driver's root, an absolute path")]
     # Recorded since attack2: without them, the deletion of a namespace or a Pod is not known.
     objects: list[ObjectRecord] | None = None

@@ -124,6 +124,9 @@ def test_a_node_group_whose_minor_goes_down_is_refused_naming_it_both_versions_a
             'nodeGroups[0].protect is "no"; tools.plan writes true or false',
         ),
         (lambda b: b["releases"][0].update(extra=1), "releases[0].extra is a field tools.plan does not write there"),
+        # Once "tools.plan writes  there", the allowed part empty (a39 hostile F9).
+        (lambda b: b.pop("releases"), "the baseline has no releases; tools.plan writes a list of the Helm releases'"),
+        (lambda b: b.pop("claimTemplates"), "has no claimTemplates; tools.plan writes a list of the claim templates'"),
     ],
 )
 def test_a_baseline_record_of_another_shape_or_missing_a_field_is_refused_naming_the_file_and_the_path(
