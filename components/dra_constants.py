@@ -6,6 +6,8 @@ its own copies (it cannot import the program); a test compares them with these.
 """
 
 NAMESPACE = "nebius-dra"
+# The Pulumi project (Pulumi.yaml's name), whose name the config keys take as their namespace, and every URN names.
+PROJECT = NAMESPACE
 
 RESOURCE_API_VERSION = "resource.k8s.io/v1"
 

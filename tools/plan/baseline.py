@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from components.config.errors import allowed_rule, described_at, path_text
 from components.config.reading import printable
+from components.dra_constants import PROJECT
 from components.input.fields import MAX_NODES
 from components.redaction import names_a_credential
 from components.shown import shown
@@ -61,12 +62,14 @@ class _Record(BaseModel):
 
     model_config = ConfigDict(strict=True, extra="forbid")
 
-    urn: Annotated[str, Field(description="a URN of this stack (urn:pulumi:<stack>::...)")]
+    urn: Annotated[str, Field(description=f"a URN of this stack (urn:pulumi:<stack>::{PROJECT}::...)")]
 
     @field_validator("urn")
     @classmethod
     def _of_the_stack(cls, urn: str, info: ValidationInfo) -> str:
-        prefix = f"urn:pulumi:{(info.context or {})['stack']}::"
+        # A URN is urn:pulumi:<stack>::<project>::<type>::<name> (Pulumi's docs, "Resource URNs"): a record of
+        # another project's stack of the same name is another stack's.
+        prefix = f"urn:pulumi:{(info.context or {})['stack']}::{PROJECT}::"
         if not urn.startswith(prefix):
             raise ValueError(
                 f"is {printable(urn)[:200]}, not a URN of this stack ({prefix}...): compare plans of the same stack"

@@ -27,6 +27,7 @@ from pulumi.runtime.stack import run_in_stack
 from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
 from components.config.stack_file import PROJECT_DIR, StackFileError
+from components.dra_constants import PROJECT
 from tools.plan.stack_source import ReadableCheck, check_stack_program, read_stack_source, with_program_problems
 
 STACK_TYPE = "pulumi:pulumi:Stack"
@@ -195,7 +196,7 @@ def run_program(
     stack: str,
     config: Mapping[str, str] | None = None,
     project_dir: Path = PROJECT_DIR,
-    project: str = "nebius-dra",
+    project: str = PROJECT,
     preview: bool = False,
     entry: Callable[[], None] | None = None,
     secret_keys: Collection[str] = (),

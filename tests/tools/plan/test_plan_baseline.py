@@ -124,6 +124,11 @@ def test_a_node_group_whose_minor_goes_down_is_refused_naming_it_both_versions_a
             'nodeGroups[0].protect is "no"; tools.plan writes true or false',
         ),
         (lambda b: b["releases"][0].update(extra=1), "releases[0].extra is a field tools.plan does not write there"),
+        # Another project's stack of the same name: its records were planned as deletions (a39 hostile F11).
+        (
+            lambda b: b["nodeGroups"][0].update(urn=b["nodeGroups"][0]["urn"].replace("::nebius-dra::", "::other::")),
+            "not a URN of this stack (urn:pulumi:dev::nebius-dra::...)",
+        ),
         # Once "tools.plan writes  there", the allowed part empty (a39 hostile F9).
         (lambda b: b.pop("releases"), "the baseline has no releases; tools.plan writes a list of the Helm releases'"),
         (lambda b: b.pop("claimTemplates"), "has no claimTemplates; tools.plan writes a list of the claim templates'"),
