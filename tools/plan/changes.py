@@ -14,6 +14,7 @@ group: it is still read, and the plan says which changes it cannot know.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -243,6 +244,11 @@ def as_json(value: Any) -> str:
         return "(unset)"
     if isinstance(value, bool):
         return "true" if value else "false"
+    if value is None:
+        return "null"  # JSON's word for what the baseline holds (Python's `None` is no word of the file)
+    if isinstance(value, str) and (not value or value != value.strip()):
+        # Quoted, so that a blank at either end is seen: `"1gpu-16vcpu-200gb "` and `1gpu-16vcpu-200gb` differ.
+        return printable(json.dumps(value))
     return "{}" if value == {} else printable(str(value))
 
 

@@ -181,3 +181,20 @@ def test_an_unchanged_dev_plan_reads_its_own_baseline(dev_baseline):
     assert "Nothing recorded differs" in render_text(
         build_plan("dev", config=load_stack_config("dev"), out=None, baseline=dev_baseline)
     )
+
+
+def test_values_that_look_alike_are_told_apart_and_a_null_is_nulls_word(dev_baseline, tmp_path, capsys):
+    """A blank at a value's end is shown (quoted), and JSON's null is `null`, never Python's `None` (a39 hostile F13)."""
+
+    def edit(baseline: dict[str, Any]) -> None:
+        resources = baseline["nodeGroups"][0]["template"]["resources"]
+        resources["preset"] += " "
+        baseline["nodeGroups"][0]["template"]["metadata"] = {"labels": None}
+
+    path = tmp_path / "alike.json"
+    path.write_text(json.dumps(_edited(dev_baseline, edit)))
+    plan_cli.main(["--stack", "dev", "--out", "none", "--baseline", str(path)])
+    out = capsys.readouterr().out
+    preset = dev_baseline["nodeGroups"][0]["template"]["resources"]["preset"]
+    assert f'template.resources.preset: "{preset} " -> {preset}' in out, out
+    assert "None" not in out and "labels: null ->" in out, out
