@@ -605,10 +605,13 @@ def claim_template(record: Mapping[str, Any]) -> ClaimTemplate:
     return ClaimTemplate(namespace if isinstance(namespace, str) else None, name, origin)
 
 
-def written_name(group: Mapping[str, Any]) -> str:
-    """The stack file's name of a recorded group, as its nodes' label carries it; else its Nebius name."""
+def written_name(group: Mapping[str, Any], taken: Iterable[str] = ()) -> str:
+    """The stack file's name of a recorded group, as its nodes' label carries it; else, or when that name is one a
+    group of the other plan has (`taken`: a hand-edited baseline's group with h200's labels), its Nebius name, so
+    that a line never names a group that stays."""
     labels = ((group.get("template") or {}).get("metadata") or {}).get("labels") or {}
-    return str(labels.get(NODE_GROUP_LABEL) or group.get("name"))
+    label = labels.get(NODE_GROUP_LABEL)
+    return str(label if label and label not in set(taken) else group.get("name"))
 
 
 def compare(baseline: Baseline, current: Mapping[str, Any], rollouts: Mapping[str, Rollout]) -> Changes:
@@ -623,12 +626,15 @@ def compare(baseline: Baseline, current: Mapping[str, Any], rollouts: Mapping[st
     else:
         changes.groups = _paired(NODE_GROUP_TYPE, baseline.groups, groups, rollouts)
     present = {g["urn"] for g in groups}
-    changes.removed_groups = [written_name(g) for urn, g in baseline.groups.items() if urn not in present]
+    staying = [written_name(g) for g in groups]
+    changes.removed_groups = [written_name(g, staying) for urn, g in baseline.groups.items() if urn not in present]
     changes.protected_removals = [
-        written_name(g) for urn, g in baseline.groups.items() if urn not in present and g.get("protect") is True
+        written_name(g, staying)
+        for urn, g in baseline.groups.items()
+        if urn not in present and g.get("protect") is True
     ]
     changes.gpu_removals = [
-        written_name(g)
+        written_name(g, staying)
         for urn, g in baseline.groups.items()
         if urn not in present and str(field_at(g, "template", "resources", "platform") or "").startswith("gpu-")
     ]

@@ -198,3 +198,20 @@ def test_values_that_look_alike_are_told_apart_and_a_null_is_nulls_word(dev_base
     preset = dev_baseline["nodeGroups"][0]["template"]["resources"]["preset"]
     assert f'template.resources.preset: "{preset} " -> {preset}' in out, out
     assert "None" not in out and "labels: null ->" in out, out
+
+
+def test_a_deleted_group_carrying_a_staying_groups_label_is_named_by_its_own_name(dev_baseline, tmp_path, capsys):
+    """A hand-edited baseline's extra group with h200's labels: the line names the group that goes, never h200,
+    which stays (a39 hostile F16)."""
+
+    def edit(baseline: dict[str, Any]) -> None:
+        extra = copy.deepcopy(baseline["nodeGroups"][0])
+        extra["urn"] = extra["urn"].replace("gpu-h200-nodes", "gpu-x9-nodes")
+        extra["name"] = "dra-dev-x9"
+        baseline["nodeGroups"].append(extra)
+
+    path = tmp_path / "extra.json"
+    path.write_text(json.dumps(_edited(dev_baseline, edit)))
+    plan_cli.main(["--stack", "dev", "--out", "none", "--baseline", str(path)])
+    out = capsys.readouterr().out
+    assert "DELETES node group dra-dev-x9" in out and "DELETES node group h200" not in out, out
