@@ -249,7 +249,7 @@ def check_cluster(cluster: Named) -> str:
         raise KubeconfigError(
             f"kubeconfig {cluster.source}: cluster {cluster.name!r}: server {parts.scheme}://{parts.netloc}{parts.path} "
             "has a query or a fragment (after '?' or '#', not shown), which the API path cannot follow; give the API "
-            "server's URL, with a base path at most (https://host:port/path)"
+            "server's URL, with a base path at most (https://api.example.com:6443/base)"
         )
     if port is not None and not 1 <= port <= 65535:
         raise KubeconfigError(

@@ -457,7 +457,8 @@ MALFORMED = {
     # Hostile review a37 F4: the client appends the API path after the query, so every request went to the root.
     "server-query": (
         changed(set_path("clusters.0.cluster.server", "https://127.0.0.1:6443/?access_token=Q")),
-        "server https://127.0.0.1:6443/ has a query or a fragment (after '?' or '#', not shown)",
+        "server https://127.0.0.1:6443/ has a query or a fragment (after '?' or '#', not shown), which the API path "
+        "cannot follow; give the API server's URL, with a base path at most (https://api.example.com:6443/base)",
     ),
     "server-fragment": (
         changed(set_path("clusters.0.cluster.server", "https://127.0.0.1:6443/base#F")),
