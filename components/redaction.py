@@ -381,19 +381,23 @@ def names_a_credential(name: str) -> bool:
 
 
 # Another program's words (an exec plugin's stderr) hold no project prose the redactor must spare, so there a
-# credential word (more of them than in prose) before a blank or a separator, including the look-alike colons a
-# terminal shows as ':' (U+FF1A, U+FE55, U+A789), hides the word after it; and every opaque word, 8 or more
-# characters of a token's alphabet (RFC 9110 section 11.2's token68, the JWT's base64url) with letters and digits
-# both, is hidden whatever precedes it. Linear: the value's first character is none of the separators, and an
-# opaque word is tried only where a run of its alphabet starts (the look-behind), each look-ahead inside that run.
-_FOREIGN_SEPARATORS = ":=\uff1a\ufe55\ua789"
+# credential word (more of them than in prose, also ending a longer name: client_secret, refresh-token) before blanks,
+# quotes or a separator, including the look-alike colons a terminal shows as ':' (U+FF1A, U+FE55, U+A789), hides the
+# word after it; and every opaque word is hidden whatever precedes it: a run of a token's alphabet (RFC 9110 section
+# 11.2's token68, the JWT's base64url) of 8 or more characters with letters and digits both, or of 16 or more with
+# a capital, a digit or one of '_~+=' in it (a token of capitals alone; a long lowercase word or path is prose).
+# Linear: the value's first character is none of the separators, and an opaque word is tried only where a run of
+# its alphabet starts (the look-behind), each look-ahead inside that run.
+_FOREIGN_SEPARATORS = "\"':=\uff1a\ufe55\ua789"
 _FOREIGN_FIELD = re.compile(
-    r"(?i)\b(token|password|passwd|pwd|secret|session|cookie|auth[a-z]*|bearer|api[-_]?key|key|credentials?)"
+    r"(?i)(?<![a-z])(token|password|passwd|passphrase|pwd|secret|session|cookie|auth[a-z]*|bearer|api[-_]?key|key"
+    r"|credentials?)"
     rf"((?:[^\S\n]|[{_FOREIGN_SEPARATORS}])+)([^\s{_FOREIGN_SEPARATORS}]\S*)"
 )
 _TOKEN_ALPHABET = r"A-Za-z0-9._~+/=-"
 _OPAQUE_WORD = re.compile(
-    rf"(?<![{_TOKEN_ALPHABET}])(?=[{_TOKEN_ALPHABET}]*[0-9])(?=[{_TOKEN_ALPHABET}]*[A-Za-z])[{_TOKEN_ALPHABET}]{{8,}}"
+    rf"(?<![{_TOKEN_ALPHABET}])(?:(?=[{_TOKEN_ALPHABET}]*[0-9])(?=[{_TOKEN_ALPHABET}]*[A-Za-z])[{_TOKEN_ALPHABET}]{{8,}}"
+    rf"|(?=[{_TOKEN_ALPHABET}]*[A-Z0-9_~+=])[{_TOKEN_ALPHABET}]{{16,}})"
 )
 
 

@@ -34,13 +34,15 @@ from components.config.stack import default_cluster_name_problem
 from components.config.stack_file import PROJECT_DIR, StackFileError, read_stack_file, stack_names
 from components.input.fields import NEBIUS_ID_PATTERN, Shape, nebius_id_rule
 from tools.ci_identity.config import NAMESPACE as BOOTSTRAP_NAMESPACE
-from tools.ci_identity.config import CiIdentitySettings
+from tools.ci_identity.config import OWNER, REPOSITORY_NAME, CiIdentitySettings
 from tools.plan.stack_source import STACK_NAME_RULE, StackNameError, check_stack_name
 
 STACKS_FILE = Path(".github") / "stacks.json"
 BOOTSTRAP_DIR = Path("tools") / "ci_identity"
 DEPLOY_IDENTITY_VARIABLE = "NEBIUS_DEPLOY_SERVICE_ACCOUNT_ID"
 PREVIEW_IDENTITY_PREFIX = "NEBIUS_PREVIEW_SERVICE_ACCOUNT_ID_"
+# OWNER/REPO's shape, the bootstrap's own pattern: a value of it holds no credential and may be quoted.
+REPOSITORY_SHAPE = re.compile(rf"{OWNER}/{REPOSITORY_NAME}\Z")
 EXIT_OK, EXIT_REFUSED = 0, 2
 # The one GPU group a stack must have (gpuNodeGroups has no default): dev's single-GPU H200 node, whose
 # driver preset the dated table lists for the new-stack minor, so the new stack plans without a finding.
@@ -164,6 +166,13 @@ def bootstrap_repository(given: str, bootstrap_dir: Path, name: str, project_id:
         except ValidationError as error:
             problems = ConfigProblems()
             add_validation_problems(problems, error, document, CiIdentitySettings, where_for=lambda key: key)
+            if not REPOSITORY_SHAPE.match(given):
+                # Not even OWNER/REPO's characters: maybe a URL with a token in it (https://<token>@github.com/o/r,
+                # git@github.com:o/r#x, a bare token), so its rule is told, never the value.
+                raise NewStackError(
+                    f"REPOSITORY (not shown: {len(given)} characters, and a refused one may hold a credential) is not "
+                    f"{CiIdentitySettings.model_fields['repository'].description}; give OWNER/REPO alone, never a URL"
+                ) from None
             raise NewStackError(f"REPOSITORY={given!r}: {'; '.join(problems.lines)}") from None
         # The IDs belong to the repository: kept only when the other stacks name this one, and agree on them.
         return agreed.pop() if len(agreed) == 1 and next(iter(agreed))[0] == given else (given, 0, 0)

@@ -384,6 +384,11 @@ def outputs_of_a_failing_plugin(tmp_path: Path, capsys: Any, body: str, args: tu
         f"token\uff1a{CANARY}",
         f"session {CANARY}",
         "secret HUNTERPASSWORDCANARY",
+        # Round four: a name ending a longer one, a passphrase of words, a token of capitals alone, a value two words on.
+        f'{{"error":"invalid_client","client_secret":"{CANARY}RRRRR"}}',
+        "passphrase Zebra-Horse-Battery-Staple-CANARYq7Zk",
+        f"Token ist abgelaufen: {CANARY}",
+        f"access-token expired {CANARY}",
     ],
 )
 def test_no_canary_in_verifys_output_when_the_exec_plugin_fails_saying_a_credential(stderr, tmp_path, capsys):
@@ -504,6 +509,9 @@ def test_a_plugins_own_message_stays_readable_where_its_tokens_are_hidden():
         "error: not logged in, run nebius profile create"
     )
     assert CANARY not in redacted_foreign(f"failed: {CANARY}")
+    # A token of capitals alone (round four), and a passphrase of words after its name.
+    assert "QWERTYUIOPASDFGHJ" not in redacted_foreign("failed: QWERTYUIOPASDFGHJ")
+    assert "Battery" not in redacted_foreign("passphrase Zebra-Horse-Battery-Staple")
 
 
 @pytest.mark.parametrize(

@@ -307,11 +307,15 @@ def test_the_bootstraps_github_ids_follow_the_repository_they_belong_to(project)
     [
         ("", "other/repo", "REPOSITORY is empty, and the identity bootstrap's stacks in tools/ci_identity name no one "
          "repository to take (dev: example-org/nebius-dra, prod: other/repo): give REPOSITORY=OWNER/REPO"),
-        ("no-slash", "", "REPOSITORY='no-slash': repository: got \"no-slash\"; OWNER/REPO"),
+        ("no-slash", "", "REPOSITORY (not shown: 8 characters, and a refused one may hold a credential) is not OWNER/REPO"),
         ("o/r.git", "", "REPOSITORY='o/r.git': repository: \"o/r.git\" names no GitHub repository"),
         ("", None, "NAME='staging': tools/ci_identity/Pulumi.staging.yaml exists already"),
+        # Hostile round four: a URL or a token given as the repository was quoted before its `got` was redacted.
+        ("https://CANARY4471R:x@github.com/o/r", "", "REPOSITORY (not shown: 36 characters"),
+        ("CANARY4471R:pw@github.com/o/r", "", "REPOSITORY (not shown: 29 characters"),
+        ("git@github.com:o/r#CANARY4471F", "", "REPOSITORY (not shown: 30 characters"),
     ],
-    ids=["stacks-disagree", "not-owner-repo", "dot-git", "bootstrap-file-exists"],
+    ids=["stacks-disagree", "not-owner-repo", "dot-git", "bootstrap-file-exists", "url", "userinfo", "scp-like"],
 )  # fmt: skip
 def test_a_repository_the_bootstrap_cannot_take_is_refused_and_nothing_is_written(
     project, capsys, repository, prod_names, named
@@ -324,5 +328,5 @@ def test_a_repository_the_bootstrap_cannot_take_is_refused_and_nothing_is_writte
     args = ["--name", "staging", "--parent-id", PROJECT_ID, "--subnet-id", SUBNET_ID, "--repository", repository]
     assert new_stack.main([*args, "--project-dir", str(project)]) == new_stack.EXIT_REFUSED
     err = capsys.readouterr().err
-    assert named in err and "Traceback" not in err, err
+    assert named in err and "Traceback" not in err and "CANARY" not in err, err
     assert {path: path.read_text() for path in project.rglob("*") if path.is_file()} == before
