@@ -358,8 +358,13 @@ def figures_markdown(figures: dict) -> str:
             for run in figures["cold_runs"]
         ),
         *(
-            f"- {run['what']}: {run['minutes']} minutes ({run['cpu_minutes']} minutes of CPU time), "
-            f"{run['passed']} passed ({run['source']})."
+            f"- {run['what']}: {run['minutes']} minutes"
+            + (
+                f" ({run['cpu_minutes']} minutes of CPU time)"
+                if "cpu_minutes" in run
+                else " a run (CPU time not measured)"
+            )
+            + f", {run['passed']} passed ({run['source']})."
             for run in figures["test_runs"]
         ),
     ]
