@@ -33,6 +33,7 @@ from components.config.reading import load_json, parsed_arguments
 from components.config.stack import default_cluster_name_problem
 from components.config.stack_file import PROJECT_DIR, StackFileError, read_stack_file, stack_names
 from components.input.fields import NEBIUS_ID_PATTERN, Shape, nebius_id_rule
+from components.redaction import redacted
 from tools.ci_identity.config import NAMESPACE as BOOTSTRAP_NAMESPACE
 from tools.ci_identity.config import OWNER, REPOSITORY_NAME, CiIdentitySettings
 from tools.plan.stack_source import STACK_NAME_RULE, StackNameError, check_stack_name
@@ -335,7 +336,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         written = new_stack(args.name, args.parent_id, args.subnet_id, args.project_dir, args.after, args.repository)
     except NewStackError as refused:
-        print(f"make new-stack: {refused}", file=sys.stderr)
+        # Every refusal quotes what was given (NAME, AFTER, the IDs): through the one redactor, as every tool's output,
+        # so a URL or `token=...` typed into one is not echoed (hostile round five).
+        print(f"make new-stack: {redacted(str(refused))}", file=sys.stderr)
         return EXIT_REFUSED
     for path in written:
         print(f"wrote {path.relative_to(args.project_dir)}")

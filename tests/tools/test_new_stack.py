@@ -330,3 +330,21 @@ def test_a_repository_the_bootstrap_cannot_take_is_refused_and_nothing_is_writte
     err = capsys.readouterr().err
     assert named in err and "Traceback" not in err and "CANARY" not in err, err
     assert {path: path.read_text() for path in project.rglob("*") if path.is_file()} == before
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("--name", "https://u:CANARY5582@x"),
+        ("--after", "x?token=CANARY5582"),
+        ("--subnet-id", "token=CANARY5582"),
+        ("--parent-id", "https://u:CANARY5582@x"),
+    ],
+)
+def test_a_refused_value_holding_a_credential_is_not_echoed(project, capsys, option, value):
+    """Hostile round five: new-stack's refusals quote what was given, so they pass through the one redactor."""
+    given = {"--name": "staging", "--parent-id": PROJECT_ID, "--subnet-id": SUBNET_ID, option: value}
+    args = [part for pair in given.items() for part in pair]
+    assert new_stack.main([*args, "--project-dir", str(project)]) == new_stack.EXIT_REFUSED
+    err = capsys.readouterr().err
+    assert err.startswith("make new-stack: ") and "CANARY5582" not in err, err
