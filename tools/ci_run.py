@@ -350,8 +350,10 @@ def figures_markdown(figures: dict) -> str:
     lines = ["| build | CPU-minutes | wall when measured | source |", "| --- | --- | --- | --- |"]
     lines += [f"| {b['stage']} | {b['cpu_minutes']:.1f} | {b['wall'] or '-'} | {b['source']} |" for b in builds]
     lines += [
-        f"| all builds | {total:.1f} | at most {total / 2:.0f} minutes of two busy cores | the sum; each figure is "
-        "from an empty Go build cache, and one run's builds share it, so together they take less |",
+        f"| all builds | {total:.1f} | CPU of at most {total / 2:.0f} minutes of two busy cores (not wall time: "
+        "the builds run one after another beside the tests; the recorded run below says what one run took) | the "
+        "sum; each figure is from an empty Go build cache, and one run's builds share it, so together they take "
+        "less CPU |",
         "",
         *(
             f"- {run['what']}: {run['minutes']} minutes, {run['passed']} passed ({run['source']})."
