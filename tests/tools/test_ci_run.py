@@ -159,15 +159,16 @@ def python(code: str) -> tuple[str, ...]:
 def test_a_run_times_every_stage_builds_beside_the_tests_and_fails_on_any_failure(tmp_path):
     said: list[str] = []
     run = ci_run.Run(said.append, logs=tmp_path / "logs", cwd=tmp_path)
-    marker = tmp_path / "built-a"
+    marker, started_b = tmp_path / "built-a", tmp_path / "started-b"
     builds = [
         ci_run.Stage("build a", python(f"open({str(marker)!r}, 'w').write('x')")),
-        ci_run.Stage("build b", python("import sys; print('go: boom'); sys.exit(3)")),
+        ci_run.Stage("build b", python(f"open({str(started_b)!r}, 'w'); print('go: boom'); raise SystemExit(3)")),
     ]
-    # The test stage waits until build a has finished: builds run beside it, not after it.
+    # The test stage waits until build a has finished and build b has started: builds run beside it, not after it,
+    # and no tier (e2e/x needs only build a) can start before build b (once a race under load: e2e/x before it).
     test = ci_run.Stage(
         "test",
-        python(f"{WAIT_FOR}({str(marker)!r})\nprint('3 passed in 0.1s')"),
+        python(f"{WAIT_FOR}({str(marker)!r})\nwait_for({str(started_b)!r})\nprint('3 passed in 0.1s')"),
     )
     tiers = [
         ci_run.Stage("e2e/x", python("print('1 failed, 2 passed in 0.2s'); raise SystemExit(1)"), ("build a",)),
