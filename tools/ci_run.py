@@ -24,6 +24,7 @@ import json
 import os
 import re
 import signal
+import stat
 import subprocess
 import sys
 import threading
@@ -123,6 +124,13 @@ E2E_FORMS = (
 )
 
 
+# pytest's -k takes an expression; make e2e takes one word of it (a part of a test's name), so that no expression
+# (`not`, `or`, parentheses) fails only after the builds.
+K_WORD = re.compile(r"[A-Za-z0-9_]+")
+K_OPERATORS = frozenset({"and", "or", "not"})
+TEST_MODULE = re.compile(r"test_[A-Za-z0-9_]*\.py")
+
+
 class E2EError(ValueError):
     """make's E2E is not one of the forms `make e2e` takes (E2E_FORMS)."""
 
@@ -144,17 +152,27 @@ def e2e_arguments(value: str) -> list[str]:
         if word in ("-x", "--exitfirst"):
             arguments.append(word)
         elif word == "-k":
-            if not words or words[0].startswith("-"):
-                raise refused("-k needs the expression after it")
+            if not words or not K_WORD.fullmatch(words[0]) or words[0] in K_OPERATORS:
+                raise refused("-k needs one word after it")
             arguments += [word, words.pop(0)]
         elif word.startswith("-"):
             raise refused(f"{word!r} is not an option make e2e passes to pytest")
         else:
-            target = (ROOT / word.split("::")[0]).resolve()
+            path, _, test = word.partition("::")
+            try:
+                target = (ROOT / path).resolve()
+                kind = "directory" if target.is_dir() else "file" if target.is_file() else None
+            except OSError as failure:  # a name too long for the file system
+                raise refused(f"{word[:80]!r}...: {failure.strerror or failure}") from None
             if not target.is_relative_to(ROOT / "e2e"):
                 raise refused(f"{word!r} is not under this repository's e2e/")
-            if not target.exists():
+            if kind is None:
                 raise refused(f"{word!r}: no such file or directory")
+            # Checked here, before any build: pytest would say only after the builds that it found no tests there.
+            if kind == "file" and not TEST_MODULE.fullmatch(target.name):
+                raise refused(f"{word!r} is no test module (test_*.py)")
+            if test and kind != "file":
+                raise refused(f"{word!r}: '::' names a test inside a test module, not a directory")
             arguments.append(word)
             paths += 1
     if not paths:
@@ -391,17 +409,89 @@ def documented(text: str, figures: dict) -> str:
     return f"{head}{BEGIN}\n{figures_markdown(figures)}\n{END}{tail}"
 
 
+# A timings.json is a few KiB (one entry a stage); anything far larger is no run's record.
+MAX_RECORD_BYTES = 1 << 20
+RECORD_FIELDS = {"commit": str, "finished": str, "cores": int, "load_average_at_end": list, "total_seconds": float}
+STAGE_FIELDS = {"name": str, "status": str, "started_s": float, "seconds": float, "closing": str, "why": str}
+
+
+class RecordError(ValueError):
+    """A --record file that is not a run's build/ci/timings.json; the message names the flag and what is wrong."""
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    keys = [key for key, _ in pairs]
+    twice = sorted({key for key in keys if keys.count(key) > 1})
+    if twice:
+        raise RecordError(f"gives {', '.join(map(repr, twice))} twice")
+    return dict(pairs)
+
+
+def _of_type(value: object, kind: type) -> bool:
+    return (isinstance(value, kind) and not isinstance(value, bool)) or (kind is float and type(value) is int)
+
+
+def read_record(path: Path) -> dict:
+    """The recorded run, checked whole before anything is written: a regular file (opened without blocking, so a
+    FIFO is refused, not waited on) of at most MAX_RECORD_BYTES, JSON without a key given twice, of timings()'s
+    shape. Only the standard library: .ci/run starts before the project's virtual environment exists."""
+    where = f"--record {path}"
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as failure:
+        raise RecordError(f"{where}: cannot be read: {failure.strerror or failure}") from None
+    if not stat.S_ISREG(os.fstat(descriptor).st_mode):  # before a file object is made: a directory's refuses
+        os.close(descriptor)
+        raise RecordError(f"{where}: not a regular file; give a run's build/ci/timings.json")
+    with os.fdopen(descriptor, "rb") as file:
+        data = file.read(MAX_RECORD_BYTES + 1)
+    if len(data) > MAX_RECORD_BYTES:
+        raise RecordError(f"{where}: larger than {MAX_RECORD_BYTES >> 20} MiB, which no run's timings.json is")
+    try:
+        record = json.loads(data.decode(), object_pairs_hook=_unique_keys)
+    except RecordError as twice:
+        raise RecordError(f"{where}: {twice}") from None
+    except (UnicodeDecodeError, ValueError) as invalid:
+        raise RecordError(f"{where}: not JSON ({invalid})") from None
+    problems = [] if isinstance(record, dict) else ["the top level is not an object"]
+    if not problems:
+        problems += [
+            f"{key} is not {kind.__name__}"
+            for key, kind in RECORD_FIELDS.items()
+            if not _of_type(record.get(key), kind)
+        ]
+        stages = record.get("stages")
+        if not isinstance(stages, list) or not stages:
+            problems.append("stages is not a list of stages")
+        else:
+            problems += [
+                f"stages[{index}].{key} is not {kind.__name__}"
+                for index, stage in enumerate(stages)
+                for key, kind in STAGE_FIELDS.items()
+                if not isinstance(stage, dict) or not _of_type(stage.get(key), kind)
+            ][:5]
+    if problems:
+        raise RecordError(f"{where}: not a run's timings.json as .ci/run writes it: {'; '.join(problems)}")
+    return record
+
+
 def write_docs(record: Path | None) -> int:
     figures = json.loads(FIGURES.read_text())
     if record is not None:
-        figures["ci_runs"] = [json.loads(record.read_text())]
+        try:
+            figures["ci_runs"] = [read_record(record)]
+        except RecordError as refused:
+            print(f"python -m tools.ci_run: {refused}", file=sys.stderr)
+            return 2
         FIGURES.write_text(json.dumps(figures, indent=2) + "\n")
     CI_DOC.write_text(documented(CI_DOC.read_text(), figures))
     return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.ci_run", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.ci_run", description=__doc__.split("\n\n")[0], allow_abbrev=False
+    )
     parser.add_argument("--builds", action="store_true", help="only the e2e engines' builds (make e2e-build)")
     parser.add_argument(
         "--builds-for",
@@ -424,6 +514,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="with --write-docs: a run's build/ci/timings.json becomes the recorded run",
     )
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    if args.record is not None and not args.write_docs:
+        parser.error("--record is read only with --write-docs (without it a whole CI run would start)")
     if args.write_docs:
         return write_docs(args.record)
     given = args.e2e if args.e2e is not None else args.builds_for

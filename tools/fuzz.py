@@ -12,6 +12,7 @@ the session with its seed and the command that reproduces it.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import secrets
 import subprocess
@@ -24,6 +25,10 @@ from pathlib import Path
 PROJECT_DIR = Path(__file__).resolve().parents[1]
 TESTS = PROJECT_DIR / "tests"
 SEED_LIMIT = 2**32
+# A day of exploration at most, and at most a thousand times each test's examples a run: the budget is checked only
+# between runs, so the first run always finishes, and a scale past this would make it the whole session.
+MAX_SECONDS = 86400
+MAX_SCALE = 1000
 # What a module that holds property tests imports; the marker then picks the tests themselves.
 HYPOTHESIS_IMPORTS = ("from hypothesis import", "import hypothesis")
 
@@ -115,19 +120,22 @@ def fuzz(
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m tools.fuzz", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.fuzz", description=__doc__.split("\n\n")[0], allow_abbrev=False
+    )
     parser.add_argument("--seconds", type=float, default=300.0, help="time budget (default 300)")
     parser.add_argument("--seed", type=int, help=f"the first run's seed, 0 to {SEED_LIMIT - 1} (default: a fresh one)")
     parser.add_argument(
         "--scale", type=int, default=1, help="each property test's own max_examples times this, per run (default 1)"
     )
     args = parser.parse_args(argv)
-    if args.seconds < 0:
-        parser.error(f"--seconds: got {args.seconds:g}; expected 0 or more")
+    # nan compares false with everything, and inf (or 1e400) never ends: a budget is a finite number of seconds.
+    if not math.isfinite(args.seconds) or not 0 <= args.seconds <= MAX_SECONDS:
+        parser.error(f"--seconds: got {args.seconds:g}; expected 0 to {MAX_SECONDS} (a day)")
     if args.seed is not None and not 0 <= args.seed < SEED_LIMIT:
         parser.error(f"--seed: got {args.seed}; expected 0 to {SEED_LIMIT - 1}")
-    if args.scale < 1:
-        parser.error(f"--scale: got {args.scale}; expected 1 or more")
+    if not 1 <= args.scale <= MAX_SCALE:
+        parser.error(f"--scale: got {args.scale}; expected 1 to {MAX_SCALE} (the first run is never cut short)")
     return args
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 import json
+import os
 import re
 import sys
 
@@ -92,7 +93,14 @@ def test_make_e2e_takes_paths_under_e2e_and_pytests_x_and_k(value, arguments):
         ("/etc", "'/etc' is not under this repository's e2e/"),
         ("e2e/../tools", "'e2e/../tools' is not under this repository's e2e/"),
         ("e2e/no-such-tier", "'e2e/no-such-tier': no such file or directory"),
-        ("e2e/kube -k", "-k needs the expression after it"),
+        ("e2e/kube -k", "-k needs one word after it"),
+        # The a38 hostile round: each of these passed, the builds ran, and only then did pytest refuse it.
+        ("e2e -k not", "-k needs one word after it"),
+        ("e2e -k e2e/cli", "-k needs one word after it"),
+        ("e2e/yaml_v3/README.md", "'e2e/yaml_v3/README.md' is no test module (test_*.py)"),
+        ("e2e/cli/conftest.py", "'e2e/cli/conftest.py' is no test module (test_*.py)"),
+        ("e2e::x", "'e2e::x': '::' names a test inside a test module, not a directory"),
+        ("e2e/" + "x" * 300, f"'e2e/{'x' * 76}'...: File name too long"),
         ("e2e/kube -c /etc/x.ini", "'-c' is not an option make e2e passes to pytest"),
         ("--", "'--' is not an option make e2e passes to pytest"),
     ],
@@ -292,3 +300,38 @@ def test_the_helm_build_uses_the_standard_library_only_and_builds_the_gpu_node_s
     go_build = (ROOT / "e2e" / "kube" / "build.py").read_text().split("def _go_build(", 1)[1].split("\ndef ", 1)[0]
     assert '"-trimpath"' in go_build and 'CGO_ENABLED="0"' in go_build
     assert module.binary_path("3.20.2").parts[-3:] == ("helm-v3.20.2", "bin", "helm")
+
+
+@pytest.mark.parametrize(
+    ("content", "why"),
+    [
+        ("[1, 2]", "the top level is not an object"),
+        ('{"stages": 1}', "commit is not str"),
+        ("{", "not JSON"),
+        ('{"commit": "a", "commit": "b"}', "gives 'commit' twice"),
+    ],
+)
+def test_a_record_that_is_no_runs_timings_is_refused_before_anything_is_written(tmp_path, capsys, content, why):
+    """The a38 hostile round: a record of another shape was written into .ci/figures.json, then a traceback."""
+    record = tmp_path / "timings.json"
+    record.write_text(content)
+    figures, doc = ci_run.FIGURES.read_text(), ci_run.CI_DOC.read_text()
+    assert ci_run.main(["--write-docs", "--record", str(record)]) == 2
+    assert why in capsys.readouterr().err
+    assert (ci_run.FIGURES.read_text(), ci_run.CI_DOC.read_text()) == (figures, doc)
+
+
+def test_a_record_that_is_no_regular_file_is_refused_at_once(tmp_path, capsys):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    assert ci_run.main(["--write-docs", "--record", str(fifo)]) == 2
+    assert ci_run.main(["--write-docs", "--record", str(tmp_path)]) == 2
+    assert ci_run.main(["--write-docs", "--record", str(tmp_path / "missing.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("--record") == 3 and "Traceback" not in err, err
+
+
+def test_a_record_without_write_docs_starts_no_run(capsys):
+    with pytest.raises(SystemExit) as stopped:
+        ci_run.main(["--record", "build/ci/timings.json"])
+    assert stopped.value.code == 2 and "--record is read only with --write-docs" in capsys.readouterr().err

@@ -102,9 +102,15 @@ def test_a_failing_run_ends_the_session_with_its_seed_and_the_command_that_repro
 @pytest.mark.parametrize(
     ("argv", "said"),
     [
-        (["--seconds", "-1"], "--seconds: got -1; expected 0 or more"),
+        (["--seconds", "-1"], "--seconds: got -1; expected 0 to 86400 (a day)"),
         (["--seed", str(2**32)], f"--seed: got {2**32}; expected 0 to {2**32 - 1}"),
-        (["--scale", "0"], "--scale: got 0; expected 1 or more"),
+        (["--scale", "0"], "--scale: got 0; expected 1 to 1000"),
+        # The a38 hostile round: nan passed every bound, inf ran forever, a huge scale made one run endless, and an
+        # abbreviation was read as the option.
+        (["--seconds", "nan"], "--seconds: got nan; expected 0 to 86400"),
+        (["--seconds", "inf"], "--seconds: got inf; expected 0 to 86400"),
+        (["--scale", str(10**26)], "--scale: got 100000000000000000000000000; expected 1 to 1000"),
+        (["--sec", "1"], "unrecognized arguments: --sec 1"),
     ],
 )
 def test_bad_arguments_are_refused_by_name(argv, said, capsys):
