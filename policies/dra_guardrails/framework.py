@@ -21,7 +21,7 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-from .planned import PlannedResource, as_json
+from .planned import PlannedResource
 
 
 class PolicyConfigError(ValueError):
@@ -37,11 +37,23 @@ def did_you_mean(word: str, choices: Sequence[str]) -> str:
     return f' (did you mean "{close[0]}"?)' if close else ""
 
 
+def json_kind(value: Any) -> str:
+    """What an unknown setting was given, by its JSON type only: the setting's name is the user's, so it may be
+    `token` or `password`, and its value then a credential (hostile round five saw it quoted)."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return f"a string of {len(value)} characters"
+    return "null" if value is None else "a list" if isinstance(value, list) else "an object"
+
+
 def _unknown_setting_message(policy: str, key: str, value: Any, known: Sequence[str]) -> str:
     allowed = (
         f"its settings are {', '.join([LEVEL_KEY, *known])}" if known else f"it takes no settings, only {LEVEL_KEY}"
     )
-    return f'{policy}: unknown setting "{key}" (given {as_json(value)}){did_you_mean(key, known)}; {allowed}'
+    return f'{policy}: unknown setting "{key}" (given {json_kind(value)}){did_you_mean(key, known)}; {allowed}'
 
 
 ResourceCheck = Callable[[PlannedResource, Mapping[str, Any]], list[str]]

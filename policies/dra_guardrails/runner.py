@@ -22,7 +22,7 @@ from pulumi_policy.deserialize import deserialize_properties
 from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
 
 from .cost_rules import max_hourly_cost_pass
-from .framework import ALL_POLICIES, LEVEL_KEY, PolicyConfigError, did_you_mean
+from .framework import ALL_POLICIES, LEVEL_KEY, PolicyConfigError, did_you_mean, json_kind
 from .planned import PlannedResource, as_json
 from .registry import POLICIES, RULES
 
@@ -89,7 +89,7 @@ def validate_policy_config(config: Any) -> None:
     for name, entry in config.items():
         if name != ALL_POLICIES and name not in rules:
             raise PolicyConfigError(
-                f'unknown policy "{name}" (given {as_json(entry)}){did_you_mean(str(name), sorted(rules))}; '
+                f'unknown policy "{name}" (given {json_kind(entry)}){did_you_mean(str(name), sorted(rules))}; '
                 f"the pack's policies are {', '.join(sorted(rules))}, or {ALL_POLICIES} for every policy"
             )
         _, properties = _config_entry(name, entry)
@@ -98,7 +98,7 @@ def validate_policy_config(config: Any) -> None:
         elif properties:
             key = next(iter(properties))
             raise PolicyConfigError(
-                f'{ALL_POLICIES}: unknown setting "{key}" (given {as_json(properties[key])}); "{ALL_POLICIES}" '
+                f'{ALL_POLICIES}: unknown setting "{key}" (given {json_kind(properties[key])}); "{ALL_POLICIES}" '
                 f"takes only {LEVEL_KEY}, settings go under the policy that reads them"
             )
 

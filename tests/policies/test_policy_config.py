@@ -34,7 +34,7 @@ REFUSED = [
     pytest.param(
         {"mk8s-cluster-versoin": {"minimumVersion": "1.35"}},
         [
-            'unknown policy "mk8s-cluster-versoin" (given {"minimumVersion": "1.35"})',
+            'unknown policy "mk8s-cluster-versoin" (given an object)',
             'did you mean "mk8s-cluster-version"?',
             "the pack's policies are ci-identity-roles, ci-identity-trust, dra-api-version-v1,",
             "or all for every policy",
@@ -43,13 +43,16 @@ REFUSED = [
     ),
     pytest.param(
         {"workload-images-pined": "mandatory"},
-        ['unknown policy "workload-images-pined" (given "mandatory")', 'did you mean "workload-images-pinned"?'],
+        [
+            'unknown policy "workload-images-pined" (given a string of 9 characters)',
+            'did you mean "workload-images-pinned"?',
+        ],
         id="unknown-policy-given-a-level",
     ),
     pytest.param(
         {"mk8s-cluster-version": {"minimumVersoin": "1.35"}},
         [
-            'mk8s-cluster-version: unknown setting "minimumVersoin" (given "1.35")',
+            'mk8s-cluster-version: unknown setting "minimumVersoin" (given a string of 4 characters)',
             'did you mean "minimumVersion"?',
             "its settings are enforcementLevel, minimumVersion",
         ],
@@ -58,14 +61,14 @@ REFUSED = [
     pytest.param(
         {"workload-images-pinned": {"enforcementLevel": "mandatory", "allowLatest": True}},
         [
-            'workload-images-pinned: unknown setting "allowLatest" (given true)',
+            'workload-images-pinned: unknown setting "allowLatest" (given a boolean)',
             "it takes no settings, only enforcementLevel",
         ],
         id="setting-of-a-policy-without-settings",
     ),
     pytest.param(
         {"all": {"enforcementLevel": "mandatory", "minimumVersion": "1.35"}},
-        ['all: unknown setting "minimumVersion" (given "1.35")', '"all" takes only enforcementLevel'],
+        ['all: unknown setting "minimumVersion" (given a string of 4 characters)', '"all" takes only enforcementLevel'],
         id="setting-under-all",
     ),
 ]
@@ -126,3 +129,12 @@ def test_every_documented_form_is_still_accepted(document):
 def test_every_schema_setting_is_accepted():
     for rule in RULES:
         rule.check_settings({name: None for name in rule.setting_names()})
+
+
+@pytest.mark.parametrize("key", ["token", "password", "client_secret", "apiKey"])
+def test_an_unknown_setting_named_like_a_credential_never_shows_its_value(key):
+    """Hostile round five: an unknown setting's value was quoted, and its name is the user's."""
+    for document in ({"mk8s-cluster-version": {key: "CANARY5582"}}, {"all": {key: 5582}}, {key: "CANARY5582"}):
+        with pytest.raises(PolicyConfigError) as refused:
+            validate_policy_config(document)
+        assert "5582" not in str(refused.value), refused.value
