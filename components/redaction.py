@@ -367,8 +367,11 @@ def redacted(text: str, secrets: Secrets = NO_SECRETS) -> str:
 # A key (a label, a Helm value) CONTAINING one of these names a credential: `client-secret`, `x-password-x`,
 # `passphrase`, `credentials`, `db-token`. Broader than the field names `redacted` looks for in prose, where "secret"
 # and "credentials" are common words; a key is a name only.
+# Names of a credential too common in the project's prose for `redacted`, but never a word a key or another program's
+# words use for anything else: both the key check and `redacted_foreign` read them.
+_LOOSE_CREDENTIAL_NAMES = "passphrase|pwd|secret|session|cookie|bearer"
 _NAMES_A_CREDENTIAL = re.compile(
-    rf"(?i){_CREDENTIAL_NAME[:-1]}|passphrase|secret|credential|pwd|auth|bearer|cookie|session|kubeconfig"
+    rf"(?i){_CREDENTIAL_NAME[:-1]}|{_LOOSE_CREDENTIAL_NAMES}|credential|auth|kubeconfig"
     r"|ssh[-_]?key|signing[-_]?key|dsn|connection[-_]?string|cert)"
 )
 
@@ -390,8 +393,7 @@ def names_a_credential(name: str) -> bool:
 # its alphabet starts (the look-behind), each look-ahead inside that run.
 _FOREIGN_SEPARATORS = "\"':=\uff1a\ufe55\ua789"
 _FOREIGN_FIELD = re.compile(
-    r"(?i)(?<![a-z])(token|password|passwd|passphrase|pwd|secret|session|cookie|auth[a-z]*|bearer|api[-_]?key|key"
-    r"|credentials?)"
+    rf"(?i)(?<![a-z])(token|password|passwd|{_LOOSE_CREDENTIAL_NAMES}|auth[a-z]*|api[-_]?key|key|credentials?)"
     rf"((?:[^\S\n]|[{_FOREIGN_SEPARATORS}])+)([^\s{_FOREIGN_SEPARATORS}]\S*)"
 )
 _TOKEN_ALPHABET = r"A-Za-z0-9._~+/=-"
