@@ -20,6 +20,9 @@ from components.config.stack_file import load_stack_config, program_config
 # `terraform-provider` (pulumi/pulumi-terraform-provider) v1.5.0 with nebius/nebius 0.6.73, which the
 # Go module proxy does not serve.
 NEBIUS_PLUGIN = "terraform-provider"
+# How the Python language host reports a program that ended with an exception (pulumi v3.272.0,
+# sdk/python/cmd/pulumi-language-python-exec).
+PROGRAM_FAILED = "Program failed with an unhandled exception:"
 COMPONENTS = (
     "nebius-dra:index:DraPlatform",
     "nebius-dra:cluster:Mk8sCluster",
@@ -40,7 +43,10 @@ def test_the_whole_program_runs_and_reaches_the_nebius_provider(stack, new_engin
     assert code == 0, err
     result = Result(*engine.run(["preview", "--stack", stack], project, timeout=600))
     assert result.code != 0, f"a cloud-mode preview passed without the Nebius provider: {result}"
-    errors = set(re.findall(r"^\s*error: (.*)$", result.text, re.M))
+    # The engine cancels the program once the provider failed; whether the program's own ending on that
+    # cancellation is reported as well ("Program failed ...") depends on which of the two the engine hears
+    # first (seen both ways on one commit), so that line is allowed and its exceptions are judged below.
+    errors = set(re.findall(r"^\s*error: (.*)$", result.text, re.M)) - {PROGRAM_FAILED}
     assert errors == {
         f"no resource plugin 'pulumi-resource-{NEBIUS_PLUGIN}' found in the workspace at version v1.5.0 or on your $PATH"
     }, str(result)
