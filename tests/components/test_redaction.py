@@ -33,7 +33,7 @@ from components.config.reading import printable
 from components.config.stack_file import StackFileConfig, read_stack_file
 from components.redaction import names_a_credential, redacted_command, redacted_foreign, secrets_of
 from components.redaction import redacted as redact
-from components.shown import shown
+from components.shown import NOT_QUOTED, shown
 from policies.dra_guardrails.consequences import CONSEQUENCES
 from tests.helpers import ROOT
 from tests.kubeconfigs import EXEC_API, exec_user, kubeconfig_text, script
@@ -52,6 +52,10 @@ NUMBER_CANARY = 7348291056123
 # careless password has, and the quote and backslash a JSON-escaped quote of it has.
 USERINFO = st.text(alphabet="abcXYZ019-._~!$&'()*+,;=:%@\"\\", max_size=12)
 HOST = st.from_regex(r"[a-z][a-z0-9-]{0,10}(\.[a-z]{2,5}){0,2}", fullmatch=True)
+
+
+# How `shown` ends the description of a text it does not quote.
+SHAPE_END = f"{NOT_QUOTED}>"
 
 
 def every_form(text: str) -> list[str]:
@@ -75,7 +79,7 @@ def test_the_userinfo_is_redacted_to_the_last_at_as_urlsplit_reads_it(user, befo
     for form in every_form(url):
         shown_form = redact(f"got {form}; allowed: a mirror")
         assert_no_canary(shown_form)
-        assert f"@{host}/charts" in shown_form
+        assert f"@{host}/charts" in shown_form or SHAPE_END in shown_form
 
 
 @given(
@@ -106,7 +110,7 @@ def test_path_parameter_values_are_redacted(name, before, after):
     for form in every_form(url):
         shown_form = redact(f"got {form}; expected a mirror")
         assert_no_canary(shown_form)
-        assert "https://m.example.com/c;" in shown_form
+        assert "https://m.example.com/c;" in shown_form or SHAPE_END in shown_form
 
 
 @st.composite
@@ -606,9 +610,48 @@ def test_a_refused_config_key_is_named_whole_and_its_message_is_kept(key, output
 
 
 def test_shown_redacts_a_value_before_it_encodes_it():
-    # Redacted once encoded, the query value's last backslash (`\\` in JSON) and the closing quote read as `\"`.
-    assert shown("https://m.example.com/c?a=b\\") == '"https://m.example.com/c?a=[redacted]"'
-    assert shown({"url": "https://u:p@h/x"}) == '{"url": "https://[credentials]@h/x"}'
+    # Redacted once encoded, the token would end at the backslash of `\u0007`, and its rest would show.
+    assert shown("Bearer abc\x07def") == '"Bearer [redacted]"'
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        f"bob:{CANARY}@charts.example.com",  # no scheme
+        f"https\uff1a//bob:{CANARY}@h",  # a look-alike colon: no URL to the redactor
+        f"https:bob:{CANARY}@h",  # no '//'
+        f"//bob:{CANARY}@h/charts",
+        f"https://h/c?sig={CANARY}",
+        f"https://h/c;jsessionid={CANARY}",
+        f"{CANARY}%40h",
+        f"user:{CANARY}:x",
+        f'{{"url": "https://u:{CANARY}@h/x"}}',
+    ],
+)
+def test_shown_describes_a_text_with_a_credentials_mark_by_its_shape(value):
+    """Refusals quote what the user gave through `shown`; a text with '@', a query, a parameter, a second ':' or a
+    look-alike of either is told by its length and characters, however it is spelt around the credential."""
+    for form in (value, {"source": value}, [value]):
+        text = shown(form)
+        assert_no_canary(text)
+        assert f"<{len(value)} characters: " in text and SHAPE_END in text
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "gpu-h200-sxm",
+        "nvidia/cuda:12.4.1-base",
+        "nebius-dra:gpuNodeGroups",
+        "https://h.example:8443/charts",
+        "150%",
+        "1.34\n",
+        "ghcr.io/x/y@sha256:" + "a" * 64,
+        "NVIDIA H200 (SXM)",
+    ],
+)
+def test_shown_quotes_a_text_without_a_credentials_mark(value):
+    assert shown(value) == json.dumps(value)
 
 
 def test_the_json_plan_is_redacted_before_it_is_encoded(tmp_path, capsys, monkeypatch):

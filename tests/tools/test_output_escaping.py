@@ -99,7 +99,7 @@ def test_a_refused_stack_in_markdown_is_a_code_block_so_no_html_renders(tmp_path
     (tmp_path / "Pulumi.yaml").write_text((root / "Pulumi.yaml").read_text())
     path = tmp_path / "Pulumi.try.yaml"
     dev = (root / "Pulumi.dev.yaml").read_text()
-    path.write_text(dev.replace("config:\n", 'config:\n  nebius-dra:clusterName: "<b>x</b>[l](http://e)"\n', 1))
+    path.write_text(dev.replace("config:\n", 'config:\n  nebius-dra:clusterName: "<b>x</b>[l](e)"\n', 1))
     assert plan_cli.main(["--stack-file", str(path), "--no-base", "--out", "none", "--format", "markdown"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("## Offline plan: `try` failed before any resource could be planned\n\n```text\n")
