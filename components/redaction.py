@@ -367,11 +367,8 @@ def redacted(text: str, secrets: Secrets = NO_SECRETS) -> str:
 # A key (a label, a Helm value) CONTAINING one of these names a credential: `client-secret`, `x-password-x`,
 # `passphrase`, `credentials`, `db-token`. Broader than the field names `redacted` looks for in prose, where "secret"
 # and "credentials" are common words; a key is a name only.
-# Names of a credential too common in the project's prose for `redacted`, but never a word a key or another program's
-# words use for anything else: both the key check and `redacted_foreign` read them.
-_LOOSE_CREDENTIAL_NAMES = "passphrase|pwd|secret|session|cookie|bearer"
 _NAMES_A_CREDENTIAL = re.compile(
-    rf"(?i){_CREDENTIAL_NAME[:-1]}|{_LOOSE_CREDENTIAL_NAMES}|credential|auth|kubeconfig"
+    rf"(?i){_CREDENTIAL_NAME[:-1]}|passphrase|pwd|secret|session|cookie|bearer|credential|auth|kubeconfig"
     r"|ssh[-_]?key|signing[-_]?key|dsn|connection[-_]?string|cert)"
 )
 
@@ -381,35 +378,6 @@ def names_a_credential(name: str) -> bool:
     a text that shows two values of such a field (a change, `password: a -> b`) hides both, since the redactor sees
     only the one right after the name, and only for the narrower names of prose."""
     return _NAMES_A_CREDENTIAL.search(name) is not None
-
-
-# Another program's words (an exec plugin's stderr) hold no project prose the redactor must spare, so there a
-# credential word (more of them than in prose, also ending a longer name: client_secret, refresh-token) before blanks,
-# quotes or a separator, including the look-alike colons a terminal shows as ':' (U+FF1A, U+FE55, U+A789), hides the
-# word after it; and every opaque word is hidden whatever precedes it: a run of a token's alphabet (RFC 9110 section
-# 11.2's token68, the JWT's base64url) of 8 or more characters with letters and digits both, or of 16 or more with
-# a capital, a digit or one of '_~+=' in it (a token of capitals alone; a long lowercase word or path is prose).
-# Linear: the value's first character is none of the separators, and an opaque word is tried only where a run of
-# its alphabet starts (the look-behind), each look-ahead inside that run.
-_FOREIGN_SEPARATORS = "\"':=\uff1a\ufe55\ua789"
-_FOREIGN_FIELD = re.compile(
-    rf"(?i)(?<![a-z])(token|password|passwd|{_LOOSE_CREDENTIAL_NAMES}|auth[a-z]*|api[-_]?key|key|credentials?)"
-    rf"((?:[^\S\n]|[{_FOREIGN_SEPARATORS}])+)([^\s{_FOREIGN_SEPARATORS}]\S*)"
-)
-_TOKEN_ALPHABET = r"A-Za-z0-9._~+/=-"
-_OPAQUE_WORD = re.compile(
-    rf"(?<![{_TOKEN_ALPHABET}])(?:(?=[{_TOKEN_ALPHABET}]*[0-9])(?=[{_TOKEN_ALPHABET}]*[A-Za-z])[{_TOKEN_ALPHABET}]{{8,}}"
-    rf"|(?=[{_TOKEN_ALPHABET}]*[A-Z0-9_~+=])[{_TOKEN_ALPHABET}]{{16,}})"
-)
-
-
-def redacted_foreign(text: str) -> str:
-    """`redacted`, then stricter for a text another program wrote (an exec plugin's stderr): the value after every
-    credential word, and every opaque word, hidden. A plugin's own message (`error: not logged in, run nebius
-    profile create`) stays readable; a token it echoes, in whatever words, does not."""
-    text = redacted(text)
-    text = _FOREIGN_FIELD.sub(lambda m: f"{m[1]}{m[2]}{REDACTED}", text)
-    return _OPAQUE_WORD.sub(lambda m: m[0] if m[0] == REDACTED else REDACTED, text)
 
 
 def redacted_leaves(document: Any) -> Any:

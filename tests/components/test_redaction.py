@@ -31,7 +31,7 @@ from components.config.errors import ConfigProblems
 from components.config.raw import RawConfig
 from components.config.reading import printable
 from components.config.stack_file import StackFileConfig, read_stack_file
-from components.redaction import names_a_credential, redacted_command, redacted_foreign, secrets_of
+from components.redaction import names_a_credential, redacted_command, secrets_of
 from components.redaction import redacted as redact
 from components.shown import NOT_QUOTED, shown
 from policies.dra_guardrails.consequences import CONSEQUENCES
@@ -419,13 +419,27 @@ def test_a_credential_named_in_prose_is_redacted_when_its_value_is_no_word(text,
     assert redact(text) == expected
 
 
-def test_the_exec_plugins_stderr_is_redacted_where_it_is_quoted(tmp_path):
-    """The plugin's stderr is outside text: its error names the command and what it said, the credential left out."""
-    script(tmp_path, "get-token.sh", f"echo 'error: token {CANARY} expired' >&2\nexit 1\n")
+@pytest.mark.parametrize(
+    "said",
+    [
+        f"error: token {CANARY} expired",
+        f"Passwort falsch: {CANARY}",
+        f"the key is {CANARY}",
+        f"private_key_id: {CANARY}",
+    ],
+)
+def test_the_exec_plugins_stderr_is_never_quoted_off_a_terminal(tmp_path, said):
+    """A plugin may say its credential in any words or language: its error names the command and that it wrote to
+    stderr, never what."""
+    script(tmp_path, "get-token.sh", f"echo '{said}' >&2\nexit 1\n")
     plugin = ExecPlugin("./get-token.sh", (), (), EXEC_API, tmp_path, tmp_path / "kubeconfig", "u")
     with pytest.raises(ExecPluginError) as failed:
         plugin.run(10)
-    assert str(failed.value).endswith("exited with status 1: error: token [redacted] expired")
+    assert str(failed.value).endswith(
+        "exited with status 1 after writing 1 line to stderr (not shown: a plugin may print its credential there); "
+        "run `./get-token.sh` by hand to read what it says"
+    )
+    assert_no_canary(str(failed.value))
 
 
 @pytest.mark.parametrize("length", [40, 90, 100, 200])
@@ -487,7 +501,6 @@ def test_a_mebibyte_of_adversarial_text_is_redacted_in_linear_time(text):
     secrets = secrets_of([json.dumps({"a": "abcdefgh", "b": 12345, "c": [f"x{CANARY}"]})])
     started = time.process_time()
     redact(text, secrets)
-    redacted_foreign(text)
     assert time.process_time() - started < 10.0
 
 
@@ -506,16 +519,6 @@ def test_a_key_named_after_a_credential_hides_its_values(name):
 @pytest.mark.parametrize("name", ["team", "gpu-type", "nebius.com/gpu-platform", "dra.example.com/node-group"])
 def test_a_key_that_names_no_credential_keeps_its_values(name):
     assert not names_a_credential(name)
-
-
-def test_a_plugins_own_message_stays_readable_where_its_tokens_are_hidden():
-    assert redacted_foreign("error: not logged in, run nebius profile create") == (
-        "error: not logged in, run nebius profile create"
-    )
-    assert CANARY not in redacted_foreign(f"failed: {CANARY}")
-    # A token of capitals alone (round four), and a passphrase of words after its name.
-    assert "QWERTYUIOPASDFGHJ" not in redacted_foreign("failed: QWERTYUIOPASDFGHJ")
-    assert "Battery" not in redacted_foreign("passphrase Zebra-Horse-Battery-Staple")
 
 
 @pytest.mark.parametrize(

@@ -36,7 +36,7 @@ from urllib.parse import urlsplit
 from kubernetes.config.kube_config import ConfigNode
 
 from components.config.reading import InputError, load_yaml, parse_json, printable, read_text
-from components.redaction import redacted_command, redacted_foreign
+from components.redaction import redacted_command
 
 DEFAULT_KUBECONFIG = "~/.kube/config"
 WRITE_IT = "write it with `pulumi stack output kubeconfig --show-secrets > kubeconfig` and pass --kubeconfig kubeconfig"
@@ -59,8 +59,7 @@ NOT_HEADER_SAFE = (
 # What an exec plugin may print on stdout: an ExecCredential, a client certificate and key included, is a few KiB;
 # past this it is no credential, and reading on would hold it all in memory.
 MAX_EXEC_STDOUT_BYTES = 1 << 20
-# Of the plugin's stderr only the end is kept (its last line is quoted, cut to 300 characters); the rest is read and
-# dropped, so a plugin that floods stderr neither blocks on a full pipe nor fills the verifier's memory.
+# Of the plugin's stderr only the end is kept (its lines are counted, never quoted); the rest is read and dropped, so a plugin that floods stderr neither blocks on a full pipe nor fills the verifier's memory.
 KEPT_EXEC_STDERR_BYTES = 64 << 10
 
 
@@ -465,10 +464,9 @@ class ExecPlugin:
                     raise subprocess.TimeoutExpired(process.args, timeout_s)
         except subprocess.TimeoutExpired:
             stop(process, whole_group=not interactive)
-            said = last_line(stderr.text(1.0))
             raise ExecPluginError(
                 f"{self._describe()} did not finish within {timeout_s:g}s (--exec-plugin-timeout)"
-                + (f", its last words: {said!r}" if said else "")
+                + self._unshown(stderr, wait_s=1.0)
                 + f"; it most likely waits for a login (a browser or a prompt): run `{self.command_line}` by hand, "
                 "finish the login, then run the verification again"
             ) from None
@@ -476,9 +474,10 @@ class ExecPlugin:
             stop(process, whole_group=not interactive)
             raise
         if process.returncode != 0:
-            said = last_line(stderr.text())
             raise ExecPluginError(
-                f"{self._describe()} exited with status {process.returncode}" + (f": {said}" if said else "")
+                f"{self._describe()} exited with status {process.returncode}"
+                + self._unshown(stderr)
+                + (f"; run `{self.command_line}` by hand to read what it says" if stderr.text().strip() else "")
             )
         if stdout.overflowed:
             raise ExecPluginError(
@@ -486,6 +485,22 @@ class ExecPlugin:
                 "which is no ExecCredential"
             )
         return self._credential(stdout.text())
+
+    @staticmethod
+    def _unshown(stderr: _Drain, wait_s: float = 0) -> str:
+        """What a message says of the plugin's stderr off a terminal: that there is some, never what it is. A plugin
+        may say its credential there in any words or language (`Passwort falsch: ...`, `the key is ...`), which no
+        redaction can tell from its prose; on a terminal the plugin writes to the user directly, as kubectl lets it
+        (k8s.io/client-go v0.34.12 plugin/pkg/client/auth/exec/exec.go: the command's Stderr is os.Stderr)."""
+        lines = len([line for line in stderr.text(wait_s).decode(errors="replace").splitlines() if line.strip()])
+        if not lines:
+            return ""
+        written = (
+            f"more than {KEPT_EXEC_STDERR_BYTES >> 10} KiB"
+            if stderr.overflowed
+            else f"{lines} line{'s' if lines > 1 else ''}"
+        )
+        return f" after writing {written} to stderr (not shown: a plugin may print its credential there)"
 
     def _credential(self, stdout: bytes) -> Credential:
         try:
@@ -518,14 +533,6 @@ class ExecPlugin:
         raise ExecPluginError(
             f"{self._describe()} printed neither a token nor a client certificate and key in its status"
         )
-
-
-def last_line(output: bytes | str | None) -> str:
-    """The plugin's last stderr line, redacted before it is cut: it is outside text, and a plugin may say its
-    credential there (`error: token ... expired`)."""
-    text = output.decode(errors="replace") if isinstance(output, bytes) else (output or "")
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return one_line(redacted_foreign(lines[-1])) if lines else ""
 
 
 def stop(process: subprocess.Popen[bytes], whole_group: bool) -> None:
