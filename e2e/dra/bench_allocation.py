@@ -40,6 +40,7 @@ for path in (str(PROJECT), str(HERE)):
     if path not in sys.path:
         sys.path.insert(0, path)
 
+import scheduler_perf  # noqa: E402
 from dra_engines import control_plane_mod  # noqa: E402
 from dra_fakes import create_node, device_classes, gpu_devices, nic_devices, node_name, resource_slice  # noqa: E402
 from dra_kube import RESOURCE_API, Kube, wait_for  # noqa: E402
@@ -64,6 +65,11 @@ REFERENCE_SPEC = {
 }
 TARGET = 0.8
 CREATORS = 8
+# kube-controller-manager's and kube-scheduler's client QPS and burst, as scheduler_perf (the anchor) sets its
+# one client (test/integration/scheduler_perf/util.go, mustSetupCluster, 1.34.12): at their own defaults the
+# claim controller's, 20 (pkg/controller/apis/config/v1alpha1/defaults.go), holds every template to 10 pods a
+# second, and the scheduler's, 50 (pkg/scheduler/apis/config/v1/defaults.go), to 20: no selector's cost shows.
+CLIENT_QPS = 5000
 # No binding for this long, with pods still waiting: the rest are taken as unschedulable. Above the
 # scheduler's longest pod backoff (podMaxBackoffSeconds, 10 s by default), so a backed-off pod is retried.
 STALL_SECONDS = 60.0
@@ -110,13 +116,9 @@ SELECTOR_TEMPLATES = [
             {
                 "name": "gpu",
                 "firstAvailable": [
-                    {
-                        "name": "b200",
-                        "deviceClassName": GPU_CLASS,
-                        "selectors": [
-                            {"cel": {"expression": f'device.attributes["{GPU_DRIVER}"].productName == "NVIDIA B200"'}}
-                        ],
-                    },
+                    # More GPUs than a node has: tried on every node, never fits (a product no node has, as
+                    # the first try was, is now refused by the stack's own validation).
+                    {"name": "sixteen", "deviceClassName": GPU_CLASS, "count": 16},
                     {"name": "any", "deviceClassName": GPU_CLASS},
                 ],
             }
@@ -139,6 +141,7 @@ class TemplateRun:
     claims_per_second: float = float("nan")
     allocations_per_second: float = float("nan")
     watch_restarts: int = 0
+    watch_ended_by: str = ""  # what last ended a watch early, when one was opened again
     unbound_why: str = ""  # for pods never bound: the scheduler's reasons, or that the watch ended early
 
 
@@ -230,13 +233,22 @@ class BindingWatch:
                 time.sleep(0.2)
 
     def _pods(self) -> None:
-        def seen(pod: Any) -> None:
-            if pod.spec.node_name and pod.metadata.name not in self.bound:
-                self.bound[pod.metadata.name] = time.monotonic()
+        def seen(pod: Mapping[str, Any]) -> None:
+            name = pod["metadata"]["name"]
+            if (pod.get("spec") or {}).get("nodeName") and name not in self.bound:
+                self.bound[name] = time.monotonic()
 
         def open_stream(watcher: watch.Watch) -> Any:
+            # Plain JSON, not V1Pod objects: building those took so long a pod event at 100 pods a second that
+            # the API server closed the watch as too slow (its watch cache ends a watcher whose buffer stays
+            # full: "Forcing watcher close due to unresponsiveness", k8s.io/apiserver storage/cacher), and a
+            # stage seen after the restart's list is seen late.
             return watcher.stream(
-                self._core.list_namespaced_pod, NAMESPACE, label_selector=f"bench={self._template}", timeout_seconds=600
+                self._core.list_namespaced_pod,
+                NAMESPACE,
+                label_selector=f"bench={self._template}",
+                timeout_seconds=600,
+                deserialize=False,
             )
 
         self._follow(0, open_stream, seen)
@@ -321,6 +333,7 @@ def run_template(kube: Kube, template: str, spec: Mapping[str, Any], pods: int, 
         claims_per_second=rate(dict(bindings.claimed)),
         allocations_per_second=rate(dict(bindings.allocated)),
         watch_restarts=bindings.restarts,
+        watch_ended_by=bindings.ended_by,
         unbound_why=unbound_why,
     )
 
@@ -402,6 +415,12 @@ def report(runs: list[TemplateRun], nodes: int, ib_nodes: int, minor: str) -> li
     return lines
 
 
+def client_flags(qps: int) -> tuple[str, ...]:
+    """A component's --kube-api-qps and --kube-api-burst, both `qps` as scheduler_perf sets its one client; none
+    for 0 (the component's own defaults)."""
+    return (f"--kube-api-qps={qps}", f"--kube-api-burst={qps}") if qps else ()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     minors = control_plane_mod._build.kube_minors()
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -416,13 +435,40 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--controller-manager-qps",
         type=int,
-        help="kube-controller-manager's --kube-api-qps, its burst 1.5 times that (default: its own, 20 and 30); "
-        "its claim controller makes two requests a pod",
+        default=CLIENT_QPS,
+        help=f"kube-controller-manager's --kube-api-qps and --kube-api-burst (default {CLIENT_QPS}, scheduler_perf's; "
+        "0: its own, 20 and 30, which its claim controller's two writes a pod hold to 10 pods a second)",
+    )
+    parser.add_argument(
+        "--scheduler-qps",
+        type=int,
+        default=CLIENT_QPS,
+        help=f"kube-scheduler's --kube-api-qps and --kube-api-burst (default {CLIENT_QPS}, scheduler_perf's; "
+        "0: its own, 50 and 100, which its two to three writes a pod hold to about 20 pods a second)",
     )
     parser.add_argument("--template", action="append", help="measure only this built-in template (repeatable)")
+    parser.add_argument(
+        "--no-anchor",
+        dest="anchor",
+        action="store_false",
+        help=f"skip the anchor (upstream's scheduler_perf {scheduler_perf.TEST_CASE}, built from the same release)",
+    )
+    parser.add_argument(
+        "--anchor-workload",
+        default=scheduler_perf.DEFAULT_WORKLOAD,
+        help=f"the anchor's workload of {scheduler_perf.TEST_CASE} (default {scheduler_perf.DEFAULT_WORKLOAD})",
+    )
     args = parser.parse_args(argv)
     for minor in args.kube_minor or sorted({minors[0], minors[-1]}):
-        measure_on(minor, args.pods, args.nodes, args.controller_manager_qps, args.template)
+        measure_on(
+            minor,
+            args.pods,
+            args.nodes,
+            controller_manager_qps=args.controller_manager_qps,
+            scheduler_qps=args.scheduler_qps,
+            only=args.template,
+            anchor_workload=args.anchor_workload if args.anchor else None,
+        )
     return 0
 
 
@@ -430,8 +476,11 @@ def measure_on(
     minor: str,
     pods_per_template: int,
     nodes: int,
-    controller_manager_qps: int | None = None,
+    *,
+    controller_manager_qps: int = CLIENT_QPS,
+    scheduler_qps: int = CLIENT_QPS,
     only: Sequence[str] | None = None,
+    anchor_workload: str | None = scheduler_perf.DEFAULT_WORKLOAD,
 ) -> None:
     raw = {**SCENARIOS["prod"].raw_config(), USER_TEMPLATES_KEY: json.dumps(SELECTOR_TEMPLATES)}
     config = parse_stack_config(program_config(raw), "prod")
@@ -442,12 +491,12 @@ def measure_on(
         REFERENCE: REFERENCE_SPEC,
         **{name: spec for name, spec in builtins.items() if name in (only or builtins)},
     }
-    flags = (
-        (f"--kube-api-qps={controller_manager_qps}", f"--kube-api-burst={controller_manager_qps * 3 // 2}")
-        if controller_manager_qps
-        else ()
-    )
-    with control_plane_mod.ControlPlane(quiet=True, kube_minor=minor, controller_manager_flags=flags) as plane:
+    with control_plane_mod.ControlPlane(
+        quiet=True,
+        kube_minor=minor,
+        controller_manager_flags=client_flags(controller_manager_qps),
+        scheduler_flags=client_flags(scheduler_qps),
+    ) as plane:
         kube = Kube(str(plane.kubeconfig))
         for device_class in device_classes():
             kube.create(device_class)
@@ -461,14 +510,37 @@ def measure_on(
             runs.append(run_template(kube, template, spec, pods, tolerations))
             print(
                 f"{minor} {template}: {runs[-1].bound}/{pods} bound, {runs[-1].pods_per_second:.1f} pods/s, "
-                f"watches opened again {runs[-1].watch_restarts} times",
+                f"watches opened again {runs[-1].watch_restarts} times"
+                + (f" (last: {runs[-1].watch_ended_by})" if runs[-1].watch_restarts else ""),
                 flush=True,
             )
         kube.close()
-    print(f"kube-controller-manager --kube-api-qps {controller_manager_qps or 'default (20)'}")
+    # After the control plane is gone, so that the two never share the machine's cores.
+    anchor: scheduler_perf.Throughput | str | None = None
+    if anchor_workload:
+        try:
+            anchor, seconds = scheduler_perf.run_anchor(
+                minor, anchor_workload, keep=REPORT_DIR / f"scheduler_perf-{minor}.json"
+            )
+            print(f"{minor} anchor {anchor.name}: {anchor.average:.1f} pods/s ({seconds:.0f} s)", flush=True)
+        except scheduler_perf.AnchorError as error:
+            anchor = str(error)
+    print(f"kube-controller-manager --kube-api-qps/--kube-api-burst {controller_manager_qps or 'its defaults (20/30)'}")
+    print(f"kube-scheduler --kube-api-qps/--kube-api-burst {scheduler_qps or 'its defaults (50/100)'}")
     print("\n".join(report(runs, nodes, ib_nodes, minor)))
+    reference = next(run for run in runs if run.template == REFERENCE)
+    if anchor is not None:
+        print(scheduler_perf.verdict(reference.pods_per_second, anchor, TARGET))
     REPORT_DIR.mkdir(parents=True, exist_ok=True)
-    report_data = {"kube_minor": minor, "nodes": nodes, "ib_nodes": ib_nodes, "runs": [asdict(r) for r in runs]}
+    report_data = {
+        "kube_minor": minor,
+        "nodes": nodes,
+        "ib_nodes": ib_nodes,
+        "controller_manager_qps": controller_manager_qps,
+        "scheduler_qps": scheduler_qps,
+        "runs": [asdict(r) for r in runs],
+        "anchor": asdict(anchor) if isinstance(anchor, scheduler_perf.Throughput) else anchor,
+    }
     (REPORT_DIR / f"allocation-{minor}.json").write_text(json.dumps(report_data))
 
 

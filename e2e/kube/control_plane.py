@@ -258,7 +258,8 @@ class ControlPlane:
     workdir (Path), logs ({component: Path}), binaries ({name: Path}), ca_file (Path),
     startup_seconds (float).
 
-    `controller_manager_flags` are appended to kube-controller-manager's command line (a later flag wins).
+    `controller_manager_flags` are appended to kube-controller-manager's command line, `scheduler_flags` to
+    kube-scheduler's (a later flag wins).
 
     `workdir=None` uses a fresh temp dir that is removed on exit; a given workdir is left
     in place (logs stay readable) unless remove_workdir=True.
@@ -276,6 +277,7 @@ class ControlPlane:
         kube_minor: str | None = None,
         extra_controllers: tuple[str, ...] = (),
         controller_manager_flags: tuple[str, ...] = (),
+        scheduler_flags: tuple[str, ...] = (),
     ):
         self.kube_minor = kube_minor or _build.default_minor()
         self.kube_version = _build.kube_version(self.kube_minor)
@@ -286,6 +288,7 @@ class ControlPlane:
         self.quiet = quiet
         self.controllers = CONTROLLERS + (WORKLOAD_CONTROLLERS if workload_controllers else ()) + extra_controllers
         self.controller_manager_flags = controller_manager_flags
+        self.scheduler_flags = scheduler_flags
         self._procs: list[Daemon] = []
         self._old_sigterm = None
         self.workdir: Path | None = None
@@ -540,6 +543,7 @@ class ControlPlane:
                 "--leader-elect=false",
                 "--profiling=false",
                 v,
+                *self.scheduler_flags,
             ],
         )
         self._wait(
