@@ -1,7 +1,8 @@
 """`make bench-e2e`: how fast the real Kubernetes scheduler allocates each built-in claim template.
 
     venv/bin/python e2e/dra/bench_allocation.py [--pods 200] [--nodes 100] [--kube-minor 1.34 ...]
-                                                [--controller-manager-qps N] [--template NAME ...]
+                                                [--controller-manager-qps 5000] [--scheduler-qps 5000]
+                                                [--template NAME ...] [--no-anchor] [--anchor-workload NAME]
 
 A benchmark, not a test. Per Kubernetes minor (by default the oldest and the newest the e2e builds),
 one throw-away control plane (`e2e/kube/control_plane.py`), NODES
@@ -15,8 +16,18 @@ each stage before it (claims created by the claim controller, allocated by the s
 template with no selector and no constraint (one `gpu.nvidia.com` device); every built-in
 template is held to at least 0.8x its rate. A template asks for no more pods than the nodes
 can hold (multi-gpu, 8 GPUs, one pod a node). Between templates every pod is deleted and its
-claims are gone, so each starts on free devices. Prints a table, PASS or FAIL per template,
-writes build/e2e/allocation-<minor>.json, and exits 0.
+claims are gone, so each starts on free devices.
+
+kube-controller-manager and kube-scheduler run with their client limits (--kube-api-qps, --kube-api-burst)
+at 5000, as scheduler_perf runs its one client: at their own defaults the claim controller (20 QPS, two
+writes a pod) holds every template to 10 pods a second and the scheduler (50 QPS) to 20, so no template's
+cost could show; `--controller-manager-qps 0 --scheduler-qps 0` measures a cluster with the defaults.
+
+The anchor (`scheduler_perf.py`, on by default): upstream's scheduler benchmark, scheduler_perf's
+SchedulingWithResourceClaimTemplate, built from the same k8s.io/kubernetes release and run after the
+control plane is gone; the no-selector rate is held to at least 0.8x its SchedulingThroughput.
+Prints a table, PASS or FAIL per template and for the anchor, writes build/e2e/allocation-<minor>.json
+(and the anchor's data items, build/e2e/scheduler_perf-<minor>.json), and exits 0.
 """
 
 from __future__ import annotations
@@ -24,6 +35,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import multiprocessing
+import re
 import sys
 import threading
 import time
@@ -284,7 +297,79 @@ class BindingWatch:
             each.stop()
 
 
-def run_template(kube: Kube, template: str, spec: Mapping[str, Any], pods: int, tolerations: list) -> TemplateRun:
+@dataclass
+class Seen:
+    """What a BindingWatch saw, as its process hands it back: per stage, pod name -> time.monotonic()."""
+
+    claimed: dict[str, float]
+    allocated: dict[str, float]
+    bound: dict[str, float]
+    ended_by: str
+    restarts: int
+
+
+def _watch_in_child(kubeconfig: str, template: str, bound: Any, ready: Any, stop: Any, sender: Any) -> None:
+    """The body of a WatchProcess: a BindingWatch, its count of bound pods published as it grows."""
+    kube = Kube(kubeconfig)
+    bindings = BindingWatch(kube, template)
+    time.sleep(1.0)  # the watches are open before the first pod exists
+    ready.set()
+    while not stop.wait(0.05):
+        bound.value = len(bindings.bound)
+    bindings.stop()
+    sender.send(
+        asdict(
+            Seen(
+                dict(bindings.claimed),
+                dict(bindings.allocated),
+                dict(bindings.bound),
+                bindings.ended_by,
+                bindings.restarts,
+            )
+        )
+    )
+
+
+class WatchProcess:
+    """A BindingWatch in a process of its own, so the creators' threads never hold its interpreter lock.
+
+    In the creators' process, at 60-100 pods a second, the watches ended before the run did, "the server ended
+    it", up to four times a template (2026-12-02): a watcher that does not read its events fast enough is
+    closed by the API server's watch cache (k8s.io/apiserver pkg/storage/cacher/cache_watcher.go, "Forcing
+    watcher close due to unresponsiveness"), and what the list that opens it again shows is seen late, so the
+    template's rate read slow. time.monotonic is the system's CLOCK_MONOTONIC, one clock for both processes.
+    """
+
+    def __init__(self, kubeconfig: str, template: str) -> None:
+        context = multiprocessing.get_context("spawn")  # no fork of a process with threads running
+        self._bound = context.Value("i", 0)
+        self._ready, self._stop = context.Event(), context.Event()
+        self._receiver, sender = context.Pipe(duplex=False)
+        self._process = context.Process(
+            target=_watch_in_child,
+            args=(kubeconfig, template, self._bound, self._ready, self._stop, sender),
+            daemon=True,
+        )
+        self._process.start()
+        sender.close()
+        if not self._ready.wait(120.0):
+            self._process.kill()
+            raise RuntimeError(f"the watch process of {template} did not start within 120 s")
+
+    @property
+    def bound_count(self) -> int:
+        return self._bound.value
+
+    def stop(self) -> Seen:
+        self._stop.set()
+        seen = Seen(**self._receiver.recv())
+        self._process.join(30.0)
+        return seen
+
+
+def run_template(
+    kube: Kube, kubeconfig: str, template: str, spec: Mapping[str, Any], pods: int, tolerations: list
+) -> TemplateRun:
     kube.create(
         {
             "apiVersion": RESOURCE_API,
@@ -293,8 +378,7 @@ def run_template(kube: Kube, template: str, spec: Mapping[str, Any], pods: int, 
             "spec": spec["spec"],
         }
     )
-    bindings = BindingWatch(kube, template)
-    time.sleep(1.0)  # the watch is open before the first pod exists
+    watcher = WatchProcess(kubeconfig, template)
     created: dict[str, float] = {}
 
     def create(index: int) -> None:
@@ -307,12 +391,12 @@ def run_template(kube: Kube, template: str, spec: Mapping[str, Any], pods: int, 
         list(creators.map(create, range(pods)))
     creation_seconds = time.monotonic() - started
     last_progress, seen = time.monotonic(), 0
-    while len(bindings.bound) < pods and time.monotonic() - last_progress < STALL_SECONDS:
+    while watcher.bound_count < pods and time.monotonic() - last_progress < STALL_SECONDS:
         time.sleep(0.2)
-        if len(bindings.bound) > seen:
-            last_progress, seen = time.monotonic(), len(bindings.bound)
-    bindings.stop()
-    bound = dict(bindings.bound)
+        if watcher.bound_count > seen:
+            last_progress, seen = time.monotonic(), watcher.bound_count
+    bindings = watcher.stop()
+    bound = bindings.bound
     unbound_why = why_unbound(kube, template, bound, bindings.ended_by) if len(bound) < pods else ""
     latencies = [bound[name] - created[name] for name in bound]
     first = min(created.values())
@@ -330,8 +414,8 @@ def run_template(kube: Kube, template: str, spec: Mapping[str, Any], pods: int, 
         p50_seconds=percentile(latencies, 0.50) if latencies else float("nan"),
         p99_seconds=percentile(latencies, 0.99) if latencies else float("nan"),
         creation_seconds=creation_seconds,
-        claims_per_second=rate(dict(bindings.claimed)),
-        allocations_per_second=rate(dict(bindings.allocated)),
+        claims_per_second=rate(bindings.claimed),
+        allocations_per_second=rate(bindings.allocated),
         watch_restarts=bindings.restarts,
         watch_ended_by=bindings.ended_by,
         unbound_why=unbound_why,
@@ -413,6 +497,22 @@ def report(runs: list[TemplateRun], nodes: int, ib_nodes: int, minor: str) -> li
         unbound = "" if run.bound == run.pods else f"; {run.pods - run.bound} pods never bound ({run.unbound_why})"
         lines.append(f"{outcome}  {run.template}: {ratio:.2f}x the no-selector rate (target >= {TARGET}x){unbound}")
     return lines
+
+
+UNRESPONSIVE = re.compile(r'Forcing (\S+) watcher close due to unresponsiveness: key: "([^"]*)", labels: "([^"]*)"')
+
+
+def unresponsive_watches(apiserver_log: str) -> Counter[str]:
+    """Watches the API server's watch cache closed because their client did not read fast enough, counted by
+    resource, key and label selector (k8s.io/apiserver v0.34.12 pkg/storage/cacher/cache_watcher.go logs it at
+    V(1), the control plane runs at 2; cacher.go names a watcher `key: %q, labels: %q, fields: %q`): the
+    bench's own watches select `bench=<template>`, the components' informers watch a whole resource."""
+    closed: Counter[str] = Counter()
+    for line in apiserver_log.splitlines():
+        if "watcher close due to unresponsiveness" in line:
+            found = UNRESPONSIVE.search(line)
+            closed[f"{found[1]} {found[2]}" + (f" {found[3]}" if found[3] else "") if found else line[-160:]] += 1
+    return closed
 
 
 def client_flags(qps: int) -> tuple[str, ...]:
@@ -503,11 +603,12 @@ def measure_on(
         kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
         wait_for("the default service account", lambda: kube.get("v1", "ServiceAccount", "default", NAMESPACE))
         ib_nodes = create_nodes(kube, groups, nodes, config.driver.chart)
-        run_template(kube, "warm-up", REFERENCE_SPEC, WARM_UP_PODS, tolerations)
+        kubeconfig = str(plane.kubeconfig)
+        run_template(kube, kubeconfig, "warm-up", REFERENCE_SPEC, WARM_UP_PODS, tolerations)
         runs = []
         for template, spec in templates.items():
             pods = min(pods_per_template, capacity(template, nodes, ib_nodes))
-            runs.append(run_template(kube, template, spec, pods, tolerations))
+            runs.append(run_template(kube, kubeconfig, template, spec, pods, tolerations))
             print(
                 f"{minor} {template}: {runs[-1].bound}/{pods} bound, {runs[-1].pods_per_second:.1f} pods/s, "
                 f"watches opened again {runs[-1].watch_restarts} times"
@@ -515,6 +616,12 @@ def measure_on(
                 flush=True,
             )
         kube.close()
+        closed = unresponsive_watches(Path(plane.logs["kube-apiserver"]).read_text(errors="replace"))
+        print(
+            f"{minor}: the API server closed {closed.total()} watches as too slow to read"
+            + "".join(f"; {count}x {watcher}" for watcher, count in closed.most_common(5)),
+            flush=True,
+        )
     # After the control plane is gone, so that the two never share the machine's cores.
     anchor: scheduler_perf.Throughput | str | None = None
     if anchor_workload:
