@@ -85,7 +85,7 @@ e2e-build: setup  ## Build every binary `make e2e` starts (one after another, un
 bench: setup  ## Benchmark: dev/prod plans against the import floor, generated fleets against their SDK floor, profiles.
 	$(PY) -m tools.bench
 
-bench-e2e: setup  ## Benchmark: pods per second the real scheduler (oldest and newest minor the e2e builds) allocates for each built-in claim template.
+bench-e2e: setup  ## Benchmark: pods per second the real scheduler (oldest and newest minor the e2e builds) allocates for each built-in claim template, against upstream's scheduler_perf of the same release.
 	$(PY) e2e/dra/bench_allocation.py
 
 bench-cli: setup  ## Benchmark: wall time of the real Pulumi CLI's preview, up and destroy of dev's Kubernetes layer, with and without 200 user claim templates.
