@@ -49,8 +49,8 @@ def read_shape(path: Path) -> dict[str, Any]:
     return document
 
 
-def sdk_class(type_token: str) -> type[pulumi.CustomResource]:
-    """The typed SDK class behind a type token, e.g. `kubernetes:resource.k8s.io/v1:ResourceClaimTemplate`.
+def sdk_class_path(type_token: str) -> tuple[str, str]:
+    """The module and name of the typed SDK class behind a type token, e.g. `kubernetes:resource.k8s.io/v1:ResourceClaimTemplate`.
 
     Provider packages: `pulumi:providers:kubernetes` is `pulumi_kubernetes.Provider`. Kubernetes
     types are `kubernetes:<group>/<version>:<Kind>`, whose module is `pulumi_kubernetes.<first
@@ -58,12 +58,19 @@ def sdk_class(type_token: str) -> type[pulumi.CustomResource]:
     `nebius:index/<camel>:<Name>`, exported at the package's top level.
     """
     if type_token.startswith(PROVIDER_TYPE_PREFIX):
-        return importlib.import_module(SDK_PACKAGES[type_token.removeprefix(PROVIDER_TYPE_PREFIX)]).Provider
+        return SDK_PACKAGES[type_token.removeprefix(PROVIDER_TYPE_PREFIX)], "Provider"
     package, module, name = type_token.split(":")
     if package == "kubernetes":
         group, version = module.split("/")
-        return getattr(importlib.import_module(f"pulumi_kubernetes.{group.split('.')[0]}.{version}"), name)
-    return getattr(importlib.import_module(SDK_PACKAGES[package]), name)
+        return f"pulumi_kubernetes.{group.split('.')[0]}.{version}", name
+    return SDK_PACKAGES[package], name
+
+
+def sdk_class(type_token: str) -> type[pulumi.CustomResource]:
+    """The typed SDK class behind a type token (`sdk_class_path`)."""
+    module, name = sdk_class_path(type_token)
+    cls: type[pulumi.CustomResource] = getattr(importlib.import_module(module), name)
+    return cls
 
 
 def _camel(snake: str) -> str:
