@@ -44,6 +44,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 HERE = Path(__file__).resolve().parent
 PROJECT = HERE.parents[1]
 for path in (str(PROJECT), str(PROJECT / "e2e" / "dra"), str(HERE)):
@@ -60,7 +62,7 @@ from dra_stack import release  # noqa: E402
 from kubelet_stand_in import KubeletStandIn  # noqa: E402
 
 from components.config.errors import config_key  # noqa: E402
-from tools.bench.cli_floor import cli_shape, floor_program, preview_rows, registration_differences  # noqa: E402
+from tools.bench.cli_floor import cli_shape, floor_program, floor_project, preview_rows, registration_differences  # noqa: E402
 from tools.bench.fleets import with_user_templates  # noqa: E402
 from tools.plan.mock_engine import run_program  # noqa: E402
 
@@ -142,7 +144,8 @@ def prepare_floor(program: CliStack, workdir: Path, engine: Any, config: dict[st
     shape = cli_shape(run, {KUBECONFIG_KEY: config[KUBECONFIG_KEY]})
     project = workdir / "floor"
     project.mkdir(parents=True)
-    shutil.copyfile(program.project / "Pulumi.yaml", project / "Pulumi.yaml")
+    program_project = yaml.safe_load((program.project / "Pulumi.yaml").read_text())
+    (project / "Pulumi.yaml").write_text(yaml.safe_dump(floor_project(program_project), sort_keys=False))
     shutil.copytree(program.project / "policies", project / "policies")
     (project / "venv").symlink_to(PROJECT / "venv", target_is_directory=True)
     (project / "__main__.py").write_text(floor_program(shape, f"stack {program.name}"))

@@ -13,7 +13,7 @@ the engine sees the same secret input. A secret from anywhere else is refused, n
 
 `preview_rows` and `registration_differences` are the check, before anything is timed, that the
 floor registers what the program does: both are previewed by the real CLI (`pulumi preview
---json`) and their steps compared by URN, type, parent, provider and dependencies.
+--json`) and their steps compared: URNs, types, parents, providers, dependencies, options and inputs.
 """
 
 from __future__ import annotations
@@ -114,6 +114,8 @@ def _options(resource: RegisteredResource, names: Mapping[str, str]) -> str:
         options.append("protect=True")
     if resource.delete_before_replace:
         options.append("delete_before_replace=True")
+    if resource.replace_on_changes:
+        options.append(f"replace_on_changes={resource.replace_on_changes!r}")
     if resource.create_timeout:
         options.append(f"custom_timeouts=pulumi.CustomTimeouts(create={resource.create_timeout!r})")
     if resource.additional_secret_outputs:
@@ -160,32 +162,50 @@ def floor_program(shape: Mapping[str, Any], title: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def preview_rows(preview: Mapping[str, Any]) -> dict[str, tuple[Any, ...]]:
-    """`pulumi preview --json`'s steps by URN: (operation, type, parent, provider URN, sorted dependencies).
+def floor_project(program_project: Mapping[str, Any]) -> dict[str, Any]:
+    """The floor's Pulumi.yaml from the program's: the same name (so the same URNs) and runtime (the same host and
+    venv), none of its config declarations (the CLI would require the program's keys of the floor's stack)."""
+    return {
+        "name": program_project["name"],
+        "description": "the CLI floor (tools/bench/cli_floor.py)",
+        "runtime": program_project["runtime"],
+    }
 
-    The stack itself and its providers' ids are left out of the comparison's terms: a preview
-    gives a provider it has not created an unknown id of its own.
+
+# What a preview step's state says that the floor cannot or need not copy: where in the program each resource was
+# registered, and which input carried each dependency (the floor's inputs are plain values, the dependencies the
+# same resources' `depends_on`: tools/bench/floor.py).
+NOT_COMPARED = ("sourcePosition", "stackTrace", "propertyDependencies")
+
+
+def preview_rows(preview: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """`pulumi preview --json`'s steps by URN: the operation and the new state (inputs, parent, options ...).
+
+    Left out: `NOT_COMPARED`, and a provider reference's id (a preview gives a provider it has not
+    created an unknown id of its own), so a provider is compared by URN; dependencies are sorted
+    (they are sent in the order their resources resolved).
     """
     rows = {}
     for step in preview.get("steps") or []:
-        state = step.get("newState") or step.get("oldState") or {}
-        rows[step["urn"]] = (
-            step.get("op"),
-            state.get("type"),
-            state.get("parent", ""),
-            _provider_urn(state.get("provider", "")),
-            tuple(sorted(state.get("dependencies") or [])),
-        )
+        state = {k: v for k, v in (step.get("newState") or {}).items() if k not in NOT_COMPARED}
+        if "provider" in state:
+            state["provider"] = _provider_urn(state["provider"])
+        if "dependencies" in state:
+            state["dependencies"] = sorted(state["dependencies"])
+        rows[step["urn"]] = {"op": step.get("op"), **state}
     return rows
 
 
-def registration_differences(program: Mapping[str, tuple[Any, ...]], floor: Mapping[str, tuple[Any, ...]]) -> list[str]:
+def registration_differences(
+    program: Mapping[str, Mapping[str, Any]], floor: Mapping[str, Mapping[str, Any]]
+) -> list[str]:
     """What the floor's preview steps do not share with the program's, one line each; none when they match."""
     lines = [f"only the program registers {urn}" for urn in sorted(set(program) - set(floor))]
     lines += [f"only the floor registers {urn}" for urn in sorted(set(floor) - set(program))]
-    lines += [
-        f"{urn}: the program's {program[urn]}, the floor's {floor[urn]}"
-        for urn in sorted(set(program) & set(floor))
-        if program[urn] != floor[urn]
-    ]
+    for urn in sorted(set(program) & set(floor)):
+        for key in sorted(set(program[urn]) | set(floor[urn])):
+            if program[urn].get(key) != floor[urn].get(key):
+                lines.append(
+                    f"{urn}: {key} is {program[urn].get(key)!r} in the program, {floor[urn].get(key)!r} in the floor"
+                )
     return lines
