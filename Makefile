@@ -88,7 +88,7 @@ bench: setup  ## Benchmark: dev/prod plans against the import floor, generated f
 bench-e2e: setup  ## Benchmark: pods per second the real scheduler (oldest and newest minor the e2e builds) allocates for each built-in claim template, against upstream's scheduler_perf of the same release.
 	$(PY) e2e/dra/bench_allocation.py
 
-bench-cli: setup  ## Benchmark: wall time of the real Pulumi CLI's preview, up and destroy of dev's Kubernetes layer, with and without 200 user claim templates.
+bench-cli: setup  ## Benchmark: the real Pulumi CLI's preview, up and destroy of dev's Kubernetes layer, with and without 200 user claim templates, against its CLI floor.
 	$(PY) e2e/cli/bench_cli.py
 
 # BURN_IN=1 runs the NCCL burn-in this time, BURN_IN=0 skips it; left out, the verifier runs it when the GPU groups

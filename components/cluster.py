@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pulumi
-import pulumi_nebius as nebius
 
 from components.model import ClusterConfig
+from components.nebius_sdk import nebius
 from components.values.node_groups import control_plane_version
 
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pulumi
-import pulumi_nebius as nebius
 
 from components.model import GpuNodeGroupConfig
+from components.nebius_sdk import nebius
 from components.values.node_groups import (
     auto_repair_args,
     gpu_node_template,

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pulumi
-import pulumi_nebius as nebius
+
+from components.nebius_sdk import nebius
 
 
 @dataclass

@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pulumi
-import pulumi_nebius as nebius
 
 from components.model import SystemNodeGroupConfig
+from components.nebius_sdk import nebius
 from components.values.node_groups import auto_repair_args, node_group_version, strategy_args, system_node_template
 
 

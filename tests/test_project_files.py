@@ -314,7 +314,11 @@ def test_make_hands_every_variable_to_the_tool_as_given_and_no_shell_parses_it(t
             "NAME=-X",
             "make new-stack: NAME='-X' starts with '-', which `pulumi stack init` reads as an option",
         ),
-        ("cost", "BASE=--output=x", "--base '--output=x' is not a git revision of this repository"),
+        (
+            "cost",
+            "BASE=--output=x",
+            '--base "<10 characters: letters, -=; hidden: may be a credential>" is not a git revision of this repository',
+        ),
         ("e2e", "E2E=-x", "python -m tools.ci_run: E2E='-x': it names no path; E2E takes paths under"),
         ("e2e", "E2E=-k x", "python -m tools.ci_run: E2E='-k x': it names no path; E2E takes paths under"),
         ("e2e", "E2E=/etc", "python -m tools.ci_run: E2E='/etc': '/etc' is not under this repository's e2e/"),

@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 LAYERS = (
     (
         "components.dra_constants",
+        "components.nebius_sdk",
         "components.dra_minors",
         "components.gpu_platforms",
         "components.redaction",

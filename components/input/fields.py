@@ -12,6 +12,7 @@ from __future__ import annotations
 import ipaddress
 import re
 import unicodedata
+import urllib.parse
 from typing import Annotated, Any
 
 from pydantic import (
@@ -85,7 +86,7 @@ CONDITION_TYPE_PATTERN = r"^[A-Z][A-Za-z0-9]{0,62}$"
 # password part: a credential in the URL would reach the release's inputs, the state and the plan in clear. The host
 # is a name or an IPv6 literal in brackets (RFC 3986 section 3.2.2, `[::1]`). A name is labels of 1 to 63 letters,
 # digits and '-', neither first nor last, joined by '.' (RFC 1123 section 2.1; a name's 253 characters are within the
-# URL's bound); an IPv6 literal must parse as one, which no pattern of the shared syntax states (`_ipv6_parses`).
+# URL's bound); an IPv6 literal must parse as one, which no pattern of the shared syntax states (`_url_means_what_it_says`, which also refuses dot segments).
 # A TCP port, 1 to 65535 without a leading zero (RFC 9293 section 3.1: 16 bits; 0 is reserved). Go's net/url, which
 # Helm parses a repository URL with, checks only that a port is digits (validOptionalPort): `:99999` would fail only
 # when the chart is fetched, at `pulumi up`.
@@ -224,19 +225,28 @@ ChartVersion = Annotated[
 ]
 
 
-def _ipv6_parses(url: str) -> str:
-    """A repository URL's IPv6 literal is one (`[::::]` has the pattern's characters and is none), refused with the
-    pattern's error, so the user reads the same message."""
-    host = url.partition("://")[2]
-    if host.startswith("["):
+def _refused_as_the_pattern() -> PydanticCustomError:
+    return PydanticCustomError(
+        "string_pattern_mismatch", "String should match pattern '{pattern}'", {"pattern": CHART_REPOSITORY_PATTERN}
+    )
+
+
+def _url_means_what_it_says(url: str) -> str:
+    """What no pattern of the shared syntax states, refused with the pattern's error so the user reads the same
+    message: a repository URL's IPv6 literal is one (`[::::]` has the pattern's characters and is none), and its path
+    has no dot segment, as it is or percent-encoded (`/..`, `/%2e%2e`, `/.`): a client removes them before it fetches
+    (RFC 3986 section 5.2.4, and section 6.2.2.2: `%2e` is `.`), so the URL the plan shows would not be the one
+    Helm reads."""
+    after_scheme = url.partition("://")[2]
+    if after_scheme.startswith("["):
         try:
-            ipaddress.IPv6Address(host[1 : host.find("]")])
+            ipaddress.IPv6Address(after_scheme[1 : after_scheme.find("]")])
         except ValueError:
-            raise PydanticCustomError(
-                "string_pattern_mismatch",
-                "String should match pattern '{pattern}'",
-                {"pattern": CHART_REPOSITORY_PATTERN},
-            ) from None
+            raise _refused_as_the_pattern() from None
+    _, slash, path = after_scheme.partition("/")
+    segments = path.split("/") if slash else []
+    if any(urllib.parse.unquote(segment) in (".", "..") for segment in segments):
+        raise _refused_as_the_pattern()
     return url
 
 
@@ -247,11 +257,11 @@ ChartRepository = Annotated[
         max_length=255,
         description="expected a chart repository or mirror URL (https://, http:// or oci://; a host name of "
         "dot-separated labels of letters, digits and '-', 1 to 63 characters each and not starting or ending with "
-        "'-', or an IPv6 address in brackets; a port from 1 to 65535 if any; without user or password: a login goes "
+        "'-', or an IPv6 address in brackets; a port from 1 to 65535 if any; no '.' or '..' path segment; without user or password: a login goes "
         "in nebius-dra:chartRepositoryUsername and nebius-dra:chartRepositoryPassword), or empty for the chart's "
         "upstream repository",
     ),
-    AfterValidator(_ipv6_parses),
+    AfterValidator(_url_means_what_it_says),
 ]
 
 # A file the Kubernetes provider reads on the machine that runs `pulumi` (a repository's TLS files), or empty.

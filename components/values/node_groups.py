@@ -8,7 +8,6 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TypeVar
 
 import pulumi
-import pulumi_nebius as nebius
 
 from components.labels import gpu_node_labels, system_node_labels
 from components.model import (
@@ -20,6 +19,7 @@ from components.model import (
     SystemNodeGroupConfig,
     Taint,
 )
+from components.nebius_sdk import nebius
 
 BOOT_DISK_TYPE = "NETWORK_SSD"
 
@@ -155,8 +155,9 @@ def scaling(group: GpuNodeGroupConfig) -> dict[str, int | nebius.Mk8sV1NodeGroup
 NEBIUS_CONDITION_STATUSES = {"True": "TRUE", "False": "FALSE", "Unknown": "UNKNOWN"}
 
 
+# Forward references, so importing this module does not import pulumi_nebius (components/nebius_sdk.py).
 AmountArgs = TypeVar(
-    "AmountArgs", nebius.Mk8sV1NodeGroupStrategyMaxSurgeArgs, nebius.Mk8sV1NodeGroupStrategyMaxUnavailableArgs
+    "AmountArgs", "nebius.Mk8sV1NodeGroupStrategyMaxSurgeArgs", "nebius.Mk8sV1NodeGroupStrategyMaxUnavailableArgs"
 )
 
 

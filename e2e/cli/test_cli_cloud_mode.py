@@ -20,8 +20,8 @@ from components.config.stack_file import load_stack_config, program_config
 # `terraform-provider` (pulumi/pulumi-terraform-provider) v1.5.0 with nebius/nebius 0.6.73, which the
 # Go module proxy does not serve.
 NEBIUS_PLUGIN = "terraform-provider"
-# How the Python language host reports a program that ended with an exception (pulumi v3.272.0,
-# sdk/python/cmd/pulumi-language-python-exec).
+# How the Python language host reports a program that ended with an exception (its exec script, built from
+# pulumi/pulumi at the commit e2e/pulumi/BUILD-NOTES.md names: sdk/python/cmd/pulumi-language-python-exec).
 PROGRAM_FAILED = "Program failed with an unhandled exception:"
 COMPONENTS = (
     "nebius-dra:index:DraPlatform",

@@ -127,6 +127,11 @@ def test_the_renamed_driver_chart_takes_a_mirror_too():
         f"https://{'a' * 64}.example/nvidia",
         "https://[::::]/nvidia",
         "oci://[1:2:3]:8443/nvidia",
+        # Hostile review round five: dot segments, which a client removes before it fetches (RFC 3986 5.2.4).
+        "https://charts.example/mirror/../nvidia",
+        "https://charts.example/mirror/%2e%2e/nvidia",
+        "oci://charts.example/./nvidia",
+        "https://charts.example/%2E/nvidia",
     ],
 )
 def test_a_repository_that_is_no_plain_url_is_refused_by_key_before_any_resource(key, given):

@@ -3,7 +3,8 @@
 A program cannot be faster than the Pulumi SDK registering its resources. To measure that
 floor for a given stack, the program is run once under the mock engine and its registrations
 are written down as a *shape*: for every resource its type, name, parent, provider,
-dependencies, `protect` and inputs, in the order the engine saw them. `replay` registers that
+dependencies, options (`protect`, `delete_before_replace`, `replace_on_changes`, timeouts, additional
+secret outputs) and inputs, in the order the engine saw them. `replay` registers that
 shape again through the same SDK classes (`pulumi_nebius.Mk8sV1NodeGroup`,
 `pulumi_kubernetes.resource.v1.ResourceClaimTemplate`, ...; components as plain
 `pulumi.ComponentResource`s) under the same mock engine, with plain-data inputs and no config,
@@ -49,8 +50,8 @@ def read_shape(path: Path) -> dict[str, Any]:
     return document
 
 
-def sdk_class(type_token: str) -> type[pulumi.CustomResource]:
-    """The typed SDK class behind a type token, e.g. `kubernetes:resource.k8s.io/v1:ResourceClaimTemplate`.
+def sdk_class_path(type_token: str) -> tuple[str, str]:
+    """The module and name of the typed SDK class behind a type token, e.g. `kubernetes:resource.k8s.io/v1:ResourceClaimTemplate`.
 
     Provider packages: `pulumi:providers:kubernetes` is `pulumi_kubernetes.Provider`. Kubernetes
     types are `kubernetes:<group>/<version>:<Kind>`, whose module is `pulumi_kubernetes.<first
@@ -58,12 +59,19 @@ def sdk_class(type_token: str) -> type[pulumi.CustomResource]:
     `nebius:index/<camel>:<Name>`, exported at the package's top level.
     """
     if type_token.startswith(PROVIDER_TYPE_PREFIX):
-        return importlib.import_module(SDK_PACKAGES[type_token.removeprefix(PROVIDER_TYPE_PREFIX)]).Provider
+        return SDK_PACKAGES[type_token.removeprefix(PROVIDER_TYPE_PREFIX)], "Provider"
     package, module, name = type_token.split(":")
     if package == "kubernetes":
         group, version = module.split("/")
-        return getattr(importlib.import_module(f"pulumi_kubernetes.{group.split('.')[0]}.{version}"), name)
-    return getattr(importlib.import_module(SDK_PACKAGES[package]), name)
+        return f"pulumi_kubernetes.{group.split('.')[0]}.{version}", name
+    return SDK_PACKAGES[package], name
+
+
+def sdk_class(type_token: str) -> type[pulumi.CustomResource]:
+    """The typed SDK class behind a type token (`sdk_class_path`)."""
+    module, name = sdk_class_path(type_token)
+    cls: type[pulumi.CustomResource] = getattr(importlib.import_module(module), name)
+    return cls
 
 
 def _camel(snake: str) -> str:
@@ -97,6 +105,10 @@ def replay(shape: Mapping[str, Any]) -> None:
             provider=providers.get(_urn_of_reference(resource.provider)) if resource.provider else None,
             depends_on=[registered[urn] for urn in resource.dependencies],
             protect=resource.protect or None,
+            delete_before_replace=resource.delete_before_replace or None,
+            replace_on_changes=resource.replace_on_changes or None,
+            custom_timeouts=pulumi.CustomTimeouts(create=resource.create_timeout) if resource.create_timeout else None,
+            additional_secret_outputs=resource.additional_secret_outputs or None,
         )
         if resource.custom:
             cls = sdk_class(resource.type)
@@ -120,11 +132,25 @@ def replay_run(shape: Mapping[str, Any], stack: str) -> ProgramRun:
 def _comparable(resources: Iterable[RegisteredResource]) -> list[tuple[Any, ...]]:
     """Sorted by URN: registrations arrive in the order their inputs resolve, which is not part of the shape."""
     rows = [
-        (r.urn, r.type, r.custom, r.parent, r.provider, r.protect, sorted(r.dependencies), r.inputs) for r in resources
+        (
+            r.urn,
+            r.type,
+            r.custom,
+            r.parent,
+            r.provider,
+            r.protect,
+            r.delete_before_replace,
+            r.replace_on_changes,
+            r.create_timeout,
+            r.additional_secret_outputs,
+            sorted(r.dependencies),
+            r.inputs,
+        )
+        for r in resources
     ]
     return sorted(rows, key=lambda row: row[0])
 
 
 def same_registrations(program: ProgramRun, floor: ProgramRun) -> bool:
-    """True when the replay registered what the program did: URNs, parents, providers, dependencies, inputs."""
+    """True when the replay registered what the program did: URNs, parents, providers, options, dependencies, inputs."""
     return _comparable(program.resources) == _comparable(floor.resources) and program.outputs == floor.outputs

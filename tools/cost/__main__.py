@@ -202,7 +202,7 @@ def base_cost(stack: str, ref: str, project_dir: Path = PROJECT_DIR) -> BaseCost
     """The stack's cost at revision `ref`, read with git and parsed by this checkout's code."""
     if _git(project_dir, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}").returncode != 0:
         raise UnusableInputError(
-            f"--base {ref!r} is not a git revision of this repository (or its history is not fetched)"
+            f"--base {shown(ref)} is not a git revision of this repository (or its history is not fetched)"
         )
     try:
         project = _show(project_dir, ref, "Pulumi.yaml")

@@ -52,6 +52,7 @@ from components.config.reading import (
     printable,
 )
 from components.redaction import redacted
+from components.shown import shown
 from policies.dra_guardrails import PolicyConfigError
 from tools.plan.base_plan import NoBaselineError, UnknownRevisionError, base_plan, default_base
 from tools.plan.baseline import BaselineError
@@ -130,8 +131,8 @@ def read_option(path: Path | None, option: str, on_duplicate: DuplicateHandler |
 def _base(stack: str, ref: str | None) -> tuple[Any, str]:
     """The baseline of --base REF, or by default the last commit's plan; and how the plan names it."""
     if ref is not None:
-        return parse_json(base_plan(stack, ref), f"the plan at {printable(ref)}"), (
-            f"the plan of {printable(ref)} made by its own code (--base)"
+        return parse_json(base_plan(stack, ref), f"the plan at {shown(ref)}"), (
+            f"the plan of {shown(ref)} made by its own code (--base)"
         )
     commit = default_base()
     return (
@@ -193,7 +194,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PolicyConfigError as invalid:
         return _refused(f"invalid policy config: {invalid}")
     except BaselineError as invalid:
-        return _refused(f"{printable(str(args.baseline or args.base))}: {invalid}")
+        return _refused(f"{printable(str(args.baseline)) if args.baseline else shown(args.base)}: {invalid}")
     if plan.error is not None and args.format != "json":
         render = render_error_markdown if args.format == "markdown" else render_error
         sys.stderr.write(printable(redacted(render(plan)), lines=True))

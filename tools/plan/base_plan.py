@@ -25,6 +25,7 @@ from pathlib import Path
 
 from components.config.reading import InputError, parse_json, printable
 from components.config.stack_file import PROJECT_DIR
+from components.shown import shown
 
 # A plan takes seconds; the limit only keeps a broken base from holding a CI job.
 PLAN_TIMEOUT_S = 600
@@ -95,14 +96,15 @@ def base_plan(stack: str, ref: str, project_dir: Path = PROJECT_DIR) -> str:
     known = _git(project_dir, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
     if known.returncode != 0:
         raise UnknownRevisionError(
-            f"--base '{printable(ref)}' is not a git revision of this repository (or its history is not fetched)"
+            f"--base {shown(ref)} is not a git revision of this repository (or its history is not fetched)"
         )
-    return _plan_at(stack, known.stdout.strip(), ref, project_dir)
+    return _plan_at(stack, known.stdout.strip(), shown(ref), project_dir)
 
 
 @lru_cache(maxsize=16)
 def _plan_at(stack: str, commit: str, ref: str, project_dir: Path) -> str:
-    """One commit's plan of a stack: the same for every call in a process (a commit's files do not change)."""
+    """One commit's plan of a stack: the same for every call in a process (a commit's files do not change). `ref` is
+    the revision as messages name it (`shown`: the user's text, which may be anything git resolves)."""
     with tempfile.TemporaryDirectory(prefix="nebius-dra-base-") as directory:
         folder = Path(directory)
         _unpack(commit, folder, project_dir)

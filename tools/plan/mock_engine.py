@@ -50,6 +50,8 @@ class RegisteredResource:
     protect: bool
     # ResourceOptions.delete_before_replace: a replacement deletes this resource before it creates the new one.
     delete_before_replace: bool = False
+    # ResourceOptions.replace_on_changes: input paths whose change replaces the resource instead of updating it.
+    replace_on_changes: list[str] = field(default_factory=list)
     create_timeout: str = ""
     outputs: dict[str, Any] = field(default_factory=dict)
     # Outputs the program asks the engine to keep secret (ResourceOptions.additional_secret_outputs).
@@ -151,6 +153,7 @@ class _RecordingMonitor(mocks.MockMonitor):
                 provider=request.provider,
                 protect=request.protect,
                 delete_before_replace=request.deleteBeforeReplace,
+                replace_on_changes=list(request.replaceOnChanges),
                 create_timeout=request.customTimeouts.create,
                 outputs=dict(state),
                 additional_secret_outputs=list(request.additionalSecretOutputs),

@@ -270,6 +270,33 @@ def check_cluster(cluster: Named) -> str:
     return str(server)
 
 
+# Hosts a plain-http server may be reached on with a credential: this machine's loopback (a `kubectl port-forward`
+# or an SSH tunnel ends there), where no network carries the request.
+LOOPBACK_HOSTS = ("127.0.0.1", "::1", "localhost")
+
+
+def check_credential_transport(cluster: Named, server: str, user: Named | None, sends_token: bool) -> None:
+    """A credential only where TLS carries it: a client certificate is presented only in a TLS handshake (RFC 8446
+    section 4.4.2), so over http:// it would never be sent; a token or a password over http:// to another machine
+    crosses the network in clear (RFC 6750 section 5.3: bearer tokens need TLS). kubectl sends the token anyway; the
+    verifier refuses, naming the field, before any request."""
+    parts = urlsplit(server)
+    if parts.scheme != "http" or user is None:
+        return
+    if user.body.get("client-certificate") or user.body.get("client-certificate-data"):
+        raise KubeconfigError(
+            f"kubeconfig {cluster.source}: cluster {cluster.name!r}: server is http://, and user {user.name!r} has a "
+            "client certificate, which only a TLS handshake presents; give the server as https://"
+        )
+    secret_sent = sends_token or bool(user.body.get("password"))
+    if secret_sent and (parts.hostname or "") not in LOOPBACK_HOSTS:
+        raise KubeconfigError(
+            f"kubeconfig {cluster.source}: cluster {cluster.name!r}: server is http:// on {parts.hostname!r}, and user "
+            f"{user.name!r} has a token or password, which would cross the network in clear; give the server as "
+            "https:// (plain http is taken only on this machine's loopback: 127.0.0.1, ::1, localhost)"
+        )
+
+
 def header_safe(token: str) -> bool:
     return HEADER_SAFE_TOKEN.match(token) is not None
 
@@ -704,5 +731,6 @@ def load_kubeconfig(path: str | None, context: str | None = None) -> Kubeconfig:
         # The client prefers a token over exec; so does this.
         if user.body.get("exec") is not None and token is None:
             plugin = ExecPlugin.from_user(user, cluster)
+    check_credential_transport(cluster, server, user, token is not None or plugin is not None)
     refused = credential_refused(user, token_where, plugin)
     return Kubeconfig(files, chosen_context, cluster, user, server, plugin, token, refused)

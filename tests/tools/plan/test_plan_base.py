@@ -65,12 +65,20 @@ def test_a_base_without_the_stack_gives_no_baseline_and_the_plan_says_why(tmp_pa
     scratch = tmp_path / "Pulumi.try.yaml"
     shutil.copyfile(PROJECT_DIR / "Pulumi.dev.yaml", scratch)
     assert plan.main(["--stack-file", str(scratch), "--base", "HEAD", "--out", "none"]) == plan.EXIT_OK
-    assert "HEAD has no stack file Pulumi.try.yaml: every node group of it is new" in capsys.readouterr().out
+    assert '"HEAD" has no stack file Pulumi.try.yaml: every node group of it is new' in capsys.readouterr().out
 
 
 def test_an_unknown_base_revision_is_refused(capsys):
     assert plan.main(["--stack", "dev", "--base", "no-such-revision-anywhere", "--out", "none"]) == plan.EXIT_PROGRAM
-    assert "--base 'no-such-revision-anywhere' is not a git revision" in capsys.readouterr().err
+    assert '--base "no-such-revision-anywhere" is not a git revision' in capsys.readouterr().err
+
+
+def test_a_refused_base_that_may_be_a_credential_is_told_by_its_shape(capsys):
+    """A revision argument is the user's text: one pasted with a login in it (hostile round five) is not quoted."""
+    assert plan.main(["--stack", "dev", "--base", "bob:Hunter2pw@x", "--out", "none"]) == plan.EXIT_PROGRAM
+    err = capsys.readouterr().err
+    assert '--base "<15 characters: letters, digits, :@; hidden: may be a credential>" is not' in err
+    assert "Hunter2pw" not in err
 
 
 def test_a_baseline_file_and_a_base_revision_together_are_refused(tmp_path, capsys):

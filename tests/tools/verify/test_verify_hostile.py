@@ -977,3 +977,27 @@ def test_a_refused_credential_is_named_as_the_kubeconfig_gives_it_and_exits_2(sc
     assert "list nodes: unauthorized (401): " in err and named in err
     assert ("exec plugin" in err) == ("exec" in user)
     assert json.loads(report.read_text())["unreachable"] is True
+
+
+@pytest.mark.parametrize(
+    ("server", "user", "refusal"),
+    [
+        ("http://api.example.com:6443", {"token": "t0ken-value"}, "which would cross the network in clear"),
+        ("http://10.0.0.5", {"username": "u", "password": "pw"}, "which would cross the network in clear"),
+        ("http://api.example.com", exec_user("./get-token.sh", {}), "which would cross the network in clear"),
+        (
+            "http://127.0.0.1:9",
+            {"client-certificate-data": "Y2VydA==", "client-key-data": "a2V5"},
+            "which only a TLS handshake presents",
+        ),
+    ],
+    ids=["token", "password", "exec", "client-certificate-on-loopback"],
+)
+def test_a_credential_over_plain_http_is_refused_before_any_request(tmp_path, capsys, server, user, refusal):
+    """Hostile round five: a client certificate beside an http:// server was taken (and never sent), and a token
+    would go to another machine in clear."""
+    kubeconfig = write_kubeconfig(tmp_path, server, user)
+    assert run_cli("--kubeconfig", str(kubeconfig))[0] == 2
+    err = capsys.readouterr().err
+    assert refusal in err and "server is http://" in err
+    assert "t0ken-value" not in err
