@@ -292,7 +292,8 @@ def check_credential_transport(cluster: Named, server: str, user: Named | None, 
     if secret_sent and (parts.hostname or "") not in LOOPBACK_HOSTS:
         raise KubeconfigError(
             f"kubeconfig {cluster.source}: cluster {cluster.name!r}: server is http:// on {parts.hostname!r}, and user "
-            f"{user.name!r} has a token or password, which would cross the network in clear; give the server as "
+            f"{user.name!r} sends a credential (a token, its exec plugin's token or a password), which would cross the "
+            "network in clear; give the server as "
             "https:// (plain http is taken only on this machine's loopback: 127.0.0.1, ::1, localhost)"
         )
 
