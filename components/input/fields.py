@@ -280,7 +280,7 @@ LocalFile = Annotated[
 USERNAME_RULE = (
     "expected a user name of printable ASCII without a space or ':' (a basic-authentication user-id holds no ':', "
     "RFC 7617), or empty; a password goes in nebius-dra:chartRepositoryPassword, set with "
-    "`pulumi config set --secret nebius-dra:chartRepositoryPassword`"
+    "`pulumi config set nebius-dra:chartRepositoryPassword --secret < password-file`"
 )
 
 
