@@ -6,7 +6,7 @@ import json
 import re
 from typing import Any
 
-from components.redaction import redacted, redacted_leaves
+from components.redaction import redacted_leaves
 
 SHOWN_LIMIT = 120
 
@@ -69,7 +69,5 @@ def shown(value: Any) -> str:
     (an inline kubeconfig's `token`), before the cut, so a cut never leaves the start of one behind, and before the
     value is JSON-encoded: a redaction of the encoded text could cut an escape in two.
     """
-    text = json.dumps(
-        redacted_leaves(quotable(value)), sort_keys=True, default=lambda other: redacted(shape(repr(other)))
-    )
+    text = json.dumps(redacted_leaves(quotable(value)), sort_keys=True, default=lambda other: shape(repr(other)))
     return text if len(text) <= SHOWN_LIMIT else f"{text[: SHOWN_LIMIT - 20]}... ({len(text)} characters)"

@@ -86,7 +86,8 @@ CONDITION_TYPE_PATTERN = r"^[A-Z][A-Za-z0-9]{0,62}$"
 # password part: a credential in the URL would reach the release's inputs, the state and the plan in clear. The host
 # is a name or an IPv6 literal in brackets (RFC 3986 section 3.2.2, `[::1]`). A name is labels of 1 to 63 letters,
 # digits and '-', neither first nor last, joined by '.' (RFC 1123 section 2.1; a name's 253 characters are within the
-# URL's bound); an IPv6 literal must parse as one, which no pattern of the shared syntax states (`_url_means_what_it_says`, which also refuses dot segments).
+# URL's bound); an IPv6 literal must parse as one, and the path have no dot segment, which no pattern of the shared
+# syntax states (`_url_means_what_it_says`).
 # A TCP port, 1 to 65535 without a leading zero (RFC 9293 section 3.1: 16 bits; 0 is reserved). Go's net/url, which
 # Helm parses a repository URL with, checks only that a port is digits (validOptionalPort): `:99999` would fail only
 # when the chart is fetched, at `pulumi up`.

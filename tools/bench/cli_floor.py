@@ -24,7 +24,7 @@ from typing import Any
 
 from pulumi.runtime.rpc import is_rpc_secret, unwrap_rpc_secret
 
-from tools.bench.floor import keyword_arguments, sdk_class, sdk_class_path
+from tools.bench.floor import keyword_arguments, sdk_class, sdk_class_path, urn_of_reference
 from tools.plan.mock_engine import ProgramRun, RegisteredResource
 
 # A recorded secret that is the value of a secret config key, in a CLI shape: {SECRET_CONFIG: "<project>:<key>"}.
@@ -96,18 +96,13 @@ def _marked_keys(value: Any) -> Iterable[str]:
             yield from _marked_keys(item)
 
 
-def _provider_urn(reference: str) -> str:
-    """A provider reference is `<urn>::<id>`; URNs themselves contain `::`, ids do not."""
-    return reference.rsplit("::", 1)[0] if reference else ""
-
-
 def _options(resource: RegisteredResource, names: Mapping[str, str]) -> str:
     """The resource's `ResourceOptions`, only those the program set (the others are the SDK's defaults)."""
     options = []
     if resource.parent in names:
         options.append(f"parent={names[resource.parent]}")
     if resource.provider:
-        options.append(f"provider={names[_provider_urn(resource.provider)]}")
+        options.append(f"provider={names[urn_of_reference(resource.provider)]}")
     if resource.dependencies:
         options.append("depends_on=[" + ", ".join(names[urn] for urn in resource.dependencies) + "]")
     if resource.protect:
@@ -189,7 +184,7 @@ def preview_rows(preview: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     for step in preview.get("steps") or []:
         state = {k: v for k, v in (step.get("newState") or {}).items() if k not in NOT_COMPARED}
         if "provider" in state:
-            state["provider"] = _provider_urn(state["provider"])
+            state["provider"] = urn_of_reference(state["provider"])
         if "dependencies" in state:
             state["dependencies"] = sorted(state["dependencies"])
         rows[step["urn"]] = {"op": step.get("op"), **state}

@@ -89,7 +89,7 @@ def keyword_arguments(cls: type, inputs: Mapping[str, Any]) -> dict[str, Any]:
     return {by_engine_name[key]: value for key, value in inputs.items()}
 
 
-def _urn_of_reference(provider_reference: str) -> str:
+def urn_of_reference(provider_reference: str) -> str:
     """A provider reference is `<urn>::<id>`; URNs themselves contain `::`, ids do not."""
     return provider_reference.rsplit("::", 1)[0]
 
@@ -102,7 +102,7 @@ def replay(shape: Mapping[str, Any]) -> None:
         resource = RegisteredResource(**recorded)
         opts = pulumi.ResourceOptions(
             parent=registered.get(resource.parent),
-            provider=providers.get(_urn_of_reference(resource.provider)) if resource.provider else None,
+            provider=providers.get(urn_of_reference(resource.provider)) if resource.provider else None,
             depends_on=[registered[urn] for urn in resource.dependencies],
             protect=resource.protect or None,
             delete_before_replace=resource.delete_before_replace or None,

@@ -102,14 +102,14 @@ def base_plan(stack: str, ref: str, project_dir: Path = PROJECT_DIR) -> str:
 
 
 @lru_cache(maxsize=16)
-def _plan_at(stack: str, commit: str, ref: str, project_dir: Path) -> str:
-    """One commit's plan of a stack: the same for every call in a process (a commit's files do not change). `ref` is
+def _plan_at(stack: str, commit: str, named: str, project_dir: Path) -> str:
+    """One commit's plan of a stack: the same for every call in a process (a commit's files do not change). `named` is
     the revision as messages name it (`shown`: the user's text, which may be anything git resolves)."""
     with tempfile.TemporaryDirectory(prefix="nebius-dra-base-") as directory:
         folder = Path(directory)
         _unpack(commit, folder, project_dir)
         if not (folder / f"Pulumi.{stack}.yaml").is_file():
-            raise NoBaselineError(f"{ref} has no stack file Pulumi.{stack}.yaml: every node group of it is new")
+            raise NoBaselineError(f"{named} has no stack file Pulumi.{stack}.yaml: every node group of it is new")
         done = subprocess.run(
             [sys.executable, "-m", "tools.plan", "--stack", stack, "--format", "json", "--out", "none"],
             cwd=folder,
@@ -122,14 +122,14 @@ def _plan_at(stack: str, commit: str, ref: str, project_dir: Path) -> str:
     # Status 1 (a mandatory policy blocks the base) still plans every resource; 2 plans none.
     if done.returncode not in (0, 1):
         raise NoBaselineError(
-            f"the plan of {stack} at {ref} failed (exit {done.returncode}): {printable(done.stderr.strip())[-600:]}"
+            f"the plan of {stack} at {named} failed (exit {done.returncode}): {printable(done.stderr.strip())[-600:]}"
         )
     try:
-        document = parse_json(done.stdout, f"the plan of {stack} at {ref}")
+        document = parse_json(done.stdout, f"the plan of {stack} at {named}")
     except InputError as unreadable:
         raise NoBaselineError(
-            f"the plan of {stack} at {ref} printed no JSON document it can read: {unreadable}"
+            f"the plan of {stack} at {named} printed no JSON document it can read: {unreadable}"
         ) from None
     if not isinstance(document, dict) or document.get("error") or "nodeGroups" not in document:
-        raise NoBaselineError(f"the plan of {stack} at {ref} lists no node groups to compare with")
+        raise NoBaselineError(f"the plan of {stack} at {named} lists no node groups to compare with")
     return done.stdout

@@ -59,7 +59,8 @@ NOT_HEADER_SAFE = (
 # What an exec plugin may print on stdout: an ExecCredential, a client certificate and key included, is a few KiB;
 # past this it is no credential, and reading on would hold it all in memory.
 MAX_EXEC_STDOUT_BYTES = 1 << 20
-# Of the plugin's stderr only the end is kept (its lines are counted, never quoted); the rest is read and dropped, so a plugin that floods stderr neither blocks on a full pipe nor fills the verifier's memory.
+# Of the plugin's stderr only the end is kept (its lines are counted, never quoted); the rest is read and dropped,
+# so a plugin that floods stderr neither blocks on a full pipe nor fills the verifier's memory.
 KEPT_EXEC_STDERR_BYTES = 64 << 10
 
 
@@ -502,10 +503,11 @@ class ExecPlugin:
             stop(process, whole_group=not interactive)
             raise
         if process.returncode != 0:
+            unshown = self._unshown(stderr)
             raise ExecPluginError(
                 f"{self._describe()} exited with status {process.returncode}"
-                + self._unshown(stderr)
-                + (f"; run `{self.command_line}` by hand to read what it says" if stderr.text().strip() else "")
+                + unshown
+                + (f"; run `{self.command_line}` by hand to read what it says" if unshown else "")
             )
         if stdout.overflowed:
             raise ExecPluginError(
