@@ -434,6 +434,27 @@ def redacted_leaves(document: Any) -> Any:
 # text it is as often `mkdir -p` or `sshd -p 22`, so it is redacted only where a command's arguments are known.
 _SHORT_PASSWORD = "-p"
 _WHOLE_FLAG_NAME = re.compile(_FLAG_NAME, re.IGNORECASE)
+# Flags a command takes a credential with that no credential name contains (hostile review, issue 37 #2): `--pw`,
+# `--pass`, `--jwt`, `--otp`; and those that take a login, which holds a password when it has a ':' (`-u admin:pw`,
+# curl's `--user user:password`).
+_CREDENTIAL_FLAG_WORDS = frozenset({"pw", "pass", "pwd", "jwt", "otp", "auth", "cred", "creds"})
+_LOGIN_FLAGS = frozenset({"-u", "--user", "--username", "--login"})
+
+
+def _hides_its_value(flag: str) -> bool:
+    """True when `flag` (`--name`, `-n`) names a credential: its value is never shown."""
+    name = flag.lstrip("-").lower()
+    return (
+        flag.startswith("-")
+        and bool(name)
+        and (
+            flag == _SHORT_PASSWORD
+            or bool(_WHOLE_FLAG_NAME.fullmatch(flag))
+            or names_a_credential(name)
+            or name in _CREDENTIAL_FLAG_WORDS
+            or name.split("-")[-1] in _CREDENTIAL_FLAG_WORDS
+        )
+    )
 
 
 def redacted_command(argv: Sequence[str]) -> str:
@@ -447,18 +468,19 @@ def redacted_command(argv: Sequence[str]) -> str:
     """
     words: list[str] = []
     hide_next = False
+    login_next = False
     for arg in argv:
-        name, equals, _ = arg.partition("=")
-        flag = arg == _SHORT_PASSWORD or bool(_WHOLE_FLAG_NAME.fullmatch(arg))
-        if hide_next:
+        name, equals, value = arg.partition("=")
+        flag = not equals and _hides_its_value(arg)
+        if hide_next or (login_next and ":" in arg):
             words.append(REDACTED)
         elif flag:
             words.append(shlex.quote(arg))
-        elif equals and _WHOLE_FLAG_NAME.fullmatch(name):
+        elif equals and (_hides_its_value(name) or (name in _LOGIN_FLAGS and ":" in value)):
             words.append(shlex.quote(f"{name}=") + REDACTED)
         elif arg.startswith(_SHORT_PASSWORD) and not arg.startswith("--"):
             words.append(_SHORT_PASSWORD + REDACTED)
         else:
             words.append(shlex.quote(arg))
-        hide_next = flag
+        hide_next, login_next = flag, arg in _LOGIN_FLAGS
     return " ".join(words)

@@ -56,6 +56,7 @@ HOST = st.from_regex(r"[a-z][a-z0-9-]{0,10}(\.[a-z]{2,5}){0,2}", fullmatch=True)
 
 # How `shown` ends the description of a text it does not quote.
 SHAPE_END = f"{NOT_QUOTED}>"
+REDACTED_MARK = "[redacted]"
 
 
 def every_form(text: str) -> list[str]:
@@ -949,3 +950,18 @@ def test_a_password_typed_into_the_username_is_never_quoted_by_the_program(separ
     ), run.error
     assert "robot" not in str(run.error)
     assert_no_canary(str(run.error))
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        *(["--pw", CANARY], ["--pass", CANARY], ["--pwd", CANARY], ["--passphrase", CANARY], ["--cred", CANARY]),
+        *(["--credentials", CANARY], ["--jwt", CANARY], ["--otp", CANARY], [f"--auth={CANARY}"]),
+        *(["-u", f"admin:{CANARY}"], [f"--user=admin:{CANARY}"]),
+    ],
+)
+def test_an_exec_plugins_credential_flag_of_any_name_hides_its_value(args):
+    """Hostile review, issue 37 #2: each of these was printed in the exec plugin's command line."""
+    shown_command = redact(redacted_command(["get-token", "--profile", "dev", *args]))
+    assert shown_command.startswith("get-token --profile dev ") and REDACTED_MARK in shown_command
+    assert_no_canary(shown_command)
