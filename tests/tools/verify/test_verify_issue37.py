@@ -5,8 +5,12 @@ first read. Servers listen on 127.0.0.1 only, as in test_verify_hostile.py, whos
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
+import shutil
 import socket
+import ssl
+import subprocess
 import threading
 from typing import Any
 
@@ -102,3 +106,39 @@ def test_an_http_error_at_the_first_read_judges_nothing_and_exits_2(scripted, tm
     assert said in err and "exit 2" in err
     document = json.loads(report.read_text())
     assert document["unreachable"] or document["unusable"]
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command to make a server certificate")
+def test_an_unverified_tls_connection_gives_no_urllib3_warning(scripted, tmp_path, capsys, recwarn):  # noqa: F811
+    """The run says once that TLS verification is off; urllib3's InsecureRequestWarning, raw and once per request,
+    is not what the user reads (hostile review, issue 37)."""
+    key, certificate = tmp_path / "server.key", tmp_path / "server.crt"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1"]
+        + ["-keyout", str(key), "-out", str(certificate)],
+        check=True,
+        capture_output=True,
+    )
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(certificate, key)
+
+    def answer(connection: socket.socket, stopping: threading.Event) -> None:
+        with context.wrap_socket(connection, server_side=True) as tls:
+            tls.recv(65536)
+            answer_status(b"500 Internal Server Error")(tls, stopping)
+
+    server = scripted(lambda connection, stopping: None)
+    server.handle = lambda connection: threading.Thread(target=_quietly, args=(answer, connection), daemon=True).start()
+    document = yaml.safe_load(kubeconfig_text(f"https://127.0.0.1:{server.port}", {"token": "t"}))
+    document["clusters"][0]["cluster"]["insecure-skip-tls-verify"] = True
+    path = tmp_path / "kubeconfig"
+    path.write_text(yaml.safe_dump(document))
+    assert run_cli("--kubeconfig", str(path), "--request-timeout", "10")[0] == 2
+    err = capsys.readouterr().err
+    assert "list nodes: HTTP 500" in err and err.count("warning: TLS verification is off") == 1
+    assert not [warning for warning in recwarn if "InsecureRequestWarning" in type(warning.message).__name__]
+
+
+def _quietly(answer: Any, connection: socket.socket) -> None:
+    with connection, contextlib.suppress(OSError):
+        answer(connection, threading.Event())
