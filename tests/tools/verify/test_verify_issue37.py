@@ -113,9 +113,9 @@ def test_an_unverified_tls_connection_gives_no_urllib3_warning(scripted, tmp_pat
     """The run says once that TLS verification is off; urllib3's InsecureRequestWarning, raw and once per request,
     is not what the user reads (hostile review, issue 37)."""
     key, certificate = tmp_path / "server.key", tmp_path / "server.crt"
+    request = ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1"]
     subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1"]
-        + ["-keyout", str(key), "-out", str(certificate)],
+        [*request, "-keyout", str(key), "-out", str(certificate)],
         check=True,
         capture_output=True,
     )
