@@ -22,7 +22,7 @@ from pydantic import BaseModel
 
 from components.config import stack as stack_module
 from components.config.errors import ConfigError, ConfigProblems, add_validation_problems, closest_name, config_key
-from components.config.raw import FIELD_KINDS, decode_config
+from components.config.raw import FIELD_KINDS, RawConfig, config_secrets, decode_config
 from components.config.salvage import MAX_ROUNDS
 from components.config.stack import GROUP_OWN_FIELDS, kubernetes_version_problem, parse_stack_config
 from components.config.stack_file import load_stack_config, program_config
@@ -187,8 +187,9 @@ BOUNDED = settings(
 
 
 def shape_lines(config: dict[str, str]) -> set[str]:
-    """The problems of shape alone, as the error wording states them: decoding, the version, the schema."""
-    problems = ConfigProblems()
+    """The problems of shape alone, as the error wording states them: decoding, the version, the schema, with the
+    secret-only keys' values redacted as every run redacts them (a control character in a password reads `[secret]`)."""
+    problems = ConfigProblems(config_secrets(RawConfig(config)))
     document, undecodable = decode_config(config, problems)
     version = document.get("kubernetesVersion")
     if isinstance(version, str) and (problem := kubernetes_version_problem(version)):
