@@ -20,7 +20,7 @@ from dataclasses import replace
 from typing import Any
 
 from components.cel import required_products, selector_problem
-from components.config.errors import ConfigProblems, config_key, did_you_mean, shown
+from components.config.errors import ConfigProblems, config_key, did_you_mean, shown, shown_name
 from components.config.namespaces import refuse_taken_namespace, release_namespaces
 from components.config.node_fit import unfit_reason
 from components.dra_constants import (
@@ -122,7 +122,7 @@ class _TemplateReader:
     def __init__(self, entry: UserClaimTemplateInput, context: _ClaimsContext, problems: ConfigProblems) -> None:
         self.entry = entry
         self.context = context
-        self.where = f"{config_key('userClaimTemplates')} entry {entry.name}"
+        self.where = f"{config_key('userClaimTemplates')} entry {shown_name(entry.name)}"
         self.problems = problems
 
     def add(self, message: str) -> None:
@@ -381,7 +381,7 @@ def parse_user_templates(
     for entry in settings.userClaimTemplates:
         if entry.name in taken:
             problems.add(
-                f"{config_key('userClaimTemplates')} entry {entry.name}",
+                f"{config_key('userClaimTemplates')} entry {shown_name(entry.name)}",
                 f"name {entry.name} is already used by {'a built-in template' if entry.name in builtin_names else 'another entry'}; choose another name",
             )
             continue

@@ -9,6 +9,7 @@ the problem is, what was given and what is allowed.
 from __future__ import annotations
 
 import difflib
+import json
 import re
 import types
 import typing
@@ -19,9 +20,10 @@ import pulumi
 from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
+from components.config.reading import printable
 from components.dra_constants import NAMESPACE
 from components.redaction import NO_SECRETS, Secrets, redacted
-from components.shown import shown
+from components.shown import quotable, shown
 
 # Keys whose values are lists of named entries: a problem names the entry, not just its index.
 NAMED_ENTRY_KEYS = ("gpuNodeGroups", "userClaimTemplates")
@@ -93,11 +95,34 @@ def team_where(name: str) -> str:
     return f"{config_key('queues')} team {name}"
 
 
+# A name or config key a label may hold as it is: letters, digits, '-', '_', '.' and ':' (Pulumi's `<namespace>:<name>`,
+# the legacy `<namespace>:config:<name>` and the malformed keys a refusal names). Nothing else is quoted raw: a label
+# starts the line, and a credential pasted into a name (`h:PW@x`, `user:PW@host`) would be shown there; each spelling
+# of one has a character outside this class (`components.shown`, `_MARKERS`).
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_.:-]{1,256}\Z")
+
+
+def shown_name(name: Any) -> str:
+    """A user's name or key as a label shows it: as it is when plain, by its shape (`shown`) when it may hold a
+    credential, else with its invisible characters escaped (`printable`)."""
+    text = str(name)
+    if _PLAIN_NAME.match(text):
+        return text
+    return shown(text) if quotable(text) != text else printable(text)
+
+
+def quoted_name(name: Any) -> str:
+    """`shown_name` in quotes: a plain name JSON-quoted, any other as `shown` quotes it."""
+    text = str(name)
+    return json.dumps(text) if _PLAIN_NAME.match(text) else shown(text)
+
+
 def entry_label(entries: Any, index: int) -> str:
-    """The entry's name when it has a usable one, else `[<index>]`."""
+    """The entry's name (`shown_name`) when it has a usable one, else `[<index>]`."""
     entry = entries[index] if isinstance(entries, Sequence) and 0 <= index < len(entries) else None
     name = entry.get("name") if isinstance(entry, Mapping) else None
-    return name if isinstance(name, str) and name and len(name) <= 63 and name.isprintable() else f"[{index}]"
+    usable = isinstance(name, str) and name and len(name) <= 63 and name.isprintable()
+    return shown_name(name) if usable else f"[{index}]"
 
 
 def entry_where(key: str, entries: Any, index: int) -> str:

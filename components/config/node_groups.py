@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from components.config.capacity import parse_capacity
-from components.config.errors import ConfigProblems, config_key, did_you_mean, shown
+from components.config.errors import ConfigProblems, config_key, did_you_mean, shown, shown_name
 from components.config.rollout import check_reserved_surge, parse_auto_repair, parse_strategy
 from components.dra_constants import RESERVED_GPU_LABELS
 from components.gpu_platforms import GPU_PLATFORMS, GPU_PLATFORMS_READ, TABLE_FILE
@@ -27,7 +27,7 @@ SYSTEM_GROUP = "system"
 
 
 def _where(name: str) -> str:
-    return f"{config_key('gpuNodeGroups')} entry {name}"
+    return f"{config_key('gpuNodeGroups')} entry {shown_name(name)}"
 
 
 def _scaling(entry: GpuNodeGroupInput, problems: ConfigProblems) -> tuple[int | None, Autoscaling | None]:

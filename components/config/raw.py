@@ -17,7 +17,7 @@ from typing import Any
 
 from pulumi.runtime.config import CONFIG, get_config, get_config_env, is_config_secret
 
-from components.config.errors import ConfigProblems, config_key, shown
+from components.config.errors import ConfigProblems, config_key, shown, shown_name
 from components.config.reading import InputError, parse_json
 from components.config.stack_file import StackFileConfig, look_alike_problem, program_config, project_config_keys
 from components.dra_constants import NAMESPACE
@@ -118,7 +118,9 @@ def decode_config(raw: Mapping[str, str], problems: ConfigProblems) -> tuple[dic
     for key, text in raw.items():
         kind = FIELD_KINDS.get(key)
         if kind is None:
-            problems.add(config_key(key), f"is not a key this project declares; declared: {', '.join(FIELD_KINDS)}")
+            problems.add(
+                config_key(shown_name(key)), f"is not a key this project declares; declared: {', '.join(FIELD_KINDS)}"
+            )
             continue
         value = _decode(key, text, kind, problems)
         if value is UNDECODABLE:
@@ -139,7 +141,7 @@ def config_secrets(raw: RawConfig) -> Secrets:
 def secret_problems(secret_keys: Collection[str], allowed: Collection[str], problems: ConfigProblems) -> None:
     for key in sorted(set(secret_keys) - set(allowed)):
         problems.add(
-            config_key(key),
+            config_key(shown_name(key)),
             f"is set as a secret, but its value becomes a resource name, ID or setting that Nebius and Kubernetes show "
             f"in plain text, so the stack cannot keep it secret; set it as plain config. Keys that may be secret: "
             f"{', '.join(allowed)}",

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from components.config.errors import ConfigError, ConfigProblems, did_you_mean, shown
-from components.config.reading import key_lines, load_yaml, printable
+from components.config.errors import ConfigError, ConfigProblems, did_you_mean, quoted_name, shown, shown_name
+from components.config.reading import key_lines, load_yaml
 from components.dra_constants import NAMESPACE
 from components.input.stack import credentials_in
 from components.redaction import secrets_of
@@ -132,8 +132,8 @@ def _meant_key(key: Any, namespace: str) -> str:
 
 def _key_problem(key: Any, namespace: str) -> str:
     """The refusal of an entry `parse_key` cannot read."""
-    text = printable(str(key))
-    example = "" if ":" in text else f" ({namespace}:{text})"
+    text = shown_name(key)
+    example = "" if ":" in str(key) else f" ({namespace}:{text})"
     return (
         f"is not a config key the Pulumi CLI reads (it refuses the whole file: could not parse {text} as a "
         f"configuration key): write <namespace>:<name>{example}, or the legacy <namespace>:config:<name>"
@@ -192,7 +192,7 @@ def look_alike_problem(key: str, namespace: str, where: str, declared: Collectio
         f"is set {where} under the namespace {shown(given)}"
         + (f" (with {', '.join(foreign[:5])})" if foreign else "")
         + f", which is not the project's {shown(namespace)} (Pulumi.yaml's name; config keys are case-sensitive): the "
-        f"program reads only {namespace}:... keys, so this one would be dropped; write it as {namespace}:{printable(name)}"
+        f"program reads only {namespace}:... keys, so this one would be dropped; write it as {namespace}:{shown_name(name)}"
         + ("" if f"{namespace}:{name}" in declared else did_you_mean(f"{namespace}:{name}", list(declared)))
     )
 
@@ -215,7 +215,7 @@ def _keys_spelt_twice(config: Mapping[Any, Any], stack_file: Path, label: str) -
     lines = key_lines(stack_file, label, "config", StackFileError)
     return {
         key: "is given twice, "
-        + " and ".join(f"as {json.dumps(printable(spelling))} at line {lines.get(spelling, '?')}" for spelling in spelt)
+        + " and ".join(f"as {quoted_name(spelling)} at line {lines.get(spelling, '?')}" for spelling in spelt)
         + "; give it once (the Pulumi CLI keeps one of the values, in no fixed order, and drops the other silently)"
         for key, spelt in doubled.items()
     }
@@ -306,10 +306,10 @@ def _as_config_string(value: Any) -> str:
 def _check_blocks(document: Mapping[Any, Any], label: str) -> None:
     """Refuses a top-level key the Pulumi CLI's stack file has not, and an ESC `environment:`, whose values the
     offline tools cannot read (they come from Pulumi Cloud at `pulumi preview`)."""
-    unknown = [printable(str(key)) for key in document if key not in STACK_FILE_BLOCKS]
+    unknown = [str(key) for key in document if key not in STACK_FILE_BLOCKS]
     if unknown:
         raise StackFileError(
-            f"{label}: unknown top-level key {', '.join(map(json.dumps, unknown))}"
+            f"{label}: unknown top-level key {', '.join(map(shown, unknown))}"
             f"{did_you_mean(unknown[0], list(STACK_FILE_BLOCKS))}; a stack file holds only "
             f"{', '.join(STACK_FILE_BLOCKS)} (the Pulumi CLI's ProjectStack), and settings go under config:"
         )
@@ -360,18 +360,18 @@ def read_stack_file(stack: str, project_dir: Path = PROJECT_DIR, label: str | No
     for raw_key, raw_value in config.items():
         parsed = parse_key(raw_key)
         if parsed is None:
-            problems.add(printable(str(raw_key)), _key_problem(raw_key, namespace))
+            problems.add(shown_name(raw_key), _key_problem(raw_key, namespace))
             continue
         key = parsed
         if key in spelt_twice:
             continue  # refused above, neither value read
         spec = declared.get(key)
         if (look_alike := look_alike_problem(key, namespace, f"in {label}", list(declared))) is not None:
-            problems.add(printable(key), look_alike)
+            problems.add(shown_name(key), look_alike)
             continue
         if key.startswith(f"{namespace}:") and spec is None:
             problems.add(
-                key,
+                shown_name(key),
                 f"is set in {label} but Pulumi.yaml does not declare it{did_you_mean(key, list(declared))}; "
                 "the Pulumi CLI refuses it",
             )

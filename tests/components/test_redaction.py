@@ -27,9 +27,8 @@ from hypothesis import strategies as st
 from pulumi.runtime import rpc
 
 from components.config import ConfigError, parse_stack_config
-from components.config.errors import ConfigProblems
+from components.config.errors import ConfigProblems, shown_name
 from components.config.raw import RawConfig
-from components.config.reading import printable
 from components.config.stack_file import StackFileConfig, read_stack_file
 from components.redaction import names_a_credential, redacted_command, secrets_of
 from components.redaction import redacted as redact
@@ -219,6 +218,39 @@ def test_no_canary_in_any_output_of_the_plan_and_the_cost(key, output, tmp_path,
     assert_no_canary(*printed)
     assert cost_cli.main(["--stack-file", str(stack_file), "--format", output]) == 2
     assert_no_canary(*outputs_of(capsys))
+
+
+# Issue 37: a credential pasted into a group's or a template's name, or into a config key (of the stack file, of its
+# top level), is named by its shape in the label that starts each problem line, in every plan format and the cost.
+NAMED_CANARY = f"h:{CANARY}@x"
+CANARY_NAMES = {
+    "nebius-dra:gpuNodeGroups": [
+        {"name": NAMED_CANARY, "platform": "gpu-h200-sxm", "preset": "1gpu-16vcpu-200gb", "fixedNodeCount": 1}
+    ],
+    "nebius-dra:userClaimTemplates": [
+        {"name": NAMED_CANARY, "requests": [{"name": "a", "exactly": {"deviceClassName": "gpu.nvidia.com"}}]}
+    ],
+    f"nebius-dra:u{CANARY}@host": "x",
+    f"nebius-dra:user:{CANARY}@host": "x",
+}
+
+
+@pytest.mark.parametrize("output", ["text", "markdown", "json"])
+def test_no_canary_in_the_label_of_a_refused_name_or_key(output, tmp_path, capsys):
+    stack_file = hostile_stack_file(tmp_path, CANARY_NAMES)
+    status = plan_cli.main(["--stack-file", str(stack_file), "--format", output, "--out", "none", "--no-base"])
+    assert status == plan_cli.EXIT_PROGRAM
+    printed = outputs_of(capsys)
+    assert "may be a credential" in "".join(printed)
+    assert_no_canary(*printed)
+    assert cost_cli.main(["--stack-file", str(stack_file), "--format", output]) == 2
+    assert_no_canary(*outputs_of(capsys))
+
+
+def test_no_canary_in_the_label_of_an_unknown_program_key():
+    with pytest.raises(ConfigError) as refused:
+        parse_stack_config({f"user:{CANARY}@host": "1"}, "dev")
+    assert_no_canary(str(refused.value))
 
 
 # A private mirror's login as `pulumi config set --secret` keeps it; the password is decrypted only for the program.
@@ -679,7 +711,9 @@ def test_the_plain_kubeconfig_hint_names_the_key_it_asks_to_set_as_a_secret():
 # A config key is never a secret (attack 37, F3 and F4): the line that refuses one names it whole, in every output, and
 # no word of the message after it is taken for a credential. Each breaks one rule the redactor had: `password` and
 # `dbPassword` read as a credential field (`password: is`), `\e[2J` (a backslash, then a '[' without its ']') as a
-# malformed URL `dra:\host`, the escape character as one once JSON-encoded (`\u001b[1m`).
+# malformed URL `dra:\host`, the escape character as one once JSON-encoded (`\u001b[1m`). A key that may hold a
+# credential (the backslash of `\e[2J`; issue 37's `user:PW@host`) is named by its shape, one with an invisible
+# character with it escaped (`shown_name`), in both outputs.
 CONFIG_KEYS = ["password", "dbPassword", "apiToken", "\\e[2J", "\x1b[1m"]
 
 
@@ -690,11 +724,8 @@ def test_a_refused_config_key_is_named_whole_and_its_message_is_kept(key, output
     status = plan_cli.main(["--stack-file", str(stack_file), "--format", output, "--out", "none", "--no-base"])
     assert status == plan_cli.EXIT_PROGRAM
     captured = capsys.readouterr()
-    if output == "json":
-        error = json.loads(captured.out)["error"]
-        assert f"nebius-dra:{key}: is set in" in error
-    else:
-        assert f"nebius-dra:{printable(key)}: is set in" in captured.err
+    named = f"{shown_name(f'nebius-dra:{key}')}: is set in"
+    assert named in (json.loads(captured.out)["error"] if output == "json" else captured.err)
 
 
 def test_shown_redacts_a_value_before_it_encodes_it():

@@ -118,3 +118,15 @@ def test_a_key_list_names_its_source_and_every_path_has_its_parent(path):
         parent = dotted.rpartition(".")[0]
         assert not parent or parent in keys.paths, f"{dotted} has no parent {parent} in {path.name}"
     assert not any(line.endswith(OPEN_MAP) for line in keys.paths)
+
+
+def test_many_unknown_keys_give_a_bounded_refusal():
+    """Issue 37: 0.9 MB of unknown keys in draDriverValues gave 30 MB of problems; the first 20 are told, the rest
+    counted."""
+    values = {f"unknownKey{index:06d}": {"x": index} for index in range(25_000)}
+    config = {**program_config(load_stack_config("dev")), "draDriverValues": json.dumps(values)}
+    with pytest.raises(ConfigError) as refused:
+        parse_stack_config(config, "dev")
+    message = str(refused.value)
+    assert "and 24980 more keys chart" in message
+    assert len(message) < 20_000, len(message)
