@@ -43,6 +43,35 @@ _SEPARATOR = re.compile(r"([&;])")
 # escaped as an output writes them (`\uff20`, `\x40`) or percent-encoded (`%40`). A URL with one is refused, and its
 # refusal quotes it: everything before the last of them is taken for the userinfo.
 _USERINFO_END = re.compile(r"(?i)@|\uff20|\ufe6b|\\u(?:0040|ff20|fe6b)|\\x40|%40")
+# An authority written without its `scheme://` (a registry's `user:password@host/x` pasted into a Helm value, a
+# kubeconfig's `server:`): a whitespace-free token from a token boundary (the text's start, white space, a quote, a
+# backquote, '=', '(', '[', '{', '<', ',' or ';') whose first ':' (or a look-alike: U+FF1A, U+FE55, U+A789, U+2236,
+# U+02D0, as it is or `\\u`-escaped, or `%3A`) comes before any '/', '?' or '#', and whose authority (RFC 3986
+# section 3.2: up to the next '/', '?' or '#'; a `:\\` is a careless URL's, `_URL`'s) then holds an '@' or look-alike (`_USERINFO_END`): what is before its
+# last one is the userinfo. Not one: a plain `user@host` or `git@github.com:org/repo` (no ':' before the '@', so no
+# password), a mail address `mailto:ops@example.com` (RFC 6068: an addr-spec has no password), a config key
+# `nebius-dra:name`, `host:8443`, an image's `repo:tag` or `nvcr.io/x:v1@sha256:...` (its
+# first ':' is after a '/', or what follows its '@' is a digest, `_DIGEST`), a compact JSON's `"name":"ops@x"` (a
+# quote right after a ':' that follows a boundary starts a value). The user part (empty in `:password@host`) excludes every boundary
+# character and the colons, so attempts from two boundaries never scan the same characters, and the rest is one
+# class: linear.
+_ESCAPED_COLON = r"u(?i:ff1a|fe55|a789|2236|02d0)"
+_SCHEMELESS_COLON = rf"(?:[:\uff1a\ufe55\ua789\u2236\u02d0]|%3[Aa]|\\{_ESCAPED_COLON})"
+_SCHEMELESS_AUTHORITY = re.compile(
+    r"(?<![^\s\"'`=(\[{<,;])"
+    rf"((?:[^\s\"'`=(\[{{<,;/?#:\uff1a\ufe55\ua789\u2236\u02d0%\\]|%(?!3[Aa])|\\(?!{_ESCAPED_COLON}))*)"
+    rf"(?:(?<=[^\s\"'`=(\[{{<,;])|(?!{_SCHEMELESS_COLON}\\?[\"'`]))({_SCHEMELESS_COLON})(?!\\\\)"
+    r"([^\s/?#]+)"
+)
+_SCHEMELESS_COLON_ANYWHERE = re.compile(_SCHEMELESS_COLON)
+# A host starts with an IP literal's '[' or a character of a name or address (RFC 3986 section 3.2.2: unreserved, or
+# a percent-encoding); a text that names the form, "a URL with `user:password@` is refused", has none after its '@'.
+_HOST_START = re.compile(r"[A-Za-z0-9\[%._~-]")
+_MAILTO = "mailto"
+# An OCI digest after an image reference's '@' (github.com/opencontainers/image-spec descriptor.md, "Registered
+# algorithms": sha256 is 64 and sha512 128 lowercase hex digits): `repo:tag@sha256:...` is no userinfo.
+DIGEST = r"(?:sha256:[0-9a-f]{64}|sha512:[0-9a-f]{128})(?![0-9A-Za-z])"
+_DIGEST = re.compile(DIGEST)
 # A host's port is digits (RFC 3986 section 3.2.3): a ':' followed by anything else in the authority (outside an IPv6
 # literal's brackets) is the colon of a `user:password` whose '@' is missing or mistyped; the authority is taken
 # for credentials whole. A ';' or ',' right after the port is the sentence's (`on https://h:8443; ...`).
@@ -335,6 +364,16 @@ def _url(match: re.Match[str]) -> str:
     )
 
 
+def _schemeless(match: re.Match[str]) -> str:
+    user, _, rest = match.groups()
+    ends = list(_USERINFO_END.finditer(rest))
+    if not ends or not _HOST_START.match(rest, ends[-1].end()) or _DIGEST.match(rest, ends[-1].end()):
+        return match[0]  # no userinfo (`nebius-dra:name`, `host:8443`, `user:password@` naming the form), or a digest
+    if user.lower() == _MAILTO and not _SCHEMELESS_COLON_ANYWHERE.search(rest, 0, ends[-1].start()):
+        return match[0]  # an address, `mailto:ops@example.com` (RFC 6068): no password in it
+    return f"{CREDENTIALS}{rest[ends[-1].start() :]}"
+
+
 def _field(match: re.Match[str]) -> str:
     window = match.string[max(0, match.start() - _CONFIG_KEY_WINDOW) : match.start()]
     if _CONFIG_KEY_BEFORE.match(window[::-1]):
@@ -358,6 +397,8 @@ def redacted(text: str, secrets: Secrets = NO_SECRETS) -> str:
             text = _cut_starts(text, secrets)
     if ":/" in text or ":\\" in text:
         text = _URL.sub(_url, text)
+    if _USERINFO_END.search(text):
+        text = _SCHEMELESS_AUTHORITY.sub(_schemeless, text)
     text = _CREDENTIAL_FIELD.sub(_field, text)
     text = _CREDENTIAL_WORD.sub(lambda m: f"{m[1]}{m[2]}{REDACTED}", text)
     text = _CREDENTIAL_FLAG.sub(lambda m: f"{m[1]}{REDACTED}", text)
@@ -393,6 +434,27 @@ def redacted_leaves(document: Any) -> Any:
 # text it is as often `mkdir -p` or `sshd -p 22`, so it is redacted only where a command's arguments are known.
 _SHORT_PASSWORD = "-p"
 _WHOLE_FLAG_NAME = re.compile(_FLAG_NAME, re.IGNORECASE)
+# Flags a command takes a credential with that no credential name contains (hostile review, issue 37 #2): `--pw`,
+# `--pass`, `--jwt`, `--otp`; and those that take a login, which holds a password when it has a ':' (`-u admin:pw`,
+# curl's `--user user:password`).
+_CREDENTIAL_FLAG_WORDS = frozenset({"pw", "pass", "pwd", "jwt", "otp", "auth", "cred", "creds"})
+_LOGIN_FLAGS = frozenset({"-u", "--user", "--username", "--login"})
+
+
+def _hides_its_value(flag: str) -> bool:
+    """True when `flag` (`--name`, `-n`) names a credential: its value is never shown."""
+    name = flag.lstrip("-").lower()
+    return (
+        flag.startswith("-")
+        and bool(name)
+        and (
+            flag == _SHORT_PASSWORD
+            or bool(_WHOLE_FLAG_NAME.fullmatch(flag))
+            or names_a_credential(name)
+            or name in _CREDENTIAL_FLAG_WORDS
+            or name.split("-")[-1] in _CREDENTIAL_FLAG_WORDS
+        )
+    )
 
 
 def redacted_command(argv: Sequence[str]) -> str:
@@ -406,18 +468,19 @@ def redacted_command(argv: Sequence[str]) -> str:
     """
     words: list[str] = []
     hide_next = False
+    login_next = False
     for arg in argv:
-        name, equals, _ = arg.partition("=")
-        flag = arg == _SHORT_PASSWORD or bool(_WHOLE_FLAG_NAME.fullmatch(arg))
-        if hide_next:
+        name, equals, value = arg.partition("=")
+        flag = not equals and _hides_its_value(arg)
+        if hide_next or (login_next and ":" in arg):
             words.append(REDACTED)
         elif flag:
             words.append(shlex.quote(arg))
-        elif equals and _WHOLE_FLAG_NAME.fullmatch(name):
+        elif equals and (_hides_its_value(name) or (name in _LOGIN_FLAGS and ":" in value)):
             words.append(shlex.quote(f"{name}=") + REDACTED)
         elif arg.startswith(_SHORT_PASSWORD) and not arg.startswith("--"):
             words.append(_SHORT_PASSWORD + REDACTED)
         else:
             words.append(shlex.quote(arg))
-        hide_next = flag
+        hide_next, login_next = flag, arg in _LOGIN_FLAGS
     return " ".join(words)

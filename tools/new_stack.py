@@ -29,7 +29,7 @@ from pydantic import AfterValidator, Field, ValidationError, model_validator
 
 from components.config.errors import ConfigProblems, add_validation_problems, shown
 from components.config.node_groups import NAME_LIMIT, SYSTEM_GROUP
-from components.config.reading import load_json, parsed_arguments
+from components.config.reading import load_json, parsed_arguments, printable
 from components.config.stack import default_cluster_name_problem
 from components.config.stack_file import PROJECT_DIR, StackFileError, read_stack_file, stack_names
 from components.input.fields import NEBIUS_ID_PATTERN, Shape, nebius_id_rule
@@ -174,7 +174,7 @@ def bootstrap_repository(given: str, bootstrap_dir: Path, name: str, project_id:
                     f"REPOSITORY (not shown: {len(given)} characters, and a refused one may hold a credential) is not "
                     f"{CiIdentitySettings.model_fields['repository'].description}; give OWNER/REPO alone, never a URL"
                 ) from None
-            raise NewStackError(f"REPOSITORY={given!r}: {'; '.join(problems.lines)}") from None
+            raise NewStackError(f"REPOSITORY={shown(given)}: {'; '.join(problems.lines)}") from None
         # The IDs belong to the repository: kept only when the other stacks name this one, and agree on them.
         return agreed.pop() if len(agreed) == 1 and next(iter(agreed))[0] == given else (given, 0, 0)
     if len(agreed) == 1 and next(iter(agreed))[0]:
@@ -214,7 +214,9 @@ def checked_id(variable: str, value: str, kind: str) -> str:
     if not value:
         raise NewStackError(f"{variable} is empty: give the ID of your Nebius {kind}, {variable}=<id>")
     if not (value.startswith(kind + "-") and re.fullmatch(NEBIUS_ID_PATTERN, value)):
-        raise NewStackError(f"{variable}={value!r} is not the ID of a Nebius {kind}: expected {nebius_id_rule(kind)}")
+        raise NewStackError(
+            f"{variable}={shown(value)} is not the ID of a Nebius {kind}: expected {nebius_id_rule(kind)}"
+        )
     return value
 
 
@@ -227,11 +229,11 @@ def insert_at(stacks: Sequence[dict[str, Any]], after: str) -> int:
     if any(character.isspace() for character in after):
         # Said apart from a name the list lacks: ' dev' reads as dev in the refusal's list of stacks.
         raise NewStackError(
-            f"AFTER={after!r} has a blank in it, and a stack name has none: give one of {', '.join(names)} as it is "
+            f"AFTER={shown(after)} has a blank in it, and a stack name has none: give one of {', '.join(names)} as it is "
             "listed"
         )
     if after not in names:
-        raise NewStackError(f"AFTER={after!r} is not a stack of {STACKS_FILE}: give one of {', '.join(names)}")
+        raise NewStackError(f"AFTER={shown(after)} is not a stack of {STACKS_FILE}: give one of {', '.join(names)}")
     return names.index(after) + 1
 
 
@@ -245,11 +247,13 @@ def new_stack(
     try:
         check_stack_name(name)
     except StackNameError:
-        raise NewStackError(f"NAME={name!r} is not a Pulumi stack name: a stack name is {STACK_NAME_RULE}") from None
+        raise NewStackError(
+            f"NAME={shown(name)} is not a Pulumi stack name: a stack name is {STACK_NAME_RULE}"
+        ) from None
     if name.startswith("-"):
         # The next steps hand NAME to `pulumi stack init NAME`, which would read `-x` as one of its own options.
         raise NewStackError(
-            f"NAME={name!r} starts with '-', which `pulumi stack init` reads as an option: start it with a letter or "
+            f"NAME={shown(name)} starts with '-', which `pulumi stack init` reads as an option: start it with a letter or "
             "digit"
         )
     allowed = (
@@ -257,33 +261,37 @@ def new_stack(
         "ending with a letter or digit (or set nebius-dra:clusterName in its file by hand)"
     )
     if problem := default_cluster_name_problem(name):
-        raise NewStackError(f"NAME={name!r}: {problem}, so its plan is refused: {allowed}")
+        raise NewStackError(f"NAME={shown(name)}: {problem}, so its plan is refused: {allowed}")
     system_group = f"dra-{name}-{SYSTEM_GROUP}"
     if len(system_group) > NAME_LIMIT:
         raise NewStackError(
-            f"NAME={name!r}: its system node group {system_group} would be {len(system_group)} characters, over "
+            f"NAME={shown(name)}: its system node group {system_group} would be {len(system_group)} characters, over "
             f"Nebius's {NAME_LIMIT}, so its plan is refused: {allowed}"
         )
     stack_file = project_dir / f"Pulumi.{name}.yaml"
     stacks_path = project_dir / STACKS_FILE
     stacks = read_stacks(stacks_path)
     if stack_file.exists() or stack_file.is_symlink():
-        raise NewStackError(f"NAME={name!r}: {stack_file.name} exists already; choose another name or edit that file")
+        raise NewStackError(
+            f"NAME={shown(name)}: {stack_file.name} exists already; choose another name or edit that file"
+        )
     listed = {entry["stack"] for entry in stacks}
     if name in listed:
-        raise NewStackError(f"NAME={name!r}: {STACKS_FILE} lists that stack already")
+        raise NewStackError(f"NAME={shown(name)}: {STACKS_FILE} lists that stack already")
     preview = preview_identity_variable(name)
     taken = {entry["stack"] for entry in stacks if entry.get("previewIdentityVariable") == preview}
     if taken:
         raise NewStackError(
-            f"NAME={name!r}: its preview variable {preview} is stack {sorted(taken)[0]!r}'s; choose another name"
+            f"NAME={shown(name)}: its preview variable {preview} is stack {sorted(taken)[0]!r}'s; choose another name"
         )
     position = insert_at(stacks, after)
     project_id = checked_id("PARENT_ID", parent_id, "project")
     text = stack_file_text(name, project_id, checked_id("SUBNET_ID", subnet_id, "vpcsubnet"))
     bootstrap_file = project_dir / BOOTSTRAP_DIR / stack_file.name
     if bootstrap_file.exists() or bootstrap_file.is_symlink():
-        raise NewStackError(f"NAME={name!r}: {BOOTSTRAP_DIR / stack_file.name} exists already; choose another name")
+        raise NewStackError(
+            f"NAME={shown(name)}: {BOOTSTRAP_DIR / stack_file.name} exists already; choose another name"
+        )
     trusted = bootstrap_repository(repository, project_dir / BOOTSTRAP_DIR, name, project_id)
     entry = {"stack": name, "previewIdentityVariable": preview, "deployIdentityVariable": DEPLOY_IDENTITY_VARIABLE}
     for path, content in ((stack_file, text), (bootstrap_file, bootstrap_text(name, trusted, project_id))):
@@ -310,10 +318,10 @@ def next_steps(name: str) -> str:
   make plan STACK={name}                      # plans it offline; edit its GPU group first
   pulumi stack init {name} --secrets-provider passphrase   # in your backend, with CI's passphrase; it updates the file
   add its row to the README's table of stacks
-  for CI: the GitHub environment {name!r}, and the identity bootstrap's stack {name!r} in {BOOTSTRAP_DIR}
+  for CI: the GitHub environment {shown(name)}, and the identity bootstrap's stack {shown(name)} in {BOOTSTRAP_DIR}
     (its file is written: check it with `venv/bin/python -m tools.ci_identity.check --stack {name}`, then
     create its stack there and `pulumi up` it as a Nebius admin, docs/ci.md), whose outputs go into the variables
-    {DEPLOY_IDENTITY_VARIABLE} (environment {name!r}) and {preview_identity_variable(name)} (repository)
+    {DEPLOY_IDENTITY_VARIABLE} (environment {shown(name)}) and {preview_identity_variable(name)} (repository)
     (docs/ci.md, The stacks CI runs); until both are set, its preview and deploy fail at the login and
     fail-fast cancels the deploys listed after it
   last, once both are set: git add and commit Pulumi.{name}.yaml, {BOOTSTRAP_DIR / f"Pulumi.{name}.yaml"} and
@@ -338,7 +346,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except NewStackError as refused:
         # Every refusal quotes what was given (NAME, AFTER, the IDs): through the one redactor, as every tool's output,
         # so a URL or `token=...` typed into one is not echoed (hostile round five).
-        print(f"make new-stack: {redacted(str(refused))}", file=sys.stderr)
+        print(f"make new-stack: {printable(redacted(str(refused)), lines=True)}", file=sys.stderr)
         return EXIT_REFUSED
     for path in written:
         print(f"wrote {path.relative_to(args.project_dir)}")

@@ -257,14 +257,43 @@ def _yaml_shape_problem(text: str) -> str | None:
     return None
 
 
+# What the parser's problem says, by its fixed words, as a message may say it: pyyaml's and libyaml's problems quote the
+# document where they name a tag, an anchor or a character (`could not determine a constructor for the tag '!x'`,
+# pyyaml 6.0 constructor.py), and a stack file's secret value (`chartRepositoryPassword: !s3cret`) is such a text.
+_YAML_KINDS = (
+    ("constructor for the tag", "an unknown tag"),
+    ("unhashable key", "an unhashable key"),
+    ("undefined alias", "an undefined alias"),
+    ("occurrence", "an anchor given twice"),
+    ("tag handle", "an undefined tag handle"),
+    ("escape character", "an unknown escape character"),
+    ("cannot start any token", "a character that cannot start any token"),
+)
+# A quoted part of a problem that is the parser's own words: a token's name (`'<block end>'`) or one ASCII punctuation
+# mark (`expected ',' or ']'`); any other quoted part may be the document's and is left out.
+_PARSER_WORDS = re.compile(r"'(?:<[a-z ]+>|[!-/:-@\[-`{-~])'")
+_QUOTED = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")
+
+
+def _yaml_kind(problem: str) -> str:
+    for words, kind in _YAML_KINDS:
+        if words in problem:
+            return kind
+    return _QUOTED.sub(
+        lambda quoted: quoted[0] if _PARSER_WORDS.fullmatch(quoted[0]) else "(a text not quoted)", problem
+    )
+
+
 def yaml_problem(failure: yaml.YAMLError) -> str:
-    """A YAML error as `problem at line L, column C`, without the parser's multi-line excerpt."""
+    """A YAML error as `problem at line L, column C`, without the parser's multi-line excerpt, and no text of the
+    document: a tag, an anchor or a character the parser names is said by its kind (`an unknown tag`)."""
     if isinstance(failure, DuplicateKeyError):
         return str(failure)
     if isinstance(failure, yaml.MarkedYAMLError) and failure.problem_mark is not None:
         mark = failure.problem_mark
-        return f"{failure.problem or failure.context or 'unreadable'} at line {mark.line + 1}, column {mark.column + 1}"
-    return " ".join(str(failure).split())
+        problem = _yaml_kind(failure.problem or failure.context or "unreadable")
+        return f"{problem} at line {mark.line + 1}, column {mark.column + 1}"
+    return _yaml_kind(" ".join(str(failure).split()))
 
 
 def parse_yaml(text: str, label: str, error: ErrorFactory = InputError) -> Any:

@@ -16,15 +16,17 @@ imports it as `dra_guardrails` from inside `policies/`, the program's tools as
 from .framework import PolicyConfigError
 from .planned import PlannedResource
 from .registry import POLICIES, RULES
-from .runner import Finding, check_resources, pass_notes, validate_policy_config
+from .runner import DisabledPolicy, Finding, check_resources, disabled_policies, pass_notes, validate_policy_config
 
 __all__ = [
     "POLICIES",
     "RULES",
+    "DisabledPolicy",
     "Finding",
     "PlannedResource",
     "PolicyConfigError",
     "check_resources",
+    "disabled_policies",
     "pass_notes",
     "validate_policy_config",
 ]

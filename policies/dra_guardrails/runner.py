@@ -103,6 +103,31 @@ def validate_policy_config(config: Any) -> None:
             )
 
 
+@dataclass(frozen=True)
+class DisabledPolicy:
+    """A rule that `--policy-pack-config` turns off: `by` is the entry that does (the rule's own name, or `all`), and
+    `mandatory` its built-in level, so a plan can say that a mandatory rule did not run."""
+
+    policy: str
+    mandatory: bool
+    by: str
+
+
+def disabled_policies(config: Mapping[str, Any] | None) -> list[DisabledPolicy]:
+    """The rules `config` disables, each with the entry that disables it: the CLI's `all` sets the level of every
+    policy, a policy's own entry wins over it (https://www.pulumi.com/docs/iac/using-pulumi/crossguard/configuration/,
+    "Enforcement Level"), as `_level_and_properties` resolves it for `check_resources`."""
+    validate_policy_config(config)
+    disabled = []
+    for rule in RULES:
+        level, _ = _level_and_properties(rule.name, rule.level, config or {})
+        if level == EnforcementLevel.DISABLED:
+            own, _ = _config_entry(rule.name, (config or {}).get(rule.name, {}))
+            mandatory = rule.level in (EnforcementLevel.MANDATORY, EnforcementLevel.REMEDIATE)
+            disabled.append(DisabledPolicy(rule.name, mandatory, rule.name if own is not None else ALL_POLICIES))
+    return disabled
+
+
 def _reported(policy: Any, args: Any, subject: str | None) -> list[tuple[str | None, str, bool]]:
     """(urn, message, checked) for each violation; an unknown value is reported as unchecked, as the SDK does."""
     reported: list[tuple[str | None, str, bool]] = []

@@ -56,6 +56,7 @@ HOST = st.from_regex(r"[a-z][a-z0-9-]{0,10}(\.[a-z]{2,5}){0,2}", fullmatch=True)
 
 # How `shown` ends the description of a text it does not quote.
 SHAPE_END = f"{NOT_QUOTED}>"
+REDACTED_MARK = "[redacted]"
 
 
 def every_form(text: str) -> list[str]:
@@ -494,6 +495,18 @@ MIB = 1 << 20
         "a1" * (MIB // 2),
         "a" * MIB + "1",
         "token" + "\uff1a" * MIB,
+        # An authority without a scheme (`u:p@h`): runs of its user part, its colons and its '@'s.
+        "a" * MIB + "@",
+        "=a" * (MIB // 2) + "@",
+        " a:@" * (MIB // 4),
+        " a:b@c" * (MIB // 6),
+        "%" * MIB + "@",
+        "\\" * MIB + "@",
+        "a%3A" * (MIB // 4) + "@",
+        "\uff1a@" * (MIB // 2),
+        "@:" * (MIB // 2),
+        "(a" * (MIB // 2) + ":@",
+        "a\\u" * (MIB // 3) + "@",
     ],
     ids=lambda text: f"{text[:10]}~{len(text)}",
 )
@@ -582,6 +595,78 @@ def test_flags_escapes_and_bare_url_parts_never_show_the_credential(text, kept):
     shown_text = redact(text)
     assert kept in shown_text, shown_text
     assert_no_canary(shown_text)
+
+
+DIGEST = "sha256:" + "0123456789abcdef" * 4
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        # Hostile review, issue 37 #1: an authority without its `scheme://`, in a Helm value or a kubeconfig's server.
+        (f"u:{CANARY}@host", "[credentials]@host"),
+        (f"user:p%40ss{CANARY}@registry.example.com/x", "[credentials]@registry.example.com/x"),
+        (f"  repository: u:{CANARY}@host/x\n", "  repository: [credentials]@host/x\n"),
+        (f'{{"server":"admin:{CANARY}@api.example.com:6443"}}', '{"server":"[credentials]@api.example.com:6443"}'),
+        (f"--url=robot:{CANARY}@h (ok)", "--url=[credentials]@h (ok)"),
+        (f"(u:{CANARY}@h)", "([credentials]@h)"),
+        (f"ops@corp.example:{CANARY}@h", "[credentials]@h"),
+        (f"u:a@b{CANARY}@h", "[credentials]@h"),
+        (f"mailto:u:{CANARY}@h", "[credentials]@h"),
+        # Look-alikes of ':' and '@', as they are, escaped or percent-encoded.
+        (f"u\uff1a{CANARY}\uff20h", "[credentials]\uff20h"),
+        (f"u\ufe6b{CANARY}\ufe6bh".replace("\ufe6b", "\u2236", 1), "[credentials]\ufe6bh"),
+        (f"u%3A{CANARY}%40h", "[credentials]%40h"),
+        (f"u\\uff1a{CANARY}\\uff20h", "[credentials]\\uff20h"),
+        # What only looks like one is kept: an image by tag or digest, a config key, a port, an address, the form named.
+        (f"nvcr.io/nvidia/k8s-dra-driver-gpu:v25.8.0@{DIGEST}", None),
+        (f"image busybox:1.36@{DIGEST}, pinned", None),
+        ("repo:tag nebius-dra:name host:8443 [::1]:8443", None),
+        ("ops@example.com git@github.com:org/repo.git mailto:ops@example.com", None),
+        ("a URL with `user:password@` is refused", None),
+    ],
+)
+def test_an_authority_without_a_scheme_has_its_userinfo_redacted(text, kept):
+    for form in (text, json.dumps(text), shown(text)):
+        assert_no_canary(redact(form))
+    assert redact(text) == (text if kept is None else kept)
+
+
+@given(user=USERINFO, before=USERINFO, after=USERINFO, host=HOST)
+@example(user="u", before="p@", after="@x", host="registry.example.com")
+def test_the_userinfo_of_an_authority_without_a_scheme_is_redacted_to_the_last_at(user, before, after, host):
+    """As urlsplit reads `//` + the same text: the userinfo ends at the authority's last '@'."""
+    user = user.lstrip("\"'=(,;")
+    # After an empty user, a quote reads as compact JSON's `"name":"value"` (the redactor's one exception).
+    before = before if user else before.lstrip("\"'")
+    text = f"{user}:{before}{CANARY}{after}@{host}/charts"
+    if CANARY not in urlsplit(f"//{text}").netloc.rpartition("@")[0]:
+        return  # a ':' of the user part that is no first ':' of a token (a boundary character before it)
+    for form in (f"image: {text}", f'"server": "{text}"', f"--url={text}"):
+        assert_no_canary(redact(form))
+
+
+def test_a_plan_of_helm_values_with_an_authority_without_a_scheme_shows_no_password(tmp_path, capsys):
+    """Issue 37 #1, end to end: `u:PASSWORD@host` in draDriverValues reaches no output of the plan, not stdout, not
+    stderr, not the JSON plan, not a file it writes (the release's values file)."""
+    document = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
+    document["config"]["nebius-dra:draDriverValues"] = {
+        "image": {"repository": f"u:{CANARY}@registry.example.com/x"},
+        "kubeletPlugin": {"priorityClassName": f"user:p%40ss{CANARY}@registry.example.com/x"},
+    }
+    path = tmp_path / "Pulumi.try.yaml"
+    path.write_text(yaml.safe_dump(document))
+    (tmp_path / "Pulumi.yaml").write_text((ROOT / "Pulumi.yaml").read_text())
+    out = tmp_path / "out"
+    for output in ("text", "json"):
+        argv = ["--stack-file", str(path), "--no-base", "--format", output, "--out", str(out)]
+        assert plan_cli.main(argv) == plan_cli.EXIT_OK
+        printed = capsys.readouterr()
+        assert "[credentials]@registry.example.com/x" in printed.out or output == "text", printed.out[:2000]
+        assert_no_canary(printed.out, printed.err)
+    written = [file.read_text() for file in sorted(out.rglob("*")) if file.is_file()]
+    assert any("repository: [credentials]@registry.example.com/x" in text for text in written)
+    assert_no_canary(*written)
 
 
 def test_the_plain_kubeconfig_hint_names_the_key_it_asks_to_set_as_a_secret():
@@ -865,3 +950,18 @@ def test_a_password_typed_into_the_username_is_never_quoted_by_the_program(separ
     ), run.error
     assert "robot" not in str(run.error)
     assert_no_canary(str(run.error))
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        *(["--pw", CANARY], ["--pass", CANARY], ["--pwd", CANARY], ["--passphrase", CANARY], ["--cred", CANARY]),
+        *(["--credentials", CANARY], ["--jwt", CANARY], ["--otp", CANARY], [f"--auth={CANARY}"]),
+        *(["-u", f"admin:{CANARY}"], [f"--user=admin:{CANARY}"]),
+    ],
+)
+def test_an_exec_plugins_credential_flag_of_any_name_hides_its_value(args):
+    """Hostile review, issue 37 #2: each of these was printed in the exec plugin's command line."""
+    shown_command = redact(redacted_command(["get-token", "--profile", "dev", *args]))
+    assert shown_command.startswith("get-token --profile dev ") and REDACTED_MARK in shown_command
+    assert_no_canary(shown_command)

@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from components.config.stack_file import PROJECT_DIR, read_stack_file
+from components.shown import shown
 from tools import new_stack
 from tools.ci_identity import check
 from tools.ci_identity import config as ci_config
@@ -126,25 +127,25 @@ def test_the_committed_list_is_written_as_the_tool_writes_it():
     ("name", "parent", "subnet", "named"),
     [
         ("", PROJECT_ID, SUBNET_ID, "NAME is empty"),
-        ("bad name", PROJECT_ID, SUBNET_ID, "NAME='bad name' is not a Pulumi stack name"),
-        ("..", PROJECT_ID, SUBNET_ID, "NAME='..' is not a Pulumi stack name"),
-        ("a/b", PROJECT_ID, SUBNET_ID, "NAME='a/b' is not a Pulumi stack name"),
-        ("dev", PROJECT_ID, SUBNET_ID, "NAME='dev': Pulumi.dev.yaml exists already"),
-        ("listed", PROJECT_ID, SUBNET_ID, "NAME='listed': .github/stacks.json lists that stack already"),
+        ("bad name", PROJECT_ID, SUBNET_ID, 'NAME="bad name" is not a Pulumi stack name'),
+        ("..", PROJECT_ID, SUBNET_ID, 'NAME=".." is not a Pulumi stack name'),
+        ("a/b", PROJECT_ID, SUBNET_ID, 'NAME="a/b" is not a Pulumi stack name'),
+        ("dev", PROJECT_ID, SUBNET_ID, 'NAME="dev": Pulumi.dev.yaml exists already'),
+        ("listed", PROJECT_ID, SUBNET_ID, 'NAME="listed": .github/stacks.json lists that stack already'),
         ("stage-2", PROJECT_ID, SUBNET_ID, "its preview variable NEBIUS_PREVIEW_SERVICE_ACCOUNT_ID_STAGE_2 is stack"),
         (
             "--help",
             PROJECT_ID,
             SUBNET_ID,
-            "NAME='--help' starts with '-', which `pulumi stack init` reads as an option",
+            "NAME=\"--help\" starts with '-', which `pulumi stack init` reads as an option",
         ),
-        ("-x", PROJECT_ID, SUBNET_ID, "NAME='-x' starts with '-', which `pulumi stack init` reads as an option"),
+        ("-x", PROJECT_ID, SUBNET_ID, "NAME=\"-x\" starts with '-', which `pulumi stack init` reads as an option"),
         *[
             (
                 name,
                 PROJECT_ID,
                 SUBNET_ID,
-                f'NAME={name!r}: the default dra-<stack> gives "dra-{name}", which',
+                f'NAME={json.dumps(name)}: the default dra-<stack> gives "dra-{name}", which',
             )
             for name in ("Staging", ".hidden", "_", "a" * 60, "a" * 70, "stage-")
         ],
@@ -152,12 +153,14 @@ def test_the_committed_list_is_written_as_the_tool_writes_it():
             "a" * 53,
             PROJECT_ID,
             SUBNET_ID,
-            f"NAME={'a' * 53!r}: its system node group dra-{'a' * 53}-system would be 64",
+            f"NAME={json.dumps('a' * 53)}: its system node group dra-{'a' * 53}-system would be 64",
         ),
         ("staging", "", SUBNET_ID, "PARENT_ID is empty"),
-        ("staging", "vpcsubnet-e00x", SUBNET_ID, "PARENT_ID='vpcsubnet-e00x' is not the ID of a Nebius project"),
-        ("staging", PROJECT_ID, "project-e00x\n", "SUBNET_ID='project-e00x\\n' is not the ID of a Nebius vpcsubnet"),
-        ("staging", PROJECT_ID, SUBNET_ID, "AFTER='qa' is not a stack of .github/stacks.json: give one of dev, prod,"),
+        ("staging", "x:CANARY1@h", SUBNET_ID, 'PARENT_ID="<11 characters: letters, digits, :@; hidden: may be'),
+        ("staging", PROJECT_ID, "\x1b[2J", 'SUBNET_ID="\\u001b[2J" is not the ID'),
+        ("staging", "vpcsubnet-e00x", SUBNET_ID, 'PARENT_ID="vpcsubnet-e00x" is not the ID of a Nebius project'),
+        ("staging", PROJECT_ID, "project-e00x\n", 'SUBNET_ID="project-e00x\\n" is not the ID of a Nebius vpcsubnet'),
+        ("staging", PROJECT_ID, SUBNET_ID, 'AFTER="qa" is not a stack of .github/stacks.json: give one of dev, prod,'),
     ],
 )
 def test_a_bad_or_taken_name_or_id_is_refused_with_exit_2_naming_it_and_nothing_is_written(
@@ -194,7 +197,7 @@ def test_make_new_stack_hands_the_values_to_the_tool_unparsed_by_the_shell(name)
     NAME='st$(x)aging' as `staging` and wrote that stack)."""
     made = make_new_stack(f"NAME={name}")
     assert made.returncode == 2
-    assert f"make new-stack: NAME={name!r} is not a Pulumi stack name" in made.stderr
+    assert f"make new-stack: NAME={shown(name)} is not a Pulumi stack name" in made.stderr
     assert "injected\n" not in made.stdout
 
 
@@ -202,12 +205,12 @@ def test_make_new_stack_hands_after_to_the_tool():
     """AFTER reaches the tool: a stack the list lacks is refused, nothing is written."""
     made = make_new_stack("NAME=x", "AFTER=no-such-stack")
     assert made.returncode == 2
-    assert "make new-stack: AFTER='no-such-stack' is not a stack of .github/stacks.json" in made.stderr
+    assert 'make new-stack: AFTER="no-such-stack" is not a stack of .github/stacks.json' in made.stderr
 
 
 @pytest.mark.parametrize(
     ("variables", "environment", "given"),
-    [(["AFTER=dev "], {}, "'dev '"), (["AFTER=d\tev"], {}, "'d\\tev'"), ([], {"AFTER": " dev"}, "' dev'")],
+    [(["AFTER=dev "], {}, '"dev "'), (["AFTER=d\tev"], {}, '"d\\tev"'), ([], {"AFTER": " dev"}, '" dev"')],
 )
 def test_make_new_stack_refuses_an_after_with_a_blank_naming_it(variables, environment, given):
     """Hostile review: AFTER=' dev' was taken. make itself drops the blanks after a command line's '=' (GNU make
@@ -259,7 +262,7 @@ def test_an_id_refusal_states_the_rule_it_applies(project, capsys, variable, kin
     args = ["--name", "staging", "--parent-id", ids["PARENT_ID"], "--subnet-id", ids["SUBNET_ID"]]
     assert new_stack.main([*args, "--project-dir", str(project)]) == new_stack.EXIT_REFUSED
     assert (
-        f"{variable}='{kind}-{suffix}' is not the ID of a Nebius {kind}: expected {kind}- then 1 to 56 lowercase "
+        f'{variable}="{kind}-{suffix}" is not the ID of a Nebius {kind}: expected {kind}- then 1 to 56 lowercase '
         "letters or digits"
     ) in capsys.readouterr().err
 
@@ -308,8 +311,8 @@ def test_the_bootstraps_github_ids_follow_the_repository_they_belong_to(project)
         ("", "other/repo", "REPOSITORY is empty, and the identity bootstrap's stacks in tools/ci_identity name no one "
          "repository to take (dev: example-org/nebius-dra, prod: other/repo): give REPOSITORY=OWNER/REPO"),
         ("no-slash", "", "REPOSITORY (not shown: 8 characters, and a refused one may hold a credential) is not OWNER/REPO"),
-        ("o/r.git", "", "REPOSITORY='o/r.git': repository: \"o/r.git\" names no GitHub repository"),
-        ("", None, "NAME='staging': tools/ci_identity/Pulumi.staging.yaml exists already"),
+        ("o/r.git", "", "REPOSITORY=\"o/r.git\": repository: \"o/r.git\" names no GitHub repository"),
+        ("", None, "NAME=\"staging\": tools/ci_identity/Pulumi.staging.yaml exists already"),
         # Hostile round four: a URL or a token given as the repository was quoted before its `got` was redacted.
         ("https://CANARY4471R:x@github.com/o/r", "", "REPOSITORY (not shown: 36 characters"),
         ("CANARY4471R:pw@github.com/o/r", "", "REPOSITORY (not shown: 29 characters"),

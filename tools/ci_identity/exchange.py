@@ -38,7 +38,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from components.config.reading import InputError, parse_json
+from components.config.reading import InputError, parse_json, printable
+from components.shown import shown
 
 NEBIUS_TOKEN_EXCHANGE_URL = "https://auth.eu.nebius.com:443/oauth2/token/exchange"
 GRANT_TYPE = "urn:ietf:params:oauth:grant-type:token-exchange"
@@ -157,7 +158,7 @@ def exchange(parameters: Mapping[str, str], url: str = NEBIUS_TOKEN_EXCHANGE_URL
     answer = _read_json(request, "Nebius's token exchange")
     token_type = answer.get("token_type")
     if not isinstance(token_type, str) or token_type.lower() != "bearer":
-        raise ExchangeError(f"Nebius's token exchange issued token_type {token_type!r}, not Bearer")
+        raise ExchangeError(f"Nebius's token exchange issued token_type {shown(token_type)}, not Bearer")
     expires_in = answer.get("expires_in")
     return NebiusToken(
         _token(answer.get("access_token"), "the Nebius access token (access_token)"),
@@ -178,13 +179,13 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     try:
         if not SERVICE_ACCOUNT_ID.match(arguments.service_account_id):
             raise ExchangeError(
-                f"--service-account-id {arguments.service_account_id!r} is not a service account ID "
+                f"--service-account-id {shown(arguments.service_account_id)} is not a service account ID "
                 "(serviceaccount-...); set the repository variable the workflow reads (docs/ci.md, Keyless deploys)"
             )
         github_token = github_oidc_token(os.environ if environ is None else environ, arguments.audience or None)
         token = exchange(exchange_request(arguments.service_account_id, github_token), arguments.exchange_url)
     except ExchangeError as failed:
-        print(f"nebius login: {failed}", file=sys.stderr)
+        print(f"nebius login: {printable(str(failed), lines=True)}", file=sys.stderr)
         return EXIT_FAILED
     print(token.access_token)
     if token.expires_in is not None:

@@ -35,9 +35,10 @@ or deletes through a symbolic link in `<out>/<stack>/`.
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +53,7 @@ from components.config.reading import (
     printable,
 )
 from components.redaction import redacted
-from components.shown import shown
+from components.shown import quotable, shape, shown
 from policies.dra_guardrails import PolicyConfigError
 from tools.plan.base_plan import NoBaselineError, UnknownRevisionError, base_plan, default_base
 from tools.plan.baseline import BaselineError
@@ -153,6 +154,31 @@ def warn_policy_config_duplicate(message: str) -> None:
     )
 
 
+def _texts(value: Any) -> Iterator[str]:
+    """Every text of a JSON document: its keys and its string leaves."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield str(key)
+            yield from _texts(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _texts(item)
+
+
+def policy_config_refusal(message: str, document: Any) -> str:
+    """The pack's refusal of a policy config, each text of the document that a message may not quote (a key or value
+    with a credential's shape) replaced as `shown` shows it. The pack cannot import components/ (the Pulumi CLI runs
+    it alone), so it quotes what it refuses as the document spells it (JSON, or Python's repr of a list), and the
+    plan re-quotes it here; the longest text first, so a text inside another is not cut out of it."""
+    for text in sorted({text for text in _texts(document) if quotable(text) != text}, key=len, reverse=True):
+        for quoted in (json.dumps(text), repr(text)):
+            message = message.replace(quoted, shown(text))
+        message = message.replace(text, shape(text))
+    return message
+
+
 def exit_status(plan: Plan) -> int:
     """2 for a config the program or the baseline refuses (bad input, the project's rule), 1 for a mandatory
     policy or a protected group `pulumi up` cannot delete, 0 when `pulumi up` could go ahead."""
@@ -167,6 +193,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Path("") is the current folder: the plan's files would land in whatever folder it runs in.
         return _refused(f"--out: empty; give a folder for the plan's files, or '{NO_FILES}' to write none")
     out = None if args.out == NO_FILES else Path(args.out)
+    policy_config = None
     try:
         for flag, path in (("--policy-config", args.policy_config), ("--baseline", args.baseline)):
             if path is not None:
@@ -192,7 +219,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (OSError, InputError, subprocess.SubprocessError) as unusable:
         return _refused(str(unusable))
     except PolicyConfigError as invalid:
-        return _refused(f"invalid policy config: {invalid}")
+        return _refused(f"invalid policy config: {policy_config_refusal(str(invalid), policy_config)}")
     except BaselineError as invalid:
         return _refused(f"{printable(str(args.baseline)) if args.baseline else shown(args.base)}: {invalid}")
     if plan.error is not None and args.format != "json":

@@ -16,7 +16,6 @@ the rolled-out template fields of each node group only: `LegacyDocument`.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
@@ -24,7 +23,6 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from components.config.errors import allowed_rule, described_at, path_text
-from components.config.reading import printable
 from components.dra_constants import PROJECT
 from components.input.fields import MAX_NODES
 from components.redaction import names_a_credential
@@ -71,9 +69,7 @@ class _Record(BaseModel):
         # another project's stack of the same name is another stack's.
         prefix = f"urn:pulumi:{(info.context or {})['stack']}::{PROJECT}::"
         if not urn.startswith(prefix):
-            raise ValueError(
-                f"is {printable(urn)[:200]}, not a URN of this stack ({prefix}...): compare plans of the same stack"
-            )
+            raise ValueError(f"is {shown(urn)}, not a URN of this stack ({prefix}...): compare plans of the same stack")
         return urn
 
 
@@ -168,9 +164,7 @@ def _once(records: Sequence[_Record], key: str) -> None:
     seen: set[str] = set()
     for index, record in enumerate(records):
         if record.urn in seen:
-            raise ValueError(
-                f"{key}[{index}].urn {printable(record.urn)[:200]} is listed twice; tools.plan lists each once"
-            )
+            raise ValueError(f"{key}[{index}].urn {shown(record.urn)} is listed twice; tools.plan lists each once")
         seen.add(record.urn)
 
 
@@ -259,7 +253,7 @@ def _record_name(document: Any, location: tuple[Any, ...]) -> str:
         except (KeyError, IndexError, TypeError):
             return path_text(location)
     named = record.get("name") or record.get("urn") if isinstance(record, Mapping) else None
-    return f"{path_text(location)} ({printable(str(named))[:200]})" if isinstance(named, str) else path_text(location)
+    return f"{path_text(location)} ({shown(named)})" if isinstance(named, str) else path_text(location)
 
 
 def _problem(error: Mapping[str, Any], document: Any, model: type[BaseModel]) -> str:
@@ -303,8 +297,8 @@ def _driver_agrees(document: Mapping[str, Any]) -> None:
     versions = [release["version"] for release in document["releases"] if chart_name(release) == driver["chart"]]
     if driver["version"] not in versions:
         raise BaselineError(
-            f"the baseline's draDriver is {driver['chart']} {printable(driver['version'])}, but its releases have "
-            f"{'that chart at ' + ', '.join(printable(v) for v in versions) if versions else 'no release of that chart'}: "
+            f"the baseline's draDriver is {shown(driver['chart'])} {shown(driver['version'])}, but its releases have "
+            f"{'that chart at ' + ', '.join(shown(v) for v in versions) if versions else 'no release of that chart'}: "
             f"tools.plan writes the DRA driver release's own chart and version there; {WRITE_AGAIN}"
         )
 
@@ -321,12 +315,12 @@ def read_baseline(document: Any, stack: str) -> Baseline:
         )
     if named != stack:
         raise BaselineError(
-            f"the baseline is a plan of stack {printable(named)}, not of {stack}: compare plans of the same stack"
+            f"the baseline is a plan of stack {shown(named)}, not of {stack}: compare plans of the same stack"
         )
     failed = document.get("error")
     if isinstance(failed, str) and failed:
         raise BaselineError(
-            f"the baseline is a plan of {stack} that failed ({printable(failed)[:300]}), so it lists "
+            f"the baseline is a plan of {stack} that failed ({shown(failed)}), so it lists "
             "no node group: compare with a plan that ran"
         )
     if not isinstance(document.get("nodeGroups"), list):
@@ -337,7 +331,7 @@ def read_baseline(document: Any, stack: str) -> Baseline:
     plan_format = document.get("planFormat")
     if not legacy and not (type(plan_format) is int and plan_format == PLAN_FORMAT):
         raise BaselineError(
-            f"the baseline's planFormat is {printable(json.dumps(plan_format))}; this tools.plan reads planFormat "
+            f"the baseline's planFormat is {shown(plan_format)}; this tools.plan reads planFormat "
             f"{PLAN_FORMAT} (the integer), or a plan written before planFormat existed (no planFormat key): "
             f"{WRITE_AGAIN}"
         )

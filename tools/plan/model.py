@@ -13,7 +13,15 @@ from typing import Any
 
 from components.cost import COST_ESTIMATE_TYPE
 from components.redaction import redacted
-from policies.dra_guardrails import Finding, PlannedResource, check_resources, pass_notes, validate_policy_config
+from policies.dra_guardrails import (
+    DisabledPolicy,
+    Finding,
+    PlannedResource,
+    check_resources,
+    disabled_policies,
+    pass_notes,
+    validate_policy_config,
+)
 from tools.plan.baseline import read_baseline
 from tools.plan.changes import Changes, compare, snapshot, written_name
 from tools.plan.driver_line import DriverLineChange, driver_line_change, driver_snapshot
@@ -41,6 +49,8 @@ class Plan:
     findings: list[Finding] = field(default_factory=list)
     # (policy, what its pass rests on) for a rule that passes and says so (the budget: its total and price caveats).
     passes: list[tuple[str, str]] = field(default_factory=list)
+    # The rules --policy-config turns off: none of them ran, so "policies pass" would not be true of them.
+    disabled: list[DisabledPolicy] = field(default_factory=list)
     files: WriteResult | None = None
     rollouts: list[Rollout] = field(default_factory=list)
     # What the JSON plan records for a later baseline (tools/plan/changes.py snapshot).
@@ -136,6 +146,7 @@ def build_plan(
     planned = [PlannedResource(r.urn, r.type, r.name, r.inputs) for r in run.resources]
     plan.findings = sorted_findings(check_resources(planned, policy_config))
     plan.passes = pass_notes(planned, policy_config)
+    plan.disabled = disabled_policies(policy_config)
     plan.rollouts = sorted(
         (r for r in (rollout_of(resource, inputs[resource.urn]) for resource in run.resources) if r is not None),
         key=lambda rollout: rollout.name,

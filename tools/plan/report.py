@@ -17,6 +17,7 @@ from typing import Any
 
 from components.config.reading import markdown_code_block, markdown_text, printable
 from components.redaction import redacted_leaves
+from policies.dra_guardrails import RULES
 from policies.dra_guardrails.consequences import DELETE_BEFORE_REPLACE, NAMESPACE_TYPE, Effect, consequences_of
 from policies.dra_guardrails.planned import NODE_GROUP_TYPE
 from tools.cost.render import render_cost_markdown, render_cost_text
@@ -71,6 +72,21 @@ def _left_out_line(plan: Plan) -> list[str]:
     return (
         [f"Built-in claim templates not created (no node could serve them): {'; '.join(left_out)}"] if left_out else []
     )
+
+
+def _disabled_count(plan: Plan) -> str:
+    """How many rules --policy-config turns off and by which entries, and how many ran: a plan whose rules were all
+    disabled must not read as one whose rules all passed."""
+    by = sorted({disabled.by for disabled in plan.disabled})
+    ran = len(RULES) - len(plan.disabled)
+    return f"policies: {len(plan.disabled)} disabled by --policy-config ({', '.join(by)}), {ran} run"
+
+
+def _disabled_lines(plan: Plan) -> list[str]:
+    """One line per disabled rule, a mandatory one marked: it would have blocked `pulumi up` had it fired."""
+    return [
+        f"disabled  {d.policy}{' (MANDATORY)' if d.mandatory else ''}: by --policy-config {d.by}" for d in plan.disabled
+    ]
 
 
 def _protected_cost_notes(plan: Plan) -> list[str]:
@@ -140,6 +156,10 @@ def _summary(plan: Plan) -> str:
     mandatory = sum(1 for finding in plan.findings if finding.mandatory)
     advisory = len(plan.findings) - mandatory
     verdict = f"BLOCKED by {mandatory} mandatory policy violation(s)" if mandatory else "policies pass"
+    if plan.disabled:
+        skipped = [d.policy for d in plan.disabled if d.mandatory]
+        verdict = (f"{verdict}; " if mandatory else "") + _disabled_count(plan)
+        verdict += f", {len(skipped)} of them MANDATORY (listed under the policy verdicts)" if skipped else ""
     advice = f", {advisory} advisory finding(s)" if advisory else ""
     count = recreated_count(plan)
     recreated = f"; recreates the nodes of {count} node group(s)" if count else ""
@@ -287,7 +307,8 @@ def render_text(plan: Plan, graph: bool = False) -> str:
     lines += ["What changed", *("  " + line for line in changed_lines(plan, names)), ""]
     lines += [f"Policy verdicts ({POLICY_SOURCE})"]
     if not plan.findings:
-        lines.append("  every rule passes")
+        lines.append("  every rule that ran passes" if plan.disabled else "  every rule passes")
+    lines += ["  " + line for line in _disabled_lines(plan)]
     for row in verdict_rows(plan, names):
         lines.append(f"  {'MANDATORY' if row.mandatory else 'advisory'}  {row.policy}  on {', '.join(row.resources)}")
         lines += [f"    {message}" for message in row.messages]
@@ -353,7 +374,8 @@ def render_markdown(plan: Plan, graph: bool = True) -> str:
         ]
         lines += _markdown_table(("level", "policy", "resources", "message"), rows, "rules with findings")
     else:
-        lines.append("Every rule passes.")
+        lines.append("Every rule that ran passes." if plan.disabled else "Every rule passes.")
+    lines += ["", *(f"- {markdown_text(line)}" for line in _disabled_lines(plan))] if plan.disabled else []
     lines += (
         ["", *(f"- passes `{policy}`: {markdown_text(note)}" for policy, note in plan.passes)] if plan.passes else []
     )
@@ -397,6 +419,7 @@ def plan_document(plan: Plan) -> dict[str, Any]:
             {"policy": f.policy, "mandatory": f.mandatory, "urn": f.urn, "message": f.message} for f in plan.findings
         ],
         "passes": [{"policy": policy, "note": note} for policy, note in plan.passes],
+        "disabled": [{"policy": d.policy, "mandatory": d.mandatory, "by": d.by} for d in plan.disabled],
         "criticalPath": {
             "totalSeconds": plan.path[-1].finishes_at if plan.path else 0,
             "steps": [

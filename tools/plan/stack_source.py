@@ -23,6 +23,7 @@ from components.config.stack_file import (
     StackFileError,
     read_stack_file,
 )
+from components.shown import shown
 
 # Pulumi's own rule (`tokens.IsName` and the 100-character limit that `pulumi stack init` enforces):
 # ASCII letters, digits, '-', '_' and '.'. The name becomes `Pulumi.<stack>.yaml` and `<out>/<stack>/`,
@@ -39,7 +40,7 @@ def check_stack_name(stack: str) -> str:
     """`stack`, when it is a stack name Pulumi accepts and a safe single path component; else StackNameError."""
     if not isinstance(stack, str) or not STACK_NAME.fullmatch(stack) or stack in (".", ".."):
         qualified = "; give the bare stack name, not org/project/stack" if "/" in str(stack) else ""
-        raise StackNameError(f"invalid stack name {stack!r}: a stack name is {STACK_NAME_RULE}{qualified}")
+        raise StackNameError(f"invalid stack name {shown(stack)}: a stack name is {STACK_NAME_RULE}{qualified}")
     return stack
 
 

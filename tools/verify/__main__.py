@@ -2,8 +2,9 @@
 
 Exit codes: 0 every check passed, 1 a check failed, 2 the stack config or the kubeconfig
 could not be used or the cluster could not be asked (its API server did not answer within
---request-timeout or --run-timeout or could not be reached, its answers could not be used: not
-JSON, not shaped as the API returns objects, larger than 64 MiB; or the kubeconfig's exec
+--request-timeout or --run-timeout or could not be reached, it refused the credential (401, 403), its answers could
+not be used: not JSON, not shaped as the API returns objects, larger than 64 MiB, an HTTP error at the first read; or
+the kubeconfig's exec
 credential command gave no credential within --exec-plugin-timeout), 130 interrupted by Ctrl-C or SIGTERM (after the
 smoke objects were deleted; an interrupted run never reports a pass).
 
@@ -22,12 +23,16 @@ import argparse
 import signal
 import sys
 import time
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
+
+import urllib3
 
 from components.config.errors import ConfigError
 from components.config.reading import InputError, check_file_flag, check_output_flag, parsed_arguments, printable
 from components.redaction import redacted
+from components.shown import shown
 from tools.plan.stack_source import StackNameError, check_stack_name
 from tools.verify.burnin_cli import add_burn_in_arguments, burn_in_budget_s, burn_in_settings
 from tools.verify.cluster import DEFAULT_EXEC_PLUGIN_TIMEOUT_S, DEFAULT_REQUEST_TIMEOUT_S, ClusterError, KubeCluster
@@ -142,7 +147,7 @@ def _verify(args: argparse.Namespace) -> int:
     except StackNameError as error:
         return refuse(f"--stack: {error}")
     except (FileNotFoundError, ConfigError) as error:
-        return refuse(f"stack {args.stack}: {error}")
+        return refuse(f"stack {shown(args.stack)}: {error}")
     except KeyboardInterrupt:
         print("\ninterrupted before the cluster was read: nothing was checked", file=sys.stderr)
         return 130
@@ -157,6 +162,12 @@ def _verify(args: argparse.Namespace) -> int:
         ):
             if path is not None:
                 (check_output_flag if written else check_file_flag)(path, flag)
+        if args.json is not None and not args.json.absolute().parent.is_dir():
+            # The report is the run's record: a mistyped folder is refused now, not made, and not found after the run.
+            return refuse(
+                f"--json {shown(str(args.json))}: its folder {shown(str(args.json.absolute().parent))} does not exist; "
+                "make it first, or give a report path in a folder that exists"
+            )
         # Read whenever the burn-in is configured, even when --skip-smoke leaves it out: a broken file is never news
         # only on the day it first runs.
         settings = burn_in_settings(args)
@@ -179,6 +190,16 @@ def _verify(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("\ninterrupted before the cluster was read: nothing was checked", file=sys.stderr)
         return 130
+    unverified = getattr(cluster, "tls_unverified", None)  # a test's stand-in cluster has no TLS
+    if unverified is not None:
+        # Said once here, in place of the urllib3 InsecureRequestWarning it would print for every request.
+        warnings.simplefilter("ignore", urllib3.exceptions.InsecureRequestWarning)
+        print(
+            f"warning: TLS verification is off: the kubeconfig's {unverified} says "
+            "insecure-skip-tls-verify: true, so the API server's certificate is not checked and anyone on the path "
+            "could answer in its name",
+            file=sys.stderr,
+        )
     progress = Progress(sys.stderr, interactive=sys.stderr.isatty())
     smoke = None if args.skip_smoke else SmokeSettings(timeout_s=args.timeout, metrics_timeout_s=args.metrics_timeout)
     verification = Verification(cluster, expect, smoke, progress, burn_in=burn_in)

@@ -25,7 +25,12 @@ from components.dra_constants import (
     NETWORK_CLASSES,
     NODE_GROUP_LABEL,
 )
-from tools.verify.cluster import ClusterUnreachableError, CredentialRefusedError, UnusableAnswerError
+from tools.verify.cluster import (
+    ClusterUnreachableError,
+    CredentialCommandError,
+    CredentialRefusedError,
+    UnusableAnswerError,
+)
 from tools.verify.expectations import Expectations, GroupExpectation
 from tools.verify.objects import (
     attribute,
@@ -96,6 +101,20 @@ def api_failure(error: Exception) -> Outcome:
                     found=str(error),
                     likely_cause="nothing could be asked with this credential: fix what the message names, then run "
                     "the verification again",
+                ),
+            ),
+            unreachable=True,
+        )
+    if isinstance(error, CredentialCommandError):
+        return Outcome(
+            "the kubeconfig's credential command failed",
+            (
+                Discrepancy(
+                    subject="Kubernetes API",
+                    expected="a credential from the kubeconfig's exec command within --exec-plugin-timeout",
+                    found=str(error),
+                    likely_cause="no request was sent, so nothing is known about the cluster: run the command by "
+                    "hand (a login it waits for, a profile it lacks), then run the verification again",
                 ),
             ),
             unreachable=True,

@@ -40,6 +40,7 @@ from websocket import WebSocket, WebSocketException, WebSocketTimeoutException
 
 from components.config.reading import InputError, parse_json, printable
 from components.dra_constants import RESOURCE_API_VERSION
+from components.shown import shown
 from tools.verify.kubeconfig import (
     ExecCredentials,
     ExecPluginError,
@@ -76,6 +77,11 @@ class ClusterUnreachableError(ClusterError):
 class CredentialRefusedError(ClusterUnreachableError):
     """The API server refused the kubeconfig's credential (401): nothing can be asked with it, so nothing was
     judged; the message names the credential the kubeconfig sends. The run exits 2 (an unusable kubeconfig)."""
+
+
+class CredentialCommandError(ClusterUnreachableError):
+    """The kubeconfig's exec credential command gave no credential (it failed, timed out, printed no ExecCredential):
+    no request was sent, so nothing was judged; the message names the command. The run exits 2."""
 
 
 class UnusableAnswerError(ClusterError):
@@ -244,9 +250,10 @@ class Cluster(Protocol):
     def proxy_pod(self, namespace: str, name: str, port: int, path: str) -> str: ...
 
 
+FORBIDDEN = "the kubeconfig's identity lacks this permission"
+
+
 def explain_api_error(error: ApiException, action: str) -> str:
-    if error.status == 403:
-        return f"{action}: forbidden (403): the kubeconfig's identity lacks this permission"
     if error.status == 404:
         dra = "Resource" in action or "DeviceClass" in action
         return f"{action}: not found (404)" + (
@@ -281,13 +288,17 @@ class KubeCluster:
         run_deadline: float | None = None,
         clock: Callable[[], float] = time.monotonic,
         refused: str = "the API server refused the kubeconfig's credential",
+        tls_unverified: str | None = None,
     ) -> None:
         """`credentials`: the kubeconfig's exec plugin, run before the first request and whenever its token expires.
 
         `run_deadline` (a `clock` time): no request but a deletion starts or lasts past it; None for no run limit.
         `refused`: what a 401 means, naming the credential the kubeconfig sends (`Kubeconfig.refused`).
+        `tls_unverified`: the cluster entry whose insecure-skip-tls-verify turns off the check of the server's
+        certificate, for the CLI to say so once (urllib3 would warn on every request); None when it is checked.
         """
         self.refused = refused
+        self.tls_unverified = tls_unverified
         self.api_client = api_client
         self.server = api_client.configuration.host
         self.request_timeout_s = request_timeout_s
@@ -321,7 +332,7 @@ class KubeCluster:
             loader.load_and_set(configuration)
         except Exception as error:  # whatever the client still trips on is one line naming the file, not a traceback
             raise ClusterError(
-                f"kubeconfig {kubeconfig.context.source}: context {kubeconfig.context.name!r}: "
+                f"kubeconfig {kubeconfig.context.source}: context {shown(kubeconfig.context.name)}: "
                 f"{type(error).__name__}: {one_line(str(error))}"
             ) from None
         # No retries: a server that does not answer fails after one --request-timeout, not after four.
@@ -332,7 +343,19 @@ class KubeCluster:
             credentials = ExecCredentials(kubeconfig.exec, exec_plugin_timeout_s, interactive)
         api_client = client.ApiClient(configuration)
         api_client.rest_client = BoundedRESTClient(configuration)
-        return cls(api_client, request_timeout_s, credentials, run_deadline, refused=kubeconfig.refused)
+        unverified = (
+            None
+            if configuration.verify_ssl
+            else f"cluster {shown(kubeconfig.cluster.name)} in {kubeconfig.cluster.source}"
+        )
+        return cls(
+            api_client,
+            request_timeout_s,
+            credentials,
+            run_deadline,
+            refused=kubeconfig.refused,
+            tls_unverified=unverified,
+        )
 
     def _authenticate(self, action: str) -> None:
         """Installs the exec plugin's credential, running the plugin when there is none yet or it expired."""
@@ -341,7 +364,7 @@ class KubeCluster:
         try:
             credential, renewed = self.credentials.current()
         except ExecPluginError as error:
-            raise ClusterUnreachableError(f"{action}: no credential: {error}") from None
+            raise CredentialCommandError(f"{action}: no credential: {error}") from None
         if not renewed:
             return
         configuration = self.api_client.configuration
@@ -434,6 +457,10 @@ class KubeCluster:
                 raise self._unreachable(action, error) from error
             if error.status == 401:
                 raise CredentialRefusedError(f"{action}: unauthorized (401): {self.refused}") from None
+            if error.status == 403:
+                # Refused like a 401: the credential was taken but may not do this, and no other can be tried
+                # (docs/verify.md's exit codes: a credential the cluster refuses is exit 2, as a kubeconfig problem).
+                raise CredentialRefusedError(f"{action}: forbidden (403): {FORBIDDEN}") from None
             raise ClusterError(explain_api_error(error, action)) from error
         except (urllib3.exceptions.HTTPError, OSError) as error:
             raise self._unreachable(action, error) from error

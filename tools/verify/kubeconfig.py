@@ -37,6 +37,7 @@ from kubernetes.config.kube_config import ConfigNode
 
 from components.config.reading import InputError, load_yaml, parse_json, printable, read_text
 from components.redaction import redacted_command
+from components.shown import shown
 
 DEFAULT_KUBECONFIG = "~/.kube/config"
 WRITE_IT = "write it with `pulumi stack output kubeconfig --show-secrets > kubeconfig` and pass --kubeconfig kubeconfig"
@@ -173,12 +174,12 @@ def named_entries(document: Mapping[str, Any], path: Path, section: str, body_ke
         body = entry.get(body_key)
         if not isinstance(body, dict):
             problem = f"has no {body_key}" if body is None else f"{body_key} is {kind_of(body)}, not a mapping"
-            raise KubeconfigError(f"kubeconfig {path}: {section[:-1]} {name!r}: {problem}")
+            raise KubeconfigError(f"kubeconfig {path}: {section[:-1]} {shown(name)}: {problem}")
         if name in first_index:
             # client-go refuses it too (k8s.io/client-go tools/clientcmd/api/v1/conversion.go: `duplicate name "%v"
             # in list`), but quotes the whole list, credentials included; here only the name and the two places.
             raise KubeconfigError(
-                f"kubeconfig {path}: {section} names {name!r} twice, {section}[{first_index[name]}] and {where}; "
+                f"kubeconfig {path}: {section} names {shown(name)} twice, {section}[{first_index[name]}] and {where}; "
                 "give each entry its own name (kubectl refuses the file too)"
             )
         first_index[name] = index
@@ -191,32 +192,58 @@ def field(entry: Named, what: str, key: str, kind: type, required: bool = False)
     value = entry.body.get(key)
     if value is None or value == "":
         if required:
-            raise KubeconfigError(f"kubeconfig {entry.source}: {what} {entry.name!r} has no {key}")
+            raise KubeconfigError(f"kubeconfig {entry.source}: {what} {shown(entry.name)} has no {key}")
         return None
     if not isinstance(value, kind):
         wanted = {str: "a string", bool: "a boolean", dict: "a mapping", list: "a list"}[kind]
         raise KubeconfigError(
-            f"kubeconfig {entry.source}: {what} {entry.name!r}: {key} is {kind_of(value)}, not {wanted}"
+            f"kubeconfig {entry.source}: {what} {shown(entry.name)}: {key} is {kind_of(value)}, not {wanted}"
         )
     return value
 
 
-def check_file_or_data(entry: Named, what: str, key: str) -> None:
-    """`key-data` must be base64 (the client decodes it); `key` must name an existing file."""
+# What a PEM file of each kind begins its block with (RFC 7468 section 2: "-----BEGIN <label>-----"); a key's label
+# is "PRIVATE KEY", "RSA PRIVATE KEY" or "EC PRIVATE KEY", so its marker is the label's end.
+PEM_MARKERS = {"CERTIFICATE": b"-----BEGIN CERTIFICATE-----", "PRIVATE KEY": b"PRIVATE KEY-----"}
+PEM_READ_LIMIT = 1 << 20
+
+
+def check_file_or_data(entry: Named, what: str, key: str, pem: str | None = None) -> None:
+    """`key-data` must be base64 (the client decodes it); `key` must name an existing file; either must hold a PEM
+    block of kind `pem` where one is given (a client certificate and key): otherwise the client's TLS setup fails at the first request, which read as a network
+    failure (hostile review, issue 37), not as the kubeconfig field it is."""
     data = field(entry, what, f"{key}-data", str)
+    given = f"{key}-data"
     if data is not None:
         try:
-            base64.b64decode(data, validate=False)
+            content = base64.b64decode(data, validate=False)
         except (binascii.Error, ValueError):
             raise KubeconfigError(
-                f"kubeconfig {entry.source}: {what} {entry.name!r}: {key}-data is not base64"
+                f"kubeconfig {entry.source}: {what} {shown(entry.name)}: {key}-data is not base64"
             ) from None
-        return
-    file = field(entry, what, key, str)
-    if file is not None and not (entry.directory / Path(file).expanduser()).is_file():
+    else:
+        file = field(entry, what, key, str)
+        if file is None or (pem is None and (entry.directory / Path(file).expanduser()).is_file()):
+            return
+        path = entry.directory / Path(file).expanduser()
+        if not path.is_file():
+            raise KubeconfigError(
+                f"kubeconfig {entry.source}: {what} {shown(entry.name)}: {key} {shown(file)} does not exist"
+                + ("" if Path(file).is_absolute() else f" (relative paths are read from {entry.directory})")
+            )
+        given = f"{key} {shown(file)}"
+        try:
+            with path.open("rb") as handle:
+                content = handle.read(PEM_READ_LIMIT)
+        except OSError as failure:
+            raise KubeconfigError(
+                f"kubeconfig {entry.source}: {what} {shown(entry.name)}: {given} cannot be read: "
+                f"{failure.strerror or failure}"
+            ) from None
+    if pem is not None and PEM_MARKERS[pem] not in content:
         raise KubeconfigError(
-            f"kubeconfig {entry.source}: {what} {entry.name!r}: {key} {file} does not exist"
-            + ("" if Path(file).is_absolute() else f" (relative paths are read from {entry.directory})")
+            f"kubeconfig {entry.source}: {what} {shown(entry.name)}: {given} is not a PEM {pem.lower()} (no "
+            f"'{PEM_MARKERS[pem].decode()}' marker); give the PEM file ({key}) or its base64-encoded content ({key}-data)"
         )
 
 
@@ -230,7 +257,7 @@ def check_cluster(cluster: Named) -> str:
         usable = False
     if not usable:
         raise KubeconfigError(
-            f"kubeconfig {cluster.source}: cluster {cluster.name!r}: server {server!r} is not an http(s) URL"
+            f"kubeconfig {cluster.source}: cluster {shown(cluster.name)}: server {shown(server)} is not an http(s) URL"
         )
     try:
         port = parts.port
@@ -239,7 +266,7 @@ def check_cluster(cluster: Named) -> str:
     if parts.username is not None or parts.password is not None:
         # The client drops a URL's userinfo without a word; the credential belongs in the user entry.
         raise KubeconfigError(
-            f"kubeconfig {cluster.source}: cluster {cluster.name!r}: server holds a user name or password before its "
+            f"kubeconfig {cluster.source}: cluster {shown(cluster.name)}: server holds a user name or password before its "
             "host, which the verifier does not send; give the credential in the context's user entry (token, "
             "tokenFile, client-certificate, exec). The value is not shown"
         )
@@ -247,13 +274,13 @@ def check_cluster(cluster: Named) -> str:
         # The client appends the API path to the server URL as text (`<server>/api/v1/nodes`): after a query or a
         # fragment it is no path at all, and every request would go to the server's root.
         raise KubeconfigError(
-            f"kubeconfig {cluster.source}: cluster {cluster.name!r}: server {parts.scheme}://{parts.netloc}{parts.path} "
+            f"kubeconfig {cluster.source}: cluster {shown(cluster.name)}: server {parts.scheme}://{parts.netloc}{parts.path} "
             "has a query or a fragment (after '?' or '#', not shown), which the API path cannot follow; give the API "
             "server's URL, with a base path at most (https://api.example.com:6443/base)"
         )
     if port is not None and not 1 <= port <= 65535:
         raise KubeconfigError(
-            f"kubeconfig {cluster.source}: cluster {cluster.name!r}: server {server!r}: its port is not a whole "
+            f"kubeconfig {cluster.source}: cluster {shown(cluster.name)}: server {shown(server)}: its port is not a whole "
             "number from 1 to 65535"
         )
     check_file_or_data(cluster, "cluster", "certificate-authority")
@@ -264,7 +291,7 @@ def check_cluster(cluster: Named) -> str:
         # kubectl refuses the pair (k8s.io/client-go v0.34.12 transport/transport.go, TLSConfigFor: "specifying a root
         # certificates file with the insecure flag is not allowed"); the verifier would otherwise trust either.
         raise KubeconfigError(
-            f"kubeconfig {cluster.source}: cluster {cluster.name!r}: insecure-skip-tls-verify is true beside a "
+            f"kubeconfig {cluster.source}: cluster {shown(cluster.name)}: insecure-skip-tls-verify is true beside a "
             "certificate-authority, which kubectl refuses (a CA to check the server against, or no check: one of "
             "them); remove insecure-skip-tls-verify"
         )
@@ -286,14 +313,14 @@ def check_credential_transport(cluster: Named, server: str, user: Named | None, 
         return
     if user.body.get("client-certificate") or user.body.get("client-certificate-data"):
         raise KubeconfigError(
-            f"kubeconfig {cluster.source}: cluster {cluster.name!r}: server is http://, and user {user.name!r} has a "
+            f"kubeconfig {cluster.source}: cluster {shown(cluster.name)}: server is http://, and user {shown(user.name)} has a "
             "client certificate, which only a TLS handshake presents; give the server as https://"
         )
     secret_sent = sends_token or bool(user.body.get("password"))
     if secret_sent and (parts.hostname or "") not in LOOPBACK_HOSTS:
         raise KubeconfigError(
-            f"kubeconfig {cluster.source}: cluster {cluster.name!r}: server is http:// on {parts.hostname!r}, and user "
-            f"{user.name!r} sends a credential (a token, its exec plugin's token or a password), which would cross the "
+            f"kubeconfig {cluster.source}: cluster {shown(cluster.name)}: server is http:// on {shown(parts.hostname)}, and user "
+            f"{shown(user.name)} sends a credential (a token, its exec plugin's token or a password), which would cross the "
             "network in clear; give the server as "
             "https:// (plain http is taken only on this machine's loopback: 127.0.0.1, ::1, localhost)"
         )
@@ -308,8 +335,10 @@ def read_token_file(user: Named, token_file: str) -> str:
     (`transport.NewCachedFileTokenSource`: `strings.TrimSpace`); the Python client would send the newline."""
     path = user.directory / Path(token_file).expanduser()
     if not path.exists():
-        raise KubeconfigError(f"kubeconfig {user.source}: user {user.name!r}: tokenFile {token_file} does not exist")
-    label = f"kubeconfig {user.source}: user {user.name!r}: tokenFile {token_file}"
+        raise KubeconfigError(
+            f"kubeconfig {user.source}: user {shown(user.name)}: tokenFile {token_file} does not exist"
+        )
+    label = f"kubeconfig {user.source}: user {shown(user.name)}: tokenFile {token_file}"
     return read_text(path, label, KubeconfigError, limit=MAX_TOKEN_BYTES).strip()
 
 
@@ -348,7 +377,7 @@ def check_user_fields(user: Named) -> None:
             why = f"{printable(one_line(str(key), 60))!r} is not a field of a kubeconfig user"
         else:
             continue
-        raise KubeconfigError(f"kubeconfig {user.source}: user {user.name!r}: {why}; {SUPPORTED_USERS}")
+        raise KubeconfigError(f"kubeconfig {user.source}: user {shown(user.name)}: {why}; {SUPPORTED_USERS}")
 
 
 def check_user(user: Named) -> tuple[str | None, str | None]:
@@ -362,9 +391,9 @@ def check_user(user: Named) -> tuple[str | None, str | None]:
     if token is None and (token_file := field(user, "user", "tokenFile", str)) is not None:
         token, where = read_token_file(user, token_file), f"the content of tokenFile {token_file}"
     if token is not None and not header_safe(token):
-        raise KubeconfigError(f"kubeconfig {user.source}: user {user.name!r}: {where} {NOT_HEADER_SAFE}")
-    check_file_or_data(user, "user", "client-certificate")
-    check_file_or_data(user, "user", "client-key")
+        raise KubeconfigError(f"kubeconfig {user.source}: user {shown(user.name)}: {where} {NOT_HEADER_SAFE}")
+    check_file_or_data(user, "user", "client-certificate", "CERTIFICATE")
+    check_file_or_data(user, "user", "client-key", "PRIVATE KEY")
     field(user, "user", "exec", dict)
     return (token, where) if token else (None, None)
 
@@ -382,7 +411,7 @@ def credential_refused(user: Named | None, token_where: str | None, plugin: Exec
         sent.append("its client certificate (client-certificate)")
     if plugin is None and token_where is None and user.body.get("username"):
         sent.append("its username and password")
-    whose = f"user {user.name!r} in {user.source}"
+    whose = f"user {shown(user.name)} in {user.source}"
     if not sent:
         return f"{whose} has no credential (none of token, tokenFile, client-certificate, exec), so none was sent"
     fix = (
@@ -428,14 +457,14 @@ class ExecPlugin:
         api_version = field(spec, what, "apiVersion", str, required=True)
         args = field(spec, what, "args", list) or []
         if not all(isinstance(arg, str) for arg in args):
-            raise KubeconfigError(f"kubeconfig {user.source}: user {user.name!r}: exec args must all be strings")
+            raise KubeconfigError(f"kubeconfig {user.source}: user {shown(user.name)}: exec args must all be strings")
         env = []
         for index, item in enumerate(field(spec, what, "env", list) or []):
             if not (
                 isinstance(item, dict) and isinstance(item.get("name"), str) and isinstance(item.get("value"), str)
             ):
                 raise KubeconfigError(
-                    f"kubeconfig {user.source}: user {user.name!r}: exec env[{index}] is not a mapping with string name and value"
+                    f"kubeconfig {user.source}: user {shown(user.name)}: exec env[{index}] is not a mapping with string name and value"
                 )
             env.append((item["name"], item["value"]))
         provide = field(spec, what, "provideClusterInfo", bool)
@@ -455,7 +484,7 @@ class ExecPlugin:
         return redacted_command((self.command, *self.args))
 
     def _describe(self) -> str:
-        return f"the exec credential command `{self.command_line}` (user {self.user!r} in {self.source})"
+        return f"the exec credential command `{self.command_line}` (user {shown(self.user)} in {self.source})"
 
     def run(self, timeout_s: float, interactive: bool = False) -> Credential:
         """Runs the plugin for at most `timeout_s`; on a terminal it may prompt, elsewhere its stdin is empty."""
@@ -542,14 +571,14 @@ class ExecPlugin:
             raise ExecPluginError(f"{self._describe()} printed an ExecCredential without a status mapping")
         if printed.get("apiVersion") != self.api_version:
             raise ExecPluginError(
-                f"{self._describe()} answered in apiVersion {printed.get('apiVersion')!r}, the kubeconfig asks for {self.api_version!r}"
+                f"{self._describe()} answered in apiVersion {shown(printed.get('apiVersion'))}, the kubeconfig asks for {shown(self.api_version)}"
             )
         expires = status.get("expirationTimestamp")
         try:
             expiry = datetime.fromisoformat(expires.replace("Z", "+00:00")) if isinstance(expires, str) else None
         except ValueError:
             raise ExecPluginError(
-                f"{self._describe()} printed expirationTimestamp {expires!r}, which is not an RFC 3339 time"
+                f"{self._describe()} printed expirationTimestamp {shown(expires)}, which is not an RFC 3339 time"
             ) from None
         if expiry is not None and expiry.tzinfo is None:
             expiry = expiry.replace(tzinfo=UTC)
@@ -681,7 +710,7 @@ def first_by_name(entries: list[Named]) -> dict[str, Named]:
 
 
 def names(entries: Mapping[str, Named]) -> str:
-    return ", ".join(sorted(entries)) or "none"
+    return ", ".join(map(shown, sorted(entries))) or "none"
 
 
 def load_kubeconfig(path: str | None, context: str | None = None) -> Kubeconfig:
@@ -701,7 +730,7 @@ def load_kubeconfig(path: str | None, context: str | None = None) -> Kubeconfig:
     where = str(files[0]) if len(files) == 1 else f"$KUBECONFIG ({os.pathsep.join(map(str, files))})"
     contexts, clusters, users = (first_by_name(sections[key]) for key in ("contexts", "clusters", "users"))
     if context:
-        name, named_in = context, f"--context {context}"
+        name, named_in = context, f"--context {shown(context)}"
     elif current is not None:
         name, named_in = current[0], f"current-context in {current[1]}"
     else:
@@ -711,21 +740,21 @@ def load_kubeconfig(path: str | None, context: str | None = None) -> Kubeconfig:
     chosen_context = contexts.get(name)
     if chosen_context is None:
         raise KubeconfigError(
-            f"kubeconfig {where}: no context named {name!r} ({named_in}; contexts: {names(contexts)})"
+            f"kubeconfig {where}: no context named {shown(name)} ({named_in}; contexts: {names(contexts)})"
         )
     cluster_name = field(chosen_context, "context", "cluster", str, required=True)
     user_name = field(chosen_context, "context", "user", str)
     cluster = clusters.get(cluster_name)
     if cluster is None:
         raise KubeconfigError(
-            f"kubeconfig {chosen_context.source}: context {name!r} names cluster {cluster_name!r}, "
+            f"kubeconfig {chosen_context.source}: context {shown(name)} names cluster {shown(cluster_name)}, "
             f"which no clusters entry defines (clusters: {names(clusters)})"
         )
     server = check_cluster(cluster)
     user = users.get(user_name) if user_name else None
     if user_name and user is None:
         raise KubeconfigError(
-            f"kubeconfig {chosen_context.source}: context {name!r} names user {user_name!r}, "
+            f"kubeconfig {chosen_context.source}: context {shown(name)} names user {shown(user_name)}, "
             f"which no users entry defines (users: {names(users)})"
         )
     plugin, token, token_where = None, None, None

@@ -133,6 +133,5 @@ def write_json_report(
     unreachable: bool = False,
     unusable: bool = False,
 ) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
     document = redacted_leaves(json_report(results, expect, interrupted, unreachable, unusable))
     path.write_text(json.dumps(document, indent=2) + "\n")

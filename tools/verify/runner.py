@@ -24,7 +24,7 @@ from tools.verify.checks import (
     api_failure,
     unexpected_failure,
 )
-from tools.verify.cluster import Cluster, ClusterError
+from tools.verify.cluster import Cluster, ClusterError, ClusterUnreachableError, UnusableAnswerError
 from tools.verify.expectations import Expectations
 from tools.verify.metrics import HeldGpu, MetricsSettings, read_attribution
 from tools.verify.objects import current_slices
@@ -101,7 +101,14 @@ class Verification:
         self.burn_in_settings = burn_in
 
     def _read(self) -> Outcome:
-        self.state = read_cluster_state(self.cluster, self.expect)
+        try:
+            self.state = read_cluster_state(self.cluster, self.expect)
+        except (ClusterUnreachableError, UnusableAnswerError):
+            raise
+        except ClusterError as error:
+            # An HTTP error at the first read (404, 431, 500) leaves every check unjudged: the cluster's answers could
+            # not be used, exit 2 (docs/verify.md's exit codes), not 1, which says a check found the cluster wrong.
+            raise UnusableAnswerError(str(error)) from None
         return Outcome(
             f"{len(self.state.nodes)} nodes, {len(self.state.driver_pods)} pods in {self.expect.driver_namespace}, "
             f"{len(self.state.device_classes)} DeviceClasses, {len(self.state.resource_slices)} ResourceSlices"

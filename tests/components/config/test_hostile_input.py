@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from pulumi.runtime import rpc
 
 from components.config import ConfigError, parse_stack_config
+from components.config.reading import InputError, parse_yaml
 from components.config.stack_file import load_stack_config, program_config
 from components.input.stack import StackInput
 from tools.plan.mock_engine import run_program
@@ -279,3 +280,21 @@ def test_secret_driver_values_stay_secret_in_the_helm_release():
         "only the driver's values are secret"
     )
     assert "ngc-key-5ecret" not in json.dumps(presentable(release.inputs, {}))
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("a: !CANARYq7Zk x\n", "an unknown tag at line 1, column 4"),
+        ("a: *CANARYq7Zk\n", "an undefined alias at line 1, column 4"),
+        ("a: &CANARYq7Zk x\nb: &CANARYq7Zk y\n", "an anchor given twice at line 2, column 4"),
+        ('a: "CANARYq7Zk\\q"\n', "an unknown escape character"),
+        ("a: !CANARYq7Zk!x y\n", "an undefined tag handle at line 1, column 4"),
+        ("a: `CANARYq7Zk\n", "a character that cannot start any token at line 1, column 4"),
+    ],
+)
+def test_a_yaml_problem_names_its_kind_and_place_and_quotes_nothing_of_the_document(text, kind):
+    """Issue 37 #3: `chartRepositoryPassword: !s3cret` was refused quoting the tag, the secret itself."""
+    with pytest.raises(InputError) as refused:
+        parse_yaml(text, "nebius-dra:chartRepositoryPassword")
+    assert kind in str(refused.value) and "CANARY" not in str(refused.value), refused.value

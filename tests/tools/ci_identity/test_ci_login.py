@@ -211,11 +211,14 @@ def test_only_https_or_loopback_http_is_spoken_to():
     assert status == 2 and "not an https URL" in err
 
 
-def test_a_service_account_id_of_another_shape_is_refused_before_any_request():
+@pytest.mark.parametrize("given", ["", "x:CANARY1@h", "serviceaccount-\x1b[2J"])
+def test_a_service_account_id_of_another_shape_is_refused_before_any_request(given):
+    """A credential pasted into the variable is shown by its shape, a terminal escape escaped (issue 37)."""
     out, err = io.StringIO(), io.StringIO()
     with redirect_stdout(out), redirect_stderr(err):
-        status = login.main(["--service-account-id", ""], {})
+        status = login.main(["--service-account-id", given], {})
     assert status == 2 and "is not a service account ID" in err.getvalue() and out.getvalue() == ""
+    assert "CANARY1" not in err.getvalue() and "\x1b" not in err.getvalue()
 
 
 EXEC_CREDENTIAL_CLI = """#!/bin/sh

@@ -514,7 +514,7 @@ def test_the_cli_prices_a_stack_and_refuses_an_unknown_revision(capsys):
     assert cost_cli.main(["--stack", "prod", "--base", "no-such-revision-anywhere"]) == 2
     assert "is not a git revision" in capsys.readouterr().err
     assert cost_cli.main(["--stack", "../x"]) == 2
-    assert "invalid stack name '../x': a stack name is 1 to 100 ASCII letters" in capsys.readouterr().err
+    assert 'invalid stack name "../x": a stack name is 1 to 100 ASCII letters' in capsys.readouterr().err
     with pytest.raises(SystemExit):
         cost_cli.main(["--stack", "prod", "--change-only"])
     assert "--change-only needs --base" in capsys.readouterr().err

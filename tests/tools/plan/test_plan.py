@@ -284,3 +284,44 @@ def test_a_policy_config_with_a_bad_level_or_shape_names_the_entry(tmp_path, cap
     assert plan.main(["--stack", "dev", "--out", "none", "--policy-config", str(policy_config)]) == plan.EXIT_PROGRAM
     err = capsys.readouterr().err
     assert expected in err and "Traceback" not in err
+
+
+CANARY = "x:CANARY1@h"
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        {CANARY: "advisory"},
+        {"all": CANARY + "\x1b[2J"},
+        {"all": {CANARY: 1}},
+        {"max-hourly-cost": [CANARY]},
+        {"mk8s-cluster-version": {"minimumVersion": CANARY}},
+    ],
+)
+def test_a_refused_policy_config_shows_a_credential_shaped_key_or_value_by_its_shape(tmp_path, capsys, document):
+    policy_config = tmp_path / "policy-config.json"
+    policy_config.write_text(json.dumps(document))
+    assert plan.main(["--stack", "dev", "--out", "none", "--policy-config", str(policy_config)]) == plan.EXIT_PROGRAM
+    err = capsys.readouterr().err
+    assert "CANARY1" not in err and "hidden: may be a credential" in err and "\x1b" not in err
+
+
+@pytest.fixture(scope="module")
+def every_policy_disabled():
+    return build_plan("dev", out=None, policy_config={"all": "disabled", "max-hourly-cost": "advisory"})
+
+
+def test_a_policy_config_that_disables_policies_says_so_in_every_format(every_policy_disabled):
+    from tools.plan.report import plan_document, render_markdown, render_text
+
+    text, markdown = render_text(every_policy_disabled), render_markdown(every_policy_disabled)
+    summary = text.splitlines()[0]
+    assert "policies pass" not in summary and "disabled by --policy-config (all), 1 run" in summary
+    assert "MANDATORY" in summary
+    for rendered in (text, markdown):
+        assert "mk8s-cluster-version (MANDATORY): by --policy-config all" in rendered
+        assert "every rule passes" not in rendered.lower()
+    disabled = plan_document(every_policy_disabled)["disabled"]
+    assert {"policy": "mk8s-cluster-version", "mandatory": True, "by": "all"} in disabled
+    assert "max-hourly-cost" not in {entry["policy"] for entry in disabled}

@@ -14,6 +14,7 @@ from components.config.stack_file import load_stack_config
 from components.redaction import redacted
 from tests.helpers import with_gpu_groups_changed
 from tools.plan import __main__ as plan_cli
+from tools.plan.baseline import BaselineError, read_baseline
 from tools.plan.model import build_plan
 from tools.plan.report import plan_document, render_json, render_markdown, render_text
 
@@ -102,9 +103,9 @@ def test_a_node_group_whose_minor_goes_down_is_refused_naming_it_both_versions_a
     [
         (
             lambda b: b["nodeGroups"][0].pop("protect"),
-            "nodeGroups[0] (dra-dev-h200) has no protect; tools.plan writes true or false",
+            'nodeGroups[0] ("dra-dev-h200") has no protect; tools.plan writes true or false',
         ),
-        (lambda b: b["nodeGroups"][1].pop("version"), "nodeGroups[1] (dra-dev-system) has no version"),
+        (lambda b: b["nodeGroups"][1].pop("version"), 'nodeGroups[1] ("dra-dev-system") has no version'),
         (lambda b: b.update(cluster=None), "cluster is null (a stack on an existing cluster) but nodeGroups lists 2"),
         (
             lambda b: b.update(driverRoot=None),
@@ -215,3 +216,19 @@ def test_a_deleted_group_carrying_a_staying_groups_label_is_named_by_its_own_nam
     plan_cli.main(["--stack", "dev", "--out", "none", "--baseline", str(path)])
     out = capsys.readouterr().out
     assert "DELETES node group dra-dev-x9" in out and "DELETES node group h200" not in out, out
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        {"stack": "x:CANARY1@h\x1b[2J", "nodeGroups": []},
+        {"stack": "dev", "error": "failed at x:CANARY1@h\x1b[2J", "nodeGroups": []},
+        {"stack": "dev", "nodeGroups": [], "planFormat": "x:CANARY1@h"},
+    ],
+)
+def test_a_baseline_field_is_quoted_through_shown_never_raw(document):
+    """Issue 37: a baseline's stack, error and planFormat were quoted raw; a credential-shaped one by its shape."""
+    with pytest.raises(BaselineError) as refused:
+        read_baseline(document, "dev")
+    assert "CANARY1" not in str(refused.value) and "\x1b" not in str(refused.value)
+    assert "hidden: may be a credential" in str(refused.value)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from components.shown import shown
 from tools.plan import __main__ as plan
 from tools.plan.files import MARKER, SymlinkRefusedError, plan_files, write_plan_files
 from tools.plan.mock_engine import RegisteredResource
@@ -194,7 +195,7 @@ def test_a_namespace_or_release_named_dots_stays_a_name_not_a_folder():
 def test_a_stack_name_that_is_not_a_pulumi_name_is_refused_before_any_use(tmp_path, program_runs, capsys, stack):
     out = tmp_path / "out"
     err = _refused(capsys, ["--stack", stack, "--out", str(out)])
-    assert f"invalid stack name {stack!r}" in err
+    assert f"invalid stack name {shown(stack)}" in err
     assert "letters, digits, '-', '_' or '.'" in err and "not '.' or '..'" in err
     assert program_runs == [], "the program ran for a stack name that is not one"
     assert sorted(tmp_path.iterdir()) == [], "something was written for a refused stack name"

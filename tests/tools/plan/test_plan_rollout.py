@@ -181,7 +181,7 @@ def test_capacity_preset_and_disk_changes_recreate_and_labels_taints_and_size_do
 @pytest.mark.parametrize(
     ("document", "expected"),
     [
-        ({"stack": "dev", "nodeGroups": []}, "the baseline is a plan of stack dev, not of prod"),
+        ({"stack": "dev", "nodeGroups": []}, 'the baseline is a plan of stack "dev", not of prod'),
         ({"stack": "prod"}, "not the JSON of an offline plan"),
         ([], "not the JSON of an offline plan"),
         ({"stack": "prod", "nodeGroups": [{"urn": 1}]}, "not the JSON of an offline plan"),
@@ -200,7 +200,7 @@ def test_the_cli_compares_with_a_baseline_file_and_refuses_a_bad_one(tmp_path, c
     assert "no node is recreated" in capsys.readouterr().out
     baseline.write_text(json.dumps({"stack": "dev", "nodeGroups": []}))
     assert plan_cli.main(["--stack", "prod", "--out", "none", "--baseline", str(baseline)]) == plan_cli.EXIT_PROGRAM
-    assert "the baseline is a plan of stack dev, not of prod" in capsys.readouterr().err
+    assert 'the baseline is a plan of stack "dev", not of prod' in capsys.readouterr().err
 
 
 def test_the_resource_tree_shows_capacity_strategy_and_repair(prod_baseline):

@@ -163,7 +163,9 @@ def test_an_exec_plugin_that_never_returns_is_killed_with_its_children_after_its
     assert status == 2
     assert elapsed < BOUND_S
     shown = capsys.readouterr().err
-    assert "FAIL [1/15] Read the cluster: the cluster could not be reached" in shown
+    # Its own heading: the credential command failed, nothing was sent (hostile review, issue 37).
+    assert "FAIL [1/15] Read the cluster: the kubeconfig's credential command failed" in shown
+    assert "could not be reached" not in shown and "an answer within the time limit" not in shown
     assert "the exec credential command `./login.sh --profile dev`" in shown
     assert "did not finish within 1s (--exec-plugin-timeout)" in shown
     assert "after writing 1 line to stderr (not shown: a plugin may print its credential there)" in shown
@@ -361,6 +363,9 @@ def set_path(path: str, value: Any) -> Any:
 
 
 DELETE = object()
+# Only their PEM markers are read before a TLS handshake; a handshake would refuse these.
+PEM_CERTIFICATE = base64.b64encode(b"-----BEGIN CERTIFICATE-----\nMA==\n-----END CERTIFICATE-----\n").decode()
+PEM_KEY = base64.b64encode(b"-----BEGIN PRIVATE KEY-----\nMA==\n-----END PRIVATE KEY-----\n").decode()
 
 MALFORMED = {
     "invalid-yaml": ("clusters: [\n  {name: c\n", "not valid YAML"),
@@ -373,34 +378,34 @@ MALFORMED = {
     "empty": ("", "the file is empty"),
     "cluster-as-string": (
         changed(set_path("clusters.0.cluster", "https://127.0.0.1:6443")),
-        "cluster 'c': cluster is a string, not a mapping",
+        'cluster "c": cluster is a string, not a mapping',
     ),
     "clusters-as-mapping": (changed(set_path("clusters", {"c": {}})), "clusters is a mapping, not a list"),
     "context-entry-as-string": (changed(set_path("contexts.0", "x")), "contexts[0] is a string, not a mapping"),
     "user-without-name": (changed(set_path("users.0.name", DELETE)), "users[0] has no name"),
-    "context-without-body": (changed(set_path("contexts.0.context", DELETE)), "context 'x': has no context"),
+    "context-without-body": (changed(set_path("contexts.0.context", DELETE)), 'context "x": has no context'),
     "no-current-context": (
         changed(set_path("current-context", DELETE)),
-        "no current-context and no --context given (contexts: x)",
+        'no current-context and no --context given (contexts: "x")',
     ),
     "current-context-as-list": (changed(set_path("current-context", ["x"])), "current-context is a list"),
-    "unknown-current-context": (changed(set_path("current-context", "y")), "no context named 'y'"),
-    "context-without-cluster": (changed(set_path("contexts.0.context.cluster", DELETE)), "context 'x' has no cluster"),
-    "unknown-cluster": (changed(set_path("contexts.0.context.cluster", "d")), "names cluster 'd', which no clusters"),
-    "unknown-user": (changed(set_path("contexts.0.context.user", "v")), "names user 'v', which no users"),
-    "no-server": (changed(set_path("clusters.0.cluster.server", DELETE)), "cluster 'c' has no server"),
+    "unknown-current-context": (changed(set_path("current-context", "y")), 'no context named "y"'),
+    "context-without-cluster": (changed(set_path("contexts.0.context.cluster", DELETE)), 'context "x" has no cluster'),
+    "unknown-cluster": (changed(set_path("contexts.0.context.cluster", "d")), 'names cluster "d", which no clusters'),
+    "unknown-user": (changed(set_path("contexts.0.context.user", "v")), 'names user "v", which no users'),
+    "no-server": (changed(set_path("clusters.0.cluster.server", DELETE)), 'cluster "c" has no server'),
     "server-not-a-url": (
         changed(set_path("clusters.0.cluster.server", "127.0.0.1:6443")),
-        "server '127.0.0.1:6443' is not an http(s) URL",
+        'server "127.0.0.1:6443" is not an http(s) URL',
     ),
     # Hostile review: a port past 65535 was taken.
     "server-port-past-65535": (
         changed(set_path("clusters.0.cluster.server", "https://127.0.0.1:99999")),
-        "server 'https://127.0.0.1:99999': its port is not a whole number from 1 to 65535",
+        'server "https://127.0.0.1:99999": its port is not a whole number from 1 to 65535',
     ),
     "server-port-zero": (
         changed(set_path("clusters.0.cluster.server", "https://[::1]:0/")),
-        "server 'https://[::1]:0/': its port is not a whole number from 1 to 65535",
+        ": its port is not a whole number from 1 to 65535",
     ),
     "server-as-number": (changed(set_path("clusters.0.cluster.server", 6443)), "server is a number, not a string"),
     "skip-tls-as-string": (
@@ -413,16 +418,16 @@ MALFORMED = {
     ),
     "ca-file-missing": (
         changed(set_path("clusters.0.cluster.certificate-authority", "ca.crt")),
-        "certificate-authority ca.crt does not exist (relative paths are read from",
+        'certificate-authority "ca.crt" does not exist (relative paths are read from',
     ),
     "exec-as-string": (changed(set_path("users.0.user", {"exec": "nebius"})), "exec is a string, not a mapping"),
     "exec-without-command": (
         changed(set_path("users.0.user", {"exec": {"apiVersion": EXEC_API}})),
-        "exec of user 'u' has no command",
+        'exec of user "u" has no command',
     ),
     "exec-without-api-version": (
         changed(set_path("users.0.user", {"exec": {"command": "nebius"}})),
-        "exec of user 'u' has no apiVersion",
+        'exec of user "u" has no apiVersion',
     ),
     "exec-args-as-string": (
         changed(set_path("users.0.user", {"exec": {"apiVersion": EXEC_API, "command": "nebius", "args": "a b"}})),
@@ -439,7 +444,7 @@ MALFORMED = {
     **{
         f"user-{key}": (
             changed(set_path(f"users.0.user.{key}", value)),
-            f"user 'u': {named}; the verifier supports token, tokenFile, client-certificate(-data)",
+            f'user "u": {named}; the verifier supports token, tokenFile, client-certificate(-data)',
         )
         for key, value, named in (
             ("as", "admin", "as impersonates another identity, which the verifier does not do"),
@@ -518,7 +523,7 @@ def test_a_kubeconfig_that_is_not_a_readable_file_is_one_line(tmp_path, capsys, 
 def test_an_unknown_context_flag_lists_the_contexts(tmp_path, capsys):
     path = write_kubeconfig(tmp_path, "https://127.0.0.1:6443")
     assert run_cli("--kubeconfig", str(path), "--context", "nope")[0] == 2
-    assert "no context named 'nope' (--context nope; contexts: x)" in capsys.readouterr().err
+    assert 'no context named "nope" (--context "nope"; contexts: "x")' in capsys.readouterr().err
 
 
 def test_kubeconfig_from_the_environment_merges_files_and_names_them_when_none_exists(tmp_path, monkeypatch, capsys):
@@ -583,7 +588,7 @@ def test_a_kubeconfig_token_a_header_cannot_carry_is_refused_by_user_and_field_n
     kubeconfig = write_kubeconfig(tmp_path, "http://127.0.0.1:9", {"token": FORGED_TOKEN})
     assert run_cli("--kubeconfig", str(kubeconfig), "--json", str(report))[0] == 2
     shown = capsys.readouterr()
-    assert f"kubeconfig {kubeconfig}: user 'u': token holds a character an HTTP Authorization header" in shown.err
+    assert f'kubeconfig {kubeconfig}: user "u": token holds a character an HTTP Authorization header' in shown.err
     assert "not shown" in shown.err
     assert_secret_absent(FORGED_TOKEN, shown.out, shown.err, report.read_text() if report.exists() else "")
 
@@ -612,7 +617,7 @@ def test_a_token_file_with_a_newline_inside_is_refused_by_name(tmp_path, capsys)
     kubeconfig = write_kubeconfig(tmp_path, "http://127.0.0.1:9", {"tokenFile": "token"})
     assert run_cli("--kubeconfig", str(kubeconfig))[0] == 2
     shown = capsys.readouterr()
-    assert "user 'u': the content of tokenFile token holds a character" in shown.err
+    assert 'user "u": the content of tokenFile token holds a character' in shown.err
     assert_secret_absent(FORGED_TOKEN, shown.out, shown.err)
 
 
@@ -900,7 +905,7 @@ def test_a_name_given_twice_in_a_kubeconfig_list_is_refused_naming_it_and_neithe
     assert cli.main(["--stack", "dev", "--skip-smoke", "--kubeconfig", str(path)]) == 2
     err = capsys.readouterr().err
     name = document[section][0]["name"]
-    assert f"{section} names '{name}' twice, {section}[0] and {section}[1]" in err
+    assert f'{section} names "{name}" twice, {section}[0] and {section}[1]' in err
     assert "CANARY" not in err
 
 
@@ -958,9 +963,9 @@ def unauthorized(connection: socket.socket, _stopping: threading.Event) -> None:
 @pytest.mark.parametrize(
     ("user", "named"),
     [
-        ({"token": "t"}, "the API server refused its static token (token) (user 'u' in "),
+        ({"token": "t"}, 'the API server refused its static token (token) (user "u" in '),
         ({"tokenFile": "token.txt"}, "the API server refused its static token (the content of tokenFile token.txt)"),
-        ({}, "user 'u' in "),
+        ({}, 'user "u" in '),
         (exec_user("./get-token.sh"), "the API server refused the credential of its exec plugin `./get-token.sh"),
     ],
     ids=["token", "token-file", "none", "exec"],
@@ -987,7 +992,7 @@ def test_a_refused_credential_is_named_as_the_kubeconfig_gives_it_and_exits_2(sc
         ("http://api.example.com", exec_user("./get-token.sh", {}), "which would cross the network in clear"),
         (
             "http://127.0.0.1:9",
-            {"client-certificate-data": "Y2VydA==", "client-key-data": "a2V5"},
+            {"client-certificate-data": PEM_CERTIFICATE, "client-key-data": PEM_KEY},
             "which only a TLS handshake presents",
         ),
     ],
