@@ -7,6 +7,7 @@ import dataclasses
 import json
 import re
 import subprocess
+import textwrap
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -353,3 +354,21 @@ def test_each_queue_example_plans_on_the_stack_it_names_without_a_quota_advisory
         queues = yaml.safe_load(block)["nebius-dra:queues"]
         plan = build_plan(stack, {**load_stack_config(stack), "nebius-dra:queues": json.dumps(queues)}, out=None)
         assert not plan.blocked and [f.policy for f in plan.findings if f.policy.startswith("queue-")] == [], stack
+
+
+def test_the_secret_placeholder_the_configuration_page_shows_plans_as_a_secret(tmp_path, capsys):
+    """A newcomer without the Pulumi CLI plans with a `secure:` placeholder (issue 37): the page's example is read
+    as a secret, plans, and its text is never printed."""
+    (block,) = re.findall(
+        r"### Writing a secret\n.*?```yaml\n  # Pulumi\.dev\.yaml.*?\n(.*?)  ```",
+        (DOCS / "configuration.md").read_text(),
+        re.DOTALL,
+    )
+    edit = yaml.safe_load(textwrap.dedent(block))["config"]
+    placeholder = edit["nebius-dra:chartRepositoryPassword"]["secure"]
+    dev = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
+    stack_file = tmp_path / "Pulumi.dev.yaml"
+    stack_file.write_text(yaml.safe_dump({"config": {**dev["config"], **edit}}))
+    assert plan_main(["--stack-file", str(stack_file), "--out", "none"]) == 0
+    printed = capsys.readouterr()
+    assert placeholder not in printed.out + printed.err

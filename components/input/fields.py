@@ -28,6 +28,8 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from components.shown import shown
+
 # Whole-string patterns over ASCII only, in the syntax RE2 (Go) and ECMA-262 share, because editors
 # and validators run them from the published JSON Schema (stack-file.schema.json). pydantic runs
 # them with its rust-regex engine (the `regex` crate: RE2's syntax, and `$` ends the text unless
@@ -87,7 +89,7 @@ CONDITION_TYPE_PATTERN = r"^[A-Z][A-Za-z0-9]{0,62}$"
 # is a name or an IPv6 literal in brackets (RFC 3986 section 3.2.2, `[::1]`). A name is labels of 1 to 63 letters,
 # digits and '-', neither first nor last, joined by '.' (RFC 1123 section 2.1; a name's 253 characters are within the
 # URL's bound); an IPv6 literal must parse as one, and the path have no dot segment, which no pattern of the shared
-# syntax states (`_url_means_what_it_says`).
+# syntax states (`url_problem`, which also words a refusal by the part that failed).
 # A TCP port, 1 to 65535 without a leading zero (RFC 9293 section 3.1: 16 bits; 0 is reserved). Go's net/url, which
 # Helm parses a repository URL with, checks only that a port is digits (validOptionalPort): `:99999` would fail only
 # when the chart is fetched, at `pulumi up`.
@@ -226,43 +228,123 @@ ChartVersion = Annotated[
 ]
 
 
-def _refused_as_the_pattern() -> PydanticCustomError:
-    return PydanticCustomError(
-        "string_pattern_mismatch", "String should match pattern '{pattern}'", {"pattern": CHART_REPOSITORY_PATTERN}
-    )
+CHART_REPOSITORY_RULE = (
+    "allowed: https://, http:// or oci:// then host[:port][/path] (host: DNS labels or [IPv6]; port 1 to 65535; no "
+    "'.' or '..' path segment; no query or fragment), without user or password: a login goes in "
+    "nebius-dra:chartRepositoryUsername and nebius-dra:chartRepositoryPassword; or empty for the chart's upstream"
+)
+CHART_REPOSITORY_LIMIT = 255
+_URL_SCHEMES = ("https", "http", "oci")
+# The characters CHART_REPOSITORY_PATTERN has anywhere; the look-alikes of '@' a terminal shows as it (U+FF20, U+FE6B).
+_URL_CHARACTERS = re.compile(r"[A-Za-z0-9._~%+:/\[\]-]")
+_AT_SIGNS = ("@", "\uff20", "\ufe6b")
+_HOST_LABEL = re.compile(r"[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?")
+_PATH_SEGMENT = re.compile(r"[A-Za-z0-9._~%+-]+")
 
 
-def _url_means_what_it_says(url: str) -> str:
-    """What no pattern of the shared syntax states, refused with the pattern's error so the user reads the same
-    message: a repository URL's IPv6 literal is one (`[::::]` has the pattern's characters and is none), and its path
-    has no dot segment, as it is or percent-encoded (`/..`, `/%2e%2e`, `/.`): a client removes them before it fetches
-    (RFC 3986 section 5.2.4, and section 6.2.2.2: `%2e` is `.`), so the URL the plan shows would not be the one
-    Helm reads."""
-    after_scheme = url.partition("://")[2]
-    if after_scheme.startswith("["):
+def url_problem(url: str) -> str | None:
+    """The first part of a repository URL that CHART_REPOSITORY_PATTERN, its bound or what no pattern states refuses,
+    in words, or None for a URL the field takes. What could be a credential is named, never quoted: a user part, a
+    port that is no number (`robot:hunter2/...`); the rest is quoted through `shown`, which hides what has one's shape.
+
+    No pattern of the shared syntax states two rules: an IPv6 literal must parse as one (`[::::]` has the pattern's
+    characters and is none), and the path has no dot segment, as it is or percent-encoded (`/..`, `/%2e%2e`, `/.`): a
+    client removes them before it fetches (RFC 3986 section 5.2.4, and section 6.2.2.2: `%2e` is `.`), so the URL the
+    plan shows would not be the one Helm reads."""
+    if not url:
+        return None
+    if len(url) > CHART_REPOSITORY_LIMIT:
+        return f"it has {len(url)} characters, over the limit of {CHART_REPOSITORY_LIMIT}"
+    scheme, separator, after_scheme = url.partition("://")
+    if not separator:
+        return "it has no scheme (https://, http:// or oci://)"
+    if scheme not in _URL_SCHEMES:
+        return f"its scheme is {shown(scheme)}"
+    authority = re.split(r"[/?#\\]", after_scheme, maxsplit=1)[0]
+    if any(sign in urllib.parse.unquote(authority) for sign in _AT_SIGNS):
+        return "it has a user or password part (before an @)"
+    for mark, part in (("?", "a query (?...)"), ("#", "a fragment (#...)")):
+        if mark in after_scheme:
+            return f"it has {part}"
+    for position, character in enumerate(url, 1):
+        if not _URL_CHARACTERS.fullmatch(character):
+            name = unicodedata.name(character, "")
+            return f"character {position} is U+{ord(character):04X}{' ' + name if name else ''}"
+    host, _, path = after_scheme.partition("/")
+    return _host_problem(host) or _path_problem(path)
+
+
+def _host_problem(authority: str) -> str | None:
+    """What is wrong with `host[:port]`, or None."""
+    port: str | None
+    if authority.startswith("["):
+        literal, bracket, after = authority[1:].partition("]")
         try:
-            ipaddress.IPv6Address(after_scheme[1 : after_scheme.find("]")])
+            if not bracket or not re.fullmatch(r"[0-9A-Fa-f:.]{2,45}", literal):
+                raise ValueError(literal)
+            ipaddress.IPv6Address(literal)
         except ValueError:
-            raise _refused_as_the_pattern() from None
-    _, slash, path = after_scheme.partition("/")
-    segments = path.split("/") if slash else []
-    if any(urllib.parse.unquote(segment) in (".", "..") for segment in segments):
-        raise _refused_as_the_pattern()
-    return url
+            return "its host in brackets is no IPv6 address"
+        if after and not after.startswith(":"):
+            return "its IPv6 host is followed by something other than a :port"
+        port = after[1:] if after else None
+    else:
+        host, colon, after = authority.partition(":")
+        port = after if colon else None
+        if not host:
+            return "it has no host"
+        for number, label in enumerate(host.split("."), 1):
+            if not _HOST_LABEL.fullmatch(label):
+                return f"its host's label {number} is {shown(label)}: 1 to 63 letters, digits and '-', '-' neither first nor last"
+    if port is None:
+        return None
+    if not port.isascii() or not port.isdigit():
+        return "its port (after ':') is not a number"  # not quoted: `robot:hunter2` is a user and a password
+    if not re.fullmatch(PORT_PATTERN, port):
+        return f"its port is {port}: 1 to 65535, without a leading zero"
+    return None
+
+
+def _path_problem(path: str) -> str | None:
+    """What is wrong with the path after the host's '/', or None; a trailing '/' is allowed."""
+    segments = path.split("/")
+    for number, segment in enumerate(segments, 1):
+        if segment == "" and number == len(segments):
+            return None
+        if segment == "":
+            return f"the path's segment {number} is empty ('//')"
+        if not _PATH_SEGMENT.fullmatch(segment):
+            return f"the path's segment {number} is {shown(segment)}: letters, digits, '.', '_', '~', '%', '+' and '-'"
+        if (decoded := urllib.parse.unquote(segment)) in (".", ".."):
+            encoded = ", percent-encoded" if decoded != segment else ""
+            return f"the path's segment {number} is {shown(decoded)}{encoded}, which a client removes before it fetches"
+    return None
+
+
+def _url_refused_by_part(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+    """A refused repository URL names the part that failed (`its scheme is "ftp"`), then the rule."""
+    try:
+        url, refused = handler(value), False
+    except ValidationError:
+        if not isinstance(value, str):
+            raise  # the type's own refusal
+        url, refused = value, True
+    problem = url_problem(url)
+    if problem is None and not refused:
+        return url
+    raise PydanticCustomError(
+        "value_error",
+        "{error}",
+        {"error": f"got {shown(value)}: {problem or 'it is not scheme://host[:port][/path]'}; {CHART_REPOSITORY_RULE}"},
+    )
 
 
 ChartRepository = Annotated[
     StrictStr,
     Field(
-        pattern=optional(CHART_REPOSITORY_PATTERN),
-        max_length=255,
-        description="expected a chart repository or mirror URL (https://, http:// or oci://; a host name of "
-        "dot-separated labels of letters, digits and '-', 1 to 63 characters each and not starting or ending with "
-        "'-', or an IPv6 address in brackets; a port from 1 to 65535 if any; no '.' or '..' path segment; without user or password: a login goes "
-        "in nebius-dra:chartRepositoryUsername and nebius-dra:chartRepositoryPassword), or empty for the chart's "
-        "upstream repository",
+        pattern=optional(CHART_REPOSITORY_PATTERN), max_length=CHART_REPOSITORY_LIMIT, description=CHART_REPOSITORY_RULE
     ),
-    AfterValidator(_url_means_what_it_says),
+    WrapValidator(_url_refused_by_part),
 ]
 
 # A file the Kubernetes provider reads on the machine that runs `pulumi` (a repository's TLS files), or empty.

@@ -26,6 +26,7 @@ from components.dra_constants import (
     PROMETHEUS_COMMUNITY_REPOSITORY,
     RENAMED_CHART,
 )
+from components.input.fields import CHART_REPOSITORY_RULE, url_problem
 from components.release import REPOSITORY_OPTS, repository_options
 from components.repository_model import RepositoryAccess
 from components.values.release import ReleaseSpec
@@ -105,41 +106,55 @@ def test_the_renamed_driver_chart_takes_a_mirror_too():
 
 @pytest.mark.parametrize("key", sorted(set(CHART_KEYS.values())))
 @pytest.mark.parametrize(
-    "given",
+    ("given", "problem"),
     [
-        "https://robot:hunter2@charts.example/nvidia",
-        "ftp://charts.example/nvidia",
-        "charts.example/nvidia",
-        "https://charts.example/nvidia\n",
-        "https://charts.example/nvidia?token=abc",
-        "https://charts.example:99999/nvidia",  # hostile review: a port past 65535 was taken
-        "oci://charts.example:65536/nvidia",
-        "https://charts.example:0/nvidia",
+        ("https://robot:hunter2@charts.example/nvidia", "it has a user or password part (before an @)"),
+        ("ftp://charts.example/nvidia", 'its scheme is "ftp"'),
+        ("charts.example/nvidia", "it has no scheme (https://, http:// or oci://)"),
+        ("https://charts.example/nvidia\n", "character 30 is U+000A"),
+        ("https://charts.example/nvidia?token=abc", "it has a query (?...)"),
+        ("https://charts.example/nvidia#top", "it has a fragment (#...)"),
+        ("https://charts.example:99999/nvidia", "its port is 99999: 1 to 65535"),  # hostile review: it was taken
+        ("oci://charts.example:65536/nvidia", "its port is 65536: 1 to 65535"),
+        ("https://charts.example:0/nvidia", "its port is 0: 1 to 65535"),
         # Hostile review a40 #3: a look-alike '@' (or none) left the userinfo quoted.
-        "https://robot:hunter2\uff20charts.example/nvidia",
-        "oci://robot:hunter2\ufe6bcharts.example/nvidia",
-        "https://robot:hunter2%40charts.example/nvidia",
-        "https://robot:hunter2/nvidia",
+        ("https://robot:hunter2\uff20charts.example/nvidia", "it has a user or password part"),
+        ("oci://robot:hunter2\ufe6bcharts.example/nvidia", "it has a user or password part"),
+        ("https://robot:hunter2%40charts.example/nvidia", "it has a user or password part"),
+        ("https://robot:hunter2/nvidia", "its port (after ':') is not a number"),
         # Hostile review a40 #12: a host of no valid labels, an IPv6 literal that is none.
-        "https://charts..example/nvidia",
-        "https://-charts.example/nvidia",
-        "https://charts-.example/nvidia",
-        f"https://{'a' * 64}.example/nvidia",
-        "https://[::::]/nvidia",
-        "oci://[1:2:3]:8443/nvidia",
+        ("https://charts..example/nvidia", 'its host\'s label 2 is ""'),
+        ("https://-charts.example/nvidia", 'its host\'s label 1 is "-charts"'),
+        ("https://charts-.example/nvidia", 'its host\'s label 1 is "charts-"'),
+        (f"https://{'a' * 64}.example/nvidia", "its host's label 1 is"),
+        ("https://charts_mirror.example/nvidia", 'its host\'s label 1 is "charts_mirror"'),
+        ("https://[::::]/nvidia", "its host in brackets is no IPv6 address"),
+        ("oci://[1:2:3]:8443/nvidia", "its host in brackets is no IPv6 address"),
         # Hostile review round five: dot segments, which a client removes before it fetches (RFC 3986 5.2.4).
-        "https://charts.example/mirror/../nvidia",
-        "https://charts.example/mirror/%2e%2e/nvidia",
-        "oci://charts.example/./nvidia",
-        "https://charts.example/%2E/nvidia",
+        ("https://charts.example/mirror/../nvidia", 'the path\'s segment 2 is "..", which a client removes'),
+        ("https://charts.example/mirror/%2e%2e/nvidia", 'the path\'s segment 2 is "..", percent-encoded'),
+        ("oci://charts.example/./nvidia", 'the path\'s segment 1 is "."'),
+        ("https://charts.example/%2E/nvidia", 'the path\'s segment 1 is ".", percent-encoded'),
+        ("https://charts.example/a//nvidia", "the path's segment 2 is empty ('//')"),
+        ("https://charts.example/" + "a" * 240, "it has 263 characters, over the limit of 255"),
     ],
 )
-def test_a_repository_that_is_no_plain_url_is_refused_by_key_before_any_resource(key, given):
+def test_a_refused_repository_names_the_part_that_failed_then_the_rule(key, given, problem):
+    """Issue 37: one rule of 450 characters did not say which part failed; the refusal names it (what may hold a
+    credential described, never quoted), then the rule as one short `allowed:` line."""
     run = every_release_stack(**{key: given})
     assert run.resources == []
     message = str(run.error)
-    assert f"nebius-dra:{key}: got" in message and "expected a chart repository or mirror URL" in message, message
+    assert f"nebius-dra:{key}: got" in message and f": {problem}" in message, message
+    assert f"; {CHART_REPOSITORY_RULE}" in message and message.count("allowed:") == 1, message
     assert "hunter2" not in message, message
+
+
+@pytest.mark.parametrize(
+    "taken", ["", MIRROR, MIRROR + "/", OCI_MIRROR, "http://10.0.0.5:8080/charts", "oci://[2001:db8::1]:5000/x"]
+)
+def test_every_url_the_rule_allows_has_no_problem(taken):
+    assert url_problem(taken) is None
 
 
 USERNAME = "robot$dra+ci"
