@@ -312,7 +312,7 @@ def test_make_hands_every_variable_to_the_tool_as_given_and_no_shell_parses_it(t
         (
             "new-stack",
             "NAME=-X",
-            "make new-stack: NAME='-X' starts with '-', which `pulumi stack init` reads as an option",
+            "make new-stack: NAME=\"-X\" starts with '-', which `pulumi stack init` reads as an option",
         ),
         (
             "cost",

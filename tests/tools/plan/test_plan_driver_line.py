@@ -80,7 +80,7 @@ def test_a_malformed_recorded_driver_is_refused(recorded):
     [
         ({"chart": "nvidia-dra-driver-gpu", "version": "latest"}, 'draDriver.version is "latest"'),
         ({"chart": "evil\u001b[31mchart", "version": "25.12.0"}, "draDriver.chart is"),
-        ({"chart": "nvidia-dra-driver-gpu", "version": "99.0.0"}, "but its releases have that chart at 25.12.0"),
+        ({"chart": "nvidia-dra-driver-gpu", "version": "99.0.0"}, 'but its releases have that chart at "25.12.0"'),
         ({"chart": "dra-driver-nvidia-gpu", "version": "0.4.1"}, "no release of that chart"),
     ],
 )
