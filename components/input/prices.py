@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import json
 import re
 from typing import Annotated, Literal
 
@@ -23,6 +24,8 @@ from components.input.fields import (
     SOURCE_PATTERN,
     Shape,
 )
+from components.redaction import redacted
+from components.shown import quotable, shape
 
 MAX_USD_PER_UNIT_HOUR = 1000  # Far above any published Nebius price per GPU, vCPU or GiB hour.
 # The least a rate may be: about a hundredth of the cheapest Nebius price of its kind (prices/nebius.yaml, dated
@@ -63,11 +66,44 @@ UsdPerGibHour = Annotated[
 ]
 
 
+# A source is public documentation, printed in every cost report and plan: a credential in one would be printed with
+# it. So a source is refused when it has what a credential needs (components/shown.py's `quotable` would hide it: a
+# '%'-encoding, which can spell '?', '=' or '@'; a '=', '&', '?', '#', ';', '@' or '\\'), what the redactor takes for
+# one (components/redaction.py's `redacted`: `token abcd1234x`, `Bearer ...`), or a word shaped as a token: a run of
+# TOKEN_WORD_LENGTH or more ASCII letters and digits holding both (a GitHub token is `ghp_` and 36 of them; AWS's
+# access key id 20), which no page name or contract number is. (A single character class: linear.)
+TOKEN_WORD_LENGTH = 16
+_WORD = re.compile(r"[A-Za-z0-9]+")
+SOURCE_RULE = (
+    "a source is printed in every cost report and plan, so none may hold what a credential needs: a "
+    "'%'-encoding, '=', '&', '?', '#', ';', '@' or '\\', or a word of "
+    f"{TOKEN_WORD_LENGTH} or more letters and digits mixed (a token such as ghp_...)"
+)
+
+
+def _token_shaped(text: str) -> bool:
+    return any(
+        len(word) >= TOKEN_WORD_LENGTH and not word.isalpha() and not word.isdigit() for word in _WORD.findall(text)
+    )
+
+
+def credential_shaped(source: str) -> bool:
+    """True when `source` may hold a credential: `shown` would hide it, `redacted` would change it, or a word in it
+    is shaped as a token."""
+    return quotable(source) != source or redacted(source) != source or _token_shaped(source)
+
+
 def _source_url_or_text(source: str) -> str:
-    """A source's second pattern, refused with the error of its first, so the user reads the field's description."""
+    """A source's second pattern, refused with the error of its first, so the user reads the field's description;
+    then a source that may hold a credential, described by its shape (`shape`), never quoted."""
     if re.fullmatch(PRICE_SOURCE_PATTERN, source) is None:
         raise PydanticCustomError(
             "string_pattern_mismatch", "String should match pattern '{pattern}'", {"pattern": PRICE_SOURCE_PATTERN}
+        )
+    if credential_shaped(source):
+        raise ValueError(
+            f"got {json.dumps(shape(source))}, which may hold a credential; expected the Nebius page's URL (a host, "
+            f"a port and a path) or a reference such as a contract number: {SOURCE_RULE}"
         )
     return source
 
@@ -79,7 +115,7 @@ PriceSource = Annotated[
         max_length=300,
         description="expected where the price comes from: the URL of the Nebius page (https:// or http://, a host, "
         "a port and a path, without user, password, query or fragment, as a chart repository URL), or a reference "
-        "such as a contract number without ':'; printable ASCII, at most 300 characters",
+        f"such as a contract number without ':'; printable ASCII, at most 300 characters; {SOURCE_RULE}",
         json_schema_extra={"allOf": [{"pattern": PRICE_SOURCE_PATTERN}]},
     ),
     AfterValidator(_source_url_or_text),
