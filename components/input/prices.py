@@ -241,7 +241,15 @@ class CpuPriceInput(Shape):
 class PriceTableInput(Shape):
     """prices/nebius.yaml, and the shape of nebius-dra:priceOverrides."""
 
-    currency: Annotated[Literal["USD"], Field(description="allowed: USD")] = "USD"
+    currency: Annotated[
+        Literal["USD"],
+        Field(
+            description="allowed: USD (the default), the only currency: every rate is a usdPer... field, in US "
+            "dollars as Nebius's price list and prices/nebius.yaml (currency: USD) give them, and the estimate adds "
+            "overrides and the table's prices together and shows and budgets the sum in dollars; convert a price "
+            "quoted in another currency to USD before writing it"
+        ),
+    ] = "USD"
     gpu: list[GpuPriceInput] = Field(
         default_factory=list,
         max_length=MAX_PRICE_ENTRIES,

@@ -91,3 +91,15 @@ def test_a_public_page_or_a_contract_number_is_a_source(source):
     assert parse_price_table(json.dumps({"gpu": [gpu_entry(source)]}), "fine.yaml").gpu[0].on_demand.source.source == (
         source
     )
+
+
+def test_an_override_in_another_currency_is_refused_saying_why_only_usd_is_allowed():
+    with pytest.raises(ConfigError) as refused:
+        parse_stack_config(
+            program_config({**load_stack_config("prod"), OVERRIDES: json.dumps({"currency": "EUR", "gpu": []})}),
+            "prod",
+        )
+    message = str(refused.value)
+    assert f'{OVERRIDES}: currency got "EUR"; allowed: USD (the default), the only currency' in message
+    assert "in US dollars as Nebius's price list and prices/nebius.yaml (currency: USD) give them" in message
+    assert "convert a price quoted in another currency to USD" in message

@@ -163,7 +163,7 @@ def test_the_arithmetic_per_node():
             'gpu: [{platform: gpu-x1, presets: [1gpu-8vcpu-100gb, 1gpu-8vcpu-100gb], onDemand: {usdPerGpuHour: 1, source: s, date: "2026-02-03"}}]',
             "prices preset(s) 1gpu-8vcpu-100gb again",
         ),
-        ("currency: EUR", 'currency got "EUR"; allowed: USD'),
+        ("currency: EUR", 'currency got "EUR"; allowed: USD (the default), the only currency: every rate is'),
         ("gpu: [{platform: gpu-x1, presets: [1gpu-8vcpu-100gb], onDemand: {}, price: 3}]", "has unknown field(s)"),
     ],
 )
