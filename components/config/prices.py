@@ -8,6 +8,7 @@ unpriced: the estimate never borrows a sibling preset's price.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from decimal import Decimal
 from functools import lru_cache
 from pathlib import Path
@@ -145,15 +146,56 @@ def load_price_table(path: Path = PRICE_TABLE_FILE) -> PriceTable:
     return _parse_table(read_text(path, f"the price table {_label(path)}", PriceTableError), _label(path))
 
 
+def _fits_no_group(
+    overrides: PriceTableInput,
+    key: str,
+    gpu_groups: Collection[tuple[str, str]],
+    cpu: tuple[str, Collection[str]],
+    problems: ConfigProblems,
+) -> None:
+    """Refuses each override of a known platform that prices no node of the stack: a GPU entry's presets no GPU group
+    runs on its platform, a CPU entry of a platform other than the system nodes'. Such an override would be taken
+    and used nowhere, and whoever wrote it would believe the estimate holds their price."""
+    system_platform, known_cpu = cpu
+    runs = ", ".join(f"{platform} {preset}" for platform, preset in sorted(set(gpu_groups))) or "none"
+    for index, gpu in enumerate(overrides.gpu):
+        if gpu.platform not in GPU_PLATFORMS:
+            continue  # refused above as no platform Nebius lists
+        unused = [preset for preset in gpu.presets if (gpu.platform, preset) not in gpu_groups]
+        if unused:
+            problems.add(
+                f"{key}: gpu[{index}] ({gpu.platform})",
+                f"prices {gpu.platform} preset(s) {', '.join(shown(preset) for preset in unused)}, which no group "
+                f"of {config_key('gpuNodeGroups')} runs (they run: {runs}), so it would price no node; price only "
+                "what a group runs, or remove it",
+            )
+    for index, entry in enumerate(overrides.cpu):
+        if entry.platform == system_platform or entry.platform not in known_cpu:
+            continue  # an unknown platform, a GPU one among them, is refused above
+        problems.add(
+            f"{key}: cpu[{index}] ({entry.platform})",
+            f"prices platform {shown(entry.platform)}, which no node group runs: only the system nodes run on a CPU "
+            f"platform, and {config_key('systemNodePlatform')} is {system_platform}, so it would price no node; "
+            f"price {system_platform}, or remove it",
+        )
+
+
 def stack_prices(
-    base: PriceTable | None, overrides: PriceTableInput, problems: ConfigProblems, system_platform: str
+    base: PriceTable | None,
+    overrides: PriceTableInput,
+    problems: ConfigProblems,
+    system_platform: str,
+    gpu_groups: Collection[tuple[str, str]],
+    fit_problems: ConfigProblems,
 ) -> PriceTable:
     """The table (the project's, unless `base` is given) with the stack's `priceOverrides` winning.
 
     A platform is checked against what is known of it, so that a misspelt one is refused by name rather than priced
     for no node or left unpriced: a GPU override's against the GPU platforms Nebius lists (components/gpu_platforms.py),
     a CPU override's against the table's CPU platforms and the stack's `systemNodePlatform` (an override may price a
-    platform the table lacks, for the system nodes), and `systemNodePlatform` against the CPU platforms priced."""
+    platform the table lacks, for the system nodes), and `systemNodePlatform` against the CPU platforms priced. An
+    override of a known platform must then price a node the stack runs: a (platform, preset) of `gpu_groups`, or
+    the system nodes' platform; its problems go to `fit_problems`, which holds them back while a group was refused."""
     table = load_price_table() if base is None else base
     key = config_key(OVERRIDES_KEY)
     stack = price_table_from_input(overrides, key, key, problems)
@@ -174,6 +216,7 @@ def stack_prices(
                 f"({', '.join(known_cpu)}) nor the stack's {config_key('systemNodePlatform')} "
                 f"({system_platform}), so it prices no node{did_you_mean(cpu.platform, [*known_cpu, system_platform])}",
             )
+    _fits_no_group(overrides, key, gpu_groups, (system_platform, known_cpu), fit_problems)
     priced = table.overridden_by(stack)
     priced_cpu = [price.platform for price in priced.cpu]
     if not system_platform.startswith("gpu-") and system_platform not in priced_cpu:

@@ -181,7 +181,14 @@ def parse_stack_config(
             by_templates,
         ),
         observability=parse_observability_config(settings, gpu_groups, driver, access, by_groups),
-        prices=stack_prices(price_table, settings.priceOverrides, problems, settings.systemNodePlatform),
+        prices=stack_prices(
+            price_table,
+            settings.priceOverrides,
+            problems,
+            settings.systemNodePlatform,
+            [(group.platform, group.preset) for group in gpu_groups],
+            problems.held_back_for("gpuNodeGroups", "systemNodePlatform", ignoring=GROUP_OWN_FIELDS),
+        ),
         existing_kubeconfig=existing_kubeconfig(settings, given, problems),
     )
     mirror_access_problems(access, release_repositories(config), problems)

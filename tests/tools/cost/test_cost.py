@@ -369,6 +369,53 @@ def test_a_bad_override_is_refused_by_key(document, expected):
     assert f"{OVERRIDES}: " in str(refused.value) and expected in str(refused.value)
 
 
+def cpu_override(platform: str) -> dict:
+    rate = {"usdPerVcpuHour": 0.02, "usdPerGibHour": 0.005, "source": "contract NB-2026-17", "date": "2026-11-01"}
+    return {"platform": platform, "onDemand": rate}
+
+
+@pytest.mark.parametrize(
+    ("stack", "document", "expected"),
+    [
+        (
+            "prod",
+            {"gpu": [h200_override(2.0, ["1gpu-16vcpu-200gb"])]},
+            'gpu[0] (gpu-h200-sxm): prices gpu-h200-sxm preset(s) "1gpu-16vcpu-200gb", which no group of '
+            "nebius-dra:gpuNodeGroups runs (they run: gpu-h200-sxm 8gpu-128vcpu-1600gb), so it would price no node",
+        ),
+        (
+            "prod",
+            {"gpu": [h200_override(2.0, ["8gpu-128vcpu-1600gb", "1gpu-16vcpu-200gb"])]},
+            'gpu[0] (gpu-h200-sxm): prices gpu-h200-sxm preset(s) "1gpu-16vcpu-200gb", which no group',
+        ),
+        (
+            "dev",
+            {"gpu": [{**h200_override(2.0, ["8gpu-128vcpu-1600gb"]), "platform": "gpu-h100-sxm"}]},
+            'gpu[0] (gpu-h100-sxm): prices gpu-h100-sxm preset(s) "8gpu-128vcpu-1600gb", which no group of '
+            "nebius-dra:gpuNodeGroups runs (they run: gpu-h200-sxm 1gpu-16vcpu-200gb)",
+        ),
+        (
+            "dev",
+            {"cpu": [cpu_override("cpu-e2")]},
+            'cpu[0] (cpu-e2): prices platform "cpu-e2", which no node group runs: only the system nodes run on a CPU '
+            "platform, and nebius-dra:systemNodePlatform is cpu-d3, so it would price no node; price cpu-d3, or "
+            "remove it",
+        ),
+    ],
+)
+def test_an_override_that_prices_no_node_of_the_stack_is_refused_naming_what_the_groups_run(stack, document, expected):
+    with pytest.raises(ConfigError) as refused:
+        parsed(stack, **overrides(**document))
+    assert f"{OVERRIDES}: {expected}" in str(refused.value)
+
+
+def test_an_override_is_not_called_unused_while_the_group_it_prices_is_refused():
+    group = {"name": "big", "platform": "gpu-h200-sxm", "preset": "8gpu-128vcpu-1600gb", "fixedNodeCount": -1}
+    with pytest.raises(ConfigError) as refused:
+        parsed("dev", **{"nebius-dra:gpuNodeGroups": json.dumps([group])}, **overrides(gpu=[h200_override(2.0)]))
+    assert "nebius-dra:gpuNodeGroups" in str(refused.value) and "which no group" not in str(refused.value)
+
+
 # What the program registers, and what the plan prints
 
 
