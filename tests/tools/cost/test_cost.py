@@ -24,7 +24,14 @@ from components.values.cost import HOURS_PER_30_DAYS, node_price, stack_cost
 from tests.git_repository import git
 from tests.helpers import STACKS
 from tools.cost import __main__ as cost_cli
-from tools.cost.render import money, render_cost_text, render_diff_text, span, with_protected_kept
+from tools.cost.render import (
+    money,
+    render_cost_markdown,
+    render_cost_text,
+    render_diff_text,
+    span,
+    with_protected_kept,
+)
 from tools.plan.model import build_plan
 from tools.plan.report import render_json, render_markdown, render_text
 from tools.plan.rollout import duration_text
@@ -414,6 +421,40 @@ def test_an_override_is_not_called_unused_while_the_group_it_prices_is_refused()
     with pytest.raises(ConfigError) as refused:
         parsed("dev", **{"nebius-dra:gpuNodeGroups": json.dumps([group])}, **overrides(gpu=[h200_override(2.0)]))
     assert "nebius-dra:gpuNodeGroups" in str(refused.value) and "which no group" not in str(refused.value)
+
+
+def cost_headers(document: dict) -> tuple[str, str, str]:
+    """The text header, the Markdown header, and the JSON's priceBasis of one estimate."""
+    return (
+        render_cost_text(document)[0],
+        render_cost_markdown(document)[0],
+        json.loads(json.dumps(document))["priceBasis"],
+    )
+
+
+def test_the_cost_header_says_which_rates_came_from_the_overrides_in_every_format():
+    some = stack_cost(parsed("prod", **overrides(gpu=[h200_override(2.0)]))).as_document()
+    basis = "list prices, but 2 of 3 rates from nebius-dra:priceOverrides (h200-train, h200-burst)"
+    text, markdown, document = cost_headers(some)
+    assert text.startswith(f"Cost (USD, GPU and CPU nodes at {basis}; not included: ")
+    assert markdown.startswith(f"_USD, GPU and CPU nodes at {basis}; not included: ")
+    assert document == basis
+    every = stack_cost(
+        parsed("prod", **overrides(gpu=[h200_override(2.0)], cpu=[cpu_override("cpu-d3")]))
+    ).as_document()
+    assert cost_headers(every)[2] == (
+        "rates from nebius-dra:priceOverrides (all 3: h200-train, h200-burst, system), no list price"
+    )
+    assert "at rates from nebius-dra:priceOverrides (all 3: " in cost_headers(every)[0]
+
+
+def test_the_cost_header_says_list_prices_without_overrides_and_reads_a_document_without_the_basis():
+    document = stack_cost(parsed("prod")).as_document()
+    assert cost_headers(document)[2] == "list prices"
+    assert cost_headers(document)[0].startswith("Cost (USD, GPU and CPU nodes at list prices; not included: ")
+    older = stack_cost(parsed("prod", **overrides(gpu=[h200_override(2.0)]))).as_document()
+    del older["priceBasis"]
+    assert "at list prices, but 2 of 3 rates from nebius-dra:priceOverrides" in render_cost_text(older)[0]
 
 
 # What the program registers, and what the plan prints
