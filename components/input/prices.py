@@ -72,19 +72,23 @@ UsdPerGibHour = Annotated[
 # one (components/redaction.py's `redacted`: `token abcd1234x`, `Bearer ...`), or a word shaped as a token: a run of
 # TOKEN_WORD_LENGTH or more ASCII letters and digits holding both (a GitHub token is `ghp_` and 36 of them; AWS's
 # access key id 20), which no page name or contract number is. (A single character class: linear.)
+# One such word is no token: a git object id (40 lowercase hex digits, SHA-1; 64, SHA-256) that is a whole segment of
+# a path, as a permalink's commit (`https://github.com/nebius/docs/blob/<commit>/prices.md`). Only there: a bare 40
+# hex digits is also the shape of a GitHub token of before 2021, and tokens are mixed-case (`ghp_`, `AKIA`).
 TOKEN_WORD_LENGTH = 16
 _WORD = re.compile(r"[A-Za-z0-9]+")
+_GIT_OBJECT_ID_SEGMENT = re.compile(r"(?<=/)(?:[0-9a-f]{64}|[0-9a-f]{40})(?![^/\s])")
 SOURCE_RULE = (
     "a source is printed in every cost report and plan, so none may hold what a credential needs: a "
     "'%'-encoding, '=', '&', '?', '#', ';', '@' or '\\', or a word of "
-    f"{TOKEN_WORD_LENGTH} or more letters and digits mixed (a token such as ghp_...)"
+    f"{TOKEN_WORD_LENGTH} or more letters and digits mixed (a token such as ghp_...; a git commit id as a whole "
+    "segment of a path, as in a permalink, is no token)"
 )
 
 
 def _token_shaped(text: str) -> bool:
-    return any(
-        len(word) >= TOKEN_WORD_LENGTH and not word.isalpha() and not word.isdigit() for word in _WORD.findall(text)
-    )
+    words = _WORD.findall(_GIT_OBJECT_ID_SEGMENT.sub("/", text))
+    return any(len(word) >= TOKEN_WORD_LENGTH and not word.isalpha() and not word.isdigit() for word in words)
 
 
 def credential_shaped(source: str) -> bool:

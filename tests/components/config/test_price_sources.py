@@ -93,6 +93,39 @@ def test_a_public_page_or_a_contract_number_is_a_source(source):
     )
 
 
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        f"https://github.com/nebius/docs/blob/{COMMIT}/prices.md",
+        f"https://github.com/nebius/docs/commit/{COMMIT}",
+        f"https://git.example.com/prices/tree/{'0123456789abcdef' * 4}/list",
+    ],
+    ids=["a permalink's SHA-1 commit", "a commit page", "a SHA-256 object id"],
+)
+def test_a_permalink_with_a_git_commit_id_in_its_path_is_a_source(source):
+    assert not credential_shaped(source)
+    assert parse_price_table(json.dumps({"gpu": [gpu_entry(source)]}), "fine.yaml").gpu[0].on_demand.source.source == (
+        source
+    )
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        f"https://github.com/nebius/docs/blob/{COMMIT.upper()}/prices.md",
+        f"https://github.com/nebius/docs/blob/{COMMIT}ab/prices.md",
+        f"https://github.com/nebius/docs/blob/{TOKEN}/prices.md",
+        f"commit {COMMIT}",
+    ],
+    ids=["upper-case hex", "42 hex digits", "a GitHub token in a path", "40 hex digits outside a path"],
+)
+def test_only_a_whole_path_segment_of_lowercase_hex_git_id_length_is_taken_for_a_commit(source):
+    assert credential_shaped(source)
+
+
 def test_an_override_in_another_currency_is_refused_saying_why_only_usd_is_allowed():
     with pytest.raises(ConfigError) as refused:
         parse_stack_config(
