@@ -107,9 +107,22 @@ def _source_url_or_text(source: str) -> str:
     if credential_shaped(source):
         raise ValueError(
             f"got {json.dumps(shape(source))}, which may hold a credential; expected the Nebius page's URL (a host, "
-            f"a port and a path) or a reference such as a contract number: {SOURCE_RULE}"
+            f"a port and a path) or a reference such as a contract number: {SOURCE_RULE}{_encoding_hint(source)}"
         )
     return source
+
+
+# A '%'-encoding is refused whatever it spells, '%20' (a space) too: it could as well spell '?', '=' or '@', and
+# telling which one it is would quote it. A refusal of one says how to do without it.
+_PERCENT_ENCODING = re.compile(r"%[0-9A-Fa-f]{2}")
+ENCODING_HINT = (
+    "; a '%'-encoding is refused whatever it spells, '%20' (a space) too: give the page's address without it (a "
+    "URL's path holds no space), or write the space as a space in a reference such as a contract number"
+)
+
+
+def _encoding_hint(text: str) -> str:
+    return ENCODING_HINT if _PERCENT_ENCODING.search(text) else ""
 
 
 PriceSource = Annotated[

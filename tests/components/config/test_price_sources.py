@@ -93,6 +93,24 @@ def test_a_public_page_or_a_contract_number_is_a_source(source):
     )
 
 
+@pytest.mark.parametrize("source", ["https://docs.nebius.com/price%20list", "price%20list of 2026-11"])
+def test_an_encoded_space_is_refused_saying_to_do_without_it(source):
+    with pytest.raises(PriceTableError) as refused:
+        parse_price_table(json.dumps({"gpu": [gpu_entry(source)]}), "spaced.yaml")
+    message = str(refused.value)
+    assert "which may hold a credential" in message and source not in message
+    assert "a '%'-encoding is refused whatever it spells, '%20' (a space) too: give the page's address without" in (
+        message
+    )
+    assert "or write the space as a space in a reference such as a contract number" in message
+
+
+def test_a_refusal_without_an_encoding_says_nothing_of_encoded_spaces():
+    with pytest.raises(PriceTableError) as refused:
+        parse_price_table(json.dumps({"gpu": [gpu_entry(f"see {TOKEN}")]}), "hostile.yaml")
+    assert "'%20'" not in str(refused.value)
+
+
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
 
