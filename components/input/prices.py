@@ -66,23 +66,25 @@ UsdPerGibHour = Annotated[
 ]
 
 
-# A source is public documentation, printed in every cost report and plan: a credential in one would be printed with
-# it. So a source is refused when it has what a credential needs (components/shown.py's `quotable` would hide it: a
-# '%'-encoding, which can spell '?', '=' or '@'; a '=', '&', '?', '#', ';', '@' or '\\'), what the redactor takes for
-# one (components/redaction.py's `redacted`: `token abcd1234x`, `Bearer ...`), or a word shaped as a token: a run of
-# TOKEN_WORD_LENGTH or more ASCII letters and digits holding both (a GitHub token is `ghp_` and 36 of them; AWS's
-# access key id 20), which no page name or contract number is. (A single character class: linear.)
-# One such word is no token: a git object id (40 lowercase hex digits, SHA-1; 64, SHA-256) that is a whole segment of
-# a path, as a permalink's commit (`https://github.com/nebius/docs/blob/<commit>/prices.md`). Only there: a bare 40
-# hex digits is also the shape of a GitHub token of before 2021, and tokens are mixed-case (`ghp_`, `AKIA`).
+# A price's source, note and doubtful are kept with it: the cost report and the plan print the source and the doubt
+# beside every use, and the note travels with them. A credential in one would be printed with it. So each is refused
+# when it has what a credential needs (components/shown.py's `quotable` would hide it: a '%'-encoding, which can spell
+# '?', '=' or '@'; a '=', '&', '?', '#', ';', '@' or '\\'; a ':' but a URL's `scheme://`, a port or a `key:name`), what
+# the redactor takes for one (components/redaction.py's `redacted`: `token abcd1234x`, `Bearer ...`), or a word shaped
+# as a token: a run of TOKEN_WORD_LENGTH or more ASCII letters and digits holding both (a GitHub token is `ghp_` and 36
+# of them; AWS's access key id 20), which no page name, contract number or word of prose is. (A single character
+# class: linear.) One such word is no token: a git object id (40 lowercase hex digits, SHA-1; 64, SHA-256) that is a
+# whole segment of a path, as a permalink's commit (`https://github.com/nebius/docs/blob/<commit>/prices.md`). Only
+# there: a bare 40 hex digits is also the shape of a GitHub token of before 2021, and tokens are mixed-case (`ghp_`,
+# `AKIA`). One function, `without_credential`, refuses all three.
 TOKEN_WORD_LENGTH = 16
 _WORD = re.compile(r"[A-Za-z0-9]+")
 _GIT_OBJECT_ID_SEGMENT = re.compile(r"(?<=/)(?:[0-9a-f]{64}|[0-9a-f]{40})(?![^/\s])")
-SOURCE_RULE = (
-    "a source is printed in every cost report and plan, so none may hold what a credential needs: a "
-    "'%'-encoding, '=', '&', '?', '#', ';', '@' or '\\', or a word of "
-    f"{TOKEN_WORD_LENGTH} or more letters and digits mixed (a token such as ghp_...; a git commit id as a whole "
-    "segment of a path, as in a permalink, is no token)"
+PRINTED_RULE = (
+    "a price's source, note and doubtful are printed with it, so none may hold what a credential needs: a "
+    "'%'-encoding, '=', '&', '?', '#', ';', '@', '\\', a ':' other than a URL's scheme:// and port, a word the "
+    f"redactor hides (Bearer ..., token ...), or a word of {TOKEN_WORD_LENGTH} or more letters and digits mixed (a "
+    "token such as ghp_...; a git commit id as a whole segment of a path, as in a permalink, is no token)"
 )
 
 
@@ -91,25 +93,10 @@ def _token_shaped(text: str) -> bool:
     return any(len(word) >= TOKEN_WORD_LENGTH and not word.isalpha() and not word.isdigit() for word in words)
 
 
-def credential_shaped(source: str) -> bool:
-    """True when `source` may hold a credential: `shown` would hide it, `redacted` would change it, or a word in it
+def credential_shaped(text: str) -> bool:
+    """True when `text` may hold a credential: `shown` would hide it, `redacted` would change it, or a word in it
     is shaped as a token."""
-    return quotable(source) != source or redacted(source) != source or _token_shaped(source)
-
-
-def _source_url_or_text(source: str) -> str:
-    """A source's second pattern, refused with the error of its first, so the user reads the field's description;
-    then a source that may hold a credential, described by its shape (`shape`), never quoted."""
-    if re.fullmatch(PRICE_SOURCE_PATTERN, source) is None:
-        raise PydanticCustomError(
-            "string_pattern_mismatch", "String should match pattern '{pattern}'", {"pattern": PRICE_SOURCE_PATTERN}
-        )
-    if credential_shaped(source):
-        raise ValueError(
-            f"got {json.dumps(shape(source))}, which may hold a credential; expected the Nebius page's URL (a host, "
-            f"a port and a path) or a reference such as a contract number: {SOURCE_RULE}{_encoding_hint(source)}"
-        )
-    return source
+    return quotable(text) != text or redacted(text) != text or _token_shaped(text)
 
 
 # A '%'-encoding is refused whatever it spells, '%20' (a space) too: it could as well spell '?', '=' or '@', and
@@ -117,12 +104,39 @@ def _source_url_or_text(source: str) -> str:
 _PERCENT_ENCODING = re.compile(r"%[0-9A-Fa-f]{2}")
 ENCODING_HINT = (
     "; a '%'-encoding is refused whatever it spells, '%20' (a space) too: give the page's address without it (a "
-    "URL's path holds no space), or write the space as a space in a reference such as a contract number"
+    "URL's path holds no space), or, outside a URL (a reference such as a contract number, a note), write the "
+    "space as a space"
 )
 
 
-def _encoding_hint(text: str) -> str:
-    return ENCODING_HINT if _PERCENT_ENCODING.search(text) else ""
+def without_credential(text: str, expected: str) -> str:
+    """`text` (a price's source, note or doubtful) unless it may hold a credential (`credential_shaped`); then the
+    refusal describes it by its shape (`shape`), never quoting it, and says what is `expected` and why."""
+    if credential_shaped(text):
+        hint = ENCODING_HINT if _PERCENT_ENCODING.search(text) else ""
+        raise ValueError(
+            f"got {json.dumps(shape(text))}, which may hold a credential; expected {expected}: {PRINTED_RULE}{hint}"
+        )
+    return text
+
+
+def _source_url_or_text(source: str) -> str:
+    """A source's second pattern, refused with the error of its first, so the user reads the field's description;
+    then a source that may hold a credential (`without_credential`)."""
+    if re.fullmatch(PRICE_SOURCE_PATTERN, source) is None:
+        raise PydanticCustomError(
+            "string_pattern_mismatch", "String should match pattern '{pattern}'", {"pattern": PRICE_SOURCE_PATTERN}
+        )
+    return without_credential(
+        source, "the Nebius page's URL (a host, a port and a path) or a reference such as a contract number"
+    )
+
+
+NOTE_EXPECTED = "a note in words, without a credential's marks"
+
+
+def _note_in_words(note: str) -> str:
+    return without_credential(note, NOTE_EXPECTED)
 
 
 PriceSource = Annotated[
@@ -132,7 +146,7 @@ PriceSource = Annotated[
         max_length=300,
         description="expected where the price comes from: the URL of the Nebius page (https:// or http://, a host, "
         "a port and a path, without user, password, query or fragment, as a chart repository URL), or a reference "
-        f"such as a contract number without ':'; printable ASCII, at most 300 characters; {SOURCE_RULE}",
+        f"such as a contract number without ':'; printable ASCII, at most 300 characters; {PRINTED_RULE}",
         json_schema_extra={"allOf": [{"pattern": PRICE_SOURCE_PATTERN}]},
     ),
     AfterValidator(_source_url_or_text),
@@ -180,7 +194,15 @@ def spot_not_dearer(platform: str, rates: dict[str, tuple[float, float]]) -> Non
         raise ValueError(f"platform {platform}: {', '.join(dearer)}; {SPOT_RULE}")
 
 
-PriceNote = Annotated[StrictStr, Field(max_length=1000, description="expected a note of at most 1000 characters")]
+PriceNote = Annotated[
+    StrictStr,
+    Field(
+        max_length=1000,
+        description=f"expected {NOTE_EXPECTED}, at most 1000 characters (note: how the figure was read; doubtful: why "
+        f"it is not to be trusted, printed beside every use); {PRINTED_RULE}",
+    ),
+    AfterValidator(_note_in_words),
+]
 
 
 class _DatedPrice(Shape):

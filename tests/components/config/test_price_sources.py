@@ -11,7 +11,7 @@ import json
 import pytest
 
 from components.config import ConfigError, parse_stack_config
-from components.config.prices import PriceTableError, parse_price_table
+from components.config.prices import PriceTableError, load_price_table, parse_price_table
 from components.config.stack_file import load_stack_config, program_config
 from components.input.prices import credential_shaped
 
@@ -102,13 +102,52 @@ def test_an_encoded_space_is_refused_saying_to_do_without_it(source):
     assert "a '%'-encoding is refused whatever it spells, '%20' (a space) too: give the page's address without" in (
         message
     )
-    assert "or write the space as a space in a reference such as a contract number" in message
+    assert "or, outside a URL (a reference such as a contract number, a note), write the space as a space" in message
 
 
 def test_a_refusal_without_an_encoding_says_nothing_of_encoded_spaces():
     with pytest.raises(PriceTableError) as refused:
         parse_price_table(json.dumps({"gpu": [gpu_entry(f"see {TOKEN}")]}), "hostile.yaml")
     assert "'%20'" not in str(refused.value)
+
+
+@pytest.mark.parametrize("field", ["note", "doubtful"])
+@pytest.mark.parametrize("text", HOSTILE_SOURCES.values(), ids=HOSTILE_SOURCES)
+def test_a_note_or_doubt_that_may_hold_a_credential_is_refused_by_key_and_never_quoted(field, text):
+    entry = {**gpu_entry("https://nebius.com/prices"), field: f"read on the page, {text}"}
+    with pytest.raises(ConfigError) as refused:
+        parse_stack_config(
+            program_config({**load_stack_config("prod"), OVERRIDES: json.dumps({"gpu": [entry]})}), "prod"
+        )
+    message = str(refused.value)
+    assert f'{OVERRIDES}: gpu[0].{field} got "<' in message and "hidden: may be a credential>" in message
+    assert "which may hold a credential; expected a note in words, without a credential's marks: " in message
+    assert "a price's source, note and doubtful are printed with it" in message
+    assert_unquoted(message, text)
+
+
+@pytest.mark.parametrize("field", ["note", "doubtful"])
+def test_the_price_table_refuses_a_cpu_note_or_doubt_that_may_hold_a_credential(field):
+    entry = {
+        "platform": "cpu-d3",
+        "onDemand": {"usdPerVcpuHour": 0.015, "usdPerGibHour": 0.0045, "source": "contract 17", "date": "2026-11-01"},
+        field: f"see {TOKEN}",
+    }
+    with pytest.raises(PriceTableError) as refused:
+        parse_price_table(json.dumps({"cpu": [entry]}), "hostile.yaml")
+    assert f"hostile.yaml: cpu[0].{field} got" in str(refused.value)
+    assert_unquoted(str(refused.value), f"see {TOKEN}")
+
+
+def test_the_project_table_notes_and_doubts_are_in_words():
+    table = load_price_table()
+    texts = [
+        text
+        for price in (*table.gpu, *table.cpu)
+        for text in (price.on_demand.source.note, price.on_demand.source.doubtful)
+        if text
+    ]
+    assert texts and not [text for text in texts if credential_shaped(text)]
 
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
