@@ -186,7 +186,7 @@ def parse_stack_config(
             settings.priceOverrides,
             problems,
             settings.systemNodePlatform,
-            [(group.platform, group.preset) for group in gpu_groups],
+            [(group.platform, group.preset, group.spot) for group in gpu_groups],
             problems.held_back_for("gpuNodeGroups", "systemNodePlatform", ignoring=GROUP_OWN_FIELDS),
         ),
         existing_kubeconfig=existing_kubeconfig(settings, given, problems),

@@ -624,7 +624,7 @@ class StackInput(Shape):
         ),
         Setting(
             "Cost keys",
-            'prices for this stack\'s estimate that replace or add to [`prices/nebius.yaml`](prices/nebius.yaml), in the same shape (`gpu:` and `cpu:` lists). A GPU entry wins for its platform and listed presets, a CPU entry for its platform. Every price needs a `source` (a URL, or a reference such as a contract number) and a quoted `date` (`"YYYY-MM-DD"`); a `source`, `note` or `doubtful` is printed with the price, so one that may hold a credential (a query, a `%`-encoding, `=`, `;`, `@`, a `:` in prose, a token-shaped word) is refused. Refused too: an entry that prices no node of the stack (a preset no GPU group runs, a CPU platform other than `systemNodePlatform`). `currency` is `USD`, the only one. Nothing here reaches Nebius',
+            'prices for this stack\'s estimate that replace or add to [`prices/nebius.yaml`](prices/nebius.yaml), in the same shape (`gpu:` and `cpu:` lists). A GPU entry wins for its platform and listed presets, a CPU entry for its platform. Every price needs a `source` (a URL, or a reference such as a contract number) and a quoted `date` (`"YYYY-MM-DD"`); a `source`, `note` or `doubtful` is printed with the price, so one that may hold a credential (a query, a `%`-encoding, `=`, `;`, `@`, a `:` in prose, a token-shaped word) is refused. Refused too: an entry that prices no node of the stack (a preset no GPU group runs, a CPU platform other than `systemNodePlatform`, a `spot` rate no spot group of the platform and preset uses: the system nodes are never spot). `currency` is `USD`, the only one. Nothing here reaches Nebius',
             default={},
         ),
     ]

@@ -416,6 +416,48 @@ def test_an_override_that_prices_no_node_of_the_stack_is_refused_naming_what_the
     assert f"{OVERRIDES}: {expected}" in str(refused.value)
 
 
+def h200_spot_override(on_demand: float, spot: float) -> dict:
+    return {
+        **h200_override(on_demand),
+        "spot": {"usdPerGpuHour": spot, "source": "contract NB-2026-17", "date": "2026-11-01"},
+    }
+
+
+def test_an_override_spot_rate_no_spot_group_would_use_is_refused_naming_what_the_groups_run():
+    with pytest.raises(ConfigError) as refused:
+        parsed("prod", **overrides(gpu=[h200_spot_override(3.0, 1.5)]))
+    assert (
+        f"{OVERRIDES}: gpu[0] (gpu-h200-sxm).spot: prices spot for gpu-h200-sxm 8gpu-128vcpu-1600gb, but no group of "
+        "nebius-dra:gpuNodeGroups running them is spot (preemptible: capacity.type spot; they run: gpu-h200-sxm "
+        "8gpu-128vcpu-1600gb on-demand), so the spot rate would price no node; remove spot, or run a group on spot"
+    ) in str(refused.value)
+
+
+def test_a_cpu_override_spot_rate_is_refused_as_the_system_nodes_run_on_demand():
+    entry = cpu_override("cpu-d3")
+    entry["spot"] = {**entry["onDemand"], "usdPerVcpuHour": 0.01, "usdPerGibHour": 0.004}
+    with pytest.raises(ConfigError) as refused:
+        parsed("dev", **overrides(cpu=[entry]))
+    assert (
+        f"{OVERRIDES}: cpu[0] (cpu-d3).spot: prices spot for cpu-d3, but the only nodes on a CPU platform, the system "
+        "nodes (nebius-dra:systemNodePlatform cpu-d3), run on-demand, never spot, so the spot rate would price no node"
+    ) in str(refused.value)
+
+
+def test_an_override_spot_rate_prices_the_spot_group_that_runs_its_platform_and_preset():
+    groups = json.loads(load_stack_config("prod")["nebius-dra:gpuNodeGroups"])
+    next(group for group in groups if group["name"] == "h200-burst")["capacity"] = {"type": "spot"}
+    cost = stack_cost(
+        parsed(
+            "prod",
+            **{"nebius-dra:gpuNodeGroups": json.dumps(groups)},
+            **overrides(gpu=[h200_spot_override(3.0, 1.5)]),
+        )
+    )
+    [burst] = [group for group in cost.groups if group.name == "h200-burst"]
+    assert burst.price is not None and burst.price.usd_per_node_hour == Decimal("12.0")
+
+
 def test_an_override_is_not_called_unused_while_the_group_it_prices_is_refused():
     group = {"name": "big", "platform": "gpu-h200-sxm", "preset": "8gpu-128vcpu-1600gb", "fixedNodeCount": -1}
     with pytest.raises(ConfigError) as refused:
