@@ -133,6 +133,38 @@ def test_a_node_group_whose_minor_goes_down_is_refused_naming_it_both_versions_a
         # Once "tools.plan writes  there", the allowed part empty (a39 hostile F9).
         (lambda b: b.pop("releases"), "the baseline has no releases; tools.plan writes a list of the Helm releases'"),
         (lambda b: b.pop("claimTemplates"), "has no claimTemplates; tools.plan writes a list of the claim templates'"),
+        # Out of the stack's own bounds (components/input/node_groups.py, Duration), which docs/offline-plan.md says
+        # is refused: it was compared as a drain timeout.
+        (
+            lambda b: b["nodeGroups"][0]["strategy"].update(drainTimeout="99999999999h"),
+            'nodeGroups[0].strategy.drainTimeout is "99999999999h"; tools.plan writes a duration such as 30m, 1h30m',
+        ),
+        (
+            lambda b: b["nodeGroups"][0]["strategy"].update(maxSurge={"count": 1, "percent": 5}),
+            "nodeGroups[0].strategy.maxSurge holds count and percent, or neither",
+        ),
+        (
+            lambda b: b["nodeGroups"][0]["strategy"]["maxUnavailable"].update(count=10**6),
+            "nodeGroups[0].strategy.maxUnavailable.count is 1000000; tools.plan writes a whole number from 0 to",
+        ),
+        (
+            lambda b: b["nodeGroups"][0].update(autoRepair={"conditions": [{"type": "Ready", "status": "maybe"}]}),
+            'nodeGroups[0].autoRepair.conditions[0].status is "maybe"; tools.plan writes TRUE, FALSE or UNKNOWN there',
+        ),
+        # A field no plan writes was ignored silently, at the top level and in a record's object.
+        (
+            lambda b: b.update(nodeGroup=[]),
+            "nodeGroup is a field tools.plan does not write there; it writes baselineFrom, changes, claimTemplates,",
+        ),
+        (
+            lambda b: b["nodeGroups"][0].update(autoscaling={"minNodeCount": 1, "maxNodeCount": 2, "initial": 1}),
+            "nodeGroups[0].autoscaling.initial is a field tools.plan does not write there; it writes maxNodeCount, "
+            "minNodeCount",
+        ),
+        (
+            lambda b: b["nodeGroups"][0]["strategy"].update(drain="1h"),
+            "nodeGroups[0].strategy.drain is a field tools.plan does not write there; it writes drainTimeout, maxSurge,",
+        ),
     ],
 )
 def test_a_baseline_record_of_another_shape_or_missing_a_field_is_refused_naming_the_file_and_the_path(
@@ -232,3 +264,11 @@ def test_a_baseline_field_is_quoted_through_shown_never_raw(document):
         read_baseline(document, "dev")
     assert "CANARY1" not in str(refused.value) and "\x1b" not in str(refused.value)
     assert "hidden: may be a credential" in str(refused.value)
+
+
+def test_the_fields_a_baseline_may_hold_are_those_a_json_plan_writes(dev_baseline):
+    """An unknown top-level field is refused (READER_FIELDS and the records): the list is the writer's own."""
+    from tools.plan.baseline import READER_FIELDS, Format2Document
+
+    assert set(dev_baseline) == set(READER_FIELDS) | set(Format2Document.model_fields)
+    assert read_baseline(dev_baseline, "dev").groups
