@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from components.config.errors import shown_name
 from components.config.reading import markdown_code_block, markdown_text, printable
 from components.redaction import redacted_leaves
 from policies.dra_guardrails import RULES
@@ -117,7 +118,7 @@ def _deleted_summary(changes: Changes) -> str:
     others: dict[str, list[str]] = {}
     for item in gone:
         if item.resource_type != NAMESPACE_TYPE and item.namespace not in taken:
-            others.setdefault(f"{printable(item.kind)}(s)", []).append(item.place)
+            others.setdefault(f"{shown_name(item.kind)}(s)", []).append(item.place)
     templates = [t for t in changes.removed_claim_templates if t.namespace not in taken]
     replaced = [c.name for c in changes.claim_templates]
     # The program sets deleteBeforeReplace on every release (components/release.py): the old one goes first.
@@ -127,7 +128,11 @@ def _deleted_summary(changes: Changes) -> str:
         if moved
         else ""
     )
-    text += f"; deletes namespace(s) {', '.join(changes.deleted_namespaces)} with all in them" if taken else ""
+    text += (
+        f"; deletes namespace(s) {', '.join(map(shown_name, changes.deleted_namespaces))} with all in them"
+        if taken
+        else ""
+    )
     text += "".join(f"; deletes {kind} {', '.join(names)}" for kind, names in others.items())
     if templates:
         text += f"; deletes claim template(s) {', '.join(t.text() for t in templates)}"

@@ -272,3 +272,45 @@ def test_the_fields_a_baseline_may_hold_are_those_a_json_plan_writes(dev_baselin
 
     assert set(dev_baseline) == set(READER_FIELDS) | set(Format2Document.model_fields)
     assert read_baseline(dev_baseline, "dev").groups
+
+
+def _hostile(baseline: dict[str, Any]) -> None:
+    """Every text of a baseline that reaches the change list, each a credential-shaped canary."""
+    group = baseline["nodeGroups"][0]
+    group["template"]["metadata"]["labels"].update({"u:CANARY1@h": "v:CANARY2@h", "k=CANARY3": "x;CANARY4"})
+    group["template"]["taints"] = [{"key": "t:CANARY5@h", "value": "x:CANARY6@h", "effect": "NoSchedule"}]
+    gone = copy.deepcopy(baseline["nodeGroups"][1])
+    gone.update(urn=gone["urn"] + "-gone", name="dra-dev-u:CANARY7@h", protect=True)
+    baseline["nodeGroups"].append(gone)
+    release = baseline["releases"][0]
+    release["values"]["image"] = {"repository": "i:CANARY8@h/x", "tag": "t=CANARY9"}
+    release["repositoryOpts"] = {"repo": "https://u:CANARY10@h.example.com/x", "login": "none"}
+    removed = copy.deepcopy(release)
+    removed.update(urn=removed["urn"] + "-gone", name="r:CANARY11@h", chart="c:CANARY12@h", version="v:CANARY13@h")
+    baseline["releases"].append(removed)
+    template = copy.deepcopy(baseline["claimTemplates"][0])
+    template.update(urn=template["urn"] + "-gone", name="n:CANARY14@h", namespace="s:CANARY15@h")
+    baseline["claimTemplates"].append(template)
+    kube = copy.deepcopy(baseline["objects"][0])
+    kube.update(urn=kube["urn"] + "-gone", type="kubernetes:core/v1:q:CANARY16@h", name="o=CANARY17")
+    baseline["objects"].append(kube)
+    baseline["driverRoot"] = "/d:CANARY18@h"
+
+
+def test_every_baseline_text_in_the_change_list_is_quoted_as_shown_quotes_it(dev_baseline, tmp_path, capsys):
+    """Issue 37: a baseline's label key `u:CANARY@h`, group name `dra-dev-u:CANARY@h`, object kind, release, claim
+    template, image, chart repository and driver root reached the change list as they were (or redacted past
+    recognition, `[credentials]@h` for a whole path): each is told by its shape, the path around it kept."""
+    path = tmp_path / "hostile.json"
+    path.write_text(json.dumps(_edited(dev_baseline, _hostile)))
+    for form in ("text", "markdown", "json"):
+        plan_cli.main(["--stack", "dev", "--out", "none", "--format", form, "--baseline", str(path)])
+        out = capsys.readouterr().out
+        assert "CANARY" not in out, (form, [line for line in out.splitlines() if "CANARY" in line])
+        assert "hidden: may be a credential" in out, form
+    plan = build_plan("dev", out=None, baseline=_edited(dev_baseline, _hostile))
+    text = render_text(plan)
+    assert 'template.metadata.labels."<11 characters: letters, digits, :@; hidden: may be a credential>": ' in text
+    assert 'template.taints[0].key: "<11 characters: letters, digits, :@; hidden: may be a credential>"' in text
+    assert '`pulumi up` FAILS deleting node group "<19 characters: letters, digits, -:@; hidden' in text
+    assert 'DRA DRIVER ROOT "<13 characters: letters, digits, /:@; hidden: may be a credential>" -> /' in text
