@@ -84,6 +84,7 @@ WHOLE_VALUE_EXAMPLES = {
     schema.PRICE_SOURCE_PATTERN: "https://nebius.com/prices",
     schema.QUANTITY_PATTERN: "40Gi",
     schema.CAPACITY_NAME_PATTERN: "gpu.nvidia.com/memory",
+    schema.KUBERNETES_VERSION_PATTERN: "1.34-nebius-node.2",
     **{pattern.pattern: CHECKED_PRESET_EXAMPLE[field] for field, pattern in CHECKED_PRESET_FIELDS.items()},
     MINIMUM_VERSION.pattern: DEFAULT_MINIMUM_VERSION,
     FEATURE_GATE_PATTERN: DRA_GATE,

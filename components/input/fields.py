@@ -28,6 +28,8 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from components.dra_minors import SUPPORTED_MINORS
+from components.dra_minors import TABLE_FILE as MINORS_TABLE
 from components.shown import quotable, shown
 
 # Whole-string patterns over ASCII only, in the syntax RE2 (Go) and ECMA-262 share, because editors
@@ -148,6 +150,21 @@ SOURCE_PATTERN = r"^[\x21-\x7e]([\x20-\x7e]{0,298}[\x21-\x7e])?$"
 # colon is what a scheme (`javascript:`, `ftp:`, RFC 3986 section 3.1) and a user's password (`u:pw@`) need, so a
 # text without one can hold neither, nor a URL inside it that the markdown report would show as a Nebius page.
 PRICE_SOURCE_PATTERN = rf"^(https?://{URL_AFTER_SCHEME}|[^:]*)$"
+
+
+# A kubernetesVersion: a minor `policies/dra_minors.json` has a row for (its DRA gates, the API fields each guards, the
+# schema of its objects), as MAJOR.MINOR or Nebius's MAJOR.MINOR-nebius-node.N. A minor without a row is refused: the
+# stack would judge its templates by another minor's gates. Generated from the table, so a new row is a new minor.
+KUBERNETES_MINORS_TEXT = " or ".join(
+    filter(None, [", ".join(f'"{minor}"' for minor in SUPPORTED_MINORS[:-1]), f'"{SUPPORTED_MINORS[-1]}"'])
+)
+KUBERNETES_VERSION_PATTERN = (
+    rf"^({'|'.join(re.escape(minor) for minor in SUPPORTED_MINORS)})(-nebius-node\.[0-9]{{1,6}})?$"
+)
+KUBERNETES_VERSION_RULE = (
+    f"allowed: MAJOR.MINOR or MAJOR.MINOR-nebius-node.N of a minor the stack has DRA rules for "
+    f"({MINORS_TABLE.relative_to(MINORS_TABLE.parents[1])}): {KUBERNETES_MINORS_TEXT}"
+)
 
 
 def optional(pattern: str) -> str:

@@ -49,6 +49,8 @@ REFUSED = {
     "etcd size": dev_with({"nebius-dra:etcdClusterSize": 5}),
     "count as a string": dev_with({"nebius-dra:systemNodeCount": "2"}),
     "version as a number": dev_with({"nebius-dra:kubernetesVersion": 1.34}),
+    "a minor without DRA rules": dev_with({"nebius-dra:kubernetesVersion": "1.99"}),
+    "a patch version": dev_with({"nebius-dra:kubernetesVersion": "1.34.1"}),
     "too many nodes": dev_group_with({"fixedNodeCount": 101}),
     "malformed preset": dev_group_with({"preset": "8gpu\n"}),
     "label prefix with capitals": dev_group_with({"labels": {"Example.com/team": "ml"}}),

@@ -10,6 +10,7 @@ import pulumi_nebius
 import pytest
 
 from components.config.errors import ConfigError
+from components.dra_minors import SUPPORTED_MINORS
 from components.gpu_platforms import GPU_PLATFORMS
 from tools.plan.mock_engine import run_program
 
@@ -54,7 +55,16 @@ def test_bad_kubernetes_version(stack_config, version, expected):
     assert expected in message
 
 
-@pytest.mark.parametrize("version", ["1.34", "1.35", "1.34-nebius-node.2", "2.0"])
+@pytest.mark.parametrize("version", ["1.99", "1.37", "1.37-nebius-node.1", "2.0", "1.034", "1.35-nebius-node.1\n"])
+def test_a_minor_without_dra_rules_is_refused_naming_the_minors_that_have_them(stack_config, version):
+    message = refused({**stack_config("dev"), "nebius-dra:kubernetesVersion": version})
+    (line,) = [line for line in message.splitlines() if "nebius-dra:kubernetesVersion:" in line]
+    assert f"got {json.dumps(version)}" in line
+    allowed = " or ".join([", ".join(f'"{minor}"' for minor in SUPPORTED_MINORS[:-1]), f'"{SUPPORTED_MINORS[-1]}"'])
+    assert line.endswith(f"of a minor the stack has DRA rules for (policies/dra_minors.json): {allowed}")
+
+
+@pytest.mark.parametrize("version", [*SUPPORTED_MINORS, "1.34-nebius-node.2"])
 def test_good_kubernetes_versions_run(stack_config, version):
     run = run_program("dev", config={**stack_config("dev"), "nebius-dra:kubernetesVersion": version})
     assert run.error is None
