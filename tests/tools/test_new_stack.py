@@ -254,6 +254,36 @@ def test_a_stack_list_the_workflows_could_not_run_is_refused_before_anything_is_
     assert {path: path.read_text() for path in project.rglob("*") if path.is_file()} == before
 
 
+@pytest.mark.parametrize(
+    ("listed", "left_out"),
+    [([], "Pulumi.dev.yaml, Pulumi.prod.yaml"), (["dev"], "Pulumi.prod.yaml")],
+    ids=["empty", "prod-dropped"],
+)
+def test_a_stack_list_leaving_out_committed_stacks_is_refused_naming_their_files(project, capsys, listed, left_out):
+    """Hostile review: `{"stacks": []}` was taken and rewritten without dev and prod, whose committed stack files no
+    workflow would then deploy (and with prod dropped, the new stack went before dev)."""
+    for stack in ("dev", "prod"):
+        shutil.copy(PROJECT_DIR / f"Pulumi.{stack}.yaml", project / f"Pulumi.{stack}.yaml")
+    subprocess.run(["git", "init", "-q", str(project)], check=True, timeout=60)
+    subprocess.run(["git", "-C", str(project), "add", "Pulumi.dev.yaml", "Pulumi.prod.yaml"], check=True, timeout=60)
+    stacks_path = project / new_stack.STACKS_FILE
+    stacks_path.write_text(json.dumps({"stacks": [entry(stack) for stack in listed]}))
+    before = {path: path.read_text() for path in project.rglob("*") if path.is_file() and ".git" not in path.parts}
+    args = ["--name", "zz", "--parent-id", PROJECT_ID, "--subnet-id", SUBNET_ID, "--project-dir", str(project)]
+    assert new_stack.main(args) == new_stack.EXIT_REFUSED
+    err = capsys.readouterr().err
+    assert err.startswith(f"make new-stack: {new_stack.STACKS_FILE} leaves out {left_out}, committed stacks"), err
+    after = {path: path.read_text() for path in project.rglob("*") if path.is_file() and ".git" not in path.parts}
+    assert after == before
+
+
+def test_an_untracked_stack_file_is_no_stack_the_list_must_name(project):
+    """A scratch `Pulumi.try.yaml` (planned with STACK_FILE=...) is no committed stack: the docs' rule for the tests."""
+    shutil.copy(PROJECT_DIR / "Pulumi.dev.yaml", project / "Pulumi.try.yaml")
+    subprocess.run(["git", "init", "-q", str(project)], check=True, timeout=60)
+    assert new_stack.main(["--name", "zz", "--parent-id", PROJECT_ID, "--subnet-id", SUBNET_ID, "--project-dir", str(project)]) == 0  # fmt: skip
+
+
 @pytest.mark.parametrize(("variable", "kind"), [("PARENT_ID", "project"), ("SUBNET_ID", "vpcsubnet")])
 @pytest.mark.parametrize("suffix", ["a" * 57, "E00X", ""])
 def test_an_id_refusal_states_the_rule_it_applies(project, capsys, variable, kind, suffix):
