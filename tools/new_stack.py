@@ -168,10 +168,10 @@ def bootstrap_repository(given: str, bootstrap_dir: Path, name: str, project_id:
             problems = ConfigProblems()
             add_validation_problems(problems, error, document, CiIdentitySettings, where_for=lambda key: key)
             if not REPOSITORY_SHAPE.match(given):
-                # Not even OWNER/REPO's characters: maybe a URL with a token in it (https://<token>@github.com/o/r,
-                # git@github.com:o/r#x, a bare token), so its rule is told, never the value.
+                # Not even OWNER/REPO's characters: shown as `shown` may (a URL with a token in it,
+                # https://<token>@github.com/o/r or git@github.com:o/r#x, by its shape), and its rule told.
                 raise NewStackError(
-                    f"REPOSITORY (not shown: {len(given)} characters, and a refused one may hold a credential) is not "
+                    f"REPOSITORY={shown(given)} is not "
                     f"{CiIdentitySettings.model_fields['repository'].description}; give OWNER/REPO alone, never a URL"
                 ) from None
             raise NewStackError(f"REPOSITORY={shown(given)}: {'; '.join(problems.lines)}") from None

@@ -340,15 +340,19 @@ def test_the_bootstraps_github_ids_follow_the_repository_they_belong_to(project)
     [
         ("", "other/repo", "REPOSITORY is empty, and the identity bootstrap's stacks in tools/ci_identity name no one "
          "repository to take (dev: example-org/nebius-dra, prod: other/repo): give REPOSITORY=OWNER/REPO"),
-        ("no-slash", "", "REPOSITORY (not shown: 8 characters, and a refused one may hold a credential) is not OWNER/REPO"),
+        ("no-slash", "", 'REPOSITORY="no-slash" is not OWNER/REPO'),
+        # Hostile review: owners GitHub cannot have were written; harmless refused values were never shown.
+        ("o-/r", "", 'REPOSITORY="o-/r": repository: "o-/r" names no GitHub repository: an owner\'s name is letters'),
+        ("a--b/r", "", 'REPOSITORY="a--b/r": repository: "a--b/r" names no GitHub repository: an owner'),
+        ("../../x/y", "", 'REPOSITORY="../../x/y" is not OWNER/REPO'),
         ("o/r.git", "", "REPOSITORY=\"o/r.git\": repository: \"o/r.git\" names no GitHub repository"),
         ("", None, "NAME=\"staging\": tools/ci_identity/Pulumi.staging.yaml exists already"),
         # Hostile round four: a URL or a token given as the repository was quoted before its `got` was redacted.
-        ("https://CANARY4471R:x@github.com/o/r", "", "REPOSITORY (not shown: 36 characters"),
-        ("CANARY4471R:pw@github.com/o/r", "", "REPOSITORY (not shown: 29 characters"),
-        ("git@github.com:o/r#CANARY4471F", "", "REPOSITORY (not shown: 30 characters"),
+        ("https://CANARY4471R:x@github.com/o/r", "", 'REPOSITORY="<36 characters: letters, digits, ./:@; hidden'),
+        ("CANARY4471R:pw@github.com/o/r", "", 'REPOSITORY="<29 characters'),
+        ("git@github.com:o/r#CANARY4471F", "", 'REPOSITORY="<30 characters'),
     ],
-    ids=["stacks-disagree", "not-owner-repo", "dot-git", "bootstrap-file-exists", "url", "userinfo", "scp-like"],
+    ids=["stacks-disagree", "not-owner-repo", "owner-ends-in-hyphen", "owner-double-hyphen", "dot-dot-path", "dot-git", "bootstrap-file-exists", "url", "userinfo", "scp-like"],
 )  # fmt: skip
 def test_a_repository_the_bootstrap_cannot_take_is_refused_and_nothing_is_written(
     project, capsys, repository, prod_names, named
