@@ -568,7 +568,7 @@ def test_the_time_limits_must_be_positive_seconds(flag, value, capsys):
         cli.parse_args([flag, value])
     assert exit_.value.code == 2
     err = capsys.readouterr().err
-    assert f"argument {flag}: '{value}'" in err
+    assert f'argument {flag}: "{value}"' in err
     assert "positive number of seconds" in err or "not a number of seconds" in err
 
 
