@@ -431,8 +431,8 @@ def check_authentication(user: Named) -> None:
             "first ':' ends it). The value is not shown"
         )
     certificate = bool(given & {"client-certificate", "client-certificate-data"})
-    key = bool(given & {"client-key", "client-key-data"})
-    if certificate != key:
+    has_key = bool(given & {"client-key", "client-key-data"})
+    if certificate != has_key:
         having, missing = ("client-certificate", "client-key") if certificate else ("client-key", "client-certificate")
         raise KubeconfigError(f"{where}: {having} without {missing}; a TLS client certificate needs both")
     methods = [
