@@ -22,6 +22,7 @@ import json
 import os
 import re
 import signal
+import ssl
 import subprocess
 import tempfile
 import threading
@@ -246,6 +247,55 @@ def check_file_or_data(entry: Named, what: str, key: str, pem: str | None = None
         raise KubeconfigError(
             f"kubeconfig {entry.source}: {what} {shown(entry.name)}: {given} is not a PEM {pem.lower()} (no "
             f"'{PEM_MARKERS[pem].decode()}' marker); give the PEM file ({key}) or its base64-encoded content ({key}-data)"
+        )
+
+
+def certificate_problem(certificate: bytes, key: bytes) -> str | None:
+    """Why OpenSSL would not take this client certificate and key at the first TLS handshake, or None: a PEM block
+    that does not parse, a key of another certificate, a key under a passphrase. Said by OpenSSL's reason code only
+    (`PEM_LIB`, `KEY_VALUES_MISMATCH`), never with the content."""
+    with tempfile.TemporaryDirectory(prefix="tools-verify-") as directory:
+        paths = [Path(directory) / "client.crt", Path(directory) / "client.key"]
+        for path, content in zip(paths, (certificate, key), strict=True):
+            path.touch(mode=0o600)
+            path.write_bytes(content)
+
+        def no_passphrase() -> bytes:
+            raise ssl.SSLError("the key is under a passphrase, which the verifier does not ask for")
+
+        try:
+            ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT).load_cert_chain(paths[0], paths[1], password=no_passphrase)
+        except ssl.SSLError as failure:
+            said = failure.reason or (failure.args[1] if len(failure.args) > 1 else None)
+            said = re.sub(r"\s*\(_ssl\.c:[0-9]+\)\Z", "", said) if isinstance(said, str) else "refused"
+            return (
+                "OpenSSL does not take them as a client certificate and its key (a block that does not parse, a key "
+                f"of another certificate, or one under a passphrase; OpenSSL says {printable(one_line(said, 80))!r})"
+            )
+    return None
+
+
+def file_or_data_content(entry: Named, key: str) -> bytes:
+    """What `key-data` (decoded) or the file `key` holds, once `check_file_or_data` took it."""
+    data = entry.body.get(f"{key}-data")
+    if data:
+        return base64.b64decode(data, validate=False)
+    with (entry.directory / Path(entry.body[key]).expanduser()).open("rb") as handle:
+        return handle.read(PEM_READ_LIMIT)
+
+
+def check_client_certificate(user: Named) -> None:
+    """The user's client certificate and key load (`certificate_problem`): otherwise the TLS setup fails at the first
+    request, which read as a network failure (hostile review F19), not as the kubeconfig fields it is."""
+    if not any(user.body.get(key) for key in ("client-certificate", "client-certificate-data")):
+        return
+    problem = certificate_problem(
+        file_or_data_content(user, "client-certificate"), file_or_data_content(user, "client-key")
+    )
+    if problem is not None:
+        raise KubeconfigError(
+            f"kubeconfig {user.source}: user {shown(user.name)}: client-certificate(-data) and client-key(-data): "
+            f"{problem}; give the PEM files kubectl uses"
         )
 
 
@@ -685,6 +735,9 @@ class ExecPlugin:
                 f"{self._describe()} printed a client certificate (clientCertificateData), which only a TLS handshake "
                 "presents, and the server is http://; give the server as https://"
             )
+        problem = certificate_problem(certificate.encode(), key.encode())
+        if problem is not None:
+            raise ExecPluginError(f"{self._describe()} printed clientCertificateData and clientKeyData: {problem}")
 
 
 def stop(process: subprocess.Popen[bytes], whole_group: bool) -> None:
@@ -857,5 +910,7 @@ def load_kubeconfig(path: str | None, context: str | None = None) -> Kubeconfig:
         if user.body.get("exec") is not None and token is None:
             plugin = ExecPlugin.from_user(user, cluster)
     check_credential_transport(cluster, server, user, token is not None or plugin is not None)
+    if user is not None:
+        check_client_certificate(user)
     refused = credential_refused(user, token_where, plugin)
     return Kubeconfig(files, chosen_context, cluster, user, server, plugin, token, refused)

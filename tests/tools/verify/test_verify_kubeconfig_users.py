@@ -7,14 +7,49 @@ from __future__ import annotations
 import base64
 import json
 import os
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 
 from tests.kubeconfigs import EXEC_API, exec_user, kubeconfig_text, script
 from tools.verify import __main__ as cli
 from tools.verify.kubeconfig import ExecPluginError, load_kubeconfig
+
+
+def real_certificate() -> tuple[str, str]:
+    """A self-signed client certificate and its key, PEM, as OpenSSL loads them."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "verify-test")])
+    now = datetime.now(UTC)
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(1)
+        .not_valid_before(now)
+        .not_valid_after(now + timedelta(days=1))
+        .sign(key, hashes.SHA256())
+    )
+    key_pem = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    return certificate.public_bytes(serialization.Encoding.PEM).decode(), key_pem.decode()
+
+
+REAL_CERTIFICATE, REAL_KEY = real_certificate()
+OTHER_KEY = real_certificate()[1]
+
+
+def b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
 
 PEM_CERTIFICATE = base64.b64encode(b"-----BEGIN CERTIFICATE-----\nMA==\n-----END CERTIFICATE-----\n").decode()
 PEM_KEY = base64.b64encode(b"-----BEGIN PRIVATE KEY-----\nMA==\n-----END PRIVATE KEY-----\n").decode()
@@ -88,7 +123,7 @@ def test_a_username_with_a_colon_is_refused_never_shown(tmp_path, capsys):
 
 def test_a_client_certificate_beside_a_token_is_taken(tmp_path):
     path = tmp_path / "kubeconfig"
-    user = {"token": "t", "client-certificate-data": PEM_CERTIFICATE, "client-key-data": PEM_KEY}
+    user = {"token": "t", "client-certificate-data": b64(REAL_CERTIFICATE), "client-key-data": b64(REAL_KEY)}
     path.write_text(kubeconfig_text("https://127.0.0.1:9", user))
     assert load_kubeconfig(str(path)).token == "t"
 
@@ -148,7 +183,46 @@ def test_an_exec_plugin_client_certificate_for_an_http_server_is_refused(tmp_pat
     plugin = plugin_printing(tmp_path, "http://127.0.0.1:9", status)
     with pytest.raises(ExecPluginError, match=r"client certificate \(clientCertificateData\), which only a TLS"):
         plugin.run(timeout_s=10)
-    assert plugin_printing(tmp_path, "https://127.0.0.1:9", status).run(timeout_s=10).client_key == PEM_TEXT_KEY
+    real = {"clientCertificateData": REAL_CERTIFICATE, "clientKeyData": REAL_KEY}
+    assert plugin_printing(tmp_path, "https://127.0.0.1:9", real).run(timeout_s=10).client_key == REAL_KEY
+
+
+GARBAGE_CERTIFICATE = "-----BEGIN CERTIFICATE-----\nCANARY\n-----END CERTIFICATE-----\n"
+GARBAGE_KEY = "-----BEGIN PRIVATE KEY-----\nCANARY\n-----END PRIVATE KEY-----\n"
+PEM_SHAPED = {
+    "garbage-certificate": (GARBAGE_CERTIFICATE, REAL_KEY),
+    "garbage-key": (REAL_CERTIFICATE, GARBAGE_KEY),
+    "key-of-another-certificate": (REAL_CERTIFICATE, OTHER_KEY),
+}
+
+
+@pytest.mark.parametrize(("certificate", "key"), PEM_SHAPED.values(), ids=PEM_SHAPED.keys())
+def test_a_pem_shaped_client_certificate_openssl_refuses_is_a_kubeconfig_problem_before_any_request(
+    tmp_path, capsys, certificate, key
+):
+    (tmp_path / "client.key").write_text(key)
+    user = {"client-certificate-data": b64(certificate), "client-key": "client.key"}
+    err = refusal(tmp_path, capsys, user, server="https://127.0.0.1:9")
+    assert "client-certificate(-data) and client-key(-data): OpenSSL does not take them" in err
+    assert "CANARY" not in err and "BEGIN" not in err
+
+
+@pytest.mark.parametrize(("certificate", "key"), PEM_SHAPED.values(), ids=PEM_SHAPED.keys())
+def test_a_pem_shaped_exec_plugin_certificate_openssl_refuses_is_refused_never_shown(tmp_path, certificate, key):
+    plugin = plugin_printing(
+        tmp_path, "https://127.0.0.1:9", {"clientCertificateData": certificate, "clientKeyData": key}
+    )
+    with pytest.raises(ExecPluginError, match="printed clientCertificateData and clientKeyData: OpenSSL does not"):
+        plugin.run(timeout_s=10)
+
+
+def test_a_client_certificate_openssl_takes_is_taken(tmp_path):
+    (tmp_path / "client.crt").write_text(REAL_CERTIFICATE)
+    path = tmp_path / "kubeconfig"
+    path.write_text(
+        kubeconfig_text("https://127.0.0.1:9", {"client-certificate": "client.crt", "client-key-data": b64(REAL_KEY)})
+    )
+    assert load_kubeconfig(str(path)).user is not None
 
 
 @pytest.mark.parametrize("expires", ["CANARY-not-a-date", 17])
