@@ -21,6 +21,8 @@ import pytest
 from components import dra_constants
 from components.config import claim_templates as claims_config
 from components.config import stack as stack_config
+from components.config.errors import config_key
+from components.config.prices import OVERRIDES_KEY
 from components.cost import COST_ESTIMATE_TYPE
 from components.dra_constants import (
     DCGM_EXPORTER_CHART,
@@ -236,6 +238,7 @@ def test_policy_copies_of_kueues_source_and_the_upstream_chart_hosts_are_the_pro
 
 def test_policy_copy_of_the_cost_estimate_type_is_the_programs():
     assert planned.COST_ESTIMATE_TYPE == COST_ESTIMATE_TYPE
+    assert config_key(OVERRIDES_KEY) == planned.PRICE_OVERRIDES_ORIGIN
     assert cost_rules.HOURS_PER_30_DAYS == HOURS_PER_30_DAYS
 
 

@@ -168,13 +168,36 @@ def read_text(path: Path, label: str, error: ErrorFactory = InputError, limit: i
     return decode_text(data, label, error, limit)
 
 
+class _EmptyPath:
+    """What a path flag given "" reads as until `parsed_arguments` refuses it: `Path("")` is `Path(".")`, the current
+    folder, so once converted the empty path could only be refused as `.: it is a directory`."""
+
+
+_EMPTY_PATH = _EmptyPath()
+
+
+def _path_flag(text: str) -> Path | _EmptyPath:
+    return Path(text) if text else _EMPTY_PATH
+
+
 def parsed_arguments(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
     """`parser.parse_args(argv)`, refusing an option given `--` as its value (`--base=--`): argparse reads that `--`
-    as the end of the options and leaves the option an empty list, which no tool takes for its value."""
-    args = parser.parse_args(argv)
-    for action in parser._actions:  # argparse keeps its options only here
+    as the end of the options and leaves the option an empty list, which no tool takes for its value; and a path
+    option (`type=Path`) given an empty path, which `Path` would read as the current folder."""
+    paths = [action for action in parser._actions if action.type is Path]  # argparse keeps its options only here
+    for action in paths:
+        action.type = _path_flag
+    try:
+        args = parser.parse_args(argv)
+    finally:
+        for action in paths:
+            action.type = Path
+    for action in parser._actions:
         if action.nargs is None and action.option_strings and isinstance(getattr(args, action.dest, None), list):
             parser.error(f"{action.option_strings[-1]}: got --, which ends the options; give the option a value")
+        if action.option_strings and getattr(args, action.dest, None) is _EMPTY_PATH:
+            flag = action.option_strings[-1]
+            parser.error(f'{flag}: an empty path (""); give the path of a file, or leave {flag} out')
     return args
 
 
