@@ -130,8 +130,10 @@ _PROSE_COLON = re.compile(r"\\?[\"']?:")
 # (RFC 9110 section 11.2: letters, digits, `-._~+/`, then `=`) starts is prose; `Basic dXNlcjpwYXNz` and any other
 # token is credentials.
 _PROSE_AFTER_BASIC = re.compile(r"[a-z]+[).:!?]*|[^A-Za-z0-9._~+/=-].*")
-# After `bearer`, the word `token` is prose (`a bearer token is visible ASCII only`), never a token.
+# After `bearer`, the word `token` is prose (`a bearer token is visible ASCII only`), never a token; after either
+# scheme, an ellipsis is a text naming the form (`a word the redactor hides (Bearer ..., token ...)`).
 _PROSE_AFTER_BEARER = re.compile(r"(?i)tokens?[).:!?]*")
+_ELLIPSIS = re.compile(r"\.\.\.[).:!?]*|\u2026")
 _AUTH_SCHEME = re.compile(rf"(?i)\b((?:bearer|basic){_BLANK}+)([^\s\"'\\,;]+)")
 # A credential given to a command as a flag, as an exec plugin's command line is echoed: `--token x`, `--api-key=x`.
 # The value is never the next flag (`--secret --token x` redacts x: a run starting `--` is a flag) nor a shell
@@ -392,6 +394,8 @@ def _auth(match: re.Match[str]) -> str:
         return match[0]  # `basic authentication`, `basic (no DCGM fields)`: prose, not credentials
     if match[1].lower().startswith("bearer") and _PROSE_AFTER_BEARER.fullmatch(match[2]):
         return match[0]  # `a bearer token is ...`: prose
+    if _ELLIPSIS.fullmatch(match[2]):
+        return match[0]  # `Bearer ...`, naming the form: prose
     return f"{match[1]}{REDACTED}"
 
 

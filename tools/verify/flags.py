@@ -55,11 +55,9 @@ def image(text: str) -> str:
     """An image reference, as the stack file's images are checked (`components.input.fields.Image`)."""
     try:
         return _IMAGE.validate_python(text)
-    except ValidationError:
-        raise argparse.ArgumentTypeError(
-            f"got {shown(text)}; expected an image reference such as nvidia/cuda:13.1.1-runtime-ubuntu24.04 "
-            "(ASCII letters, digits and ._/:@+-, starting with a letter or digit, at most 255 characters)"
-        ) from None
+    except ValidationError as error:
+        # The type's own message: what it got, the part that failed, and what it allows (`IMAGE_RULE`).
+        raise argparse.ArgumentTypeError(error.errors()[0]["msg"]) from None
 
 
 def absolute_file(example: str) -> Callable[[str], str]:

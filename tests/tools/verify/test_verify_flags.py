@@ -35,7 +35,7 @@ def test_an_empty_context_is_refused_not_taken_for_the_current_one(capsys):
 @pytest.mark.parametrize("value", ["", "x\x1b[31m\nY", "x; rm -rf /", ".x"])
 def test_an_image_flag_that_is_no_image_reference_is_refused_by_flag(flag, value, capsys):
     err = refused_at_parsing(capsys, flag, value)
-    assert f"argument {flag}: got " in err and "expected an image reference" in err
+    assert f"argument {flag}: got " in err and "allowed: an image reference" in err
     assert "\x1b" not in err
 
 
