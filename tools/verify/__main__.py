@@ -264,7 +264,8 @@ def _same_file(first: Path, second: Path) -> bool:
     try:
         return os.path.samefile(first, second)
     except OSError:  # one or both are not there yet: the paths they would be made at
-        return first.expanduser().resolve() == second.expanduser().resolve()
+        # realpath, not Path.resolve: a symlink loop raises RuntimeError there; here the flag's own check says it.
+        return os.path.realpath(first.expanduser()) == os.path.realpath(second.expanduser())
 
 
 def check_distinct_files(flags: Sequence[tuple[str, Path | None]]) -> None:

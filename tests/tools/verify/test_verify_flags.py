@@ -144,3 +144,13 @@ def test_an_existing_report_file_is_left_as_it_was_by_the_check(kubeconfig, tmp_
     )
     assert cli.main(["--stack", "dev", "--skip-smoke", "--kubeconfig", str(kubeconfig), "--json", str(report)]) == 2
     assert report.read_text() == "old report"
+
+
+def test_a_report_path_in_a_symlink_loop_is_refused_by_flag_not_a_traceback(kubeconfig, tmp_path, capsys):
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    status = cli.main(
+        ["--stack", "dev", "--skip-smoke", "--kubeconfig", str(kubeconfig), "--json", str(tmp_path / "a")]
+    )
+    assert status == 2
+    assert f"error: --json {tmp_path / 'a'}: Too many levels of symbolic links" in capsys.readouterr().err
