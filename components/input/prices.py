@@ -82,9 +82,10 @@ _WORD = re.compile(r"[A-Za-z0-9]+")
 _GIT_OBJECT_ID_SEGMENT = re.compile(r"(?<=/)(?:[0-9a-f]{64}|[0-9a-f]{40})(?![^/\s])")
 PRINTED_RULE = (
     "a price's source, note and doubtful are printed with it, so none may hold what a credential needs: a "
-    "'%'-encoding, '=', '&', '?', '#', ';', '@', '\\', a ':' other than a URL's scheme:// and port, a word the "
-    f"redactor hides (Bearer ..., token ...), or a word of {TOKEN_WORD_LENGTH} or more letters and digits mixed (a "
-    "token such as ghp_...; a git commit id as a whole segment of a path, as in a permalink, is no token)"
+    "'%'-encoding; in a source, and in a URL in a note, '=', '&', '?', '#', ';', '@', '\\' or a ':' other than a "
+    f"URL's scheme:// and port; a word the redactor hides (Bearer ..., token ...); or a word of {TOKEN_WORD_LENGTH} "
+    "or more letters and digits mixed (a token such as ghp_...; a git commit id as a whole segment of a path, as in "
+    "a permalink, is no token)"
 )
 
 
@@ -109,10 +110,25 @@ ENCODING_HINT = (
 )
 
 
-def without_credential(text: str, expected: str) -> str:
-    """`text` (a price's source, note or doubtful) unless it may hold a credential (`credential_shaped`); then the
-    refusal describes it by its shape (`shape`), never quoting it, and says what is `expected` and why."""
-    if credential_shaped(text):
+# A note is prose: its ':' and ';' are punctuation, so only its URLs are held to a source's marks.
+_URL_WORD = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://\S*")
+
+
+def prose_credential_shaped(text: str) -> bool:
+    """`credential_shaped` for prose: a URL in it as a source, the rest as the redactor and the token shape see it."""
+    return (
+        redacted(text) != text
+        or _token_shaped(text)
+        or _PERCENT_ENCODING.search(text) is not None
+        or any(credential_shaped(url.rstrip(".,;:)")) for url in _URL_WORD.findall(text))
+    )
+
+
+def without_credential(text: str, expected: str, prose: bool = False) -> str:
+    """`text` (a price's source, or with `prose` its note or doubtful) unless it may hold a credential
+    (`credential_shaped`, `prose_credential_shaped`); then the refusal describes it by its shape (`shape`), never
+    quoting it, and says what is `expected` and why."""
+    if (prose_credential_shaped if prose else credential_shaped)(text):
         hint = ENCODING_HINT if _PERCENT_ENCODING.search(text) else ""
         raise ValueError(
             f"got {json.dumps(shape(text))}, which may hold a credential; expected {expected}: {PRINTED_RULE}{hint}"
@@ -136,7 +152,7 @@ NOTE_EXPECTED = "a note in words, without a credential's marks"
 
 
 def _note_in_words(note: str) -> str:
-    return without_credential(note, NOTE_EXPECTED)
+    return without_credential(note, NOTE_EXPECTED, prose=True)
 
 
 PriceSource = Annotated[

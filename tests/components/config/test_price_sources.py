@@ -193,3 +193,19 @@ def test_an_override_in_another_currency_is_refused_saying_why_only_usd_is_allow
     assert f'{OVERRIDES}: currency got "EUR"; allowed: USD (the default), the only currency' in message
     assert "in US dollars as Nebius's price list and prices/nebius.yaml (currency: USD) give them" in message
     assert "convert a price quoted in another currency to USD" in message
+
+
+@pytest.mark.parametrize(
+    "note",
+    [
+        "Read on 2026-11-01: the page lists H200 at $3.50; spot below it.",
+        "Contract NB-2026-17 (signed; see the account team): 8 GPUs a node.",
+        "From https://nebius.com/prices, read 2026-11-01.",
+    ],
+)
+def test_a_note_in_prose_may_use_colons_and_semicolons(note):
+    entry = {**gpu_entry("https://nebius.com/prices"), "note": note}
+    config = parse_stack_config(
+        program_config({**load_stack_config("prod"), OVERRIDES: json.dumps({"gpu": [entry]})}), "prod"
+    )
+    assert config is not None
