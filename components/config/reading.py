@@ -226,13 +226,19 @@ def check_output_flag(path: Path, flag: str, error: ErrorFactory = InputError, d
     """`check_file_flag`, then that the tool can write there, before anything is built: a file it writes at the end
     (a report after a whole run) or a folder like `/proc` gave only an errno then, without the flag or the path.
 
-    Nothing is left behind or emptied: a file that is there is opened for writing without truncating it; otherwise a
+    Nothing is left behind or emptied: a file that is there is opened for writing without truncating it and written no bytes; otherwise a
     file is made and removed in the path's folder (a file's parent), or, while that is not there yet, in the nearest
     folder above it that is (the tools make the rest)."""
     check_file_flag(path, flag, error, directory=directory)
     try:
         if path.exists() and not directory:
-            os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC))
+            # A write of no bytes changes nothing in a regular file, and fails where the real one would fail
+            # (`/proc/version`: Input/output error, even for root, whom the open lets through).
+            descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK | os.O_CLOEXEC)
+            try:
+                os.write(descriptor, b"")
+            finally:
+                os.close(descriptor)
         else:
             folder = path.absolute() if directory else path.absolute().parent
             tempfile.TemporaryFile(dir=next(above for above in (folder, *folder.parents) if above.exists())).close()
