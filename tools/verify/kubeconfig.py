@@ -631,10 +631,12 @@ class ExecPlugin:
             raise ExecPluginError(
                 f"{self._describe()} cannot start: {error.strerror or error}; install it or put it on PATH"
             ) from None
-        stdout = _Drain(process.stdout, MAX_EXEC_STDOUT_BYTES, head=True)
-        stderr = _Drain(process.stderr, KEPT_EXEC_STDERR_BYTES, head=False)
-        deadline = time.monotonic() + timeout_s
+        # From here on, whatever ends the run (a Ctrl-C included, while the drains' threads start) stops the plugin:
+        # on a loaded machine a Ctrl-C once came between the start and the waiting, and the plugin outlived the run.
         try:
+            stdout = _Drain(process.stdout, MAX_EXEC_STDOUT_BYTES, head=True)
+            stderr = _Drain(process.stderr, KEPT_EXEC_STDERR_BYTES, head=False)
+            deadline = time.monotonic() + timeout_s
             process.wait(timeout=timeout_s)
             for drain in (stdout, stderr):  # a child the plugin left running may hold a pipe open: the deadline stands
                 drain.text(max(0.0, deadline - time.monotonic()))
