@@ -12,18 +12,18 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
-from urllib.parse import urlsplit
 
-from .planned import GROUP_LABEL, HELM_RELEASE_TYPES, NODE_GROUP_TYPE, as_list, chart_name, field_at, planned_node_range
-
-KUEUE_CHART = "kueue"
-# Where the program pulls each chart when no repository key names a mirror: the hosts of its upstream defaults
-# (components/dra_constants.py, components/queue_model.py KUEUE_REPOSITORY; tests/test_architecture.py ties them).
-KUEUE_UPSTREAM = "oci://registry.k8s.io/kueue/charts"
-KUEUE_IMAGE = "registry.k8s.io/kueue/kueue"
-UPSTREAM_CHART_HOSTS = frozenset(
-    {"registry.k8s.io", "helm.ngc.nvidia.com", "nvidia.github.io", "prometheus-community.github.io"}
+from .planned import (
+    GROUP_LABEL,
+    HELM_RELEASE_TYPES,
+    KUEUE_CHART,
+    NODE_GROUP_TYPE,
+    as_list,
+    chart_name,
+    field_at,
+    planned_node_range,
 )
+
 DRA_GATE = "DynamicResourceAllocation"
 CLUSTER_QUEUE_TYPE = "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue"
 LOCAL_QUEUE_TYPE = "kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue"
@@ -198,40 +198,6 @@ def _listed(entries: Sequence[tuple[str, float, Any]]) -> str:
     return ", ".join(f"{name} {quota:g}" for name, quota, _ in entries)
 
 
-def _chart_host(release: Any) -> str | None:
-    """The host a release's chart is pulled from: its classic repository's, or an OCI chart reference's."""
-    repository = field_at(release.props, "repositoryOpts", "repo")
-    chart = field_at(release.props, "chart")
-    url = repository if isinstance(repository, str) and repository else chart
-    if not isinstance(url, str) or "://" not in url:
-        return None
-    return (urlsplit(url).hostname or "").lower() or None
-
-
-def check_kueue_chart_mirrored(resources: Sequence[Any], config: Mapping[str, Any]) -> list[Violation]:
-    """Other charts from a mirror say the cluster pulls through one (air-gapped or proxied); Kueue's chart from its
-    upstream then is the one pull that fails, at `pulumi up`, after the other releases were installed."""
-    releases = [r for r in resources if r.type in HELM_RELEASE_TYPES]
-    mirrored = {
-        f"{chart_name(r.props)} from {host}"
-        for r in releases
-        if chart_name(r.props) != KUEUE_CHART and (host := _chart_host(r)) and host not in UPSTREAM_CHART_HOSTS
-    }
-    if not mirrored:
-        return []
-    return [
-        (
-            release.urn,
-            f'Kueue release "{release.name}" pulls its chart from {_chart_host(release)}, its upstream, while the '
-            f"stack's other charts come from a mirror ({', '.join(sorted(mirrored))}): a cluster that pulls through the "
-            f"mirror cannot reach it. Set nebius-dra:queues repository to the mirror's copy of {KUEUE_UPSTREAM}; the "
-            f"controller image {KUEUE_IMAGE} is pulled by the nodes, so their registry mirror must serve it too.",
-        )
-        for release in kueue_releases(resources)
-        if _chart_host(release) in UPSTREAM_CHART_HOSTS
-    ]
-
-
 # (name, description, level, check): registry.RULES registers each as a StackRule.
 QUEUE_CHECKS = (
     (
@@ -251,11 +217,5 @@ QUEUE_CHECKS = (
         "GPU quotas on a group add up to at most its GPUs, across the queues and inside each cohort.",
         "advisory",
         check_quotas_within_capacity,
-    ),
-    (
-        "kueue-chart-mirrored",
-        "Where the stack's other charts come from a mirror, Kueue's does too.",
-        "advisory",
-        check_kueue_chart_mirrored,
     ),
 )

@@ -1,15 +1,22 @@
-"""Rules on Helm releases: one DRA driver at an exact version, the GPU Operator's device plugin off on DRA nodes, GPU metrics present and DRA-aware."""
+"""Rules on Helm releases: one DRA driver at an exact version, the GPU Operator's device plugin off on DRA nodes, GPU
+metrics present and DRA-aware, and every chart from the mirror once one chart comes from it."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 from .planned import (
     DCGM_EXPORTER_CHART,
     DRA_DRIVER_CHARTS,
     EXISTING_GPU_GROUP_TYPE,
+    GPU_OPERATOR_CHART,
+    HELM_RELEASE_TYPES,
+    KUBE_PROMETHEUS_STACK_CHART,
+    KUEUE_CHART,
+    NETWORK_OPERATOR_CHART,
     PRESET_DRIVER_ROOT,
     PlannedResource,
     chart_name,
@@ -25,10 +32,29 @@ from .planned import (
     plugin_outage_accepted,
     written_group_name,
 )
+from .quoting import shown
 
 # dcgm-exporter's DRA mode reads resource.k8s.io/v1 ResourceSlices from chart 4.8.3 (image 4.6.0-4.8.3) on;
 # earlier charts watch only v1beta1 (NVIDIA/dcgm-exporter#590).
 MINIMUM_DCGM_EXPORTER_VERSION = (4, 8, 3)
+# Where the program pulls each chart when no repository key names a mirror: the hosts of its upstream defaults
+# (components/dra_constants.py, components/queue_model.py KUEUE_REPOSITORY; tests/test_architecture.py ties them).
+UPSTREAM_CHART_HOSTS = frozenset(
+    {"registry.k8s.io", "helm.ngc.nvidia.com", "nvidia.github.io", "prometheus-community.github.io"}
+)
+KUEUE_UPSTREAM = "oci://registry.k8s.io/kueue/charts"
+KUEUE_IMAGE = "registry.k8s.io/kueue/kueue"
+# The stack setting that moves each chart the program installs to a mirror: a key of nebius-dra, or a key and the
+# field inside it (components/config/repositories.py release_repositories; tests/test_architecture.py ties them).
+CHART_REPOSITORY_SETTINGS: Mapping[str, tuple[str, ...]] = {
+    DRA_DRIVER_CHARTS[0]: ("draDriverRepository",),
+    DRA_DRIVER_CHARTS[1]: ("draDriverRepository",),
+    GPU_OPERATOR_CHART: ("gpuOperatorRepository",),
+    NETWORK_OPERATOR_CHART: ("networkOperatorRepository",),
+    DCGM_EXPORTER_CHART: ("dcgmExporterRepository",),
+    KUBE_PROMETHEUS_STACK_CHART: ("kubePrometheusStackRepository",),
+    KUEUE_CHART: ("queues", "repository"),
+}
 _EXACT_CHART_VERSION = re.compile(r"^v?\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.+-]+)?$")
 
 
@@ -227,3 +253,65 @@ def check_gpu_metrics_dra_attribution(
                 )
             )
     return violations
+
+
+def chart_host(release: PlannedResource) -> str | None:
+    """The host a release's chart is pulled from: its classic repository's, or an OCI chart reference's."""
+    repository = field_at(release.props, "repositoryOpts", "repo")
+    chart = field_at(release.props, "chart")
+    url = repository if isinstance(repository, str) and repository else chart
+    if not isinstance(url, str) or "://" not in url:
+        return None
+    try:
+        return (urlsplit(url).hostname or "").lower() or None
+    except ValueError:
+        return None
+
+
+def repository_setting(chart: str) -> str | None:
+    """The stack setting that moves `chart` to a mirror, as a user names it; None for a chart the program does not
+    install."""
+    setting = CHART_REPOSITORY_SETTINGS.get(chart)
+    return f"nebius-dra:{' '.join(setting)}" if setting else None
+
+
+def _upstream_advice(release: PlannedResource) -> str:
+    chart = chart_name(release.props)
+    setting = repository_setting(chart)
+    if chart == KUEUE_CHART:
+        return (
+            f"Set {setting} to the mirror's copy of {KUEUE_UPSTREAM}; the controller image {KUEUE_IMAGE} is pulled "
+            "by the nodes, so their registry mirror must serve it too."
+        )
+    if setting:
+        return f"Set {setting} to the mirror's copy of the chart."
+    return "Point the release's repositoryOpts.repo (or its oci:// chart reference) at the mirror's copy of the chart."
+
+
+def check_charts_mirrored(
+    resources: Sequence[PlannedResource], config: Mapping[str, Any]
+) -> list[tuple[str | None, str]]:
+    """A chart from a mirror says the cluster pulls through one (air-gapped or proxied); a release whose chart comes
+    from its upstream then is the pull that fails, at `pulumi up`, after the mirrored releases were installed."""
+    releases = [r for r in resources if r.type in HELM_RELEASE_TYPES]
+    hosts = {release.urn: chart_host(release) for release in releases}
+    mirrored = sorted(
+        {
+            f"{shown(chart_name(r.props))} from {shown(host)}"
+            for r in releases
+            if (host := hosts[r.urn]) and host not in UPSTREAM_CHART_HOSTS
+        }
+    )
+    if not mirrored:
+        return []
+    mirrors = ", ".join(mirrored[:10]) + (f" and {len(mirrored) - 10} more" if len(mirrored) > 10 else "")
+    return [
+        (
+            release.urn,
+            f"{named(release)} (chart {shown(chart_name(release.props))}) pulls its chart from "
+            f"{shown(hosts[release.urn])}, its upstream, while the stack's other charts come from a mirror "
+            f"({mirrors}): a cluster that pulls through the mirror cannot reach it. {_upstream_advice(release)}",
+        )
+        for release in releases
+        if hosts[release.urn] in UPSTREAM_CHART_HOSTS
+    ]

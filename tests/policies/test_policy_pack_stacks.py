@@ -360,7 +360,7 @@ def quotas_past_the_group_without_cohorts(resources: Resources) -> None:
 
 
 def driver_chart_from_a_mirror(resources: Resources) -> None:
-    """The DRA driver's chart from a mirror, Kueue's left at registry.k8s.io."""
+    """The DRA driver's chart from a mirror, the others (Kueue's, dcgm-exporter's) left at their upstreams."""
     (driver,) = [r for r in resources if r.type.endswith(":Release") and r.props["chart"] == "nvidia-dra-driver-gpu"]
     driver.props["repositoryOpts"] = {"repo": "https://charts.example.com/nvidia"}
 
@@ -438,10 +438,10 @@ MUTATIONS = {
         "queue-quotas-within-capacity",
         False,
     ),
-    "Kueue's chart from upstream beside a mirror": (
+    "a chart from upstream beside a mirror": (
         "prod-queues",
         driver_chart_from_a_mirror,
-        "kueue-chart-mirrored",
+        "charts-mirrored",
         False,
     ),
     "RDMA Job without IPC_LOCK": ("prod", rdma_job_without_ipc_lock, "rdma-pod-memlock", True),
