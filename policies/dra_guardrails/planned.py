@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .quoting import shown
+
 CLUSTER_TYPE = "nebius:index/mk8sV1Cluster:Mk8sV1Cluster"
 NODE_GROUP_TYPE = "nebius:index/mk8sV1NodeGroup:Mk8sV1NodeGroup"
 # Existing-cluster mode: a GPU group the stack describes but does not create (components/existing_gpu_node_group.py).
@@ -115,7 +117,8 @@ def _kind(resource: PlannedResource) -> str:
 
 
 def named(resource: PlannedResource) -> str:
-    return f'{_kind(resource)} "{resource.name}"'
+    """The resource's kind and name as a message names it, both `shown`: a name is the program's, or the user's."""
+    return f'{shown(_kind(resource))} "{shown(resource.name)}"'
 
 
 def is_gpu_node_group(resource: PlannedResource) -> bool:

@@ -23,6 +23,7 @@ from .planned import (
     field_at,
     planned_node_range,
 )
+from .quoting import listed, shown
 
 DRA_GATE = "DynamicResourceAllocation"
 CLUSTER_QUEUE_TYPE = "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue"
@@ -98,8 +99,8 @@ def check_kueue_dra_gate(resources: Sequence[Any], config: Mapping[str, Any]) ->
             violations.append(
                 (
                     release.urn,
-                    f'Kueue release "{release.name}" maps DeviceClasses to {", ".join(sorted(mapped))} and ClusterQueues '
-                    f"({', '.join(counted)}) set quotas on it, but its {DRA_GATE} feature gate is off: Kueue then counts "
+                    f'Kueue release "{shown(release.name)}" maps DeviceClasses to {listed(sorted(mapped))} and ClusterQueues '
+                    f"({listed(counted)}) set quotas on it, but its {DRA_GATE} feature gate is off: Kueue then counts "
                     "no device a claim takes, so every team can take every GPU. Enable the gate "
                     f"(values.controllerManager.featureGates: [{{name: {DRA_GATE}, enabled: true}}]; in this project "
                     f"remove {DRA_GATE}: false from nebius-dra:queues featureGates).",
@@ -120,7 +121,7 @@ def check_workload_namespaces_queued(resources: Sequence[Any], config: Mapping[s
             violations.append(
                 (
                     workload.urn,
-                    f'{workload.type.rsplit(":", 1)[-1]} "{workload.name}" runs in namespace {namespace}, which has no '
+                    f'{shown(workload.type.rsplit(":", 1)[-1])} "{shown(workload.name)}" runs in namespace {shown(namespace)}, which has no '
                     "Kueue LocalQueue: its GPUs count against no team's quota, and the first pod still wins. Run it in "
                     "a team's namespace with the label kueue.x-k8s.io/queue-name (in this project: a team of "
                     "nebius-dra:queues).",
@@ -170,7 +171,7 @@ def check_quotas_within_capacity(resources: Sequence[Any], config: Mapping[str, 
             violations.append(
                 (
                     None,
-                    f"ClusterQueues quota {total:g} GPUs on flavor {flavor} ({_listed(entries)}), but GPU group {group} "
+                    f"ClusterQueues quota {total:g} GPUs on flavor {shown(flavor)} ({_listed(entries)}), but GPU group {shown(group)} "
                     f"holds at most {most:g} and the queues share no cohort: Kueue admits Jobs the nodes cannot run. "
                     "Lower the quotas to the group's GPUs, or put the teams in one cohort and give each its share "
                     "(nebius-dra:queues teams[].cohort).",
@@ -183,8 +184,8 @@ def check_quotas_within_capacity(resources: Sequence[Any], config: Mapping[str, 
                 violations.append(
                     (
                         None,
-                        f"ClusterQueues of cohort {cohort} quota {pooled:g} GPUs on flavor {flavor} "
-                        f"({_listed(members)}), but GPU group {group} holds at most {most:g}: a nominal quota is what "
+                        f"ClusterQueues of cohort {shown(cohort)} quota {pooled:g} GPUs on flavor {shown(flavor)} "
+                        f"({_listed(members)}), but GPU group {shown(group)} holds at most {most:g}: a nominal quota is what "
                         "Kueue guarantees a queue (kueue.sigs.k8s.io/docs/concepts/cluster_queue/), and the cohort's "
                         "cannot all be guaranteed at once. Lower the quotas so the cohort's add up to at most the "
                         "group's GPUs; borrowing still lets a team take what the others leave unused "
@@ -195,7 +196,9 @@ def check_quotas_within_capacity(resources: Sequence[Any], config: Mapping[str, 
 
 
 def _listed(entries: Sequence[tuple[str, float, Any]]) -> str:
-    return ", ".join(f"{name} {quota:g}" for name, quota, _ in entries)
+    return ", ".join(f"{shown(name)} {quota:g}" for name, quota, _ in entries[:10]) + (
+        f" and {len(entries) - 10} more" if len(entries) > 10 else ""
+    )
 
 
 # (name, description, level, check): registry.RULES registers each as a StackRule.

@@ -20,16 +20,18 @@ SHOWN_LIMIT = 120
 CREDENTIALS = "[credentials]"
 REDACTED = "[redacted]"
 
-# A URL's userinfo (RFC 3986 section 3.2.1): from `scheme://` to the authority's last '@' (urllib's rpartition).
-_URL_USERINFO = re.compile(r"\b([A-Za-z][A-Za-z0-9+.-]{0,31}:/{1,3})[^/?#\s]*@")
-# `user:password@host` written without a scheme, from a boundary; an image's `repo:tag@sha256:...` is a digest.
-_SCHEMELESS_USERINFO = re.compile(r"(?<![^\s\"'`=(\[{<,;])[^\s\"'`=(\[{<,;/?#@:]+:[^\s/?#@]*@(?!sha(?:256|512):)")
+# A URL's userinfo (RFC 3986 section 3.2.1): from `scheme://` to the authority's last '@' (urllib's rpartition). No
+# word boundary is asked for before the scheme: `namehttps://u:p@h` is as secret.
+_URL_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]{0,31}:/{1,3})[^/?#\s]*@")
+# `user:password@host` written without a scheme, from a boundary (a path's '/' among them); an image's
+# `repo:tag@sha256:...` is a digest.
+_SCHEMELESS_USERINFO = re.compile(r"(?<![^\s\"'`=(\[{<,;/])[^\s\"'`=(\[{<,;/?#@:]+:[^\s/?#@]*@(?!sha(?:256|512):)")
 # `name=value` or `name: value` after a boundary (a query's '?', '&', ';', a fragment's '#', white space, a quote):
 # the name is judged by `_CREDENTIAL_NAME`, its value hidden.
-_PARAMETER = re.compile(r"(?:(?<=[?&;#\s\"'`,({\[])|\A)([\w.-]{1,64})(\s{0,8}[=:]\s{0,8})([^\s?&;#\"'`,)}\]]+)")
+_PARAMETER = re.compile(r"(?:(?<=[?&;#\s\"'`,({\[])|\A)([\w.-]+)(\s{0,8}[=:]\s{0,8})([^\s?&;#\"'`,)}\]]+)")
 _CREDENTIAL_NAME = re.compile(r"(?i)token|key|passw|pwd|secret|auth|credential|signature|sig\Z|session|cookie|private")
 # An HTTP Authorization header's credentials (RFC 9110 section 11.4): `Bearer <token>`, `Basic <base64>`.
-_AUTH_SCHEME = re.compile(r"(?i)\b(bearer|basic)(\s+)\S+")
+_AUTH_SCHEME = re.compile(r"(?i)(bearer|basic)(\s+)\S+")
 
 
 def _parameter(match: re.Match) -> str:
@@ -93,3 +95,10 @@ def listed(values: Sequence[Any], limit: int = 10) -> str:
     items = [shown(value) for value in values[:limit]]
     more = len(values) - limit
     return ", ".join(items) + (f" and {more} more" if more > 0 else "")
+
+
+def quoted(value: Any) -> str:
+    """`value` as a Python literal reads: a text `shown` between single quotes, None as None, anything else `shown`."""
+    if value is None:
+        return "None"
+    return f"'{shown(value)}'" if isinstance(value, str) else shown(value)
