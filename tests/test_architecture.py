@@ -22,6 +22,7 @@ from components import dra_constants
 from components.config import claim_templates as claims_config
 from components.config import stack as stack_config
 from components.config.errors import config_key
+from components.config.prices import OVERRIDES_KEY
 from components.config.repositories import release_repositories
 from components.cost import COST_ESTIMATE_TYPE
 from components.dra_constants import (
@@ -262,6 +263,7 @@ def test_policy_map_of_charts_to_repository_settings_is_the_programs():
 
 def test_policy_copy_of_the_cost_estimate_type_is_the_programs():
     assert planned.COST_ESTIMATE_TYPE == COST_ESTIMATE_TYPE
+    assert config_key(OVERRIDES_KEY) == planned.PRICE_OVERRIDES_ORIGIN
     assert cost_rules.HOURS_PER_30_DAYS == HOURS_PER_30_DAYS
 
 

@@ -24,6 +24,9 @@ POD_TYPE = "kubernetes:core/v1:Pod"
 # The program registers its cost estimate as this component (components/cost.py); its inputs carry
 # each node group's price per node-hour with the price's source and date.
 COST_ESTIMATE_TYPE = "nebius-dra:cost:CostEstimate"
+# An estimate group's `priceFrom` when its rate came from the stack's overrides, not the price table (the origin
+# components/config/prices.py gives nebius-dra:priceOverrides' rates; the document's `priceBasis` names them too).
+PRICE_OVERRIDES_ORIGIN = "nebius-dra:priceOverrides"
 # The DRA driver component (components/dra_driver.py) records the groups named by nebius-dra:draPluginOutageAccepted.
 DRA_DRIVER_COMPONENT_TYPE = "nebius-dra:driver:DraDriver"
 PLUGIN_OUTAGE_ACCEPTED = "pluginOutageAccepted"

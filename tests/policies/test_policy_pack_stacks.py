@@ -498,6 +498,19 @@ def test_minimum_version_from_policy_config_fails_the_real_dev_stack(stacks):
     assert "Kubernetes 1.34, below the required 1.35" in finding.message
 
 
+def test_the_budget_message_names_the_rates_the_stack_overrides():
+    config = dict(load_stack_config("prod"))
+    rate = {"usdPerGpuHour": 2.0, "source": "contract NB-2026-17", "date": "2026-11-01"}
+    config["nebius-dra:priceOverrides"] = json.dumps(
+        {"gpu": [{"platform": "gpu-h200-sxm", "presets": ["8gpu-128vcpu-1600gb"], "onDemand": rate}]}
+    )
+    run = run_program("prod", config=config)
+    assert run.error is None, run.error
+    [finding] = beyond_the_unlisted_minor(check_resources(planned(run), {"max-hourly-cost": {"maxHourlyUsd": 1}}))
+    assert "but rates from nebius-dra:priceOverrides of 2026-11-01 for " in finding.message
+    assert "dra-prod-h200-train" in finding.message.split("but rates from")[1]
+
+
 @pytest.mark.parametrize("stack", [*STACKS, "dev-operator"])
 def test_real_stacks_pass_a_budget_of_their_own_cost_and_fail_one_a_cent_lower(stacks, stack):
     resources = stacks[stack]

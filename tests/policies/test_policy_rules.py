@@ -898,6 +898,37 @@ def test_max_hourly_cost_counts_autoscaled_groups_at_their_maximum():
     assert "list prices of 2026-10-01" in message
 
 
+def overridden(name: str, price: float) -> dict:
+    return {
+        **estimated(name, price),
+        "priceSource": "contract NB-2026-17",
+        "priceDate": "2026-11-01",
+        "priceFrom": "nebius-dra:priceOverrides",
+    }
+
+
+def test_max_hourly_cost_names_the_groups_whose_rates_came_from_the_overrides():
+    listed = {**estimated("dra-prod-train", 28.0), "priceFrom": "prices/nebius.yaml"}
+    some = cost_estimate(listed, overridden("dra-prod-burst", 16.0))
+    [(_, message)] = stack_violations("max-hourly-cost", TRAIN, BURST, some, config=budget(1))
+    assert (
+        "(list prices of 2026-10-01, but rates from nebius-dra:priceOverrides of 2026-11-01 for dra-prod-burst; "
+        "boot disks"
+    ) in message
+    every = cost_estimate(overridden("dra-prod-train", 28.0), overridden("dra-prod-burst", 16.0))
+    [(_, message)] = stack_violations("max-hourly-cost", TRAIN, BURST, every, config=budget(1))
+    assert "(rates from nebius-dra:priceOverrides of 2026-11-01 for every group, no list price; boot disks" in message
+    assert "list prices of" not in message
+
+
+def test_a_pass_of_max_hourly_cost_on_override_rates_says_so():
+    some = _planned(TRAIN, BURST, cost_estimate(estimated("dra-prod-train", 28.0), overridden("dra-prod-burst", 16.0)))
+    [(_, note)] = pass_notes(some, {"max-hourly-cost": budget(400)})
+    assert note.endswith(
+        "(list prices of 2026-10-01, but rates from nebius-dra:priceOverrides of 2026-11-01 for dra-prod-burst)."
+    )
+
+
 def test_max_hourly_cost_shows_enough_digits_for_the_verdict_to_read_right():
     """attack2 #8: at cents $336.004 over $336.00 read "$336.00 over $336.00"; $336 within $336.004 "within $336.00"."""
     [(_, over)] = stack_violations("max-hourly-cost", TRAIN, BURST, PRICED, config=budget(335.996))
