@@ -20,6 +20,7 @@ from .planned import (
     named,
     planned_node_range,
 )
+from .quoting import shown
 
 HOURS_PER_30_DAYS = 24 * 30
 # A budget below a cent per hour is a typo; JSON Schema's `minimum` means the same in every draft the CLI may use.
@@ -83,14 +84,17 @@ def _unpriced_reason(group: PlannedResource, entry: Mapping[str, Any] | None) ->
     )
     estimated = (field_at(entry, "platform"), field_at(entry, "preset"))
     if planned != estimated:
-        return f"the cost estimate prices {' '.join(map(str, estimated))}, but the node group runs {' '.join(map(str, planned))}"
+        return (
+            f"the cost estimate prices {' '.join(map(shown, estimated))}, but the node group runs "
+            f"{' '.join(map(shown, planned))}"
+        )
     preemptible = has_key(field_at(group.props, "template"), "preemptible")
     capacity = field_at(entry, "capacity")
     if preemptible != (capacity == "spot"):
         planned_capacity = "preemptible (template.preemptible)" if preemptible else "on-demand"
-        return f"the cost estimate prices it {capacity}, but the node group is {planned_capacity}"
+        return f"the cost estimate prices it {shown(capacity)}, but the node group is {planned_capacity}"
     if not isinstance(field_at(entry, "usdPerNodeHour"), (int, float)):
-        return str(field_at(entry, "unpriced") or "the estimate gives no price per node-hour")
+        return shown(field_at(entry, "unpriced") or "the estimate gives no price per node-hour", 400)
     return None
 
 
@@ -137,8 +141,8 @@ def _budget(resources: Sequence[PlannedResource], limit: float) -> Budget:
     budget = Budget(limit)
     groups = sorted((r for r in resources if r.type == NODE_GROUP_TYPE), key=lambda r: str(field_at(r.props, "name")))
     for group in groups:
-        name = str(field_at(group.props, "name") or group.name)
-        entry = estimated.get(name)
+        written = str(field_at(group.props, "name") or group.name)
+        entry, name = estimated.get(written), shown(written)
         reason = _unpriced_reason(group, entry)
         if reason is not None or entry is None:
             budget.unpriced.append(
@@ -156,10 +160,12 @@ def _budget(resources: Sequence[PlannedResource], limit: float) -> Budget:
         budget.parts.append(f"{name} {nodes:g} x {_usd(price)}")
         if field_at(entry, "priceFrom") == PRICE_OVERRIDES_ORIGIN:
             budget.overridden.append(name)
-            budget.override_dates.add(str(field_at(entry, "priceDate")))
+            budget.override_dates.add(shown(field_at(entry, "priceDate")))
         else:
-            budget.dates.add(str(field_at(entry, "priceDate")))
-        budget.caveats += [f"{name}: {c}" for c in as_list(field_at(entry, "caveats")) if isinstance(c, str)]
+            budget.dates.add(shown(field_at(entry, "priceDate")))
+        budget.caveats += [
+            f"{name}: {shown(c, 400)}" for c in as_list(field_at(entry, "caveats")) if isinstance(c, str)
+        ]
     return budget
 
 
@@ -228,7 +234,7 @@ def check_spot_ceiling_below_spot_price(
         found.append(
             (
                 group.urn,
-                f"{named(group)} is a spot group whose maxPricePerGpuHour ceiling ({field_at(entry, 'basis')}) is "
+                f"{named(group)} is a spot group whose maxPricePerGpuHour ceiling ({shown(field_at(entry, 'basis'))}) is "
                 f"below the price table's spot price {_usd(float(spot))} per GPU-hour: while the spot price stays "
                 "above the ceiling Nebius places no node of it. Raise the ceiling, or confirm the current spot price.",
             )
