@@ -19,6 +19,7 @@ from components.config.stack_file import load_stack_config
 from policies.dra_guardrails import RULES
 from tests.helpers import STACKS, suite_modules
 from tools import ci_run, new_stack
+from tools.cost.__main__ import main as cost_main
 from tools.markdown_links import HEADING, anchors, prose, relative_targets, slug
 from tools.plan.__main__ import main as plan_main
 from tools.plan.model import build_plan
@@ -372,3 +373,25 @@ def test_the_secret_placeholder_the_configuration_page_shows_plans_as_a_secret(t
     assert plan_main(["--stack-file", str(stack_file), "--out", "none"]) == 0
     printed = capsys.readouterr()
     assert placeholder not in printed.out + printed.err
+
+
+def test_the_price_docs_say_a_notes_kept_in_the_file_and_the_source_date_and_doubt_are_printed(tmp_path, capsys):
+    """Newcomer's walk: configuration.md said an override's `note` is printed with the price; it is printed nowhere."""
+    dev = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
+    (group,) = dev["config"]["nebius-dra:gpuNodeGroups"]
+    rate = {"usdPerGpuHour": 3.1, "source": "contract NB-2026-17", "date": "2026-11-15"}
+    entry = {"platform": group["platform"], "presets": [group["preset"]], "onDemand": rate}
+    entry |= {"note": "negotiated: 12 months committed; schedule B", "doubtful": "pending countersignature"}
+    variant = tmp_path / "Pulumi.priced.yaml"
+    variant.write_text(yaml.safe_dump({"config": {**dev["config"], "nebius-dra:priceOverrides": {"gpu": [entry]}}}))
+    for output in ("text", "json", "markdown"):
+        assert cost_main(["--stack-file", str(variant), "--format", output]) == 0
+        printed = capsys.readouterr().out
+        assert "negotiated" not in printed, output
+        assert all(said in printed for said in ("contract NB-2026-17", "2026-11-15", "pending countersignature"))
+    cost = " ".join((DOCS / "cost.md").read_text().split())
+    assert "list each price's date and source" in cost and "An entry's `note`" in cost
+    assert "is printed nowhere, in text, Markdown or JSON" in cost
+    configuration = " ".join((DOCS / "configuration.md").read_text().split())
+    assert "`note` is printed with" not in configuration and "or `doubtful` is printed with" not in configuration
+    assert "a `note` is printed nowhere, it stays in the file" in configuration
