@@ -15,7 +15,9 @@ import pytest
 import yaml
 
 from components.config.driver import CHART_LINES
-from components.config.stack_file import load_stack_config
+from components.config.errors import ConfigError
+from components.config.stack import parse_stack_config
+from components.config.stack_file import load_stack_config, program_config
 from policies.dra_guardrails import RULES
 from tests.helpers import STACKS, suite_modules
 from tools import ci_run, new_stack
@@ -395,3 +397,24 @@ def test_the_price_docs_say_a_notes_kept_in_the_file_and_the_source_date_and_dou
     configuration = " ".join((DOCS / "configuration.md").read_text().split())
     assert "`note` is printed with" not in configuration and "or `doubtful` is printed with" not in configuration
     assert "a `note` is printed nowhere, it stays in the file" in configuration
+
+
+def test_the_mirror_section_names_the_repository_keys_dev_takes_and_the_others_are_refused():
+    """Newcomer's walk: a mirror's URL in every repository key was refused for the charts dev does not install, which
+    the page did not say; it now names the keys dev takes, and each other one is refused."""
+    page = " ".join((DOCS / "configuration.md").read_text().split())
+    section = page.split("### Charts from a mirror or a private repository", 1)[1]
+    assert "a key for a chart it does not install is refused" in section
+    (takes,) = re.findall(r"so dev takes (.*?)\. ", section)
+    named = set(re.findall(r"`(\w+Repository)`", takes))
+    keys = {"draDriverRepository", "gpuOperatorRepository", "networkOperatorRepository", "dcgmExporterRepository"}
+    keys.add("kubePrometheusStackRepository")
+    assert named and named <= keys
+    dev = program_config(load_stack_config("dev"))
+    for key in sorted(keys):
+        config = {**dev, key: "oci://harbor.example.com/nvidia"}
+        if key in named:
+            parse_stack_config(config, "dev")
+        else:
+            with pytest.raises(ConfigError, match=f"nebius-dra:{key}"):
+                parse_stack_config(config, "dev")
