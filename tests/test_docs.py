@@ -18,6 +18,7 @@ from components.config.driver import CHART_LINES
 from components.config.errors import ConfigError
 from components.config.stack import parse_stack_config
 from components.config.stack_file import load_stack_config, program_config
+from components.values.sample_pods import sample_pod_spec
 from policies.dra_guardrails import RULES
 from tests.helpers import STACKS, suite_modules
 from tools import ci_run, new_stack
@@ -418,3 +419,15 @@ def test_the_mirror_section_names_the_repository_keys_dev_takes_and_the_others_a
         else:
             with pytest.raises(ConfigError, match=f"nebius-dra:{key}"):
                 parse_stack_config(config, "dev")
+
+
+def test_the_sample_pods_section_says_they_get_no_pull_secret_as_the_stack_gives_none():
+    """Newcomer's walk: nothing said how nodes pull a sample image from a registry that needs a login; there is no
+    key for one, and the pods name none."""
+    declared = yaml.safe_load((ROOT / "Pulumi.yaml").read_text())["config"]
+    assert not [key for key in declared if "pull" in key.lower() or "imagesecret" in key.lower()]
+    spec = sample_pod_spec("gpu", "gpu", "registry.example.com:5000/ml/cuda:12.4-runtime", ["nvidia-smi"])
+    assert "imagePullSecrets" not in spec and "serviceAccountName" not in spec
+    section = " ".join((DOCS / "claim-templates.md").read_text().split("## Sample workloads", 1)[1].split())
+    assert "No key gives the sample pods a pull secret: they name no `imagePullSecrets`" in section
+    assert "from a registry that serves them without credentials, or through a registry mirror the nodes use" in section
