@@ -26,7 +26,10 @@ from tools.cost.__main__ import main as cost_main
 from tools.markdown_links import HEADING, anchors, prose, relative_targets, slug
 from tools.plan.__main__ import main as plan_main
 from tools.plan.model import build_plan
+from tools.verify import checks
+from tools.verify.checks import ClusterState
 from tools.verify.expectations import load_expectations
+from tools.verify.report import verdict_line
 from tools.verify.runner import Verification
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -431,3 +434,29 @@ def test_the_sample_pods_section_says_they_get_no_pull_secret_as_the_stack_gives
     section = " ".join((DOCS / "claim-templates.md").read_text().split("## Sample workloads", 1)[1].split())
     assert "No key gives the sample pods a pull secret: they name no `imagePullSecrets`" in section
     assert "from a registry that serves them without credentials, or through a registry mirror the nodes use" in section
+
+
+def test_the_verify_page_says_its_counts_are_of_the_steps_that_ran_and_passes_on_no_nodes_read_as_0():
+    """Newcomer's walk: `1 of 1 checks failed` with 14 steps skipped, and PASS lines on a cluster without GPU nodes,
+    were said nowhere; nor what to do for a variant, since the verifier takes no --stack-file."""
+    results = [
+        SimpleNamespace(name="cluster-read", status="fail", seconds=0.1, summary="x"),
+        *(SimpleNamespace(name=f"s{n}", status="skip", seconds=0, summary="not run") for n in range(14)),
+    ]
+    said = verdict_line(results)
+    page = " ".join((DOCS / "verify.md").read_text().split())
+    assert said == "1 of 1 checks failed: cluster-read" and f"whose `cluster-read` fails says `{said[:20]}`" in page
+    expect = load_expectations("dev")
+    empty = ClusterState(nodes=[], driver_pods=[], device_classes=[], resource_slices=[])
+    for step, check in (
+        ("gpu-slices", checks.check_gpu_slices),
+        ("legacy-device-plugin", checks.check_legacy_device_plugin),
+    ):
+        outcome = check(empty, expect)
+        assert outcome.passed and "0 GPU node(s)" in outcome.summary and f"`{step}`" in page
+    assert not checks.check_gpu_nodes(empty, expect).passed
+    assert "have nothing to check and PASS with counts of 0" in page
+    assert (
+        "the verifier takes no `--stack-file`" in page
+        and "--stack-file" not in (ROOT / "tools/verify/__main__.py").read_text()
+    )
