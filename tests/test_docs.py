@@ -13,11 +13,14 @@ from types import SimpleNamespace
 
 import pytest
 import yaml
+from pydantic import ValidationError
 
 from components.config.driver import CHART_LINES
 from components.config.errors import ConfigError
 from components.config.stack import parse_stack_config
 from components.config.stack_file import load_stack_config, program_config
+from components.input.prices import PriceTableInput
+from components.shown import NOT_QUOTED, shown
 from components.values.sample_pods import sample_pod_spec
 from policies.dra_guardrails import RULES
 from tests.helpers import STACKS, suite_modules
@@ -460,3 +463,29 @@ def test_the_verify_page_says_its_counts_are_of_the_steps_that_ran_and_passes_on
         "the verifier takes no `--stack-file`" in page
         and "--stack-file" not in (ROOT / "tools/verify/__main__.py").read_text()
     )
+
+
+def test_what_a_refusal_quotes_is_what_shown_quotes_and_a_source_refuses_a_colon_a_note_takes():
+    """Newcomer's walk: `host:5000/ml/cuda:tag` read as quoted on the page and was hidden; and the refused marks of a
+    price's source (no ':' in a reference) and of a note (prose: ':' and ';' are punctuation) were not told apart."""
+    page = " ".join((DOCS / "configuration.md").read_text().split())
+    section = page.split("**What a refusal quotes.**", 1)[1].split("**Editors.**", 1)[0]
+    quoted = re.search(r"up to the next `/` or the end \((.*?)\)\.", section)
+    assert quoted
+    for value in re.findall(r"`([^`]+)`", quoted.group(1)):
+        assert shown(value) == json.dumps(value), value
+    for value in ("registry.example.com:5000/ml/cuda:12.4-runtime", "contract: NB-2026-17"):
+        assert f"`{value}`" in section and NOT_QUOTED in shown(value), value
+    assert "a reference such as a contract number holds no `:` at all" in section
+    assert "a `note` or `doubtful` is prose, where `:` and `;` are punctuation" in section
+    with pytest.raises(ValidationError):
+        PriceTableInput.model_validate({"gpu": [price_entry(source="contract: NB-2026-17")]})
+    PriceTableInput.model_validate({"gpu": [price_entry(note="negotiated: 12 months; schedule B")]})
+    with pytest.raises(ValidationError):
+        PriceTableInput.model_validate({"gpu": [price_entry(source="contract NB-2026-17; schedule B")]})
+
+
+def price_entry(source: str = "contract NB-2026-17", note: str = "") -> dict:
+    rate = {"usdPerGpuHour": 3.1, "source": source, "date": "2026-11-15"}
+    entry = {"platform": "gpu-h200-sxm", "presets": ["1gpu-16vcpu-200gb"], "onDemand": rate}
+    return entry | ({"note": note} if note else {})
