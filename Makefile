@@ -30,7 +30,7 @@ engines: $(JS_ENGINE)/node_modules/.installed  ## The JavaScript engine the test
 # Every variable a user gives reaches the tools through the environment, read in the recipe as "$$NAME", so no
 # value is ever parsed by the shell (a quote or ';' in STACK_FILE is part of the path); make tests only whether
 # one is empty. Command-line variables are exported anyway; these exports take the defaults above too.
-USER_VARIABLES := STACK FORMAT FUZZ_SECONDS FUZZ_SCALE E2E STACK_FILE POLICY_CONFIG BASELINE BASE OUT SEED NAME PARENT_ID SUBNET_ID AFTER REPOSITORY NO_BASE GRAPH BURN_IN
+USER_VARIABLES := STACK FORMAT FUZZ_SECONDS FUZZ_SCALE E2E STACK_FILE POLICY_CONFIG BASELINE BASE OUT SEED NAME PARENT_ID SUBNET_ID AFTER REPOSITORY REPOSITORY_OWNER_ID REPOSITORY_ID NO_BASE GRAPH BURN_IN
 export $(USER_VARIABLES)
 
 # Read before the override below makes every given variable's origin "override".
