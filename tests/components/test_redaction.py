@@ -996,3 +996,37 @@ def test_an_exec_plugins_credential_flag_of_any_name_hides_its_value(args):
     shown_command = redact(redacted_command(["get-token", "--profile", "dev", *args]))
     assert shown_command.startswith("get-token --profile dev ") and REDACTED_MARK in shown_command
     assert_no_canary(shown_command)
+
+
+JWT_CANARY = f"eyJhbGciOiJIUzI1NiJ9.eyJ{CANARY}.sig"
+GITHUB_CANARY = f"ghp_{CANARY}0123456789ab"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [[f"u:{CANARY}@host"], [JWT_CANARY], [GITHUB_CANARY], ["--profile", "dev", JWT_CANARY], [f"--out=u:{CANARY}@h"]],
+    ids=["authority", "jwt", "github-token", "after-a-plain-flag", "a-flags-value"],
+)
+def test_an_exec_argument_of_a_credentials_shape_is_hidden_without_a_credential_flag_before_it(args):
+    """A kubeconfig's exec `args: ["get-token", "u:PW@host"]`, a JWT or a GitHub token: no flag names a credential,
+    the argument's shape does (`may_hold_a_credential`, the predicate `shown` quotes by)."""
+    shown_command = redacted_command(["get-token", *args])
+    assert shown_command.startswith("get-token ") and REDACTED_MARK in shown_command
+    assert_no_canary(shown_command)
+
+
+def test_an_exec_command_line_without_a_credential_is_shown_whole():
+    argv = ["/usr/bin/aws", "eks", "get-token", "--cluster-name", "c", "--region=us-west-2", "--server", "https://h:443"]
+    assert redacted_command(argv) == " ".join(argv)
+
+
+@pytest.mark.parametrize("text", [JWT_CANARY, GITHUB_CANARY, f"AKIA{CANARY.upper()}012345"])
+def test_shown_describes_a_token_by_its_shape_where_it_has_no_marker(text):
+    assert NOT_QUOTED in shown(text) and CANARY not in shown(text) and CANARY.upper() not in shown(text)
+
+
+@pytest.mark.parametrize(
+    "image", [f"nvcr.io/nvidia/driver:v1@{DIGEST}", "nvcr.io/nvidia/driver:v1@sha512:" + "ab" * 64, "busybox:1.36"]
+)
+def test_an_image_by_tag_or_digest_is_quoted_by_shown(image):
+    assert NOT_QUOTED not in shown(image) and shown(image).startswith(json.dumps(image)[:60])
