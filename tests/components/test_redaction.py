@@ -37,6 +37,7 @@ from policies.dra_guardrails.consequences import CONSEQUENCES
 from tests.helpers import ROOT
 from tests.kubeconfigs import EXEC_API, exec_user, kubeconfig_text, script
 from tools.cost import __main__ as cost_cli
+from tools.cost.teams import team_rows
 from tools.plan import __main__ as plan_cli
 from tools.plan import mock_engine
 from tools.plan.mock_engine import run_program
@@ -1050,3 +1051,12 @@ def test_shown_describes_a_token_by_its_shape_where_it_has_no_marker(text):
 )
 def test_an_image_by_tag_or_digest_is_quoted_by_shown(image):
     assert NOT_QUOTED not in shown(image) and shown(image).startswith(json.dumps(image)[:60])
+
+
+def test_a_team_label_in_the_costs_quota_table_is_shown_by_its_shape():
+    """A team, namespace or group name that may hold a credential is shown as every label shows one (`shown_name`)."""
+    entry = {"team": f"u:{CANARY}@host", "namespace": f"ns:{CANARY}@h", "group": f"g:{CANARY}@h"}
+    entry |= {"gpus": 2, "groupGpus": 8, "share": 0.25, "usdPerHour": 1.0, "usdPer30Days": 720.0}
+    (row,) = team_rows({"teams": [entry]}, lambda value: f"${value:.2f}")
+    assert all(NOT_QUOTED in label for label in row[:3]), row
+    assert_no_canary(*row)
