@@ -548,7 +548,7 @@ def test_kubeconfig_from_the_environment_merges_files_and_names_them_when_none_e
 
 
 def test_relative_certificate_paths_are_read_next_to_the_kubeconfig(tmp_path, monkeypatch):
-    (tmp_path / "ca.crt").write_text("not checked until a TLS connection is made\n")
+    (tmp_path / "ca.crt").write_bytes(base64.b64decode(PEM_CERTIFICATE))
     document = yaml.safe_load(kubeconfig_text("https://127.0.0.1:6443"))
     document["clusters"][0]["cluster"]["certificate-authority"] = "ca.crt"
     path = tmp_path / "kubeconfig"
@@ -1044,6 +1044,26 @@ def test_a_client_certificate_that_is_not_pem_is_a_kubeconfig_problem_naming_the
     err = capsys.readouterr().err
     assert err.startswith(f"error: kubeconfig {kubeconfig}: user") and "client-certificate" in err
     assert "is not a PEM certificate" in err and "could not be reached" not in err
+
+
+@pytest.mark.parametrize(
+    "cluster",
+    [
+        {"certificate-authority-data": base64.b64encode(b"garbage, no certificate").decode()},
+        {"certificate-authority": "ca.crt"},
+    ],
+    ids=["data", "file"],
+)
+def test_a_certificate_authority_that_is_not_pem_is_a_kubeconfig_problem_naming_the_field(tmp_path, capsys, cluster):
+    (tmp_path / "ca.crt").write_text("garbage, no certificate\n")
+    document = yaml.safe_load(kubeconfig_text("https://127.0.0.1:1", {"token": "t"}))
+    document["clusters"][0]["cluster"].update(cluster)
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(yaml.safe_dump(document))
+    assert run_cli("--kubeconfig", str(kubeconfig))[0] == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: kubeconfig {kubeconfig}: cluster") and "certificate-authority" in err, err
+    assert "is not a PEM certificate" in err and "Traceback" not in err and "SSL" not in err
 
 
 def test_insecure_skip_tls_verify_is_said_once_in_the_projects_words(tmp_path, capsys):
