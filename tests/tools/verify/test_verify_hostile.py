@@ -774,15 +774,20 @@ GARBAGE = {
 
 @pytest.mark.parametrize(("body", "message"), GARBAGE.values(), ids=GARBAGE.keys())
 def test_garbage_answers_are_an_unusable_cluster_exit_2_never_a_failed_check(scripted, tmp_path, capsys, body, message):
-    server = scripted(answer_with(body))
-    report = tmp_path / "verify.json"
-    kubeconfig = write_kubeconfig(tmp_path, server.url)
-    assert run_cli("--kubeconfig", str(kubeconfig), "--json", str(report))[0] == 2
-    err = capsys.readouterr().err
+    status, err, document = verify_against(scripted(answer_with(body)), tmp_path, capsys)
+    assert status == 2
     assert "FAIL [1/15] Read the cluster: the cluster's answers could not be used" in err
     assert message in err
     assert "Traceback" not in err
-    assert json.loads(report.read_text())["unusable"] is True
+    assert document["unusable"] is True
+
+
+def verify_against(server: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, Any]:
+    """(exit status, stderr, JSON report) of a run against `server`, with a kubeconfig pointing at it."""
+    report = tmp_path / "verify.json"
+    kubeconfig = write_kubeconfig(tmp_path, server.url)
+    status = run_cli("--kubeconfig", str(kubeconfig), "--json", str(report))[0]
+    return status, capsys.readouterr().err, json.loads(report.read_text())
 
 
 @pytest.mark.parametrize(
@@ -1110,13 +1115,9 @@ def answer_status(status: bytes) -> Any:
     ],
 )
 def test_an_http_error_at_the_first_read_judges_nothing_and_exits_2(scripted, tmp_path, capsys, status, said):
-    server = scripted(answer_status(status))
-    report = tmp_path / "verify.json"
-    kubeconfig = write_kubeconfig(tmp_path, server.url)
-    assert run_cli("--kubeconfig", str(kubeconfig), "--json", str(report))[0] == 2
-    err = capsys.readouterr().err
+    exit_status, err, document = verify_against(scripted(answer_status(status)), tmp_path, capsys)
+    assert exit_status == 2
     assert said in err and "exit 2" in err
-    document = json.loads(report.read_text())
     assert document["unreachable"] or document["unusable"]
 
 
