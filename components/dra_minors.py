@@ -5,7 +5,9 @@ DRA feature gate, as `pkg/features/kube_features.go` of that release states it, 
 each gate guards (`+featureGate` in k8s.io/api resource/v1/types.go). It sits in the policy pack's
 directory because the Pulumi CLI runs the pack from there. A field whose gate is off by default on the
 stack's minor is refused with the gate's name and the minor where it turns on: Nebius managed clusters
-run the default gates. A minor newer than the table's newest is judged by the newest row: a DRA gate
+run the default gates. The config refuses a kubernetesVersion whose minor has no row
+(components/config/stack.py, naming the rows), so the program judges only minors the table has; the
+policy pack, which judges what was registered, judges a newer minor by the newest row: a DRA gate
 that is on by default stays on in later releases.
 """
 

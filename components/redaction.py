@@ -161,12 +161,18 @@ _CONFIG_KEY_BEFORE = re.compile(r"[A-Za-z0-9_.-]*:[A-Za-z0-9_.-]*[A-Za-z](?![A-Z
 _CONFIG_KEY_WINDOW = 128
 # An article after `password:` and a blank is prose (`no user or password: a login goes in ...`), not a field's value.
 _ARTICLES = frozenset({"a", "an", "the"})
+# A ':' that a closing quote may come before (a quoted name ending in `passwd`) but none after: no quoted value.
+_PROSE_COLON = re.compile(r"\\?[\"']?:")
 # An HTTP Authorization header's credentials (RFC 9110 section 11.4: `<scheme> <credentials>`): a bearer token
 # (RFC 6750) and `Basic <base64 of user:password>` (RFC 7617) alike.
 # After a lowercase `basic`, a lowercase word (`basic authentication`, punctuation after it) or a text that no token68
 # (RFC 9110 section 11.2: letters, digits, `-._~+/`, then `=`) starts is prose; `Basic dXNlcjpwYXNz` and any other
 # token is credentials.
 _PROSE_AFTER_BASIC = re.compile(r"[a-z]+[).:!?]*|[^A-Za-z0-9._~+/=-].*")
+# After `bearer`, the word `token` is prose (`a bearer token is visible ASCII only`), never a token; after either
+# scheme, an ellipsis is a text naming the form (`a word the redactor hides (Bearer ..., token ...)`).
+_PROSE_AFTER_BEARER = re.compile(r"(?i)tokens?[).:!?]*")
+_ELLIPSIS = re.compile(r"\.\.\.[).:!?]*|\u2026")
 _AUTH_SCHEME = re.compile(rf"(?i)\b((?:bearer|basic){_BLANK}+)([^\s\"'\\,;]+)")
 # A credential given to a command as a flag, as an exec plugin's command line is echoed: `--token x`, `--api-key=x`.
 # The value is never the next flag (`--secret --token x` redacts x: a run starting `--` is a flag) nor a shell
@@ -417,14 +423,18 @@ def _field(match: re.Match[str]) -> str:
     window = match.string[max(0, match.start() - _CONFIG_KEY_WINDOW) : match.start()]
     if _CONFIG_KEY_BEFORE.match(window[::-1]):
         return match[0]  # the end of a config key's name, not a field
-    if match[3].lower() in _ARTICLES and match[2].strip() == ":":
-        return match[0]  # prose: `user or password: a login goes in ...`
+    if match[3].lower() in _ARTICLES and _PROSE_COLON.fullmatch(match[2].strip()):
+        return match[0]  # prose: `user or password: a login goes in ...`, `stack "../etc/passwd": a stack name ...`
     return f"{match[1]}{match[2]}{REDACTED}"
 
 
 def _auth(match: re.Match[str]) -> str:
     if match[1].startswith("basic") and _PROSE_AFTER_BASIC.fullmatch(match[2]):
         return match[0]  # `basic authentication`, `basic (no DCGM fields)`: prose, not credentials
+    if match[1].lower().startswith("bearer") and _PROSE_AFTER_BEARER.fullmatch(match[2]):
+        return match[0]  # `a bearer token is ...`: prose
+    if _ELLIPSIS.fullmatch(match[2]):
+        return match[0]  # `Bearer ...`, naming the form: prose
     return f"{match[1]}{REDACTED}"
 
 

@@ -14,29 +14,8 @@ from typing import Any
 import pytest
 
 from components.config.dependent import CLUSTER_ONLY_KEYS
-from components.config.stack_file import PROJECT_DIR, declared_default, load_stack_config, stack_names
+from components.config.stack_file import committed_stacks, declared_default, load_stack_config
 from policies.dra_guardrails import Finding
-
-
-def committed_stacks(project_dir: Path = PROJECT_DIR) -> tuple[str, ...]:
-    """The stacks whose `Pulumi.<stack>.yaml` git tracks beside `Pulumi.yaml`.
-
-    A committed stack file is tested without editing a test, and a scratch one (a `Pulumi.try.yaml`
-    planned with `make plan STACK_FILE=...`) changes nothing the tests check. Outside a git
-    checkout (an unpacked archive) every stack file there is taken, as `stack_names` lists them.
-    """
-    listed = subprocess.run(
-        ["git", "-C", str(project_dir), "ls-files", "-z", "--", "Pulumi.*.yaml"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    if listed.returncode != 0:
-        return tuple(stack_names(project_dir))
-    tracked = {name for name in listed.stdout.split("\0") if name and "/" not in name}
-    return tuple(stack for stack in stack_names(project_dir) if f"Pulumi.{stack}.yaml" in tracked)
-
 
 STACKS = committed_stacks()
 # The test tree and the checkout, for a test module at any depth of tests/ (its folder mirrors the source it tests).

@@ -21,6 +21,9 @@ import pytest
 from components import dra_constants
 from components.config import claim_templates as claims_config
 from components.config import stack as stack_config
+from components.config.errors import config_key
+from components.config.prices import OVERRIDES_KEY
+from components.config.repositories import release_repositories
 from components.cost import COST_ESTIMATE_TYPE
 from components.dra_constants import (
     DCGM_EXPORTER_CHART,
@@ -36,12 +39,12 @@ from components.dra_constants import (
     VFIO_CLASS,
 )
 from components.model import Autoscaling, NodeRange
-from components.queue_model import KUEUE_IMAGE, KUEUE_REPOSITORY
+from components.queue_model import KUEUE_CHART, KUEUE_IMAGE, KUEUE_REPOSITORY
 from components.values.claim_templates import template_spec_args
 from components.values.cost import HOURS_PER_30_DAYS
 from components.values.sample_pods import pod_spec_args, sample_pod_spec
 from components.values.strict import UnknownFieldError
-from policies.dra_guardrails import claim_rules, cluster_rules, cost_rules, planned, queue_rules, release_rules
+from policies.dra_guardrails import claim_rules, cluster_rules, cost_rules, planned, release_rules
 from policies.dra_guardrails.planned import field_at
 from tests.helpers import STACKS, suite_modules
 from tests.stack_configs import parsed
@@ -223,7 +226,7 @@ def test_policy_copies_of_chart_names_and_device_classes_match_the_program():
 
 
 def test_policy_copies_of_kueues_source_and_the_upstream_chart_hosts_are_the_programs():
-    assert (queue_rules.KUEUE_UPSTREAM, queue_rules.KUEUE_IMAGE) == (KUEUE_REPOSITORY, KUEUE_IMAGE)
+    assert (release_rules.KUEUE_UPSTREAM, release_rules.KUEUE_IMAGE) == (KUEUE_REPOSITORY, KUEUE_IMAGE)
     upstreams = (
         KUEUE_REPOSITORY,
         dra_constants.KUBERNETES_OCI_REPOSITORY,
@@ -231,11 +234,36 @@ def test_policy_copies_of_kueues_source_and_the_upstream_chart_hosts_are_the_pro
         dra_constants.DCGM_EXPORTER_REPOSITORY,
         dra_constants.PROMETHEUS_COMMUNITY_REPOSITORY,
     )
-    assert {urlsplit(url).hostname for url in upstreams} == queue_rules.UPSTREAM_CHART_HOSTS
+    assert {urlsplit(url).hostname for url in upstreams} == release_rules.UPSTREAM_CHART_HOSTS
+
+
+def test_policy_map_of_charts_to_repository_settings_is_the_programs():
+    """Each chart the program installs, and the setting that moves it, as the program reads the settings."""
+    charts = {
+        LEGACY_CHART,
+        RENAMED_CHART,
+        GPU_OPERATOR_CHART,
+        dra_constants.NETWORK_OPERATOR_CHART,
+        DCGM_EXPORTER_CHART,
+        dra_constants.KUBE_PROMETHEUS_STACK_CHART,
+        KUEUE_CHART,
+    }
+    assert set(release_rules.CHART_REPOSITORY_SETTINGS) == charts
+    assert (planned.NETWORK_OPERATOR_CHART, planned.KUBE_PROMETHEUS_STACK_CHART, planned.KUEUE_CHART) == (
+        dra_constants.NETWORK_OPERATOR_CHART,
+        dra_constants.KUBE_PROMETHEUS_STACK_CHART,
+        KUEUE_CHART,
+    )
+    written = {
+        config_key(setting[0]) if len(setting) == 1 else f"{config_key(setting[0])}: {setting[1]}"
+        for setting in release_rules.CHART_REPOSITORY_SETTINGS.values()
+    }
+    assert written == set(release_repositories(parsed("dev")))
 
 
 def test_policy_copy_of_the_cost_estimate_type_is_the_programs():
     assert planned.COST_ESTIMATE_TYPE == COST_ESTIMATE_TYPE
+    assert config_key(OVERRIDES_KEY) == planned.PRICE_OVERRIDES_ORIGIN
     assert cost_rules.HOURS_PER_30_DAYS == HOURS_PER_30_DAYS
 
 

@@ -11,6 +11,7 @@ and pydantic's engine (how the program reads the same patterns) must give the sa
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from typing import Annotated, Any
 
@@ -83,6 +84,7 @@ WHOLE_VALUE_EXAMPLES = {
     schema.PRICE_SOURCE_PATTERN: "https://nebius.com/prices",
     schema.QUANTITY_PATTERN: "40Gi",
     schema.CAPACITY_NAME_PATTERN: "gpu.nvidia.com/memory",
+    schema.KUBERNETES_VERSION_PATTERN: "1.34-nebius-node.2",
     **{pattern.pattern: CHECKED_PRESET_EXAMPLE[field] for field, pattern in CHECKED_PRESET_FIELDS.items()},
     MINIMUM_VERSION.pattern: DEFAULT_MINIMUM_VERSION,
     FEATURE_GATE_PATTERN: DRA_GATE,
@@ -156,3 +158,43 @@ def test_go_ecma_262_and_pydantic_give_the_same_verdicts(go, ecma, probe):
 def test_a_whole_value_pattern_refuses_a_trailing_newline(pattern):
     example = WHOLE_VALUE_EXAMPLES[pattern]
     assert pydantic_matches(pattern, [f"{example}\n", f"{example}\u0661"]) == [False, False]
+
+
+# Values an image reference's grammar (github.com/distribution/reference) refuses, which the old character-class
+# pattern took, and texts of about 1 MiB shaped so that a backtracking engine would take more than linear time over
+# them if a part of the pattern could split them in more than one way (a domain label as `x[x-]*x`).
+_MIB = 1 << 20
+REFUSED_IMAGES = [
+    "Nvidia/cuda:13.1.1",
+    "nvidia/CUDA:13.1.1",
+    "a//b:1",
+    "a..b:1",
+    "registry.example.com:99999/x:1",
+    "robot:hunter2@registry.example.com/x:1",
+    "nvidia/cuda",
+    "nvidia/cuda@sha256:abc",
+    "a" * _MIB,
+    "a-" * (_MIB // 2) + "!",
+    "a." * (_MIB // 2) + "A",
+    "a/" * (_MIB // 2) + ":",
+    "a.b/" + "a__" * (_MIB // 3),
+    "a" * _MIB + ":" + "1" * 200,
+    "r.io/" + "a-" * (_MIB // 2) + "@sha256:" + "0" * 64 + "!",
+    "[" + "0:" * (_MIB // 2),
+    "x:1@" + "a." * (_MIB // 2),
+]
+TAKEN_IMAGES = ["nvcr.io/nvidia/pytorch:25.01-py3", "localhost:5000/a__b--c.d:v1", "x@sha256:" + "0" * 64]
+
+
+def test_the_image_pattern_follows_the_reference_grammar_in_linear_time_in_every_engine():
+    inputs = [*TAKEN_IMAGES, *REFUSED_IMAGES]
+    probes = [{"pattern": schema.IMAGE_PATTERN, "inputs": inputs}]
+    expected = [True] * len(TAKEN_IMAGES) + [False] * len(REFUSED_IMAGES)
+    started = time.monotonic()
+    (ecma,) = ecma_regexp(probes)
+    ecma_seconds = time.monotonic() - started
+    (go,) = go_regexp(probes)
+    assert ecma["error"] == go["error"] == ""
+    assert ecma["matches"] == go["matches"] == pydantic_matches(schema.IMAGE_PATTERN, inputs) == expected
+    # About 10 MiB of text: linear matching takes well under a second; quadratic would take hours.
+    assert ecma_seconds < 10

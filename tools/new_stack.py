@@ -31,7 +31,7 @@ from components.config.errors import ConfigProblems, add_validation_problems, sh
 from components.config.node_groups import NAME_LIMIT, SYSTEM_GROUP
 from components.config.reading import load_json, parsed_arguments, printable
 from components.config.stack import default_cluster_name_problem
-from components.config.stack_file import PROJECT_DIR, StackFileError, read_stack_file, stack_names
+from components.config.stack_file import PROJECT_DIR, StackFileError, committed_stacks, read_stack_file, stack_names
 from components.input.fields import NEBIUS_ID_PATTERN, Shape, nebius_id_rule
 from components.redaction import redacted
 from tools.ci_identity.config import NAMESPACE as BOOTSTRAP_NAMESPACE
@@ -168,10 +168,10 @@ def bootstrap_repository(given: str, bootstrap_dir: Path, name: str, project_id:
             problems = ConfigProblems()
             add_validation_problems(problems, error, document, CiIdentitySettings, where_for=lambda key: key)
             if not REPOSITORY_SHAPE.match(given):
-                # Not even OWNER/REPO's characters: maybe a URL with a token in it (https://<token>@github.com/o/r,
-                # git@github.com:o/r#x, a bare token), so its rule is told, never the value.
+                # Not even OWNER/REPO's characters: shown as `shown` may (a URL with a token in it,
+                # https://<token>@github.com/o/r or git@github.com:o/r#x, by its shape), and its rule told.
                 raise NewStackError(
-                    f"REPOSITORY (not shown: {len(given)} characters, and a refused one may hold a credential) is not "
+                    f"REPOSITORY={shown(given)} is not "
                     f"{CiIdentitySettings.model_fields['repository'].description}; give OWNER/REPO alone, never a URL"
                 ) from None
             raise NewStackError(f"REPOSITORY={shown(given)}: {'; '.join(problems.lines)}") from None
@@ -271,6 +271,15 @@ def new_stack(
     stack_file = project_dir / f"Pulumi.{name}.yaml"
     stacks_path = project_dir / STACKS_FILE
     stacks = read_stacks(stacks_path)
+    left_out = [stack for stack in committed_stacks(project_dir) if stack not in {entry["stack"] for entry in stacks}]
+    if left_out:
+        # Rewriting the list without them would leave those stacks deployed by no workflow (and the new one's place,
+        # before the last stack, is prod's only while prod is listed).
+        raise NewStackError(
+            f"{STACKS_FILE} leaves out {', '.join(f'Pulumi.{stack}.yaml' for stack in left_out)}, committed "
+            "stacks that no workflow would then preview or deploy: list every committed stack in it (its committed "
+            "version does: git checkout -- .github/stacks.json), then run new-stack again"
+        )
     if stack_file.exists() or stack_file.is_symlink():
         raise NewStackError(
             f"NAME={shown(name)}: {stack_file.name} exists already; choose another name or edit that file"

@@ -8,6 +8,7 @@ unpriced: the estimate never borrows a sibling preset's price.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from decimal import Decimal
 from functools import lru_cache
 from pathlib import Path
@@ -145,15 +146,85 @@ def load_price_table(path: Path = PRICE_TABLE_FILE) -> PriceTable:
     return _parse_table(read_text(path, f"the price table {_label(path)}", PriceTableError), _label(path))
 
 
+def _fits_no_group(
+    overrides: PriceTableInput,
+    key: str,
+    gpu_groups: Collection[tuple[str, str, bool]],
+    cpu: tuple[str, Collection[str]],
+    problems: ConfigProblems,
+) -> None:
+    """Refuses each override of a known platform that prices no node of the stack: a GPU entry's presets no GPU group
+    runs on its platform, a CPU entry of a platform other than the system nodes', and a spot rate no spot
+    (preemptible) group would be priced at: a GPU entry's when no group of its platform and presets runs spot, a CPU
+    entry's always (the system nodes are on-demand). Such an override would be taken and used nowhere, and whoever
+    wrote it would believe the estimate holds their price."""
+    system_platform, known_cpu = cpu
+    run = {(platform, preset) for platform, preset, _ in gpu_groups}
+    spot = {(platform, preset) for platform, preset, preemptible in gpu_groups if preemptible}
+    runs = ", ".join(f"{platform} {preset}" for platform, preset in sorted(run)) or "none"
+    capacities = (
+        ", ".join(
+            f"{platform} {preset} {'spot' if preemptible else 'on-demand'}"
+            for platform, preset, preemptible in sorted(set(gpu_groups))
+        )
+        or "none"
+    )
+    for index, gpu in enumerate(overrides.gpu):
+        if gpu.platform not in GPU_PLATFORMS:
+            continue  # refused above as no platform Nebius lists
+        place = f"{key}: gpu[{index}] ({gpu.platform})"
+        unused = [preset for preset in gpu.presets if (gpu.platform, preset) not in run]
+        if unused:
+            problems.add(
+                place,
+                f"prices {gpu.platform} preset(s) {', '.join(shown(preset) for preset in unused)}, which no group "
+                f"of {config_key('gpuNodeGroups')} runs (they run: {runs}), so it would price no node; price only "
+                "what a group runs, or remove it",
+            )
+        elif gpu.spot is not None and not any((gpu.platform, preset) in spot for preset in gpu.presets):
+            problems.add(
+                f"{place}.spot",
+                f"prices spot for {gpu.platform} {', '.join(gpu.presets)}, but no group of "
+                f"{config_key('gpuNodeGroups')} running them is spot (preemptible: capacity.type spot; they run: "
+                f"{capacities}), so the spot rate would price no node; remove spot, or run a group on spot",
+            )
+    for index, entry in enumerate(overrides.cpu):
+        if entry.platform not in known_cpu and entry.platform != system_platform:
+            continue  # an unknown platform, a GPU one among them, is refused above
+        place = f"{key}: cpu[{index}] ({entry.platform})"
+        if entry.platform != system_platform:
+            problems.add(
+                place,
+                f"prices platform {shown(entry.platform)}, which no node group runs: only the system nodes run on a "
+                f"CPU platform, and {config_key('systemNodePlatform')} is {system_platform}, so it would price no "
+                f"node; price {system_platform}, or remove it",
+            )
+        elif entry.spot is not None:
+            problems.add(
+                f"{place}.spot",
+                f"prices spot for {entry.platform}, but the only nodes on a CPU platform, the system nodes "
+                f"({config_key('systemNodePlatform')} {system_platform}), run on-demand, never spot, so the spot rate "
+                "would price no node; remove spot",
+            )
+
+
 def stack_prices(
-    base: PriceTable | None, overrides: PriceTableInput, problems: ConfigProblems, system_platform: str
+    base: PriceTable | None,
+    overrides: PriceTableInput,
+    problems: ConfigProblems,
+    system_platform: str,
+    gpu_groups: Collection[tuple[str, str, bool]],
+    fit_problems: ConfigProblems,
 ) -> PriceTable:
     """The table (the project's, unless `base` is given) with the stack's `priceOverrides` winning.
 
     A platform is checked against what is known of it, so that a misspelt one is refused by name rather than priced
     for no node or left unpriced: a GPU override's against the GPU platforms Nebius lists (components/gpu_platforms.py),
     a CPU override's against the table's CPU platforms and the stack's `systemNodePlatform` (an override may price a
-    platform the table lacks, for the system nodes), and `systemNodePlatform` against the CPU platforms priced."""
+    platform the table lacks, for the system nodes), and `systemNodePlatform` against the CPU platforms priced. An
+    override of a known platform must then price a node the stack runs: a (platform, preset) of `gpu_groups` (each
+    with whether it runs spot, so a spot rate prices a spot group), or the system nodes' platform (on-demand); its
+    problems go to `fit_problems`, which holds them back while a group was refused."""
     table = load_price_table() if base is None else base
     key = config_key(OVERRIDES_KEY)
     stack = price_table_from_input(overrides, key, key, problems)
@@ -174,6 +245,7 @@ def stack_prices(
                 f"({', '.join(known_cpu)}) nor the stack's {config_key('systemNodePlatform')} "
                 f"({system_platform}), so it prices no node{did_you_mean(cpu.platform, [*known_cpu, system_platform])}",
             )
+    _fits_no_group(overrides, key, gpu_groups, (system_platform, known_cpu), fit_problems)
     priced = table.overridden_by(stack)
     priced_cpu = [price.platform for price in priced.cpu]
     if not system_platform.startswith("gpu-") and system_platform not in priced_cpu:

@@ -168,13 +168,36 @@ def read_text(path: Path, label: str, error: ErrorFactory = InputError, limit: i
     return decode_text(data, label, error, limit)
 
 
+class _EmptyPath:
+    """What a path flag given "" reads as until `parsed_arguments` refuses it: `Path("")` is `Path(".")`, the current
+    folder, so once converted the empty path could only be refused as `.: it is a directory`."""
+
+
+_EMPTY_PATH = _EmptyPath()
+
+
+def _path_flag(text: str) -> Path | _EmptyPath:
+    return Path(text) if text else _EMPTY_PATH
+
+
 def parsed_arguments(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
     """`parser.parse_args(argv)`, refusing an option given `--` as its value (`--base=--`): argparse reads that `--`
-    as the end of the options and leaves the option an empty list, which no tool takes for its value."""
-    args = parser.parse_args(argv)
-    for action in parser._actions:  # argparse keeps its options only here
+    as the end of the options and leaves the option an empty list, which no tool takes for its value; and a path
+    option (`type=Path`) given an empty path, which `Path` would read as the current folder."""
+    paths = [action for action in parser._actions if action.type is Path]  # argparse keeps its options only here
+    for action in paths:
+        action.type = _path_flag
+    try:
+        args = parser.parse_args(argv)
+    finally:
+        for action in paths:
+            action.type = Path
+    for action in parser._actions:
         if action.nargs is None and action.option_strings and isinstance(getattr(args, action.dest, None), list):
             parser.error(f"{action.option_strings[-1]}: got --, which ends the options; give the option a value")
+        if action.option_strings and getattr(args, action.dest, None) is _EMPTY_PATH:
+            flag = action.option_strings[-1]
+            parser.error(f'{flag}: an empty path (""); give the path of a file, or leave {flag} out')
     return args
 
 
@@ -203,13 +226,19 @@ def check_output_flag(path: Path, flag: str, error: ErrorFactory = InputError, d
     """`check_file_flag`, then that the tool can write there, before anything is built: a file it writes at the end
     (a report after a whole run) or a folder like `/proc` gave only an errno then, without the flag or the path.
 
-    Nothing is left behind or emptied: a file that is there is opened for writing without truncating it; otherwise a
+    Nothing is left behind or emptied: a file that is there is opened for writing without truncating it and written no bytes; otherwise a
     file is made and removed in the path's folder (a file's parent), or, while that is not there yet, in the nearest
     folder above it that is (the tools make the rest)."""
     check_file_flag(path, flag, error, directory=directory)
     try:
         if path.exists() and not directory:
-            os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC))
+            # A write of no bytes changes nothing in a regular file, and fails where the real one would fail
+            # (`/proc/version`: Input/output error, even for root, whom the open lets through).
+            descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK | os.O_CLOEXEC)
+            try:
+                os.write(descriptor, b"")
+            finally:
+                os.close(descriptor)
         else:
             folder = path.absolute() if directory else path.absolute().parent
             tempfile.TemporaryFile(dir=next(above for above in (folder, *folder.parents) if above.exists())).close()

@@ -33,7 +33,9 @@ from components.config.repositories import mirror_access_problems, release_repos
 from components.config.rollout import parse_auto_repair, parse_strategy
 from components.config.salvage import LeftOut, MeaningProblems, Salvaged, salvage
 from components.config.stack_file import SECRET_PLACEHOLDER
-from components.input.fields import RESOURCE_NAME_PATTERN
+from components.dra_minors import SUPPORTED_MINORS
+from components.dra_minors import TABLE_FILE as MINORS_TABLE
+from components.input.fields import KUBERNETES_VERSION_RULE, RESOURCE_NAME_PATTERN
 from components.input.stack import SECRET_CAPABLE_KEYS, StackInput
 from components.model import SYSTEM_ROLLOUT, ClusterConfig, PriceTable, StackConfig, SystemNodeGroupConfig
 
@@ -47,7 +49,7 @@ GROUP_OWN_FIELDS = ("bootDiskSizeGib", "strategy", "autoRepair", "capacity")
 
 
 def kubernetes_version_problem(version: str) -> str | None:
-    allowed = 'MAJOR.MINOR (for example "1.34") or MAJOR.MINOR-nebius-node.N, at least 1.34'
+    allowed = KUBERNETES_VERSION_RULE.removeprefix("allowed: ")
     patch = PATCH_VERSION_PATTERN.match(version)
     if patch:
         return f'got {shown(version)}: Nebius mk8s takes no patch version; write "{patch.group(1)}.{patch.group(2)}" (allowed: {allowed})'
@@ -61,6 +63,12 @@ def kubernetes_version_problem(version: str) -> str | None:
             else ""
         )
         return f'got {shown(version)}: DRA\'s resource.k8s.io/v1 API is GA from Kubernetes 1.34, so the stack needs 1.34 or later; write "1.34"{hint}'
+    if f"{match.group(1)}.{match.group(2)}" not in SUPPORTED_MINORS:
+        return (
+            f"got {shown(version)}: the stack has no DRA rules for that minor (its feature gates, the fields they "
+            f"guard, its objects' schema); a minor is added as a row of {MINORS_TABLE.relative_to(MINORS_TABLE.parents[1])} "
+            f"with its sources; {KUBERNETES_VERSION_RULE}"
+        )
     return None
 
 
@@ -181,7 +189,14 @@ def parse_stack_config(
             by_templates,
         ),
         observability=parse_observability_config(settings, gpu_groups, driver, access, by_groups),
-        prices=stack_prices(price_table, settings.priceOverrides, problems, settings.systemNodePlatform),
+        prices=stack_prices(
+            price_table,
+            settings.priceOverrides,
+            problems,
+            settings.systemNodePlatform,
+            [(group.platform, group.preset, group.spot) for group in gpu_groups],
+            problems.held_back_for("gpuNodeGroups", "systemNodePlatform", ignoring=GROUP_OWN_FIELDS),
+        ),
         existing_kubeconfig=existing_kubeconfig(settings, given, problems),
     )
     mirror_access_problems(access, release_repositories(config), problems)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import subprocess
 import unicodedata
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
@@ -92,6 +93,26 @@ def project_config_keys(project_file: Path = PROJECT_FILE) -> list[str]:
 def stack_names(project_dir: Path = PROJECT_DIR) -> list[str]:
     """Every stack that has a `Pulumi.<stack>.yaml` beside the project file."""
     return sorted(path.name[len("Pulumi.") : -len(".yaml")] for path in project_dir.glob("Pulumi.*.yaml"))
+
+
+def committed_stacks(project_dir: Path = PROJECT_DIR) -> tuple[str, ...]:
+    """The stacks whose `Pulumi.<stack>.yaml` git tracks beside `Pulumi.yaml`.
+
+    A committed stack file is tested without editing a test, and a scratch one (a `Pulumi.try.yaml`
+    planned with `make plan STACK_FILE=...`) changes nothing the tests check. Outside a git
+    checkout (an unpacked archive) every stack file there is taken, as `stack_names` lists them.
+    """
+    listed = subprocess.run(
+        ["git", "-C", str(project_dir), "ls-files", "-z", "--", "Pulumi.*.yaml"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    if listed.returncode != 0:
+        return tuple(stack_names(project_dir))
+    tracked = {name for name in listed.stdout.split("\0") if name and "/" not in name}
+    return tuple(stack for stack in stack_names(project_dir) if f"Pulumi.{stack}.yaml" in tracked)
 
 
 def stack_name_problem(stack: str) -> str | None:

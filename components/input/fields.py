@@ -28,7 +28,9 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from components.shown import shown
+from components.dra_minors import SUPPORTED_MINORS
+from components.dra_minors import TABLE_FILE as MINORS_TABLE
+from components.shown import quotable, shown
 
 # Whole-string patterns over ASCII only, in the syntax RE2 (Go) and ECMA-262 share, because editors
 # and validators run them from the published JSON Schema (stack-file.schema.json). pydantic runs
@@ -59,7 +61,25 @@ PLATFORM_PATTERN = r"^[a-z][a-z0-9]*(-[a-z0-9]+){1,6}$"
 GPU_PRESET_PATTERN = r"^([0-9]{1,2})gpu-([0-9]{1,4})vcpu-([0-9]{1,5})gb$"
 DRIVERS_PRESET_PATTERN = r"^cuda[0-9]{1,3}(\.[0-9]{1,3})?$"
 CHART_VERSION_PATTERN = r"^v?[0-9]{1,6}\.[0-9]{1,6}\.[0-9]{1,6}$"
-IMAGE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,254}$"
+# An image reference, by the grammar of github.com/distribution/reference (reference.go's comment and regexp.go,
+# https://github.com/distribution/reference/blob/main/reference.go): [domain[:port]/]path[/path...][:tag][@digest].
+# The project's own pattern, not distribution's regexps: each part is written so that a backtracking engine (ECMA-262)
+# has one way to split a text into it (a domain label is alphanumerics joined by runs of '-', not `x[x-]*x`), so every
+# engine matches in linear time, and `\w` is spelt out as ASCII (rust-regex's `\w` is Unicode). Two rules beside the
+# grammar: the port is 1 to 65535 (distribution takes any digits), and a tag or a digest is required (pinned; the tag
+# `latest` is refused by `image_problem`, components/config/claim_templates.py).
+IMAGE_LIMIT = 255  # distribution's NameTotalLengthMax bounds the name; here the whole reference.
+_IMAGE_DOMAIN_LABEL = r"[A-Za-z0-9]+(?:-+[A-Za-z0-9]+)*"
+# The first component is a domain only when it reads as one to a container runtime (distribution's
+# normalize.go, splitDockerDomain): it has a '.' or a port, is `localhost`, or is an IPv6 literal; else it is a path
+# component of a Docker Hub name, so `Nvidia/cuda:1` is refused (uppercase) rather than pulled from a host `Nvidia`.
+IMAGE_DOMAIN = (
+    rf"(?:{_IMAGE_DOMAIN_LABEL}(?:(?:\.{_IMAGE_DOMAIN_LABEL})+(?::{{port}})?|:{{port}})"
+    r"|localhost(?::{port})?|\[[0-9A-Fa-f:]+\](?::{port})?)"
+)
+IMAGE_PATH_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+IMAGE_TAG = r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}"
+IMAGE_DIGEST = r"[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9A-Fa-f]{32,}"
 ABSOLUTE_PATH_PATTERN = r"^/[A-Za-z0-9._/-]{0,254}$"
 # A file's absolute path: as ABSOLUTE_PATH_PATTERN, but its last part names a file: not empty (`/`, `/etc/ssl/`),
 # `.` or `..` (a directory, which the provider would fail to read only at `pulumi up`). Its bound of 255 characters is
@@ -94,6 +114,11 @@ CONDITION_TYPE_PATTERN = r"^[A-Z][A-Za-z0-9]{0,62}$"
 # Helm parses a repository URL with, checks only that a port is digits (validOptionalPort): `:99999` would fail only
 # when the chart is fetched, at `pulumi up`.
 PORT_PATTERN = r"([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])"
+IMAGE_DOMAIN = IMAGE_DOMAIN.format(port=PORT_PATTERN)
+IMAGE_PATTERN = (
+    rf"^(?:{IMAGE_DOMAIN}/)?{IMAGE_PATH_COMPONENT}(?:/{IMAGE_PATH_COMPONENT})*"
+    rf"(?::{IMAGE_TAG}(?:@{IMAGE_DIGEST})?|@{IMAGE_DIGEST})$"
+)
 # What follows a URL's scheme: the host, the port and the path, without user, password, query or fragment.
 URL_AFTER_SCHEME = (
     r"([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*"
@@ -125,6 +150,21 @@ SOURCE_PATTERN = r"^[\x21-\x7e]([\x20-\x7e]{0,298}[\x21-\x7e])?$"
 # colon is what a scheme (`javascript:`, `ftp:`, RFC 3986 section 3.1) and a user's password (`u:pw@`) need, so a
 # text without one can hold neither, nor a URL inside it that the markdown report would show as a Nebius page.
 PRICE_SOURCE_PATTERN = rf"^(https?://{URL_AFTER_SCHEME}|[^:]*)$"
+
+
+# A kubernetesVersion: a minor `policies/dra_minors.json` has a row for (its DRA gates, the API fields each guards, the
+# schema of its objects), as MAJOR.MINOR or Nebius's MAJOR.MINOR-nebius-node.N. A minor without a row is refused: the
+# stack would judge its templates by another minor's gates. Generated from the table, so a new row is a new minor.
+KUBERNETES_MINORS_TEXT = " or ".join(
+    filter(None, [", ".join(f'"{minor}"' for minor in SUPPORTED_MINORS[:-1]), f'"{SUPPORTED_MINORS[-1]}"'])
+)
+KUBERNETES_VERSION_PATTERN = (
+    rf"^({'|'.join(re.escape(minor) for minor in SUPPORTED_MINORS)})(-nebius-node\.[0-9]{{1,6}})?$"
+)
+KUBERNETES_VERSION_RULE = (
+    f"allowed: MAJOR.MINOR or MAJOR.MINOR-nebius-node.N of a minor the stack has DRA rules for "
+    f"({MINORS_TABLE.relative_to(MINORS_TABLE.parents[1])}): {KUBERNETES_MINORS_TEXT}"
+)
 
 
 def optional(pattern: str) -> str:
@@ -210,13 +250,83 @@ DnsSubdomain = Annotated[
         description="expected lowercase letters, digits, '-' and '.', starting and ending with a letter or digit, at most 253 characters",
     ),
 ]
+IMAGE_RULE = (
+    f"allowed: an image reference [registry/]path pinned by a tag (:tag), a digest (@algorithm:hex) or both, such as "
+    f"nvidia/cuda:13.1.1-runtime-ubuntu24.04, at most {IMAGE_LIMIT} ASCII characters: path components of lowercase "
+    "letters and digits joined by '.', '_', '__' or '-'; a registry with a '.' or a port (1 to 65535), localhost or "
+    "[IPv6]; a tag of 1 to 128 letters, digits, '_', '.' and '-', not starting with '.' or '-', other than latest; a "
+    "digest algorithm:hex (sha256:<64 hex digits>)"
+)
+_REGISTRY_LIKE = re.compile(r"[^/]*[.:][^/]*|localhost|\[[^/]*")
+
+
+def image_reference_problem(image: str) -> str | None:
+    """The first part of an image reference that IMAGE_PATTERN or its bound refuses, in words, or None when it takes
+    it. A part is quoted only when `shown` would quote the whole reference: `user:pw@host/x:1` is named by position."""
+    if len(image) > IMAGE_LIMIT:
+        return f"it has {len(image)} characters, over the limit of {IMAGE_LIMIT}"
+    for position, character in enumerate(image, 1):
+        if not ("!" <= character <= "~"):
+            name = unicodedata.name(character, "")
+            return f"character {position} is U+{ord(character):04X}{' ' + name if name else ''}"
+    if re.fullmatch(IMAGE_PATTERN, image):
+        return None
+    hidden = quotable(image) != image
+
+    def named(part: str) -> str:
+        return "" if hidden else f" {shown(part)}"
+
+    rest, at, digest = image.partition("@")
+    if at and not re.fullmatch(IMAGE_DIGEST, digest):
+        return "its digest (after '@') is not algorithm:hex with at least 32 hex digits"
+    slash, colon = rest.rfind("/"), rest.rfind(":")
+    name, tag = (rest[:colon], rest[colon + 1 :]) if colon > slash else (rest, None)
+    if tag is not None and not re.fullmatch(IMAGE_TAG, tag):
+        return f"its tag (after the last ':'){named(tag)} is not 1 to 128 letters, digits, '_', '.' and '-', not starting with '.' or '-'"
+    components = name.split("/")
+    if len(components) > 1 and _REGISTRY_LIKE.fullmatch(components[0]):
+        registry, components = components[0], components[1:]
+        if not re.fullmatch(IMAGE_DOMAIN, registry):
+            _, has_port, port = registry.rpartition(":") if not registry.endswith("]") else (registry, "", "")
+            if has_port and re.fullmatch(r"[0-9]{1,6}", port) and not re.fullmatch(PORT_PATTERN, port):
+                return f"its registry's port is {port}: 1 to 65535, without a leading zero"
+            return f"its registry (before the first '/'){named(registry)} is not host[:port]"
+    for number, component in enumerate(components, 1):
+        if not component:
+            return f"its path component {number} is empty ('//' or a '/' at an end)"
+        if not re.fullmatch(IMAGE_PATH_COMPONENT, component):
+            fault = "has an uppercase letter" if component.lower() != component else "is malformed"
+            return (
+                f"its path component {number}{named(component)} {fault}: lowercase letters and digits joined by one "
+                "'.', one '_', '__' or '-'s"
+            )
+    if tag is None and not at:
+        return "it has no tag; pin one (for example nvidia/cuda:13.1.1-runtime-ubuntu24.04) so every run pulls the same image"
+    return "it is not [registry/]path then :tag, @digest or both"
+
+
+def _image_refused_by_part(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+    """A refused image reference names the part that failed (`its registry's port is 99999`), then the rule."""
+    try:
+        image, refused = handler(value), False
+    except ValidationError:
+        if not isinstance(value, str):
+            raise  # the type's own refusal
+        image, refused = value, True
+    problem = image_reference_problem(image)
+    if problem is None and not refused:
+        return image
+    raise PydanticCustomError(
+        "value_error",
+        "{error}",
+        {"error": f"got {shown(value)}: {problem or 'it is not an image reference'}; {IMAGE_RULE}"},
+    )
+
+
 Image = Annotated[
     StrictStr,
-    Field(
-        pattern=IMAGE_PATTERN,
-        max_length=255,
-        description="expected an image reference such as nvidia/cuda:13.1.1-runtime-ubuntu24.04 (ASCII, no spaces)",
-    ),
+    Field(pattern=IMAGE_PATTERN, max_length=IMAGE_LIMIT, description=IMAGE_RULE),
+    WrapValidator(_image_refused_by_part),
 ]
 ChartVersion = Annotated[
     StrictStr,

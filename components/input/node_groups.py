@@ -20,6 +20,8 @@ from components.dra_constants import (
     RESERVATION_POLICIES,
     TAINT_EFFECTS,
 )
+from components.gpu_platforms import GPU_PLATFORMS
+from components.gpu_platforms import TABLE_FILE as PLATFORMS_TABLE
 from components.input.fields import (
     CONDITION_TYPE_PATTERN,
     DRIVERS_PRESET_PATTERN,
@@ -42,6 +44,8 @@ from components.input.fields import (
 )
 from components.input.meaning import Doc
 from components.shown import shown
+
+GPU_PLATFORMS_TABLE = PLATFORMS_TABLE.relative_to(PLATFORMS_TABLE.parents[2]).as_posix()
 
 
 class TaintInput(Shape):
@@ -183,9 +187,16 @@ class GpuNodeGroupInput(Shape):
         Field(
             pattern=PLATFORM_PATTERN,
             max_length=63,
-            description="expected a GPU platform such as gpu-h100-sxm, gpu-h200-sxm, gpu-b200-sxm-a or gpu-b300-sxm",
+            description=f"expected a GPU platform Nebius lists: {', '.join(GPU_PLATFORMS)}",
+            # Editors offer the names and flag another; the program refuses one with its closest name
+            # (components/config/node_groups.py).
+            json_schema_extra={"enum": list(GPU_PLATFORMS)},
         ),
-        Doc("a GPU platform: `gpu-h100-sxm`, `gpu-h200-sxm`, `gpu-b200-sxm-a`, `gpu-b300-sxm`, ..."),
+        Doc(
+            f"a GPU platform Nebius lists: {', '.join(f'`{name}`' for name in GPU_PLATFORMS)} (every platform of "
+            f"[`{GPU_PLATFORMS_TABLE}`]({GPU_PLATFORMS_TABLE}), the driver-preset table; another is refused, "
+            "with the closest name, until a row there adds it with its source)"
+        ),
     ]
     preset: Annotated[
         StrictStr,

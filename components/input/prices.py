@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import json
 import re
 from typing import Annotated, Literal
 
@@ -23,6 +24,8 @@ from components.input.fields import (
     SOURCE_PATTERN,
     Shape,
 )
+from components.redaction import redacted
+from components.shown import quotable, shape
 
 MAX_USD_PER_UNIT_HOUR = 1000  # Far above any published Nebius price per GPU, vCPU or GiB hour.
 # The least a rate may be: about a hundredth of the cheapest Nebius price of its kind (prices/nebius.yaml, dated
@@ -63,13 +66,93 @@ UsdPerGibHour = Annotated[
 ]
 
 
+# A price's source, note and doubtful are kept with it: the cost report and the plan print the source and the doubt
+# beside every use, and the note travels with them. A credential in one would be printed with it. So each is refused
+# when it has what a credential needs (components/shown.py's `quotable` would hide it: a '%'-encoding, which can spell
+# '?', '=' or '@'; a '=', '&', '?', '#', ';', '@' or '\\'; a ':' but a URL's `scheme://`, a port or a `key:name`), what
+# the redactor takes for one (components/redaction.py's `redacted`: `token abcd1234x`, `Bearer ...`), or a word shaped
+# as a token: a run of TOKEN_WORD_LENGTH or more ASCII letters and digits holding both (a GitHub token is `ghp_` and 36
+# of them; AWS's access key id 20), which no page name, contract number or word of prose is. (A single character
+# class: linear.) One such word is no token: a git object id (40 lowercase hex digits, SHA-1; 64, SHA-256) that is a
+# whole segment of a path, as a permalink's commit (`https://github.com/nebius/docs/blob/<commit>/prices.md`). Only
+# there: a bare 40 hex digits is also the shape of a GitHub token of before 2021, and tokens are mixed-case (`ghp_`,
+# `AKIA`). One function, `without_credential`, refuses all three.
+TOKEN_WORD_LENGTH = 16
+_WORD = re.compile(r"[A-Za-z0-9]+")
+_GIT_OBJECT_ID_SEGMENT = re.compile(r"(?<=/)(?:[0-9a-f]{64}|[0-9a-f]{40})(?![^/\s])")
+PRINTED_RULE = (
+    "a price's source, note and doubtful are printed with it, so none may hold what a credential needs: a "
+    "'%'-encoding; in a source, and in a URL in a note, '=', '&', '?', '#', ';', '@', '\\' or a ':' other than a "
+    f"URL's scheme:// and port; a word the redactor hides (Bearer ..., token ...); or a word of {TOKEN_WORD_LENGTH} "
+    "or more letters and digits mixed (a token such as ghp_...; a git commit id as a whole segment of a path, as in "
+    "a permalink, is no token)"
+)
+
+
+def _token_shaped(text: str) -> bool:
+    words = _WORD.findall(_GIT_OBJECT_ID_SEGMENT.sub("/", text))
+    return any(len(word) >= TOKEN_WORD_LENGTH and not word.isalpha() and not word.isdigit() for word in words)
+
+
+def credential_shaped(text: str) -> bool:
+    """True when `text` may hold a credential: `shown` would hide it, `redacted` would change it, or a word in it
+    is shaped as a token."""
+    return quotable(text) != text or redacted(text) != text or _token_shaped(text)
+
+
+# A '%'-encoding is refused whatever it spells, '%20' (a space) too: it could as well spell '?', '=' or '@', and
+# telling which one it is would quote it. A refusal of one says how to do without it.
+_PERCENT_ENCODING = re.compile(r"%[0-9A-Fa-f]{2}")
+ENCODING_HINT = (
+    "; a '%'-encoding is refused whatever it spells, '%20' (a space) too: give the page's address without it (a "
+    "URL's path holds no space), or, outside a URL (a reference such as a contract number, a note), write the "
+    "space as a space"
+)
+
+
+# A note is prose: its ':' and ';' are punctuation, so only its URLs are held to a source's marks.
+_URL_WORD = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://\S*")
+
+
+def prose_credential_shaped(text: str) -> bool:
+    """`credential_shaped` for prose: a URL in it as a source, the rest as the redactor and the token shape see it."""
+    return (
+        redacted(text) != text
+        or _token_shaped(text)
+        or _PERCENT_ENCODING.search(text) is not None
+        or any(credential_shaped(url.rstrip(".,;:)")) for url in _URL_WORD.findall(text))
+    )
+
+
+def without_credential(text: str, expected: str, prose: bool = False) -> str:
+    """`text` (a price's source, or with `prose` its note or doubtful) unless it may hold a credential
+    (`credential_shaped`, `prose_credential_shaped`); then the refusal describes it by its shape (`shape`), never
+    quoting it, and says what is `expected` and why."""
+    if (prose_credential_shaped if prose else credential_shaped)(text):
+        hint = ENCODING_HINT if _PERCENT_ENCODING.search(text) else ""
+        raise ValueError(
+            f"got {json.dumps(shape(text))}, which may hold a credential; expected {expected}: {PRINTED_RULE}{hint}"
+        )
+    return text
+
+
 def _source_url_or_text(source: str) -> str:
-    """A source's second pattern, refused with the error of its first, so the user reads the field's description."""
+    """A source's second pattern, refused with the error of its first, so the user reads the field's description;
+    then a source that may hold a credential (`without_credential`)."""
     if re.fullmatch(PRICE_SOURCE_PATTERN, source) is None:
         raise PydanticCustomError(
             "string_pattern_mismatch", "String should match pattern '{pattern}'", {"pattern": PRICE_SOURCE_PATTERN}
         )
-    return source
+    return without_credential(
+        source, "the Nebius page's URL (a host, a port and a path) or a reference such as a contract number"
+    )
+
+
+NOTE_EXPECTED = "a note in words, without a credential's marks"
+
+
+def _note_in_words(note: str) -> str:
+    return without_credential(note, NOTE_EXPECTED, prose=True)
 
 
 PriceSource = Annotated[
@@ -79,7 +162,7 @@ PriceSource = Annotated[
         max_length=300,
         description="expected where the price comes from: the URL of the Nebius page (https:// or http://, a host, "
         "a port and a path, without user, password, query or fragment, as a chart repository URL), or a reference "
-        "such as a contract number without ':'; printable ASCII, at most 300 characters",
+        f"such as a contract number without ':'; printable ASCII, at most 300 characters; {PRINTED_RULE}",
         json_schema_extra={"allOf": [{"pattern": PRICE_SOURCE_PATTERN}]},
     ),
     AfterValidator(_source_url_or_text),
@@ -127,7 +210,15 @@ def spot_not_dearer(platform: str, rates: dict[str, tuple[float, float]]) -> Non
         raise ValueError(f"platform {platform}: {', '.join(dearer)}; {SPOT_RULE}")
 
 
-PriceNote = Annotated[StrictStr, Field(max_length=1000, description="expected a note of at most 1000 characters")]
+PriceNote = Annotated[
+    StrictStr,
+    Field(
+        max_length=1000,
+        description=f"expected {NOTE_EXPECTED}, at most 1000 characters (note: how the figure was read; doubtful: why "
+        f"it is not to be trusted, printed beside every use); {PRINTED_RULE}",
+    ),
+    AfterValidator(_note_in_words),
+]
 
 
 class _DatedPrice(Shape):
@@ -205,7 +296,15 @@ class CpuPriceInput(Shape):
 class PriceTableInput(Shape):
     """prices/nebius.yaml, and the shape of nebius-dra:priceOverrides."""
 
-    currency: Annotated[Literal["USD"], Field(description="allowed: USD")] = "USD"
+    currency: Annotated[
+        Literal["USD"],
+        Field(
+            description="allowed: USD (the default), the only currency: every rate is a usdPer... field, in US "
+            "dollars as Nebius's price list and prices/nebius.yaml (currency: USD) give them, and the estimate adds "
+            "overrides and the table's prices together and shows and budgets the sum in dollars; convert a price "
+            "quoted in another currency to USD before writing it"
+        ),
+    ] = "USD"
     gpu: list[GpuPriceInput] = Field(
         default_factory=list,
         max_length=MAX_PRICE_ENTRIES,

@@ -29,6 +29,9 @@ from components.input.fields import (
     CPU_PRESET_PATTERN,
     FABRIC_PATTERN,
     GROUP_NAME_PATTERN,
+    KUBERNETES_MINORS_TEXT,
+    KUBERNETES_VERSION_PATTERN,
+    KUBERNETES_VERSION_RULE,
     MAX_AUTO_REPAIR_CONDITIONS,
     MAX_DEVICES_PER_CLAIM,
     NEBIUS_ID_PATTERN,
@@ -60,6 +63,8 @@ BuiltinTemplateName = Annotated[
     Literal[BUILTIN_TEMPLATES],  # type: ignore[valid-type]
     Field(description=f"allowed: {', '.join(BUILTIN_TEMPLATES)}"),
 ]
+# The minors kubernetesVersion takes, as the docs' tables write them (`1.34`, `1.35` or `1.36`).
+_MINORS_IN_CODE = KUBERNETES_MINORS_TEXT.replace('"', "`")
 BOOL = Annotated[StrictBool, Field(description="expected true or false")]
 OPTIONAL_ID = Annotated[
     StrictStr,
@@ -126,11 +131,15 @@ class StackInput(Shape):
         StrictStr,
         Field(
             max_length=32,
-            description='allowed: MAJOR.MINOR (for example "1.34") or MAJOR.MINOR-nebius-node.N, at least 1.34',
+            description=KUBERNETES_VERSION_RULE,
+            # The program words its refusal itself (components/config/stack.py); editors read the pattern.
+            json_schema_extra={"pattern": KUBERNETES_VERSION_PATTERN},
         ),
         Setting(
             "Cluster and node keys",
-            "`MAJOR.MINOR` or `MAJOR.MINOR-nebius-node.N`, at least 1.34 (the floor: `resource.k8s.io/v1` is GA there), quoted. New stacks default to 1.35, the minor Nebius's solutions library moved to (its driver-preset table, `policies/dra_guardrails/driver_presets.json`, has rows for 1.35 and 1.36 and none for 1.34); 1.36 turns on the DRA features of [the table by minor](#your-own-templates). dev and prod stay on 1.34, set in their stack files: moving a live stack's minor upgrades the control plane, then every node group, and Nebius replaces each group's nodes by its roll-out strategy (one 8-GPU node at a time in prod), so plan it (`make plan STACK=prod` compares with the last commit and lists every group replaced, with batches and duration; a skipped minor such as 1.34 to 1.36 is refused) and do it on dev first; a patch version (`1.34.1`) is refused. The control plane gets `MAJOR.MINOR`; every node group (system and GPU) gets the whole value, `-nebius-node.N` included, so changing it upgrades the node groups too, after the cluster (`components/values/node_groups.py`)",
+            f"`MAJOR.MINOR` or `MAJOR.MINOR-nebius-node.N` of a minor the stack has DRA rules for, {_MINORS_IN_CODE} "
+            "(the rows of [`policies/dra_minors.json`](policies/dra_minors.json): each minor's DRA feature gates and the fields they guard; "
+            "another minor, older or newer, is refused until its row is added), quoted; 1.34 is the floor: `resource.k8s.io/v1` is GA there. New stacks default to 1.35, the minor Nebius's solutions library moved to (its driver-preset table, `policies/dra_guardrails/driver_presets.json`, has rows for 1.35 and 1.36 and none for 1.34); 1.36 turns on the DRA features of [the table by minor](#your-own-templates). dev and prod stay on 1.34, set in their stack files: moving a live stack's minor upgrades the control plane, then every node group, and Nebius replaces each group's nodes by its roll-out strategy (one 8-GPU node at a time in prod), so plan it (`make plan STACK=prod` compares with the last commit and lists every group replaced, with batches and duration; a skipped minor such as 1.34 to 1.36 is refused) and do it on dev first; a patch version (`1.34.1`) is refused. The control plane gets `MAJOR.MINOR`; every node group (system and GPU) gets the whole value, `-nebius-node.N` included, so changing it upgrades the node groups too, after the cluster (`components/values/node_groups.py`)",
             default="1.35",
             shown_default="`1.35`",
         ),
@@ -624,7 +633,7 @@ class StackInput(Shape):
         ),
         Setting(
             "Cost keys",
-            'prices for this stack\'s estimate that replace or add to [`prices/nebius.yaml`](prices/nebius.yaml), in the same shape (`gpu:` and `cpu:` lists). A GPU entry wins for its platform and listed presets, a CPU entry for its platform. Every price needs a `source` (a URL, or a reference such as a contract number) and a quoted `date` (`"YYYY-MM-DD"`). Nothing here reaches Nebius',
+            'prices for this stack\'s estimate that replace or add to [`prices/nebius.yaml`](prices/nebius.yaml), in the same shape (`gpu:` and `cpu:` lists). A GPU entry wins for its platform and listed presets, a CPU entry for its platform. Every price needs a `source` (a URL, or a reference such as a contract number) and a quoted `date` (`"YYYY-MM-DD"`); a `source`, `note` or `doubtful` is printed with the price, so one that may hold a credential (a query, a `%`-encoding, `=`, `;`, `@`, a `:` in prose, a token-shaped word) is refused. Refused too: an entry that prices no node of the stack (a preset no GPU group runs, a CPU platform other than `systemNodePlatform`, a `spot` rate no spot group of the platform and preset uses: the system nodes are never spot). `currency` is `USD`, the only one. Nothing here reaches Nebius',
             default={},
         ),
     ]

@@ -15,12 +15,14 @@ example counts "200 (GiB RAM)").
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import date
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
+from components.config.errors import config_key
+from components.config.prices import OVERRIDES_KEY
 from components.model import GpuNodeGroupConfig, PriceSource, PriceTable, StackConfig, gpus_in_preset
 
 HOURS_PER_30_DAYS = 24 * 30
@@ -32,6 +34,7 @@ SPOT_NOTE = (
     "point, not what a node will cost"
 )
 NOT_INCLUDED = "boot disks, the control plane, the InfiniBand GPU cluster, network, egress and storage"
+OVERRIDES = config_key(OVERRIDES_KEY)
 # A price read longer ago than this is shown with a caveat: Nebius changed GPU prices twice in 2025-2026
 # (prices/nebius.yaml notes), so a year-old figure may no longer hold.
 PRICE_FRESH_DAYS = 365
@@ -101,6 +104,7 @@ class StackCost:
             "currency": CURRENCY,
             "hoursPer30Days": HOURS_PER_30_DAYS,
             "notIncluded": NOT_INCLUDED,
+            "priceBasis": price_basis((group.name, group.price.source.origin) for group in self.priced if group.price),
             "groups": [_group_document(group) for group in self.groups],
             "total": {
                 "hourlyUsd": _range(self.hourly_min, self.hourly_max),
@@ -110,6 +114,19 @@ class StackCost:
                 "doubtedPrices": doubted_groups(self.groups),
             },
         }
+
+
+def price_basis(rates: Iterable[tuple[str, str]]) -> str:
+    """What the estimate's rates are, from each priced group's (name, origin): list prices, and which groups' rates
+    the stack's priceOverrides gave, so that no reader takes an override for Nebius's list price."""
+    priced = list(rates)
+    overridden = [name for name, origin in priced if origin == OVERRIDES]
+    if not overridden:
+        return "list prices"
+    named = ", ".join(overridden)
+    if len(overridden) == len(priced):
+        return f"rates from {OVERRIDES} (all {len(priced)}: {named}), no list price"
+    return f"list prices, but {len(overridden)} of {len(priced)} rates from {OVERRIDES} ({named})"
 
 
 def usd(amount: Decimal, places: int = 4) -> float:

@@ -27,6 +27,7 @@ from .planned import (
     named,
     requested_device_classes,
 )
+from .quoting import listed, shown
 
 _IMAGE_DIGEST = re.compile(r"@sha256:[0-9a-f]{64}$")
 _IMAGE_TAG = re.compile(r":([A-Za-z0-9_][A-Za-z0-9_.-]{0,127})$")
@@ -38,14 +39,14 @@ def check_dra_api_version(resource: PlannedResource, config: Mapping[str, Any]) 
         return []
     if match["version"] != DRA_API_VERSION:
         return [
-            f"{named(resource)} uses resource.k8s.io/{match['version']}; the stack's clusters serve DRA as "
+            f"{named(resource)} uses resource.k8s.io/{shown(match['version'])}; the stack's clusters serve DRA as "
             f"resource.k8s.io/{DRA_API_VERSION}, and the beta and alpha versions are deprecated or switched off. "
             f"Declare it with the resource.k8s.io/{DRA_API_VERSION} type (pulumi_kubernetes.resource.v1.{match['kind']})."
         ]
     flat = [field_at(request, "name") for request in claim_requests(resource) if field_at(request, "deviceClassName")]
     if flat:
         return [
-            f"{named(resource)} writes deviceClassName directly on request(s) {', '.join(map(str, flat))}, the "
+            f"{named(resource)} writes deviceClassName directly on request(s) {listed(flat)}, the "
             f"v1beta1 shape, which resource.k8s.io/{DRA_API_VERSION} rejects. Move each request's fields under "
             "`exactly` (or list alternatives under `firstAvailable`)."
         ]
@@ -67,12 +68,16 @@ def check_network_device_requested_once(resource: PlannedResource, config: Mappi
     if nic_requests < 2 or len(by_class) < len(NETWORK_DEVICE_CLASSES):
         return []
     return [
-        f"{named(resource)} requests both {RDMA_DEVICE_CLASS} (request {', '.join(by_class[RDMA_DEVICE_CLASS])}) and "
-        f"{IB_DEVICE_CLASS} (request {', '.join(by_class[IB_DEVICE_CLASS])}): Kubernetes allocates two separate NICs. "
+        f"{named(resource)} requests both {RDMA_DEVICE_CLASS} (request {listed(by_class[RDMA_DEVICE_CLASS])}) and "
+        f"{IB_DEVICE_CLASS} (request {listed(by_class[IB_DEVICE_CLASS])}): Kubernetes allocates two separate NICs. "
         f"An InfiniBand interface is already RDMA-capable: keep only {IB_DEVICE_CLASS} for InfiniBand, only "
         f"{RDMA_DEVICE_CLASS} for any RDMA NIC, or one request with firstAvailable to accept either. "
         "Keep both only when the workload really needs two NICs."
     ]
+
+
+def _more(items: Sequence[Any], limit: int = 10) -> str:
+    return f" and {len(items) - limit} more" if len(items) > limit else ""
 
 
 def image_is_pinned(image: str) -> bool:
@@ -87,7 +92,7 @@ def check_workload_images_pinned(resource: PlannedResource, config: Mapping[str,
     if resource.type != POD_TYPE:
         return []
     unpinned = [
-        f"{field_at(container, 'name')} ({field_at(container, 'image') or 'no image'})"
+        f"{shown(field_at(container, 'name'))} ({shown(field_at(container, 'image') or 'no image')})"
         for list_name in POD_CONTAINER_LISTS
         for container in as_list(field_at(resource.props, "spec", list_name))
         if not image_is_pinned(str(field_at(container, "image") or ""))
@@ -95,7 +100,7 @@ def check_workload_images_pinned(resource: PlannedResource, config: Mapping[str,
     if not unpinned:
         return []
     return [
-        f"{named(resource)} runs unpinned images in container(s) {', '.join(unpinned)}: `latest` or no tag means a "
+        f"{named(resource)} runs unpinned images in container(s) {', '.join(unpinned[:10])}{_more(unpinned)}: `latest` or no tag means a "
         "different image on each pull, so a sample that passed yesterday can fail today. Pin a tag such as "
         "nvidia/cuda:13.1.1-runtime-ubuntu24.04, or a digest."
     ]

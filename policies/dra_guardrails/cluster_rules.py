@@ -25,6 +25,7 @@ from .planned import (
     minor_version,
     named,
 )
+from .quoting import listed, shown
 
 DEFAULT_MINIMUM_VERSION = "1.34"
 # Patterns the pack serves in a config schema (this one and CHECKED_PRESET_FIELDS) are compiled by the
@@ -39,7 +40,7 @@ def check_cluster_version(resource: PlannedResource, config: Mapping[str, Any]) 
         return []
     minimum = config.get("minimumVersion", DEFAULT_MINIMUM_VERSION)
     if not isinstance(minimum, str) or not MINIMUM_VERSION.fullmatch(minimum):
-        raise PolicyConfigError(f'mk8s-cluster-version: minimumVersion must be "MAJOR.MINOR", got {minimum!r}')
+        raise PolicyConfigError(f'mk8s-cluster-version: minimumVersion must be "MAJOR.MINOR", got {shown(minimum)}')
     version = field_at(resource.props, "controlPlane", "version")
     fix = f'Set controlPlane.version to "{minimum}" or later (in this project: nebius-dra:kubernetesVersion).'
     if not version:
@@ -48,11 +49,11 @@ def check_cluster_version(resource: PlannedResource, config: Mapping[str, Any]) 
         ]
     if not isinstance(version, str) or not CLUSTER_VERSION.match(version):
         return [
-            f'{named(resource)} has controlPlane.version "{version}", which is neither MAJOR.MINOR nor MAJOR.MINOR-nebius-node.N. {fix}'
+            f'{named(resource)} has controlPlane.version "{shown(version)}", which is neither MAJOR.MINOR nor MAJOR.MINOR-nebius-node.N. {fix}'
         ]
     if minor_version(version) < minor_version(minimum):
         return [
-            f"{named(resource)} runs Kubernetes {version}, below the required {minimum}: resource.k8s.io/v1, "
+            f"{named(resource)} runs Kubernetes {shown(version)}, below the required {minimum}: resource.k8s.io/v1, "
             f"the DRA API the claim templates and the driver use, is served from 1.34 on. {fix}"
         ]
     return []
@@ -81,7 +82,7 @@ def _gate_off(gate: str, minor: str) -> str | None:
 
 def _selection_fields(request: Any) -> list[tuple[str, str, Any]]:
     """(where, API type, body) of a request's `exactly` and each `firstAvailable` entry."""
-    name = field_at(request, "name")
+    name = shown(field_at(request, "name"))
     found = [(f"request {name}: exactly", "ExactDeviceRequest", field_at(request, "exactly"))]
     found += [
         (f"request {name}: firstAvailable[{index}]", "DeviceSubRequest", sub)
@@ -100,7 +101,7 @@ def gated_fields_used(resource: PlannedResource) -> list[tuple[str, str]]:
         return used
     for request in claim_requests(resource):
         if field_at(request, "firstAvailable"):
-            used.append((f"request {field_at(request, 'name')}: firstAvailable", "DeviceRequest.firstAvailable"))
+            used.append((f"request {shown(field_at(request, 'name'))}: firstAvailable", "DeviceRequest.firstAvailable"))
         for where, api_type, body in _selection_fields(request):
             for name in ("tolerations", "capacity", "adminAccess"):
                 if field_at(body, name) not in (None, False, []) and f"{api_type}.{name}" in DRA_MINORS["fields"]:
@@ -147,7 +148,7 @@ def _feature_uses(resources: Sequence[PlannedResource]) -> list[tuple[PlannedRes
             uses.append(
                 (
                     resource,
-                    f"asks for {LEGACY_GPU_RESOURCE} in container(s) {', '.join(containers)}: DRA node groups run no "
+                    f"asks for {LEGACY_GPU_RESOURCE} in container(s) {listed(containers)}: DRA node groups run no "
                     "device plugin, and DRA serves that resource through the gpu.nvidia.com DeviceClass's "
                     "extendedResourceName only with",
                     "DRAExtendedResource",

@@ -11,6 +11,7 @@ from .framework import PolicyConfigError
 from .planned import (
     COST_ESTIMATE_TYPE,
     NODE_GROUP_TYPE,
+    PRICE_OVERRIDES_ORIGIN,
     PlannedResource,
     as_json,
     as_list,
@@ -19,6 +20,7 @@ from .planned import (
     named,
     planned_node_range,
 )
+from .quoting import shown
 
 HOURS_PER_30_DAYS = 24 * 30
 # A budget below a cent per hour is a typo; JSON Schema's `minimum` means the same in every draft the CLI may use.
@@ -82,14 +84,17 @@ def _unpriced_reason(group: PlannedResource, entry: Mapping[str, Any] | None) ->
     )
     estimated = (field_at(entry, "platform"), field_at(entry, "preset"))
     if planned != estimated:
-        return f"the cost estimate prices {' '.join(map(str, estimated))}, but the node group runs {' '.join(map(str, planned))}"
+        return (
+            f"the cost estimate prices {' '.join(map(shown, estimated))}, but the node group runs "
+            f"{' '.join(map(shown, planned))}"
+        )
     preemptible = has_key(field_at(group.props, "template"), "preemptible")
     capacity = field_at(entry, "capacity")
     if preemptible != (capacity == "spot"):
         planned_capacity = "preemptible (template.preemptible)" if preemptible else "on-demand"
-        return f"the cost estimate prices it {capacity}, but the node group is {planned_capacity}"
+        return f"the cost estimate prices it {shown(capacity)}, but the node group is {planned_capacity}"
     if not isinstance(field_at(entry, "usdPerNodeHour"), (int, float)):
-        return str(field_at(entry, "unpriced") or "the estimate gives no price per node-hour")
+        return shown(field_at(entry, "unpriced") or "the estimate gives no price per node-hour", 400)
     return None
 
 
@@ -104,13 +109,31 @@ class Budget:
     dates: set[str] = field(default_factory=set)
     caveats: list[str] = field(default_factory=list)
     unpriced: list[tuple[str | None, str]] = field(default_factory=list)
+    # The groups whose rate came from nebius-dra:priceOverrides (the estimate's `priceFrom`), and those rates' dates.
+    overridden: list[str] = field(default_factory=list)
+    override_dates: set[str] = field(default_factory=set)
 
     @property
     def over(self) -> bool:
         return round(self.total, 4) > self.limit
 
+    def basis_text(self) -> str:
+        """What the rates are, so that no reader takes an override for Nebius's list price: list prices of their
+        dates, and which groups' rates came from the stack's overrides, of theirs."""
+        listed = _dated(self.dates)
+        if not self.overridden:
+            return f"list prices of {listed}"
+        from_overrides = f"rates from {PRICE_OVERRIDES_ORIGIN} of {_dated(self.override_dates)}"
+        if len(self.overridden) == len(self.parts):
+            return f"{from_overrides} for every group, no list price"
+        return f"list prices of {listed}, but {from_overrides} for {', '.join(self.overridden)}"
+
     def caveat_text(self) -> str:
         return f" Caveats on these prices: {'; '.join(self.caveats)}." if self.caveats else ""
+
+
+def _dated(dates: set[str]) -> str:
+    return f"{min(dates)}..{max(dates)}" if len(dates) > 1 else next(iter(dates), "?")
 
 
 def _budget(resources: Sequence[PlannedResource], limit: float) -> Budget:
@@ -118,8 +141,8 @@ def _budget(resources: Sequence[PlannedResource], limit: float) -> Budget:
     budget = Budget(limit)
     groups = sorted((r for r in resources if r.type == NODE_GROUP_TYPE), key=lambda r: str(field_at(r.props, "name")))
     for group in groups:
-        name = str(field_at(group.props, "name") or group.name)
-        entry = estimated.get(name)
+        written = str(field_at(group.props, "name") or group.name)
+        entry, name = estimated.get(written), shown(written)
         reason = _unpriced_reason(group, entry)
         if reason is not None or entry is None:
             budget.unpriced.append(
@@ -135,8 +158,14 @@ def _budget(resources: Sequence[PlannedResource], limit: float) -> Budget:
         price, nodes = float(field_at(entry, "usdPerNodeHour")), _largest_node_count(group)
         budget.total += price * nodes
         budget.parts.append(f"{name} {nodes:g} x {_usd(price)}")
-        budget.dates.add(str(field_at(entry, "priceDate")))
-        budget.caveats += [f"{name}: {c}" for c in as_list(field_at(entry, "caveats")) if isinstance(c, str)]
+        if field_at(entry, "priceFrom") == PRICE_OVERRIDES_ORIGIN:
+            budget.overridden.append(name)
+            budget.override_dates.add(shown(field_at(entry, "priceDate")))
+        else:
+            budget.dates.add(shown(field_at(entry, "priceDate")))
+        budget.caveats += [
+            f"{name}: {shown(c, 400)}" for c in as_list(field_at(entry, "caveats")) if isinstance(c, str)
+        ]
     return budget
 
 
@@ -156,15 +185,13 @@ def check_max_hourly_cost(
     budget = _budget(resources, limit)
     violations = list(budget.unpriced)
     if budget.over:
-        dates = budget.dates
-        dated = f"{min(dates)}..{max(dates)}" if len(dates) > 1 else next(iter(dates), "?")
         total, budgeted = _usd_against(budget.total, limit)
         violations.append(
             (
                 None,
                 f"The stack's nodes cost up to {total} per hour ({_usd(budget.total * HOURS_PER_30_DAYS)} "
                 f"per 30 days) at their largest size, over max-hourly-cost.maxHourlyUsd {budgeted}: "
-                f"{', '.join(budget.parts)} (list prices of {dated}; boot disks, network, egress and storage not "
+                f"{', '.join(budget.parts)} ({budget.basis_text()}; boot disks, network, egress and storage not "
                 "included). Lower fixedNodeCount or autoscaling max, choose smaller presets, or raise maxHourlyUsd in "
                 "the policy config." + budget.caveat_text(),
             )
@@ -185,7 +212,8 @@ def max_hourly_cost_pass(resources: Sequence[PlannedResource], config: Mapping[s
     total, budgeted = _usd_against(budget.total, limit)
     return (
         f"the stack's nodes cost up to {total} per hour at their largest size, within "
-        f"maxHourlyUsd {budgeted}: {', '.join(budget.parts)}."
+        f"maxHourlyUsd {budgeted}: {', '.join(budget.parts)}"
+        + (f" ({budget.basis_text()})." if budget.overridden else ".")
         + (f" The pass rests on doubtful or stale prices: {'; '.join(budget.caveats)}." if budget.caveats else "")
     )
 
@@ -206,7 +234,7 @@ def check_spot_ceiling_below_spot_price(
         found.append(
             (
                 group.urn,
-                f"{named(group)} is a spot group whose maxPricePerGpuHour ceiling ({field_at(entry, 'basis')}) is "
+                f"{named(group)} is a spot group whose maxPricePerGpuHour ceiling ({shown(field_at(entry, 'basis'))}) is "
                 f"below the price table's spot price {_usd(float(spot))} per GPU-hour: while the spot price stays "
                 "above the ceiling Nebius places no node of it. Raise the ceiling, or confirm the current spot price.",
             )

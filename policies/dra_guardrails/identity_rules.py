@@ -20,6 +20,7 @@ from typing import Any
 from pulumi_policy import EnforcementLevel
 
 from .planned import PlannedResource, named
+from .quoting import listed, quoted, shown
 
 SERVICE_ACCOUNT_TYPE = "nebius:index/iamV1ServiceAccount:IamV1ServiceAccount"
 GROUP_TYPE = "nebius:index/iamV1Group:IamV1Group"
@@ -106,7 +107,7 @@ def labeled(
             findings.append(
                 (
                     resource.urn,
-                    f"{named(resource)}: label {ENVIRONMENT_LABEL} is {environment!r}, not an environment name; a CI "
+                    f"{named(resource)}: label {ENVIRONMENT_LABEL} is {quoted(environment)}, not an environment name; a CI "
                     "identity resource must name its environment, whose subject and project it may use only "
                     "(tools/ci_identity sets it)",
                 )
@@ -115,7 +116,7 @@ def labeled(
         findings.append(
             (
                 resource.urn,
-                f"{named(resource)}: label {IDENTITY_LABEL} is {kind!r}, not {DEPLOY} or {PREVIEW}; a CI identity "
+                f"{named(resource)}: label {IDENTITY_LABEL} is {quoted(kind)}, not {DEPLOY} or {PREVIEW}; a CI identity "
                 "resource must say which identity it serves, so its roles and its trust can be judged "
                 "(tools/ci_identity sets it)",
             )
@@ -138,14 +139,15 @@ def project_problem(
     the one its service account lives in, which the bootstrap takes from the environment's stack."""
     homes = projects.get((kind, environment), set())
     if len(homes) != 1:
+        quoted_homes = ", ".join(sorted(f"{quoted(home)}" for home in homes))
         return (
-            f"the {kind} identity of {environment!r} has {'no service account' if not homes else 'service accounts in '}"
-            f"{', '.join(sorted(map(repr, homes)))} beside it; its {field} must be the one project its account lives in"
+            f"the {kind} identity of {quoted(environment)} has {'no service account' if not homes else 'service accounts in '}"
+            f"{quoted_homes} beside it; its {field} must be the one project its account lives in"
         )
     (home,) = homes
     if value != home:
         return (
-            f"{field} {value!r} is not the project of {environment!r}'s {kind} identity ({home!r}, where its service "
+            f"{field} {quoted(value)} is not the project of {quoted(environment)}'s {kind} identity ({quoted(home)}, where its service "
             "account lives): a CI identity acts on its own environment's project only"
         )
     return None
@@ -170,11 +172,11 @@ def subject_problem(subject: Any, kind: str, environment: str | None) -> str | N
             "sends for this repository and environment"
         )
     if any(wildcard in subject for wildcard in WILDCARDS):
-        return f"federatedSubjectId {subject!r} has a wildcard; trust names one subject exactly"
+        return f"federatedSubjectId {quoted(subject)} has a wildcard; trust names one subject exactly"
     match = REPOSITORY_PART.match(subject)
     if match is None:
         return (
-            f"federatedSubjectId {subject!r} names no repository (GitHub's subjects start repo:OWNER/REPO, or "
+            f"federatedSubjectId {quoted(subject)} names no repository (GitHub's subjects start repo:OWNER/REPO, or "
             "repo:OWNER@OWNER_ID/REPO@REPO_ID); a customized subject such as repository_owner:... trusts every "
             "repository of an owner"
         )
@@ -182,7 +184,7 @@ def subject_problem(subject: Any, kind: str, environment: str | None) -> str | N
     if kind == PREVIEW:
         if context != PULL_REQUEST_CONTEXT:
             return (
-                f"federatedSubjectId {subject!r}: the read-only preview identity trusts pull_request runs only "
+                f"federatedSubjectId {quoted(subject)}: the read-only preview identity trusts pull_request runs only "
                 f"(repo:OWNER/REPO{PULL_REQUEST_CONTEXT})"
             )
         return None
@@ -192,14 +194,14 @@ def subject_problem(subject: Any, kind: str, environment: str | None) -> str | N
         if context == PULL_REQUEST_CONTEXT:
             what = "every pull request"
         return (
-            f"federatedSubjectId {subject!r} names {what} where the deploy identity needs an environment "
+            f"federatedSubjectId {quoted(subject)} names {what} where the deploy identity needs an environment "
             f"(repo:OWNER/REPO:environment:{environment or 'NAME'}); only a job in that GitHub environment, "
             "behind its protection rules, may deploy"
         )
     if environment is not None and found["environment"] != environment:
         return (
-            f"federatedSubjectId {subject!r} names environment {found['environment']!r}, but the identity is "
-            f"{environment!r}'s ({ENVIRONMENT_LABEL})"
+            f"federatedSubjectId {quoted(subject)} names environment {quoted(found['environment'])}, but the identity is "
+            f"{quoted(environment)}'s ({ENVIRONMENT_LABEL})"
         )
     return None
 
@@ -220,7 +222,7 @@ def check_identity_trust(
             findings.append(
                 (
                     resource.urn,
-                    f"{named(resource)}: oidcProvider.issuerUrl is {issuer!r}; a CI identity trusts GitHub's issuer "
+                    f"{named(resource)}: oidcProvider.issuerUrl is {quoted(issuer)}; a CI identity trusts GitHub's issuer "
                     f"{GITHUB_ISSUER} only",
                 )
             )
@@ -231,8 +233,8 @@ def check_identity_trust(
             continue
         repositories.setdefault(str(repository_of(str(subject))), []).append(resource.name)
     if len(repositories) > 1:
-        listed = "; ".join(f"{repo} ({', '.join(sorted(names))})" for repo, names in sorted(repositories.items()))
-        findings.append((None, f"the CI identities trust more than one repository: {listed}; a bootstrap serves one"))
+        trusted = "; ".join(f"{shown(repo)} ({listed(sorted(names))})" for repo, names in sorted(repositories.items()))
+        findings.append((None, f"the CI identities trust more than one repository: {trusted}; a bootstrap serves one"))
     return findings
 
 
@@ -258,7 +260,7 @@ def check_identity_roles(
             findings.append(
                 (
                     resource.urn,
-                    f"{named(resource)}: role {role!r} for the {kind} identity, which holds only "
+                    f"{named(resource)}: role {quoted(role)} for the {kind} identity, which holds only "
                     f"{', '.join(sorted(allowed))} (the roles the stack needs, docs.nebius.com/iam/authorization/roles)",
                 )
             )
@@ -267,7 +269,7 @@ def check_identity_roles(
             findings.append(
                 (
                     resource.urn,
-                    f"{named(resource)}: resourceId {target!r} is not a project (project-...); a permit on a tenant "
+                    f"{named(resource)}: resourceId {quoted(target)} is not a project (project-...); a permit on a tenant "
                     "reaches every project in it",
                 )
             )

@@ -23,6 +23,7 @@ from .planned import (
     listing,
     named,
 )
+from .quoting import shown
 
 
 def check_gpu_node_group_dra(resource: PlannedResource, config: Mapping[str, Any]) -> list[str]:
@@ -31,7 +32,7 @@ def check_gpu_node_group_dra(resource: PlannedResource, config: Mapping[str, Any
     platform = field_at(resource.props, "template", "resources", "platform")
     [change] = consequences_of(NODE_GROUP_TYPE, "template.gpuSettings.dra")
     return [
-        f"{named(resource)} (platform {platform}) does not set template.gpuSettings.dra = true: its GPUs stay "
+        f"{named(resource)} (platform {shown(platform)}) does not set template.gpuSettings.dra = true: its GPUs stay "
         "with the legacy device plugin, the DRA driver publishes none of them, and network claims fail with "
         f'"cannot allocate all claims". Set template.gpuSettings.dra = true (a change of it: {change.effect.value}).'
     ]
@@ -121,13 +122,14 @@ def check_gpu_drivers_preset_known(resource: PlannedResource, config: Mapping[st
     if row is None:
         found = f"has no row for {minor} (its rows: {listing(sorted(DRIVER_PRESETS))})"
     elif listed is None:
-        found = f"lists no preinstalled-driver image for {platform} on {minor}"
+        found = f"lists no preinstalled-driver image for {shown(platform)} on {minor}"
     else:
-        found = f"lists only {listing(listed)} for {platform} on {minor}"
+        found = f"lists only {listing(listed)} for {shown(platform)} on {minor}"
     return [
-        f'{named(resource)} asks for driversPreset "{preset}" on {platform} with Kubernetes {minor}; the dated table '
+        f'{named(resource)} asks for driversPreset "{shown(preset)}" on {shown(platform)} with Kubernetes {minor}; the '
+        "dated table "
         f"of Nebius driver presets (read {DRIVER_PRESETS_READ}) {found}. Confirm the preset before `pulumi up` with "
-        f"`nebius mk8s node-group get-compatibility-matrix --cluster-kubernetes-version {minor} --platform {platform}` "
+        f"`nebius mk8s node-group get-compatibility-matrix --cluster-kubernetes-version {minor} --platform {shown(platform)}` "
         "and record what it lists in this policy's checkedPresets setting, or leave driversPreset out to have the GPU "
         "Operator install the driver."
     ]
@@ -186,8 +188,8 @@ def check_reserved_strict_surge(resource: PlannedResource, config: Mapping[str, 
         count, percent = field_at(surge, "count") or 0, field_at(surge, "percent") or 0
         if count <= 0 and percent <= 0:
             return []
-        shown = f"{percent:g}%" if percent else f"{count:g}"
-        given = f"strategy.maxSurge {shown}"
+        amount = f"{percent:g}%" if percent else f"{count:g}"
+        given = f"strategy.maxSurge {amount}"
     else:
         given = "no strategy.maxSurge, so Nebius's default (1 until Q3 2026)"
     return [

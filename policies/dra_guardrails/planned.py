@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .quoting import shown
+
 CLUSTER_TYPE = "nebius:index/mk8sV1Cluster:Mk8sV1Cluster"
 NODE_GROUP_TYPE = "nebius:index/mk8sV1NodeGroup:Mk8sV1NodeGroup"
 # Existing-cluster mode: a GPU group the stack describes but does not create (components/existing_gpu_node_group.py).
@@ -22,6 +24,9 @@ POD_TYPE = "kubernetes:core/v1:Pod"
 # The program registers its cost estimate as this component (components/cost.py); its inputs carry
 # each node group's price per node-hour with the price's source and date.
 COST_ESTIMATE_TYPE = "nebius-dra:cost:CostEstimate"
+# An estimate group's `priceFrom` when its rate came from the stack's overrides, not the price table (the origin
+# components/config/prices.py gives nebius-dra:priceOverrides' rates; the document's `priceBasis` names them too).
+PRICE_OVERRIDES_ORIGIN = "nebius-dra:priceOverrides"
 # The DRA driver component (components/dra_driver.py) records the groups named by nebius-dra:draPluginOutageAccepted.
 DRA_DRIVER_COMPONENT_TYPE = "nebius-dra:driver:DraDriver"
 PLUGIN_OUTAGE_ACCEPTED = "pluginOutageAccepted"
@@ -34,6 +39,9 @@ OPERATOR_DRIVER_ROOT = "/run/nvidia/driver"
 DRA_DRIVER_CHARTS = ("nvidia-dra-driver-gpu", "dra-driver-nvidia-gpu")
 GPU_OPERATOR_CHART = "gpu-operator"
 DCGM_EXPORTER_CHART = "dcgm-exporter"
+NETWORK_OPERATOR_CHART = "network-operator"
+KUBE_PROMETHEUS_STACK_CHART = "kube-prometheus-stack"
+KUEUE_CHART = "kueue"
 DRA_API_VERSION = "v1"
 RDMA_DEVICE_CLASS = "rdma.networking.nebius.ai"
 IB_DEVICE_CLASS = "ib.networking.nebius.ai"
@@ -112,7 +120,8 @@ def _kind(resource: PlannedResource) -> str:
 
 
 def named(resource: PlannedResource) -> str:
-    return f'{_kind(resource)} "{resource.name}"'
+    """The resource's kind and name as a message names it, both `shown`: a name is the program's, or the user's."""
+    return f'{shown(_kind(resource))} "{shown(resource.name)}"'
 
 
 def is_gpu_node_group(resource: PlannedResource) -> bool:

@@ -12,18 +12,19 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
-from urllib.parse import urlsplit
 
-from .planned import GROUP_LABEL, HELM_RELEASE_TYPES, NODE_GROUP_TYPE, as_list, chart_name, field_at, planned_node_range
-
-KUEUE_CHART = "kueue"
-# Where the program pulls each chart when no repository key names a mirror: the hosts of its upstream defaults
-# (components/dra_constants.py, components/queue_model.py KUEUE_REPOSITORY; tests/test_architecture.py ties them).
-KUEUE_UPSTREAM = "oci://registry.k8s.io/kueue/charts"
-KUEUE_IMAGE = "registry.k8s.io/kueue/kueue"
-UPSTREAM_CHART_HOSTS = frozenset(
-    {"registry.k8s.io", "helm.ngc.nvidia.com", "nvidia.github.io", "prometheus-community.github.io"}
+from .planned import (
+    GROUP_LABEL,
+    HELM_RELEASE_TYPES,
+    KUEUE_CHART,
+    NODE_GROUP_TYPE,
+    as_list,
+    chart_name,
+    field_at,
+    planned_node_range,
 )
+from .quoting import listed, shown
+
 DRA_GATE = "DynamicResourceAllocation"
 CLUSTER_QUEUE_TYPE = "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue"
 LOCAL_QUEUE_TYPE = "kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue"
@@ -98,8 +99,8 @@ def check_kueue_dra_gate(resources: Sequence[Any], config: Mapping[str, Any]) ->
             violations.append(
                 (
                     release.urn,
-                    f'Kueue release "{release.name}" maps DeviceClasses to {", ".join(sorted(mapped))} and ClusterQueues '
-                    f"({', '.join(counted)}) set quotas on it, but its {DRA_GATE} feature gate is off: Kueue then counts "
+                    f'Kueue release "{shown(release.name)}" maps DeviceClasses to {listed(sorted(mapped))} and ClusterQueues '
+                    f"({listed(counted)}) set quotas on it, but its {DRA_GATE} feature gate is off: Kueue then counts "
                     "no device a claim takes, so every team can take every GPU. Enable the gate "
                     f"(values.controllerManager.featureGates: [{{name: {DRA_GATE}, enabled: true}}]; in this project "
                     f"remove {DRA_GATE}: false from nebius-dra:queues featureGates).",
@@ -120,7 +121,7 @@ def check_workload_namespaces_queued(resources: Sequence[Any], config: Mapping[s
             violations.append(
                 (
                     workload.urn,
-                    f'{workload.type.rsplit(":", 1)[-1]} "{workload.name}" runs in namespace {namespace}, which has no '
+                    f'{shown(workload.type.rsplit(":", 1)[-1])} "{shown(workload.name)}" runs in namespace {shown(namespace)}, which has no '
                     "Kueue LocalQueue: its GPUs count against no team's quota, and the first pod still wins. Run it in "
                     "a team's namespace with the label kueue.x-k8s.io/queue-name (in this project: a team of "
                     "nebius-dra:queues).",
@@ -170,7 +171,7 @@ def check_quotas_within_capacity(resources: Sequence[Any], config: Mapping[str, 
             violations.append(
                 (
                     None,
-                    f"ClusterQueues quota {total:g} GPUs on flavor {flavor} ({_listed(entries)}), but GPU group {group} "
+                    f"ClusterQueues quota {total:g} GPUs on flavor {shown(flavor)} ({_listed(entries)}), but GPU group {shown(group)} "
                     f"holds at most {most:g} and the queues share no cohort: Kueue admits Jobs the nodes cannot run. "
                     "Lower the quotas to the group's GPUs, or put the teams in one cohort and give each its share "
                     "(nebius-dra:queues teams[].cohort).",
@@ -183,8 +184,8 @@ def check_quotas_within_capacity(resources: Sequence[Any], config: Mapping[str, 
                 violations.append(
                     (
                         None,
-                        f"ClusterQueues of cohort {cohort} quota {pooled:g} GPUs on flavor {flavor} "
-                        f"({_listed(members)}), but GPU group {group} holds at most {most:g}: a nominal quota is what "
+                        f"ClusterQueues of cohort {shown(cohort)} quota {pooled:g} GPUs on flavor {shown(flavor)} "
+                        f"({_listed(members)}), but GPU group {shown(group)} holds at most {most:g}: a nominal quota is what "
                         "Kueue guarantees a queue (kueue.sigs.k8s.io/docs/concepts/cluster_queue/), and the cohort's "
                         "cannot all be guaranteed at once. Lower the quotas so the cohort's add up to at most the "
                         "group's GPUs; borrowing still lets a team take what the others leave unused "
@@ -195,41 +196,9 @@ def check_quotas_within_capacity(resources: Sequence[Any], config: Mapping[str, 
 
 
 def _listed(entries: Sequence[tuple[str, float, Any]]) -> str:
-    return ", ".join(f"{name} {quota:g}" for name, quota, _ in entries)
-
-
-def _chart_host(release: Any) -> str | None:
-    """The host a release's chart is pulled from: its classic repository's, or an OCI chart reference's."""
-    repository = field_at(release.props, "repositoryOpts", "repo")
-    chart = field_at(release.props, "chart")
-    url = repository if isinstance(repository, str) and repository else chart
-    if not isinstance(url, str) or "://" not in url:
-        return None
-    return (urlsplit(url).hostname or "").lower() or None
-
-
-def check_kueue_chart_mirrored(resources: Sequence[Any], config: Mapping[str, Any]) -> list[Violation]:
-    """Other charts from a mirror say the cluster pulls through one (air-gapped or proxied); Kueue's chart from its
-    upstream then is the one pull that fails, at `pulumi up`, after the other releases were installed."""
-    releases = [r for r in resources if r.type in HELM_RELEASE_TYPES]
-    mirrored = {
-        f"{chart_name(r.props)} from {host}"
-        for r in releases
-        if chart_name(r.props) != KUEUE_CHART and (host := _chart_host(r)) and host not in UPSTREAM_CHART_HOSTS
-    }
-    if not mirrored:
-        return []
-    return [
-        (
-            release.urn,
-            f'Kueue release "{release.name}" pulls its chart from {_chart_host(release)}, its upstream, while the '
-            f"stack's other charts come from a mirror ({', '.join(sorted(mirrored))}): a cluster that pulls through the "
-            f"mirror cannot reach it. Set nebius-dra:queues repository to the mirror's copy of {KUEUE_UPSTREAM}; the "
-            f"controller image {KUEUE_IMAGE} is pulled by the nodes, so their registry mirror must serve it too.",
-        )
-        for release in kueue_releases(resources)
-        if _chart_host(release) in UPSTREAM_CHART_HOSTS
-    ]
+    return ", ".join(f"{shown(name)} {quota:g}" for name, quota, _ in entries[:10]) + (
+        f" and {len(entries) - 10} more" if len(entries) > 10 else ""
+    )
 
 
 # (name, description, level, check): registry.RULES registers each as a StackRule.
@@ -251,11 +220,5 @@ QUEUE_CHECKS = (
         "GPU quotas on a group add up to at most its GPUs, across the queues and inside each cohort.",
         "advisory",
         check_quotas_within_capacity,
-    ),
-    (
-        "kueue-chart-mirrored",
-        "Where the stack's other charts come from a mirror, Kueue's does too.",
-        "advisory",
-        check_kueue_chart_mirrored,
     ),
 )

@@ -23,6 +23,7 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import Any
 
 from .planned import as_list, field_at
+from .quoting import listed, quoted, shown
 
 MEMLOCK_CAPABILITY = "IPC_LOCK"
 NETWORK_DEVICE_CLASSES = ("ib.networking.nebius.ai", "rdma.networking.nebius.ai")
@@ -102,7 +103,7 @@ def rdma_pod_problems(pod_spec: Any, sources: Collection[str]) -> list[str]:
         return []
     claims = _network_pod_claims(pod_spec, sources)
     return [
-        f"container {container.get('name')!r} uses the network claim(s) {', '.join(map(str, used))} without "
+        f"container {quoted(container.get('name'))} uses the network claim(s) {listed(used)} without "
         f"securityContext.capabilities.add [{MEMLOCK_CAPABILITY}]: RDMA pins its buffers, and past the node's "
         "8 MiB memlock limit ibv_reg_mr fails (NCCL falls back to sockets or stops with 'NET/IB : ... failed'); "
         f"add {MEMLOCK_CAPABILITY} to that container's capabilities"
@@ -123,6 +124,7 @@ def rdma_workload_violations(
             continue
         kind = resource_type.rsplit(":", 1)[-1]
         violations.extend(
-            (urn, f'{kind} "{name}": {problem}') for problem in rdma_pod_problems(field_at(props, *path), sources)
+            (urn, f'{shown(kind)} "{shown(name)}": {problem}')
+            for problem in rdma_pod_problems(field_at(props, *path), sources)
         )
     return violations

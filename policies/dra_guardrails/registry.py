@@ -31,6 +31,7 @@ from .planned import IB_DEVICE_CLASS, RDMA_DEVICE_CLASS
 from .queue_rules import QUEUE_CHECKS
 from .rdma_pod_rules import rdma_workload_violations
 from .release_rules import (
+    check_charts_mirrored,
     check_dra_driver_release,
     check_driver_root_serves_every_group,
     check_gpu_metrics_dra_attribution,
@@ -223,6 +224,13 @@ RULES: tuple[ResourceRule | StackRule, ...] = (
         "A GPU Operator release on a stack with DRA GPU node groups sets devicePlugin.enabled = false.",
         MANDATORY,
         check_gpu_operator_device_plugin,
+    ),
+    StackRule(
+        "charts-mirrored",
+        "Where one of the stack's charts comes from a mirror, every release's chart does: each one pulled from its "
+        "upstream is named with the setting that moves it.",
+        ADVISORY,
+        check_charts_mirrored,
     ),
     *(StackRule(*rule) for rule in IDENTITY_RULES),
     StackRule(

@@ -291,7 +291,9 @@ def test_kueues_chart_from_upstream_beside_mirrored_charts_is_advised(queued_pro
     `pulumi up` (newcomer's walk F4.4). With Kueue's repository on the mirror too, or nothing mirrored, no advice."""
     mirror = "oci://harbor.example.com/nvidia"
     run = run_program("prod", prod_with({"teams": TEAMS}, draDriverRepository=mirror))
-    (finding,) = [f for f in check_resources(planned(run)) if f.policy == "kueue-chart-mirrored"]
+    (finding,) = [
+        f for f in check_resources(planned(run)) if f.policy == "charts-mirrored" and "(chart kueue)" in f.message
+    ]
     assert not finding.mandatory
     assert (
         "pulls its chart from registry.k8s.io, its upstream, while the stack's other charts come from a mirror "
@@ -302,7 +304,9 @@ def test_kueues_chart_from_upstream_beside_mirrored_charts_is_advised(queued_pro
     )
     both = run_program("prod", prod_with({"teams": TEAMS, "repository": mirror}, draDriverRepository=mirror))
     for quiet in (both, queued_prod):
-        assert "kueue-chart-mirrored" not in {f.policy for f in check_resources(planned(quiet))}
+        assert not [
+            f for f in check_resources(planned(quiet)) if f.policy == "charts-mirrored" and "(chart kueue)" in f.message
+        ]
 
 
 def test_the_cost_section_prices_each_teams_quota(queued_prod):

@@ -894,8 +894,18 @@ def project_texts_about_credentials() -> list[str]:
 
 
 def test_no_credential_pattern_eats_a_word_of_the_projects_own_texts_about_credentials():
-    """Attack 2, #13: `password: a login goes in` lost its `a`, `basic authentication` its `authentication`."""
-    texts = project_texts_about_credentials()
+    """Attack 2, #13: `password: a login goes in` lost its `a`, `basic authentication` its `authentication`; the
+    verifier's `a bearer token is visible ASCII only` its `token`, and a stack name quoted before `: a stack name`
+    (`"../../etc/passwd"`) its `a`."""
+    texts = [
+        *project_texts_about_credentials(),
+        'kubeconfig k: user "u": token holds a character an HTTP Authorization header cannot carry (a space, a '
+        "newline or another control or non-ASCII character); a bearer token is visible ASCII only (RFC 6750 section "
+        "2.1). The value is secret and not shown",
+        "bearer tokens need TLS (RFC 6750 section 5.3); a Bearer token.",
+        '--stack: invalid stack name "../../etc/passwd": a stack name is 1 to 100 characters',
+        "--stack: invalid stack name '../etc/passwd': the stack name is 1 to 100 characters",
+    ]
     assert any("password: a login" in text for text in texts) and any("basic authentication" in text for text in texts)
     assert [text for text in texts if redact(text) != text] == []
 

@@ -36,7 +36,7 @@ REFUSED = [
         [
             'unknown policy "mk8s-cluster-versoin" (given an object)',
             'did you mean "mk8s-cluster-version"?',
-            "the pack's policies are ci-identity-roles, ci-identity-trust, dra-api-version-v1,",
+            "the pack's policies are charts-mirrored, ci-identity-roles, ci-identity-trust,",
             "or all for every policy",
         ],
         id="unknown-policy",

@@ -11,12 +11,15 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
 from components.config.stack_file import load_stack_config
 from policies.dra_guardrails import RULES, PlannedResource, check_resources
+from policies.dra_guardrails.framework import ResourceRule, StackRule
 from policies.dra_guardrails.identity_rules import (
     ACCESS_PERMIT_TYPE,
     ENVIRONMENT_LABEL,
@@ -360,7 +363,7 @@ def quotas_past_the_group_without_cohorts(resources: Resources) -> None:
 
 
 def driver_chart_from_a_mirror(resources: Resources) -> None:
-    """The DRA driver's chart from a mirror, Kueue's left at registry.k8s.io."""
+    """The DRA driver's chart from a mirror, the others (Kueue's, dcgm-exporter's) left at their upstreams."""
     (driver,) = [r for r in resources if r.type.endswith(":Release") and r.props["chart"] == "nvidia-dra-driver-gpu"]
     driver.props["repositoryOpts"] = {"repo": "https://charts.example.com/nvidia"}
 
@@ -438,10 +441,10 @@ MUTATIONS = {
         "queue-quotas-within-capacity",
         False,
     ),
-    "Kueue's chart from upstream beside a mirror": (
+    "a chart from upstream beside a mirror": (
         "prod-queues",
         driver_chart_from_a_mirror,
-        "kueue-chart-mirrored",
+        "charts-mirrored",
         False,
     ),
     "RDMA Job without IPC_LOCK": ("prod", rdma_job_without_ipc_lock, "rdma-pod-memlock", True),
@@ -495,6 +498,19 @@ def test_minimum_version_from_policy_config_fails_the_real_dev_stack(stacks):
     assert "Kubernetes 1.34, below the required 1.35" in finding.message
 
 
+def test_the_budget_message_names_the_rates_the_stack_overrides():
+    config = dict(load_stack_config("prod"))
+    rate = {"usdPerGpuHour": 2.0, "source": "contract NB-2026-17", "date": "2026-11-01"}
+    config["nebius-dra:priceOverrides"] = json.dumps(
+        {"gpu": [{"platform": "gpu-h200-sxm", "presets": ["8gpu-128vcpu-1600gb"], "onDemand": rate}]}
+    )
+    run = run_program("prod", config=config)
+    assert run.error is None, run.error
+    [finding] = beyond_the_unlisted_minor(check_resources(planned(run), {"max-hourly-cost": {"maxHourlyUsd": 1}}))
+    assert "but rates from nebius-dra:priceOverrides of 2026-11-01 for " in finding.message
+    assert "dra-prod-h200-train" in finding.message.split("but rates from")[1]
+
+
 @pytest.mark.parametrize("stack", [*STACKS, "dev-operator"])
 def test_real_stacks_pass_a_budget_of_their_own_cost_and_fail_one_a_cent_lower(stacks, stack):
     resources = stacks[stack]
@@ -505,3 +521,76 @@ def test_real_stacks_pass_a_budget_of_their_own_cost_and_fail_one_a_cent_lower(s
     )
     assert finding.policy == "max-hourly-cost" and finding.urn is None
     assert shows_the_hourly_cost(finding.message, cost)
+
+
+# Hostile values: each rule's message, with every value it quotes from the stack made hostile, quotes none of it raw.
+CANARY = "CANARY"
+HOSTILE_SUFFIXES = {
+    "terminal escape": "\x1b[31m",
+    "userinfo": f"https://u:{CANARY}@h/x",
+    "token parameter": f"?token={CANARY}",
+    "bearer token": f" Bearer {CANARY}",
+    "100 KiB": "x" * 102400,
+}
+MESSAGE_LIMIT = 4096
+_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{2,}")
+
+
+def _with_replaced(value: Any, word: str, replacement: str) -> Any:
+    if isinstance(value, str):
+        return value.replace(word, replacement)
+    if isinstance(value, dict):
+        return {key: _with_replaced(item, word, replacement) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_with_replaced(item, word, replacement) for item in value]
+    return value
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def _rule_messages(rule: ResourceRule | StackRule, resources: Resources, config: dict | None) -> list[str]:
+    settings = rule._settings((config or {}).get(rule.name, {}))
+    if isinstance(rule, StackRule):
+        return [message for _, message in rule.check(resources, settings)]
+    return [message for resource in resources for message in rule.check(resource, settings)]
+
+
+@pytest.mark.parametrize("mutation", MUTATIONS, ids=list(MUTATIONS))
+def test_a_rules_message_quotes_no_hostile_value_raw(stacks, mutation):
+    """Every word of the rule's message that the stack's values hold is made hostile in all of them at once (so that
+    values that must match still match), the rule run again: no message holds ESC or the canary, each is bounded,
+    and at least one shows a hostile value as it was quoted (escaped, hidden or cut)."""
+    stack, mutate, policy, _ = MUTATIONS[mutation]
+    resources = stacks[stack]
+    config = MUTATION_CONFIGS[mutation](resources) if mutation in MUTATION_CONFIGS else None
+    mutate(resources)
+    (rule,) = [rule for rule in RULES if rule.name == policy]
+    messages = _rule_messages(rule, resources, config)
+    assert messages
+    texts = {text for resource in resources for text in (resource.name, *_strings(resource.props))}
+    words = sorted({word for message in messages for word in _WORD.findall(message) if any(word in t for t in texts)})
+    quoted = False
+    for word in words:
+        for suffix in HOSTILE_SUFFIXES.values():
+            hostile = [
+                dataclasses.replace(
+                    resource,
+                    name=resource.name.replace(word, word + suffix),
+                    props=_with_replaced(resource.props, word, word + suffix),
+                )
+                for resource in resources
+            ]
+            for message in _rule_messages(rule, hostile, config):
+                assert "\x1b" not in message and CANARY not in message, (word, message[:400])
+                assert len(message) <= MESSAGE_LIMIT, (word, len(message))
+                quoted |= any(mark in message for mark in ("\\x1b", "[credentials]", "[redacted]", "characters)"))
+    assert quoted, f"no hostile value reached a message of {policy} (words tried: {words})"

@@ -139,7 +139,7 @@ def test_levels_follow_the_issue():
         "gpu-drivers-preset-known",
         "workload-namespace-queued",
         "queue-quotas-within-capacity",
-        "kueue-chart-mirrored",
+        "charts-mirrored",
         "spot-ceiling-below-spot-price",
         "outage-accepted-only-where-stranded",
     }
@@ -898,6 +898,37 @@ def test_max_hourly_cost_counts_autoscaled_groups_at_their_maximum():
     assert "list prices of 2026-10-01" in message
 
 
+def overridden(name: str, price: float) -> dict:
+    return {
+        **estimated(name, price),
+        "priceSource": "contract NB-2026-17",
+        "priceDate": "2026-11-01",
+        "priceFrom": "nebius-dra:priceOverrides",
+    }
+
+
+def test_max_hourly_cost_names_the_groups_whose_rates_came_from_the_overrides():
+    listed = {**estimated("dra-prod-train", 28.0), "priceFrom": "prices/nebius.yaml"}
+    some = cost_estimate(listed, overridden("dra-prod-burst", 16.0))
+    [(_, message)] = stack_violations("max-hourly-cost", TRAIN, BURST, some, config=budget(1))
+    assert (
+        "(list prices of 2026-10-01, but rates from nebius-dra:priceOverrides of 2026-11-01 for dra-prod-burst; "
+        "boot disks"
+    ) in message
+    every = cost_estimate(overridden("dra-prod-train", 28.0), overridden("dra-prod-burst", 16.0))
+    [(_, message)] = stack_violations("max-hourly-cost", TRAIN, BURST, every, config=budget(1))
+    assert "(rates from nebius-dra:priceOverrides of 2026-11-01 for every group, no list price; boot disks" in message
+    assert "list prices of" not in message
+
+
+def test_a_pass_of_max_hourly_cost_on_override_rates_says_so():
+    some = _planned(TRAIN, BURST, cost_estimate(estimated("dra-prod-train", 28.0), overridden("dra-prod-burst", 16.0)))
+    [(_, note)] = pass_notes(some, {"max-hourly-cost": budget(400)})
+    assert note.endswith(
+        "(list prices of 2026-10-01, but rates from nebius-dra:priceOverrides of 2026-11-01 for dra-prod-burst)."
+    )
+
+
 def test_max_hourly_cost_shows_enough_digits_for_the_verdict_to_read_right():
     """attack2 #8: at cents $336.004 over $336.00 read "$336.00 over $336.00"; $336 within $336.004 "within $336.00"."""
     [(_, over)] = stack_violations("max-hourly-cost", TRAIN, BURST, PRICED, config=budget(335.996))
@@ -1138,3 +1169,78 @@ def test_features_on_by_default_in_every_minor_pass_on_1_34():
         },
     )
     assert minor_findings(cluster_on("1.34"), first_available) == []
+
+
+# charts-mirrored (stack)
+
+
+def chart_from(chart: str, repository: str) -> dict:
+    return {"chart": chart, "repositoryOpts": {"repo": repository}}
+
+
+MIRRORED_DRIVER = (RELEASE_TYPE, "dra-driver", chart_from("nvidia-dra-driver-gpu", "https://charts.mirror.example/nv"))
+UPSTREAM_RELEASES = {
+    "gpu-operator": ("https://helm.ngc.nvidia.com/nvidia", "helm.ngc.nvidia.com", "nebius-dra:gpuOperatorRepository"),
+    "network-operator": (
+        "https://helm.ngc.nvidia.com/nvidia",
+        "helm.ngc.nvidia.com",
+        "nebius-dra:networkOperatorRepository",
+    ),
+    "dcgm-exporter": (
+        "https://nvidia.github.io/dcgm-exporter/helm-charts",
+        "nvidia.github.io",
+        "nebius-dra:dcgmExporterRepository",
+    ),
+    "kube-prometheus-stack": (
+        "https://prometheus-community.github.io/helm-charts",
+        "prometheus-community.github.io",
+        "nebius-dra:kubePrometheusStackRepository",
+    ),
+}
+
+
+@pytest.mark.parametrize("chart", UPSTREAM_RELEASES)
+def test_a_release_from_its_upstream_beside_a_mirrored_chart_is_named_with_its_setting(chart):
+    repository, host, setting = UPSTREAM_RELEASES[chart]
+    upstream = (RELEASE_TYPE, chart, chart_from(chart, repository))
+    [(urn, message)] = stack_violations("charts-mirrored", MIRRORED_DRIVER, upstream)
+    assert urn == urn_of(RELEASE_TYPE, chart)
+    assert (
+        f'Release "{chart}" (chart {chart}) pulls its chart from {host}, its upstream, while the stack\'s other '
+        "charts come from a mirror (nvidia-dra-driver-gpu from charts.mirror.example)"
+    ) in message
+    assert f"Set {setting} to the mirror's copy of the chart." in message
+
+
+def test_the_driver_from_its_upstream_beside_a_mirrored_chart_is_named():
+    exporter = (RELEASE_TYPE, "exporter", chart_from("dcgm-exporter", "oci://harbor.example/charts"))
+    driver = (
+        RELEASE_TYPE,
+        "dra-driver",
+        {"chart": "oci://registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu"},
+    )
+    [(urn, message)] = stack_violations("charts-mirrored", exporter, driver)
+    assert urn == urn_of(RELEASE_TYPE, "dra-driver") and "pulls its chart from registry.k8s.io" in message
+    assert "(dcgm-exporter from harbor.example)" in message and "Set nebius-dra:draDriverRepository" in message
+
+
+def test_kueue_from_its_upstream_beside_a_mirror_keeps_the_controller_image_note():
+    kueue = (RELEASE_TYPE, "kueue", {"chart": "oci://registry.k8s.io/kueue/charts/kueue"})
+    [(_, message)] = stack_violations("charts-mirrored", MIRRORED_DRIVER, kueue)
+    assert (
+        "Set nebius-dra:queues repository to the mirror's copy of oci://registry.k8s.io/kueue/charts; the controller "
+        "image registry.k8s.io/kueue/kueue is pulled by the nodes, so their registry mirror must serve it too."
+    ) in message
+
+
+def test_charts_all_from_upstream_or_all_from_mirrors_pass():
+    upstream = [(RELEASE_TYPE, chart, chart_from(chart, row[0])) for chart, row in UPSTREAM_RELEASES.items()]
+    assert stack_violations("charts-mirrored", *upstream) == []
+    mirrored = (RELEASE_TYPE, "exporter", chart_from("dcgm-exporter", "oci://harbor.example/charts"))
+    assert stack_violations("charts-mirrored", MIRRORED_DRIVER, mirrored) == []
+
+
+def test_a_release_the_program_does_not_install_is_told_to_point_its_own_repository_at_the_mirror():
+    other = (RELEASE_TYPE, "extra", chart_from("something", "https://nvidia.github.io/something"))
+    [(_, message)] = stack_violations("charts-mirrored", MIRRORED_DRIVER, other)
+    assert "Point the release's repositoryOpts.repo (or its oci:// chart reference) at the mirror's copy" in message

@@ -65,6 +65,22 @@ def test_a_file_flag_refuses_what_is_not_a_file_of_its_kind(tool, main, flag, wa
 
 
 @pytest.mark.parametrize(
+    ("tool", "main", "flag", "wants", "others"),
+    [entry for entry in FLAGS if entry[0] in ("plan", "cost") and entry[3] == "a regular file"],
+    ids=[f"{t[0]} {t[2]} {t[4]}" for t in FLAGS if t[0] in ("plan", "cost") and t[3] == "a regular file"],
+)
+def test_a_file_flag_given_an_empty_path_is_refused_as_one(tool, main, flag, wants, others, capsys):
+    """Hostile round: `--policy-config ""` was refused as `.: it is a directory` (`Path("")` is the current folder),
+    naming neither the flag's empty value nor what it takes."""
+    with pytest.raises(SystemExit) as refused:
+        main([*others, flag, ""])
+    err = capsys.readouterr().err
+    assert refused.value.code == 2, err
+    assert f'error: {flag}: an empty path (""); give the path of a file, or leave {flag} out' in err, err
+    assert "Traceback" not in err and "it is a directory" not in err, err
+
+
+@pytest.mark.parametrize(
     ("tool", "arguments", "flag"),
     [
         ("tools.plan", ["--stack", "dev", "--out", "none", "--base=--"], "--base"),

@@ -254,6 +254,36 @@ def test_a_stack_list_the_workflows_could_not_run_is_refused_before_anything_is_
     assert {path: path.read_text() for path in project.rglob("*") if path.is_file()} == before
 
 
+@pytest.mark.parametrize(
+    ("listed", "left_out"),
+    [([], "Pulumi.dev.yaml, Pulumi.prod.yaml"), (["dev"], "Pulumi.prod.yaml")],
+    ids=["empty", "prod-dropped"],
+)
+def test_a_stack_list_leaving_out_committed_stacks_is_refused_naming_their_files(project, capsys, listed, left_out):
+    """Hostile review: `{"stacks": []}` was taken and rewritten without dev and prod, whose committed stack files no
+    workflow would then deploy (and with prod dropped, the new stack went before dev)."""
+    for stack in ("dev", "prod"):
+        shutil.copy(PROJECT_DIR / f"Pulumi.{stack}.yaml", project / f"Pulumi.{stack}.yaml")
+    subprocess.run(["git", "init", "-q", str(project)], check=True, timeout=60)
+    subprocess.run(["git", "-C", str(project), "add", "Pulumi.dev.yaml", "Pulumi.prod.yaml"], check=True, timeout=60)
+    stacks_path = project / new_stack.STACKS_FILE
+    stacks_path.write_text(json.dumps({"stacks": [entry(stack) for stack in listed]}))
+    before = {path: path.read_text() for path in project.rglob("*") if path.is_file() and ".git" not in path.parts}
+    args = ["--name", "zz", "--parent-id", PROJECT_ID, "--subnet-id", SUBNET_ID, "--project-dir", str(project)]
+    assert new_stack.main(args) == new_stack.EXIT_REFUSED
+    err = capsys.readouterr().err
+    assert err.startswith(f"make new-stack: {new_stack.STACKS_FILE} leaves out {left_out}, committed stacks"), err
+    after = {path: path.read_text() for path in project.rglob("*") if path.is_file() and ".git" not in path.parts}
+    assert after == before
+
+
+def test_an_untracked_stack_file_is_no_stack_the_list_must_name(project):
+    """A scratch `Pulumi.try.yaml` (planned with STACK_FILE=...) is no committed stack: the docs' rule for the tests."""
+    shutil.copy(PROJECT_DIR / "Pulumi.dev.yaml", project / "Pulumi.try.yaml")
+    subprocess.run(["git", "init", "-q", str(project)], check=True, timeout=60)
+    assert new_stack.main(["--name", "zz", "--parent-id", PROJECT_ID, "--subnet-id", SUBNET_ID, "--project-dir", str(project)]) == 0  # fmt: skip
+
+
 @pytest.mark.parametrize(("variable", "kind"), [("PARENT_ID", "project"), ("SUBNET_ID", "vpcsubnet")])
 @pytest.mark.parametrize("suffix", ["a" * 57, "E00X", ""])
 def test_an_id_refusal_states_the_rule_it_applies(project, capsys, variable, kind, suffix):
@@ -310,15 +340,19 @@ def test_the_bootstraps_github_ids_follow_the_repository_they_belong_to(project)
     [
         ("", "other/repo", "REPOSITORY is empty, and the identity bootstrap's stacks in tools/ci_identity name no one "
          "repository to take (dev: example-org/nebius-dra, prod: other/repo): give REPOSITORY=OWNER/REPO"),
-        ("no-slash", "", "REPOSITORY (not shown: 8 characters, and a refused one may hold a credential) is not OWNER/REPO"),
+        ("no-slash", "", 'REPOSITORY="no-slash" is not OWNER/REPO'),
+        # Hostile review: owners GitHub cannot have were written; harmless refused values were never shown.
+        ("o-/r", "", 'REPOSITORY="o-/r": repository: "o-/r" names no GitHub repository: an owner\'s name is letters'),
+        ("a--b/r", "", 'REPOSITORY="a--b/r": repository: "a--b/r" names no GitHub repository: an owner'),
+        ("../../x/y", "", 'REPOSITORY="../../x/y" is not OWNER/REPO'),
         ("o/r.git", "", "REPOSITORY=\"o/r.git\": repository: \"o/r.git\" names no GitHub repository"),
         ("", None, "NAME=\"staging\": tools/ci_identity/Pulumi.staging.yaml exists already"),
         # Hostile round four: a URL or a token given as the repository was quoted before its `got` was redacted.
-        ("https://CANARY4471R:x@github.com/o/r", "", "REPOSITORY (not shown: 36 characters"),
-        ("CANARY4471R:pw@github.com/o/r", "", "REPOSITORY (not shown: 29 characters"),
-        ("git@github.com:o/r#CANARY4471F", "", "REPOSITORY (not shown: 30 characters"),
+        ("https://CANARY4471R:x@github.com/o/r", "", 'REPOSITORY="<36 characters: letters, digits, ./:@; hidden'),
+        ("CANARY4471R:pw@github.com/o/r", "", 'REPOSITORY="<29 characters'),
+        ("git@github.com:o/r#CANARY4471F", "", 'REPOSITORY="<30 characters'),
     ],
-    ids=["stacks-disagree", "not-owner-repo", "dot-git", "bootstrap-file-exists", "url", "userinfo", "scp-like"],
+    ids=["stacks-disagree", "not-owner-repo", "owner-ends-in-hyphen", "owner-double-hyphen", "dot-dot-path", "dot-git", "bootstrap-file-exists", "url", "userinfo", "scp-like"],
 )  # fmt: skip
 def test_a_repository_the_bootstrap_cannot_take_is_refused_and_nothing_is_written(
     project, capsys, repository, prod_names, named

@@ -49,8 +49,11 @@ REFUSED = {
     "etcd size": dev_with({"nebius-dra:etcdClusterSize": 5}),
     "count as a string": dev_with({"nebius-dra:systemNodeCount": "2"}),
     "version as a number": dev_with({"nebius-dra:kubernetesVersion": 1.34}),
+    "a minor without DRA rules": dev_with({"nebius-dra:kubernetesVersion": "1.99"}),
+    "a patch version": dev_with({"nebius-dra:kubernetesVersion": "1.34.1"}),
     "too many nodes": dev_group_with({"fixedNodeCount": 101}),
     "malformed preset": dev_group_with({"preset": "8gpu\n"}),
+    "a GPU platform Nebius does not list": dev_group_with({"platform": "gpu-b200-sxm-b"}),
     "label prefix with capitals": dev_group_with({"labels": {"Example.com/team": "ml"}}),
     "label prefix over 253": dev_group_with({"labels": {f"{'a' * 254}/team": "ml"}}),
     "taint prefix over 253": dev_group_with(
@@ -100,6 +103,7 @@ REFUSED_BY_ECMA = {
     "namespace with a trailing newline": dev_with({"nebius-dra:claimNamespace": "dra-claims\n"}),
 }
 ALLOWED = {
+    "a GPU platform Nebius lists beside its -a variant": dev_group_with({"platform": "gpu-b200-sxm"}),
     "other namespaces and secure driver values": dev_with(
         {"nebius:profile": "ci", "kubernetes:context": "kind", "nebius-dra:draDriverValues": {"secure": "v1:abc"}}
     ),

@@ -39,8 +39,8 @@ class CiIdentitySettings(BaseModel):
         str,
         Field(
             pattern=rf"^{OWNER}/{REPOSITORY_NAME}$",
-            description="OWNER/REPO: an owner of 1-39 letters, digits and '-', a repository of 1-100 letters, "
-            "digits, '.', '-' and '_'",
+            description="OWNER/REPO: an owner of 1-39 letters, digits and single '-' (none first or last), a "
+            "repository of 1-100 letters, digits, '.', '-' and '_' (not . or ..)",
         ),
     ]
 
@@ -49,7 +49,14 @@ class CiIdentitySettings(BaseModel):
     def _a_name_github_gives(cls, value: str) -> str:
         # GitHub reserves `.` and `..` ("The repository . is reserved") and strips a trailing `.git` from a name it is
         # given (github.com/dead-claudia/github-limits, PRs 5 and 11): no token's subject names such a repository.
-        name = value.partition("/")[2]
+        owner, _, name = value.partition("/")
+        if owner.endswith("-") or "--" in owner:
+            # GitHub's owner names (a user's or an organization's) hold single hyphens, none first or last: no token's
+            # subject names such an owner, so identities trusting it could never be used.
+            raise ValueError(
+                f"{shown(value)} names no GitHub repository: an owner's name is letters, digits and single hyphens, "
+                "none first or last; write OWNER/REPO as the repository's page shows it"
+            )
         if name in (".", "..") or name.endswith(".git"):
             raise ValueError(
                 f"{shown(value)} names no GitHub repository: GitHub reserves . and .. and never ends a name in .git "

@@ -21,25 +21,38 @@ priority"; nebius/base/constants.py TOKEN_ENV). Nothing is written to a file.
    GitHub's JWT is the actor token (type urn:ietf:params:oauth:token-type:jwt), an access token is requested.
 3. The answer (RFC 8693 section 2.2.1): `access_token`, `token_type` Bearer, `expires_in`.
 
+Each request goes to the host its URL names and nowhere else: no redirect is followed (a 3xx answer is an
+error naming the URL's variable and the status), so the request token is never re-sent to another host, and
+only https is spoken (plain http only to this machine's loopback, 127.0.0.1, ::1 or localhost, as the
+verifier allows: no network carries it). Each request, connection and whole answer, must be done within
+REQUEST_DEADLINE_SECONDS, however slowly the server drips it, and an answer of more than MAX_ANSWER_BYTES is
+refused. The inputs are checked before any request: the request token and the answers' tokens are visible
+ASCII (a bearer token's characters), `--audience` and `--service-account-id` bounded in length and shape.
+
 Exit status 0 with the token printed; 2 with one line on stderr naming what failed (a token never appears
-in it).
+in it, nor does a traceback: a failure the tool did not foresee is one line naming its kind).
 """
 
 from __future__ import annotations
 
 import argparse
+import http.client
 import os
 import re
+import socket
+import ssl
 import sys
-import urllib.error
+import threading
 import urllib.parse
-import urllib.request
 from collections.abc import Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any
 
 from components.config.reading import InputError, parse_json, printable
+from components.input.fields import NEBIUS_ID_SUFFIX_LIMIT
 from components.shown import shown
+from tools.verify.kubeconfig import LOOPBACK_HOSTS, NOT_HEADER_SAFE, header_safe
 
 NEBIUS_TOKEN_EXCHANGE_URL = "https://auth.eu.nebius.com:443/oauth2/token/exchange"
 GRANT_TYPE = "urn:ietf:params:oauth:grant-type:token-exchange"
@@ -47,13 +60,15 @@ ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token"
 SUBJECT_IDENTIFIER_TYPE = "urn:nebius:params:oauth:token-type:subject_identifier"
 JWT_TYPE = "urn:ietf:params:oauth:token-type:jwt"
 REQUEST_URL_ENV, REQUEST_TOKEN_ENV = "ACTIONS_ID_TOKEN_REQUEST_URL", "ACTIONS_ID_TOKEN_REQUEST_TOKEN"
-TIMEOUT_SECONDS = 30
+# One request, connection, headers and whole answer, past which the login gives up (a server that drips its
+# answer a byte at a time would otherwise hold the job until the step's own timeout).
+REQUEST_DEADLINE_SECONDS = 30.0
 MAX_ANSWER_BYTES = 1 << 20
-SERVICE_ACCOUNT_ID = re.compile(r"^serviceaccount-[a-z0-9]+\Z")
-# A bearer token is visible ASCII only (RFC 6750 section 2.1's b64token is a subset): anything else would
-# break, or forge, the Authorization header it travels in.
-BEARER_SAFE = re.compile(r"^[\x21-\x7e]+\Z")
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+READ_CHUNK_BYTES = 64 << 10
+# A Nebius ID as the input model's NEBIUS_ID_PATTERN bounds it: the kind, '-', at most 56 lowercase letters or digits.
+SERVICE_ACCOUNT_ID = re.compile(rf"^serviceaccount-[a-z0-9]{{1,{NEBIUS_ID_SUFFIX_LIMIT}}}\Z")
+# An `aud` GitHub is asked for: visible ASCII (it travels in the URL's query), at most this long.
+AUDIENCE = re.compile(r"^[\x21-\x7e]{1,255}\Z")
 EXIT_OK, EXIT_FAILED = 0, 2
 
 
@@ -79,29 +94,131 @@ def exchange_request(service_account_id: str, github_token: str) -> dict[str, st
     }
 
 
-def _checked_url(url: str, what: str) -> str:
-    """https only; plain http to a loopback address is allowed so the exchange can be tested locally."""
-    parts = urllib.parse.urlsplit(url)
-    if parts.scheme == "https" and parts.hostname:
-        return url
-    if parts.scheme == "http" and parts.hostname in LOOPBACK_HOSTS:
-        return url
-    raise ExchangeError(f"{what} {parts.scheme}://{parts.hostname or ''} is not an https URL")
-
-
-def _read_json(request: urllib.request.Request, what: str) -> Mapping[str, Any]:
+def _checked_url(url: str, what: str) -> urllib.parse.SplitResult:
+    """https only; plain http only to this machine's loopback (tools.verify's LOOPBACK_HOSTS), where no network
+    carries the request, so that the login can be tested locally. Said by scheme and host, never the whole URL."""
+    if not header_safe(url):
+        raise ExchangeError(f"{what} holds a space, a control or a non-ASCII character, which a URL cannot (not shown)")
     try:
-        with urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS) as answer:
-            body = answer.read(MAX_ANSWER_BYTES + 1)
-    except urllib.error.HTTPError as refused:
-        raise ExchangeError(f"{what} answered HTTP {refused.code}{_oauth_error(refused)}") from None
-    except (urllib.error.URLError, TimeoutError, OSError) as unreachable:
-        reason = getattr(unreachable, "reason", unreachable)
-        raise ExchangeError(f"{what} could not be reached: {reason}") from None
-    if len(body) > MAX_ANSWER_BYTES:
+        parts = urllib.parse.urlsplit(url)
+        port = parts.port
+    except ValueError:  # a '[' without its ']', a port past 65535 or not digits
+        raise ExchangeError(f"{what} is not a URL with a host and a port of 1 to 65535 (not shown)") from None
+    host = parts.hostname or ""
+    if port == 0 or not host:
+        raise ExchangeError(f"{what} is not a URL with a host and a port of 1 to 65535 (not shown)")
+    if parts.username is not None or parts.password is not None:
+        raise ExchangeError(f"{what} holds a user name or password before its host (not shown)")
+    if parts.scheme == "https" or (parts.scheme == "http" and host in LOOPBACK_HOSTS):
+        return parts
+    raise ExchangeError(
+        f"{what} {parts.scheme}://{host} is not an https URL (plain http is taken only on this machine's loopback: "
+        f"{', '.join(LOOPBACK_HOSTS)})"
+    )
+
+
+def _where(parts: urllib.parse.SplitResult) -> str:
+    """The host and port a request goes to, as a message names it: never the path or the query."""
+    host = f"[{parts.hostname}]" if ":" in (parts.hostname or "") else parts.hostname
+    return f"{parts.scheme}://{host}" + (f":{parts.port}" if parts.port else "")
+
+
+def _shut(connection: http.client.HTTPConnection) -> None:
+    """The deadline passed: shut the socket down, so that the worker's blocked read ends now."""
+    sock = connection.sock
+    if sock is not None:
+        with suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
+    with suppress(OSError):
+        connection.close()
+
+
+def send(
+    method: str,
+    parts: urllib.parse.SplitResult,
+    headers: Mapping[str, str],
+    body: bytes | None,
+    what: str,
+    deadline_s: float | None = None,
+) -> tuple[int, bytes]:
+    """One request to the host `parts` names, and only there: http.client follows no redirect. Its status and body
+    (at most MAX_ANSWER_BYTES + 1 bytes), all within `deadline_s` (REQUEST_DEADLINE_SECONDS by default)."""
+    deadline = REQUEST_DEADLINE_SECONDS if deadline_s is None else deadline_s
+    # The socket's own limit is a backstop a little after the deadline, so that the wait below speaks first.
+    backstop = deadline + 1
+    connection: http.client.HTTPConnection = (
+        http.client.HTTPSConnection(
+            parts.hostname or "", parts.port, timeout=backstop, context=ssl.create_default_context()
+        )
+        if parts.scheme == "https"
+        else http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=backstop)
+    )
+    target = urllib.parse.urlunsplit(("", "", parts.path or "/", parts.query, ""))
+    outcome: dict[str, Any] = {}
+    finished = threading.Event()
+
+    def work() -> None:
+        try:
+            connection.request(method, target, body=body, headers=dict(headers))
+            answer = connection.getresponse()
+            chunks, size = [], 0
+            while size <= MAX_ANSWER_BYTES:
+                chunk = answer.read1(READ_CHUNK_BYTES)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                size += len(chunk)
+            outcome["answer"] = (answer.status, b"".join(chunks))
+        except BaseException as error:  # handed to the waiting caller, which says it in one line
+            outcome["error"] = error
+        finally:
+            finished.set()
+
+    threading.Thread(target=work, name=f"nebius login: {what}", daemon=True).start()
+    if not finished.wait(deadline):
+        _shut(connection)
+        raise ExchangeError(
+            f"{what} at {_where(parts)} did not answer within {deadline:g} s (the login's limit on one request, "
+            "connection and whole answer)"
+        )
+    _shut(connection)
+    error = outcome.get("error")
+    if isinstance(error, (OSError, http.client.HTTPException)):
+        # Said by its kind or the system's words, never by str(): http.client's messages quote what it was sent.
+        reason = (
+            error.reason
+            if isinstance(error, ssl.SSLError)
+            else (error.strerror if isinstance(error, OSError) else None) or type(error).__name__
+        )
+        raise ExchangeError(f"{what} at {_where(parts)} could not be reached: {reason}")
+    if error is not None:
+        raise ExchangeError(f"{what} at {_where(parts)}: the request failed ({type(error).__name__}; not shown)")
+    status, answer_body = outcome["answer"]
+    return int(status), bytes(answer_body)
+
+
+def _read_json(
+    method: str,
+    url: urllib.parse.SplitResult,
+    headers: Mapping[str, str],
+    body: bytes | None,
+    what: str,
+    variable: str,
+) -> Mapping[str, Any]:
+    status, answer = send(method, url, headers, body, what)
+    if len(answer) > MAX_ANSWER_BYTES:
         raise ExchangeError(f"{what} answered more than {MAX_ANSWER_BYTES} bytes")
+    if 300 <= status < 400:
+        raise ExchangeError(
+            f"{what} answered HTTP {status}, a redirect, which the login does not follow (the token goes to the host "
+            f"{variable} names and no other): set {variable} to the URL that answers"
+        )
+    if status >= 400:
+        raise ExchangeError(f"{what} answered HTTP {status}{_oauth_error(answer)}")
+    if not 200 <= status < 300:
+        raise ExchangeError(f"{what} answered HTTP {status}, not a success")
     try:
-        document = parse_json(body, "the answer")
+        document = parse_json(answer, "the answer")
     except InputError:
         raise ExchangeError(f"{what} answered something that is not JSON") from None
     if not isinstance(document, dict):
@@ -109,11 +226,11 @@ def _read_json(request: urllib.request.Request, what: str) -> Mapping[str, Any]:
     return document
 
 
-def _oauth_error(refused: urllib.error.HTTPError) -> str:
+def _oauth_error(answer: bytes) -> str:
     """`: error (error_description)` from an RFC 6749 section 5.2 error answer, which carries no token."""
     try:
-        document = parse_json(refused.read(MAX_ANSWER_BYTES), "the answer")
-    except (InputError, OSError):
+        document = parse_json(answer, "the answer")
+    except InputError:
         return ""
     if not isinstance(document, dict) or not isinstance(document.get("error"), str):
         return ""
@@ -125,7 +242,7 @@ def _oauth_error(refused: urllib.error.HTTPError) -> str:
 def _token(value: Any, what: str) -> str:
     if not isinstance(value, str) or not value:
         raise ExchangeError(f"{what} is missing from the answer")
-    if not BEARER_SAFE.match(value):
+    if not header_safe(value):
         raise ExchangeError(f"{what} holds characters a bearer token cannot (RFC 6750 section 2.1); not shown")
     return value
 
@@ -138,24 +255,28 @@ def github_oidc_token(environ: Mapping[str, str], audience: str | None) -> str:
             f"{REQUEST_URL_ENV} and {REQUEST_TOKEN_ENV} are not set: the job needs `permissions: id-token: write` "
             "(GitHub never grants it to a pull request from a fork)"
         )
-    _checked_url(url, "GitHub's OIDC token URL")
+    if not header_safe(bearer):
+        # http.client would refuse the header with an error that quotes it, token included.
+        raise ExchangeError(f"{REQUEST_TOKEN_ENV} {NOT_HEADER_SAFE}")
+    parts = _checked_url(url, REQUEST_URL_ENV)
     if audience:
-        parts = urllib.parse.urlsplit(url)
         query = urllib.parse.urlencode([*urllib.parse.parse_qsl(parts.query), ("audience", audience)])
-        url = urllib.parse.urlunsplit(parts._replace(query=query))
-    request = urllib.request.Request(url, headers={"Authorization": f"bearer {bearer}", "Accept": "application/json"})
-    return _token(_read_json(request, "GitHub's OIDC token service").get("value"), "GitHub's OIDC token (value)")
+        parts = parts._replace(query=query)
+    headers = {"Authorization": f"bearer {bearer}", "Accept": "application/json"}
+    answer = _read_json("GET", parts, headers, None, "GitHub's OIDC token service", REQUEST_URL_ENV)
+    return _token(answer.get("value"), "GitHub's OIDC token (value)")
 
 
 def exchange(parameters: Mapping[str, str], url: str = NEBIUS_TOKEN_EXCHANGE_URL) -> NebiusToken:
     """POSTs the RFC 8693 parameters to Nebius's token exchange and returns the issued access token."""
-    request = urllib.request.Request(
-        _checked_url(url, "the token exchange endpoint"),
-        data=urllib.parse.urlencode(parameters).encode(),
-        headers={"Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"},
-        method="POST",
+    answer = _read_json(
+        "POST",
+        _checked_url(url, "the token exchange endpoint (--exchange-url)"),
+        {"Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"},
+        urllib.parse.urlencode(parameters).encode(),
+        "Nebius's token exchange",
+        "the token exchange endpoint (--exchange-url)",
     )
-    answer = _read_json(request, "Nebius's token exchange")
     token_type = answer.get("token_type")
     if not isinstance(token_type, str) or token_type.lower() != "bearer":
         raise ExchangeError(f"Nebius's token exchange issued token_type {shown(token_type)}, not Bearer")
@@ -164,6 +285,22 @@ def exchange(parameters: Mapping[str, str], url: str = NEBIUS_TOKEN_EXCHANGE_URL
         _token(answer.get("access_token"), "the Nebius access token (access_token)"),
         int(expires_in) if isinstance(expires_in, int | str) and str(expires_in).isdigit() else None,
     )
+
+
+def checked_arguments(service_account_id: str, audience: str) -> None:
+    """The flags, bounded and shaped before any request; a refusal names the flag and shows the value only as
+    `shown` may (a credential pasted into one is described by its shape)."""
+    if not SERVICE_ACCOUNT_ID.match(service_account_id):
+        raise ExchangeError(
+            f"--service-account-id {shown(service_account_id)} is not a service account ID (serviceaccount- then 1 to "
+            f"{NEBIUS_ID_SUFFIX_LIMIT} lowercase letters or digits); set the repository variable the workflow reads "
+            "(docs/ci.md, Keyless deploys)"
+        )
+    if audience and not AUDIENCE.match(audience):
+        raise ExchangeError(
+            f"--audience {shown(audience)} is not an audience GitHub can be asked for: 1 to 255 visible ASCII "
+            "characters (no space or control character); leave it empty for GitHub's default"
+        )
 
 
 def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
@@ -177,15 +314,14 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     parser.add_argument("--exchange-url", default=NEBIUS_TOKEN_EXCHANGE_URL, help=argparse.SUPPRESS)
     arguments = parser.parse_args(argv)
     try:
-        if not SERVICE_ACCOUNT_ID.match(arguments.service_account_id):
-            raise ExchangeError(
-                f"--service-account-id {shown(arguments.service_account_id)} is not a service account ID "
-                "(serviceaccount-...); set the repository variable the workflow reads (docs/ci.md, Keyless deploys)"
-            )
+        checked_arguments(arguments.service_account_id, arguments.audience)
         github_token = github_oidc_token(os.environ if environ is None else environ, arguments.audience or None)
         token = exchange(exchange_request(arguments.service_account_id, github_token), arguments.exchange_url)
     except ExchangeError as failed:
         print(f"nebius login: {printable(str(failed), lines=True)}", file=sys.stderr)
+        return EXIT_FAILED
+    except Exception as broken:  # the edge: no traceback (its frames may hold a token) reaches the log
+        print(f"nebius login: failed unexpectedly ({type(broken).__name__}; its message is not shown)", file=sys.stderr)
         return EXIT_FAILED
     print(token.access_token)
     if token.expires_in is not None:

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from components.config.reading import markdown_text, printable
+from components.values.cost import price_basis
 from policies.dra_guardrails.consequences import consequence_of_setting
 from tools.cost.teams import render_teams_markdown, render_teams_text
 
@@ -122,9 +123,21 @@ def _notes(document: Document) -> list[str]:
     return notes
 
 
+def _price_basis(document: Document) -> str:
+    """The document's `priceBasis`; for one written before it had one (a base's), the same read from its groups."""
+    basis = document.get("priceBasis")
+    if isinstance(basis, str):
+        return basis
+    return price_basis(
+        (str(group.get("name")), str(group.get("priceFrom")))
+        for group in _groups(document)
+        if group.get("usdPerNodeHour") is not None
+    )
+
+
 def scope(document: Document) -> str:
     return (
-        f"{document.get('currency', 'USD')}, GPU and CPU nodes at list prices; not included: "
+        f"{document.get('currency', 'USD')}, GPU and CPU nodes at {printable(_price_basis(document))}; not included: "
         f"{document.get('notIncluded', 'disks, network, egress, storage')}"
     )
 

@@ -22,8 +22,8 @@ nodes it replaces, with batches and duration, what reaches only new nodes, Helm 
 templates replaced; a kubernetesVersion move that skips or lowers a minor is refused, and so is a
 move of the DRA driver back from 0.4.x to 25.x.
 
-Exit status: 0 when `pulumi up` could proceed, 1 when a mandatory policy is violated or `pulumi up` would fail
-deleting a protected node group,
+Exit status: 0 when `pulumi up` could proceed, 1 when a mandatory policy is violated, `pulumi up` would fail
+deleting a protected node group, or no policy ran (--policy-config disabled them all),
 2 when the program itself refuses the config (the message names the key), the DRA driver moves
 back from 0.4.x to 25.x or kubernetesVersion skips or lowers a minor against the baseline (only the
 refusal is printed, on stderr, naming the key, the move and the allowed path, and no file is written), or the stack
@@ -33,6 +33,13 @@ or deletes through a symbolic link in `<out>/<stack>/`.
 """
 
 from __future__ import annotations
+
+import gc
+
+if __name__ == "__main__":
+    # A plan is one run that exits: no cyclic collection, from the first import on, walks the validation models and
+    # pending registrations that stay live to the end (components/cyclic_gc.py has the measurements).
+    gc.disable()
 
 import argparse
 import json
@@ -181,7 +188,8 @@ def policy_config_refusal(message: str, document: Any) -> str:
 
 def exit_status(plan: Plan) -> int:
     """2 for a config the program or the baseline refuses (bad input, the project's rule), 1 for a mandatory
-    policy or a protected group `pulumi up` cannot delete, 0 when `pulumi up` could go ahead."""
+    policy, a protected group `pulumi up` cannot delete or a plan in which no policy ran, 0 when `pulumi up` could
+    go ahead."""
     if plan.error is not None or plan.refusals:
         return EXIT_PROGRAM
     return EXIT_POLICY if plan.blocked else EXIT_OK

@@ -8,6 +8,11 @@ is refused naming the JSON path, what was given and what is allowed (BaselineErr
 Records hold registered inputs (a template, a release's values): those parts are maps of any content, compared
 leaf by leaf.
 
+A node group's strategy and auto-repair are read with the bounds of the stack's own settings
+(components/input/node_groups.py's Duration, RepairTimeout; MAX_NODES), and a field tools.plan does not write,
+at the top level (READER_FIELDS and the records) or in a record, is refused: ignored, a misspelt key compares
+against nothing.
+
 Fields added to planFormat 2 later stay optional, each with what its absence means: `objects` (the other
 Kubernetes objects, before attack2), a cluster's `parentId` (before issue 39), a release's `namespace` and
 `repositoryOpts`, a claim template's `namespace`. A plan written before planFormat 2 (no `planFormat` key) recorded
@@ -20,13 +25,24 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    create_model,
+    field_validator,
+    model_validator,
+)
 
 from components.config.errors import allowed_rule, described_at, path_text
 from components.dra_constants import PROJECT
-from components.input.fields import MAX_NODES
+from components.input.fields import CONDITION_TYPE_PATTERN, MAX_AUTO_REPAIR_CONDITIONS, MAX_NODES
+from components.input.node_groups import DURATION_RULE, Duration, RepairTimeout
 from components.redaction import names_a_credential
 from components.shown import shown
+from components.values.node_groups import NEBIUS_CONDITION_STATUSES
 from policies.dra_guardrails.planned import chart_name
 
 PLAN_FORMAT = 2
@@ -74,10 +90,66 @@ class _Record(BaseModel):
 
 
 class Autoscaling(BaseModel):
-    model_config = ConfigDict(strict=True, extra="allow")
+    # As `scaling` registers it (components/values/node_groups.py): the two counts only.
+    model_config = ConfigDict(strict=True, extra="forbid")
 
     minNodeCount: Count | None = None
     maxNodeCount: Count | None = None
+
+
+# A strategy's and a repair condition's durations, read with the stack's own bounds (components/input/node_groups.py):
+# a baseline's drainTimeout `99999999999h` is no duration the stack could have set, so no plan wrote it.
+DrainTimeout = Annotated[Duration, Field(description=DURATION_RULE.removeprefix("expected "))]
+ConditionTimeout = Annotated[RepairTimeout, Field(description=DURATION_RULE.removeprefix("expected "))]
+Percent = Annotated[int, Field(strict=True, ge=0, le=100, description="a whole percentage from 0 to 100")]
+
+
+class Amount(BaseModel):
+    """A strategy's maxSurge or maxUnavailable as the program registers it (components/values/node_groups.py,
+    `_amount_args`): a node count or a percentage, never both."""
+
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+    count: Count | None = None
+    percent: Percent | None = None
+
+    @model_validator(mode="after")
+    def _one(self) -> Amount:
+        if (self.count is None) == (self.percent is None):
+            raise ValueError(
+                "holds count and percent, or neither; tools.plan writes one of them ({count} or {percent})"
+            )
+        return self
+
+
+class StrategyRecord(BaseModel):
+    """A node group's strategy as `strategy_args` registers it: every field set."""
+
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+    maxSurge: Amount
+    maxUnavailable: Amount
+    drainTimeout: DrainTimeout
+
+
+class RepairCondition(BaseModel):
+    """One auto-repair condition as `auto_repair_args` registers it (a disabled one has no timeout)."""
+
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+    type: Annotated[str, Field(pattern=CONDITION_TYPE_PATTERN, max_length=63, description="a node condition type")]
+    status: Annotated[
+        Literal[tuple(NEBIUS_CONDITION_STATUSES.values())],  # type: ignore[valid-type]
+        Field(description="{}, {} or {}".format(*NEBIUS_CONDITION_STATUSES.values())),
+    ]
+    timeout: ConditionTimeout | None = None
+    disabled: Annotated[bool, Field(description="true or false")] | None = None
+
+
+class AutoRepairRecord(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+    conditions: Annotated[list[RepairCondition], Field(max_length=MAX_AUTO_REPAIR_CONDITIONS)]
 
 
 class NodeGroupRecord(_Record):
@@ -90,8 +162,8 @@ class NodeGroupRecord(_Record):
     ]
     fixedNodeCount: Count | None = None
     autoscaling: Autoscaling | None = None
-    strategy: Inputs | None = None
-    autoRepair: Inputs | None = None
+    strategy: StrategyRecord | None = None
+    autoRepair: AutoRepairRecord | None = None
 
 
 class ControlPlane(BaseModel):
@@ -168,10 +240,38 @@ def _once(records: Sequence[_Record], key: str) -> None:
         seen.add(record.urn)
 
 
-class _Document(BaseModel):
-    # The plan's other keys (tree, findings, cost, ...) are for readers, not for a later comparison.
-    model_config = ConfigDict(strict=True, extra="ignore")
+# The JSON plan's other keys (tools/plan/report.py, plan_document): for its readers, not for a later comparison, so
+# not read. Any key but these and the records is none tools.plan writes: a misspelt `nodeGroup` or `draDrivers`,
+# ignored, would compare against nothing.
+READER_FIELDS = (
+    "ok",
+    "reason",
+    "tree",
+    "edges",
+    "findings",
+    "passes",
+    "disabled",
+    "criticalPath",
+    "estimates",
+    "cost",
+    "rollouts",
+    "recreations",
+    "changes",
+    "minorUpgrade",
+    "groupDowngrades",
+    "baselineFrom",
+    "noBaseline",
+    "driverChange",
+    "files",
+)
+_Readers: type[BaseModel] = create_model(  # type: ignore[call-overload]
+    "_Readers",
+    __config__=ConfigDict(strict=True, extra="forbid"),
+    **{name: (Any, Field(default=None, description="(for readers, not compared)")) for name in READER_FIELDS},
+)
 
+
+class _Document(_Readers):  # type: ignore[misc,valid-type]
     stack: Text
     # A failed plan's message (refused apart: its empty lists would read as "nothing changes"), else null.
     error: Annotated[str, Field(min_length=1)] | None = Field(
@@ -190,6 +290,13 @@ class LegacyGroupRecord(_Record):
 
 class LegacyDocument(_Document):
     nodeGroups: list[LegacyGroupRecord]
+    # Records of planFormat 2 that a plan before it did not write: not read (a hand-trimmed baseline may keep them).
+    cluster: Any = None
+    releases: Any = None
+    claimTemplates: Any = None
+    driverRoot: Any = None
+    objects: Any = None
+    draDriver: Any = None
 
     @model_validator(mode="after")
     def _once(self) -> LegacyDocument:
@@ -268,7 +375,9 @@ def _problem(error: Mapping[str, Any], document: Any, model: type[BaseModel]) ->
         record = _record_name(document, location[:-1]) if len(location) > 1 else "the baseline"
         return f"{record} has no {location[-1]}; tools.plan writes {rule} there, so the comparison cannot do without it"
     if kind == "extra_forbidden":
-        return f"{path_text(location)} is a field tools.plan does not write there"
+        written = described_at(model, list(location)).parent_fields
+        where = f"; it writes {', '.join(sorted(written))}" if written else ""
+        return f"{path_text(location)} is a field tools.plan does not write there{where}"
     field = location[-1] if location else None
     if isinstance(field, str) and (field == "login" or names_a_credential(field)):
         # A login field records only whether a login is set: whatever else a hand-edited baseline holds there may be

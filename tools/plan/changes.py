@@ -22,12 +22,14 @@ from typing import Any
 
 from pulumi.runtime import rpc
 
+from components.config.errors import shown_name
 from components.config.reading import printable
 from components.dra_constants import BUILTIN_TEMPLATES, NODE_GROUP_LABEL
 from components.dra_workloads import DRA_WORKLOADS_TYPE
 from components.input.fields import valid_username
 from components.kueue import TEAM_QUEUES_TYPE
 from components.redaction import REDACTED, names_a_credential
+from components.shown import quotable, shown
 from components.values.kueue import NAMESPACE_NAME_LABEL
 from components.values.release import OCI_SCHEME, chart_source
 from policies.dra_guardrails import PlannedResource
@@ -207,10 +209,11 @@ class KubeObject:
 
     @property
     def place(self) -> str:
-        return printable(f"{self.namespace + '/' if self.namespace else ''}{self.name}")
+        """`namespace/name`, each as `shown_name` shows a name: a baseline's are outside text."""
+        return f"{shown_name(self.namespace) + '/' if self.namespace else ''}{shown_name(self.name)}"
 
     def text(self) -> str:
-        return f"{printable(self.kind)} {self.place}"
+        return f"{shown_name(self.kind)} {self.place}"
 
 
 def kube_object(record: Mapping[str, Any]) -> KubeObject:
@@ -239,7 +242,12 @@ _ABSENT = object()
 
 def as_json(value: Any) -> str:
     """A recorded value for the plan's text; a baseline's value is outside input, so no control character of
-    it reaches a terminal or a PR summary (a newline could forge a line, an escape rewrite the screen)."""
+    it reaches a terminal or a PR summary (a newline could forge a line, an escape rewrite the screen), and a word
+    with a credential's shape (`u:PW@host`, `a=b`: `components.shown`) is shown by its shape, as a refusal shows it.
+    Text with a blank in it (a CEL expression, a script) is shown, redacted as the whole plan is: its `==` or `@`
+    is no credential's, and its words are what a reviewer reads."""
+    if isinstance(value, str) and value and not any(c.isspace() for c in value) and quotable(value) != value:
+        return shown(value)
     if value is _ABSENT:
         return "(unset)"
     if isinstance(value, bool):
@@ -281,19 +289,29 @@ def leaves(value: Any, prefix: str) -> dict[str, Any]:
     (`flavors[h200-train].resources[nvidia.com/gpu].nominalQuota`: a position says neither which flavor nor which
     resource), the list's names in order then a leaf at the list's path (Kueue tries flavors in order); an empty map
     or list is a leaf (`preemptible: {}` switches spot on)."""
-    flat: dict[str, Any] = {}
+    return {path: leaf for path, (_, leaf) in shown_leaves(value, prefix, prefix).items()}
+
+
+def shown_leaves(value: Any, prefix: str, shown_prefix: str) -> dict[str, tuple[str, Any]]:
+    """`leaves`, each with its path as the plan prints it: every key and item name as `shown_name` shows a name, so
+    a baseline's label key `u:PW@host` is told by its shape (the path itself stays the key, for the comparison and
+    the table's rows: two keys of one shape are still two fields)."""
+    flat: dict[str, tuple[str, Any]] = {}
     if isinstance(value, Mapping) and value:
         for key, item in value.items():
-            flat.update(leaves(item, f"{prefix}.{key}" if prefix else str(key)))
+            path = f"{prefix}.{key}" if prefix else str(key)
+            shown_path = f"{shown_prefix}.{shown_name(key)}" if prefix else shown_name(key)
+            flat.update(shown_leaves(item, path, shown_path))
         return flat
     if isinstance(value, list) and value:
         names = _names(value)
         if names is not None:
-            flat[prefix] = names
+            flat[prefix] = (shown_prefix, names)
         for index, item in enumerate(value):
-            flat.update(leaves(item, f"{prefix}[{index if names is None else names[index]}]"))
+            name = index if names is None else names[index]
+            flat.update(shown_leaves(item, f"{prefix}[{name}]", f"{shown_prefix}[{shown_name(name)}]"))
         return flat
-    return {prefix: value}
+    return {prefix: (shown_prefix, value)}
 
 
 @dataclass(frozen=True)
@@ -304,6 +322,8 @@ class FieldChange:
     before: Any
     after: Any
     rows: tuple[Consequence, ...]
+    # The path as printed (`shown_leaves`); the path itself when empty.
+    shown_path: str = ""
 
     @property
     def effects(self) -> frozenset[Effect]:
@@ -314,9 +334,10 @@ class FieldChange:
         `password`): the redactor would hide only the value right after the name and show the other. A username that
         is no user name (`bob:PW`, a password pasted after its `:`) is hidden as credentials_in hides it."""
         name = re.split(r"[.\[]", self.path)[-1]
+        path = self.shown_path or printable(self.path)
         if names_a_credential(name):
-            return f"{printable(self.path)}: {_hidden(self.before)} -> {_hidden(self.after)}"
-        return f"{printable(self.path)}: {_user_shown(name, self.before)} -> {_user_shown(name, self.after)}"
+            return f"{path}: {_hidden(self.before)} -> {_hidden(self.after)}"
+        return f"{path}: {_user_shown(name, self.before)} -> {_user_shown(name, self.after)}"
 
 
 @dataclass(frozen=True)
@@ -362,10 +383,17 @@ def _diff(
     # name is its Pulumi name, the same for the same URN.
     named = resource_type in (CLUSTER_TYPE, NODE_GROUP_TYPE)
     kept = ("urn", *(() if named else ("name", "protect")), *skip)
+    walked = {**shown_leaves(dict(before), "", ""), **shown_leaves(dict(after), "", "")}
     old = {p: v for p, v in leaves(dict(before), "").items() if p.split(".", 1)[0] not in kept}
     new = {p: v for p, v in leaves(dict(after), "").items() if p.split(".", 1)[0] not in kept}
     return tuple(
-        FieldChange(path, old.get(path, _ABSENT), new.get(path, _ABSENT), consequences_of(resource_type, path))
+        FieldChange(
+            path,
+            old.get(path, _ABSENT),
+            new.get(path, _ABSENT),
+            consequences_of(resource_type, path),
+            walked[path][0],
+        )
         for path in sorted(set(old) | set(new))
         if old.get(path, _ABSENT) != new.get(path, _ABSENT)
     )
@@ -439,7 +467,10 @@ class Changes:
             "claimTemplates": [c.as_dict() for c in self.claim_templates],
             "addedClaimTemplates": [t.text() for t in self.added_claim_templates],
             "removedClaimTemplates": [t.text() for t in self.removed_claim_templates],
-            "driverRoot": None if self.driver_root is None else list(self.driver_root),
+            # As the text shows them (`as_json`): the baseline's is outside text; null where a plan has none.
+            "driverRoot": None
+            if self.driver_root is None
+            else [None if root is None else as_json(root) for root in self.driver_root],
             "addedObjects": None if self.added_objects is None else [o.text() for o in self.added_objects],
             "removedObjects": None if self.removed_objects is None else [o.text() for o in self.removed_objects],
             "movedObjects": None
@@ -568,7 +599,10 @@ def _object_changes(
 
 
 def _release_text(release: Mapping[str, Any]) -> str:
-    return printable(f"{release.get('name')} ({release.get('chart')} {release.get('version')})")
+    """`<release> (<chart> <version>)`, each as `shown_name` shows a name: a baseline's are outside text."""
+    return (
+        f"{shown_name(release.get('name'))} ({shown_name(release.get('chart'))} {shown_name(release.get('version'))})"
+    )
 
 
 @dataclass(frozen=True)
@@ -584,7 +618,8 @@ class ClaimTemplate:
         return self.origin == BUILTIN_ORIGIN
 
     def text(self) -> str:
-        return printable(f"{self.namespace + '/' if self.namespace else ''}{self.name} ({self.origin})")
+        """`namespace/name (origin)`, each name as `shown_name` shows it: a baseline's are outside text."""
+        return f"{shown_name(self.namespace) + '/' if self.namespace else ''}{shown_name(self.name)} ({self.origin})"
 
 
 BUILTIN_ORIGIN = "built-in, builtinClaimTemplates"
@@ -627,18 +662,21 @@ def compare(baseline: Baseline, current: Mapping[str, Any], rollouts: Mapping[st
         changes.groups = _paired(NODE_GROUP_TYPE, baseline.groups, groups, rollouts)
     present = {g["urn"] for g in groups}
     staying = [written_name(g) for g in groups]
-    changes.removed_groups = [written_name(g, staying) for urn, g in baseline.groups.items() if urn not in present]
+    # A baseline's group names are outside text: each as `shown_name` shows a name, wherever a line names it.
+    changes.removed_groups = [
+        shown_name(written_name(g, staying)) for urn, g in baseline.groups.items() if urn not in present
+    ]
     changes.protected_removals = [
-        written_name(g, staying)
+        shown_name(written_name(g, staying))
         for urn, g in baseline.groups.items()
         if urn not in present and g.get("protect") is True
     ]
     changes.gpu_removals = [
-        written_name(g, staying)
+        shown_name(written_name(g, staying))
         for urn, g in baseline.groups.items()
         if urn not in present and str(field_at(g, "template", "resources", "platform") or "").startswith("gpu-")
     ]
-    changes.added_groups = [written_name(g) for g in groups if g["urn"] not in baseline.groups]
+    changes.added_groups = [shown_name(written_name(g)) for g in groups if g["urn"] not in baseline.groups]
     if baseline.legacy:
         return changes
     cluster = current.get("cluster")

@@ -9,11 +9,9 @@ provider and options, so callers can reason about the graph `pulumi up` would wa
 
 from __future__ import annotations
 
-import gc
 import runpy
 import sys
-from collections.abc import Callable, Collection, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +25,7 @@ from pulumi.runtime.stack import run_in_stack
 from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
 from components.config.stack_file import PROJECT_DIR, StackFileError
+from components.cyclic_gc import without_cyclic_gc
 from components.dra_constants import PROJECT
 from tools.plan.stack_source import ReadableCheck, check_stack_program, read_stack_source, with_program_problems
 
@@ -170,29 +169,6 @@ class _RecordingMonitor(mocks.MockMonitor):
                     value = rpc.unwrap_rpc_secret(value)
                 self.stack_outputs[key] = value
         return super().RegisterResourceOutputs(request)
-
-
-@contextmanager
-def without_cyclic_gc() -> Iterator[None]:
-    """The cyclic garbage collector off while a program runs, back as it was after.
-
-    Every registration the program makes stays pending in the SDK (its Outputs, futures, tasks
-    and their contexts: about 360 objects a resource) until the event loop gets to it, so the
-    heap grows with the stack, and each full collection walks all of it for nothing: they are
-    live. Measured with `python -m tools.bench` at 4,019 resources (1,000 GPU groups, 2,000
-    templates): with the collector on, its full collections were 17 walks of up to 2.7 million
-    objects, over half the run's CPU time, and the marginal cost of a resource rose by two
-    thirds from 419 to 4,019 resources. What it would reclaim meanwhile is the SDK's own cyclic
-    garbage (a closure per `rpc.contains_unknowns` call, pulumi 3.272.0): 40 MB more peak memory
-    at 4,019 resources (511 against 471 MB), and it is collected once the collector is back.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def run_program(

@@ -14,6 +14,7 @@ from typing import Any
 from components.cost import COST_ESTIMATE_TYPE
 from components.redaction import redacted
 from policies.dra_guardrails import (
+    RULES,
     DisabledPolicy,
     Finding,
     PlannedResource,
@@ -37,6 +38,11 @@ from tools.plan.tree import PlanNode, build_tree
 from tools.plan.values import mock_id_references, presentable
 
 DEFAULT_OUT = Path("build/plan")
+# A plan whose policies were all disabled checked nothing: it must not read as a gate that passed.
+NO_POLICY_RAN = (
+    "no policy ran: --policy-config ({by}) disabled all {count} rules of the pack ({mandatory} of them mandatory), "
+    "so nothing was checked and the gate does not pass; enable the rules to gate `pulumi up`"
+)
 
 
 @dataclass
@@ -99,12 +105,37 @@ class Plan:
         return found
 
     @property
+    def no_policy_ran(self) -> bool:
+        """Whether --policy-config disabled every rule of the pack: nothing was checked, so the gate did not pass."""
+        return len({disabled.policy for disabled in self.disabled}) >= len(RULES)
+
+    def no_policy_text(self) -> str:
+        """`NO_POLICY_RAN` for this plan: the entries that disabled the rules, how many, how many mandatory."""
+        by = ", ".join(sorted({disabled.by for disabled in self.disabled}))
+        mandatory = sum(1 for disabled in self.disabled if disabled.mandatory)
+        return NO_POLICY_RAN.format(by=by, count=len(RULES), mandatory=mandatory)
+
+    @property
     def blocked(self) -> bool:
         """True when `pulumi up` must not run: the program failed, a mandatory policy fired, the driver moves back,
-        the cluster's minor moves in a way the skew policy forbids, or it would fail deleting a protected group."""
-        refused = bool(self.refusals)
-        failing = self.changes is not None and bool(self.changes.protected_removals)
-        return self.error is not None or refused or failing or any(finding.mandatory for finding in self.findings)
+        the cluster's minor moves in a way the skew policy forbids, or it would fail deleting a protected group; and
+        the gate did not pass when no policy ran at all (`no_policy_ran`)."""
+        return bool(self.gate_failures)
+
+    @property
+    def gate_failures(self) -> list[str]:
+        """Why the gate does not pass, each in a few words (the JSON plan's `reason`); empty when it passes."""
+        mandatory = sum(1 for finding in self.findings if finding.mandatory)
+        failures = ["the program refused the config or failed (the plan's error)"] if self.error is not None else []
+        failures += self.refusals
+        if self.changes is not None and self.changes.protected_removals:
+            failures.append(
+                f"`pulumi up` would fail deleting the protected node group(s) {', '.join(self.changes.protected_removals)}"
+            )
+        failures += [f"{mandatory} mandatory policy violation(s)"] if mandatory else []
+        if self.no_policy_ran:
+            failures.append(self.no_policy_text())
+        return failures
 
     def nodes(self) -> list[PlanNode]:
         return [node for root in self.roots for node in root.walk()]

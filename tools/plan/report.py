@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from components.config.errors import shown_name
 from components.config.reading import markdown_code_block, markdown_text, printable
 from components.redaction import redacted_leaves
 from policies.dra_guardrails import RULES
@@ -82,6 +83,13 @@ def _disabled_count(plan: Plan) -> str:
     return f"policies: {len(plan.disabled)} disabled by --policy-config ({', '.join(by)}), {ran} run"
 
 
+def _no_findings(plan: Plan) -> str:
+    """The verdicts' line when no rule found anything: a plan whose rules were all disabled ran none."""
+    if plan.no_policy_ran:
+        return "no rule ran (every one disabled by --policy-config): nothing was checked"
+    return "every rule that ran passes" if plan.disabled else "every rule passes"
+
+
 def _disabled_lines(plan: Plan) -> list[str]:
     """One line per disabled rule, a mandatory one marked: it would have blocked `pulumi up` had it fired."""
     return [
@@ -110,7 +118,7 @@ def _deleted_summary(changes: Changes) -> str:
     others: dict[str, list[str]] = {}
     for item in gone:
         if item.resource_type != NAMESPACE_TYPE and item.namespace not in taken:
-            others.setdefault(f"{printable(item.kind)}(s)", []).append(item.place)
+            others.setdefault(f"{shown_name(item.kind)}(s)", []).append(item.place)
     templates = [t for t in changes.removed_claim_templates if t.namespace not in taken]
     replaced = [c.name for c in changes.claim_templates]
     # The program sets deleteBeforeReplace on every release (components/release.py): the old one goes first.
@@ -120,7 +128,11 @@ def _deleted_summary(changes: Changes) -> str:
         if moved
         else ""
     )
-    text += f"; deletes namespace(s) {', '.join(changes.deleted_namespaces)} with all in them" if taken else ""
+    text += (
+        f"; deletes namespace(s) {', '.join(map(shown_name, changes.deleted_namespaces))} with all in them"
+        if taken
+        else ""
+    )
     text += "".join(f"; deletes {kind} {', '.join(names)}" for kind, names in others.items())
     if templates:
         text += f"; deletes claim template(s) {', '.join(t.text() for t in templates)}"
@@ -156,7 +168,9 @@ def _summary(plan: Plan) -> str:
     mandatory = sum(1 for finding in plan.findings if finding.mandatory)
     advisory = len(plan.findings) - mandatory
     verdict = f"BLOCKED by {mandatory} mandatory policy violation(s)" if mandatory else "policies pass"
-    if plan.disabled:
+    if plan.no_policy_ran:
+        verdict = f"NOT GATED: {plan.no_policy_text()} (each listed under the policy verdicts)"
+    elif plan.disabled:
         skipped = [d.policy for d in plan.disabled if d.mandatory]
         verdict = (f"{verdict}; " if mandatory else "") + _disabled_count(plan)
         verdict += f", {len(skipped)} of them MANDATORY (listed under the policy verdicts)" if skipped else ""
@@ -307,7 +321,7 @@ def render_text(plan: Plan, graph: bool = False) -> str:
     lines += ["What changed", *("  " + line for line in changed_lines(plan, names)), ""]
     lines += [f"Policy verdicts ({POLICY_SOURCE})"]
     if not plan.findings:
-        lines.append("  every rule that ran passes" if plan.disabled else "  every rule passes")
+        lines.append(f"  {_no_findings(plan)}")
     lines += ["  " + line for line in _disabled_lines(plan)]
     for row in verdict_rows(plan, names):
         lines.append(f"  {'MANDATORY' if row.mandatory else 'advisory'}  {row.policy}  on {', '.join(row.resources)}")
@@ -374,7 +388,7 @@ def render_markdown(plan: Plan, graph: bool = True) -> str:
         ]
         lines += _markdown_table(("level", "policy", "resources", "message"), rows, "rules with findings")
     else:
-        lines.append("Every rule that ran passes." if plan.disabled else "Every rule passes.")
+        lines.append(f"{_no_findings(plan)[0].upper()}{_no_findings(plan)[1:]}.")
     lines += ["", *(f"- {markdown_text(line)}" for line in _disabled_lines(plan))] if plan.disabled else []
     lines += (
         ["", *(f"- passes `{policy}`: {markdown_text(note)}" for policy, note in plan.passes)] if plan.passes else []
@@ -412,6 +426,8 @@ def plan_document(plan: Plan) -> dict[str, Any]:
     return {
         "stack": plan.stack,
         "ok": not plan.blocked,
+        # Why the gate does not pass (`ok` false), each reason in a few words; null when it passes.
+        "reason": "; ".join(plan.gate_failures) or None,
         "error": None if plan.error is None else str(plan.error),
         "tree": [root.as_dict() for root in plan.roots],
         "edges": [{"from": edge.source, "to": edge.target, "because": list(edge.labels)} for edge in plan.edges],

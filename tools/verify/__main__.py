@@ -20,6 +20,7 @@ example the `nebius` CLI, which may wait for a browser login) is killed after
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import time
@@ -37,7 +38,9 @@ from tools.plan.stack_source import StackNameError, check_stack_name
 from tools.verify.burnin_cli import add_burn_in_arguments, burn_in_budget_s, burn_in_settings
 from tools.verify.cluster import DEFAULT_EXEC_PLUGIN_TIMEOUT_S, DEFAULT_REQUEST_TIMEOUT_S, ClusterError, KubeCluster
 from tools.verify.expectations import load_expectations
+from tools.verify.flags import image, name, path, seconds
 from tools.verify.floors import FloorsError
+from tools.verify.kubeconfig import KubeconfigError, kubeconfig_files
 from tools.verify.report import Progress, all_passed, format_finding, summary_table, write_json_report
 from tools.verify.runner import FAIL, CheckResult, Verification
 from tools.verify.smoke import SmokeInterrupted, SmokeSettings
@@ -48,17 +51,6 @@ DEFAULT_METRICS_TIMEOUT_S = 90.0
 DEFAULT_RUN_TIMEOUT_S = 1800.0
 
 
-def seconds(text: str) -> float:
-    """A time limit: a positive number of seconds."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"{text!r}: the limit must be a positive number of seconds")
-    return value
-
-
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m tools.verify", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -66,9 +58,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--stack", default="dev", help="stack whose Pulumi.<stack>.yaml says what to expect (default: dev)"
     )
-    parser.add_argument("--kubeconfig", help="kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
-    parser.add_argument("--context", help="kubeconfig context (default: the file's current context)")
-    parser.add_argument("--json", type=Path, metavar="REPORT", help="also write a JSON report to this file")
+    parser.add_argument(
+        "--kubeconfig", type=path, metavar="FILE", help="kubeconfig file (default: $KUBECONFIG or ~/.kube/config)"
+    )
+    parser.add_argument("--context", type=name, help="kubeconfig context (default: the file's current context)")
+    parser.add_argument("--json", type=path, metavar="REPORT", help="also write a JSON report to this file")
     parser.add_argument("--skip-smoke", action="store_true", help="read-only: create no smoke workloads")
     parser.add_argument(
         "--timeout",
@@ -118,7 +112,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         ),
     )
     parser.add_argument(
-        "--image", help="smoke pod image; the GPU smoke runs nvidia-smi in it (default: a pinned CUDA base image)"
+        "--image",
+        type=image,
+        help="smoke pod image; the GPU smoke runs nvidia-smi in it (default: a pinned CUDA base image)",
     )
     add_burn_in_arguments(parser, seconds)
     return parsed_arguments(parser, argv)
@@ -154,14 +150,22 @@ def _verify(args: argparse.Namespace) -> int:
     if args.skip_smoke and args.burn_in:
         return refuse("--burn-in runs workloads on the GPU nodes and --skip-smoke creates none: give one of them")
     try:
-        kubeconfig = Path(args.kubeconfig).expanduser() if args.kubeconfig else None
-        for flag, path, written in (
+        kubeconfig = args.kubeconfig.expanduser() if args.kubeconfig is not None else None
+        check_distinct_files(
+            [
+                ("--json", args.json),
+                ("--burn-in-state", args.burn_in_state),
+                ("--burn-in-floors", args.burn_in_floors),
+                *kubeconfig_flags(kubeconfig),
+            ]
+        )
+        for flag, file, written in (
             ("--json", args.json, True),
             ("--burn-in-state", args.burn_in_state, True),
             ("--kubeconfig", kubeconfig, False),
         ):
-            if path is not None:
-                (check_output_flag if written else check_file_flag)(path, flag)
+            if file is not None:
+                (check_output_flag if written else check_file_flag)(file, flag)
         if args.json is not None and not args.json.absolute().parent.is_dir():
             # The report is the run's record: a mistyped folder is refused now, not made, and not found after the run.
             return refuse(
@@ -179,7 +183,7 @@ def _verify(args: argparse.Namespace) -> int:
     run_timeout = args.run_timeout or DEFAULT_RUN_TIMEOUT_S + burn_in_budget_s(burn_in)
     try:
         cluster = KubeCluster.from_kubeconfig(
-            args.kubeconfig,
+            None if kubeconfig is None else str(kubeconfig),
             args.context,
             request_timeout_s=args.request_timeout,
             exec_plugin_timeout_s=args.exec_plugin_timeout,
@@ -242,6 +246,39 @@ def _verify(args: argparse.Namespace) -> int:
         )
         return 2
     return 0 if all_passed(results) else 1
+
+
+def kubeconfig_flags(kubeconfig: Path | None) -> list[tuple[str, Path | None]]:
+    """The kubeconfig file(s) the run reads, named as given: --kubeconfig, or the files of $KUBECONFIG or
+    ~/.kube/config that it falls back to (a problem with those is said when they are read)."""
+    if kubeconfig is not None:
+        return [("--kubeconfig", kubeconfig)]
+    try:
+        files = kubeconfig_files(None)
+    except KubeconfigError:
+        return []
+    return [("the kubeconfig (--kubeconfig left out: $KUBECONFIG or ~/.kube/config)", file) for file in files]
+
+
+def _same_file(first: Path, second: Path) -> bool:
+    try:
+        return os.path.samefile(first, second)
+    except OSError:  # one or both are not there yet: the paths they would be made at
+        # realpath, not Path.resolve: a symlink loop raises RuntimeError there; here the flag's own check says it.
+        return os.path.realpath(first.expanduser()) == os.path.realpath(second.expanduser())
+
+
+def check_distinct_files(flags: Sequence[tuple[str, Path | None]]) -> None:
+    """Refuses two file flags naming one file (a link or `./` included), before anything is read or written: the
+    report or the burn-in state written over the kubeconfig would destroy its credentials."""
+    given = [(flag, file) for flag, file in flags if file is not None]
+    for index, (flag, file) in enumerate(given):
+        for other, other_file in given[index + 1 :]:
+            if _same_file(file, other_file):
+                raise InputError(
+                    f"{flag} {shown(str(file))} names the same file as {other} {shown(str(other_file))}; give each "
+                    "its own file (one written over the other would destroy what it holds)"
+                )
 
 
 def _refused(message: str, report: Path | None = None) -> int:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from pathlib import Path
 
 from tools.verify.burnin import DEFAULT_BURN_IN_TIMEOUT_S, DEFAULT_STATE_FILE, BurnInSettings
 from tools.verify.burnin_job import DEFAULT_BINARY, DEFAULT_IMAGE
+from tools.verify.flags import absolute_file, image, path
 from tools.verify.floors import floors_for_run
 
 
@@ -31,20 +31,24 @@ def add_burn_in_arguments(parser: argparse.ArgumentParser, seconds: Callable[[st
     group.add_argument(
         "--burn-in-image",
         default=DEFAULT_IMAGE,
+        type=image,
         help=f"image with mpirun, sshd and nccl-tests (default: {DEFAULT_IMAGE})",
     )
     group.add_argument(
-        "--burn-in-binary", default=DEFAULT_BINARY, help=f"all_reduce_perf in that image (default: {DEFAULT_BINARY})"
+        "--burn-in-binary",
+        default=DEFAULT_BINARY,
+        type=absolute_file(DEFAULT_BINARY),
+        help=f"all_reduce_perf in that image (default: {DEFAULT_BINARY})",
     )
     group.add_argument(
         "--burn-in-floors",
-        type=Path,
+        type=path,
         metavar="FILE",
         help="the stack's own bus-bandwidth floors (the shape of tools/verify/nccl_floors.yaml); its entries come first",
     )
     group.add_argument(
         "--burn-in-state",
-        type=Path,
+        type=path,
         default=DEFAULT_STATE_FILE,
         metavar="FILE",
         help=f"where the last passing burn-in per stack and cluster is kept (default: {DEFAULT_STATE_FILE})",

@@ -22,6 +22,7 @@ import json
 import os
 import re
 import signal
+import ssl
 import subprocess
 import tempfile
 import threading
@@ -35,7 +36,7 @@ from urllib.parse import urlsplit
 
 from kubernetes.config.kube_config import ConfigNode
 
-from components.config.reading import InputError, load_yaml, parse_json, printable, read_text
+from components.config.reading import InputError, check_file_flag, load_yaml, parse_json, printable, read_text
 from components.redaction import redacted_command
 from components.shown import shown
 
@@ -226,6 +227,8 @@ def check_file_or_data(entry: Named, what: str, key: str, pem: str | None = None
         if file is None or (pem is None and (entry.directory / Path(file).expanduser()).is_file()):
             return
         path = entry.directory / Path(file).expanduser()
+        if path.exists():  # a directory, a FIFO (opening it would block) or a device: said as tokenFile says it
+            check_file_flag(path, f"kubeconfig {entry.source}: {what} {shown(entry.name)}: {key}", KubeconfigError)
         if not path.is_file():
             raise KubeconfigError(
                 f"kubeconfig {entry.source}: {what} {shown(entry.name)}: {key} {shown(file)} does not exist"
@@ -244,6 +247,55 @@ def check_file_or_data(entry: Named, what: str, key: str, pem: str | None = None
         raise KubeconfigError(
             f"kubeconfig {entry.source}: {what} {shown(entry.name)}: {given} is not a PEM {pem.lower()} (no "
             f"'{PEM_MARKERS[pem].decode()}' marker); give the PEM file ({key}) or its base64-encoded content ({key}-data)"
+        )
+
+
+def certificate_problem(certificate: bytes, key: bytes) -> str | None:
+    """Why OpenSSL would not take this client certificate and key at the first TLS handshake, or None: a PEM block
+    that does not parse, a key of another certificate, a key under a passphrase. Said by OpenSSL's reason code only
+    (`PEM_LIB`, `KEY_VALUES_MISMATCH`), never with the content."""
+    with tempfile.TemporaryDirectory(prefix="tools-verify-") as directory:
+        paths = [Path(directory) / "client.crt", Path(directory) / "client.key"]
+        for path, content in zip(paths, (certificate, key), strict=True):
+            path.touch(mode=0o600)
+            path.write_bytes(content)
+
+        def no_passphrase() -> bytes:
+            raise ssl.SSLError("the key is under a passphrase, which the verifier does not ask for")
+
+        try:
+            ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT).load_cert_chain(paths[0], paths[1], password=no_passphrase)
+        except ssl.SSLError as failure:
+            said = failure.reason or (failure.args[1] if len(failure.args) > 1 else None)
+            said = re.sub(r"\s*\(_ssl\.c:[0-9]+\)\Z", "", said) if isinstance(said, str) else "refused"
+            return (
+                "OpenSSL does not take them as a client certificate and its key (a block that does not parse, a key "
+                f"of another certificate, or one under a passphrase; OpenSSL says {printable(one_line(said, 80))!r})"
+            )
+    return None
+
+
+def file_or_data_content(entry: Named, key: str) -> bytes:
+    """What `key-data` (decoded) or the file `key` holds, once `check_file_or_data` took it."""
+    data = entry.body.get(f"{key}-data")
+    if data:
+        return base64.b64decode(data, validate=False)
+    with (entry.directory / Path(entry.body[key]).expanduser()).open("rb") as handle:
+        return handle.read(PEM_READ_LIMIT)
+
+
+def check_client_certificate(user: Named) -> None:
+    """The user's client certificate and key load (`certificate_problem`): otherwise the TLS setup fails at the first
+    request, which read as a network failure (hostile review F19), not as the kubeconfig fields it is."""
+    if not any(user.body.get(key) for key in ("client-certificate", "client-certificate-data")):
+        return
+    problem = certificate_problem(
+        file_or_data_content(user, "client-certificate"), file_or_data_content(user, "client-key")
+    )
+    if problem is not None:
+        raise KubeconfigError(
+            f"kubeconfig {user.source}: user {shown(user.name)}: client-certificate(-data) and client-key(-data): "
+            f"{problem}; give the PEM files kubectl uses"
         )
 
 
@@ -391,12 +443,66 @@ def check_user(user: Named) -> tuple[str | None, str | None]:
     where = "token"
     if token is None and (token_file := field(user, "user", "tokenFile", str)) is not None:
         token, where = read_token_file(user, token_file), f"the content of tokenFile {token_file}"
+        if not token:
+            raise KubeconfigError(
+                f"kubeconfig {user.source}: user {shown(user.name)}: tokenFile {shown(token_file)} is empty (or white "
+                "space only); a token file holds the token"
+            )
     if token is not None and not header_safe(token):
         raise KubeconfigError(f"kubeconfig {user.source}: user {shown(user.name)}: {where} {NOT_HEADER_SAFE}")
     check_file_or_data(user, "user", "client-certificate", "CERTIFICATE")
     check_file_or_data(user, "user", "client-key", "PRIVATE KEY")
     field(user, "user", "exec", dict)
+    check_authentication(user)
     return (token, where) if token else (None, None)
+
+
+def check_authentication(user: Named) -> None:
+    """One usable way to authenticate, as kubectl takes it: an empty token, a password without its username (or the
+    other way round: the client then sends neither), a username with a ':' (RFC 7617 section 2: a user-id holds
+    none), a client certificate without its key, or no credential at all would send the run anonymous, and a 401 or
+    403 would blame the identity; two methods at once would have one win unsaid (client-go, tools/clientcmd
+    validation.go: "more than one authentication method found"). Refused naming the user and the fields, never a
+    value."""
+    body = user.body
+    where = f"kubeconfig {user.source}: user {shown(user.name)}"
+    given = {key for key, value in body.items() if value not in (None, "")}
+    for key in ("token", "tokenFile"):
+        if key in body and body[key] == "":
+            raise KubeconfigError(f"{where}: {key} is empty; give the {key} or remove the field")
+    if ("username" in given) != ("password" in given):
+        having, missing = ("password", "username") if "password" in given else ("username", "password")
+        raise KubeconfigError(
+            f"{where}: {having} without {missing}; basic authentication sends both (RFC 7617), or give another "
+            "credential and remove the field"
+        )
+    if ":" in str(body.get("username") or ""):
+        raise KubeconfigError(
+            f"{where}: username holds a ':', which a basic-authentication user-id cannot (RFC 7617 section 2: the "
+            "first ':' ends it). The value is not shown"
+        )
+    certificate = bool(given & {"client-certificate", "client-certificate-data"})
+    has_key = bool(given & {"client-key", "client-key-data"})
+    if certificate != has_key:
+        having, missing = ("client-certificate", "client-key") if certificate else ("client-key", "client-certificate")
+        raise KubeconfigError(f"{where}: {having} without {missing}; a TLS client certificate needs both")
+    methods = [
+        fields
+        for fields in (("token",), ("tokenFile",), ("username", "password"), ("exec",))
+        if any(field_name in given for field_name in fields)
+    ]
+    if len(methods) > 1:
+        raise KubeconfigError(
+            f"{where}: more than one authentication method found ({' and '.join(' with '.join(m) for m in methods)}), "
+            "only one is allowed (kubectl refuses a token beside a username and password too; otherwise one would "
+            "win unsaid); keep one"
+        )
+    if not methods and not certificate:
+        raise KubeconfigError(
+            f"{where}: the user has no credential (none of token, tokenFile, client-certificate with client-key, "
+            "username with password, exec), so every request would go out anonymous; give one, or name no user in "
+            "the context"
+        )
 
 
 def credential_refused(user: Named | None, token_where: str | None, plugin: ExecPlugin | None) -> str:
@@ -449,6 +555,8 @@ class ExecPlugin:
     source: Path
     user: str
     cluster_info: Mapping[str, Any] | None = None
+    # Whether the server is https://: a client certificate the plugin prints is presented only in a TLS handshake.
+    over_tls: bool = True
 
     @classmethod
     def from_user(cls, user: Named, cluster: Named) -> ExecPlugin:
@@ -467,6 +575,17 @@ class ExecPlugin:
                 raise KubeconfigError(
                     f"kubeconfig {user.source}: user {shown(user.name)}: exec env[{index}] is not a mapping with string name and value"
                 )
+            if not item["name"] or "=" in item["name"] or "\0" in item["name"]:
+                # Found only when the plugin ran, as an error blamed on the server (`ValueError` from subprocess).
+                raise KubeconfigError(
+                    f"kubeconfig {user.source}: user {shown(user.name)}: exec env[{index}] name {shown(item['name'])} "
+                    "is no environment variable name (it is empty or holds '=' or a NUL character)"
+                )
+            if "\0" in item["value"]:
+                raise KubeconfigError(
+                    f"kubeconfig {user.source}: user {shown(user.name)}: exec env[{index}] value holds a NUL "
+                    "character, which no environment variable can carry. The value is not shown"
+                )
             env.append((item["name"], item["value"]))
         provide = field(spec, what, "provideClusterInfo", bool)
         return cls(
@@ -478,6 +597,7 @@ class ExecPlugin:
             source=user.source,
             user=user.name,
             cluster_info=cluster.body if provide else None,
+            over_tls=urlsplit(str(cluster.body.get("server", ""))).scheme == "https",
         )
 
     @property
@@ -512,10 +632,12 @@ class ExecPlugin:
             raise ExecPluginError(
                 f"{self._describe()} cannot start: {error.strerror or error}; install it or put it on PATH"
             ) from None
-        stdout = _Drain(process.stdout, MAX_EXEC_STDOUT_BYTES, head=True)
-        stderr = _Drain(process.stderr, KEPT_EXEC_STDERR_BYTES, head=False)
-        deadline = time.monotonic() + timeout_s
+        # From here on, whatever ends the run (a Ctrl-C included, while the drains' threads start) stops the plugin:
+        # on a loaded machine a Ctrl-C once came between the start and the waiting, and the plugin outlived the run.
         try:
+            stdout = _Drain(process.stdout, MAX_EXEC_STDOUT_BYTES, head=True)
+            stderr = _Drain(process.stderr, KEPT_EXEC_STDERR_BYTES, head=False)
+            deadline = time.monotonic() + timeout_s
             process.wait(timeout=timeout_s)
             for drain in (stdout, stderr):  # a child the plugin left running may hold a pipe open: the deadline stands
                 drain.text(max(0.0, deadline - time.monotonic()))
@@ -576,10 +698,14 @@ class ExecPlugin:
             )
         expires = status.get("expirationTimestamp")
         try:
+            if expires is not None and not isinstance(expires, str):
+                raise ValueError
             expiry = datetime.fromisoformat(expires.replace("Z", "+00:00")) if isinstance(expires, str) else None
         except ValueError:
+            # Its output may hold the credential anywhere: the field is named, never quoted.
             raise ExecPluginError(
-                f"{self._describe()} printed expirationTimestamp {shown(expires)}, which is not an RFC 3339 time"
+                f"{self._describe()} printed an expirationTimestamp that is not an RFC 3339 time (such as "
+                "2026-01-02T15:04:05Z); the value is not shown"
             ) from None
         if expiry is not None and expiry.tzinfo is None:
             expiry = expiry.replace(tzinfo=UTC)
@@ -589,10 +715,32 @@ class ExecPlugin:
                 raise ExecPluginError(f"{self._describe()} printed a token that {NOT_HEADER_SAFE}")
             return Credential(token=token, expires=expiry)
         if isinstance(certificate, str) and isinstance(key, str) and certificate and key:
+            self._check_certificate(certificate, key)
             return Credential(client_certificate=certificate, client_key=key, expires=expiry)
         raise ExecPluginError(
             f"{self._describe()} printed neither a token nor a client certificate and key in its status"
         )
+
+    def _check_certificate(self, certificate: str, key: str) -> None:
+        """The plugin's client certificate and key, checked as the kubeconfig's own (`check_file_or_data`): PEM, and
+        only where TLS presents them; otherwise the run went out with no credential at all. Never quoted."""
+        for name, value, pem in (
+            ("clientCertificateData", certificate, "CERTIFICATE"),
+            ("clientKeyData", key, "PRIVATE KEY"),
+        ):
+            if PEM_MARKERS[pem].decode() not in value:
+                raise ExecPluginError(
+                    f"{self._describe()} printed a {name} that is not a PEM {pem.lower()} (no "
+                    f"'{PEM_MARKERS[pem].decode()}' marker); the value is not shown"
+                )
+        if not self.over_tls:
+            raise ExecPluginError(
+                f"{self._describe()} printed a client certificate (clientCertificateData), which only a TLS handshake "
+                "presents, and the server is http://; give the server as https://"
+            )
+        problem = certificate_problem(certificate.encode(), key.encode())
+        if problem is not None:
+            raise ExecPluginError(f"{self._describe()} printed clientCertificateData and clientKeyData: {problem}")
 
 
 def stop(process: subprocess.Popen[bytes], whole_group: bool) -> None:
@@ -765,5 +913,7 @@ def load_kubeconfig(path: str | None, context: str | None = None) -> Kubeconfig:
         if user.body.get("exec") is not None and token is None:
             plugin = ExecPlugin.from_user(user, cluster)
     check_credential_transport(cluster, server, user, token is not None or plugin is not None)
+    if user is not None:
+        check_client_certificate(user)
     refused = credential_refused(user, token_where, plugin)
     return Kubeconfig(files, chosen_context, cluster, user, server, plugin, token, refused)

@@ -310,7 +310,7 @@ def test_every_template_problem_is_reported_in_one_run():
         (
             "dev",
             {"nebius-dra:sampleRdmaImage": "registry:5000/rdma-tools"},
-            'nebius-dra:sampleRdmaImage: "registry:5000/rdma-tools" has no tag',
+            'nebius-dra:sampleRdmaImage: got "registry:5000/rdma-tools": it has no tag',
         ),
         (
             "dev",
@@ -333,6 +333,62 @@ def test_every_template_problem_is_reported_in_one_run():
 )
 def test_invalid_claim_keys_are_refused(stack, changes, expected):
     assert expected in refused(stack, changes)
+
+
+# Image references the OCI grammar (github.com/distribution/reference) refuses, each with the part the refusal names.
+HOSTILE_IMAGES = [
+    ("nvidia/CUDA:13.1.1", 'its path component 2 "CUDA" has an uppercase letter'),
+    ("Nvidia/cuda:13.1.1", 'its path component 1 "Nvidia" has an uppercase letter'),
+    ("a//b:1", "its path component 2 is empty"),
+    ("a..b:1", 'its path component 1 "a..b" is malformed'),
+    ("nvidia/cuda-:1", 'its path component 2 "cuda-" is malformed'),
+    ("registry.example.com:99999/x:1", "its registry's port is 99999: 1 to 65535"),
+    ("registry.example.com:0/x:1", "its registry's port is 0: 1 to 65535"),
+    ("-registry.example.com/x:1", "its registry (before the first '/') \"-registry.example.com\" is not host[:port]"),
+    ("nvidia/cuda:.1", "its tag (after the last ':') is not 1 to 128"),
+    ("nvidia/cuda:" + "1" * 129, "is not 1 to 128"),
+    ("nvidia/cuda@sha256:abc", "its digest (after '@') is not algorithm:hex"),
+    ("x" * (1 << 20), "it has 1048576 characters, over the limit of 255"),
+    ("nvidia/cuda:13\x00", "character 15 is U+0000"),
+    ("nvidia/cuda:13\x1b[2J", "character 15 is U+001B"),
+    ("nvidia/cuda:13 1", "character 15 is U+0020 SPACE"),
+    ("nvidia/cüda:13", "character 9 is U+00FC"),
+    ("nvidia/cuda:13\n", "character 15 is U+000A"),
+    ("nvidia/cuda", "it has no tag; pin one"),
+]
+
+
+@pytest.mark.parametrize("key", ["sampleGpuImage", "sampleRdmaImage"])
+@pytest.mark.parametrize(("image", "expected"), HOSTILE_IMAGES, ids=[image[:40] for image, _ in HOSTILE_IMAGES])
+def test_an_image_off_the_reference_grammar_is_refused_by_part(key, image, expected):
+    message = refused("prod", {"nebius-dra:samplePods": "true", f"nebius-dra:{key}": image})
+    (line,) = [line for line in message.splitlines() if f"nebius-dra:{key}:" in line]
+    assert expected in line
+    assert (
+        "allowed: an image reference [registry/]path pinned by a tag (:tag), a digest (@algorithm:hex) or both" in line
+    )
+    assert len(line) < 1200 and "\x00" not in line and "\x1b" not in line
+
+
+def test_an_image_with_a_user_and_password_is_refused_without_quoting_them():
+    message = refused("dev", {"nebius-dra:sampleGpuImage": "robot:hunter2@registry.example.com/x:1"})
+    assert 'nebius-dra:sampleGpuImage: got "<38 characters: ' in message
+    assert "hidden: may be a credential" in message and "its digest (after '@') is not algorithm:hex" in message
+    assert "hunter2" not in message and "robot" not in message
+
+
+def test_images_in_the_reference_grammar_pass():
+    for image in (
+        "nvidia/cuda:13.1.1-runtime-ubuntu24.04",
+        "nvcr.io/nvidia/pytorch:25.01-py3",
+        "localhost/rdma_tools__v2:1",
+        "localhost:5000/rdma--tools:1",
+        "[::1]:5000/rdma.tools:1",
+        "Registry.Example.com/team/rdma:v1.2_3",
+        "nvcr.io/nvidia/pytorch:25.01-py3@sha256:" + "a" * 64,
+        "registry/rdma-tools:1",
+    ):
+        assert parsed("dev", sampleGpuImage=image).sample_gpu_image == image
 
 
 def test_pinned_images_pass():

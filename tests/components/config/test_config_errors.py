@@ -10,10 +10,14 @@ import pulumi_nebius
 import pytest
 
 from components.config.errors import ConfigError
+from components.dra_minors import SUPPORTED_MINORS
 from components.gpu_platforms import GPU_PLATFORMS
+from components.input.node_groups import GpuNodeGroupInput
 from tools.plan.mock_engine import run_program
+from tools.stack_schema import SCHEMA_FILE
 
 GROUPS_KEY = "nebius-dra:gpuNodeGroups"
+CONFIGURATION_PAGE = Path(__file__).resolve().parents[3] / "docs" / "configuration.md"
 
 
 def with_groups(config: dict[str, str], groups: list[dict]) -> dict[str, str]:
@@ -54,7 +58,16 @@ def test_bad_kubernetes_version(stack_config, version, expected):
     assert expected in message
 
 
-@pytest.mark.parametrize("version", ["1.34", "1.35", "1.34-nebius-node.2", "2.0"])
+@pytest.mark.parametrize("version", ["1.99", "1.37", "1.37-nebius-node.1", "2.0", "1.034", "1.35-nebius-node.1\n"])
+def test_a_minor_without_dra_rules_is_refused_naming_the_minors_that_have_them(stack_config, version):
+    message = refused({**stack_config("dev"), "nebius-dra:kubernetesVersion": version})
+    (line,) = [line for line in message.splitlines() if "nebius-dra:kubernetesVersion:" in line]
+    assert f"got {json.dumps(version)}" in line
+    allowed = " or ".join([", ".join(f'"{minor}"' for minor in SUPPORTED_MINORS[:-1]), f'"{SUPPORTED_MINORS[-1]}"'])
+    assert line.endswith(f"of a minor the stack has DRA rules for (policies/dra_minors.json): {allowed}")
+
+
+@pytest.mark.parametrize("version", [*SUPPORTED_MINORS, "1.34-nebius-node.2"])
 def test_good_kubernetes_versions_run(stack_config, version):
     run = run_program("dev", config={**stack_config("dev"), "nebius-dra:kubernetesVersion": version})
     assert run.error is None
@@ -166,6 +179,33 @@ def test_a_misspelt_field_or_enum_value_gets_the_close_known_one(stack_config, c
 def test_no_suggestion_when_nothing_known_is_close(stack_config):
     message = refused(with_groups(stack_config("dev"), [dev_group(zzzz=1)]))
     assert 'has unknown field(s) "zzzz"; allowed:' in message
+
+
+def test_the_platform_help_names_every_platform_the_program_takes():
+    """The field's rule, its row in the docs and the schema's names are generated from the table the program judges
+    a platform by, so a platform it takes (gpu-b200-sxm, which Nebius lists beside gpu-b200-sxm-a) is never missing
+    from the help, and the help never lists one it refuses."""
+    field = GpuNodeGroupInput.model_fields["platform"]
+    assert field.description == f"expected a GPU platform Nebius lists: {', '.join(GPU_PLATFORMS)}"
+    (row,) = [line for line in CONFIGURATION_PAGE.read_text().splitlines() if line.startswith("| `platform` |")]
+    assert re.findall(r"`(gpu-[a-z0-9-]+)`", row) == list(GPU_PLATFORMS)
+    schema = json.loads(SCHEMA_FILE.read_text())
+    assert schema["$defs"]["GpuNodeGroupInput"]["properties"]["platform"]["enum"] == list(GPU_PLATFORMS)
+    assert "gpu-b200-sxm" in GPU_PLATFORMS and "gpu-b200-sxm-a" in GPU_PLATFORMS
+
+
+@pytest.mark.parametrize("platform", GPU_PLATFORMS)
+def test_every_platform_the_help_lists_passes_the_platform_check(stack_config, platform):
+    run = run_program("dev", config=with_groups(stack_config("dev"), [dev_group(platform=platform)]))
+    assert run.error is None or "platform got" not in str(run.error), run.error
+
+
+def test_a_platform_off_the_table_is_refused_with_the_closest_and_every_known_name(stack_config):
+    message = refused(with_groups(stack_config("dev"), [dev_group(platform="gpu-b200-sxm-b")]))
+    assert (
+        'platform got "gpu-b200-sxm-b", which is no GPU platform Nebius lists; did you mean gpu-b200-sxm-a?' in message
+    )
+    assert f"(known: {', '.join(GPU_PLATFORMS)}; policies/dra_guardrails/driver_presets.json, read " in message
 
 
 def test_every_gpu_platform_the_provider_documents_is_in_the_one_platform_table():

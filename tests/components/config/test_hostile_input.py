@@ -202,7 +202,7 @@ def test_the_program_registers_nothing_when_it_refuses(key, value):
         ("systemNodeCount", "101", "got 101; expected a whole number from 1 to 100"),
         ("systemNodeCount", "1" + "0" * 400, "expected a whole number"),
         ("systemNodePreset", "4vcpu-16gb\n", 'got "4vcpu-16gb\\n"'),
-        ("sampleGpuImage", "nvidia/cuda:13.1.1\n", "expected an image reference"),
+        ("sampleGpuImage", "nvidia/cuda:13.1.1\n", "character 19 is U+000A; allowed: an image reference"),
         ("claimNamespace", "kube-system", "a namespace Kubernetes creates and owns"),
         ("claimNamespace", "nvidia-dra-driver-gpu", "the namespace of the DRA driver's release"),
         ("gpuProducts", '["NVIDIA 😀"]', "expected a GPU product name"),

@@ -22,7 +22,7 @@ def test_generated_fleet_is_planned_with_every_group_and_template():
 
 
 def test_program_runs_without_the_cyclic_collector_and_gets_it_back():
-    """Its full collections walked every pending registration (tools/plan/mock_engine.py, without_cyclic_gc)."""
+    """Its full collections walked every pending registration (components/cyclic_gc.py)."""
     seen: list[bool] = []
     assert gc.isenabled()
     run = run_program("dev", config={}, entry=lambda: seen.append(gc.isenabled()))

@@ -14,6 +14,7 @@ from __future__ import annotations
 import io
 import json
 import threading
+import time
 import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager, redirect_stderr, redirect_stdout
@@ -78,8 +79,8 @@ class Seen:
 
 
 @contextmanager
-def serving(answers: dict[str, tuple[int, Any]]) -> Iterator[tuple[str, Seen]]:
-    """A real HTTP server on 127.0.0.1: path to (status, JSON answer); every request recorded."""
+def serving(answers: dict[str, tuple[Any, ...]]) -> Iterator[tuple[str, Seen]]:
+    """A real HTTP server on 127.0.0.1: path to (status, JSON answer[, headers]); every request recorded."""
     seen = Seen()
 
     class Handler(BaseHTTPRequestHandler):
@@ -95,9 +96,11 @@ def serving(answers: dict[str, tuple[int, Any]]) -> Iterator[tuple[str, Seen]]:
                     "body": self.rfile.read(length).decode() if length else "",
                 }
             )
-            status, answer = answers[parts.path]
+            status, answer, *headers = answers[parts.path]
             body = (answer if isinstance(answer, str) else json.dumps(answer)).encode()
             self.send_response(status)
+            for name, value in (headers[0] if headers else {}).items():
+                self.send_header(name, value)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
@@ -219,6 +222,122 @@ def test_a_service_account_id_of_another_shape_is_refused_before_any_request(giv
         status = login.main(["--service-account-id", given], {})
     assert status == 2 and "is not a service account ID" in err.getvalue() and out.getvalue() == ""
     assert "CANARY1" not in err.getvalue() and "\x1b" not in err.getvalue()
+
+
+def test_a_request_token_a_header_cannot_carry_is_refused_by_name_and_never_shown():
+    """http.client would raise an error quoting the whole header, the token in it, as a traceback."""
+    with serving(GOOD) as (base, seen):
+        status, out, err = run_login(
+            base,
+            environ={
+                "ACTIONS_ID_TOKEN_REQUEST_URL": f"{base}/github-token?api-version=2.0",
+                "ACTIONS_ID_TOKEN_REQUEST_TOKEN": "CANARY\nX: y",
+            },
+        )
+    assert (status, out) == (2, "") and seen.requests == []
+    assert len(err.strip().splitlines()) == 1 and err.startswith("nebius login: ACTIONS_ID_TOKEN_REQUEST_TOKEN holds")
+    assert "CANARY" not in err and "Traceback" not in err
+
+
+def test_a_redirect_is_refused_and_the_request_token_goes_to_no_other_host():
+    with serving(GOOD) as (elsewhere, caught):
+        moved = {"/github-token": (302, "", {"Location": f"{elsewhere}/github-token?api-version=2.0"})}
+        with serving(moved) as (base, seen):
+            status, out, err = run_login(base)
+    assert (status, out) == (2, "")
+    assert caught.requests == [], "the redirect's target got the request (and its token)"
+    assert len(seen.requests) == 1
+    assert "HTTP 302" in err and "ACTIONS_ID_TOKEN_REQUEST_URL" in err and "redirect" in err
+    assert elsewhere not in err, "the redirect's Location is not quoted"
+
+
+@pytest.mark.parametrize(
+    "url", ["http://127.0.0.2:9/t", "ftp://127.0.0.1/t", "https://u:CANARY@h/t", "https://h:99999/t"]
+)
+def test_a_request_url_other_than_https_or_loopback_http_is_refused_before_any_request(url):
+    status, _, err = run_login(
+        "http://127.0.0.1:9", environ={"ACTIONS_ID_TOKEN_REQUEST_URL": url, "ACTIONS_ID_TOKEN_REQUEST_TOKEN": "x"}
+    )
+    assert status == 2 and "ACTIONS_ID_TOKEN_REQUEST_URL" in err and "CANARY" not in err
+
+
+@contextmanager
+def dripping() -> Iterator[str]:
+    """A server that promises 100000 bytes and sends one every 20 ms, until the test stops it (8 s at most)."""
+    stop = threading.Event()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Length", "100000")
+            self.end_headers()
+            until = time.monotonic() + 8
+            while not stop.wait(0.02) and time.monotonic() < until:
+                try:
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+                except OSError:
+                    return
+
+        def log_message(self, *args: Any) -> None:
+            return None
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        stop.set()
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+def test_a_server_that_drips_its_answer_is_given_up_at_the_deadline(monkeypatch):
+    monkeypatch.setattr(login, "REQUEST_DEADLINE_SECONDS", 0.5)
+    with dripping() as base:
+        started = time.monotonic()
+        status, out, err = run_login(base)
+        took = time.monotonic() - started
+    assert (status, out) == (2, "")
+    assert took < 3, f"the login waited {took:.1f} s on a dripping server"
+    host = base.removeprefix("http://")
+    assert f"GitHub's OIDC token service at http://{host} did not answer within 0.5 s" in err
+    assert "api-version" not in err, "the URL's query is not quoted"
+
+
+@pytest.mark.parametrize(
+    ("flag", "given"),
+    [
+        ("--audience", "a\nb&x=1"),
+        ("--audience", "\x1b[2J"),
+        ("--audience", "a b"),
+        ("--audience", "a" * 100000),
+        ("--service-account-id", "serviceaccount-" + "a" * 5000),
+    ],
+    ids=["newline", "escape", "space", "huge-audience", "huge-id"],
+)
+def test_a_flag_out_of_its_bounds_is_refused_naming_it_before_any_request(flag, given):
+    arguments = ["--service-account-id", SERVICE_ACCOUNT, "--audience", "nebius"]
+    arguments[arguments.index(flag) + 1] = given
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        status = login.main(arguments, {})
+    assert (status, out.getvalue()) == (2, "")
+    assert err.getvalue().startswith(f"nebius login: {flag} ") and len(err.getvalue()) < 600
+    assert "\x1b" not in err.getvalue() and len(err.getvalue().strip().splitlines()) == 1
+
+
+def test_an_unforeseen_failure_is_one_line_without_its_message(monkeypatch):
+    def broken(*_: Any) -> None:
+        raise RuntimeError("CANARY in a message")
+
+    monkeypatch.setattr(login, "exchange_request", broken)
+    with serving(GOOD) as (base, _):
+        status, out, err = run_login(base)
+    assert (status, out) == (2, "")
+    assert "RuntimeError" in err and "CANARY" not in err and len(err.strip().splitlines()) == 1
 
 
 EXEC_CREDENTIAL_CLI = """#!/bin/sh

@@ -24,7 +24,14 @@ from components.values.cost import HOURS_PER_30_DAYS, node_price, stack_cost
 from tests.git_repository import git
 from tests.helpers import STACKS
 from tools.cost import __main__ as cost_cli
-from tools.cost.render import money, render_cost_text, render_diff_text, span, with_protected_kept
+from tools.cost.render import (
+    money,
+    render_cost_markdown,
+    render_cost_text,
+    render_diff_text,
+    span,
+    with_protected_kept,
+)
 from tools.plan.model import build_plan
 from tools.plan.report import render_json, render_markdown, render_text
 from tools.plan.rollout import duration_text
@@ -163,7 +170,7 @@ def test_the_arithmetic_per_node():
             'gpu: [{platform: gpu-x1, presets: [1gpu-8vcpu-100gb, 1gpu-8vcpu-100gb], onDemand: {usdPerGpuHour: 1, source: s, date: "2026-02-03"}}]',
             "prices preset(s) 1gpu-8vcpu-100gb again",
         ),
-        ("currency: EUR", 'currency got "EUR"; allowed: USD'),
+        ("currency: EUR", 'currency got "EUR"; allowed: USD (the default), the only currency: every rate is'),
         ("gpu: [{platform: gpu-x1, presets: [1gpu-8vcpu-100gb], onDemand: {}, price: 3}]", "has unknown field(s)"),
     ],
 )
@@ -367,6 +374,129 @@ def test_a_bad_override_is_refused_by_key(document, expected):
     with pytest.raises(ConfigError) as refused:
         parsed("prod", **{OVERRIDES: json.dumps(document)})
     assert f"{OVERRIDES}: " in str(refused.value) and expected in str(refused.value)
+
+
+def cpu_override(platform: str) -> dict:
+    rate = {"usdPerVcpuHour": 0.02, "usdPerGibHour": 0.005, "source": "contract NB-2026-17", "date": "2026-11-01"}
+    return {"platform": platform, "onDemand": rate}
+
+
+@pytest.mark.parametrize(
+    ("stack", "document", "expected"),
+    [
+        (
+            "prod",
+            {"gpu": [h200_override(2.0, ["1gpu-16vcpu-200gb"])]},
+            'gpu[0] (gpu-h200-sxm): prices gpu-h200-sxm preset(s) "1gpu-16vcpu-200gb", which no group of '
+            "nebius-dra:gpuNodeGroups runs (they run: gpu-h200-sxm 8gpu-128vcpu-1600gb), so it would price no node",
+        ),
+        (
+            "prod",
+            {"gpu": [h200_override(2.0, ["8gpu-128vcpu-1600gb", "1gpu-16vcpu-200gb"])]},
+            'gpu[0] (gpu-h200-sxm): prices gpu-h200-sxm preset(s) "1gpu-16vcpu-200gb", which no group',
+        ),
+        (
+            "dev",
+            {"gpu": [{**h200_override(2.0, ["8gpu-128vcpu-1600gb"]), "platform": "gpu-h100-sxm"}]},
+            'gpu[0] (gpu-h100-sxm): prices gpu-h100-sxm preset(s) "8gpu-128vcpu-1600gb", which no group of '
+            "nebius-dra:gpuNodeGroups runs (they run: gpu-h200-sxm 1gpu-16vcpu-200gb)",
+        ),
+        (
+            "dev",
+            {"cpu": [cpu_override("cpu-e2")]},
+            'cpu[0] (cpu-e2): prices platform "cpu-e2", which no node group runs: only the system nodes run on a CPU '
+            "platform, and nebius-dra:systemNodePlatform is cpu-d3, so it would price no node; price cpu-d3, or "
+            "remove it",
+        ),
+    ],
+)
+def test_an_override_that_prices_no_node_of_the_stack_is_refused_naming_what_the_groups_run(stack, document, expected):
+    with pytest.raises(ConfigError) as refused:
+        parsed(stack, **overrides(**document))
+    assert f"{OVERRIDES}: {expected}" in str(refused.value)
+
+
+def h200_spot_override(on_demand: float, spot: float) -> dict:
+    return {
+        **h200_override(on_demand),
+        "spot": {"usdPerGpuHour": spot, "source": "contract NB-2026-17", "date": "2026-11-01"},
+    }
+
+
+def test_an_override_spot_rate_no_spot_group_would_use_is_refused_naming_what_the_groups_run():
+    with pytest.raises(ConfigError) as refused:
+        parsed("prod", **overrides(gpu=[h200_spot_override(3.0, 1.5)]))
+    assert (
+        f"{OVERRIDES}: gpu[0] (gpu-h200-sxm).spot: prices spot for gpu-h200-sxm 8gpu-128vcpu-1600gb, but no group of "
+        "nebius-dra:gpuNodeGroups running them is spot (preemptible: capacity.type spot; they run: gpu-h200-sxm "
+        "8gpu-128vcpu-1600gb on-demand), so the spot rate would price no node; remove spot, or run a group on spot"
+    ) in str(refused.value)
+
+
+def test_a_cpu_override_spot_rate_is_refused_as_the_system_nodes_run_on_demand():
+    entry = cpu_override("cpu-d3")
+    entry["spot"] = {**entry["onDemand"], "usdPerVcpuHour": 0.01, "usdPerGibHour": 0.004}
+    with pytest.raises(ConfigError) as refused:
+        parsed("dev", **overrides(cpu=[entry]))
+    assert (
+        f"{OVERRIDES}: cpu[0] (cpu-d3).spot: prices spot for cpu-d3, but the only nodes on a CPU platform, the system "
+        "nodes (nebius-dra:systemNodePlatform cpu-d3), run on-demand, never spot, so the spot rate would price no node"
+    ) in str(refused.value)
+
+
+def test_an_override_spot_rate_prices_the_spot_group_that_runs_its_platform_and_preset():
+    groups = json.loads(load_stack_config("prod")["nebius-dra:gpuNodeGroups"])
+    next(group for group in groups if group["name"] == "h200-burst")["capacity"] = {"type": "spot"}
+    cost = stack_cost(
+        parsed(
+            "prod",
+            **{"nebius-dra:gpuNodeGroups": json.dumps(groups)},
+            **overrides(gpu=[h200_spot_override(3.0, 1.5)]),
+        )
+    )
+    [burst] = [group for group in cost.groups if group.name == "h200-burst"]
+    assert burst.price is not None and burst.price.usd_per_node_hour == Decimal("12.0")
+
+
+def test_an_override_is_not_called_unused_while_the_group_it_prices_is_refused():
+    group = {"name": "big", "platform": "gpu-h200-sxm", "preset": "8gpu-128vcpu-1600gb", "fixedNodeCount": -1}
+    with pytest.raises(ConfigError) as refused:
+        parsed("dev", **{"nebius-dra:gpuNodeGroups": json.dumps([group])}, **overrides(gpu=[h200_override(2.0)]))
+    assert "nebius-dra:gpuNodeGroups" in str(refused.value) and "which no group" not in str(refused.value)
+
+
+def cost_headers(document: dict) -> tuple[str, str, str]:
+    """The text header, the Markdown header, and the JSON's priceBasis of one estimate."""
+    return (
+        render_cost_text(document)[0],
+        render_cost_markdown(document)[0],
+        json.loads(json.dumps(document))["priceBasis"],
+    )
+
+
+def test_the_cost_header_says_which_rates_came_from_the_overrides_in_every_format():
+    some = stack_cost(parsed("prod", **overrides(gpu=[h200_override(2.0)]))).as_document()
+    basis = "list prices, but 2 of 3 rates from nebius-dra:priceOverrides (h200-train, h200-burst)"
+    text, markdown, document = cost_headers(some)
+    assert text.startswith(f"Cost (USD, GPU and CPU nodes at {basis}; not included: ")
+    assert markdown.startswith(f"_USD, GPU and CPU nodes at {basis}; not included: ")
+    assert document == basis
+    every = stack_cost(
+        parsed("prod", **overrides(gpu=[h200_override(2.0)], cpu=[cpu_override("cpu-d3")]))
+    ).as_document()
+    assert cost_headers(every)[2] == (
+        "rates from nebius-dra:priceOverrides (all 3: h200-train, h200-burst, system), no list price"
+    )
+    assert "at rates from nebius-dra:priceOverrides (all 3: " in cost_headers(every)[0]
+
+
+def test_the_cost_header_says_list_prices_without_overrides_and_reads_a_document_without_the_basis():
+    document = stack_cost(parsed("prod")).as_document()
+    assert cost_headers(document)[2] == "list prices"
+    assert cost_headers(document)[0].startswith("Cost (USD, GPU and CPU nodes at list prices; not included: ")
+    older = stack_cost(parsed("prod", **overrides(gpu=[h200_override(2.0)]))).as_document()
+    del older["priceBasis"]
+    assert "at list prices, but 2 of 3 rates from nebius-dra:priceOverrides" in render_cost_text(older)[0]
 
 
 # What the program registers, and what the plan prints

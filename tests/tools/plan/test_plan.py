@@ -325,3 +325,22 @@ def test_a_policy_config_that_disables_policies_says_so_in_every_format(every_po
     disabled = plan_document(every_policy_disabled)["disabled"]
     assert {"policy": "mk8s-cluster-version", "mandatory": True, "by": "all"} in disabled
     assert "max-hourly-cost" not in {entry["policy"] for entry in disabled}
+
+
+def test_a_plan_in_which_no_policy_ran_does_not_pass_the_gate_in_any_format(tmp_path, capsys):
+    """Hostile round: with `{"all": "disabled"}` the JSON plan said `"ok": true` and the plan exited 0, though no
+    rule had checked anything."""
+    from tools.plan.report import plan_document, render_markdown, render_text
+
+    policy_config = tmp_path / "policy-config.json"
+    policy_config.write_text(json.dumps({"all": "disabled"}))
+    status = plan.main(["--stack", "dev", "--out", "none", "--no-base", "--policy-config", str(policy_config)])
+    assert status == plan.EXIT_POLICY, "a gate that did not pass exits as a failed one does"
+    summary = capsys.readouterr().out.splitlines()[0]
+    assert "NOT GATED: no policy ran: --policy-config (all) disabled all" in summary and "policies pass" not in summary
+    nothing_ran = build_plan("dev", out=None, policy_config={"all": "disabled"})
+    document = plan_document(nothing_ran)
+    assert document["ok"] is False and document["reason"].startswith("no policy ran: --policy-config (all)"), document
+    for rendered in (render_text(nothing_ran), render_markdown(nothing_ran)):
+        assert "NOT GATED: no policy ran" in rendered and "rule that ran passes" not in rendered.lower()
+    assert plan_document(build_plan("dev", out=None))["reason"] is None

@@ -133,6 +133,38 @@ def test_a_node_group_whose_minor_goes_down_is_refused_naming_it_both_versions_a
         # Once "tools.plan writes  there", the allowed part empty (a39 hostile F9).
         (lambda b: b.pop("releases"), "the baseline has no releases; tools.plan writes a list of the Helm releases'"),
         (lambda b: b.pop("claimTemplates"), "has no claimTemplates; tools.plan writes a list of the claim templates'"),
+        # Out of the stack's own bounds (components/input/node_groups.py, Duration), which docs/offline-plan.md says
+        # is refused: it was compared as a drain timeout.
+        (
+            lambda b: b["nodeGroups"][0]["strategy"].update(drainTimeout="99999999999h"),
+            'nodeGroups[0].strategy.drainTimeout is "99999999999h"; tools.plan writes a duration such as 30m, 1h30m',
+        ),
+        (
+            lambda b: b["nodeGroups"][0]["strategy"].update(maxSurge={"count": 1, "percent": 5}),
+            "nodeGroups[0].strategy.maxSurge holds count and percent, or neither",
+        ),
+        (
+            lambda b: b["nodeGroups"][0]["strategy"]["maxUnavailable"].update(count=10**6),
+            "nodeGroups[0].strategy.maxUnavailable.count is 1000000; tools.plan writes a whole number from 0 to",
+        ),
+        (
+            lambda b: b["nodeGroups"][0].update(autoRepair={"conditions": [{"type": "Ready", "status": "maybe"}]}),
+            'nodeGroups[0].autoRepair.conditions[0].status is "maybe"; tools.plan writes TRUE, FALSE or UNKNOWN there',
+        ),
+        # A field no plan writes was ignored silently, at the top level and in a record's object.
+        (
+            lambda b: b.update(nodeGroup=[]),
+            "nodeGroup is a field tools.plan does not write there; it writes baselineFrom, changes, claimTemplates,",
+        ),
+        (
+            lambda b: b["nodeGroups"][0].update(autoscaling={"minNodeCount": 1, "maxNodeCount": 2, "initial": 1}),
+            "nodeGroups[0].autoscaling.initial is a field tools.plan does not write there; it writes maxNodeCount, "
+            "minNodeCount",
+        ),
+        (
+            lambda b: b["nodeGroups"][0]["strategy"].update(drain="1h"),
+            "nodeGroups[0].strategy.drain is a field tools.plan does not write there; it writes drainTimeout, maxSurge,",
+        ),
     ],
 )
 def test_a_baseline_record_of_another_shape_or_missing_a_field_is_refused_naming_the_file_and_the_path(
@@ -232,3 +264,53 @@ def test_a_baseline_field_is_quoted_through_shown_never_raw(document):
         read_baseline(document, "dev")
     assert "CANARY1" not in str(refused.value) and "\x1b" not in str(refused.value)
     assert "hidden: may be a credential" in str(refused.value)
+
+
+def test_the_fields_a_baseline_may_hold_are_those_a_json_plan_writes(dev_baseline):
+    """An unknown top-level field is refused (READER_FIELDS and the records): the list is the writer's own."""
+    from tools.plan.baseline import READER_FIELDS, Format2Document
+
+    assert set(dev_baseline) == set(READER_FIELDS) | set(Format2Document.model_fields)
+    assert read_baseline(dev_baseline, "dev").groups
+
+
+def _hostile(baseline: dict[str, Any]) -> None:
+    """Every text of a baseline that reaches the change list, each a credential-shaped canary."""
+    group = baseline["nodeGroups"][0]
+    group["template"]["metadata"]["labels"].update({"u:CANARY1@h": "v:CANARY2@h", "k=CANARY3": "x;CANARY4"})
+    group["template"]["taints"] = [{"key": "t:CANARY5@h", "value": "x:CANARY6@h", "effect": "NoSchedule"}]
+    gone = copy.deepcopy(baseline["nodeGroups"][1])
+    gone.update(urn=gone["urn"] + "-gone", name="dra-dev-u:CANARY7@h", protect=True)
+    baseline["nodeGroups"].append(gone)
+    release = baseline["releases"][0]
+    release["values"]["image"] = {"repository": "i:CANARY8@h/x", "tag": "t=CANARY9"}
+    release["repositoryOpts"] = {"repo": "https://u:CANARY10@h.example.com/x", "login": "none"}
+    removed = copy.deepcopy(release)
+    removed.update(urn=removed["urn"] + "-gone", name="r:CANARY11@h", chart="c:CANARY12@h", version="v:CANARY13@h")
+    baseline["releases"].append(removed)
+    template = copy.deepcopy(baseline["claimTemplates"][0])
+    template.update(urn=template["urn"] + "-gone", name="n:CANARY14@h", namespace="s:CANARY15@h")
+    baseline["claimTemplates"].append(template)
+    kube = copy.deepcopy(baseline["objects"][0])
+    kube.update(urn=kube["urn"] + "-gone", type="kubernetes:core/v1:q:CANARY16@h", name="o=CANARY17")
+    baseline["objects"].append(kube)
+    baseline["driverRoot"] = "/d:CANARY18@h"
+
+
+def test_every_baseline_text_in_the_change_list_is_quoted_as_shown_quotes_it(dev_baseline, tmp_path, capsys):
+    """Issue 37: a baseline's label key `u:CANARY@h`, group name `dra-dev-u:CANARY@h`, object kind, release, claim
+    template, image, chart repository and driver root reached the change list as they were (or redacted past
+    recognition, `[credentials]@h` for a whole path): each is told by its shape, the path around it kept."""
+    path = tmp_path / "hostile.json"
+    path.write_text(json.dumps(_edited(dev_baseline, _hostile)))
+    for form in ("text", "markdown", "json"):
+        plan_cli.main(["--stack", "dev", "--out", "none", "--format", form, "--baseline", str(path)])
+        out = capsys.readouterr().out
+        assert "CANARY" not in out, (form, [line for line in out.splitlines() if "CANARY" in line])
+        assert "hidden: may be a credential" in out, form
+    plan = build_plan("dev", out=None, baseline=_edited(dev_baseline, _hostile))
+    text = render_text(plan)
+    assert 'template.metadata.labels."<11 characters: letters, digits, :@; hidden: may be a credential>": ' in text
+    assert 'template.taints[0].key: "<11 characters: letters, digits, :@; hidden: may be a credential>"' in text
+    assert '`pulumi up` FAILS deleting node group "<19 characters: letters, digits, -:@; hidden' in text
+    assert 'DRA DRIVER ROOT "<13 characters: letters, digits, /:@; hidden: may be a credential>" -> /' in text

@@ -1,0 +1,104 @@
+"""How a violation message quotes a value it read from a resource or from the policy config: `shown`.
+
+`pulumi preview --policy-pack policies` prints a message as the pack wrote it (the offline plan quotes it again, the
+CLI does not), so a value goes through `shown` before it is part of one: credential-shaped text hidden (a URL's
+userinfo, a parameter named like a token, key, password or secret, a bearer or basic token), every character a
+terminal would act on escaped (control characters, ESC among them, and Unicode format characters such as bidi
+overrides), and the result cut to a bounded length. The pack cannot import the program's own quoting
+(components/shown.py): the CLI runs it from inside `policies/`. Every pattern is linear: fixed or bounded text,
+single character classes, starts only at a boundary.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+SHOWN_LIMIT = 120
+CREDENTIALS = "[credentials]"
+REDACTED = "[redacted]"
+
+# A URL's userinfo (RFC 3986 section 3.2.1): from `scheme://` to the authority's last '@' (urllib's rpartition). No
+# word boundary is asked for before the scheme: `namehttps://u:p@h` is as secret.
+_URL_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]{0,31}:/{1,3})[^/?#\s]*@")
+# `user:password@host` written without a scheme, from a boundary (a path's '/' among them); an image's
+# `repo:tag@sha256:...` is a digest.
+_SCHEMELESS_USERINFO = re.compile(r"(?<![^\s\"'`=(\[{<,;/])[^\s\"'`=(\[{<,;/?#@:]+:[^\s/?#@]*@(?!sha(?:256|512):)")
+# `name=value` or `name: value` after a boundary (a query's '?', '&', ';', a fragment's '#', white space, a quote):
+# the name is judged by `_CREDENTIAL_NAME`, its value hidden.
+_PARAMETER = re.compile(r"(?:(?<=[?&;#\s\"'`,({\[])|\A)([\w.-]+)(\s{0,8}[=:]\s{0,8})([^\s?&;#\"'`,)}\]]+)")
+_CREDENTIAL_NAME = re.compile(r"(?i)token|key|passw|pwd|secret|auth|credential|signature|sig\Z|session|cookie|private")
+# An HTTP Authorization header's credentials (RFC 9110 section 11.4): `Bearer <token>`, `Basic <base64>`.
+_AUTH_SCHEME = re.compile(r"(?i)(bearer|basic)(\s+)\S+")
+
+
+def _parameter(match: re.Match) -> str:
+    name, between, value = match.groups()
+    if not _CREDENTIAL_NAME.search(name) or value.startswith("//"):
+        return match.group(0)
+    return f"{name}{between}{REDACTED}"
+
+
+def redacted(text: str) -> str:
+    """`text` with its credential-shaped parts replaced."""
+    text = _URL_USERINFO.sub(lambda m: f"{m.group(1)}{CREDENTIALS}@", text)
+    text = _SCHEMELESS_USERINFO.sub(f"{CREDENTIALS}@", text)
+    text = _AUTH_SCHEME.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)
+    return _PARAMETER.sub(_parameter, text)
+
+
+def _escaped(character: str) -> str:
+    if character.isprintable():
+        return character
+    code = ord(character)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def _plain(value: Any) -> Any:
+    """A value the JSON encoder takes: the policy SDK hands objects and lists as proxies, not dicts and lists."""
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
+    if isinstance(value, Mapping):
+        return {str(key): _plain(item) for key, item in value.items()}
+    if isinstance(value, Sequence):
+        return [_plain(item) for item in value]
+    return repr(value)
+
+
+def shown(value: Any, limit: int = SHOWN_LIMIT) -> str:
+    """`value` as a message may print it: a text as it is, anything else as JSON; credentials hidden, every character
+    a terminal acts on escaped, and at most `limit` characters (a longer one cut, with its length said)."""
+    text = value if isinstance(value, str) else json.dumps(_plain(value), sort_keys=True)
+    text = redacted(text)
+    pieces: list[str] = []
+    size = 0
+    for character in text:
+        pieces.append(_escaped(character))
+        size += len(pieces[-1])
+        if size > limit:
+            break
+    else:
+        return "".join(pieces)
+    kept, size = [], 0
+    for piece in pieces:
+        if size + len(piece) > limit - 24:
+            break
+        kept.append(piece)
+        size += len(piece)
+    return "".join(kept) + f"... ({len(text)} characters)"
+
+
+def listed(values: Sequence[Any], limit: int = 10) -> str:
+    """Values joined with ', ', each `shown`, at most `limit` of them (the rest counted)."""
+    items = [shown(value) for value in values[:limit]]
+    more = len(values) - limit
+    return ", ".join(items) + (f" and {more} more" if more > 0 else "")
+
+
+def quoted(value: Any) -> str:
+    """`value` as a Python literal reads: a text `shown` between single quotes, None as None, anything else `shown`."""
+    if value is None:
+        return "None"
+    return f"'{shown(value)}'" if isinstance(value, str) else shown(value)

@@ -1,0 +1,76 @@
+"""The pack's own quoting of a value in a message: credentials hidden, terminal characters escaped, length bounded."""
+
+from __future__ import annotations
+
+import pytest
+
+from policies.dra_guardrails import PolicyConfigError, check_resources
+from policies.dra_guardrails.planned import CLUSTER_TYPE, PlannedResource
+from policies.dra_guardrails.quoting import SHOWN_LIMIT, listed, quoted, shown
+
+CANARY = "CANARY"
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("https://u:CANARY@h/x", "https://[credentials]@h/x"),
+        ("oci://h/x?token=CANARY&page=2", "oci://h/x?token=[redacted]&page=2"),
+        ("https://h/x?a=1&X-Amz-Signature=CANARY#part", "https://h/x?a=1&X-Amz-Signature=[redacted]#part"),
+        ("registry/u:CANARY@harbor.example/x", "registry/[credentials]@harbor.example/x"),
+        ("Authorization: Bearer CANARY", "Authorization: [redacted] [redacted]"),
+        ("Bearer CANARY", "Bearer [redacted]"),
+        ("apiKey=CANARY", "apiKey=[redacted]"),
+        ("namehttps://u:CANARY@h", "namehttps://[credentials]@h"),
+    ],
+)
+def test_credential_shaped_text_is_hidden(value, expected):
+    assert shown(value) == expected
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "oci://registry.k8s.io/kueue/charts",
+        "https://charts.mirror.example:8443/proxy/nvidia",
+        "nvcr.io/nvidia/pytorch:25.01-py3",
+        "nvcr.io/x:v1@sha256:" + "0" * 64,
+        "nebius-dra:queues",
+        "h200-train",
+        "1.34-nebius-node.2",
+    ],
+)
+def test_ordinary_values_are_shown_as_they_are(value):
+    assert shown(value) == value
+
+
+def test_terminal_and_format_characters_are_escaped():
+    assert shown("a\x1b[31mb\x07\u202ec\x9b") == "a\\x1b[31mb\\x07\\u202ec\\x9b"
+
+
+def test_a_long_value_is_cut_with_its_length_said():
+    text = shown("x" * 102400)
+    assert len(text) <= SHOWN_LIMIT and text.endswith("... (102400 characters)")
+    assert len(shown("\x1b" * 1000)) <= SHOWN_LIMIT
+
+
+def test_a_credential_past_the_cut_is_hidden_before_the_cut():
+    text = shown("https://u:" + CANARY * 50 + "@h/x")
+    assert CANARY not in text and text == "https://[credentials]@h/x"
+
+
+def test_values_of_other_types_and_lists():
+    assert (shown(None), shown(3), shown({"a": ["b"]})) == ("null", "3", '{"a": ["b"]}')
+    assert (quoted(None), quoted("x"), quoted(2)) == ("None", "'x'", "2")
+    assert listed([f"g{i}" for i in range(12)]) == ", ".join(f"g{i}" for i in range(10)) + " and 2 more"
+
+
+def test_a_hostile_cluster_version_and_minimum_version_are_quoted_in_the_refusals():
+    cluster = PlannedResource(
+        "urn:x", CLUSTER_TYPE, "c\x1b]0;t\x07", {"controlPlane": {"version": "https://u:CANARY@h/?token=CANARY"}}
+    )
+    [finding] = check_resources([cluster])
+    assert "\x1b" not in finding.message and CANARY not in finding.message
+    with pytest.raises(PolicyConfigError) as refused:
+        check_resources([cluster], {"mk8s-cluster-version": {"minimumVersion": "\x1b[31m" + "9" * 102400}})
+    assert "\x1b" not in str(refused.value) and len(str(refused.value)) < 400
