@@ -51,7 +51,7 @@ _USERINFO_END = re.compile(r"(?i)@|\uff20|\ufe6b|\\u(?:0040|ff20|fe6b)|\\x40|%40
 # last one is the userinfo. Not one: a plain `user@host` or `git@github.com:org/repo` (no ':' before the '@', so no
 # password), a mail address `mailto:ops@example.com` (RFC 6068: an addr-spec has no password), a config key
 # `nebius-dra:name`, `host:8443`, an image's `repo:tag` or `nvcr.io/x:v1@sha256:...` (its
-# first ':' is after a '/', or what follows its '@' is a digest, `_DIGEST`), a compact JSON's `"name":"ops@x"` (a
+# first ':' is after a '/', or what follows its '@' is a digest, `DIGEST`), a compact JSON's `"name":"ops@x"` (a
 # quote right after a ':' that follows a boundary starts a value). The user part (empty in `:password@host`) excludes every boundary
 # character and the colons, so attempts from two boundaries never scan the same characters, and the rest is one
 # class: linear.
@@ -70,8 +70,47 @@ _HOST_START = re.compile(r"[A-Za-z0-9\[%._~-]")
 _MAILTO = "mailto"
 # An OCI digest after an image reference's '@' (github.com/opencontainers/image-spec descriptor.md, "Registered
 # algorithms": sha256 is 64 and sha512 128 lowercase hex digits): `repo:tag@sha256:...` is no userinfo.
-DIGEST = r"(?:sha256:[0-9a-f]{64}|sha512:[0-9a-f]{128})(?![0-9A-Za-z])"
-_DIGEST = re.compile(DIGEST)
+DIGEST = re.compile(r"(?:sha256:[0-9a-f]{64}|sha512:[0-9a-f]{128})(?![0-9A-Za-z])")
+# What a credential pasted into a value needs one of, as a URL or a connection string spells it: RFC 3986 section
+# 3.2.1's userinfo ends at '@'; a query, fragment or parameter starts at '?', '#' or ';' and holds `name=value&...`;
+# '%' and two hex digits percent-encode any of these; '\\' is a careless URL's '/'; and the look-alikes of '@', ':'
+# and '=' (U+FF20, U+FE6B; U+FF1A, U+FE55, U+A789, U+2236, U+02D0; U+FF1D) that a terminal shows as them. A ':' is
+# one too, unless it is a URL's `scheme://`, a port's digits, or a single name after it (a config key's
+# `namespace:name`, an image's `repository:tag`), and an '@' unless it is an image's `@sha256:` digest (`DIGEST`).
+# (Every pattern is a single character class or fixed text, so each search is linear.)
+_MARKERS = re.compile("[@?#;=&\\\\\uff20\ufe6b\uff1a\ufe55\ua789\u2236\u02d0\uff1d]|%[0-9A-Fa-f]{2}")
+_SCHEME = re.compile(r"\A[A-Za-z][A-Za-z0-9+.-]{0,31}://")
+_NAME_OR_PORT_AFTER_COLON = re.compile(r":(?:[0-9]{1,5}|[A-Za-z0-9_][A-Za-z0-9_.-]*)(?=/|\Z)")
+# A token whose form says what it is, with no '@' or ':' to give it away: a JSON Web Token or any base64url of a JSON
+# object (RFC 7519 section 3: its header is the base64url of `{"...`, which starts `eyJ`), GitHub's tokens (`ghp_`,
+# `gho_`, `ghu_`, `ghs_`, `ghr_`, `github_pat_`: github.blog 2021-04-05, "Behind GitHub's new authentication token
+# formats"), GitLab's personal access tokens (`glpat-`), Slack's (`xoxb-`, `xoxp-`, ...) and AWS access key IDs
+# (`AKIA`/`ASIA` and 16 capitals or digits). None starts inside a longer run of its characters, and each alternative
+# reads a fixed number of characters: linear.
+_TOKEN_FORM = re.compile(
+    r"(?<![A-Za-z0-9_-])"
+    r"(?:eyJ[A-Za-z0-9_-]{8}|gh[pousr]_[A-Za-z0-9]{20}|github_pat_[A-Za-z0-9_]{20}|glpat-[A-Za-z0-9_-]{20}"
+    r"|xox[abposr]-[A-Za-z0-9-]{10}|(?:AKIA|ASIA)[0-9A-Z]{16}(?![0-9A-Z]))"
+)
+
+
+def may_hold_a_credential(text: str) -> bool:
+    """True when `text` has what a credential needs one of (`_MARKERS`, a ':' that is no port's or tag's) or a
+    token's form (`_TOKEN_FORM`): such a text is never quoted (`components.shown.shape` describes it), and an exec
+    plugin's argument of such a shape is never shown (`redacted_command`). No rule can list every way a credential is
+    spelt, but each way needs one of these."""
+    if _TOKEN_FORM.search(text):
+        return True
+    text = _SCHEME.sub("", text, count=1)
+    at = text.rfind("@")
+    if at >= 0 and DIGEST.fullmatch(text, at + 1):
+        text = text[:at]  # an image pinned by digest, `repo:tag@sha256:...`
+    if _MARKERS.search(text):
+        return True
+    colons = text.count(":")
+    return colons > 1 or (colons == 1 and _NAME_OR_PORT_AFTER_COLON.search(text) is None)
+
+
 # A host's port is digits (RFC 3986 section 3.2.3): a ':' followed by anything else in the authority (outside an IPv6
 # literal's brackets) is the colon of a `user:password` whose '@' is missing or mistyped; the authority is taken
 # for credentials whole. A ';' or ',' right after the port is the sentence's (`on https://h:8443; ...`).
@@ -373,7 +412,7 @@ def _url(match: re.Match[str]) -> str:
 def _schemeless(match: re.Match[str]) -> str:
     user, _, rest = match.groups()
     ends = list(_USERINFO_END.finditer(rest))
-    if not ends or not _HOST_START.match(rest, ends[-1].end()) or _DIGEST.match(rest, ends[-1].end()):
+    if not ends or not _HOST_START.match(rest, ends[-1].end()) or DIGEST.match(rest, ends[-1].end()):
         return match[0]  # no userinfo (`nebius-dra:name`, `host:8443`, `user:password@` naming the form), or a digest
     if user.lower() == _MAILTO and not _SCHEMELESS_COLON_ANYWHERE.search(rest, 0, ends[-1].start()):
         return match[0]  # an address, `mailto:ops@example.com` (RFC 6068): no password in it
@@ -474,19 +513,26 @@ def redacted_command(argv: Sequence[str]) -> str:
     next argument whatever it starts with (as Go's spf13/pflag takes it, flag.go `parseLongArg`), so nothing after a
     credential flag shows; a redacted argument that is a credential flag itself hides the next one too. Any argument
     that starts `-p` (not `--`) is taken for `-pVALUE`: a single-dash `-profile` is redacted too, which costs a
-    message a word and never shows a password.
+    message a word and never shows a password. An argument of a credential's shape (`may_hold_a_credential`: `u:PW@host`,
+    a JWT, `ghp_...`) is hidden whatever comes before it, and a `name=value`'s value of that shape; the command itself
+    (the first) is named as it is.
     """
     words: list[str] = []
     hide_next = False
     login_next = False
-    for arg in argv:
+    for index, arg in enumerate(argv):
         name, equals, value = arg.partition("=")
         flag = not equals and _hides_its_value(arg)
-        if hide_next or (login_next and ":" in arg):
+        shaped = index > 0 and may_hold_a_credential(name)
+        if hide_next or (login_next and ":" in arg) or shaped:
             words.append(REDACTED)
         elif flag:
             words.append(shlex.quote(arg))
-        elif equals and (_hides_its_value(name) or (name in _LOGIN_FLAGS and ":" in value)):
+        elif equals and (
+            _hides_its_value(name)
+            or (name in _LOGIN_FLAGS and ":" in value)
+            or (index > 0 and may_hold_a_credential(value))
+        ):
             words.append(shlex.quote(f"{name}=") + REDACTED)
         elif arg.startswith(_SHORT_PASSWORD) and not arg.startswith("--"):
             words.append(_SHORT_PASSWORD + REDACTED)

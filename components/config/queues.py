@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from components.config.errors import ConfigProblems, config_key, did_you_mean, shown, team_where
+from components.config.errors import ConfigProblems, config_key, did_you_mean, shown, shown_name, team_where
 from components.config.namespaces import defaulted_kueue_namespace, refuse_taken_namespace
 from components.config.repositories import chart_repository
 from components.dra_constants import (
@@ -195,7 +195,7 @@ KUEUE_RULES = "(sigs.k8s.io/kueue v0.17.0 counts only `exactly` requests with Ex
 
 
 def _team(entry: TeamInput, groups: Mapping[str, GpuNodeGroupConfig], problems: ConfigProblems) -> TeamQueue:
-    where = team_where(entry.name)
+    where = team_where(shown_name(entry.name))
     seen: set[str] = set()
     quotas = []
     for index, quota in enumerate(entry.quotas):
@@ -237,10 +237,12 @@ def _unique(teams: Sequence[TeamQueue], taken: Mapping[str, str], problems: Conf
     namespaces: dict[str, str] = dict(taken)
     for team in teams:
         if team.name in names:
-            problems.add(team_where(team.name), "is declared twice; team names (their ClusterQueues) must be unique")
+            problems.add(
+                team_where(shown_name(team.name)), "is declared twice; team names (their ClusterQueues) must be unique"
+            )
         names.add(team.name)
         refuse_taken_namespace(
-            f"{team_where(team.name)} namespace",
+            f"{team_where(shown_name(team.name))} namespace",
             team.namespace,
             namespaces,
             "the stack creates each team's namespace (the team's name unless namespace is set) and deletes it with "

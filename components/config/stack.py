@@ -10,7 +10,7 @@ program before the first one, with every problem named by its key.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from pydantic import ValidationError
 
@@ -37,7 +37,14 @@ from components.dra_minors import SUPPORTED_MINORS
 from components.dra_minors import TABLE_FILE as MINORS_TABLE
 from components.input.fields import KUBERNETES_VERSION_RULE, RESOURCE_NAME_PATTERN
 from components.input.stack import SECRET_CAPABLE_KEYS, StackInput
-from components.model import SYSTEM_ROLLOUT, ClusterConfig, PriceTable, StackConfig, SystemNodeGroupConfig
+from components.model import (
+    SYSTEM_ROLLOUT,
+    ClusterConfig,
+    GpuNodeGroupConfig,
+    PriceTable,
+    StackConfig,
+    SystemNodeGroupConfig,
+)
 
 MIN_KUBERNETES = (1, 34)
 VERSION_PATTERN = re.compile(r"^([0-9]{1,3})\.([0-9]{1,3})(?:-nebius-node\.([0-9]{1,6}))?\Z")
@@ -46,6 +53,14 @@ CLUSTER_NAME = re.compile(RESOURCE_NAME_PATTERN)
 # GPU group fields that only the group's own node group reads: no rule across the stack (driver,
 # claims, queues, metrics) changes with them, so a refused one holds back none of those rules.
 GROUP_OWN_FIELDS = ("bootDiskSizeGib", "strategy", "autoRepair", "capacity")
+# The price check alone reads a group's capacity (whether an override's spot rate prices a spot node, `priced_nodes`),
+# so a refused capacity holds it back too.
+PRICE_UNREAD_GROUP_FIELDS = tuple(field for field in GROUP_OWN_FIELDS if field != "capacity")
+
+
+def priced_nodes(gpu_groups: Sequence[GpuNodeGroupConfig]) -> list[tuple[str, str, bool]]:
+    """What each GPU group runs, as the price check matches overrides to it: platform, preset and spot or not."""
+    return [(group.platform, group.preset, group.spot) for group in gpu_groups]
 
 
 def kubernetes_version_problem(version: str) -> str | None:
@@ -194,8 +209,8 @@ def parse_stack_config(
             settings.priceOverrides,
             problems,
             settings.systemNodePlatform,
-            [(group.platform, group.preset, group.spot) for group in gpu_groups],
-            problems.held_back_for("gpuNodeGroups", "systemNodePlatform", ignoring=GROUP_OWN_FIELDS),
+            priced_nodes(gpu_groups),
+            problems.held_back_for("gpuNodeGroups", "systemNodePlatform", ignoring=PRICE_UNREAD_GROUP_FIELDS),
         ),
         existing_kubeconfig=existing_kubeconfig(settings, given, problems),
     )

@@ -37,6 +37,7 @@ from policies.dra_guardrails.consequences import CONSEQUENCES
 from tests.helpers import ROOT
 from tests.kubeconfigs import EXEC_API, exec_user, kubeconfig_text, script
 from tools.cost import __main__ as cost_cli
+from tools.cost.teams import team_rows
 from tools.plan import __main__ as plan_cli
 from tools.plan import mock_engine
 from tools.plan.mock_engine import run_program
@@ -696,9 +697,20 @@ def test_a_plan_of_helm_values_with_an_authority_without_a_scheme_shows_no_passw
         printed = capsys.readouterr()
         assert "[credentials]@registry.example.com/x" in printed.out or output == "text", printed.out[:2000]
         assert_no_canary(printed.out, printed.err)
-    written = [file.read_text() for file in sorted(out.rglob("*")) if file.is_file()]
-    assert any("repository: [credentials]@registry.example.com/x" in text for text in written)
+    written = [file.read_text() for file in sorted(out.rglob("*.yaml")) if file.is_file()]
+    # Redacted leaf by leaf, so every file is still YAML (`repository: [credentials]@host/x` was a flow sequence
+    # followed by text): the value reads back as the redacted text.
+    documents = [yaml.safe_load(text) for text in written]
+    assert any(
+        field_of(document, "image", "repository") == "[credentials]@registry.example.com/x" for document in documents
+    )
     assert_no_canary(*written)
+
+
+def field_of(document: Any, *path: str) -> Any:
+    for name in path:
+        document = document.get(name) if isinstance(document, dict) else None
+    return document
 
 
 def test_the_plain_kubeconfig_hint_names_the_key_it_asks_to_set_as_a_secret():
@@ -1006,3 +1018,55 @@ def test_an_exec_plugins_credential_flag_of_any_name_hides_its_value(args):
     shown_command = redact(redacted_command(["get-token", "--profile", "dev", *args]))
     assert shown_command.startswith("get-token --profile dev ") and REDACTED_MARK in shown_command
     assert_no_canary(shown_command)
+
+
+JWT_CANARY = f"eyJhbGciOiJIUzI1NiJ9.eyJ{CANARY}.sig"
+GITHUB_CANARY = f"ghp_{CANARY}0123456789ab"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [[f"u:{CANARY}@host"], [JWT_CANARY], [GITHUB_CANARY], ["--profile", "dev", JWT_CANARY], [f"--out=u:{CANARY}@h"]],
+    ids=["authority", "jwt", "github-token", "after-a-plain-flag", "a-flags-value"],
+)
+def test_an_exec_argument_of_a_credentials_shape_is_hidden_without_a_credential_flag_before_it(args):
+    """A kubeconfig's exec `args: ["get-token", "u:PW@host"]`, a JWT or a GitHub token: no flag names a credential,
+    the argument's shape does (`may_hold_a_credential`, the predicate `shown` quotes by)."""
+    shown_command = redacted_command(["get-token", *args])
+    assert shown_command.startswith("get-token ") and REDACTED_MARK in shown_command
+    assert_no_canary(shown_command)
+
+
+def test_an_exec_command_line_without_a_credential_is_shown_whole():
+    argv = [
+        "/usr/bin/aws",
+        "eks",
+        "get-token",
+        "--cluster-name",
+        "c",
+        "--region=us-west-2",
+        "--server",
+        "https://h:443",
+    ]
+    assert redacted_command(argv) == " ".join(argv)
+
+
+@pytest.mark.parametrize("text", [JWT_CANARY, GITHUB_CANARY, f"AKIA{CANARY.upper()}012345"])
+def test_shown_describes_a_token_by_its_shape_where_it_has_no_marker(text):
+    assert NOT_QUOTED in shown(text) and CANARY not in shown(text) and CANARY.upper() not in shown(text)
+
+
+@pytest.mark.parametrize(
+    "image", [f"nvcr.io/nvidia/driver:v1@{DIGEST}", "nvcr.io/nvidia/driver:v1@sha512:" + "ab" * 64, "busybox:1.36"]
+)
+def test_an_image_by_tag_or_digest_is_quoted_by_shown(image):
+    assert NOT_QUOTED not in shown(image) and shown(image).startswith(json.dumps(image)[:60])
+
+
+def test_a_team_label_in_the_costs_quota_table_is_shown_by_its_shape():
+    """A team, namespace or group name that may hold a credential is shown as every label shows one (`shown_name`)."""
+    entry = {"team": f"u:{CANARY}@host", "namespace": f"ns:{CANARY}@h", "group": f"g:{CANARY}@h"}
+    entry |= {"gpus": 2, "groupGpus": 8, "share": 0.25, "usdPerHour": 1.0, "usdPer30Days": 720.0}
+    (row,) = team_rows({"teams": [entry]}, lambda value: f"${value:.2f}")
+    assert all(NOT_QUOTED in label for label in row[:3]), row
+    assert_no_canary(*row)

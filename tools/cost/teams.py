@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from components.config.errors import shown_name
 from components.config.reading import markdown_text, printable
 
 TEAM_HEADER = ("team", "namespace", "group", "GPUs", "share of group", "cohort", "per hour", "per 30 days")
@@ -33,9 +34,11 @@ def team_rows(document: Mapping[str, Any], money: Money) -> list[tuple[str, ...]
             )
         rows.append(
             (
-                str(entry["team"]),
-                str(entry["namespace"]),
-                str(entry["group"]),
+                # Names from the stack, shown as every label shows one (`shown_name`): a plain name as it is, one that
+                # may hold a credential by its shape.
+                shown_name(entry["team"]),
+                shown_name(entry["namespace"]),
+                shown_name(entry["group"]),
                 f"{entry['gpus']:g}",
                 f"{entry['gpus']:g} of {entry['groupGpus']:g} ({float(entry['share']) * 100:.0f}%)",
                 cohort,

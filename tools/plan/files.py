@@ -20,6 +20,7 @@ from typing import Any
 
 import yaml
 
+from components.redaction import redacted, redacted_leaves
 from policies.dra_guardrails.planned import field_at
 from tools.plan.mock_engine import RegisteredResource
 from tools.plan.tree import sort_key
@@ -90,6 +91,7 @@ def kubernetes_manifest(resource: RegisteredResource, inputs: Mapping[str, Any])
     A `...Patch` type is a server-side-apply patch of an object someone else owns: it keeps
     the object's kind and is written as `<kind>-<name>.patch.yaml`.
     """
+    inputs = redacted_leaves(inputs)  # leaf by leaf: a redaction of the written text could break its YAML
     api_version, kind = api_version_and_kind(resource.type, inputs)
     patch = "kind" not in inputs and kind.endswith(PATCH_SUFFIX)
     manifest = {key: value for key, value in inputs.items() if key not in ("apiVersion", "kind")}
@@ -102,13 +104,15 @@ def kubernetes_manifest(resource: RegisteredResource, inputs: Mapping[str, Any])
 
 
 def helm_values(resource: RegisteredResource, inputs: Mapping[str, Any]) -> tuple[str, str]:
-    """The release's values, headed by a comment naming chart, version and repository."""
+    """The release's values, headed by a comment naming chart, version and repository, every text redacted leaf by
+    leaf before it is written (`[credentials]@host/x` quoted as YAML needs it, not pasted into the text)."""
+    inputs = redacted_leaves(inputs)
     release = inputs.get("name") or resource.name
     namespace = inputs.get("namespace") or "default"
     origin = [f"chart {inputs.get('chart')}", f"version {inputs.get('version') or '(unpinned)'}"]
     if field_at(inputs, "repositoryOpts", "repo"):
         origin.append(f"from {field_at(inputs, 'repositoryOpts', 'repo')}")
-    header = f"# Helm release {namespace}/{release}: {', '.join(origin)}\n"
+    header = redacted(f"# Helm release {namespace}/{release}: {', '.join(origin)}") + "\n"
     path = f"{HELM_DIR}/{_safe(namespace)}/{_safe(release)}.values.yaml"
     return path, header + to_yaml(inputs.get("values") or {})
 

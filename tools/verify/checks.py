@@ -87,51 +87,46 @@ def outcome(findings: Sequence[Discrepancy], summary_when_passed: str, summary_w
     return Outcome(summary_when_failed if findings else summary_when_passed, tuple(findings))
 
 
+# The errors after which the cluster cannot be asked at all (the later steps are skipped, exit 2), the first that the
+# error is an instance of: (summary, what was expected, the likely cause).
+_UNREACHABLE: tuple[tuple[type[Exception], tuple[str, str, str]], ...] = (
+    (
+        CredentialRefusedError,
+        (
+            "the API server refused the kubeconfig's credential",
+            "the API server accepting the kubeconfig's credential",
+            "nothing could be asked with this credential: fix what the message names, then run the verification again",
+        ),
+    ),
+    (
+        CredentialCommandError,
+        (
+            "the kubeconfig's credential command failed",
+            "a credential from the kubeconfig's exec command within --exec-plugin-timeout",
+            "no request was sent, so nothing is known about the cluster: run the command by hand (a login it waits "
+            "for, a profile it lacks), then run the verification again",
+        ),
+    ),
+    (
+        ClusterUnreachableError,
+        (
+            "the cluster could not be reached",
+            "an answer within the time limit",
+            "the cluster was not asked, so nothing is known about it: fix what the message names, then run the "
+            "verification again",
+        ),
+    ),
+)
+
+
 def api_failure(error: Exception) -> Outcome:
     """A step the Kubernetes API cut short: the error already names the call and the likely fix."""
     if isinstance(error, UnusableAnswerError):
         return _unusable(str(error))
-    if isinstance(error, CredentialRefusedError):
-        return Outcome(
-            "the API server refused the kubeconfig's credential",
-            (
-                Discrepancy(
-                    subject="Kubernetes API",
-                    expected="the API server accepting the kubeconfig's credential",
-                    found=str(error),
-                    likely_cause="nothing could be asked with this credential: fix what the message names, then run "
-                    "the verification again",
-                ),
-            ),
-            unreachable=True,
-        )
-    if isinstance(error, CredentialCommandError):
-        return Outcome(
-            "the kubeconfig's credential command failed",
-            (
-                Discrepancy(
-                    subject="Kubernetes API",
-                    expected="a credential from the kubeconfig's exec command within --exec-plugin-timeout",
-                    found=str(error),
-                    likely_cause="no request was sent, so nothing is known about the cluster: run the command by "
-                    "hand (a login it waits for, a profile it lacks), then run the verification again",
-                ),
-            ),
-            unreachable=True,
-        )
-    if isinstance(error, ClusterUnreachableError):
-        return Outcome(
-            "the cluster could not be reached",
-            (
-                Discrepancy(
-                    subject="Kubernetes API",
-                    expected="an answer within the time limit",
-                    found=str(error),
-                    likely_cause="the cluster was not asked, so nothing is known about it: fix what the message names, then run the verification again",
-                ),
-            ),
-            unreachable=True,
-        )
+    for kind, (summary, expected, likely_cause) in _UNREACHABLE:
+        if isinstance(error, kind):
+            subject = "Kubernetes API"
+            return Outcome(summary, (Discrepancy(subject, expected, str(error), likely_cause),), unreachable=True)
     return Outcome(
         "the Kubernetes API call failed",
         (

@@ -211,7 +211,7 @@ PEM_READ_LIMIT = 1 << 20
 
 def check_file_or_data(entry: Named, what: str, key: str, pem: str | None = None) -> None:
     """`key-data` must be base64 (the client decodes it); `key` must name an existing file; either must hold a PEM
-    block of kind `pem` where one is given (a client certificate and key): otherwise the client's TLS setup fails at the first request, which read as a network
+    block of kind `pem` where one is given (a CA, a client certificate and key): otherwise the client's TLS setup fails at the first request, which read as a network
     failure (hostile review, issue 37), not as the kubeconfig field it is."""
     data = field(entry, what, f"{key}-data", str)
     given = f"{key}-data"
@@ -335,7 +335,6 @@ def check_cluster(cluster: Named) -> str:
             f"kubeconfig {cluster.source}: cluster {shown(cluster.name)}: server {shown(server)}: its port is not a whole "
             "number from 1 to 65535"
         )
-    check_file_or_data(cluster, "cluster", "certificate-authority")
     for key in ("tls-server-name", "proxy-url"):
         field(cluster, "cluster", key, str)
     insecure = field(cluster, "cluster", "insecure-skip-tls-verify", bool)
@@ -347,6 +346,8 @@ def check_cluster(cluster: Named) -> str:
             "certificate-authority, which kubectl refuses (a CA to check the server against, or no check: one of "
             "them); remove insecure-skip-tls-verify"
         )
+    # A CA that is no PEM certificate fails the first TLS handshake, which read as an ssl error of the connection.
+    check_file_or_data(cluster, "cluster", "certificate-authority", "CERTIFICATE")
     return str(server)
 
 

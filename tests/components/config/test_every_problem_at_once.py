@@ -304,6 +304,9 @@ def test_the_group_fields_that_hold_back_no_rule_across_the_stack_are_read_by_no
         "check_node_group_names",
         lambda name, groups, *rest: check_names(name, [group._real for group in groups], *rest),
     )
+    # The price check reads the capacity, and is held back by a refused one (PRICE_UNREAD_GROUP_FIELDS).
+    priced = stack_module.priced_nodes
+    monkeypatch.setattr(stack_module, "priced_nodes", lambda groups: priced([group._real for group in groups]))
     queued = config_of("prod", queues={"teams": [{"name": "a", "quotas": [{"group": "h200-train", "gpus": 8}]}]})
     for config in (queued, FLAWED["prod"], config_of("dev", userClaimTemplates=[TWO_GPUS_AND_ONE_NIC])):
         with contextlib.suppress(ConfigError):

@@ -433,6 +433,21 @@ def test_an_override_spot_rate_no_spot_group_would_use_is_refused_naming_what_th
     ) in str(refused.value)
 
 
+def test_a_refused_capacity_holds_back_the_check_of_an_override_spot_rate():
+    """The stand-in for a refused capacity is on-demand: judging the spot rate against it would blame the override."""
+    groups = json.loads(load_stack_config("prod")["nebius-dra:gpuNodeGroups"])
+    next(group for group in groups if group["name"] == "h200-burst")["capacity"] = {"type": "sometimes"}
+    with pytest.raises(ConfigError) as refused:
+        parsed(
+            "prod",
+            **{"nebius-dra:gpuNodeGroups": json.dumps(groups)},
+            **overrides(gpu=[h200_spot_override(3.0, 1.5)]),
+        )
+    message = str(refused.value)
+    assert "capacity" in message and "sometimes" in message
+    assert "so the spot rate would price no node" not in message
+
+
 def test_a_cpu_override_spot_rate_is_refused_as_the_system_nodes_run_on_demand():
     entry = cpu_override("cpu-d3")
     entry["spot"] = {**entry["onDemand"], "usdPerVcpuHour": 0.01, "usdPerGibHour": 0.004}

@@ -31,6 +31,7 @@ from tools.verify.checks import (
     CLUSTER_CHECKS,
     ClusterState,
     Outcome,
+    api_failure,
     check_dranet,
     check_dranet_slices,
     check_driver_pods,
@@ -43,6 +44,7 @@ from tools.verify.checks import (
     check_node_health,
     maintenance_deadline,
 )
+from tools.verify.cluster import ClusterUnreachableError, CredentialCommandError, CredentialRefusedError
 from tools.verify.objects import attribute, devices_on_node, pod_state
 
 TRAIN_NODES = [name for name, group in node_names(PROD_GROUPS).items() if group == "h200-train"]
@@ -456,3 +458,24 @@ def test_taints_on_nodes_outside_the_stacks_gpu_groups_are_not_judged():
         item["metadata"]["labels"].pop("nebius-dra/node-group", None)
     outcome = check_gpu_taints(state, dev_expectations())
     assert outcome.passed and outcome.warnings == ()
+
+
+@pytest.mark.parametrize(
+    ("error", "summary"),
+    [
+        (
+            CredentialRefusedError("list nodes: unauthorized (401)"),
+            "the API server refused the kubeconfig's credential",
+        ),
+        (CredentialCommandError("exec get-token failed"), "the kubeconfig's credential command failed"),
+        (ClusterUnreachableError("list nodes: timed out"), "the cluster could not be reached"),
+    ],
+    ids=["refused", "command", "unreachable"],
+)
+def test_an_error_before_any_answer_is_one_unreachable_finding_quoting_the_error(error, summary):
+    """Each kind of error that leaves the cluster unasked has its own heading and advice, in one table."""
+    failed = api_failure(error)
+    assert failed.summary == summary and failed.unreachable and not failed.unusable
+    (finding,) = failed.findings
+    assert finding.subject == "Kubernetes API" and finding.found == str(error)
+    assert "run the verification again" in finding.likely_cause

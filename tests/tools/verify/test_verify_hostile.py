@@ -548,7 +548,7 @@ def test_kubeconfig_from_the_environment_merges_files_and_names_them_when_none_e
 
 
 def test_relative_certificate_paths_are_read_next_to_the_kubeconfig(tmp_path, monkeypatch):
-    (tmp_path / "ca.crt").write_text("not checked until a TLS connection is made\n")
+    (tmp_path / "ca.crt").write_bytes(base64.b64decode(PEM_CERTIFICATE))
     document = yaml.safe_load(kubeconfig_text("https://127.0.0.1:6443"))
     document["clusters"][0]["cluster"]["certificate-authority"] = "ca.crt"
     path = tmp_path / "kubeconfig"
@@ -774,15 +774,20 @@ GARBAGE = {
 
 @pytest.mark.parametrize(("body", "message"), GARBAGE.values(), ids=GARBAGE.keys())
 def test_garbage_answers_are_an_unusable_cluster_exit_2_never_a_failed_check(scripted, tmp_path, capsys, body, message):
-    server = scripted(answer_with(body))
-    report = tmp_path / "verify.json"
-    kubeconfig = write_kubeconfig(tmp_path, server.url)
-    assert run_cli("--kubeconfig", str(kubeconfig), "--json", str(report))[0] == 2
-    err = capsys.readouterr().err
+    status, err, document = verify_against(scripted(answer_with(body)), tmp_path, capsys)
+    assert status == 2
     assert "FAIL [1/15] Read the cluster: the cluster's answers could not be used" in err
     assert message in err
     assert "Traceback" not in err
-    assert json.loads(report.read_text())["unusable"] is True
+    assert document["unusable"] is True
+
+
+def verify_against(server: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, Any]:
+    """(exit status, stderr, JSON report) of a run against `server`, with a kubeconfig pointing at it."""
+    report = tmp_path / "verify.json"
+    kubeconfig = write_kubeconfig(tmp_path, server.url)
+    status = run_cli("--kubeconfig", str(kubeconfig), "--json", str(report))[0]
+    return status, capsys.readouterr().err, json.loads(report.read_text())
 
 
 @pytest.mark.parametrize(
@@ -1045,6 +1050,26 @@ def test_a_client_certificate_that_is_not_pem_is_a_kubeconfig_problem_naming_the
     assert "is not a PEM certificate" in err and "could not be reached" not in err
 
 
+@pytest.mark.parametrize(
+    "cluster",
+    [
+        {"certificate-authority-data": base64.b64encode(b"garbage, no certificate").decode()},
+        {"certificate-authority": "ca.crt"},
+    ],
+    ids=["data", "file"],
+)
+def test_a_certificate_authority_that_is_not_pem_is_a_kubeconfig_problem_naming_the_field(tmp_path, capsys, cluster):
+    (tmp_path / "ca.crt").write_text("garbage, no certificate\n")
+    document = yaml.safe_load(kubeconfig_text("https://127.0.0.1:1", {"token": "t"}))
+    document["clusters"][0]["cluster"].update(cluster)
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(yaml.safe_dump(document))
+    assert run_cli("--kubeconfig", str(kubeconfig))[0] == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: kubeconfig {kubeconfig}: cluster") and "certificate-authority" in err, err
+    assert "is not a PEM certificate" in err and "Traceback" not in err and "SSL" not in err
+
+
 def test_insecure_skip_tls_verify_is_said_once_in_the_projects_words(tmp_path, capsys):
     document = yaml.safe_load(kubeconfig_text("https://127.0.0.1:1", {"token": "t"}))
     document["clusters"][0]["cluster"]["insecure-skip-tls-verify"] = True
@@ -1089,13 +1114,9 @@ def answer_status(status: bytes) -> Any:
     ],
 )
 def test_an_http_error_at_the_first_read_judges_nothing_and_exits_2(scripted, tmp_path, capsys, status, said):
-    server = scripted(answer_status(status))
-    report = tmp_path / "verify.json"
-    kubeconfig = write_kubeconfig(tmp_path, server.url)
-    assert run_cli("--kubeconfig", str(kubeconfig), "--json", str(report))[0] == 2
-    err = capsys.readouterr().err
+    exit_status, err, document = verify_against(scripted(answer_status(status)), tmp_path, capsys)
+    assert exit_status == 2
     assert said in err and "exit 2" in err
-    document = json.loads(report.read_text())
     assert document["unreachable"] or document["unusable"]
 
 
