@@ -367,8 +367,8 @@ def next_steps(name: str, github_ids: bool = False) -> str:
         else f"""
   for a repository created, renamed or transferred on or after 2026-07-15 (GitHub's immutable subjects): add its
     IDs to {BOOTSTRAP_DIR / f"Pulumi.{name}.yaml"}, {BOOTSTRAP_NAMESPACE}:repositoryOwnerId and
-    {BOOTSTRAP_NAMESPACE}:repositoryId from {GITHUB_IDS_HOWTO} (or give new-stack
-    REPOSITORY_OWNER_ID and REPOSITORY_ID), or its CI login fails"""
+    {BOOTSTRAP_NAMESPACE}:repositoryId, the two numbers {GITHUB_IDS_HOWTO} prints, or its
+    CI login fails (new-stack writes them when given REPOSITORY_OWNER_ID and REPOSITORY_ID)"""
     )
     return f"""next, by hand (README, Adding a stack):
   make plan STACK={name}                      # plans it offline; edit its GPU group first

@@ -411,7 +411,8 @@ def test_without_github_ids_the_next_steps_say_a_new_repository_needs_them(proje
     assert new_stack.main(args) == 0
     told = " ".join(capsys.readouterr().out.split())
     assert "for a repository created, renamed or transferred on or after 2026-07-15" in told
-    assert "REPOSITORY_OWNER_ID and REPOSITORY_ID" in told and "gh api repos/OWNER/REPO --jq '.owner.id, .id'" in told
+    assert f"{BOOTSTRAP_KEY}:repositoryOwnerId and {BOOTSTRAP_KEY}:repositoryId" in told
+    assert "gh api repos/OWNER/REPO --jq '.owner.id, .id'" in told
 
 
 @pytest.mark.parametrize(
