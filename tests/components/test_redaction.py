@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import json
+import re
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -670,8 +671,9 @@ def test_an_authority_without_a_scheme_has_its_userinfo_redacted(text, kept):
 def test_the_userinfo_of_an_authority_without_a_scheme_is_redacted_to_the_last_at(user, before, after, host):
     """As urlsplit reads `//` + the same text: the userinfo ends at the authority's last '@'."""
     user = user.lstrip("\"'=(,;")
-    # After an empty user, a quote reads as compact JSON's `"name":"value"` (the redactor's one exception).
-    before = before if user else before.lstrip("\"'")
+    # After an empty user, a quote (or a backslash-escaped one, JSON in a JSON string) reads as compact JSON's
+    # `"name":"value"` (the redactor's one exception).
+    before = before if user else re.sub(r"^(?:\\?[\"'`])+", "", before)
     text = f"{user}:{before}{CANARY}{after}@{host}/charts"
     if CANARY not in urlsplit(f"//{text}").netloc.rpartition("@")[0]:
         return  # a ':' of the user part that is no first ':' of a token (a boundary character before it)
