@@ -10,6 +10,7 @@ CELSelectorExpressionMaxLength = 10 * 1024, AllocationResultsMaxSize = 32).
 from __future__ import annotations
 
 import ipaddress
+import json
 import re
 import unicodedata
 import urllib.parse
@@ -30,7 +31,8 @@ from pydantic_core import PydanticCustomError
 
 from components.dra_minors import SUPPORTED_MINORS
 from components.dra_minors import TABLE_FILE as MINORS_TABLE
-from components.shown import quotable, shown
+from components.redaction import may_hold_a_credential
+from components.shown import quotable, shape, shown
 
 # Whole-string patterns over ASCII only, in the syntax RE2 (Go) and ECMA-262 share, because editors
 # and validators run them from the published JSON Schema (stack-file.schema.json). pydantic runs
@@ -340,7 +342,9 @@ ChartVersion = Annotated[
 
 CHART_REPOSITORY_RULE = (
     "allowed: https://, http:// or oci:// then host[:port][/path] (host: DNS labels or [IPv6]; port 1 to 65535; no "
-    "'.' or '..' path segment; no query or fragment), without user or password: a login goes in "
+    "'.' or '..' path segment; no query or fragment; no path segment that may hold a credential, as decoded: a token's "
+    "form such as ghp_... or eyJ..., a '@', '=', '&' or ';', or a word of 16 or more letters and digits mixed, as "
+    "a Cloudsmith or Gemfury token, a git commit id being none), without user or password: a login goes in "
     "nebius-dra:chartRepositoryUsername and nebius-dra:chartRepositoryPassword; or empty for the chart's upstream"
 )
 CHART_REPOSITORY_LIMIT = 255
@@ -350,6 +354,15 @@ _URL_CHARACTERS = re.compile(r"[A-Za-z0-9._~%+:/\[\]-]")
 _AT_SIGNS = ("@", "\uff20", "\ufe6b")
 _HOST_LABEL = re.compile(r"[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?")
 _PATH_SEGMENT = re.compile(r"[A-Za-z0-9._~%+-]+")
+# A path segment may carry a credential: some services put the token there (Cloudsmith's entitlement URLs
+# `https://dl.cloudsmith.io/<token>/org/repo/helm/charts/`, Gemfury's `https://repo.fury.io/<token>/user/`), and the
+# URL is printed by the plan, written to the values files and kept in the release's inputs in clear. A segment, as a
+# client decodes it, is refused when `may_hold_a_credential` says so (a token's form, '@', '=', ...) or when a word of
+# it is token-shaped as a price's source is (components/input/prices.py): TOKEN_WORD_LENGTH or more ASCII letters and
+# digits holding both; a git object id (40 or 64 lowercase hex digits) as a whole segment is none (a raw permalink).
+_TOKEN_WORD_LENGTH = 16
+_WORD = re.compile(r"[A-Za-z0-9]+")
+_GIT_OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 def url_problem(url: str) -> str | None:
@@ -428,7 +441,23 @@ def _path_problem(path: str) -> str | None:
         if (decoded := urllib.parse.unquote(segment)) in (".", ".."):
             encoded = ", percent-encoded" if decoded != segment else ""
             return f"the path's segment {number} is {shown(decoded)}{encoded}, which a client removes before it fetches"
+        if _may_hold_a_credential(decoded):
+            return f"its {_CREDENTIAL_SEGMENT} {number} may hold a credential (not quoted)"
     return None
+
+
+_CREDENTIAL_SEGMENT = "path segment"
+
+
+def _may_hold_a_credential(segment: str) -> bool:
+    """True when a decoded path segment may hold a credential (see `_TOKEN_WORD_LENGTH`)."""
+    if may_hold_a_credential(segment):
+        return True
+    if _GIT_OBJECT_ID.fullmatch(segment):
+        return False
+    return any(
+        len(word) >= _TOKEN_WORD_LENGTH and not word.isalpha() and not word.isdigit() for word in _WORD.findall(segment)
+    )
 
 
 def _url_refused_by_part(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
@@ -442,10 +471,11 @@ def _url_refused_by_part(value: Any, handler: ValidatorFunctionWrapHandler) -> A
     problem = url_problem(url)
     if problem is None and not refused:
         return url
+    quoted = json.dumps(shape(value)) if problem and _CREDENTIAL_SEGMENT in problem else shown(value)
     raise PydanticCustomError(
         "value_error",
         "{error}",
-        {"error": f"got {shown(value)}: {problem or 'it is not scheme://host[:port][/path]'}; {CHART_REPOSITORY_RULE}"},
+        {"error": f"got {quoted}: {problem or 'it is not scheme://host[:port][/path]'}; {CHART_REPOSITORY_RULE}"},
     )
 
 

@@ -280,7 +280,7 @@ class StackInput(Shape):
         ChartRepository,
         Setting(
             "DRA driver keys",
-            "`oci://registry.k8s.io/dra-driver-nvidia/charts` (the default for `dra-driver-nvidia-gpu`) or `https://helm.ngc.nvidia.com/nvidia` (the default and only upstream for `nvidia-dra-driver-gpu`); or any mirror (`https://`, `http://` or `oci://`, no user or password in the URL: it would be stored in clear; a login goes in [`chartRepositoryUsername` and `chartRepositoryPassword`](#charts-from-a-mirror-or-a-private-repository))",
+            "`oci://registry.k8s.io/dra-driver-nvidia/charts` (the default for `dra-driver-nvidia-gpu`) or `https://helm.ngc.nvidia.com/nvidia` (the default and only upstream for `nvidia-dra-driver-gpu`); or any mirror (`https://`, `http://` or `oci://`, no user or password in the URL nor a token in a path segment (`https://dl.cloudsmith.io/<token>/...`): it would be stored in clear; a login goes in [`chartRepositoryUsername` and `chartRepositoryPassword`](#charts-from-a-mirror-or-a-private-repository))",
             default="",
             shown_default="per chart line",
         ),

@@ -150,6 +150,39 @@ def test_a_refused_repository_names_the_part_that_failed_then_the_rule(key, give
     assert "hunter2" not in message, message
 
 
+@pytest.mark.parametrize("key", sorted(set(CHART_KEYS.values())))
+@pytest.mark.parametrize(
+    ("given", "token"),
+    [
+        ("https://harbor.example.com/ghp_CANARYabcdefghijklmnopqrstuvwxyz0123", "ghp_CANARY"),
+        ("https://dl.cloudsmith.io/yC8ttsxgp4yYsGht/org/repo/helm/charts/", "yC8ttsxgp4yYsGht"),
+        ("https://repo.fury.io/CANARYx7Kq2mPz9Wv4Lb/nvidia/", "CANARYx7Kq2mPz9Wv4Lb"),
+        ("oci://registry.example/charts/eyJhbGciOiJIUzI1NiJ9", "eyJhbGciOiJ"),
+        ("https://charts.example/robot%3Dhunter2/nvidia", "hunter2"),
+    ],
+)
+def test_a_repository_with_a_credential_in_a_path_segment_is_refused_without_quoting_it(key, given, token):
+    """A token in the path (Cloudsmith's and Gemfury's URLs carry one there) would be printed by the plan, written to
+    the values files and kept in the release's inputs in clear: refused like a user part, never quoted."""
+    run = every_release_stack(**{key: given})
+    assert run.resources == []
+    message = str(run.error)
+    assert f"nebius-dra:{key}: got" in message and "may hold a credential" in message, message
+    assert "path segment" in message and token not in message, message
+
+
+@pytest.mark.parametrize(
+    "taken",
+    [
+        "https://raw.githubusercontent.com/org/charts/0123456789abcdef0123456789abcdef01234567/stable",
+        "https://gitlab.example.com/api/v4/projects/12345/packages/helm/stable",
+        "https://charts.example/my%20charts",
+    ],
+)
+def test_a_path_segment_of_no_credential_shape_is_taken(taken):
+    assert url_problem(taken) is None
+
+
 @pytest.mark.parametrize(
     "taken", ["", MIRROR, MIRROR + "/", OCI_MIRROR, "http://10.0.0.5:8080/charts", "oci://[2001:db8::1]:5000/x"]
 )
