@@ -32,12 +32,30 @@ NOT_OBJECTS = ("kubernetes:helm.sh/", "kubernetes:yaml/", "kubernetes:kustomize/
 PATCH_SUFFIX = "Patch"
 MARKER = ".nebius-dra-plan"
 MARKER_TEXT = (
-    "Written by `python -m tools.plan`: every other file in this directory is replaced or deleted on each run.\n"
+    "Written by `python -m tools.plan`: each run replaces or deletes the files listed below, the ones it wrote, and\n"
+    "refuses to touch this directory while it holds any other file.\n"
 )
+# A marker of before the list (its text was one line) names no file: what it owned were the files of the shapes
+# the plan writes, `plan_files`'s paths.
+_UNLISTED_MARKER_FILES = re.compile(r"(?:kubernetes/[^/]+/[^/]+\.yaml|helm/[^/]+/[^/]+\.values\.yaml)")
 
 
 class ForeignDirectoryError(FileExistsError):
     """The output directory holds files the plan did not write; cleaning it could delete someone's work."""
+
+
+def marker_text(files: Iterable[str]) -> str:
+    """The marker's text: MARKER_TEXT, then the relative path of each file the run wrote, one a line, sorted."""
+    return MARKER_TEXT + "".join(f"{relative}\n" for relative in sorted(files))
+
+
+def recorded_files(marker: str, existing: Iterable[str]) -> set[str]:
+    """Of the `existing` files, the ones a marker's text says the plan wrote: those it lists, or, for a marker of
+    before the list, those of the shapes the plan writes."""
+    if marker.startswith(MARKER_TEXT):
+        listed = set(marker.removeprefix(MARKER_TEXT).splitlines())
+        return {relative for relative in existing if relative in listed}
+    return {relative for relative in existing if _UNLISTED_MARKER_FILES.fullmatch(relative)}
 
 
 class UnsafePlanPathError(OSError):
@@ -267,8 +285,10 @@ class _Directories:
 def write_plan_files(files: Mapping[str, str], directory: Path) -> WriteResult:
     """Writes what changed, leaves identical files untouched, deletes what this run no longer plans.
 
-    Only in a directory the plan made (it carries MARKER) or an empty one: `--out .` must never
-    delete a user's `./dev`. Nothing is followed through a symbolic link: when `directory`, or
+    Only in a directory the plan made (it carries MARKER) or an empty one, and only the files the
+    marker lists, the ones an earlier run wrote: `--out .` must never delete a user's `./dev`, nor a
+    run a note the user put beside the plan's files; any other file is refused, naming it, before
+    anything changes. Nothing is followed through a symbolic link: when `directory`, or
     anything in it the plan would read, write or delete, is a link, SymlinkRefusedError is raised
     before any file changes. Every file and folder is reached from an already-open parent folder
     with O_NOFOLLOW, so a link swapped in while the plan runs is refused too. `directory`'s own
@@ -290,11 +310,20 @@ def write_plan_files(files: Mapping[str, str], directory: Path) -> WriteResult:
                 f"{directory} has files the plan did not write (no {MARKER}); choose an empty or plan-made directory with --out"
             )
         existing, existing_folders = _walk(root, directory)
-        _write_file(root, MARKER, MARKER_TEXT.encode(), directory / MARKER)
-        removed = sorted(relative for relative in existing if relative not in files and relative != MARKER)
+        marker = (_read_file(root, MARKER, directory / MARKER) or b"").decode(errors="replace")
+        ours = recorded_files(marker, (relative for relative in existing if relative != MARKER))
+        foreign = [relative for relative in existing if relative not in ours and relative != MARKER]
+        if foreign:
+            more = f" and {len(foreign) - 1} more" if len(foreign) > 1 else ""
+            raise ForeignDirectoryError(
+                f"{directory} holds {directory / foreign[0]}{more}, which the plan did not write (its {MARKER} does "
+                "not list it); nothing was changed: move it out of the directory, or choose another --out"
+            )
+        removed = sorted(relative for relative in ours if relative not in files)
         for relative in removed:
             folder, _, name = relative.rpartition("/")
             os.unlink(name, dir_fd=folders.get(folder, create=False))
+        _write_file(root, MARKER, marker_text(files).encode(), directory / MARKER)
         written, unchanged = [], []
         for relative, text in files.items():
             *path, name = planned[relative]

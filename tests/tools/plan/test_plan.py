@@ -12,7 +12,7 @@ import pytest
 
 from tests.helpers import STACKS
 from tools.plan import __main__ as plan
-from tools.plan.files import api_version_and_kind, is_kubernetes_object, plan_files
+from tools.plan.files import MARKER, MARKER_TEXT, api_version_and_kind, is_kubernetes_object, plan_files
 from tools.plan.graph import DURATION_ESTIMATES, critical_path, dependency_edges, provider_urn, render_mermaid
 from tools.plan.mock_engine import RegisteredResource
 from tools.plan.model import build_plan
@@ -78,6 +78,8 @@ def test_a_second_run_removes_files_of_objects_no_longer_planned(tmp_path):
     stale = tmp_path / "dev" / "kubernetes" / "gone" / "pod-old.yaml"
     stale.parent.mkdir(parents=True)
     stale.write_text("kind: Pod\n")
+    with (tmp_path / "dev" / MARKER).open("a") as marker:  # as a run that planned the Pod recorded it
+        marker.write("kubernetes/gone/pod-old.yaml\n")
     result = build_plan("dev", out=tmp_path).files
     assert not stale.exists() and not stale.parent.exists()
     assert result.removed == ["kubernetes/gone/pod-old.yaml"]
@@ -90,6 +92,39 @@ def test_a_directory_the_plan_did_not_write_is_left_alone(tmp_path):
     assert plan.main(["--stack", "dev", "--out", str(tmp_path)]) == plan.EXIT_PROGRAM
     assert precious.read_text() == "mine\n"
     assert sorted(p.name for p in precious.parent.iterdir()) == ["notes.txt"]
+
+
+def test_the_marker_lists_the_files_the_run_wrote(tmp_path):
+    files = build_plan("dev", out=tmp_path).files
+    listed = (tmp_path / "dev" / MARKER).read_text().removeprefix(MARKER_TEXT).splitlines()
+    assert listed == sorted([*files.written, *files.unchanged]) and listed
+
+
+@pytest.mark.parametrize("placed", ["my-notes.md", "kubernetes/mine.yaml", "helm/notes/ours.values.yaml"])
+def test_a_file_the_plan_did_not_write_in_its_own_directory_is_refused_and_kept(tmp_path, capsys, placed):
+    """A plan-made directory is cleaned of the files an earlier run wrote, never of one a user put beside them."""
+    assert plan.main(["--stack", "dev", "--out", str(tmp_path)]) == plan.EXIT_OK
+    precious = tmp_path / "dev" / placed
+    precious.parent.mkdir(parents=True, exist_ok=True)
+    precious.write_text("precious\n")
+    before = {path: path.read_bytes() for path in (tmp_path / "dev").rglob("*") if path.is_file()}
+    capsys.readouterr()
+    assert plan.main(["--stack", "dev", "--out", str(tmp_path)]) == plan.EXIT_PROGRAM
+    err = capsys.readouterr().err
+    assert f"{tmp_path / 'dev'} holds {precious}, which the plan did not write" in err, err
+    assert {path: path.read_bytes() for path in (tmp_path / "dev").rglob("*") if path.is_file()} == before
+
+
+def test_a_marker_of_before_the_list_owns_the_files_of_the_plans_shapes(tmp_path):
+    """A directory an earlier version wrote (its marker lists no file) is still the plan's: its manifests and
+    values files are replaced; a file of another shape is refused."""
+    build_plan("dev", out=tmp_path)
+    (tmp_path / "dev" / MARKER).write_text("Written by `python -m tools.plan`: every other file ... each run.\n")
+    stale = tmp_path / "dev" / "kubernetes" / "gone" / "pod-old.yaml"
+    stale.parent.mkdir(parents=True)
+    stale.write_text("kind: Pod\n")
+    assert build_plan("dev", out=tmp_path).files.removed == ["kubernetes/gone/pod-old.yaml"]
+    assert (tmp_path / "dev" / MARKER).read_text().startswith(MARKER_TEXT)
 
 
 @pytest.mark.parametrize("stack", STACKS)
