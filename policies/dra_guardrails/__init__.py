@@ -16,17 +16,30 @@ imports it as `dra_guardrails` from inside `policies/`, the program's tools as
 from .framework import PolicyConfigError
 from .planned import PlannedResource
 from .registry import POLICIES, RULES
-from .runner import DisabledPolicy, Finding, check_resources, disabled_policies, pass_notes, validate_policy_config
+from .runner import (
+    DemotedPolicy,
+    DisabledPolicy,
+    Finding,
+    check_resources,
+    demoted_policies,
+    disabled_policies,
+    gating_policies,
+    pass_notes,
+    validate_policy_config,
+)
 
 __all__ = [
     "POLICIES",
     "RULES",
+    "DemotedPolicy",
     "DisabledPolicy",
     "Finding",
     "PlannedResource",
     "PolicyConfigError",
     "check_resources",
+    "demoted_policies",
     "disabled_policies",
+    "gating_policies",
     "pass_notes",
     "validate_policy_config",
 ]

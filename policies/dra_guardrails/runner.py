@@ -128,6 +128,38 @@ def disabled_policies(config: Mapping[str, Any] | None) -> list[DisabledPolicy]:
     return disabled
 
 
+@dataclass(frozen=True)
+class DemotedPolicy:
+    """A mandatory rule that `--policy-pack-config` sets to advisory: it runs, but no finding of it blocks `pulumi
+    up`; `by` is the entry that does (the rule's own name, or `all`)."""
+
+    policy: str
+    by: str
+
+
+_GATING = (EnforcementLevel.MANDATORY, EnforcementLevel.REMEDIATE)
+
+
+def demoted_policies(config: Mapping[str, Any] | None) -> list[DemotedPolicy]:
+    """The mandatory rules `config` sets to advisory, each with the entry that does, resolved as `disabled_policies`
+    resolves a disabled one."""
+    validate_policy_config(config)
+    demoted = []
+    for rule in RULES:
+        level, _ = _level_and_properties(rule.name, rule.level, config or {})
+        if rule.level in _GATING and level == EnforcementLevel.ADVISORY:
+            own, _ = _config_entry(rule.name, (config or {}).get(rule.name, {}))
+            demoted.append(DemotedPolicy(rule.name, rule.name if own is not None else ALL_POLICIES))
+    return demoted
+
+
+def gating_policies(config: Mapping[str, Any] | None) -> list[str]:
+    """The rules whose findings block `pulumi up` under `config` (mandatory or remediate, built in or set): none
+    left, and the pack gates nothing."""
+    validate_policy_config(config)
+    return [rule.name for rule in RULES if _level_and_properties(rule.name, rule.level, config or {})[0] in _GATING]
+
+
 def _reported(policy: Any, args: Any, subject: str | None) -> list[tuple[str | None, str, bool]]:
     """(urn, message, checked) for each violation; an unknown value is reported as unchecked, as the SDK does."""
     reported: list[tuple[str | None, str, bool]] = []

@@ -251,6 +251,7 @@ READER_FIELDS = (
     "findings",
     "passes",
     "disabled",
+    "demoted",
     "criticalPath",
     "estimates",
     "cost",

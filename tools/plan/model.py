@@ -15,11 +15,14 @@ from components.cost import COST_ESTIMATE_TYPE
 from components.redaction import redacted
 from policies.dra_guardrails import (
     RULES,
+    DemotedPolicy,
     DisabledPolicy,
     Finding,
     PlannedResource,
     check_resources,
+    demoted_policies,
     disabled_policies,
+    gating_policies,
     pass_notes,
     validate_policy_config,
 )
@@ -44,6 +47,14 @@ NO_POLICY_RAN = (
     "so nothing was checked and the gate does not pass; enable the rules to gate `pulumi up`"
 )
 
+# A plan whose mandatory rules were all demoted to advisory (or disabled) ran rules whose findings block nothing:
+# no more a gate than one whose rules were all disabled.
+NO_RULE_GATES = (
+    "no rule gates: --policy-config ({by}) demoted {demoted} and disabled {disabled} of the pack's {mandatory} "
+    "mandatory rules, and sets none to mandatory, so no finding blocks `pulumi up` and the gate does not pass; "
+    "give the rules back their mandatory level to gate `pulumi up`"
+)
+
 
 @dataclass
 class Plan:
@@ -57,6 +68,10 @@ class Plan:
     passes: list[tuple[str, str]] = field(default_factory=list)
     # The rules --policy-config turns off: none of them ran, so "policies pass" would not be true of them.
     disabled: list[DisabledPolicy] = field(default_factory=list)
+    # The mandatory rules --policy-config sets to advisory: they ran, but none of their findings blocks.
+    demoted: list[DemotedPolicy] = field(default_factory=list)
+    # Whether no rule is left mandatory under --policy-config: then nothing blocks, and the gate does not pass.
+    ungated: bool = False
     files: WriteResult | None = None
     rollouts: list[Rollout] = field(default_factory=list)
     # What the JSON plan records for a later baseline (tools/plan/changes.py snapshot).
@@ -115,6 +130,13 @@ class Plan:
         mandatory = sum(1 for disabled in self.disabled if disabled.mandatory)
         return NO_POLICY_RAN.format(by=by, count=len(RULES), mandatory=mandatory)
 
+    def no_rule_gates_text(self) -> str:
+        """`NO_RULE_GATES` for this plan: the entries that demoted or disabled the mandatory rules, how many."""
+        by = ", ".join(sorted({entry.by for entry in [*self.demoted, *self.disabled]}))
+        disabled = sum(1 for entry in self.disabled if entry.mandatory)
+        mandatory = len(gating_policies(None))
+        return NO_RULE_GATES.format(by=by, demoted=len(self.demoted), disabled=disabled, mandatory=mandatory)
+
     @property
     def blocked(self) -> bool:
         """True when `pulumi up` must not run: the program failed, a mandatory policy fired, the driver moves back,
@@ -135,6 +157,8 @@ class Plan:
         failures += [f"{mandatory} mandatory policy violation(s)"] if mandatory else []
         if self.no_policy_ran:
             failures.append(self.no_policy_text())
+        elif self.ungated:
+            failures.append(self.no_rule_gates_text())
         return failures
 
     def nodes(self) -> list[PlanNode]:
@@ -178,6 +202,8 @@ def build_plan(
     plan.findings = sorted_findings(check_resources(planned, policy_config))
     plan.passes = pass_notes(planned, policy_config)
     plan.disabled = disabled_policies(policy_config)
+    plan.demoted = demoted_policies(policy_config)
+    plan.ungated = not gating_policies(policy_config)
     plan.rollouts = sorted(
         (r for r in (rollout_of(resource, inputs[resource.urn]) for resource in run.resources) if r is not None),
         key=lambda rollout: rollout.name,

@@ -83,17 +83,31 @@ def _disabled_count(plan: Plan) -> str:
     return f"policies: {len(plan.disabled)} disabled by --policy-config ({', '.join(by)}), {ran} run"
 
 
+def _demoted_count(plan: Plan) -> str:
+    """How many mandatory rules --policy-config sets to advisory and by which entries: they ran, but a finding of
+    theirs blocks nothing, which a plain "policies pass" would hide."""
+    by = sorted({demoted.by for demoted in plan.demoted})
+    return f"policies: {len(plan.demoted)} MANDATORY rule(s) demoted to advisory by --policy-config ({', '.join(by)})"
+
+
 def _no_findings(plan: Plan) -> str:
     """The verdicts' line when no rule found anything: a plan whose rules were all disabled ran none."""
     if plan.no_policy_ran:
         return "no rule ran (every one disabled by --policy-config): nothing was checked"
+    if plan.ungated:
+        return "no rule that ran found anything, but none of them gates (--policy-config left no rule mandatory)"
     return "every rule that ran passes" if plan.disabled else "every rule passes"
 
 
 def _disabled_lines(plan: Plan) -> list[str]:
-    """One line per disabled rule, a mandatory one marked: it would have blocked `pulumi up` had it fired."""
+    """One line per disabled rule, a mandatory one marked: it would have blocked `pulumi up` had it fired; and one
+    per demoted mandatory rule, whose findings no longer block."""
     return [
-        f"disabled  {d.policy}{' (MANDATORY)' if d.mandatory else ''}: by --policy-config {d.by}" for d in plan.disabled
+        *(
+            f"disabled  {d.policy}{' (MANDATORY)' if d.mandatory else ''}: by --policy-config {d.by}"
+            for d in plan.disabled
+        ),
+        *(f"demoted  {d.policy} (MANDATORY -> advisory): by --policy-config {d.by}" for d in plan.demoted),
     ]
 
 
@@ -167,13 +181,21 @@ def _summary(plan: Plan) -> str:
     custom = sum(1 for node in nodes if node.resource.custom)
     mandatory = sum(1 for finding in plan.findings if finding.mandatory)
     advisory = len(plan.findings) - mandatory
+    demoted = {d.policy for d in plan.demoted}
+    firing = len({finding.policy for finding in plan.findings if finding.policy in demoted})
     verdict = f"BLOCKED by {mandatory} mandatory policy violation(s)" if mandatory else "policies pass"
+    if not mandatory and firing:  # a demoted rule's finding is a mandatory violation let through, no pass
+        verdict = f"no violation blocks, but {firing} demoted MANDATORY rule(s) fire"
     if plan.no_policy_ran:
         verdict = f"NOT GATED: {plan.no_policy_text()} (each listed under the policy verdicts)"
-    elif plan.disabled:
+    elif plan.ungated:
+        verdict = f"NOT GATED: {plan.no_rule_gates_text()}"
+    if plan.disabled and not plan.no_policy_ran:
         skipped = [d.policy for d in plan.disabled if d.mandatory]
-        verdict = (f"{verdict}; " if mandatory else "") + _disabled_count(plan)
+        verdict = (f"{verdict}; " if mandatory or plan.ungated or firing else "") + _disabled_count(plan)
         verdict += f", {len(skipped)} of them MANDATORY (listed under the policy verdicts)" if skipped else ""
+    if plan.demoted:
+        verdict += f"; {_demoted_count(plan)} (listed under the policy verdicts)"
     advice = f", {advisory} advisory finding(s)" if advisory else ""
     count = recreated_count(plan)
     recreated = f"; recreates the nodes of {count} node group(s)" if count else ""
@@ -389,7 +411,7 @@ def render_markdown(plan: Plan, graph: bool = True) -> str:
         lines += _markdown_table(("level", "policy", "resources", "message"), rows, "rules with findings")
     else:
         lines.append(f"{_no_findings(plan)[0].upper()}{_no_findings(plan)[1:]}.")
-    lines += ["", *(f"- {markdown_text(line)}" for line in _disabled_lines(plan))] if plan.disabled else []
+    lines += ["", *(f"- {markdown_text(line)}" for line in _disabled_lines(plan))] if _disabled_lines(plan) else []
     lines += (
         ["", *(f"- passes `{policy}`: {markdown_text(note)}" for policy, note in plan.passes)] if plan.passes else []
     )
@@ -436,6 +458,7 @@ def plan_document(plan: Plan) -> dict[str, Any]:
         ],
         "passes": [{"policy": policy, "note": note} for policy, note in plan.passes],
         "disabled": [{"policy": d.policy, "mandatory": d.mandatory, "by": d.by} for d in plan.disabled],
+        "demoted": [{"policy": d.policy, "by": d.by} for d in plan.demoted],
         "criticalPath": {
             "totalSeconds": plan.path[-1].finishes_at if plan.path else 0,
             "steps": [

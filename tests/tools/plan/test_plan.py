@@ -365,6 +365,40 @@ def test_a_policy_config_that_disables_policies_says_so_in_every_format(every_po
     assert "max-hourly-cost" not in {entry["policy"] for entry in disabled}
 
 
+def test_a_policy_config_that_demotes_every_mandatory_rule_does_not_pass_the_gate(tmp_path, capsys):
+    """`{"all": "advisory"}` ran every rule but let no finding block: the plan said "policies pass" and exited 0."""
+    from tools.plan.report import plan_document, render_markdown, render_text
+
+    policy_config = tmp_path / "policy-config.json"
+    policy_config.write_text(json.dumps({"all": "advisory"}))
+    status = plan.main(["--stack", "dev", "--out", "none", "--no-base", "--policy-config", str(policy_config)])
+    assert status == plan.EXIT_POLICY
+    summary = capsys.readouterr().out.splitlines()[0]
+    assert "NOT GATED: no rule gates: --policy-config (all) demoted" in summary and "policies pass" not in summary
+    assert "MANDATORY rule(s) demoted to advisory by --policy-config (all)" in summary, summary
+    demoted = build_plan("dev", out=None, policy_config={"all": "advisory"})
+    document = plan_document(demoted)
+    assert document["ok"] is False and document["reason"].startswith("no rule gates"), document
+    assert {"policy": "mk8s-cluster-version", "by": "all"} in document["demoted"]
+    for rendered in (render_text(demoted), render_markdown(demoted)):
+        assert (
+            "demoted  mk8s-cluster-version (MANDATORY -" in rendered and "advisory): by --policy-config all" in rendered
+        )
+
+
+def test_a_policy_config_that_demotes_one_mandatory_rule_says_so_and_still_gates():
+    from tools.plan.report import plan_document, render_text
+
+    demoted = build_plan("dev", out=None, policy_config={"mk8s-cluster-version": "advisory"})
+    summary = render_text(demoted).splitlines()[0]
+    assert "policies: 1 MANDATORY rule(s) demoted to advisory by --policy-config (mk8s-cluster-version)" in summary
+    document = plan_document(demoted)
+    assert document["ok"] is True and document["demoted"] == [
+        {"policy": "mk8s-cluster-version", "by": "mk8s-cluster-version"}
+    ]
+    assert plan_document(build_plan("dev", out=None))["demoted"] == []
+
+
 def test_a_plan_in_which_no_policy_ran_does_not_pass_the_gate_in_any_format(tmp_path, capsys):
     """Hostile round: with `{"all": "disabled"}` the JSON plan said `"ok": true` and the plan exited 0, though no
     rule had checked anything."""
