@@ -35,6 +35,8 @@ export $(USER_VARIABLES)
 
 # Read before the override below makes every given variable's origin "override".
 STACK_ORIGIN := $(origin STACK)
+OPTIONAL_PATHS := POLICY_CONFIG BASELINE BASE OUT
+$(foreach name,$(OPTIONAL_PATHS),$(eval $(name)_ORIGIN := $(origin $(name))))
 
 # A variable from make's command line or the environment is recursively expanded: make would expand `$(id)` in
 # POLICY_CONFIG='$(id)' to nothing (and `$$` to `$`) wherever it is used or exported, silently. Each given one is
@@ -46,6 +48,11 @@ comma := ,
 # left out; any other value stops make (exit 2), rather than NAME=0 or NAME=no meaning what NAME=1 means.
 switch = $(if $(filter-out 0 1,$($(1)))$(word 2,$($(1))),$(error $(1)=$($(1)): give 1 to $(4)$(comma) 0 to $(5)$(comma) or leave it out to $(6)),$(if $(filter 1,$($(1))),$(2))$(if $(filter 0,$($(1))),$(3)))
 
+# $(call given,NAME,--option,what NAME takes): `--option="$$NAME"` when NAME is not empty. Given on make's command
+# line but empty (`POLICY_CONFIG="$$PC"` with PC unset in a script) it stops make (exit 2), naming it, rather than
+# dropping the option: the plan would run with the pack's defaults, compare with the last commit, or write build/plan.
+given = $(if $(strip $($(1))),$(2)="$$$(1)",$(if $(filter command line,$($(1)_ORIGIN)),$(error $(1)= is empty: give $(3), or leave $(1) out)))
+
 # STACK_FILE=path/to/Pulumi.<name>.yaml plans or prices a stack file outside the stack list; given with a
 # STACK on make's command line as well, both reach the tool, which refuses the pair (exit 2) rather than pick
 # one. A STACK from the environment is not a choice made for this run (`make test` exports its default to the
@@ -53,10 +60,10 @@ switch = $(if $(filter-out 0 1,$($(1)))$(word 2,$($(1))),$(error $(1)=$($(1)): g
 STACK_ARGS = $(if $(STACK_FILE),--stack-file="$$STACK_FILE" $(if $(filter command line,$(STACK_ORIGIN)),--stack="$$STACK"),--stack="$$STACK")
 
 plan: setup  ## Offline plan of STACK (default dev) or STACK_FILE, FORMAT text|markdown|json, POLICY_CONFIG=<json>, BASELINE=<json plan> or BASE=<git revision> (default: the last commit; NO_BASE=1 compares with nothing, NO_BASE=0 with the base), GRAPH=1 (or 0), OUT=<dir>|none: no cloud account, no Pulumi CLI.
-	@$(PY) -m tools.plan $(STACK_ARGS) --format="$$FORMAT" $(if $(POLICY_CONFIG),--policy-config="$$POLICY_CONFIG") $(if $(BASELINE),--baseline="$$BASELINE") $(if $(BASE),--base="$$BASE") $(call switch,NO_BASE,--no-base,,compare with nothing,compare with the base,compare with the base) $(call switch,GRAPH,--graph,,add the dependency graph to the text plan,leave it out,leave it out) $(if $(OUT),--out="$$OUT")
+	@$(PY) -m tools.plan $(STACK_ARGS) --format="$$FORMAT" $(call given,POLICY_CONFIG,--policy-config,a policy config file) $(call given,BASELINE,--baseline,a JSON plan) $(call given,BASE,--base,a git revision) $(call switch,NO_BASE,--no-base,,compare with nothing,compare with the base,compare with the base) $(call switch,GRAPH,--graph,,add the dependency graph to the text plan,leave it out,leave it out) $(call given,OUT,--out,a folder or none)
 
 cost: setup  ## What STACK's (or STACK_FILE's) nodes cost (FORMAT text|markdown|json); BASE=<git revision> adds what the change costs.
-	@$(PY) -m tools.cost $(STACK_ARGS) --format="$$FORMAT" $(if $(BASE),--base="$$BASE")
+	@$(PY) -m tools.cost $(STACK_ARGS) --format="$$FORMAT" $(call given,BASE,--base,a git revision)
 
 new-stack: setup  ## A new stack on the project's defaults: NAME=<stack> PARENT_ID=project-... SUBNET_ID=vpcsubnet-... write Pulumi.<NAME>.yaml and the identity bootstrap's tools/ci_identity/Pulumi.<NAME>.yaml (its repository REPOSITORY=OWNER/REPO, or the one the bootstrap's stacks name, and GitHub's REPOSITORY_OWNER_ID and REPOSITORY_ID, which a repository created since 2026-07-15 needs), and add it to .github/stacks.json (the workflows' list, in deploy order) before its last stack, or after the stack AFTER=<stack> names.
 	$(PY) -m tools.new_stack --name="$$NAME" --parent-id="$$PARENT_ID" --subnet-id="$$SUBNET_ID" --after="$$AFTER" --repository="$$REPOSITORY" --repository-owner-id="$$REPOSITORY_OWNER_ID" --repository-id="$$REPOSITORY_ID"

@@ -354,6 +354,32 @@ def test_a_make_switch_takes_1_or_0_and_refuses_any_other_value_naming_it(variab
         assert ", 0 to " in made.stderr and "or leave it out" in made.stderr and "argv" not in made.stdout
 
 
+@pytest.mark.parametrize(
+    ("target", "variable", "takes"),
+    [
+        ("plan", "POLICY_CONFIG", "a policy config file"),
+        ("plan", "BASELINE", "a JSON plan"),
+        ("plan", "BASE", "a git revision"),
+        ("plan", "OUT", "a folder or none"),
+        ("cost", "BASE", "a git revision"),
+    ],
+)
+def test_a_make_variable_given_empty_stops_make_naming_it_rather_than_dropping_its_option(
+    target, variable, takes, tmp_path
+):
+    """Hostile review: `make plan POLICY_CONFIG=` (a script's unset `$PC`) planned with the pack's defaults, exit 0;
+    `BASELINE=` compared with the last commit, `OUT=` wrote build/plan."""
+    printer = tmp_path / "argv"
+    printer.write_text('#!/bin/sh\nprintf "%s\\n" "$@"\n')
+    printer.chmod(0o755)
+    make = ["make", "--no-print-directory", "-o", "venv/.installed", target, f"PY={printer}", f"{variable}="]
+    made = subprocess.run(make, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert made.returncode == 2 and f"{variable}= is empty: give {takes}, or leave {variable} out" in made.stderr
+    assert made.stdout == "", made.stdout
+    left_out = subprocess.run(make[:-1], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert left_out.returncode == 0 and "--" + variable.lower().replace("_", "-") not in left_out.stdout
+
+
 @pytest.mark.parametrize("target", ["plan", "cost"])
 def test_make_prints_only_the_tools_output_so_a_json_plan_can_be_redirected(target, tmp_path):
     """`make plan FORMAT=json > plan.json` is a JSON plan (a later --baseline): make echoes no command line there."""
