@@ -17,7 +17,7 @@ from typing import Any
 
 from components.config.chart_keys import chart_keys, unknown_key_problems
 from components.config.errors import ConfigProblems, config_key, shown
-from components.config.guards import override_problems
+from components.config.guards import latest_tag_problems, override_problems
 from components.config.namespaces import fixed_release_namespaces, refuse_taken_namespace
 from components.config.repositories import chart_repository
 from components.dra_constants import (
@@ -249,6 +249,9 @@ def parse_driver_config(
     taints = [taint for group in groups for taint in group.taints]
     for unknown in unknown_key_problems(settings.draDriverValues, chart_keys(line.chart, line.keys_version)):
         problems.add(config_key("draDriverValues"), unknown)
-    for path, message in guarded_override_problems(driver, taints):
+    for path, message in [
+        *guarded_override_problems(driver, taints),
+        *latest_tag_problems(settings.draDriverValues, f"v{driver.version}"),
+    ]:
         problems.add(config_key("draDriverValues"), f"{path}: {message}")
     return driver

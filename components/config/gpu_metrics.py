@@ -16,7 +16,7 @@ from typing import Any
 
 from components.config.chart_keys import chart_keys, unknown_key_problems
 from components.config.errors import ConfigProblems, config_key, shown
-from components.config.guards import override_problems
+from components.config.guards import latest_tag_problems, override_problems
 from components.config.namespaces import refuse_taken_namespace, release_namespaces
 from components.config.repositories import chart_repository
 from components.dra_constants import (
@@ -146,16 +146,7 @@ def chart_side_door_problems(overrides: dict[str, Any]) -> list[tuple[str, str]]
         for key in FIELD_LIST_MOUNTS
         if key in overrides
     ]
-    image = overrides.get("image")
-    tag = image.get("tag") if isinstance(image, dict) else None
-    if isinstance(tag, str) and tag.strip().lower() == "latest":
-        problems.append(
-            (
-                "image.tag",
-                f"got {shown(tag)}, which is whatever was pushed last; give a version such as 4.5.3-4.8.2-distroless",
-            )
-        )
-    return problems
+    return problems + latest_tag_problems(overrides, "4.5.3-4.8.2-distroless")
 
 
 def guarded_override_problems(observability: ObservabilityConfig, gpu_taints: Iterable[Taint]) -> list[tuple[str, str]]:

@@ -31,3 +31,14 @@ def override_problems(
             given = "removes it" if result is _MISSING else f"sets it to {shown(result)}"
             problems.append((path, f"the override {given}, but it {reason}"))
     return problems
+
+
+def latest_tag_problems(overrides: Mapping[str, Any], example: str) -> list[tuple[str, str]]:
+    """(path, complaint) when the overrides set a chart's `image.tag` to `latest`, which is whatever was pushed last,
+    not the release the chart pins: every chart values override of the stack (draDriverValues, gpuMetricsValues) is
+    held to it, as sampleGpuImage is. `example` is a version of the chart's image the complaint suggests."""
+    image = overrides.get("image")
+    tag = image.get("tag") if isinstance(image, Mapping) else None
+    if isinstance(tag, str) and tag.strip().lower() == "latest":
+        return [("image.tag", f"got {shown(tag)}, which is whatever was pushed last; give a version such as {example}")]
+    return []

@@ -82,3 +82,19 @@ def test_gpu_metrics_values_cannot_reach_a_guarded_value_around_its_key(values, 
 )
 def test_gpu_metrics_values_that_keep_the_guards_are_accepted(values):
     assert parsed("dev", gpuMetrics="true", gpuMetricsValues=values).observability is not None
+
+
+@pytest.mark.parametrize("key", ["draDriverValues", "gpuMetricsValues"])
+@pytest.mark.parametrize("tag", ["latest", "Latest "])
+def test_every_chart_values_override_refuses_an_image_tag_of_latest(key, tag):
+    """Hostile review: draDriverValues took `image.tag: latest` (the driver's controller and kubelet plugin on every
+    GPU node would run whatever was pushed last), while gpuMetricsValues refused it."""
+    values = {"image": {"repository": "registry.example.com/dra", "tag": tag}}
+    message = refusal(gpuMetrics="true", **{key: values})
+    assert f"nebius-dra:{key}: image.tag: got {tag!r}".replace("'", '"') in message, message
+    assert "which is whatever was pushed last" in message
+
+
+def test_a_pinned_dra_driver_image_tag_is_accepted():
+    values = {"image": {"repository": "registry.example.com/dra", "tag": "v25.12.0"}}
+    assert parsed("dev", draDriverValues=values).driver.value_overrides == values
