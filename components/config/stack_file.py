@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from components.config.errors import ConfigError, ConfigProblems, did_you_mean, quoted_name, shown, shown_name
+from components.config.provider_keys import PULUMI_NAMESPACE, plain_provider_secret, provider_keys
 from components.config.reading import key_lines, load_yaml
 from components.dra_constants import NAMESPACE
 from components.input.stack import credentials_in
@@ -218,6 +219,37 @@ def look_alike_problem(key: str, namespace: str, where: str, declared: Collectio
     )
 
 
+def foreign_key_problem(key: str, value: Any, namespace: str, where: str, declared: Collection[str]) -> str | None:
+    """The refusal of a key of another namespace than the project's that no one reads (components/config/
+    provider_keys.py): a namespace of no provider the program uses, or a key its provider does not read (with the
+    project's key of that name offered: `nebius:protect` for `nebius-dra:protect`); and a provider's credential set
+    in plain text. None for a key a provider reads, and for the CLI's own `pulumi:` keys."""
+    given, _, name = key.partition(":")
+    if given in (namespace, PULUMI_NAMESPACE):
+        return None
+    keys = provider_keys()
+    own = f"{namespace}:{name}"
+    mine = f"; did you mean {own}?" if own in declared else ""
+    if given not in keys:
+        return (
+            f"is set {where} under the namespace {shown(given)}, which neither this program ({namespace}:...) nor a "
+            f"provider it uses ({', '.join(f'{n}:...' for n in sorted(keys))}) reads: it would be dropped{mine}"
+        )
+    if name not in keys[given]:
+        return (
+            f"is set {where}, but the {given} provider reads no {shown(name)} (its keys: "
+            f"{', '.join(sorted(keys[given]))}): it would be dropped"
+            + (mine or did_you_mean(key, [f"{given}:{known}" for known in sorted(keys[given])]))
+        )
+    secure = isinstance(value, dict) and set(value) == {"secure"}
+    if not secure and plain_provider_secret(key, value):
+        return (
+            f"is set in plain text {where}, but it holds credentials, which the stack would keep in clear: set it "
+            f"as a secret, `pulumi config set {key} --secret < file` (and remove the plain value)"
+        )
+    return None
+
+
 def _keys_spelt_twice(config: Mapping[Any, Any], stack_file: Path, label: str) -> dict[str, str]:
     """Each key given both as `<namespace>:<name>` and in the legacy `<namespace>:config:<name>` (`parse_key`), with
     the message naming both lines.
@@ -389,6 +421,11 @@ def read_stack_file(stack: str, project_dir: Path = PROJECT_DIR, label: str | No
         spec = declared.get(key)
         if (look_alike := look_alike_problem(key, namespace, f"in {label}", list(declared))) is not None:
             problems.add(shown_name(key), look_alike)
+            continue
+        if namespace == NAMESPACE and (
+            foreign := foreign_key_problem(key, raw_value, namespace, f"in {label}", declared)
+        ):
+            problems.add(shown_name(key), foreign)
             continue
         if key.startswith(f"{namespace}:") and spec is None:
             problems.add(

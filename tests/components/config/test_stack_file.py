@@ -145,6 +145,8 @@ def test_a_key_is_read_exactly_as_the_cli_s_parse_key_reads_it(project, key, rea
     stack = stack_with(project, f'  "{key}": false\n')
     if read_as is None:
         assert f"{key}: is not a config key the Pulumi CLI reads" in refusal(project, stack)
+    elif read_as == ":protect":  # parsed, but under a namespace no one reads
+        assert "it would be dropped; did you mean nebius-dra:protect?" in refusal(project, stack)
     else:
         assert read_stack_file(stack, project).values[read_as] == "false"
 
@@ -286,9 +288,11 @@ def test_a_key_under_a_look_alike_of_the_projects_namespace_is_refused_not_dropp
     assert all(f"U+{ord(ch):04X}" in message for ch in given if not ch.isascii())
 
 
-@pytest.mark.parametrize("namespace", ["nebius", "kubernetes", "pulumi", "nebius-dra-extra-team"])
-def test_other_namespaces_are_left_to_their_providers(project, namespace):
-    read_stack_file(stack_with(project, f"  {namespace}:something: x\n"), project)
+@pytest.mark.parametrize("namespace", ["nebius", "kubernetes", "nebius-dra-extra-team"])
+def test_a_key_no_provider_reads_is_refused_but_the_clis_own_namespace_is_left_to_it(project, namespace):
+    message = refusal(project, stack_with(project, f"  {namespace}:something: x\n"))
+    assert f"{namespace}:something: is set in Pulumi.t.yaml" in message and "it would be dropped" in message
+    read_stack_file(stack_with(project, "  pulumi:something: x\n"), project)
 
 
 @pytest.mark.parametrize("given", ["Nebius-DRA", "nebius\u2010dra"], ids=["case", "hyphen"])
@@ -307,3 +311,47 @@ def test_a_stack_without_a_file_is_refused_naming_the_stacks_there(project):
     write_stack(project, "config: {}\n", "b")
     write_stack(project, "config: {}\n", "a")
     assert refusal(project, "nope") == f"no stack file Pulumi.nope.yaml in {project}; the stacks there: a, b"
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        (
+            "  nebius:protect: true\n",
+            'nebius:protect: is set in Pulumi.t.yaml, but the nebius provider reads no "protect"',
+        ),
+        ("  kubernetes:kubeconfg: /k\n", "did you mean kubernetes:kubeconfig?"),
+        (
+            "  nebius-dra-ci-identity:repository: o/r\n",
+            'under the namespace "nebius-dra-ci-identity", which neither this program (nebius-dra:...) nor a provider',
+        ),
+        ("  nebius-dra-ci-identity:protect: true\n", "it would be dropped; did you mean nebius-dra:protect?"),
+        (
+            '  kubernetes:kubeconfig: "users: [{user: {token: CANARY1234567890}}]"\n',
+            "kubernetes:kubeconfig: is set in plain text in Pulumi.t.yaml, but it holds credentials",
+        ),
+        ("  nebius:token: CANARY1234567890\n", "nebius:token: is set in plain text in Pulumi.t.yaml"),
+    ],
+)
+def test_a_key_of_another_namespace_that_no_one_reads_is_refused(project, line, expected):
+    """Hostile review: `nebius:protect` (meant as nebius-dra:protect) and a bootstrap key were dropped silently, and a
+    plain-text kubeconfig holding a token was taken."""
+    message = refusal(project, stack_with(project, line))
+    assert expected in message, message
+    assert "CANARY" not in message
+    if "nebius:protect" in line:
+        assert "did you mean nebius-dra:protect?" in message
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "  kubernetes:kubeconfig: /home/me/.kube/config\n",
+        "  kubernetes:enableServerSideApply: true\n",
+        "  nebius:timeout: 2m\n",
+        "  nebius:token:\n    secure: AAABAxyz\n",
+        "  pulumi:tags:\n    team: ml\n",
+    ],
+)
+def test_a_key_a_provider_the_program_uses_reads_is_taken(project, line):
+    read_stack_file(stack_with(project, line), project)
