@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from components.config.chart_keys import chart_keys, unknown_key_problems
-from components.config.errors import ConfigProblems, config_key, shown
+from components.config.errors import ConfigProblems, config_key, refuse_repeats, shown
 from components.config.guards import override_problems
 from components.config.namespaces import fixed_release_namespaces, refuse_taken_namespace
 from components.config.repositories import chart_repository
@@ -204,6 +204,7 @@ def _outage_accepted(
 ) -> tuple[str, ...]:
     """The groups named by draPluginOutageAccepted; a name that is no GPU group is refused, never ignored."""
     known = [group.name for group in groups]
+    refuse_repeats("draPluginOutageAccepted", settings.draPluginOutageAccepted, problems)
     unknown = [name for name in settings.draPluginOutageAccepted if name not in known]
     if unknown:
         problems.add(
