@@ -172,7 +172,7 @@ _PROSE_AFTER_BASIC = re.compile(r"[a-z]+[).:!?]*|[^A-Za-z0-9._~+/=-].*")
 # After `bearer`, the word `token` is prose (`a bearer token is visible ASCII only`), never a token; after either
 # scheme, an ellipsis is a text naming the form (`a word the redactor hides (Bearer ..., token ...)`).
 _PROSE_AFTER_BEARER = re.compile(r"(?i)tokens?[).:!?]*")
-_ELLIPSIS = re.compile(r"\.\.\.[).:!?]*|\u2026")
+_ELLIPSIS = re.compile(r"(?:\.\.\.|\u2026)[)`.:!?]*")
 _AUTH_SCHEME = re.compile(rf"(?i)\b((?:bearer|basic){_BLANK}+)([^\s\"'\\,;]+)")
 # A credential given to a command as a flag, as an exec plugin's command line is echoed: `--token x`, `--api-key=x`.
 # The value is never the next flag (`--secret --token x` redacts x: a run starting `--` is a flag) nor a shell

@@ -203,10 +203,11 @@ class GpuNodeGroupInput(Shape):
         Field(
             pattern=GPU_PRESET_PATTERN,
             max_length=63,
-            description="expected a GPU preset such as 8gpu-128vcpu-1600gb or 1gpu-16vcpu-200gb",
+            description="expected a GPU preset <G>gpu-<C>vcpu-<M>gb, G from 1 to 8, C and M from 1, such as "
+            "8gpu-128vcpu-1600gb or 1gpu-16vcpu-200gb",
         ),
         Doc(
-            "a GPU preset `<G>gpu-<C>vcpu-<M>gb` such as `8gpu-128vcpu-1600gb` or `1gpu-16vcpu-200gb`; `<G>` is the GPUs per node"
+            "a GPU preset `<G>gpu-<C>vcpu-<M>gb` such as `8gpu-128vcpu-1600gb` or `1gpu-16vcpu-200gb`; `<G>` is the GPUs per node, 1 to 8"
         ),
     ]
     fixedNodeCount: Annotated[NodeCount | None, Doc("a fixed number of nodes, 1 to 100", required="one of the two")] = (
