@@ -62,7 +62,13 @@ from components.config.reading import (
 from components.redaction import redacted
 from components.shown import quotable, shape, shown
 from policies.dra_guardrails import PolicyConfigError
-from tools.plan.base_plan import NoBaselineError, UnknownRevisionError, base_plan, default_base
+from tools.plan.base_plan import (
+    BasePlanFailedError,
+    NoBaselineError,
+    UnknownRevisionError,
+    base_plan,
+    default_base,
+)
 from tools.plan.baseline import BaselineError
 from tools.plan.model import DEFAULT_OUT, Plan, build_plan
 from tools.plan.report import RENDERERS, render_error, render_error_markdown
@@ -219,6 +225,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif not args.no_base:
             try:
                 baseline, baseline_from = _base(stack, args.base)
+            except BasePlanFailedError as failed:
+                if args.base is not None:
+                    # Asked for: comparing with nothing would pass a CI job's check that it never ran.
+                    return _refused(
+                        f"--base {shown(args.base)}: {failed}; the comparison asked for cannot be made (fix the "
+                        "base, give --baseline PLAN.json, or --no-base to compare with nothing)"
+                    )
+                no_baseline = str(failed)
             except NoBaselineError as none:
                 no_baseline = str(none)
         plan = build_plan(stack, out=out, policy_config=policy_config, baseline=baseline, stack_file=args.stack_file)
