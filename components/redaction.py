@@ -94,6 +94,12 @@ _TOKEN_FORM = re.compile(
 )
 
 
+def holds_a_token(text: str) -> bool:
+    """True when `text` has a token's form (`_TOKEN_FORM`: `ghp_...`, a JWT, an AWS key ID) anywhere in it: the one
+    credential shape that a text of several words (a script, a CEL expression) cannot hold for a reason of its own."""
+    return _TOKEN_FORM.search(text) is not None
+
+
 def may_hold_a_credential(text: str) -> bool:
     """True when `text` has what a credential needs one of (`_MARKERS`, a ':' that is no port's or tag's) or a
     token's form (`_TOKEN_FORM`): such a text is never quoted (`components.shown.shape` describes it), and an exec

@@ -67,6 +67,14 @@ def test_a_minor_without_dra_rules_is_refused_naming_the_minors_that_have_them(s
     assert line.endswith(f"of a minor the stack has DRA rules for (policies/dra_minors.json): {allowed}")
 
 
+@pytest.mark.parametrize("version", ["1.35-nebius-node." + "9" * 400, "1." + "9" * 100])
+def test_an_overlong_kubernetes_version_is_one_problem_line(stack_config, version):
+    message = refused({**stack_config("dev"), "nebius-dra:kubernetesVersion": version})
+    lines = [line for line in message.splitlines() if "nebius-dra:kubernetesVersion:" in line]
+    assert len(lines) == 1, lines
+    assert "(1 problem" in message.splitlines()[0]
+
+
 @pytest.mark.parametrize("version", [*SUPPORTED_MINORS, "1.34-nebius-node.2"])
 def test_good_kubernetes_versions_run(stack_config, version):
     run = run_program("dev", config={**stack_config("dev"), "nebius-dra:kubernetesVersion": version})
