@@ -513,3 +513,18 @@ def test_a_name_listed_twice_is_refused_not_merged(key, value, named):
     # `[gpu, gpu]` was taken as `[gpu]` (attack 37, F8): a slip for another name is said, not swallowed.
     message = refused("dev", {f"nebius-dra:{key}": json.dumps(value)})
     assert f"nebius-dra:{key}: lists {named} more than once; list each once" in message
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        'device.driver == "x" "ghp_CANARYabcdefghijklmnopqrstuvwxyz0123"',
+        "device.driver == 'x' ghp_CANARYabcdefghijklmnopqrstuvwxyz0123",
+    ],
+)
+def test_a_cel_refusal_hides_a_token_shaped_word_of_the_expression_it_quotes(expression):
+    """Attack 2, A5: the parser's `extraneous input '...'` quoted a GitHub token of the expression whole."""
+    template = {"name": "tok", "requests": [request(selectors=[{"cel": {"expression": expression}}])]}
+    message = refused("prod", user(template))
+    assert "selectors[0] is not valid CEL: Syntax error: extraneous input" in message
+    assert "CANARY" not in message and "[redacted]" in message
