@@ -688,6 +688,42 @@ def test_a_malformed_checked_preset_is_refused_naming_the_entry(checked_presets,
         jsonschema.validate(checked_presets, CHECKED_SCHEMA)
 
 
+def test_a_checked_preset_checked_after_today_is_refused_naming_the_entry():
+    """Attack 2, A4: a check "made on 2099-11-30" is a typo, and it settled the advisory."""
+    props = with_preset("1.34", "gpu-h200-sxm", "cuda13.0")
+    config = {"checkedPresets": [CHECKED, {**CHECKED, "checkedOn": "2099-11-30"}]}
+    with pytest.raises(PolicyConfigError) as refused:
+        resource_violations("gpu-drivers-preset-known", NODE_GROUP_TYPE, props, config=config)
+    assert str(refused.value).startswith(
+        'gpu-drivers-preset-known: checkedPresets entry 1: checkedOn "2099-11-30" is after today ('
+    )
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "form"),
+    [
+        ("driversPreset", "latest", 'cuda<MAJOR> or cuda<MAJOR>.<MINOR>, such as "cuda13.0"'),
+        ("platform", "h200", 'gpu-<name>, such as "gpu-h200-sxm"'),
+        ("kubernetesVersion", "1.34.2", 'MAJOR.MINOR, such as "1.34"'),
+    ],
+)
+def test_a_malformed_checked_preset_field_is_refused_saying_what_it_looks_like(field, value, form):
+    props = with_preset("1.34", "gpu-h200-sxm", "cuda13.0")
+    config = {"checkedPresets": [{**CHECKED, field: value}]}
+    with pytest.raises(PolicyConfigError) as refused:
+        resource_violations("gpu-drivers-preset-known", NODE_GROUP_TYPE, props, config=config)
+    assert f'{field} got "{value}": expected ' in str(refused.value) and form in str(refused.value)
+
+
+def test_a_token_shaped_checked_preset_value_is_not_echoed():
+    """Attack 2, A5: the refusal echoed the whole entry, a GitHub token pasted into it among its values."""
+    props = with_preset("1.34", "gpu-h200-sxm", "cuda13.0")
+    config = {"checkedPresets": [{**CHECKED, "driversPreset": "ghp_CANARYabcdefghijklmnopqrstuvwxyz0123"}]}
+    with pytest.raises(PolicyConfigError) as refused:
+        resource_violations("gpu-drivers-preset-known", NODE_GROUP_TYPE, props, config=config)
+    assert "CANARY" not in str(refused.value) and "driversPreset got" in str(refused.value)
+
+
 @pytest.mark.parametrize("field", sorted(CHECKED))
 def test_a_checked_preset_field_with_a_trailing_newline_is_refused(field):
     props = with_preset("1.34", "gpu-h200-sxm", "cuda13.0")
