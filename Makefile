@@ -30,7 +30,7 @@ engines: $(JS_ENGINE)/node_modules/.installed  ## The JavaScript engine the test
 # Every variable a user gives reaches the tools through the environment, read in the recipe as "$$NAME", so no
 # value is ever parsed by the shell (a quote or ';' in STACK_FILE is part of the path); make tests only whether
 # one is empty. Command-line variables are exported anyway; these exports take the defaults above too.
-USER_VARIABLES := STACK FORMAT FUZZ_SECONDS FUZZ_SCALE E2E STACK_FILE POLICY_CONFIG BASELINE BASE OUT SEED NAME PARENT_ID SUBNET_ID AFTER REPOSITORY NO_BASE GRAPH BURN_IN
+USER_VARIABLES := STACK FORMAT FUZZ_SECONDS FUZZ_SCALE E2E STACK_FILE POLICY_CONFIG BASELINE BASE OUT SEED NAME PARENT_ID SUBNET_ID AFTER REPOSITORY REPOSITORY_OWNER_ID REPOSITORY_ID NO_BASE GRAPH BURN_IN
 export $(USER_VARIABLES)
 
 # Read before the override below makes every given variable's origin "override".
@@ -58,8 +58,8 @@ plan: setup  ## Offline plan of STACK (default dev) or STACK_FILE, FORMAT text|m
 cost: setup  ## What STACK's (or STACK_FILE's) nodes cost (FORMAT text|markdown|json); BASE=<git revision> adds what the change costs.
 	@$(PY) -m tools.cost $(STACK_ARGS) --format="$$FORMAT" $(if $(BASE),--base="$$BASE")
 
-new-stack: setup  ## A new stack on the project's defaults: NAME=<stack> PARENT_ID=project-... SUBNET_ID=vpcsubnet-... write Pulumi.<NAME>.yaml and the identity bootstrap's tools/ci_identity/Pulumi.<NAME>.yaml (its repository REPOSITORY=OWNER/REPO, or the one the bootstrap's stacks name), and add it to .github/stacks.json (the workflows' list, in deploy order) before its last stack, or after the stack AFTER=<stack> names.
-	$(PY) -m tools.new_stack --name="$$NAME" --parent-id="$$PARENT_ID" --subnet-id="$$SUBNET_ID" --after="$$AFTER" --repository="$$REPOSITORY"
+new-stack: setup  ## A new stack on the project's defaults: NAME=<stack> PARENT_ID=project-... SUBNET_ID=vpcsubnet-... write Pulumi.<NAME>.yaml and the identity bootstrap's tools/ci_identity/Pulumi.<NAME>.yaml (its repository REPOSITORY=OWNER/REPO, or the one the bootstrap's stacks name, and GitHub's REPOSITORY_OWNER_ID and REPOSITORY_ID, which a repository created since 2026-07-15 needs), and add it to .github/stacks.json (the workflows' list, in deploy order) before its last stack, or after the stack AFTER=<stack> names.
+	$(PY) -m tools.new_stack --name="$$NAME" --parent-id="$$PARENT_ID" --subnet-id="$$SUBNET_ID" --after="$$AFTER" --repository="$$REPOSITORY" --repository-owner-id="$$REPOSITORY_OWNER_ID" --repository-id="$$REPOSITORY_ID"
 
 lint: setup  ## ruff (lint and format) and mypy, as configured in pyproject.toml.
 	$(PY) -m ruff check .

@@ -13,16 +13,26 @@ from types import SimpleNamespace
 
 import pytest
 import yaml
+from pydantic import ValidationError
 
 from components.config.driver import CHART_LINES
-from components.config.stack_file import load_stack_config
+from components.config.errors import ConfigError
+from components.config.stack import parse_stack_config
+from components.config.stack_file import load_stack_config, program_config
+from components.input.prices import PriceTableInput
+from components.shown import NOT_QUOTED, shown
+from components.values.sample_pods import sample_pod_spec
 from policies.dra_guardrails import RULES
 from tests.helpers import STACKS, suite_modules
 from tools import ci_run, new_stack
+from tools.cost.__main__ import main as cost_main
 from tools.markdown_links import HEADING, anchors, prose, relative_targets, slug
 from tools.plan.__main__ import main as plan_main
 from tools.plan.model import build_plan
+from tools.verify import checks
+from tools.verify.checks import ClusterState
 from tools.verify.expectations import load_expectations
+from tools.verify.report import verdict_line
 from tools.verify.runner import Verification
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -372,3 +382,110 @@ def test_the_secret_placeholder_the_configuration_page_shows_plans_as_a_secret(t
     assert plan_main(["--stack-file", str(stack_file), "--out", "none"]) == 0
     printed = capsys.readouterr()
     assert placeholder not in printed.out + printed.err
+
+
+def test_the_price_docs_say_a_notes_kept_in_the_file_and_the_source_date_and_doubt_are_printed(tmp_path, capsys):
+    """Newcomer's walk: configuration.md said an override's `note` is printed with the price; it is printed nowhere."""
+    dev = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
+    (group,) = dev["config"]["nebius-dra:gpuNodeGroups"]
+    rate = {"usdPerGpuHour": 3.1, "source": "contract NB-2026-17", "date": "2026-11-15"}
+    entry = {"platform": group["platform"], "presets": [group["preset"]], "onDemand": rate}
+    entry |= {"note": "negotiated: 12 months committed; schedule B", "doubtful": "pending countersignature"}
+    variant = tmp_path / "Pulumi.priced.yaml"
+    variant.write_text(yaml.safe_dump({"config": {**dev["config"], "nebius-dra:priceOverrides": {"gpu": [entry]}}}))
+    for output in ("text", "json", "markdown"):
+        assert cost_main(["--stack-file", str(variant), "--format", output]) == 0
+        printed = capsys.readouterr().out
+        assert "negotiated" not in printed, output
+        assert all(said in printed for said in ("contract NB-2026-17", "2026-11-15", "pending countersignature"))
+    cost = " ".join((DOCS / "cost.md").read_text().split())
+    assert "list each price's date and source" in cost and "An entry's `note`" in cost
+    assert "is printed nowhere, in text, Markdown or JSON" in cost
+    configuration = " ".join((DOCS / "configuration.md").read_text().split())
+    assert "`note` is printed with" not in configuration and "or `doubtful` is printed with" not in configuration
+    assert "a `note` is printed nowhere, it stays in the file" in configuration
+
+
+def test_the_mirror_section_names_the_repository_keys_dev_takes_and_the_others_are_refused():
+    """Newcomer's walk: a mirror's URL in every repository key was refused for the charts dev does not install, which
+    the page did not say; it now names the keys dev takes, and each other one is refused."""
+    page = " ".join((DOCS / "configuration.md").read_text().split())
+    section = page.split("### Charts from a mirror or a private repository", 1)[1]
+    assert "a key for a chart it does not install is refused" in section
+    (takes,) = re.findall(r"so dev takes (.*?)\. ", section)
+    named = set(re.findall(r"`(\w+Repository)`", takes))
+    keys = {"draDriverRepository", "gpuOperatorRepository", "networkOperatorRepository", "dcgmExporterRepository"}
+    keys.add("kubePrometheusStackRepository")
+    assert named and named <= keys
+    dev = program_config(load_stack_config("dev"))
+    for key in sorted(keys):
+        config = {**dev, key: "oci://harbor.example.com/nvidia"}
+        if key in named:
+            parse_stack_config(config, "dev")
+        else:
+            with pytest.raises(ConfigError, match=f"nebius-dra:{key}"):
+                parse_stack_config(config, "dev")
+
+
+def test_the_sample_pods_section_says_they_get_no_pull_secret_as_the_stack_gives_none():
+    """Newcomer's walk: nothing said how nodes pull a sample image from a registry that needs a login; there is no
+    key for one, and the pods name none."""
+    declared = yaml.safe_load((ROOT / "Pulumi.yaml").read_text())["config"]
+    assert not [key for key in declared if "pull" in key.lower() or "imagesecret" in key.lower()]
+    spec = sample_pod_spec("gpu", "gpu", "registry.example.com:5000/ml/cuda:12.4-runtime", ["nvidia-smi"])
+    assert "imagePullSecrets" not in spec and "serviceAccountName" not in spec
+    section = " ".join((DOCS / "claim-templates.md").read_text().split("## Sample workloads", 1)[1].split())
+    assert "No key gives the sample pods a pull secret: they name no `imagePullSecrets`" in section
+    assert "from a registry that serves them without credentials, or through a registry mirror the nodes use" in section
+
+
+def test_the_verify_page_says_its_counts_are_of_the_steps_that_ran_and_passes_on_no_nodes_read_as_0():
+    """Newcomer's walk: `1 of 1 checks failed` with 14 steps skipped, and PASS lines on a cluster without GPU nodes,
+    were said nowhere; nor what to do for a variant, since the verifier takes no --stack-file."""
+    results = [
+        SimpleNamespace(name="cluster-read", status="fail", seconds=0.1, summary="x"),
+        *(SimpleNamespace(name=f"s{n}", status="skip", seconds=0, summary="not run") for n in range(14)),
+    ]
+    said = verdict_line(results)
+    page = " ".join((DOCS / "verify.md").read_text().split())
+    assert said == "1 of 1 checks failed: cluster-read" and f"whose `cluster-read` fails says `{said[:20]}`" in page
+    expect = load_expectations("dev")
+    empty = ClusterState(nodes=[], driver_pods=[], device_classes=[], resource_slices=[])
+    for step, check in (
+        ("gpu-slices", checks.check_gpu_slices),
+        ("legacy-device-plugin", checks.check_legacy_device_plugin),
+    ):
+        outcome = check(empty, expect)
+        assert outcome.passed and "0 GPU node(s)" in outcome.summary and f"`{step}`" in page
+    assert not checks.check_gpu_nodes(empty, expect).passed
+    assert "have nothing to check and PASS with counts of 0" in page
+    assert (
+        "the verifier takes no `--stack-file`" in page
+        and "--stack-file" not in (ROOT / "tools/verify/__main__.py").read_text()
+    )
+
+
+def test_what_a_refusal_quotes_is_what_shown_quotes_and_a_source_refuses_a_colon_a_note_takes():
+    """Newcomer's walk: `host:5000/ml/cuda:tag` read as quoted on the page and was hidden; and the refused marks of a
+    price's source (no ':' in a reference) and of a note (prose: ':' and ';' are punctuation) were not told apart."""
+    page = " ".join((DOCS / "configuration.md").read_text().split())
+    section = page.split("**What a refusal quotes.**", 1)[1].split("**Editors.**", 1)[0]
+    quoted = re.search(r"up to the next `/` or the end \((.*?)\)\.", section)
+    assert quoted
+    for value in re.findall(r"`([^`]+)`", quoted.group(1)):
+        assert shown(value) == json.dumps(value), value
+    for value in ("registry.example.com:5000/ml/cuda:12.4-runtime", "contract: NB-2026-17", "ghp_" + "a" * 36):
+        assert f"`{value[:4]}" in section and NOT_QUOTED in shown(value), value
+    assert "a reference such as a contract number holds no `:` at all" in section
+    assert "a `note` or `doubtful` is prose, where `:` and `;` are punctuation" in section
+    with pytest.raises(ValidationError):
+        PriceTableInput.model_validate({"gpu": [price_entry(source="contract: NB-2026-17")]})
+    PriceTableInput.model_validate({"gpu": [price_entry(note="negotiated: 12 months; schedule B")]})
+    with pytest.raises(ValidationError):
+        PriceTableInput.model_validate({"gpu": [price_entry(source="contract NB-2026-17; schedule B")]})
+
+
+def price_entry(source: str = "contract NB-2026-17", note: str = "") -> dict:
+    rate = {"usdPerGpuHour": 3.1, "source": source, "date": "2026-11-15"}
+    entry = {"platform": "gpu-h200-sxm", "presets": ["1gpu-16vcpu-200gb"], "onDemand": rate}
+    return entry | ({"note": note} if note else {})

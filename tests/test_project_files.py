@@ -282,7 +282,7 @@ MAKE_CALLS = {
     "fuzz": ["FUZZ_SECONDS", "FUZZ_SCALE", "SEED"],
     "e2e": ["E2E"],
     "verify": ["STACK"],
-    "new-stack": ["NAME", "PARENT_ID", "SUBNET_ID", "AFTER", "REPOSITORY"],
+    "new-stack": ["NAME", "PARENT_ID", "SUBNET_ID", "AFTER", "REPOSITORY", "REPOSITORY_OWNER_ID", "REPOSITORY_ID"],
 }
 
 

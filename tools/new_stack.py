@@ -8,8 +8,9 @@ It adds the stack to `.github/stacks.json`, the list the workflows preview and d
 names of the variables that hold its identities: before the last listed stack (prod here, the one that waits
 for its reviewers, keeps deploying last), or right after the stack `AFTER=<stack>` names. It writes the identity
 bootstrap's stack file `tools/ci_identity/Pulumi.<stack>.yaml` too (the project is PARENT_ID, the repository
-REPOSITORY=OWNER/REPO or the one the bootstrap's other stacks name, as dev's and prod's are committed). What it
-cannot do (the GitHub environment, the bootstrap's `pulumi up`) it prints as the next steps.
+REPOSITORY=OWNER/REPO or the one the bootstrap's other stacks name, as dev's and prod's are committed; GitHub's
+owner and repository IDs REPOSITORY_OWNER_ID and REPOSITORY_ID, which a repository created, renamed or transferred
+on or after 2026-07-15 needs, or the ones the other stacks set for that repository). What it cannot do (the GitHub environment, the bootstrap's `pulumi up`) it prints as the next steps.
 
 Exit status: 0 when the files are written, 2 when a value or `.github/stacks.json` is refused (nothing is
 written then).
@@ -99,6 +100,15 @@ class StackList(Shape):
         if doubled:
             raise ValueError(
                 f"lists {', '.join(doubled)} more than once; list each stack once (the workflows would run it twice)"
+            )
+        # A preview identity is a viewer on its own stack's project: shared, one stack's pull-request previews would
+        # log in as another's. (The deploy variable is one name on purpose: each GitHub environment sets its own.)
+        previews = [entry.previewIdentityVariable for entry in self.stacks]
+        for variable in sorted({variable for variable in previews if previews.count(variable) > 1}):
+            sharing = [entry.stack for entry in self.stacks if entry.previewIdentityVariable == variable]
+            raise ValueError(
+                f"stacks {' and '.join(sharing)} share the previewIdentityVariable {variable}: each stack's previews "
+                "log in as its own preview identity; give each stack its own variable"
             )
         return self
 
@@ -210,6 +220,32 @@ def read_stacks(path: Path) -> list[dict[str, Any]]:
     return [entry.model_dump() for entry in listed.stacks]
 
 
+# GitHub's numeric IDs as the bootstrap takes them (tools/ci_identity/config.py: 1 to 10**20 - 1 when set, 0 is unset).
+GITHUB_ID = re.compile(r"[1-9][0-9]{0,19}\Z")
+GITHUB_IDS_HOWTO = "gh api repos/OWNER/REPO --jq '.owner.id, .id'"
+
+
+def checked_github_ids(owner_id: str, repository_id: str) -> tuple[int, int] | None:
+    """REPOSITORY_OWNER_ID and REPOSITORY_ID, both positive whole numbers or neither (None): GitHub's immutable subject
+    names both, and the bootstrap refuses one without the other."""
+    if not owner_id and not repository_id:
+        return None
+    given = {"REPOSITORY_OWNER_ID": owner_id, "REPOSITORY_ID": repository_id}
+    for variable, value in given.items():
+        if not value:
+            other = next(name for name in given if name != variable)
+            raise NewStackError(
+                f"{variable} is empty but {other} is given: GitHub's immutable subject names both IDs, so give both "
+                f"({GITHUB_IDS_HOWTO}) or neither"
+            )
+        if not GITHUB_ID.match(value):
+            raise NewStackError(
+                f"{variable}={shown(value)} is not a GitHub ID: expected a positive whole number of at most 20 digits "
+                f"({GITHUB_IDS_HOWTO})"
+            )
+    return int(owner_id), int(repository_id)
+
+
 def checked_id(variable: str, value: str, kind: str) -> str:
     if not value:
         raise NewStackError(f"{variable} is empty: give the ID of your Nebius {kind}, {variable}=<id>")
@@ -238,10 +274,18 @@ def insert_at(stacks: Sequence[dict[str, Any]], after: str) -> int:
 
 
 def new_stack(
-    name: str, parent_id: str, subnet_id: str, project_dir: Path = PROJECT_DIR, after: str = "", repository: str = ""
+    name: str,
+    parent_id: str,
+    subnet_id: str,
+    project_dir: Path = PROJECT_DIR,
+    after: str = "",
+    repository: str = "",
+    github_ids: tuple[str, str] = ("", ""),
 ) -> list[Path]:
     """Writes the stack file, the bootstrap's stack file and the stack's entry in the workflows' list; NewStackError
-    before anything is written."""
+    before anything is written. `github_ids` (REPOSITORY_OWNER_ID, REPOSITORY_ID), when given, are the trusted
+    repository's IDs in place of any the bootstrap's other stacks set."""
+    ids = checked_github_ids(*github_ids)
     if not name:
         raise NewStackError("NAME is empty: give the new stack's name, make new-stack NAME=<stack>")
     try:
@@ -302,6 +346,8 @@ def new_stack(
             f"NAME={shown(name)}: {BOOTSTRAP_DIR / stack_file.name} exists already; choose another name"
         )
     trusted = bootstrap_repository(repository, project_dir / BOOTSTRAP_DIR, name, project_id)
+    if ids:
+        trusted = (trusted[0], *ids)
     entry = {"stack": name, "previewIdentityVariable": preview, "deployIdentityVariable": DEPLOY_IDENTITY_VARIABLE}
     for path, content in ((stack_file, text), (bootstrap_file, bootstrap_text(name, trusted, project_id))):
         with path.open("x", encoding="utf-8") as written:
@@ -322,11 +368,21 @@ def deploy_order(name: str, project_dir: Path) -> str:
     )
 
 
-def next_steps(name: str) -> str:
+def next_steps(name: str, github_ids: bool = False) -> str:
+    """What is left to do by hand; `github_ids`: the bootstrap's file has the repository's IDs."""
+    ids = (
+        ""
+        if github_ids
+        else f"""
+  for a repository created, renamed or transferred on or after 2026-07-15 (GitHub's immutable subjects): add its
+    IDs to {BOOTSTRAP_DIR / f"Pulumi.{name}.yaml"}, {BOOTSTRAP_NAMESPACE}:repositoryOwnerId and
+    {BOOTSTRAP_NAMESPACE}:repositoryId, the two numbers {GITHUB_IDS_HOWTO} prints, or its
+    CI login fails (new-stack writes them when given REPOSITORY_OWNER_ID and REPOSITORY_ID)"""
+    )
     return f"""next, by hand (README, Adding a stack):
   make plan STACK={name}                      # plans it offline; edit its GPU group first
   pulumi stack init {name} --secrets-provider passphrase   # in your backend, with CI's passphrase; it updates the file
-  add its row to the README's table of stacks
+  add its row to the README's table of stacks{ids}
   for CI: the GitHub environment {shown(name)}, and the identity bootstrap's stack {shown(name)} in {BOOTSTRAP_DIR}
     (its file is written: check it with `venv/bin/python -m tools.ci_identity.check --stack {name}`, then
     create its stack there and `pulumi up` it as a Nebius admin, docs/ci.md), whose outputs go into the variables
@@ -348,10 +404,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         default="",
         help="OWNER/REPO the CI identities trust (make's REPOSITORY); default: the bootstrap's",
     )
+    parser.add_argument(
+        "--repository-owner-id",
+        default="",
+        help="GitHub's numeric ID of the repository's owner (make's REPOSITORY_OWNER_ID), with --repository-id",
+    )
+    parser.add_argument(
+        "--repository-id",
+        default="",
+        help="GitHub's numeric ID of the repository (make's REPOSITORY_ID), needed by one created since 2026-07-15",
+    )
     parser.add_argument("--project-dir", type=Path, default=PROJECT_DIR, help=argparse.SUPPRESS)
     args = parsed_arguments(parser, argv)
     try:
-        written = new_stack(args.name, args.parent_id, args.subnet_id, args.project_dir, args.after, args.repository)
+        written = new_stack(
+            args.name,
+            args.parent_id,
+            args.subnet_id,
+            args.project_dir,
+            args.after,
+            args.repository,
+            (args.repository_owner_id, args.repository_id),
+        )
     except NewStackError as refused:
         # Every refusal quotes what was given (NAME, AFTER, the IDs): through the one redactor, as every tool's output,
         # so a URL or `token=...` typed into one is not echoed (hostile round five).
@@ -360,7 +434,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     for path in written:
         print(f"wrote {path.relative_to(args.project_dir)}")
     print(deploy_order(args.name, args.project_dir))
-    print(next_steps(args.name))
+    # Read back as written (the IDs may come from the other stacks); an unset key reads as its default, 0.
+    bootstrap = read_stack_file(args.name, args.project_dir / BOOTSTRAP_DIR).values
+    print(next_steps(args.name, github_ids=bootstrap.get(f"{BOOTSTRAP_NAMESPACE}:repositoryId", "0") != "0"))
     return EXIT_OK
 
 

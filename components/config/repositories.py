@@ -115,7 +115,8 @@ def repository_access(
             config_key(PASSWORD_KEY),
             "is set in plain text, but it is the password of a chart repository: set it as a secret, "
             f"`pulumi config set {config_key(PASSWORD_KEY)} --secret < password-file` (and remove the plain value; it "
-            "is not shown)",
+            "is not shown); to plan offline without the Pulumi CLI, put a `secure:` placeholder in its place "
+            "(docs/configuration.md, Writing a secret)",
         )
         refused = True
     if refused:

@@ -267,7 +267,9 @@ def test_the_password_and_a_secret_username_are_pulumi_secrets_in_helms_options(
             {},
             {**LOGIN, **SECRET_PASSWORD},
             "nebius-dra:chartRepositoryPassword: is set in plain text, but it is the password of a chart repository: "
-            "set it as a secret, `pulumi config set nebius-dra:chartRepositoryPassword --secret < password-file`",
+            "set it as a secret, `pulumi config set nebius-dra:chartRepositoryPassword --secret < password-file` "
+            "(and remove the plain value; it is not shown); to plan offline without the Pulumi CLI, put a `secure:` "
+            "placeholder in its place (docs/configuration.md, Writing a secret)",
             id="plain-password",
         ),
     ],

@@ -236,9 +236,27 @@ def test_make_new_stack_refuses_an_after_with_a_blank_naming_it(variables, envir
         ({"stacks": [], "extra": 1, "comment": "keep me"}, 'has unknown field(s) "comment"; allowed: stacks'),
         ({"stacks": [{**entry("dev"), "x": 1}]}, 'stacks[0] has unknown field(s) "x"; allowed: stack, preview'),
         ({"stacks": [entry("dev"), entry("dev")]}, "lists dev more than once; list each stack once"),
+        (
+            {
+                "stacks": [
+                    {**entry("dev"), "previewIdentityVariable": entry("prod")["previewIdentityVariable"]},
+                    entry("prod"),
+                ]
+            },
+            "stacks dev and prod share the previewIdentityVariable NEBIUS_PREVIEW_SERVICE_ACCOUNT_ID_PROD",
+        ),
         ([], 'got []; expected a map {"stacks": [...]}'),
     ],
-    ids=["list-name", "null-name", "number-name", "unknown-top-level-key", "unknown-entry-key", "twice", "no-map"],
+    ids=[
+        "list-name",
+        "null-name",
+        "number-name",
+        "unknown-top-level-key",
+        "unknown-entry-key",
+        "twice",
+        "shared-preview-identity",
+        "no-map",
+    ],
 )
 def test_a_stack_list_the_workflows_could_not_run_is_refused_before_anything_is_written(project, capsys, listed, named):
     """Hostile review: a non-string stack was a traceback (after writing both files, for null), and unknown keys were
@@ -385,3 +403,65 @@ def test_a_refused_value_holding_a_credential_is_not_echoed(project, capsys, opt
     assert new_stack.main([*args, "--project-dir", str(project)]) == new_stack.EXIT_REFUSED
     err = capsys.readouterr().err
     assert err.startswith("make new-stack: ") and "CANARY5582" not in err, err
+
+
+def test_github_ids_given_are_written_into_the_bootstraps_file_which_its_check_passes(project, capsys, monkeypatch):
+    """Newcomer's walk: a repository created since 2026-07-15 sends GitHub's immutable subjects, whose IDs new-stack
+    had no way to take; its file then held the name-only repository and CI's login failed at the token exchange."""
+    args = ["--name", "staging", "--parent-id", PROJECT_ID, "--subnet-id", SUBNET_ID, "--project-dir", str(project)]
+    assert new_stack.main([*args, "--repository-owner-id", "12", "--repository-id", "345"]) == 0
+    assert "2026-07-15" not in capsys.readouterr().out
+    bootstrap_dir = project / new_stack.BOOTSTRAP_DIR
+    assert yaml.safe_load((bootstrap_dir / "Pulumi.staging.yaml").read_text())["config"] == {
+        f"{BOOTSTRAP_KEY}:repository": "example-org/nebius-dra",
+        f"{BOOTSTRAP_KEY}:repositoryOwnerId": 12,
+        f"{BOOTSTRAP_KEY}:repositoryId": 345,
+        f"{BOOTSTRAP_KEY}:projectId": PROJECT_ID,
+    }
+    monkeypatch.setattr(check, "BOOTSTRAP_DIR", bootstrap_dir)
+    monkeypatch.setattr(ci_config, "read_stack_file", lambda stack: read_stack_file(stack, project))
+    assert check.main(["--stack", "staging"]) == check.EXIT_OK
+    assert "repo:example-org@12/nebius-dra@345:environment:staging" in capsys.readouterr().out
+
+
+def test_without_github_ids_the_next_steps_say_a_new_repository_needs_them(project, capsys):
+    args = ["--name", "staging", "--parent-id", PROJECT_ID, "--subnet-id", SUBNET_ID, "--project-dir", str(project)]
+    assert new_stack.main(args) == 0
+    told = " ".join(capsys.readouterr().out.split())
+    assert "for a repository created, renamed or transferred on or after 2026-07-15" in told
+    assert f"{BOOTSTRAP_KEY}:repositoryOwnerId and {BOOTSTRAP_KEY}:repositoryId" in told
+    assert "gh api repos/OWNER/REPO --jq '.owner.id, .id'" in told
+
+
+@pytest.mark.parametrize(
+    ("owner_id", "repository_id", "named"),
+    [
+        ("12", "", "REPOSITORY_ID is empty but REPOSITORY_OWNER_ID is given: GitHub's immutable subject names both"),
+        ("", "345", "REPOSITORY_OWNER_ID is empty but REPOSITORY_ID is given"),
+        ("0", "345", 'REPOSITORY_OWNER_ID="0" is not a GitHub ID: expected a positive whole number'),
+        ("12", "-1", 'REPOSITORY_ID="-1" is not a GitHub ID'),
+        ("12", "3e5", 'REPOSITORY_ID="3e5" is not a GitHub ID'),
+        ("12", "012", 'REPOSITORY_ID="012" is not a GitHub ID'),
+        (
+            "1" * 21,
+            "345",
+            f'REPOSITORY_OWNER_ID="{"1" * 21}" is not a GitHub ID: expected a positive whole number of at',
+        ),
+    ],
+)
+def test_github_ids_that_are_not_two_positive_whole_numbers_are_refused_and_nothing_is_written(
+    project, capsys, owner_id, repository_id, named
+):
+    before = {path: path.read_text() for path in project.rglob("*") if path.is_file()}
+    args = ["--name", "staging", "--parent-id", PROJECT_ID, "--subnet-id", SUBNET_ID, "--project-dir", str(project)]
+    ids = [f"--repository-owner-id={owner_id}", f"--repository-id={repository_id}"]
+    assert new_stack.main([*args, *ids]) == new_stack.EXIT_REFUSED
+    assert named in capsys.readouterr().err
+    assert {path: path.read_text() for path in project.rglob("*") if path.is_file()} == before
+
+
+def test_make_new_stack_hands_the_github_ids_to_the_tool():
+    """Checked first, so that this run writes nothing into the project whatever else it is given."""
+    made = make_new_stack("REPOSITORY_OWNER_ID=12", "REPOSITORY_ID=x1")
+    assert made.returncode == 2
+    assert 'make new-stack: REPOSITORY_ID="x1" is not a GitHub ID' in made.stderr
