@@ -93,6 +93,10 @@ _TOKEN_FORM = re.compile(
     r"|xox[abposr]-[A-Za-z0-9-]{10}|(?:AKIA|ASIA)[0-9A-Z]{16}(?![0-9A-Z]))"
 )
 
+# A whole token of such a form in free text, to its last token character (a JWT's '.'-joined parts among them, a sentence's closing '.' not): what
+# `redacted` replaces. The run after the form's fixed start is one character class, so a search stays linear.
+_TOKEN_RUN = re.compile(_TOKEN_FORM.pattern + r"(?:[A-Za-z0-9_-]|\.(?=[A-Za-z0-9_-]))*")
+
 
 def holds_a_token(text: str) -> bool:
     """True when `text` has a token's form (`_TOKEN_FORM`: `ghp_...`, a JWT, an AWS key ID) anywhere in it: the one
@@ -445,11 +449,13 @@ def _auth(match: re.Match[str]) -> str:
 
 
 def redacted(text: str, secrets: Secrets = NO_SECRETS) -> str:
-    """`text` with the given secrets, URL credentials and parameters, and credential fields replaced."""
+    """`text` with the given secrets, URL credentials and parameters, tokens of a known form (`_TOKEN_FORM`) and
+    credential fields replaced."""
     if secrets:
         text = _replaced(text, secrets)
         if "... (" in text:
             text = _cut_starts(text, secrets)
+    text = _TOKEN_RUN.sub(REDACTED, text)
     if ":/" in text or ":\\" in text:
         text = _URL.sub(_url, text)
     if _USERINFO_END.search(text):

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from components.config.chart_keys import chart_keys, unknown_key_problems
+from components.config.chart_keys import chart_keys, credential_shaped_paths, unknown_key_problems
 from components.config.errors import ConfigProblems, config_key, refuse_repeats, shown
 from components.config.guards import override_problems
 from components.config.namespaces import fixed_release_namespaces, refuse_taken_namespace
@@ -250,6 +250,14 @@ def parse_driver_config(
     taints = [taint for group in groups for taint in group.taints]
     for unknown in unknown_key_problems(settings.draDriverValues, chart_keys(line.chart, line.keys_version)):
         problems.add(config_key("draDriverValues"), unknown)
+    if not secret_values:
+        for path in credential_shaped_paths(settings.draDriverValues):
+            problems.add(
+                config_key("draDriverValues"),
+                f"{path} may hold a credential (the plan's values file hides it, `pulumi up` would send it in plain "
+                f"text): set it as a secret, `pulumi config set --path --secret '{config_key('draDriverValues')}."
+                f"{path}' <value>`, or change it",
+            )
     for path, message in guarded_override_problems(driver, taints):
         problems.add(config_key("draDriverValues"), f"{path}: {message}")
     return driver

@@ -245,7 +245,7 @@ class GpuNodeGroupInput(Shape):
     labels: Annotated[
         dict[LabelKey, LabelValue],
         Doc(
-            "extra node labels: keys `[prefix/]name`, values at most 63 characters. The DRA labels above are set by the stack and cannot be changed (it also sets `nebius-dra/node-group` and `nebius-dra/driver-mode`); a key containing `kubernetes.io` or `k8s.io` is refused, since Nebius ignores such node labels. After a change, only nodes created afterwards get the new labels ([why](#what-nebius-checks-that-the-plan-cannot))"
+            "extra node labels: keys `[prefix/]name`, values at most 63 characters. The DRA labels above are set by the stack and cannot be changed (as are `nebius-dra/node-group`, the group's name, and `nebius-dra/driver-mode`: a label under these keys with another value is refused); a key containing `kubernetes.io` or `k8s.io` is refused, since Nebius ignores such node labels. After a change, only nodes created afterwards get the new labels ([why](#what-nebius-checks-that-the-plan-cannot))"
         ),
     ] = Field(default_factory=dict, description="expected a map of label key to string value")
     taints: Annotated[

@@ -342,7 +342,7 @@ class StackInput(Shape):
         Field(description="expected a map of chart values"),
         Setting(
             "DRA driver keys",
-            "extra chart values, deep-merged last; guarded values and keys the chart does not read are refused. It may be a secret (as `existingClusterKubeconfig` must be); the release's Helm values are then a secret as a whole",
+            "extra chart values, deep-merged last; guarded values and keys the chart does not read are refused. It may be a secret (as `existingClusterKubeconfig` must be); the release's Helm values are then a secret as a whole. Set in plain text, a value of a credential's shape (a URL's userinfo, a token) is refused: set such a value as a secret, `pulumi config set --path --secret 'nebius-dra:draDriverValues.<path>' <value>`",
             default={},
         ),
     ]
@@ -533,7 +533,7 @@ class StackInput(Shape):
         Field(description="expected a map of chart values"),
         Setting(
             "GPU metrics keys",
-            "extra chart values, deep-merged last (for example `resources`, `runtimeClassName`); the guarded values and the [refusals below](#gpu-metrics) (keys the chart does not read among them) are refused. Never a secret",
+            "extra chart values, deep-merged last (for example `resources`, `runtimeClassName`); the guarded values and the [refusals below](#gpu-metrics) (keys the chart does not read among them) are refused. Never a secret, so a value of a credential's shape (a URL's userinfo, a token) is refused too",
             default={},
         ),
     ]

@@ -107,6 +107,8 @@ def test_good_kubernetes_versions_run(stack_config, version):
         ({"labels": {"bad key!": "x"}}, 'labels key "bad key!" is malformed; expected [prefix/]name'),
         ({"labels": {"team": "no spaces"}}, 'labels.team got "no spaces"'),
         ({"labels": {"nvidia.com/gpu.present": "false"}}, "is set by the stack"),
+        ({"labels": {"nebius-dra/node-group": "other"}}, 'label nebius-dra/node-group is set by the stack to "h200"'),
+        ({"labels": {"nebius-dra/driver-mode": "operator"}}, "label nebius-dra/driver-mode is set by the stack to"),
         (
             {"taints": [{"key": "gpu", "value": "x", "effect": "Sometimes"}]},
             'taints[0].effect got "Sometimes"; allowed: NoSchedule, PreferNoSchedule, NoExecute',
