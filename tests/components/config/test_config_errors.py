@@ -121,6 +121,10 @@ def test_good_kubernetes_versions_run(stack_config, version):
         ({"driversPreset": "latest"}, 'driversPreset got "latest"'),
         ({"fixedNodeCount": 0}, "fixedNodeCount got 0; expected a whole number from 1 to 100"),
         ({"preset": "16vcpu-64gb"}, 'preset got "16vcpu-64gb"'),
+        # Attack 2, A16: no GPU node, and more GPUs than a Nebius node has (a multi-gpu template of 99).
+        ({"preset": "0gpu-128vcpu-1600gb"}, 'preset got "0gpu-128vcpu-1600gb"; expected a GPU preset'),
+        ({"preset": "9gpu-128vcpu-1600gb"}, "G from 1 to 8"),
+        ({"preset": "8gpu-0vcpu-1600gb"}, 'preset got "8gpu-0vcpu-1600gb"'),
         (
             {"fixedNodecount": 1},
             'unknown field(s) "fixedNodecount"; did you mean fixedNodeCount?; allowed: name, platform',
@@ -224,3 +228,10 @@ def test_every_gpu_platform_the_provider_documents_is_in_the_one_platform_table(
     docs = (Path(pulumi_nebius.__file__).parent / "outputs.py").read_text(encoding="utf-8")
     documented = set(re.findall(r"\bgpu-[a-z0-9]+(?:-[a-z0-9]+)*\b", docs))
     assert documented and documented <= set(GPU_PLATFORMS), documented - set(GPU_PLATFORMS)
+
+
+@pytest.mark.parametrize("preset", ["0vcpu-0gb", "0vcpu-16gb", "4vcpu-0gb"])
+def test_a_system_preset_of_no_cpu_or_no_memory_is_refused(stack_config, preset):
+    """Attack 2, A16: `0vcpu-0gb` was planned and priced at $0.00."""
+    message = refused({**stack_config("dev"), "nebius-dra:systemNodePreset": preset})
+    assert f'nebius-dra:systemNodePreset: got "{preset}"; expected a CPU preset <C>vcpu-<M>gb, C and M from 1' in message
