@@ -234,4 +234,6 @@ def test_every_gpu_platform_the_provider_documents_is_in_the_one_platform_table(
 def test_a_system_preset_of_no_cpu_or_no_memory_is_refused(stack_config, preset):
     """Attack 2, A16: `0vcpu-0gb` was planned and priced at $0.00."""
     message = refused({**stack_config("dev"), "nebius-dra:systemNodePreset": preset})
-    assert f'nebius-dra:systemNodePreset: got "{preset}"; expected a CPU preset <C>vcpu-<M>gb, C and M from 1' in message
+    assert (
+        f'nebius-dra:systemNodePreset: got "{preset}"; expected a CPU preset <C>vcpu-<M>gb, C and M from 1' in message
+    )
