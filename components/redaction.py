@@ -93,6 +93,16 @@ _TOKEN_FORM = re.compile(
     r"|xox[abposr]-[A-Za-z0-9-]{10}|(?:AKIA|ASIA)[0-9A-Z]{16}(?![0-9A-Z]))"
 )
 
+# A whole token of such a form in free text, to its last token character (a JWT's '.'-joined parts among them, a sentence's closing '.' not): what
+# `redacted` replaces. The run after the form's fixed start is one character class, so a search stays linear.
+_TOKEN_RUN = re.compile(_TOKEN_FORM.pattern + r"(?:[A-Za-z0-9_-]|\.(?=[A-Za-z0-9_-]))*")
+
+
+def holds_a_token(text: str) -> bool:
+    """True when `text` has a token's form (`_TOKEN_FORM`: `ghp_...`, a JWT, an AWS key ID) anywhere in it: the one
+    credential shape that a text of several words (a script, a CEL expression) cannot hold for a reason of its own."""
+    return _TOKEN_FORM.search(text) is not None
+
 
 def may_hold_a_credential(text: str) -> bool:
     """True when `text` has what a credential needs one of (`_MARKERS`, a ':' that is no port's or tag's) or a
@@ -172,7 +182,7 @@ _PROSE_AFTER_BASIC = re.compile(r"[a-z]+[).:!?]*|[^A-Za-z0-9._~+/=-].*")
 # After `bearer`, the word `token` is prose (`a bearer token is visible ASCII only`), never a token; after either
 # scheme, an ellipsis is a text naming the form (`a word the redactor hides (Bearer ..., token ...)`).
 _PROSE_AFTER_BEARER = re.compile(r"(?i)tokens?[).:!?]*")
-_ELLIPSIS = re.compile(r"\.\.\.[).:!?]*|\u2026")
+_ELLIPSIS = re.compile(r"(?:\.\.\.|\u2026)[)`.:!?]*")
 _AUTH_SCHEME = re.compile(rf"(?i)\b((?:bearer|basic){_BLANK}+)([^\s\"'\\,;]+)")
 # A credential given to a command as a flag, as an exec plugin's command line is echoed: `--token x`, `--api-key=x`.
 # The value is never the next flag (`--secret --token x` redacts x: a run starting `--` is a flag) nor a shell
@@ -439,11 +449,13 @@ def _auth(match: re.Match[str]) -> str:
 
 
 def redacted(text: str, secrets: Secrets = NO_SECRETS) -> str:
-    """`text` with the given secrets, URL credentials and parameters, and credential fields replaced."""
+    """`text` with the given secrets, URL credentials and parameters, tokens of a known form (`_TOKEN_FORM`) and
+    credential fields replaced."""
     if secrets:
         text = _replaced(text, secrets)
         if "... (" in text:
             text = _cut_starts(text, secrets)
+    text = _TOKEN_RUN.sub(REDACTED, text)
     if ":/" in text or ":\\" in text:
         text = _URL.sub(_url, text)
     if _USERINFO_END.search(text):

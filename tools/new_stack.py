@@ -101,6 +101,15 @@ class StackList(Shape):
             raise ValueError(
                 f"lists {', '.join(doubled)} more than once; list each stack once (the workflows would run it twice)"
             )
+        # A preview identity is a viewer on its own stack's project: shared, one stack's pull-request previews would
+        # log in as another's. (The deploy variable is one name on purpose: each GitHub environment sets its own.)
+        previews = [entry.previewIdentityVariable for entry in self.stacks]
+        for variable in sorted({variable for variable in previews if previews.count(variable) > 1}):
+            sharing = [entry.stack for entry in self.stacks if entry.previewIdentityVariable == variable]
+            raise ValueError(
+                f"stacks {' and '.join(sharing)} share the previewIdentityVariable {variable}: each stack's previews "
+                "log in as its own preview identity; give each stack its own variable"
+            )
         return self
 
 

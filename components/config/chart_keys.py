@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from components.config.errors import path_text
+from components.redaction import redacted
 
 CHART_KEYS_DIR = Path(__file__).resolve().parents[1] / "chart_keys"
 OPEN_MAP = ".*"
@@ -99,3 +100,23 @@ def _unknown_key(key: str, parent: str, keys: ChartKeys) -> str:
     if close:
         return f"{said}; did you mean {'.'.join(filter(None, (parent, close[0])))}?"
     return f"{said}; the chart's keys {there}: {', '.join(known) or 'none'}"
+
+
+def credential_shaped_paths(values: Any, parent: tuple[Any, ...] = ()) -> list[str]:
+    """The path of each text of a chart values document (a leaf or a map key) that the redactor rewrites
+    (`components.redaction.redacted`): a credential's shape. Set in plain text, such a value would reach the release
+    (and the state) in clear while the plan's values file, redacted leaf by leaf, shows another value."""
+    found: list[str] = []
+    pending: list[tuple[tuple[Any, ...], Any]] = [(parent, values)]
+    while pending:
+        path, value = pending.pop(0)
+        if isinstance(value, Mapping):
+            for key, item in value.items():
+                if isinstance(key, str) and redacted(key) != key:
+                    found.append(path_text([*path, key]))
+                pending.append(((*path, key), item))
+        elif isinstance(value, list):
+            pending.extend(((*path, index), item) for index, item in enumerate(value))
+        elif isinstance(value, str) and redacted(value) != value:
+            found.append(path_text(path))
+    return found

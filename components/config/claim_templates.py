@@ -20,7 +20,7 @@ from dataclasses import replace
 from typing import Any
 
 from components.cel import required_products, selector_problem
-from components.config.errors import ConfigProblems, config_key, did_you_mean, shown, shown_name
+from components.config.errors import ConfigProblems, config_key, did_you_mean, refuse_repeats, shown, shown_name
 from components.config.namespaces import refuse_taken_namespace, release_namespaces
 from components.config.node_fit import unfit_reason
 from components.dra_constants import (
@@ -429,12 +429,15 @@ def parse_claims_config(
         problem = image_problem(image)
         if problem:
             problems.add(config_key(key), f"{shown(image)} {problem}")
-    for key in ("builtinClaimTemplates", "allowedDeviceClasses"):
-        names: list[str] = getattr(settings, key)
-        again = sorted({name for name in names if names.count(name) > 1})
-        if again:
-            # A list of names that says one twice is a slip (`[gpu, gpu]` for `[gpu, multi-gpu]`), not a wish.
-            problems.add(config_key(key), f"lists {', '.join(again)} more than once; list each once")
+    for key in ("builtinClaimTemplates", "allowedDeviceClasses", "gpuProducts"):
+        refuse_repeats(key, getattr(settings, key), problems)
+    known = [name for name in settings.allowedDeviceClasses if name in KNOWN_DEVICE_CLASSES]
+    if known:
+        problems.add(
+            config_key("allowedDeviceClasses"),
+            f"lists {', '.join(map(shown, known))}, which the stack knows already ({', '.join(KNOWN_DEVICE_CLASSES)}); "
+            "list only DeviceClasses other drivers install",
+        )
     claims = ClaimsConfig(
         namespace=_namespace(settings, driver, problems),
         builtin_templates=tuple(settings.builtinClaimTemplates),

@@ -15,8 +15,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from components.config.chart_keys import chart_keys, unknown_key_problems
-from components.config.errors import ConfigProblems, config_key, shown
+from components.config.chart_keys import chart_keys, credential_shaped_paths, unknown_key_problems
+from components.config.errors import ConfigProblems, config_key, refuse_repeats, shown
 from components.config.guards import latest_tag_problems, override_problems
 from components.config.namespaces import fixed_release_namespaces, refuse_taken_namespace
 from components.config.repositories import chart_repository
@@ -204,6 +204,7 @@ def _outage_accepted(
 ) -> tuple[str, ...]:
     """The groups named by draPluginOutageAccepted; a name that is no GPU group is refused, never ignored."""
     known = [group.name for group in groups]
+    refuse_repeats("draPluginOutageAccepted", settings.draPluginOutageAccepted, problems)
     unknown = [name for name in settings.draPluginOutageAccepted if name not in known]
     if unknown:
         problems.add(
@@ -249,6 +250,14 @@ def parse_driver_config(
     taints = [taint for group in groups for taint in group.taints]
     for unknown in unknown_key_problems(settings.draDriverValues, chart_keys(line.chart, line.keys_version)):
         problems.add(config_key("draDriverValues"), unknown)
+    if not secret_values:
+        for path in credential_shaped_paths(settings.draDriverValues):
+            problems.add(
+                config_key("draDriverValues"),
+                f"{path} may hold a credential (the plan's values file hides it, `pulumi up` would send it in plain "
+                f"text): set it as a secret, `pulumi config set --path --secret '{config_key('draDriverValues')}."
+                f"{path}' <value>`, or change it",
+            )
     for path, message in [
         *guarded_override_problems(driver, taints),
         *latest_tag_problems(settings.draDriverValues, f"v{driver.version}"),

@@ -77,6 +77,13 @@ class ConfigProblems:
             raise ConfigError(self.message(), self)
 
 
+def refuse_repeats(key: str, names: Sequence[str], problems: ConfigProblems) -> None:
+    """A list of names that says one twice is a slip (`[gpu, gpu]` for `[gpu, multi-gpu]`), not a wish: refused."""
+    again = sorted({name for name in names if names.count(name) > 1})
+    if again:
+        problems.add(config_key(key), f"lists {', '.join(map(shown, again))} more than once; list each once")
+
+
 def closest_name(given: Any, known: Sequence[Any]) -> str | None:
     """The known name closest to a mistyped one when it is close (difflib's ratio, at least 0.6), else None."""
     names = [str(name) for name in known]

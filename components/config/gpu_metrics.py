@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from components.config.chart_keys import chart_keys, unknown_key_problems
+from components.config.chart_keys import chart_keys, credential_shaped_paths, unknown_key_problems
 from components.config.errors import ConfigProblems, config_key, shown
 from components.config.guards import latest_tag_problems, override_problems
 from components.config.namespaces import refuse_taken_namespace, release_namespaces
@@ -244,6 +244,12 @@ def parse_observability_config(
         settings.gpuMetricsValues, chart_keys(DCGM_EXPORTER_CHART, DCGM_EXPORTER_VERSION)
     ):
         problems.add(config_key("gpuMetricsValues"), unknown)
+    for path in credential_shaped_paths(settings.gpuMetricsValues):
+        problems.add(
+            config_key("gpuMetricsValues"),
+            f"{path} may hold a credential (the plan's values file hides it, `pulumi up` would send it in plain text), "
+            f"and {config_key('gpuMetricsValues')} cannot be set as a secret: change it",
+        )
     taints = [taint for group in groups for taint in group.taints]
     for path, message in guarded_override_problems(observability, taints):
         problems.add(config_key("gpuMetricsValues"), f"{path}: {message}")

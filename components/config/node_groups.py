@@ -17,6 +17,7 @@ from components.config.rollout import check_reserved_surge, parse_auto_repair, p
 from components.dra_constants import RESERVED_GPU_LABELS
 from components.gpu_platforms import GPU_PLATFORMS, GPU_PLATFORMS_READ, TABLE_FILE
 from components.input.node_groups import GpuNodeGroupInput, TaintInput
+from components.labels import gpu_node_labels
 from components.model import GPU_ROLLOUT, Autoscaling, GpuNodeGroupConfig, NodeRange, Taint
 
 NAME_LIMIT = 63  # Nebius: names of clusters, node groups and GPU clusters are 1-63 characters.
@@ -52,11 +53,19 @@ def _scaling(entry: GpuNodeGroupInput, problems: ConfigProblems) -> tuple[int | 
 
 def _labels(entry: GpuNodeGroupInput, problems: ConfigProblems) -> dict[str, str]:
     labels = {}
+    # The labels the stack sets on this group's nodes, from the one function that sets them: a user's value under one
+    # of these keys would be overwritten silently.
+    stack_labels = gpu_node_labels(entry.name, entry.driversPreset is not None, {})
     for key, value in entry.labels.items():
         if key in RESERVED_GPU_LABELS and value != RESERVED_GPU_LABELS[key]:
             problems.add(
                 _where(entry.name),
                 f"label {key} is set by the stack to {shown(RESERVED_GPU_LABELS[key])} so the DRA kubelet plugin finds the node; remove it",
+            )
+        elif key in stack_labels and value != stack_labels[key]:
+            problems.add(
+                _where(entry.name),
+                f"label {key} is set by the stack to {shown(stack_labels[key])} on this group's nodes; remove it",
             )
         elif any(part in key for part in IGNORED_LABEL_PARTS):
             problems.add(

@@ -76,6 +76,23 @@ class DuplicateKeyError(yaml.constructor.ConstructorError):
         return f"{self.where()}; give it once (a reader that takes it keeps one of the values and drops the other silently)"
 
 
+class MergeKeyError(yaml.constructor.ConstructorError):
+    """A YAML merge key (`<<: *anchor`, plain, not quoted: libyaml gives a plain scalar the style "", pyyaml None).
+    gopkg.in/yaml.v3, the Pulumi CLI's reader, merges it; the project's reader does not (its YAML 1.2 core schema has
+    no merge type), so it is refused once, at its line, rather than read as a key named `<<` beside fields that then
+    seem missing."""
+
+    def __init__(self, line: int) -> None:
+        super().__init__(None, None, "a YAML merge key")
+        self.line = line
+
+    def __str__(self) -> str:
+        return (
+            f"line {self.line}: YAML merge keys (<<) are not read by the offline plan and the project's tools; write "
+            "the fields out"
+        )
+
+
 def _key_text(key: Any) -> str:
     text = printable(key if isinstance(key, str) else json.dumps(key) if _is_scalar(key) else repr(key))
     return json.dumps(text if len(text) <= 80 else f"{text[:80]}...", ensure_ascii=False)
@@ -92,6 +109,8 @@ class Yaml12Loader(_BASE_LOADER):
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         first_places: dict[Any, tuple[int, int]] = {}
         for key_node, _ in node.value:
+            if isinstance(key_node, yaml.ScalarNode) and key_node.value == "<<" and not key_node.style:
+                raise MergeKeyError(key_node.start_mark.line + 1)
             key = self.construct_object(key_node, deep=True)
             place = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
             try:
@@ -316,7 +335,7 @@ def _yaml_kind(problem: str) -> str:
 def yaml_problem(failure: yaml.YAMLError) -> str:
     """A YAML error as `problem at line L, column C`, without the parser's multi-line excerpt, and no text of the
     document: a tag, an anchor or a character the parser names is said by its kind (`an unknown tag`)."""
-    if isinstance(failure, DuplicateKeyError):
+    if isinstance(failure, DuplicateKeyError | MergeKeyError):
         return str(failure)
     if isinstance(failure, yaml.MarkedYAMLError) and failure.problem_mark is not None:
         mark = failure.problem_mark
@@ -333,6 +352,8 @@ def parse_yaml(text: str, label: str, error: ErrorFactory = InputError) -> Any:
             return check_values(yaml.load(text, Loader=Yaml12Loader), label, error)
     except DuplicateKeyError as failure:
         raise error(f"{label}: {failure}") from failure  # the cause keeps the places for a reader that hides the key
+    except MergeKeyError as failure:
+        raise error(f"{label}: {failure}") from None
     except yaml.YAMLError as failure:
         raise error(f"{label} is not valid YAML: {yaml_problem(failure)}") from None
     raise error(f"{label}: {problem}")

@@ -117,7 +117,8 @@ def _validated(raw: RawConfig, problems: ConfigProblems) -> Salvaged:
     try:
         return Salvaged(StackInput.model_validate(document), left_out)
     except ValidationError as error:
-        add_validation_problems(problems, error, document, StackInput, skip=undecodable)
+        # A kubernetesVersion refused above is not worded again by the schema (its length bound names the same rule).
+        add_validation_problems(problems, error, document, StackInput, skip=left_out.keys)
         salvaged = salvage(document, error, left_out)
         for later, where, renamed in salvaged.read_as:
             add_validation_problems(problems, later, where, StackInput, within=renamed)

@@ -55,12 +55,15 @@ def nebius_id_rule(kind: str) -> str:
 
 
 GROUP_NAME_PATTERN = r"^[a-z]([a-z0-9-]{0,30}[a-z0-9])?$"
-CPU_PRESET_PATTERN = r"^[0-9]{1,4}vcpu-[0-9]{1,5}gb$"
+# A preset's counts start at 1: `0vcpu-0gb` is no node (it was priced at $0.00).
+CPU_PRESET_PATTERN = r"^[1-9][0-9]{0,3}vcpu-[1-9][0-9]{0,4}gb$"
 PLATFORM_PATTERN = r"^[a-z][a-z0-9]*(-[a-z0-9]+){1,6}$"
 # A GPU preset names its shape: GPUs, vCPUs and GiB of memory per node (`8gpu-128vcpu-1600gb`).
 # The stack-file schema validates presets with this pattern too, so it must mean the same in Go RE2,
 # ECMA-262 and Python (tests/test_regex_engines.py); Python matches it with `\Z`, as `$` would allow a newline.
-GPU_PRESET_PATTERN = r"^([0-9]{1,2})gpu-([0-9]{1,4})vcpu-([0-9]{1,5})gb$"
+# A Nebius GPU node has 1 to 8 GPUs (every preset of https://docs.nebius.com/compute/virtual-machines/types and of
+# prices/nebius.yaml): `0gpu-...` is no GPU node, and `99gpu-...` made a multi-gpu template the API server refuses.
+GPU_PRESET_PATTERN = r"^([1-8])gpu-([1-9][0-9]{0,3})vcpu-([1-9][0-9]{0,4})gb$"
 DRIVERS_PRESET_PATTERN = r"^cuda[0-9]{1,3}(\.[0-9]{1,3})?$"
 CHART_VERSION_PATTERN = r"^v?[0-9]{1,6}\.[0-9]{1,6}\.[0-9]{1,6}$"
 # An image reference, by the grammar of github.com/distribution/reference (reference.go's comment and regexp.go,

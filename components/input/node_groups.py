@@ -203,10 +203,11 @@ class GpuNodeGroupInput(Shape):
         Field(
             pattern=GPU_PRESET_PATTERN,
             max_length=63,
-            description="expected a GPU preset such as 8gpu-128vcpu-1600gb or 1gpu-16vcpu-200gb",
+            description="expected a GPU preset <G>gpu-<C>vcpu-<M>gb, G from 1 to 8, C and M from 1, such as "
+            "8gpu-128vcpu-1600gb or 1gpu-16vcpu-200gb",
         ),
         Doc(
-            "a GPU preset `<G>gpu-<C>vcpu-<M>gb` such as `8gpu-128vcpu-1600gb` or `1gpu-16vcpu-200gb`; `<G>` is the GPUs per node"
+            "a GPU preset `<G>gpu-<C>vcpu-<M>gb` such as `8gpu-128vcpu-1600gb` or `1gpu-16vcpu-200gb`; `<G>` is the GPUs per node, 1 to 8"
         ),
     ]
     fixedNodeCount: Annotated[NodeCount | None, Doc("a fixed number of nodes, 1 to 100", required="one of the two")] = (
@@ -244,7 +245,7 @@ class GpuNodeGroupInput(Shape):
     labels: Annotated[
         dict[LabelKey, LabelValue],
         Doc(
-            "extra node labels: keys `[prefix/]name`, values at most 63 characters. The DRA labels above are set by the stack and cannot be changed (it also sets `nebius-dra/node-group` and `nebius-dra/driver-mode`); a key containing `kubernetes.io` or `k8s.io` is refused, since Nebius ignores such node labels. After a change, only nodes created afterwards get the new labels ([why](#what-nebius-checks-that-the-plan-cannot))"
+            "extra node labels: keys `[prefix/]name`, values at most 63 characters. The DRA labels above are set by the stack and cannot be changed (as are `nebius-dra/node-group`, the group's name, and `nebius-dra/driver-mode`: a label under these keys with another value is refused); a key containing `kubernetes.io` or `k8s.io` is refused, since Nebius ignores such node labels. After a change, only nodes created afterwards get the new labels ([why](#what-nebius-checks-that-the-plan-cannot))"
         ),
     ] = Field(default_factory=dict, description="expected a map of label key to string value")
     taints: Annotated[

@@ -152,6 +152,14 @@ NOTE_EXPECTED = "a note in words, without a credential's marks"
 
 
 def _note_in_words(note: str) -> str:
+    # A note is printed as a source is, whose pattern takes printable ASCII only: a character a terminal acts on (a
+    # control character, ESC or BEL among them, a line break, a bidi override) is refused, by its code point.
+    unprintable = sorted({f"U+{ord(c):04X}" for c in note if not c.isprintable()})
+    if unprintable:
+        raise ValueError(
+            f"holds {', '.join(unprintable[:5])}, a character a terminal acts on (a control or format character, a "
+            f"line break); expected {NOTE_EXPECTED}, on one line of printable characters"
+        )
     return without_credential(note, NOTE_EXPECTED, prose=True)
 
 

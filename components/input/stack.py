@@ -199,7 +199,11 @@ class StackInput(Shape):
     ]
     systemNodePreset: Annotated[
         StrictStr,
-        Field(pattern=CPU_PRESET_PATTERN, max_length=63, description="expected a CPU preset such as 4vcpu-16gb"),
+        Field(
+            pattern=CPU_PRESET_PATTERN,
+            max_length=63,
+            description="expected a CPU preset <C>vcpu-<M>gb, C and M from 1, such as 4vcpu-16gb",
+        ),
         Setting("Cluster and node keys", "CPU preset of the system nodes (`<N>vcpu-<M>gb`)", default="4vcpu-16gb"),
     ]
     systemNodeCount: Annotated[
@@ -338,7 +342,7 @@ class StackInput(Shape):
         Field(description="expected a map of chart values"),
         Setting(
             "DRA driver keys",
-            "extra chart values, deep-merged last; guarded values and keys the chart does not read are refused. It may be a secret (as `existingClusterKubeconfig` must be); the release's Helm values are then a secret as a whole",
+            "extra chart values, deep-merged last; guarded values and keys the chart does not read are refused. It may be a secret (as `existingClusterKubeconfig` must be); the release's Helm values are then a secret as a whole. Set in plain text, a value of a credential's shape (a URL's userinfo, a token) is refused: set such a value as a secret, `pulumi config set --path --secret 'nebius-dra:draDriverValues.<path>' <value>`",
             default={},
         ),
     ]
@@ -529,7 +533,7 @@ class StackInput(Shape):
         Field(description="expected a map of chart values"),
         Setting(
             "GPU metrics keys",
-            "extra chart values, deep-merged last (for example `resources`, `runtimeClassName`); the guarded values and the [refusals below](#gpu-metrics) (keys the chart does not read among them) are refused. Never a secret",
+            "extra chart values, deep-merged last (for example `resources`, `runtimeClassName`); the guarded values and the [refusals below](#gpu-metrics) (keys the chart does not read among them) are refused. Never a secret, so a value of a credential's shape (a URL's userinfo, a token) is refused too",
             default={},
         ),
     ]
@@ -633,7 +637,7 @@ class StackInput(Shape):
         ),
         Setting(
             "Cost keys",
-            'prices for this stack\'s estimate that replace or add to [`prices/nebius.yaml`](prices/nebius.yaml), in the same shape (`gpu:` and `cpu:` lists). A GPU entry wins for its platform and listed presets, a CPU entry for its platform. Every price needs a `source` (a URL, or a reference such as a contract number) and a quoted `date` (`"YYYY-MM-DD"`); an entry may add a `note` (how the figure was read) and a `doubtful` (why it is not to be trusted). The cost report and the plan print each price\'s `source` and `date`, and an entry\'s `doubtful` beside every use of it; a `note` is printed nowhere, it stays in the file for its readers. Each of the three is refused, shown by its shape and never quoted, when it may hold a credential: in a `source`, a `%`-encoding, `=`, `&`, `?`, `#`, `;`, `@`, `\\` or a `:` other than a URL\'s `scheme://` and port (a reference holds no `:`: `contract NB-2026-17`, not `contract: NB-2026-17`); in a `note` or `doubtful`, which are prose and may hold `:`, `;` and the others, a `%`-encoding, and those marks only inside a URL in it; in each, a token-shaped word (16 or more letters and digits mixed) or a word the redactor hides (`Bearer ...`, `token ...`). Refused too: an entry that prices no node of the stack (a preset no GPU group runs, a CPU platform other than `systemNodePlatform`, a `spot` rate no spot group of the platform and preset uses: the system nodes are never spot). `currency` is `USD`, the only one. Nothing here reaches Nebius',
+            "prices for this stack's estimate that replace or add to [`prices/nebius.yaml`](prices/nebius.yaml), in the same shape (`gpu:` and `cpu:` lists). A GPU entry wins for its platform and listed presets, a CPU entry for its platform. Every price needs a `source` (a URL, or a reference such as a contract number) and a quoted `date` (`\"YYYY-MM-DD\"`); an entry may add a `note` (how the figure was read) and a `doubtful` (why it is not to be trusted). The cost report and the plan print each price's `source` and `date`, and an entry's `doubtful` beside every use of it; a `note` is printed nowhere, it stays in the file for its readers. Each of the three is refused, shown by its shape and never quoted, when it may hold a credential: in a `source`, a `%`-encoding, `=`, `&`, `?`, `#`, `;`, `@`, `\\` or a `:` other than a URL's `scheme://` and port (a reference holds no `:`: `contract NB-2026-17`, not `contract: NB-2026-17`); in a `note` or `doubtful`, which are prose and may hold `:`, `;` and the others, a `%`-encoding, and those marks only inside a URL in it; in each, a token-shaped word (16 or more letters and digits mixed) or a word the redactor hides (`Bearer ...`, `token ...`). Refused too: an entry that prices no node of the stack (a preset no GPU group runs, a CPU platform other than `systemNodePlatform`, a `spot` rate no spot group of the platform and preset uses: the system nodes are never spot). `currency` is `USD`, the only one. Nothing here reaches Nebius",
             default={},
         ),
     ]

@@ -27,7 +27,12 @@ from .planned import (
 )
 from .quoting import listed, shown
 
-DEFAULT_MINIMUM_VERSION = "1.34"
+# The first Kubernetes minor that serves DRA as resource.k8s.io/v1 (GA in 1.34): the lowest minimumVersion the pack
+# takes, since a lower one would only weaken a mandatory gate (every minor the stack runs is this one or later).
+DRA_V1_MINOR = "1.34"
+DEFAULT_MINIMUM_VERSION = DRA_V1_MINOR
+# A minimumVersion longer than this is no Kubernetes minor: refused before its digits are read as numbers.
+MINIMUM_VERSION_LIMIT = 16
 # Patterns the pack serves in a config schema (this one and CHECKED_PRESET_FIELDS) are compiled by the
 # Pulumi CLI with Go's regexp (pulumi pkg/v3 resource/analyzer/config.go validates policy config with
 # xeipuuv/gojsonschema v1.2.0, schema.go: regexp.Compile): RE2 syntax, ASCII classes, `$` the end of the
@@ -39,8 +44,14 @@ def check_cluster_version(resource: PlannedResource, config: Mapping[str, Any]) 
     if resource.type != CLUSTER_TYPE:
         return []
     minimum = config.get("minimumVersion", DEFAULT_MINIMUM_VERSION)
-    if not isinstance(minimum, str) or not MINIMUM_VERSION.fullmatch(minimum):
+    if not isinstance(minimum, str) or not MINIMUM_VERSION.fullmatch(minimum) or len(minimum) > MINIMUM_VERSION_LIMIT:
         raise PolicyConfigError(f'mk8s-cluster-version: minimumVersion must be "MAJOR.MINOR", got {shown(minimum)}')
+    if minor_version(minimum) < minor_version(DRA_V1_MINOR):
+        raise PolicyConfigError(
+            f'mk8s-cluster-version: minimumVersion "{shown(minimum)}" is below {DRA_V1_MINOR}, the first minor that '
+            f"serves resource.k8s.io/v1 (the DRA API the claim templates and the driver use), so it would only weaken "
+            f'this mandatory gate; allowed: "{DRA_V1_MINOR}" or a later MAJOR.MINOR (for example "1.35", not "1.3")'
+        )
     version = field_at(resource.props, "controlPlane", "version")
     fix = f'Set controlPlane.version to "{minimum}" or later (in this project: nebius-dra:kubernetesVersion).'
     if not version:
@@ -54,7 +65,7 @@ def check_cluster_version(resource: PlannedResource, config: Mapping[str, Any]) 
     if minor_version(version) < minor_version(minimum):
         return [
             f"{named(resource)} runs Kubernetes {shown(version)}, below the required {minimum}: resource.k8s.io/v1, "
-            f"the DRA API the claim templates and the driver use, is served from 1.34 on. {fix}"
+            f"the DRA API the claim templates and the driver use, is served from {DRA_V1_MINOR} on. {fix}"
         ]
     return []
 

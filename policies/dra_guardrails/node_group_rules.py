@@ -57,6 +57,13 @@ CHECKED_PRESET_FIELDS = {
     "driversPreset": re.compile(r"^cuda[0-9]{1,3}(\.[0-9]{1,3})?$"),
     "checkedOn": re.compile(r"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$"),
 }
+# What each field of an entry looks like, for the refusal of one that is missing or malformed.
+CHECKED_PRESET_FORMS = {
+    "kubernetesVersion": 'the cluster\'s MAJOR.MINOR, such as "1.34"',
+    "platform": 'a GPU platform, gpu-<name>, such as "gpu-h200-sxm"',
+    "driversPreset": 'cuda<MAJOR> or cuda<MAJOR>.<MINOR>, such as "cuda13.0" or "cuda12"',
+    "checkedOn": 'the day of the check, YYYY-MM-DD (UTC), not after today, such as "2026-11-30"',
+}
 CHECKED_PRESET_EXAMPLE = {
     "kubernetesVersion": "1.34",
     "platform": "gpu-h200-sxm",
@@ -74,17 +81,29 @@ def _is_calendar_day(text: str) -> bool:
     return True
 
 
-def _checked_presets(config: Mapping[str, Any]) -> set[tuple[str, str, str]]:
-    """(minor, platform, preset) of each `checkedPresets` entry; PolicyConfigError names a malformed one."""
+def _wrong_field(key: str, entry: Mapping[str, Any]) -> str:
+    if key not in CHECKED_PRESET_FIELDS:
+        return (
+            f'"{shown(str(key))}" is not a field of an entry (its fields: {", ".join(sorted(CHECKED_PRESET_FIELDS))})'
+        )
+    if key not in entry:
+        return f"{key} is missing: {CHECKED_PRESET_FORMS[key]}"
+    return f"{key} got {shown(as_json(entry[key]))}: expected {CHECKED_PRESET_FORMS[key]}"
+
+
+def _checked_presets(config: Mapping[str, Any], today: datetime.date | None = None) -> set[tuple[str, str, str]]:
+    """(minor, platform, preset) of each `checkedPresets` entry; PolicyConfigError names a malformed one, or one
+    checked after `today` (the UTC day, by default)."""
+    today = today or datetime.datetime.now(datetime.UTC).date()
     entries = config.get("checkedPresets", [])
     expected = f"expected a list of objects like {as_json(CHECKED_PRESET_EXAMPLE)}"
     if not isinstance(entries, Sequence) or isinstance(entries, str):
-        raise PolicyConfigError(f"gpu-drivers-preset-known: checkedPresets {expected}, got {as_json(entries)}")
+        raise PolicyConfigError(f"gpu-drivers-preset-known: checkedPresets {expected}, got {shown(as_json(entries))}")
     checked = set()
     for index, entry in enumerate(entries):
         where = f"gpu-drivers-preset-known: checkedPresets entry {index}"
         if not isinstance(entry, Mapping):
-            raise PolicyConfigError(f"{where}: {expected}, got {as_json(entry)}")
+            raise PolicyConfigError(f"{where}: {expected}, got {shown(as_json(entry))}")
         wrong = sorted(
             key
             for key in {*entry, *CHECKED_PRESET_FIELDS}
@@ -95,11 +114,19 @@ def _checked_presets(config: Mapping[str, Any]) -> set[tuple[str, str, str]]:
             )
         )
         if wrong:
+            # Each wrong field named with what it must look like; the entry is not echoed whole (a value of it may
+            # be a credential pasted by mistake: `shown` quotes each field's value).
+            details = "; ".join(_wrong_field(key, entry) for key in wrong)
             raise PolicyConfigError(
-                f"{where} ({', '.join(wrong)} missing, unknown or malformed): {expected}, got {as_json(entry)}"
+                f"{where} ({', '.join(wrong)} missing, unknown or malformed): {details}; {expected}"
             )
         if not _is_calendar_day(entry["checkedOn"]):
-            raise PolicyConfigError(f"{where}: checkedOn {as_json(entry['checkedOn'])} is not a day of the calendar")
+            raise PolicyConfigError(f'{where}: checkedOn "{shown(entry["checkedOn"])}" is not a day of the calendar')
+        if datetime.date.fromisoformat(entry["checkedOn"]) > today:
+            raise PolicyConfigError(
+                f'{where}: checkedOn "{entry["checkedOn"]}" is after today ({today.isoformat()}, UTC); a check is '
+                f"recorded on the day it was made: {CHECKED_PRESET_FORMS['checkedOn']}"
+            )
         checked.add((entry["kubernetesVersion"], entry["platform"], entry["driversPreset"]))
     return checked
 

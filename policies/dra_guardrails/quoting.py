@@ -2,9 +2,9 @@
 
 `pulumi preview --policy-pack policies` prints a message as the pack wrote it (the offline plan quotes it again, the
 CLI does not), so a value goes through `shown` before it is part of one: credential-shaped text hidden (a URL's
-userinfo, a parameter named like a token, key, password or secret, a bearer or basic token), every character a
-terminal would act on escaped (control characters, ESC among them, and Unicode format characters such as bidi
-overrides), and the result cut to a bounded length. The pack cannot import the program's own quoting
+userinfo, a parameter named like a token, key, password or secret, a bearer or basic token, a token of a known
+form such as `ghp_...`), every character a terminal would act on escaped (control characters, ESC among them, and
+Unicode format characters such as bidi overrides), and the result cut to a bounded length. The pack cannot import the program's own quoting
 (components/shown.py): the CLI runs it from inside `policies/`. Every pattern is linear: fixed or bounded text,
 single character classes, starts only at a boundary.
 """
@@ -33,6 +33,16 @@ _CREDENTIAL_NAME = re.compile(r"(?i)token|key|passw|pwd|secret|auth|credential|s
 # An HTTP Authorization header's credentials (RFC 9110 section 11.4): `Bearer <token>`, `Basic <base64>`.
 _AUTH_SCHEME = re.compile(r"(?i)(bearer|basic)(\s+)\S+")
 
+# A token whose form says what it is (a JWT's `eyJ`, GitHub's `ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_`, `github_pat_`,
+# GitLab's `glpat-`, Slack's `xox?-`, AWS's `AKIA`/`ASIA` key IDs), hidden whole to its last token character: the
+# forms of components/redaction.py `_TOKEN_FORM`, kept in step by tests/policies/test_policy_quoting.py.
+TOKEN_FORM = re.compile(
+    r"(?<![A-Za-z0-9_-])"
+    r"(?:eyJ[A-Za-z0-9_-]{8}|gh[pousr]_[A-Za-z0-9]{20}|github_pat_[A-Za-z0-9_]{20}|glpat-[A-Za-z0-9_-]{20}"
+    r"|xox[abposr]-[A-Za-z0-9-]{10}|(?:AKIA|ASIA)[0-9A-Z]{16}(?![0-9A-Z]))"
+)
+_TOKEN_RUN = re.compile(TOKEN_FORM.pattern + r"(?:[A-Za-z0-9_-]|\.(?=[A-Za-z0-9_-]))*")
+
 
 def _parameter(match: re.Match) -> str:
     name, between, value = match.groups()
@@ -43,6 +53,7 @@ def _parameter(match: re.Match) -> str:
 
 def redacted(text: str) -> str:
     """`text` with its credential-shaped parts replaced."""
+    text = _TOKEN_RUN.sub(REDACTED, text)
     text = _URL_USERINFO.sub(lambda m: f"{m.group(1)}{CREDENTIALS}@", text)
     text = _SCHEMELESS_USERINFO.sub(f"{CREDENTIALS}@", text)
     text = _AUTH_SCHEME.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)

@@ -24,6 +24,7 @@ from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
 from .cost_rules import max_hourly_cost_pass
 from .framework import ALL_POLICIES, LEVEL_KEY, PolicyConfigError, did_you_mean, json_kind
 from .planned import PlannedResource, as_json
+from .quoting import shown
 from .registry import POLICIES, RULES
 
 
@@ -48,7 +49,7 @@ def sdk_props(props: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def _level(name: str, text: Any) -> EnforcementLevel:
     if not isinstance(text, str) or text not in _LEVELS:
-        raise PolicyConfigError(f"{name}: enforcement level {as_json(text)} is not one of {', '.join(_LEVELS)}")
+        raise PolicyConfigError(f"{name}: enforcement level {shown(as_json(text))} is not one of {', '.join(_LEVELS)}")
     return _LEVELS[text]
 
 
@@ -57,7 +58,9 @@ def _config_entry(name: str, entry: Any) -> tuple[EnforcementLevel | None, dict]
     if isinstance(entry, str):
         return _level(name, entry), {}
     if not isinstance(entry, Mapping):
-        raise PolicyConfigError(f"{name}: expected an enforcement level or an object of settings, got {entry!r}")
+        raise PolicyConfigError(
+            f"{name}: expected an enforcement level or an object of settings, got {shown(as_json(entry))}"
+        )
     properties = dict(entry)
     if LEVEL_KEY not in properties:
         return None, properties
@@ -89,7 +92,7 @@ def validate_policy_config(config: Any) -> None:
     for name, entry in config.items():
         if name != ALL_POLICIES and name not in rules:
             raise PolicyConfigError(
-                f'unknown policy "{name}" (given {json_kind(entry)}){did_you_mean(str(name), sorted(rules))}; '
+                f'unknown policy "{shown(str(name))}" (given {json_kind(entry)}){did_you_mean(str(name), sorted(rules))}; '
                 f"the pack's policies are {', '.join(sorted(rules))}, or {ALL_POLICIES} for every policy"
             )
         _, properties = _config_entry(name, entry)

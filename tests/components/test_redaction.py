@@ -1053,6 +1053,24 @@ def test_an_exec_command_line_without_a_credential_is_shown_whole():
     assert redacted_command(argv) == " ".join(argv)
 
 
+@pytest.mark.parametrize(
+    "token",
+    [
+        JWT_CANARY,
+        GITHUB_CANARY,
+        f"gho_{CANARY}0123456789ab",
+        f"github_pat_{CANARY}_0123456789ab",
+        f"glpat-{CANARY}-0123456789",
+        f"xoxb-{CANARY}-0123",
+        f"AKIA{CANARY.upper()}012345",
+    ],
+)
+def test_redacted_replaces_a_whole_token_of_a_known_form_in_free_text(token):
+    """Attack 2, A5: a CEL refusal quoted `productName == "ghp_..."` whole; free text hides a token by its form."""
+    assert redact(f'productName == "{token}" fails.') == 'productName == "[redacted]" fails.'
+    assert redact(f"token {token}.") == "token [redacted]."
+
+
 @pytest.mark.parametrize("text", [JWT_CANARY, GITHUB_CANARY, f"AKIA{CANARY.upper()}012345"])
 def test_shown_describes_a_token_by_its_shape_where_it_has_no_marker(text):
     assert NOT_QUOTED in shown(text) and CANARY not in shown(text) and CANARY.upper() not in shown(text)

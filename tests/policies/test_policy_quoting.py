@@ -6,7 +6,7 @@ import pytest
 
 from policies.dra_guardrails import PolicyConfigError, check_resources
 from policies.dra_guardrails.planned import CLUSTER_TYPE, PlannedResource
-from policies.dra_guardrails.quoting import SHOWN_LIMIT, listed, quoted, shown
+from policies.dra_guardrails.quoting import SHOWN_LIMIT, TOKEN_FORM, listed, quoted, shown
 
 CANARY = "CANARY"
 
@@ -74,3 +74,28 @@ def test_a_hostile_cluster_version_and_minimum_version_are_quoted_in_the_refusal
     with pytest.raises(PolicyConfigError) as refused:
         check_resources([cluster], {"mk8s-cluster-version": {"minimumVersion": "\x1b[31m" + "9" * 102400}})
     assert "\x1b" not in str(refused.value) and len(str(refused.value)) < 400
+
+
+def test_the_packs_token_forms_are_the_programs():
+    """The pack cannot import components/ (the CLI runs it from inside policies/): its copy is kept in step here."""
+    from components import redaction
+
+    assert TOKEN_FORM.pattern == redaction._TOKEN_FORM.pattern
+
+
+@pytest.mark.parametrize(
+    "token",
+    [
+        "ghp_CANARYabcdefghijklmnopqrstuvwxyz0123",
+        "github_pat_CANARY_abcdefghijklmnopqrstuvwxyz",
+        "glpat-CANARYabcdefghijklmnop",
+        "xoxb-CANARY-0123456789",
+        "AKIACANARYQ7ZK012345",
+        "eyJhbGciOiJIUzI1NiJ9.eyJCANARY.sig",
+    ],
+)
+def test_a_token_of_a_known_form_is_hidden(token):
+    assert shown(f'productName == "{token}".') == 'productName == "[redacted]".'
+    with pytest.raises(PolicyConfigError) as refused:
+        check_resources([], {token: "advisory"})
+    assert "CANARY" not in str(refused.value) and "unknown policy" in str(refused.value)

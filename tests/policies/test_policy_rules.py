@@ -180,7 +180,24 @@ def test_cluster_minimum_version_comes_from_policy_config():
     props = {"controlPlane": {"version": "1.34"}}
     [message] = resource_violations("mk8s-cluster-version", CLUSTER_TYPE, props, config={"minimumVersion": "1.35"})
     assert "below the required 1.35" in message
-    assert resource_violations("mk8s-cluster-version", CLUSTER_TYPE, props, config={"minimumVersion": "1.33"}) == []
+    assert resource_violations("mk8s-cluster-version", CLUSTER_TYPE, props, config={"minimumVersion": "1.34"}) == []
+
+
+@pytest.mark.parametrize("minimum", ["0.0", "1.3", "1.30", "1.33"])
+def test_a_minimum_version_below_the_dra_floor_is_refused_naming_the_allowed_range(minimum):
+    """A floor below 1.34 (resource.k8s.io/v1) would only weaken the mandatory gate; "1.3" is the YAML float trap."""
+    props = {"controlPlane": {"version": "1.34"}}
+    with pytest.raises(PolicyConfigError) as refused:
+        resource_violations("mk8s-cluster-version", CLUSTER_TYPE, props, config={"minimumVersion": minimum})
+    message = str(refused.value)
+    assert message.startswith(f'mk8s-cluster-version: minimumVersion "{minimum}" is below 1.34')
+    assert 'allowed: "1.34" or a later MAJOR.MINOR' in message
+
+
+def test_a_minimum_version_of_thousands_of_digits_is_refused_as_malformed():
+    props = {"controlPlane": {"version": "1.34"}}
+    with pytest.raises(PolicyConfigError, match=r'minimumVersion must be "MAJOR\.MINOR"'):
+        resource_violations("mk8s-cluster-version", CLUSTER_TYPE, props, config={"minimumVersion": "1." + "9" * 5000})
 
 
 @pytest.mark.parametrize("minimum", ["1.35\n", "\u0661.\u0663\u0665"])
@@ -671,6 +688,42 @@ def test_a_malformed_checked_preset_is_refused_naming_the_entry(checked_presets,
         jsonschema.validate(checked_presets, CHECKED_SCHEMA)
 
 
+def test_a_checked_preset_checked_after_today_is_refused_naming_the_entry():
+    """Attack 2, A4: a check "made on 2099-11-30" is a typo, and it settled the advisory."""
+    props = with_preset("1.34", "gpu-h200-sxm", "cuda13.0")
+    config = {"checkedPresets": [CHECKED, {**CHECKED, "checkedOn": "2099-11-30"}]}
+    with pytest.raises(PolicyConfigError) as refused:
+        resource_violations("gpu-drivers-preset-known", NODE_GROUP_TYPE, props, config=config)
+    assert str(refused.value).startswith(
+        'gpu-drivers-preset-known: checkedPresets entry 1: checkedOn "2099-11-30" is after today ('
+    )
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "form"),
+    [
+        ("driversPreset", "latest", 'cuda<MAJOR> or cuda<MAJOR>.<MINOR>, such as "cuda13.0"'),
+        ("platform", "h200", 'gpu-<name>, such as "gpu-h200-sxm"'),
+        ("kubernetesVersion", "1.34.2", 'MAJOR.MINOR, such as "1.34"'),
+    ],
+)
+def test_a_malformed_checked_preset_field_is_refused_saying_what_it_looks_like(field, value, form):
+    props = with_preset("1.34", "gpu-h200-sxm", "cuda13.0")
+    config = {"checkedPresets": [{**CHECKED, field: value}]}
+    with pytest.raises(PolicyConfigError) as refused:
+        resource_violations("gpu-drivers-preset-known", NODE_GROUP_TYPE, props, config=config)
+    assert f'{field} got "{value}": expected ' in str(refused.value) and form in str(refused.value)
+
+
+def test_a_token_shaped_checked_preset_value_is_not_echoed():
+    """Attack 2, A5: the refusal echoed the whole entry, a GitHub token pasted into it among its values."""
+    props = with_preset("1.34", "gpu-h200-sxm", "cuda13.0")
+    config = {"checkedPresets": [{**CHECKED, "driversPreset": "ghp_CANARYabcdefghijklmnopqrstuvwxyz0123"}]}
+    with pytest.raises(PolicyConfigError) as refused:
+        resource_violations("gpu-drivers-preset-known", NODE_GROUP_TYPE, props, config=config)
+    assert "CANARY" not in str(refused.value) and "driversPreset got" in str(refused.value)
+
+
 @pytest.mark.parametrize("field", sorted(CHECKED))
 def test_a_checked_preset_field_with_a_trailing_newline_is_refused(field):
     props = with_preset("1.34", "gpu-h200-sxm", "cuda13.0")
@@ -1046,13 +1099,14 @@ def test_check_resources_reports_levels_and_urns():
 
 def test_check_resources_reads_policy_pack_config():
     config = {
-        "mk8s-cluster-version": {"enforcementLevel": "advisory", "minimumVersion": "1.33"},
+        "mk8s-cluster-version": {"enforcementLevel": "advisory", "minimumVersion": "1.34"},
         "workload-images-pinned": "mandatory",
     }
     assert [(f.policy, f.mandatory) for f in check_resources([OLD_CLUSTER, LATEST_POD], config)] == [
-        ("workload-images-pinned", True)
+        ("mk8s-cluster-version", False),
+        ("workload-images-pinned", True),
     ]
-    config = {"mk8s-cluster-version": {"minimumVersion": "1.32"}, "workload-images-pinned": "disabled"}
+    config = {"mk8s-cluster-version": "disabled", "workload-images-pinned": "disabled"}
     assert check_resources([OLD_CLUSTER, LATEST_POD], config) == []
     config = {"all": "advisory", "workload-images-pinned": {"enforcementLevel": "mandatory"}}
     assert [(f.policy, f.mandatory) for f in check_resources([OLD_CLUSTER, LATEST_POD], config)] == [

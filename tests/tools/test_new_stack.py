@@ -236,9 +236,27 @@ def test_make_new_stack_refuses_an_after_with_a_blank_naming_it(variables, envir
         ({"stacks": [], "extra": 1, "comment": "keep me"}, 'has unknown field(s) "comment"; allowed: stacks'),
         ({"stacks": [{**entry("dev"), "x": 1}]}, 'stacks[0] has unknown field(s) "x"; allowed: stack, preview'),
         ({"stacks": [entry("dev"), entry("dev")]}, "lists dev more than once; list each stack once"),
+        (
+            {
+                "stacks": [
+                    {**entry("dev"), "previewIdentityVariable": entry("prod")["previewIdentityVariable"]},
+                    entry("prod"),
+                ]
+            },
+            "stacks dev and prod share the previewIdentityVariable NEBIUS_PREVIEW_SERVICE_ACCOUNT_ID_PROD",
+        ),
         ([], 'got []; expected a map {"stacks": [...]}'),
     ],
-    ids=["list-name", "null-name", "number-name", "unknown-top-level-key", "unknown-entry-key", "twice", "no-map"],
+    ids=[
+        "list-name",
+        "null-name",
+        "number-name",
+        "unknown-top-level-key",
+        "unknown-entry-key",
+        "twice",
+        "shared-preview-identity",
+        "no-map",
+    ],
 )
 def test_a_stack_list_the_workflows_could_not_run_is_refused_before_anything_is_written(project, capsys, listed, named):
     """Hostile review: a non-string stack was a traceback (after writing both files, for null), and unknown keys were

@@ -62,7 +62,13 @@ from components.config.reading import (
 from components.redaction import redacted
 from components.shown import quotable, shape, shown
 from policies.dra_guardrails import PolicyConfigError
-from tools.plan.base_plan import NoBaselineError, UnknownRevisionError, base_plan, default_base
+from tools.plan.base_plan import (
+    BasePlanFailedError,
+    NoBaselineError,
+    UnknownRevisionError,
+    base_plan,
+    default_base,
+)
 from tools.plan.baseline import BaselineError
 from tools.plan.model import DEFAULT_OUT, Plan, build_plan
 from tools.plan.report import RENDERERS, render_error, render_error_markdown
@@ -130,9 +136,10 @@ def read_option(path: Path | None, option: str, on_duplicate: DuplicateHandler |
     so `null` in it is refused rather than read as "no such option"."""
     if path is None:
         return None
-    document = load_json(path, f"{option} {path}", on_duplicate=on_duplicate)
+    named = f"{option} {shown(str(path))}"
+    document = load_json(path, named, on_duplicate=on_duplicate)
     if document is None:
-        raise InputError(f"{option} {path}: the document is null; give the JSON object it takes, or leave {option} out")
+        raise InputError(f"{named}: the document is null; give the JSON object it takes, or leave {option} out")
     return document
 
 
@@ -214,10 +221,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         policy_config = read_option(args.policy_config, "--policy-config", warn_policy_config_duplicate)
         baseline, no_baseline, baseline_from = read_option(args.baseline, "--baseline"), None, None
         if args.baseline is not None:
-            baseline_from = f"the baseline {args.baseline} (--baseline)"
+            baseline_from = f"the baseline {shown(str(args.baseline))} (--baseline)"
         elif not args.no_base:
             try:
                 baseline, baseline_from = _base(stack, args.base)
+            except BasePlanFailedError as failed:
+                if args.base is not None:
+                    # Asked for: comparing with nothing would pass a CI job's check that it never ran.
+                    return _refused(
+                        f"--base {shown(args.base)}: {failed}; the comparison asked for cannot be made (fix the "
+                        "base, give --baseline PLAN.json, or --no-base to compare with nothing)"
+                    )
+                no_baseline = str(failed)
             except NoBaselineError as none:
                 no_baseline = str(none)
         plan = build_plan(stack, out=out, policy_config=policy_config, baseline=baseline, stack_file=args.stack_file)
@@ -229,7 +244,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PolicyConfigError as invalid:
         return _refused(f"invalid policy config: {policy_config_refusal(str(invalid), policy_config)}")
     except BaselineError as invalid:
-        return _refused(f"{printable(str(args.baseline)) if args.baseline else shown(args.base)}: {invalid}")
+        return _refused(f"{shown(str(args.baseline)) if args.baseline else shown(args.base)}: {invalid}")
     if plan.error is not None and args.format != "json":
         render = render_error_markdown if args.format == "markdown" else render_error
         sys.stderr.write(printable(redacted(render(plan)), lines=True))

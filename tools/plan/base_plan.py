@@ -7,14 +7,18 @@ list are never touched) and its `tools.plan` is run there with this environment'
 `--format json --out none`. That is the revision's own code running on this machine, so it gets only
 the environment a plan needs (PATH, HOME, the locale, TMPDIR, the virtual environment): a
 credential of the caller (NEBIUS_IAM_TOKEN, a CI token) never reaches code from a branch under
-review. A base whose plan fails, or that has no such stack, gives no
-baseline (NoBaselineError, with the reason the plan then prints); a REF that is not a revision
-of this repository is the caller's mistake (UnknownRevisionError, exit status 2).
+review. A base that has no such stack gives no baseline (NoBaselineError, with the reason the plan
+then prints: every node group of it is new). A base whose plan fails (BasePlanFailedError, with
+the first line of its refusal) gives none either: the default base (the last commit) is then
+reported and the plan goes on, while an explicit `--base REF` is refused (exit status 2), since
+the comparison asked for (a CI job's "RECREATES NODES" check) cannot be made. A REF that is not a
+revision of this repository is the caller's mistake (UnknownRevisionError, exit status 2).
 """
 
 from __future__ import annotations
 
 import io
+import json
 import os
 import subprocess
 import sys
@@ -25,6 +29,7 @@ from pathlib import Path
 
 from components.config.reading import InputError, parse_json, printable
 from components.config.stack_file import PROJECT_DIR
+from components.redaction import redacted
 from components.shown import shown
 
 # A plan takes seconds; the limit only keeps a broken base from holding a CI job.
@@ -44,6 +49,11 @@ class NoBaselineError(Exception):
     """The revision gives no usable plan of the stack; the message says why."""
 
 
+class BasePlanFailedError(NoBaselineError):
+    """The revision has the stack but its plan could not be made (refused, crashed, unreadable): for an explicit
+    `--base REF` the comparison asked for cannot be made, and the CLI refuses (exit status 2)."""
+
+
 class UnknownRevisionError(ValueError):
     """`--base` names no commit of this repository (or its history is not fetched)."""
 
@@ -58,12 +68,12 @@ def _unpack(ref: str, folder: Path, project_dir: Path) -> None:
     )
     if archive.returncode != 0:
         reason = printable(archive.stderr.decode(errors="replace").strip())
-        raise NoBaselineError(f"{ref} cannot be read with git archive: {reason}")
+        raise BasePlanFailedError(f"{ref} cannot be read with git archive: {reason}")
     with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
         try:
             tar.extractall(folder, filter="data")
         except tarfile.FilterError as unsafe:  # e.g. a committed link to an absolute path
-            raise NoBaselineError(f"{ref} cannot be unpacked safely: {printable(str(unsafe))}") from None
+            raise BasePlanFailedError(f"{ref} cannot be unpacked safely: {printable(str(unsafe))}") from None
 
 
 def _git(project_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -121,15 +131,42 @@ def _plan_at(stack: str, commit: str, named: str, project_dir: Path) -> str:
         )
     # Status 1 (a mandatory policy blocks the base) still plans every resource; 2 plans none.
     if done.returncode not in (0, 1):
-        raise NoBaselineError(
-            f"the plan of {stack} at {named} failed (exit {done.returncode}): {printable(done.stderr.strip())[-600:]}"
-        )
+        reason = failure_reason(done.stderr, done.stdout)
+        raise BasePlanFailedError(f"the plan of {stack} at {named} failed (exit {done.returncode}): {reason}")
     try:
         document = parse_json(done.stdout, f"the plan of {stack} at {named}")
     except InputError as unreadable:
-        raise NoBaselineError(
+        raise BasePlanFailedError(
             f"the plan of {stack} at {named} printed no JSON document it can read: {unreadable}"
         ) from None
     if not isinstance(document, dict) or document.get("error") or "nodeGroups" not in document:
-        raise NoBaselineError(f"the plan of {stack} at {named} lists no node groups to compare with")
+        raise BasePlanFailedError(f"the plan of {stack} at {named} lists no node groups to compare with")
     return done.stdout
+
+
+NO_REASON = "it printed no reason"
+_PREFIX = "python -m tools.plan: "
+REASON_LIMIT = 600
+
+
+def failure_reason(stderr: str, stdout: str) -> str:
+    """Why a base plan failed, in one line: the first refusal of its stderr, or else of the `error` of the JSON
+    document it printed (a config refusal goes there with --format json, and stderr is then empty); NO_REASON when
+    neither has one. Its heading (`invalid stack configuration (2 problems):`) is joined to its first problem. The
+    revision's code wrote it, so it is redacted and made printable, and cut to REASON_LIMIT characters."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    if not lines:
+        try:
+            error = json.loads(stdout).get("error")
+        except (ValueError, AttributeError):
+            error = None
+        lines = [line.strip() for line in error.splitlines() if line.strip()] if isinstance(error, str) else []
+    if not lines:
+        return NO_REASON
+    reason = lines[0].removeprefix(_PREFIX)
+    if reason.endswith(":") and len(lines) > 1:
+        reason = f"{reason} {lines[1].removeprefix('- ')}"
+    more = len(lines) - (2 if lines[0].endswith(":") and len(lines) > 1 else 1)
+    reason += f" (and {more} more line(s))" if more > 0 else ""
+    reason = printable(redacted(reason))
+    return reason if len(reason) <= REASON_LIMIT else f"{reason[: REASON_LIMIT - 20]}... ({len(reason)} characters)"

@@ -21,9 +21,11 @@ the rolled-out template fields of each node group only: `LegacyDocument`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import (
     BaseModel,
@@ -38,6 +40,7 @@ from pydantic import (
 
 from components.config.errors import allowed_rule, described_at, path_text
 from components.dra_constants import PROJECT
+from components.dra_minors import SUPPORTED_MINORS
 from components.input.fields import CONDITION_TYPE_PATTERN, MAX_AUTO_REPAIR_CONDITIONS, MAX_NODES
 from components.input.node_groups import DURATION_RULE, Duration, RepairTimeout
 from components.redaction import names_a_credential
@@ -59,10 +62,15 @@ class BaselineError(ValueError):
 
 # Where a Nebius version is MAJOR.MINOR (the control plane) or MAJOR.MINOR[-nebius-node.N] (a node group), as the
 # program registers it (components/values/node_groups.py).
-# No leading zero: "1.034" is no version the program writes, and read as a number it would equal 1.34.
-_NUMBER = r"(0|[1-9][0-9]*)"
+# No leading zero: "1.034" is no version the program writes, and read as a number it would equal 1.34. At most
+# VERSION_DIGITS digits a number, as the stack's kubernetesVersion takes them (components/config/stack.py,
+# VERSION_PATTERN): a longer one is no version the stack could have set, and Python refuses to read a number of over
+# 4300 digits (a traceback where the baseline is bad input).
+VERSION_DIGITS = 6
+_NUMBER = rf"(0|[1-9][0-9]{{0,{VERSION_DIGITS - 1}}})"
 CONTROL_PLANE_VERSION = rf"^{_NUMBER}\.{_NUMBER}$"
 NODE_GROUP_VERSION = rf"^{_NUMBER}\.{_NUMBER}(-nebius-node\.{_NUMBER})?$"
+_LONG_NUMBER = re.compile(rf"[0-9]{{{VERSION_DIGITS + 1},}}")
 # A chart version as the DRA driver's charts are published (25.12.0, 0.4.1; SemVer 2.0.0, an optional pre-release).
 CHART_VERSION = rf"^{_NUMBER}\.{_NUMBER}\.{_NUMBER}(-[0-9A-Za-z.-]+)?$"
 
@@ -152,25 +160,57 @@ class AutoRepairRecord(BaseModel):
     conditions: Annotated[list[RepairCondition], Field(max_length=MAX_AUTO_REPAIR_CONDITIONS)]
 
 
+_KNOWN_MINORS = ", ".join(SUPPORTED_MINORS)
+_VERSION_DIGITS_RULE = f"each number of at most {VERSION_DIGITS} digits"
+
+
+def _known_minor(version: str) -> str:
+    """A version of a minor the stack knows (SUPPORTED_MINORS, the rows of policies/dra_minors.json): the only minors
+    its kubernetesVersion takes, so the only ones a plan writes; another (0.34, 1.0, 1.99) would be compared as if the
+    cluster ran it, its upgrade path or downgrade advice nonsense."""
+    minor = ".".join(version.split("-", 1)[0].split(".")[:2])
+    if minor not in SUPPORTED_MINORS:
+        raise ValueError(
+            f"is {shown(version)}, of minor {shown(minor)}, which is not one tools.plan writes: the stack's "
+            f"kubernetesVersion takes the minors {_KNOWN_MINORS} only"
+        )
+    return version
+
+
 class NodeGroupRecord(_Record):
     name: Text
     # Pulumi refuses to delete a protected resource: a group left out of the stack then stays.
     protect: Annotated[bool, Field(description="true or false")]
     template: Inputs
     version: Annotated[
-        str, Field(pattern=NODE_GROUP_VERSION, description="a version MAJOR.MINOR or MAJOR.MINOR-nebius-node.N")
+        str,
+        Field(
+            pattern=NODE_GROUP_VERSION,
+            description=f"a version MAJOR.MINOR or MAJOR.MINOR-nebius-node.N, {_VERSION_DIGITS_RULE}, of a minor "
+            f"{_KNOWN_MINORS}",
+        ),
     ]
     fixedNodeCount: Count | None = None
     autoscaling: Autoscaling | None = None
     strategy: StrategyRecord | None = None
     autoRepair: AutoRepairRecord | None = None
 
+    _version = field_validator("version")(_known_minor)
+
 
 class ControlPlane(BaseModel):
     # The registered inputs (endpoints, etcdClusterSize, subnetId): compared leaf by leaf; the version is read.
     model_config = ConfigDict(strict=True, extra="allow")
 
-    version: Annotated[str, Field(pattern=CONTROL_PLANE_VERSION, description="a version MAJOR.MINOR")]
+    version: Annotated[
+        str,
+        Field(
+            pattern=CONTROL_PLANE_VERSION,
+            description=f"a version MAJOR.MINOR, {_VERSION_DIGITS_RULE}, of a minor {_KNOWN_MINORS}",
+        ),
+    ]
+
+    _version = field_validator("version")(_known_minor)
 
 
 class ClusterRecord(_Record):
@@ -198,6 +238,23 @@ class RepositoryOpts(BaseModel):
     keyFile: Text | None = None
     login: Login | None = None
 
+    @field_validator("repo")
+    @classmethod
+    def _no_login_in_it(cls, repo: str) -> str:
+        # The stack refuses a chart repository with a login or a query in its URL (the login goes in
+        # chartRepositoryUsername/Password), so no plan records one: a baseline's is a hand edit, maybe a credential.
+        try:
+            parts = urlsplit(repo)
+            embedded = "@" in parts.netloc or bool(parts.query) or bool(parts.fragment)
+        except ValueError:
+            embedded = True
+        if embedded:
+            raise ValueError(
+                f"is {shown(repo)}: a repository URL with a login, query or fragment in it, which tools.plan never "
+                "writes (a login is recorded only as login: set or none)"
+            )
+        return repo
+
 
 class ReleaseRecord(_Record):
     name: Text
@@ -207,6 +264,18 @@ class ReleaseRecord(_Record):
     # Both recorded since attack2 and the mirrors: a baseline without them says nothing of either.
     namespace: Text | None = None
     repositoryOpts: RepositoryOpts | None = None
+
+    @field_validator("version")
+    @classmethod
+    def _bounded(cls, version: str) -> str:
+        # Compared number by number for a chart downgrade (changes.release_downgrade): bounded as the stack's chart
+        # versions are (components/input/fields.py, CHART_VERSION_PATTERN).
+        if _LONG_NUMBER.search(version):
+            raise ValueError(
+                f"is {shown(version)}, which is not one tools.plan writes: a chart version's numbers have at most "
+                f"{VERSION_DIGITS} digits"
+            )
+        return version
 
 
 class ClaimTemplateRecord(_Record):

@@ -28,7 +28,7 @@ from components.dra_constants import BUILTIN_TEMPLATES, NODE_GROUP_LABEL
 from components.dra_workloads import DRA_WORKLOADS_TYPE
 from components.input.fields import valid_username
 from components.kueue import TEAM_QUEUES_TYPE
-from components.redaction import REDACTED, names_a_credential
+from components.redaction import REDACTED, holds_a_token, names_a_credential
 from components.shown import quotable, shown
 from components.values.kueue import NAMESPACE_NAME_LABEL
 from components.values.release import OCI_SCHEME, chart_source
@@ -245,8 +245,10 @@ def as_json(value: Any) -> str:
     it reaches a terminal or a PR summary (a newline could forge a line, an escape rewrite the screen), and a word
     with a credential's shape (`u:PW@host`, `a=b`: `components.shown`) is shown by its shape, as a refusal shows it.
     Text with a blank in it (a CEL expression, a script) is shown, redacted as the whole plan is: its `==` or `@`
-    is no credential's, and its words are what a reviewer reads."""
-    if isinstance(value, str) and value and not any(c.isspace() for c in value) and quotable(value) != value:
+    is no credential's, and its words are what a reviewer reads; but a token's form among them (`ghp_...`, which the
+    redactor does not know in prose) has no other reading, so such a text is shown by its shape too."""
+    one_word = isinstance(value, str) and value and not any(c.isspace() for c in value)
+    if isinstance(value, str) and (one_word or holds_a_token(value)) and quotable(value) != value:
         return shown(value)
     if value is _ABSENT:
         return "(unset)"

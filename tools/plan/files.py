@@ -21,6 +21,7 @@ from typing import Any
 import yaml
 
 from components.redaction import redacted, redacted_leaves
+from components.shown import shown as shown_text
 from policies.dra_guardrails.planned import field_at
 from tools.plan.mock_engine import RegisteredResource
 from tools.plan.tree import sort_key
@@ -204,7 +205,7 @@ def _open_directory(parent: int, name: str, shown: Path, create: bool) -> int:
 def _parts(relative: str) -> list[str]:
     parts = relative.split("/")
     if any(part in ("", ".", "..") for part in parts):
-        raise UnsafePlanPathError(f"refusing plan file path {relative!r}: every part must be a plain name")
+        raise UnsafePlanPathError(f"refusing plan file path {shown_text(relative)}: every part must be a plain name")
     return parts
 
 

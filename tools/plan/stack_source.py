@@ -53,12 +53,12 @@ def stack_of_file(path: Path) -> str:
     match = STACK_FILE_NAME.fullmatch(path.name)
     allowed = f"a file named Pulumi.<stack>.yaml, where <stack> is {STACK_NAME_RULE}"
     if match is None:
-        raise StackNameError(f"{STACK_FILE_OPTION} {str(path)!r}: the file name must be {allowed}")
+        raise StackNameError(f"{STACK_FILE_OPTION} {shown(str(path))}: the file name must be {allowed}")
     try:
         return check_stack_name(match["stack"])
     except StackNameError:
         raise StackNameError(
-            f"{STACK_FILE_OPTION} {str(path)!r}: {match['stack']!r} is not a stack name; give {allowed}"
+            f"{STACK_FILE_OPTION} {shown(str(path))}: {shown(match['stack'])} is not a stack name; give {allowed}"
         ) from None
 
 

@@ -130,3 +130,30 @@ def test_many_unknown_keys_give_a_bounded_refusal():
     message = str(refused.value)
     assert "and 24980 more keys chart" in message
     assert len(message) < 20_000, len(message)
+
+
+def test_a_plain_chart_value_of_a_credentials_shape_is_refused_naming_the_path_and_the_secret_command():
+    """Attack 2, A13: `priorityClassName: https://u:CANARY@x` was taken, deployed in clear, and the plan's values file
+    (redacted leaf by leaf) showed another value than `pulumi up` would send."""
+    problems = problems_of(draDriverValues={"kubeletPlugin": {"priorityClassName": "https://u:CANARY@x"}})
+    assert len(problems) == 1, problems
+    assert problems[0].startswith(
+        "  - nebius-dra:draDriverValues: kubeletPlugin.priorityClassName may hold a credential"
+    )
+    assert (
+        "`pulumi config set --path --secret 'nebius-dra:draDriverValues.kubeletPlugin.priorityClassName'"
+        in (problems[0])
+    )
+    assert "CANARY" not in problems[0]
+    [metrics] = problems_of(gpuMetricsValues={"podLabels": {"team": "https://u:CANARY@x"}})
+    assert metrics.startswith("  - nebius-dra:gpuMetricsValues: podLabels.team may hold a credential")
+    assert "cannot be set as a secret" in metrics
+
+
+def test_a_secret_chart_value_of_a_credentials_shape_is_taken():
+    config = {
+        **load_stack_config("dev"),
+        "nebius-dra:draDriverValues": json.dumps({"kubeletPlugin": {"priorityClassName": "https://u:CANARY@x"}}),
+    }
+    run = run_program("dev", config=config, secret_keys=["nebius-dra:draDriverValues"])
+    assert run.error is None

@@ -504,12 +504,35 @@ def test_a_product_template_without_a_known_product_is_not_created_and_the_plan_
 @pytest.mark.parametrize(
     ("key", "value", "named"),
     [
-        ("builtinClaimTemplates", ["gpu", "gpu"], "gpu"),
-        ("builtinClaimTemplates", ["gpu", "multi-gpu", "multi-gpu", "gpu"], "gpu, multi-gpu"),
-        ("allowedDeviceClasses", ["x.example.com", "x.example.com"], "x.example.com"),
+        ("builtinClaimTemplates", ["gpu", "gpu"], '"gpu"'),
+        ("builtinClaimTemplates", ["gpu", "multi-gpu", "multi-gpu", "gpu"], '"gpu", "multi-gpu"'),
+        ("allowedDeviceClasses", ["x.example.com", "x.example.com"], '"x.example.com"'),
+        ("gpuProducts", ["NVIDIA H200", "NVIDIA H200"], '"NVIDIA H200"'),
+        ("draPluginOutageAccepted", ["h200", "h200"], '"h200"'),
     ],
 )
 def test_a_name_listed_twice_is_refused_not_merged(key, value, named):
     # `[gpu, gpu]` was taken as `[gpu]` (attack 37, F8): a slip for another name is said, not swallowed.
     message = refused("dev", {f"nebius-dra:{key}": json.dumps(value)})
     assert f"nebius-dra:{key}: lists {named} more than once; list each once" in message
+
+
+def test_a_device_class_the_stack_knows_is_refused_in_allowed_device_classes():
+    """The setting lists extra classes, besides the five: one of the five there is a slip for another name."""
+    message = refused("dev", {"nebius-dra:allowedDeviceClasses": json.dumps(["gpu.nvidia.com", "x.example.com"])})
+    assert 'nebius-dra:allowedDeviceClasses: lists "gpu.nvidia.com", which the stack knows already' in message
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        'device.driver == "x" "ghp_CANARYabcdefghijklmnopqrstuvwxyz0123"',
+        "device.driver == 'x' ghp_CANARYabcdefghijklmnopqrstuvwxyz0123",
+    ],
+)
+def test_a_cel_refusal_hides_a_token_shaped_word_of_the_expression_it_quotes(expression):
+    """Attack 2, A5: the parser's `extraneous input '...'` quoted a GitHub token of the expression whole."""
+    template = {"name": "tok", "requests": [request(selectors=[{"cel": {"expression": expression}}])]}
+    message = refused("prod", user(template))
+    assert "selectors[0] is not valid CEL: Syntax error: extraneous input" in message
+    assert "CANARY" not in message and "[redacted]" in message

@@ -67,6 +67,14 @@ def test_a_minor_without_dra_rules_is_refused_naming_the_minors_that_have_them(s
     assert line.endswith(f"of a minor the stack has DRA rules for (policies/dra_minors.json): {allowed}")
 
 
+@pytest.mark.parametrize("version", ["1.35-nebius-node." + "9" * 400, "1." + "9" * 100])
+def test_an_overlong_kubernetes_version_is_one_problem_line(stack_config, version):
+    message = refused({**stack_config("dev"), "nebius-dra:kubernetesVersion": version})
+    lines = [line for line in message.splitlines() if "nebius-dra:kubernetesVersion:" in line]
+    assert len(lines) == 1, lines
+    assert "(1 problem" in message.splitlines()[0]
+
+
 @pytest.mark.parametrize("version", [*SUPPORTED_MINORS, "1.34-nebius-node.2"])
 def test_good_kubernetes_versions_run(stack_config, version):
     run = run_program("dev", config={**stack_config("dev"), "nebius-dra:kubernetesVersion": version})
@@ -99,6 +107,8 @@ def test_good_kubernetes_versions_run(stack_config, version):
         ({"labels": {"bad key!": "x"}}, 'labels key "bad key!" is malformed; expected [prefix/]name'),
         ({"labels": {"team": "no spaces"}}, 'labels.team got "no spaces"'),
         ({"labels": {"nvidia.com/gpu.present": "false"}}, "is set by the stack"),
+        ({"labels": {"nebius-dra/node-group": "other"}}, 'label nebius-dra/node-group is set by the stack to "h200"'),
+        ({"labels": {"nebius-dra/driver-mode": "operator"}}, "label nebius-dra/driver-mode is set by the stack to"),
         (
             {"taints": [{"key": "gpu", "value": "x", "effect": "Sometimes"}]},
             'taints[0].effect got "Sometimes"; allowed: NoSchedule, PreferNoSchedule, NoExecute',
@@ -111,6 +121,10 @@ def test_good_kubernetes_versions_run(stack_config, version):
         ({"driversPreset": "latest"}, 'driversPreset got "latest"'),
         ({"fixedNodeCount": 0}, "fixedNodeCount got 0; expected a whole number from 1 to 100"),
         ({"preset": "16vcpu-64gb"}, 'preset got "16vcpu-64gb"'),
+        # Attack 2, A16: no GPU node, and more GPUs than a Nebius node has (a multi-gpu template of 99).
+        ({"preset": "0gpu-128vcpu-1600gb"}, 'preset got "0gpu-128vcpu-1600gb"; expected a GPU preset'),
+        ({"preset": "9gpu-128vcpu-1600gb"}, "G from 1 to 8"),
+        ({"preset": "8gpu-0vcpu-1600gb"}, 'preset got "8gpu-0vcpu-1600gb"'),
         (
             {"fixedNodecount": 1},
             'unknown field(s) "fixedNodecount"; did you mean fixedNodeCount?; allowed: name, platform',
@@ -214,3 +228,12 @@ def test_every_gpu_platform_the_provider_documents_is_in_the_one_platform_table(
     docs = (Path(pulumi_nebius.__file__).parent / "outputs.py").read_text(encoding="utf-8")
     documented = set(re.findall(r"\bgpu-[a-z0-9]+(?:-[a-z0-9]+)*\b", docs))
     assert documented and documented <= set(GPU_PLATFORMS), documented - set(GPU_PLATFORMS)
+
+
+@pytest.mark.parametrize("preset", ["0vcpu-0gb", "0vcpu-16gb", "4vcpu-0gb"])
+def test_a_system_preset_of_no_cpu_or_no_memory_is_refused(stack_config, preset):
+    """Attack 2, A16: `0vcpu-0gb` was planned and priced at $0.00."""
+    message = refused({**stack_config("dev"), "nebius-dra:systemNodePreset": preset})
+    assert (
+        f'nebius-dra:systemNodePreset: got "{preset}"; expected a CPU preset <C>vcpu-<M>gb, C and M from 1' in message
+    )

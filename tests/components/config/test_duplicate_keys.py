@@ -313,3 +313,26 @@ def test_a_json_key_given_twice_is_found_at_any_depth_whatever_the_keys_hold(val
             parse_json(text, "f.json")
     else:
         parse_json(text, "f.json")
+
+
+MERGED_GROUPS = """config:
+  nebius-dra:gpuNodeGroups:
+    - &g {name: h200, platform: gpu-h200-sxm, preset: 1gpu-16vcpu-200gb, fixedNodeCount: 1}
+    - <<: *g
+      name: h200b
+"""
+
+
+def test_a_yaml_merge_key_is_refused_once_naming_its_line():
+    """Attack 2, A14: the Pulumi CLI's yaml.v3 merges `<<: *g`; the plan read a key named `<<` and said platform and
+    preset were required. One line says what is not read, and where."""
+    with pytest.raises(InputError) as refused:
+        parse_yaml(MERGED_GROUPS, "Pulumi.mk.yaml")
+    assert str(refused.value) == (
+        "Pulumi.mk.yaml: line 4: YAML merge keys (<<) are not read by the offline plan and the project's tools; "
+        "write the fields out"
+    )
+
+
+def test_a_quoted_double_less_than_is_an_ordinary_key():
+    assert parse_yaml('"<<": 1\n', "x.yaml") == {"<<": 1}

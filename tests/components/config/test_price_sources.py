@@ -209,3 +209,17 @@ def test_a_note_in_prose_may_use_colons_and_semicolons(note):
         program_config({**load_stack_config("prod"), OVERRIDES: json.dumps({"gpu": [entry]})}), "prod"
     )
     assert config is not None
+
+
+@pytest.mark.parametrize("field", ["note", "doubtful"])
+@pytest.mark.parametrize("text", ["\x1b[31mred", "bell\x07", "two\nlines", "rtl\u202eoverride"])
+def test_a_note_or_doubt_with_a_character_a_terminal_acts_on_is_refused(field, text):
+    """Attack 2, A1: `\\e[31m` and `\\x07` in a note were taken, though a source refuses them by its pattern."""
+    entry = {**gpu_entry("https://nebius.com/prices"), field: f"read on the page, {text}"}
+    with pytest.raises(ConfigError) as refused:
+        parse_stack_config(
+            program_config({**load_stack_config("prod"), OVERRIDES: json.dumps({"gpu": [entry]})}), "prod"
+        )
+    message = str(refused.value)
+    assert f"{OVERRIDES}: gpu[0].{field} " in message and "a character a terminal acts on" in message
+    assert not any(character in message for character in "\x1b\x07\u202e")

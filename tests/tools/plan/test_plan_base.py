@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -130,3 +131,56 @@ def test_the_base_revision_code_gets_none_of_the_caller_credentials(tmp_path, mo
     monkeypatch.setenv("H39_SECRET", "hunter2")
     printed = json.loads(base_plan.base_plan("dev", "HEAD", repository))
     assert printed["seen"] == {} and printed["path"] is True
+
+
+def _committed_copy(folder, stack_text: str) -> None:
+    """This working tree's files in a new repository at `folder`, committed with `stack_text` as Pulumi.dev.yaml;
+    the worktree's Pulumi.dev.yaml is then the good one again."""
+    listed = subprocess.run(
+        ["git", "-C", str(PROJECT_DIR), "ls-files", "-co", "--exclude-standard", "-z"], capture_output=True, check=True
+    )
+    for name in filter(None, listed.stdout.decode().split("\0")):
+        source = PROJECT_DIR / name
+        if source.is_file() and not source.is_symlink():
+            (folder / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, folder / name)
+    good = (folder / "Pulumi.dev.yaml").read_text()
+    (folder / "Pulumi.dev.yaml").write_text(stack_text)
+    git = ["git", "-C", str(folder), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "refused base"], check=True)
+    (folder / "Pulumi.dev.yaml").write_text(good)
+
+
+def test_a_base_whose_plan_is_refused_gives_its_reason_and_an_explicit_base_exits_2(tmp_path):
+    """The reason was empty (`failed (exit 2): `: a refused config goes to the JSON's error, not to stderr), and an
+    explicit --base that could not be planned still exited 0: a CI job's comparison silently made with nothing."""
+    good = (PROJECT_DIR / "Pulumi.dev.yaml").read_text()
+    refused = good.replace(
+        "config:\n", "config:\n  nebius-dra:draDriverRepository: https://u:CANARYPW@h.example.com/x\n", 1
+    )
+    _committed_copy(tmp_path, refused)
+
+    def plan_in(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "tools.plan", "--stack", "dev", "--out", "none", *args]
+        return subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
+
+    reason = "failed (exit 2): invalid stack configuration (1 problem"
+    asked = plan_in("--base", "HEAD")
+    assert asked.returncode == plan.EXIT_PROGRAM, asked.stderr
+    assert f'the plan of dev at "HEAD" {reason}' in asked.stderr, asked.stderr
+    assert "nebius-dra:draDriverRepository" in asked.stderr
+    assert "the comparison asked for cannot be made" in asked.stderr
+    implicit = plan_in()
+    assert implicit.returncode == plan.EXIT_OK, implicit.stderr
+    assert "Nodes recreated: not known, no baseline" in implicit.stdout and reason in implicit.stdout
+    assert "nebius-dra:draDriverRepository" in implicit.stdout
+    assert "CANARYPW" not in asked.stderr + implicit.stdout + implicit.stderr
+
+
+def test_a_failed_base_plan_that_printed_nothing_says_it_gave_no_reason():
+    assert base_plan.failure_reason("", "") == base_plan.NO_REASON
+    assert base_plan.failure_reason("\n", '{"error": null}') == base_plan.NO_REASON
+    said = base_plan.failure_reason("python -m tools.plan: --out: bad\x1b[2J u:PW@h.example.com\nmore\n", "")
+    assert said.startswith("--out: bad\\u001b[2J") and "PW" not in said and said.endswith("(and 1 more line(s))")

@@ -115,6 +115,45 @@ def test_a_node_group_whose_minor_goes_down_is_refused_naming_it_both_versions_a
             lambda b: b["cluster"]["controlPlane"].update(version="1.x"),
             'cluster.controlPlane.version is "1.x"; tools.plan writes a version MAJOR.MINOR',
         ),
+        # A version of over 4300 digits was read with int(): a traceback (attack2 A6); each number is bounded.
+        (
+            lambda b: b["cluster"]["controlPlane"].update(version="1." + "9" * 5000),
+            'cluster.controlPlane.version is "1.99999',
+        ),
+        (
+            lambda b: b["nodeGroups"][0].update(version="1." + "9" * 5000),
+            'nodeGroups[0].version is "1.99999',
+        ),
+        (
+            lambda b: b["nodeGroups"][1].update(version="1.34-nebius-node." + "9" * 5000),
+            "(5019 characters); tools.plan writes a version MAJOR.MINOR or MAJOR.MINOR-nebius-node.N, each number of "
+            "at most 6 digits",
+        ),
+        (
+            lambda b: [r.update(version="25." + "9" * 5000 + ".0") for r in b["releases"]],
+            "(5007 characters), which is not one tools.plan writes: a chart version's numbers have at most 6 digits",
+        ),
+        # A minor the stack does not take was compared as the cluster's (attack2 A7): "Allowed path: 1.0 -> 1.1 ...".
+        *(
+            (
+                lambda b, v=version: b["cluster"]["controlPlane"].update(version=v),
+                f'cluster.controlPlane.version is "{version}", of minor "{version}", which is not one tools.plan '
+                "writes: the stack's kubernetesVersion takes the minors 1.34, 1.35, 1.36 only",
+            )
+            for version in ("0.34", "1.0", "1.99")
+        ),
+        (
+            lambda b: b["nodeGroups"][0].update(version="1.99-nebius-node.2"),
+            'nodeGroups[0].version is "1.99-nebius-node.2", of minor "1.99", which is not one tools.plan writes',
+        ),
+        # The stack refuses a repository URL with a login or a query: no plan records one (attack2 A8).
+        *(
+            (
+                lambda b, r=repo: b["releases"][0].update(repositoryOpts={"repo": r, "login": "none"}),
+                'releases[0].repositoryOpts.repo is "<',
+            )
+            for repo in ("https://u:CANARYPW@helm.example.com/nvidia", "https://helm.example.com/x?token=CANARYPW")
+        ),
         (
             lambda b: b.update(error=False),
             "error is false; tools.plan writes null, or the message of a plan that failed",
@@ -175,9 +214,12 @@ def test_a_baseline_record_of_another_shape_or_missing_a_field_is_refused_naming
     assert plan_cli.main(["--stack", "dev", "--out", "none", "--baseline", str(path)]) == plan_cli.EXIT_PROGRAM
     err = capsys.readouterr().err
     assert (
-        err.startswith(f"python -m tools.plan: {path}: the baseline is not the JSON of an offline plan")
+        err.startswith(
+            f"python -m tools.plan: {json.dumps(str(path))}: the baseline is not the JSON of an offline plan"
+        )
         and named in err
     ), err
+    assert "CANARY" not in err and "Traceback" not in err
 
 
 def test_a_login_field_holding_a_login_is_refused_without_quoting_it(dev_baseline, tmp_path, capsys):
@@ -274,6 +316,9 @@ def test_the_fields_a_baseline_may_hold_are_those_a_json_plan_writes(dev_baselin
     assert read_baseline(dev_baseline, "dev").groups
 
 
+TOKEN = "ghp_CANARYabcdefghijklmnopqrstuvwxyz0123"
+
+
 def _hostile(baseline: dict[str, Any]) -> None:
     """Every text of a baseline that reaches the change list, each a credential-shaped canary."""
     group = baseline["nodeGroups"][0]
@@ -284,7 +329,11 @@ def _hostile(baseline: dict[str, Any]) -> None:
     baseline["nodeGroups"].append(gone)
     release = baseline["releases"][0]
     release["values"]["image"] = {"repository": "i:CANARY8@h/x", "tag": "t=CANARY9"}
-    release["repositoryOpts"] = {"repo": "https://u:CANARY10@h.example.com/x", "login": "none"}
+    # A repository URL with a login in it is refused (no plan writes one): a "=" in its path has a credential's shape.
+    release["repositoryOpts"] = {"repo": "https://h.example.com/k=CANARY10", "login": "none"}
+    # A token's form, bare and among words (the redactor does not know `ghp_` in prose).
+    group["template"]["metadata"]["labels"]["tok"] = TOKEN
+    release["values"]["script"] = f"echo {TOKEN} > /dev/null"
     removed = copy.deepcopy(release)
     removed.update(urn=removed["urn"] + "-gone", name="r:CANARY11@h", chart="c:CANARY12@h", version="v:CANARY13@h")
     baseline["releases"].append(removed)

@@ -178,7 +178,10 @@ def test_a_baseline_of_an_unknown_plan_format_is_refused_naming_the_file(plan_fo
     status = plan_cli.main(["--stack", "prod", "--baseline", str(path), "--out", "none"])
     assert status == plan_cli.EXIT_PROGRAM
     err = capsys.readouterr().err
-    assert f"{path}: the baseline's planFormat is {json.dumps(plan_format)}; this tools.plan reads planFormat 2" in err
+    assert (
+        f"{json.dumps(str(path))}: the baseline's planFormat is {json.dumps(plan_format)}; this tools.plan reads planFormat 2"
+        in err
+    )
 
 
 def _checkout(folder: Path, commit: bool) -> None:

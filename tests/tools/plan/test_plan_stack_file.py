@@ -138,7 +138,7 @@ def test_a_stack_file_problem_names_the_file_by_the_path_given_and_the_key(tmp_p
         ("try.yaml", "the file name must be a file named Pulumi.<stack>.yaml"),
         ("Pulumi.try.yml", "the file name must be a file named Pulumi.<stack>.yaml"),
         ("Pulumi..yaml", "the file name must be a file named Pulumi.<stack>.yaml"),
-        ("Pulumi.a b.yaml", "'a b' is not a stack name"),
+        ("Pulumi.a b.yaml", '"a b" is not a stack name'),
     ],
 )
 @pytest.mark.parametrize("tool", [plan, cost])
@@ -146,8 +146,19 @@ def test_a_file_not_named_as_a_stack_file_is_refused_naming_the_flag(tmp_path, c
     path = _scratch(tmp_path, name)
     assert tool.main(["--stack-file", str(path)]) == 2
     err = capsys.readouterr().err
-    assert f"--stack-file {str(path)!r}: " in err and expected in err
+    assert f"--stack-file {json.dumps(str(path))}: " in err and expected in err
     assert "1 to 100 ASCII letters, digits, '-', '_' or '.'" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("name", ["Pulumi.user:CANARYPW@x.yaml", "user:CANARYPW@x.yaml", "Pulumi.a\x1bb.yaml"])
+@pytest.mark.parametrize("tool", [plan, cost])
+def test_a_stack_file_path_is_quoted_as_shown_quotes_it_never_as_pythons_repr(tmp_path, capsys, tool, name):
+    """A repr-quoted path ('...') escaped the redactor: the credential in a file name was printed (attack2 A9)."""
+    path = _scratch(tmp_path, name)
+    assert tool.main(["--stack-file", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "CANARY" not in err and "'" + str(tmp_path) not in err, err
+    assert "--stack-file " + ('"<' if "CANARY" in name else json.dumps(str(path))) in err, err
 
 
 @pytest.mark.parametrize("tool", [plan, cost])
