@@ -363,9 +363,17 @@ _PATH_SEGMENT = re.compile(r"[A-Za-z0-9._~%+-]+")
 # client decodes it, is refused when `may_hold_a_credential` says so (a token's form, '@', '=', ...) or when a word of
 # it is token-shaped as a price's source is (components/input/prices.py): TOKEN_WORD_LENGTH or more ASCII letters and
 # digits holding both; a git object id (40 or 64 lowercase hex digits) as a whole segment is none (a raw permalink).
-_TOKEN_WORD_LENGTH = 16
+TOKEN_WORD_LENGTH = 16
 _WORD = re.compile(r"[A-Za-z0-9]+")
 _GIT_OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
+def holds_a_token_shaped_word(text: str) -> bool:
+    """A run of TOKEN_WORD_LENGTH or more ASCII letters and digits holding both: a token's shape, which no page name,
+    contract number or word of prose is (a single character class: linear)."""
+    return any(
+        len(word) >= TOKEN_WORD_LENGTH and not word.isalpha() and not word.isdigit() for word in _WORD.findall(text)
+    )
 
 
 def url_problem(url: str) -> str | None:
@@ -453,14 +461,12 @@ _CREDENTIAL_SEGMENT = "path segment"
 
 
 def _may_hold_a_credential(segment: str) -> bool:
-    """True when a decoded path segment may hold a credential (see `_TOKEN_WORD_LENGTH`)."""
+    """True when a decoded path segment may hold a credential (see `TOKEN_WORD_LENGTH`)."""
     if may_hold_a_credential(segment):
         return True
     if _GIT_OBJECT_ID.fullmatch(segment):
         return False
-    return any(
-        len(word) >= _TOKEN_WORD_LENGTH and not word.isalpha() and not word.isdigit() for word in _WORD.findall(segment)
-    )
+    return holds_a_token_shaped_word(segment)
 
 
 def _url_refused_by_part(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:

@@ -22,7 +22,9 @@ from components.input.fields import (
     PLATFORM_PATTERN,
     PRICE_SOURCE_PATTERN,
     SOURCE_PATTERN,
+    TOKEN_WORD_LENGTH,
     Shape,
+    holds_a_token_shaped_word,
 )
 from components.redaction import redacted
 from components.shown import quotable, shape
@@ -77,8 +79,6 @@ UsdPerGibHour = Annotated[
 # whole segment of a path, as a permalink's commit (`https://github.com/nebius/docs/blob/<commit>/prices.md`). Only
 # there: a bare 40 hex digits is also the shape of a GitHub token of before 2021, and tokens are mixed-case (`ghp_`,
 # `AKIA`). One function, `without_credential`, refuses all three.
-TOKEN_WORD_LENGTH = 16
-_WORD = re.compile(r"[A-Za-z0-9]+")
 _GIT_OBJECT_ID_SEGMENT = re.compile(r"(?<=/)(?:[0-9a-f]{64}|[0-9a-f]{40})(?![^/\s])")
 PRINTED_RULE = (
     "a price's source, note and doubtful are printed with it, so none may hold what a credential needs: a "
@@ -90,8 +90,7 @@ PRINTED_RULE = (
 
 
 def _token_shaped(text: str) -> bool:
-    words = _WORD.findall(_GIT_OBJECT_ID_SEGMENT.sub("/", text))
-    return any(len(word) >= TOKEN_WORD_LENGTH and not word.isalpha() and not word.isdigit() for word in words)
+    return holds_a_token_shaped_word(_GIT_OBJECT_ID_SEGMENT.sub("/", text))
 
 
 def credential_shaped(text: str) -> bool:
