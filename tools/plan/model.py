@@ -132,7 +132,7 @@ class Plan:
 
     def no_rule_gates_text(self) -> str:
         """`NO_RULE_GATES` for this plan: the entries that demoted or disabled the mandatory rules, how many."""
-        by = ", ".join(sorted({entry.by for entry in [*self.demoted, *self.disabled]}))
+        by = ", ".join(sorted({entry.by for entry in self.demoted} | {entry.by for entry in self.disabled}))
         disabled = sum(1 for entry in self.disabled if entry.mandatory)
         mandatory = len(gating_policies(None))
         return NO_RULE_GATES.format(by=by, demoted=len(self.demoted), disabled=disabled, mandatory=mandatory)
