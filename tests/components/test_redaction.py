@@ -683,7 +683,8 @@ def test_the_userinfo_of_an_authority_without_a_scheme_is_redacted_to_the_last_a
 
 def test_a_plan_of_helm_values_with_an_authority_without_a_scheme_shows_no_password(tmp_path, capsys):
     """Issue 37 #1, end to end: `u:PASSWORD@host` in draDriverValues reaches no output of the plan, not stdout, not
-    stderr, not the JSON plan, not a file it writes (the release's values file)."""
+    stderr, not the JSON plan, not a file it writes: a plain values leaf of a credential's shape is refused (it would
+    be deployed and kept in the state in clear), naming its path, and nothing is written."""
     document = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
     document["config"]["nebius-dra:draDriverValues"] = {
         "image": {"repository": f"u:{CANARY}@registry.example.com/x"},
@@ -695,24 +696,11 @@ def test_a_plan_of_helm_values_with_an_authority_without_a_scheme_shows_no_passw
     out = tmp_path / "out"
     for output in ("text", "json"):
         argv = ["--stack-file", str(path), "--no-base", "--format", output, "--out", str(out)]
-        assert plan_cli.main(argv) == plan_cli.EXIT_OK
+        assert plan_cli.main(argv) == plan_cli.EXIT_PROGRAM
         printed = capsys.readouterr()
-        assert "[credentials]@registry.example.com/x" in printed.out or output == "text", printed.out[:2000]
+        assert "image.repository" in printed.out + printed.err
         assert_no_canary(printed.out, printed.err)
-    written = [file.read_text() for file in sorted(out.rglob("*.yaml")) if file.is_file()]
-    # Redacted leaf by leaf, so every file is still YAML (`repository: [credentials]@host/x` was a flow sequence
-    # followed by text): the value reads back as the redacted text.
-    documents = [yaml.safe_load(text) for text in written]
-    assert any(
-        field_of(document, "image", "repository") == "[credentials]@registry.example.com/x" for document in documents
-    )
-    assert_no_canary(*written)
-
-
-def field_of(document: Any, *path: str) -> Any:
-    for name in path:
-        document = document.get(name) if isinstance(document, dict) else None
-    return document
+    assert not [file for file in out.rglob("*") if file.is_file()]
 
 
 def test_the_plain_kubeconfig_hint_names_the_key_it_asks_to_set_as_a_secret():

@@ -18,7 +18,6 @@ revision of this repository is the caller's mistake (UnknownRevisionError, exit 
 from __future__ import annotations
 
 import io
-import json
 import os
 import subprocess
 import sys
@@ -157,8 +156,8 @@ def failure_reason(stderr: str, stdout: str) -> str:
     lines = [line.strip() for line in stderr.splitlines() if line.strip()]
     if not lines:
         try:
-            error = json.loads(stdout).get("error")
-        except (ValueError, AttributeError):
+            error = parse_json(stdout, "the base plan's output").get("error")
+        except (InputError, AttributeError):
             error = None
         lines = [line.strip() for line in error.splitlines() if line.strip()] if isinstance(error, str) else []
     if not lines:

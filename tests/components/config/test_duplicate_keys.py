@@ -145,7 +145,7 @@ def test_baselines_price_tables_floors_and_kubeconfigs_refuse_a_key_given_twice(
     baseline = tmp_path / "main-plan.json"
     baseline.write_text('{"stack": "dev",\n "nodeGroups": [],\n "stack": "prod"}')
     assert plan.main(["--stack", "dev", "--format", "json", "--out", "none", "--baseline", str(baseline)]) == 2
-    assert re.search(f"--baseline {baseline}: " + _twice("stack", 1, 3), capsys.readouterr().err)
+    assert re.search(f'--baseline "{baseline}": ' + _twice("stack", 1, 3), capsys.readouterr().err)
 
     prices = PRICE_TABLE_FILE.read_text()
     with pytest.raises(PriceTableError, match=_twice("currency", *_lines_of(prices, "currency"))):
@@ -180,7 +180,7 @@ def test_the_policy_config_keeps_the_last_value_as_the_cli_does_and_says_so(tmp_
     assert plan.main(["--stack", "dev", "--format", "json", "--out", "none", "--policy-config", str(config)]) == 0
     captured = capsys.readouterr()
     assert (
-        f'warning: --policy-config {config}: the key "max-hourly-cost" is given twice, at line 1 and at line 2; '
+        f'warning: --policy-config "{config}": the key "max-hourly-cost" is given twice, at line 1 and at line 2; '
         in captured.err
     )
     assert "keeps the last value, as `pulumi preview --policy-pack-config` does" in captured.err

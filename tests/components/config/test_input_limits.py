@@ -114,7 +114,7 @@ def test_the_plan_refuses_a_policy_config_past_the_limits_with_exit_2(tmp_path, 
         assert status in (plan_cli.EXIT_OK, plan_cli.EXIT_POLICY)
     else:
         assert status == plan_cli.EXIT_PROGRAM
-        assert f"--policy-config {path}" in err and message in err
+        assert f'--policy-config "{path}"' in err and message in err
 
 
 @pytest.mark.parametrize("option", ["--policy-config", "--baseline"])
