@@ -88,7 +88,7 @@ _NAME_OR_PORT_AFTER_COLON = re.compile(r":(?:[0-9]{1,5}|[A-Za-z0-9_][A-Za-z0-9_.
 # (`AKIA`/`ASIA` and 16 capitals or digits). None starts inside a longer run of its characters, and each alternative
 # reads a fixed number of characters: linear.
 _TOKEN_FORM = re.compile(
-    r"(?<![A-Za-z0-9_-])"
+    r"(?<![A-Za-z0-9])"
     r"(?:eyJ[A-Za-z0-9_-]{8}|gh[pousr]_[A-Za-z0-9]{20}|github_pat_[A-Za-z0-9_]{20}|glpat-[A-Za-z0-9_-]{20}"
     r"|xox[abposr]-[A-Za-z0-9-]{10}|(?:AKIA|ASIA)[0-9A-Z]{16}(?![0-9A-Z]))"
 )

@@ -37,7 +37,7 @@ _AUTH_SCHEME = re.compile(r"(?i)(bearer|basic)(\s+)\S+")
 # GitLab's `glpat-`, Slack's `xox?-`, AWS's `AKIA`/`ASIA` key IDs), hidden whole to its last token character: the
 # forms of components/redaction.py `_TOKEN_FORM`, kept in step by tests/policies/test_policy_quoting.py.
 TOKEN_FORM = re.compile(
-    r"(?<![A-Za-z0-9_-])"
+    r"(?<![A-Za-z0-9])"
     r"(?:eyJ[A-Za-z0-9_-]{8}|gh[pousr]_[A-Za-z0-9]{20}|github_pat_[A-Za-z0-9_]{20}|glpat-[A-Za-z0-9_-]{20}"
     r"|xox[abposr]-[A-Za-z0-9-]{10}|(?:AKIA|ASIA)[0-9A-Z]{16}(?![0-9A-Z]))"
 )

@@ -157,10 +157,15 @@ def demoted_policies(config: Mapping[str, Any] | None) -> list[DemotedPolicy]:
 
 
 def gating_policies(config: Mapping[str, Any] | None) -> list[str]:
-    """The rules whose findings block `pulumi up` under `config` (mandatory or remediate, built in or set): none
-    left, and the pack gates nothing."""
+    """The pack's own gates still gating under `config`: its built-in mandatory (or remediate) rules whose findings
+    still block `pulumi up`. None left, and the pack gates nothing: a rule the config promotes does not stand in for
+    them (`max-hourly-cost` checks nothing without a budget, an advisory check was never the gate)."""
     validate_policy_config(config)
-    return [rule.name for rule in RULES if _level_and_properties(rule.name, rule.level, config or {})[0] in _GATING]
+    return [
+        rule.name
+        for rule in RULES
+        if rule.level in _GATING and _level_and_properties(rule.name, rule.level, config or {})[0] in _GATING
+    ]
 
 
 def _reported(policy: Any, args: Any, subject: str | None) -> list[tuple[str | None, str, bool]]:

@@ -31,7 +31,7 @@ from components.config import ConfigError, parse_stack_config
 from components.config.errors import ConfigProblems, shown_name
 from components.config.raw import RawConfig
 from components.config.stack_file import StackFileConfig, read_stack_file
-from components.redaction import names_a_credential, redacted_command, secrets_of
+from components.redaction import may_hold_a_credential, names_a_credential, redacted_command, secrets_of
 from components.redaction import redacted as redact
 from components.shown import NOT_QUOTED, shown
 from policies.dra_guardrails.consequences import CONSEQUENCES
@@ -881,6 +881,14 @@ def project_texts_about_credentials() -> list[str]:
         if "--secret" not in line
     }
     return sorted(text for text in texts if any(word in text.lower() for word in words))
+
+
+@pytest.mark.parametrize("before", ["prefix-", "project-", "ns_", "x:"])
+def test_a_token_form_after_a_hyphen_or_underscore_is_a_token(before):
+    """Re-attack, 2026-12-03: `prefix-ghp_...`, `project-ghp_...` were written and quoted in clear."""
+    token = "ghp_CANARYabcdefghijklmnopqrstuvwxyz0123"
+    assert may_hold_a_credential(f"{before}{token}")
+    assert "CANARY" not in redact(f"value {before}{token} here")
 
 
 def test_no_credential_pattern_eats_a_word_of_the_projects_own_texts_about_credentials():

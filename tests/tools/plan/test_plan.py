@@ -386,6 +386,23 @@ def test_a_policy_config_that_demotes_every_mandatory_rule_does_not_pass_the_gat
         )
 
 
+@pytest.mark.parametrize(
+    "config",
+    [
+        {"all": "disabled", "max-hourly-cost": "mandatory"},
+        {"all": "disabled", "charts-mirrored": "remediate"},
+        {"all": "advisory", "max-hourly-cost": "mandatory"},
+    ],
+)
+def test_a_rule_the_policy_config_promotes_does_not_stand_in_for_the_mandatory_gates(config):
+    """Re-attack, 2026-12-03: every built-in gate off and one advisory rule (a budget without one) promoted read as
+    gated, `"ok": true` and exit 0."""
+    from tools.plan.report import plan_document
+
+    document = plan_document(build_plan("dev", out=None, policy_config=config))
+    assert document["ok"] is False, document["reason"]
+
+
 def test_a_policy_config_that_demotes_one_mandatory_rule_says_so_and_still_gates():
     from tools.plan.report import plan_document, render_text
 
