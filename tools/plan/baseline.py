@@ -21,11 +21,11 @@ the rolled-out template fields of each node group only: `LegacyDocument`.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
-from urllib.parse import urlsplit
 
 from pydantic import (
     BaseModel,
@@ -41,10 +41,10 @@ from pydantic import (
 from components.config.errors import allowed_rule, described_at, path_text
 from components.dra_constants import PROJECT
 from components.dra_minors import SUPPORTED_MINORS
-from components.input.fields import CONDITION_TYPE_PATTERN, MAX_AUTO_REPAIR_CONDITIONS, MAX_NODES
+from components.input.fields import CONDITION_TYPE_PATTERN, MAX_AUTO_REPAIR_CONDITIONS, MAX_NODES, url_problem
 from components.input.node_groups import DURATION_RULE, Duration, RepairTimeout
 from components.redaction import names_a_credential
-from components.shown import shown
+from components.shown import shape, shown
 from components.values.node_groups import NEBIUS_CONDITION_STATUSES
 from policies.dra_guardrails.planned import chart_name
 
@@ -240,18 +240,15 @@ class RepositoryOpts(BaseModel):
 
     @field_validator("repo")
     @classmethod
-    def _no_login_in_it(cls, repo: str) -> str:
-        # The stack refuses a chart repository with a login or a query in its URL (the login goes in
-        # chartRepositoryUsername/Password), so no plan records one: a baseline's is a hand edit, maybe a credential.
-        try:
-            parts = urlsplit(repo)
-            embedded = "@" in parts.netloc or bool(parts.query) or bool(parts.fragment)
-        except ValueError:
-            embedded = True
-        if embedded:
+    def _as_the_stack_takes_it(cls, repo: str) -> str:
+        # The stack refuses a chart repository with a login, a query or a token-shaped path segment in its URL (the
+        # login goes in chartRepositoryUsername/Password), so no plan records one: a baseline's is a hand edit,
+        # maybe a credential, described by its shape only.
+        problem = url_problem(repo)
+        if problem:
             raise ValueError(
-                f"is {shown(repo)}: a repository URL with a login, query or fragment in it, which tools.plan never "
-                "writes (a login is recorded only as login: set or none)"
+                f"is {json.dumps(shape(repo))}: a repository URL the stack refuses ({problem}), which tools.plan "
+                "never writes (a login is recorded only as login: set or none)"
             )
         return repo
 

@@ -152,7 +152,13 @@ def test_a_node_group_whose_minor_goes_down_is_refused_naming_it_both_versions_a
                 lambda b, r=repo: b["releases"][0].update(repositoryOpts={"repo": r, "login": "none"}),
                 'releases[0].repositoryOpts.repo is "<',
             )
-            for repo in ("https://u:CANARYPW@helm.example.com/nvidia", "https://helm.example.com/x?token=CANARYPW")
+            for repo in (
+                "https://u:CANARYPW@helm.example.com/nvidia",
+                "https://helm.example.com/x?token=CANARYPW",
+                # Re-attack, 2026-12-03: token-shaped path segments, as the stack refuses them.
+                "https://dl.cloudsmith.io/CANARYaBcDeFgH12/org/repo/helm/charts/",
+                "https://helm.example.com/k=CANARY10",
+            )
         ),
         (
             lambda b: b.update(error=False),
@@ -329,8 +335,8 @@ def _hostile(baseline: dict[str, Any]) -> None:
     baseline["nodeGroups"].append(gone)
     release = baseline["releases"][0]
     release["values"]["image"] = {"repository": "i:CANARY8@h/x", "tag": "t=CANARY9"}
-    # A repository URL with a login in it is refused (no plan writes one): a "=" in its path has a credential's shape.
-    release["repositoryOpts"] = {"repo": "https://h.example.com/k=CANARY10", "login": "none"}
+    # A repository URL the stack refuses is refused in a baseline too (the refusal cases above): this one is plain.
+    release["repositoryOpts"] = {"repo": "https://h.example.com/charts", "login": "none"}
     # A token's form, bare and among words (the redactor does not know `ghp_` in prose).
     group["template"]["metadata"]["labels"]["tok"] = TOKEN
     release["values"]["script"] = f"echo {TOKEN} > /dev/null"
