@@ -109,7 +109,7 @@ def may_hold_a_credential(text: str) -> bool:
     token's form (`_TOKEN_FORM`): such a text is never quoted (`components.shown.shape` describes it), and an exec
     plugin's argument of such a shape is never shown (`redacted_command`). No rule can list every way a credential is
     spelt, but each way needs one of these."""
-    if _TOKEN_FORM.search(text):
+    if _TOKEN_FORM.search(text) or "PRIVATE KEY-----" in text:
         return True
     text = _SCHEME.sub("", text, count=1)
     at = text.rfind("@")
@@ -448,6 +448,12 @@ def _auth(match: re.Match[str]) -> str:
     return f"{match[1]}{REDACTED}"
 
 
+# A PEM private key (RFC 7468 section 10's `PRIVATE KEY`, and the `RSA`/`EC`/`ENCRYPTED`/`OPENSSH` labels before it),
+# pasted into a value: its label line and the base64 after it, a newline written as one or as JSON's `\n`, up to its
+# END line (left: it says what was there). One character class after a fixed start: linear.
+_PEM_PRIVATE_KEY = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[A-Za-z0-9+/=\s\\]*")
+
+
 def redacted(text: str, secrets: Secrets = NO_SECRETS) -> str:
     """`text` with the given secrets, URL credentials and parameters, tokens of a known form (`_TOKEN_FORM`) and
     credential fields replaced."""
@@ -456,6 +462,8 @@ def redacted(text: str, secrets: Secrets = NO_SECRETS) -> str:
         if "... (" in text:
             text = _cut_starts(text, secrets)
     text = _TOKEN_RUN.sub(REDACTED, text)
+    if "PRIVATE KEY-----" in text:
+        text = _PEM_PRIVATE_KEY.sub(f"-----BEGIN PRIVATE KEY-----{REDACTED}", text)
     if ":/" in text or ":\\" in text:
         text = _URL.sub(_url, text)
     if _USERINFO_END.search(text):

@@ -891,6 +891,22 @@ def test_a_token_form_after_a_hyphen_or_underscore_is_a_token(before):
     assert "CANARY" not in redact(f"value {before}{token} here")
 
 
+@pytest.mark.parametrize("newline", ["\n", "\\n"])
+@pytest.mark.parametrize("label", ["", "RSA ", "EC ", "ENCRYPTED ", "OPENSSH "])
+def test_a_pem_private_key_pasted_into_a_value_is_redacted_and_never_quoted(label, newline):
+    """Re-attack, 2026-12-03: a PEM private key in a plain draDriverValues leaf was written to the values file."""
+    key = newline.join(
+        [
+            f"-----BEGIN {label}PRIVATE KEY-----",
+            "MIIEpAIBAAKCAQEACANARYq7",
+            "Zk+/abc=",
+            f"-----END {label}PRIVATE KEY-----",
+        ]
+    )
+    assert "CANARY" not in redact(f'{{"tls": {{"key": "{key}"}}}}')
+    assert may_hold_a_credential(key)
+
+
 def test_no_credential_pattern_eats_a_word_of_the_projects_own_texts_about_credentials():
     """Attack 2, #13: `password: a login goes in` lost its `a`, `basic authentication` its `authentication`; the
     verifier's `a bearer token is visible ASCII only` its `token`, and a stack name quoted before `: a stack name`
