@@ -82,7 +82,7 @@ def image_problem(image: str) -> str | None:
         return (
             "has no tag; pin one (for example nvidia/cuda:13.1.1-runtime-ubuntu24.04) so every run pulls the same image"
         )
-    if tag.group(1) == "latest":
+    if tag.group(1).lower() == "latest":
         return "uses the tag latest, which moves; pin a release tag or a digest"
     return None
 

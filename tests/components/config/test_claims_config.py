@@ -309,6 +309,11 @@ def test_every_template_problem_is_reported_in_one_run():
         ),
         (
             "dev",
+            {"nebius-dra:sampleGpuImage": "nvidia/cuda:Latest"},
+            'nebius-dra:sampleGpuImage: "nvidia/cuda:Latest" uses the tag latest',
+        ),
+        (
+            "dev",
             {"nebius-dra:sampleRdmaImage": "registry:5000/rdma-tools"},
             'nebius-dra:sampleRdmaImage: got "registry:5000/rdma-tools": it has no tag',
         ),
