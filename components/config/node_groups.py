@@ -17,7 +17,7 @@ from components.config.rollout import check_reserved_surge, parse_auto_repair, p
 from components.dra_constants import RESERVED_GPU_LABELS
 from components.gpu_platforms import GPU_PLATFORMS, GPU_PLATFORMS_READ, TABLE_FILE
 from components.input.node_groups import GpuNodeGroupInput, TaintInput
-from components.labels import gpu_node_labels
+from components.labels import gpu_node_labels, system_node_labels
 from components.model import GPU_ROLLOUT, Autoscaling, GpuNodeGroupConfig, NodeRange, Taint
 
 NAME_LIMIT = 63  # Nebius: names of clusters, node groups and GPU clusters are 1-63 characters.
@@ -66,6 +66,13 @@ def _labels(entry: GpuNodeGroupInput, problems: ConfigProblems) -> dict[str, str
             problems.add(
                 _where(entry.name),
                 f"label {key} is set by the stack to {shown(stack_labels[key])} on this group's nodes; remove it",
+            )
+        elif key in system_node_labels():
+            # The system nodes' label is the node selector of the controllers that must avoid GPU nodes.
+            problems.add(
+                _where(entry.name),
+                f"label {key} marks the stack's system nodes, where controllers that must avoid GPU nodes are placed; "
+                "remove it",
             )
         elif any(part in key for part in IGNORED_LABEL_PARTS):
             problems.add(

@@ -109,6 +109,7 @@ def test_good_kubernetes_versions_run(stack_config, version):
         ({"labels": {"nvidia.com/gpu.present": "false"}}, "is set by the stack"),
         ({"labels": {"nebius-dra/node-group": "other"}}, 'label nebius-dra/node-group is set by the stack to "h200"'),
         ({"labels": {"nebius-dra/driver-mode": "operator"}}, "label nebius-dra/driver-mode is set by the stack to"),
+        ({"labels": {"nebius-dra/role": "system"}}, "label nebius-dra/role marks the stack's system nodes"),
         (
             {"taints": [{"key": "gpu", "value": "x", "effect": "Sometimes"}]},
             'taints[0].effect got "Sometimes"; allowed: NoSchedule, PreferNoSchedule, NoExecute',
