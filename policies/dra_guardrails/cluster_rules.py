@@ -37,7 +37,8 @@ MINIMUM_VERSION_LIMIT = 16
 # Pulumi CLI with Go's regexp (pulumi pkg/v3 resource/analyzer/config.go validates policy config with
 # xeipuuv/gojsonschema v1.2.0, schema.go: regexp.Compile): RE2 syntax, ASCII classes, `$` the end of the
 # text. The pack matches them with fullmatch, so a trailing newline fails here as it fails there.
-MINIMUM_VERSION = re.compile(r"^[0-9]+\.[0-9]+$")
+# No leading zero: "01.34" and "1.034" name no minor (the stack's kubernetesVersion refuses them too).
+MINIMUM_VERSION = re.compile(r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$")
 
 
 def check_cluster_version(resource: PlannedResource, config: Mapping[str, Any]) -> list[str]:

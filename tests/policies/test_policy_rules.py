@@ -194,6 +194,13 @@ def test_a_minimum_version_below_the_dra_floor_is_refused_naming_the_allowed_ran
     assert 'allowed: "1.34" or a later MAJOR.MINOR' in message
 
 
+@pytest.mark.parametrize("minimum", ["01.34", "1.034", "1.35.0", "1.35 "])
+def test_a_minimum_version_that_names_no_minor_is_refused_as_malformed(minimum):
+    props = {"controlPlane": {"version": "1.34"}}
+    with pytest.raises(PolicyConfigError, match=r'minimumVersion must be "MAJOR\.MINOR"'):
+        resource_violations("mk8s-cluster-version", CLUSTER_TYPE, props, config={"minimumVersion": minimum})
+
+
 def test_a_minimum_version_of_thousands_of_digits_is_refused_as_malformed():
     props = {"controlPlane": {"version": "1.34"}}
     with pytest.raises(PolicyConfigError, match=r'minimumVersion must be "MAJOR\.MINOR"'):
