@@ -108,9 +108,11 @@ class Yaml12Loader(_BASE_LOADER):
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         first_places: dict[Any, tuple[int, int]] = {}
+        merge_line = None
         for key_node, _ in node.value:
             if isinstance(key_node, yaml.ScalarNode) and key_node.value == "<<" and not key_node.style:
-                raise MergeKeyError(key_node.start_mark.line + 1)
+                # Refused after the keys are read: a merge key given twice is a key given twice, as yaml.v3 says.
+                merge_line = merge_line or key_node.start_mark.line + 1
             key = self.construct_object(key_node, deep=True)
             place = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
             try:
@@ -119,6 +121,8 @@ class Yaml12Loader(_BASE_LOADER):
                 first_places[key] = place
             except TypeError:
                 continue  # an unhashable key: the base constructor refuses it with its own message
+        if merge_line:
+            raise MergeKeyError(merge_line)
         mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
         return mapping
 
