@@ -22,6 +22,7 @@ from .planned import (
     chart_name,
     field_at,
     planned_node_range,
+    planned_number,
 )
 from .quoting import listed, shown
 
@@ -75,9 +76,9 @@ def _quotas(queue: Any) -> list[tuple[str, str, float]]:
     for group in as_list(field_at(queue.props, "spec", "resourceGroups")):
         for flavor in as_list(field_at(group, "flavors")):
             for resource in as_list(field_at(flavor, "resources")):
-                quota = field_at(resource, "nominalQuota")
-                if isinstance(quota, (int, float)) and not isinstance(quota, bool):
-                    found.append((str(field_at(flavor, "name")), str(field_at(resource, "name")), float(quota)))
+                quota = planned_number(queue, "nominalQuota", within=resource)
+                if quota is not None:
+                    found.append((str(field_at(flavor, "name")), str(field_at(resource, "name")), quota))
     return found
 
 
@@ -136,7 +137,7 @@ def _group_gpus(resources: Sequence[Any]) -> dict[str, float]:
     for group in (r for r in resources if r.type == NODE_GROUP_TYPE):
         name = field_at(group.props, "template", "metadata", "labels", GROUP_LABEL)
         match = _GPU_PRESET.match(str(field_at(group.props, "template", "resources", "preset") or ""))
-        nodes = planned_node_range(group.props)
+        nodes = planned_node_range(group)
         if isinstance(name, str) and match and nodes is not None:
             found[name] = nodes[1] * int(match.group(1))
     return found
