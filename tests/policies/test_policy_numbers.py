@@ -11,7 +11,7 @@ import pytest
 
 from policies.dra_guardrails import PlannedResource, check_resources
 from policies.dra_guardrails.consequences import CLAIM_TEMPLATE_TYPE, CLUSTER_QUEUE_TYPE
-from policies.dra_guardrails.planned import NODE_GROUP_TYPE
+from policies.dra_guardrails.planned import COST_ESTIMATE_TYPE, NODE_GROUP_TYPE
 from tests.queue_configs import TEAMS, prod_with
 from tools.plan.mock_engine import run_program
 
@@ -87,3 +87,12 @@ def test_a_quota_that_is_no_number_is_a_violation_naming_it():
         f.urn == queue.urn and f.policy == "queue-quotas-within-capacity" and "has nominalQuota " in f.message
         for f in findings
     ), findings
+
+
+@pytest.mark.parametrize("price", [float("nan"), float("inf"), True], ids=repr)
+def test_a_price_that_is_no_finite_number_leaves_its_group_unpriced(prod_run, price):
+    """A NaN price made the total NaN, which every comparison with the budget calls within it."""
+    resources = _planned(prod_run)
+    _set(resources, COST_ESTIMATE_TYPE, ("groups", 0, "usdPerNodeHour"), price)
+    findings = check_resources(resources, {"max-hourly-cost": {"maxHourlyUsd": 1}})
+    assert any(f.policy == "max-hourly-cost" and "cannot be priced" in f.message for f in findings), findings
