@@ -80,8 +80,10 @@ def test_a_claim_count_that_is_no_number_is_a_violation_naming_it(prod_run, valu
 
 def test_a_quota_that_is_no_number_is_a_violation_naming_it():
     resources = _planned(run_program("prod", config=prod_with({"teams": TEAMS})))
-    path = ("spec", "resourceGroups", 0, "flavors", 0, "resources", 0, "nominalQuota")
+    # The GPU quota (the third resource); cpu's and memory's are not added up, and memory's is a string ("6400Gi").
+    path = ("spec", "resourceGroups", 0, "flavors", 0, "resources", 2, "nominalQuota")
     queue = _set(resources, CLUSTER_QUEUE_TYPE, path, "8")
+    assert queue.props["spec"]["resourceGroups"][0]["flavors"][0]["resources"][2]["name"] == "nvidia.com/gpu"
     findings = check_resources(resources)
     assert any(
         f.urn == queue.urn and f.policy == "queue-quotas-within-capacity" and "has nominalQuota " in f.message
