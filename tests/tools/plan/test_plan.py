@@ -82,7 +82,7 @@ def test_a_second_run_removes_files_of_objects_no_longer_planned(tmp_path):
     with (tmp_path / "dev" / MARKER).open("a") as marker:  # as a run that planned the Pod recorded it
         marker.write(f"{hashlib.sha256(stale.read_bytes()).hexdigest()}  kubernetes/gone/pod-old.yaml\n")
     result = build_plan("dev", out=tmp_path).files
-    assert not stale.exists() and not stale.parent.exists()
+    assert result is not None and not stale.exists() and not stale.parent.exists()
     assert result.removed == ["kubernetes/gone/pod-old.yaml"] and result.kept == []
 
 
@@ -97,6 +97,7 @@ def test_a_directory_the_plan_did_not_write_is_left_alone(tmp_path):
 
 def test_the_marker_lists_the_files_the_run_wrote_with_their_digests(tmp_path):
     files = build_plan("dev", out=tmp_path).files
+    assert files is not None
     listed = (tmp_path / "dev" / MARKER).read_text().removeprefix(MARKER_TEXT).splitlines()
     expected = sorted([*files.written, *files.unchanged])
     assert listed == [f"{hashlib.sha256((tmp_path / 'dev' / f).read_bytes()).hexdigest()}  {f}" for f in expected]
