@@ -16,6 +16,7 @@ import pytest
 from components.config import reading
 from components.config.reading import InputError, load_json, markdown_text, parse_json, parse_yaml, printable
 from components.config.stack_file import PROJECT_DIR, StackFileError, read_stack_file
+from components.shown import shown
 from policies.dra_guardrails import PolicyConfigError, validate_policy_config
 from tests.git_repository import git
 from tools.cost import __main__ as cost_cli
@@ -121,7 +122,7 @@ def test_the_plan_refuses_a_policy_config_past_the_limits_with_exit_2(tmp_path, 
 def test_the_plan_refuses_a_fifo_named_by_an_option(fifo, capsys, option):
     status, err = run_plan(capsys, option, str(fifo))
     assert status == plan_cli.EXIT_PROGRAM
-    assert f"{option} {fifo}: it is a FIFO, not a regular file" in err
+    assert f"{option} {shown(str(fifo))}: it is a FIFO, not a regular file" in err
 
 
 @pytest.mark.parametrize(
