@@ -45,6 +45,7 @@ from components.model import (
     StackConfig,
     SystemNodeGroupConfig,
 )
+from components.resource_presets import unoffered_preset
 
 MIN_KUBERNETES = (1, 34)
 VERSION_PATTERN = re.compile(r"^([0-9]{1,3})\.([0-9]{1,3})(?:-nebius-node\.([0-9]{1,6}))?\Z")
@@ -179,6 +180,10 @@ def parse_stack_config(
             config_key("systemNodePlatform"),
             f"got {shown(system_nodes.platform)}; the system node group runs controllers and needs a CPU platform such as cpu-d3",
         )
+    elif (
+        unoffered := unoffered_preset(system_nodes.platform, system_nodes.preset, config_key("systemNodePlatform"))
+    ) is not None:
+        problems.add(config_key("systemNodePreset"), f"got {unoffered}")
     gpu_groups = parse_gpu_node_groups(settings.gpuNodeGroups, settings.infinibandFabric, problems)
     check_node_group_names(cluster.name, gpu_groups, settings.infinibandFabric, problems)
     access = repository_access(settings, given.secret_keys, problems)
