@@ -266,6 +266,12 @@ def test_a_system_preset_nebius_does_not_offer_on_its_platform_is_refused(stack_
     ) in message
 
 
+def test_a_misspelt_system_platform_is_one_problem_not_a_preset_one_too(stack_config):
+    """cpu-d9 is a slip for cpu-d3: the price check names it with its closest platform, and the preset waits."""
+    message = refused({**stack_config("dev"), "nebius-dra:systemNodePlatform": "cpu-d9"})
+    assert "1 problem)" in message and "did you mean cpu-d3?" in message and "systemNodePreset" not in message
+
+
 @pytest.mark.parametrize(
     ("platform", "preset"),
     [
