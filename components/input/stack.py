@@ -57,6 +57,7 @@ from components.input.meaning import Setting
 from components.input.node_groups import AutoRepairConditionInput, GpuNodeGroupInput, StrategyInput
 from components.input.prices import PriceTableInput
 from components.input.queues import QueuesInput
+from components.resource_presets import TABLE_NAME as RESOURCE_PRESETS_TABLE
 
 # An enum (not a pattern), so a misspelt name gets its "did you mean" and editors offer the names.
 BuiltinTemplateName = Annotated[
@@ -204,7 +205,12 @@ class StackInput(Shape):
             max_length=63,
             description="expected a CPU preset <C>vcpu-<M>gb, C and M from 1, such as 4vcpu-16gb",
         ),
-        Setting("Cluster and node keys", "CPU preset of the system nodes (`<N>vcpu-<M>gb`)", default="4vcpu-16gb"),
+        Setting(
+            "Cluster and node keys",
+            "CPU preset of the system nodes (`<N>vcpu-<M>gb`): one Nebius offers on `systemNodePlatform`, as its row of "
+            f"[`{RESOURCE_PRESETS_TABLE}`]({RESOURCE_PRESETS_TABLE}) lists them (another, or any on a platform without a row, is refused)",
+            default="4vcpu-16gb",
+        ),
     ]
     systemNodeCount: Annotated[
         NodeCount, Setting("Cluster and node keys", "number of system nodes, 1 to 100", default=2)

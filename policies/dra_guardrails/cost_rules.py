@@ -47,9 +47,10 @@ def _usd_against(total: float, limit: float) -> tuple[str, str]:
 
 
 def _max_hourly_usd(config: Mapping[str, Any]) -> float | None:
-    limit = config.get("maxHourlyUsd")
-    if limit is None:
+    if "maxHourlyUsd" not in config:
         return None
+    # Present is used: null is refused like any other non-amount, never read as "no budget".
+    limit = config["maxHourlyUsd"]
     amount = isinstance(limit, (int, float)) and not isinstance(limit, bool) and math.isfinite(limit)
     if not amount or limit < MIN_HOURLY_USD:
         raise PolicyConfigError(

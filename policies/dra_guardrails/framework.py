@@ -68,6 +68,9 @@ class _Rule:
     level: EnforcementLevel
     check: Callable[..., list]
     config_schema: PolicyConfigSchema | None = None
+    # The setting without which the rule checks nothing (max-hourly-cost's budget), or None: an entry that sets the
+    # rule's level without it would claim a check, or a gate, that never happens, so the runner refuses it.
+    needs: str | None = None
 
     def setting_names(self) -> list[str]:
         """The settings this rule reads: its config schema's properties."""

@@ -205,6 +205,7 @@ RULES: tuple[ResourceRule | StackRule, ...] = (
                 },
             }
         ),
+        needs="maxHourlyUsd",
     ),
     StackRule(
         "spot-ceiling-below-spot-price",

@@ -22,7 +22,7 @@ from pulumi_policy.deserialize import deserialize_properties
 from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
 
 from .cost_rules import max_hourly_cost_pass
-from .framework import ALL_POLICIES, LEVEL_KEY, PolicyConfigError, did_you_mean, json_kind
+from .framework import ALL_POLICIES, LEVEL_KEY, PolicyConfigError, ResourceRule, StackRule, did_you_mean, json_kind
 from .planned import NotANumberError, PlannedResource, as_json
 from .quoting import shown
 from .registry import POLICIES, RULES
@@ -82,7 +82,11 @@ def validate_policy_config(config: Any) -> None:
 
     Refused: a policy name the pack does not have (the Pulumi CLI keeps such an entry without a
     word), a setting the policy does not read, settings under `all` (which sets only a level),
-    and an entry that is neither a level nor an object. Settings' values are checked by the rules.
+    an entry that is neither a level nor an object, and a level other than `disabled` set on a
+    rule's own entry without the setting the rule checks nothing without (`needs`: `mandatory`
+    on max-hourly-cost without maxHourlyUsd gates nothing). `all` may still set such a rule's
+    level: it sets every rule's, and means something for the others. Settings' values are checked
+    by the rules.
     """
     if config is None:
         return
@@ -95,15 +99,27 @@ def validate_policy_config(config: Any) -> None:
                 f'unknown policy "{shown(str(name))}" (given {json_kind(entry)}){did_you_mean(str(name), sorted(rules))}; '
                 f"the pack's policies are {', '.join(sorted(rules))}, or {ALL_POLICIES} for every policy"
             )
-        _, properties = _config_entry(name, entry)
+        level, properties = _config_entry(name, entry)
         if name in rules:
             rules[name].check_settings(properties)
+            _check_needed_setting(rules[name], level, properties)
         elif properties:
             key = next(iter(properties))
             raise PolicyConfigError(
                 f'{ALL_POLICIES}: unknown setting "{key}" (given {json_kind(properties[key])}); "{ALL_POLICIES}" '
                 f"takes only {LEVEL_KEY}, settings go under the policy that reads them"
             )
+
+
+def _check_needed_setting(rule: ResourceRule | StackRule, level: EnforcementLevel | None, properties: Mapping) -> None:
+    """PolicyConfigError for a level set on `rule` without the setting it checks nothing without."""
+    if rule.needs is None or level in (None, EnforcementLevel.DISABLED) or rule.needs in properties:
+        return
+    raise PolicyConfigError(
+        f'{rule.name}: enforcementLevel "{level.value}" is set without {rule.needs}, and without {rule.needs} the policy '
+        f"checks nothing, so it would {'gate' if level in _GATING else 'report'} nothing; set {rule.needs} in this "
+        f'entry, or leave the entry out (or set it to "{EnforcementLevel.DISABLED.value}")'
+    )
 
 
 @dataclass(frozen=True)

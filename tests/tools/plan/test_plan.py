@@ -364,7 +364,9 @@ def test_a_refused_policy_config_hides_a_credential_shaped_key_or_value(tmp_path
 
 @pytest.fixture(scope="module")
 def every_policy_disabled():
-    return build_plan("dev", out=None, policy_config={"all": "disabled", "max-hourly-cost": "advisory"})
+    # The one rule left on has its budget: a level on max-hourly-cost without one is refused (issue 37).
+    budget = {"enforcementLevel": "advisory", "maxHourlyUsd": 1000}
+    return build_plan("dev", out=None, policy_config={"all": "disabled", "max-hourly-cost": budget})
 
 
 def test_a_policy_config_that_disables_policies_says_so_in_every_format(every_policy_disabled):
@@ -406,14 +408,15 @@ def test_a_policy_config_that_demotes_every_mandatory_rule_does_not_pass_the_gat
 @pytest.mark.parametrize(
     "config",
     [
-        {"all": "disabled", "max-hourly-cost": "mandatory"},
+        {"all": "disabled", "max-hourly-cost": {"enforcementLevel": "mandatory", "maxHourlyUsd": 1000}},
         {"all": "disabled", "charts-mirrored": "remediate"},
-        {"all": "advisory", "max-hourly-cost": "mandatory"},
+        {"all": "advisory", "max-hourly-cost": {"enforcementLevel": "mandatory", "maxHourlyUsd": 1000}},
     ],
 )
 def test_a_rule_the_policy_config_promotes_does_not_stand_in_for_the_mandatory_gates(config):
     """Re-attack, 2026-12-03: every built-in gate off and one advisory rule (a budget without one) promoted read as
-    gated, `"ok": true` and exit 0."""
+    gated, `"ok": true` and exit 0. A budget without its maxHourlyUsd is now refused outright (issue 37,
+    tests/policies/test_policy_config.py); with one, it still gates only the cost."""
     from tools.plan.report import plan_document
 
     document = plan_document(build_plan("dev", out=None, policy_config=config))
