@@ -3,7 +3,7 @@
 `pulumi preview --policy-pack policies` prints a message as the pack wrote it (the offline plan quotes it again, the
 CLI does not), so a value goes through `shown` before it is part of one: credential-shaped text hidden (a URL's
 userinfo, a parameter named like a token, key, password or secret, a bearer or basic token, a token of a known
-form such as `ghp_...`), every character a terminal would act on escaped (control characters, ESC among them, and
+form such as `ghp_...`, a host's label shaped as a token), every character a terminal would act on escaped (control characters, ESC among them, and
 Unicode format characters such as bidi overrides), and the result cut to a bounded length. The pack cannot import the program's own quoting
 (components/shown.py): the CLI runs it from inside `policies/`. Every pattern is linear: fixed or bounded text,
 single character classes, starts only at a boundary.
@@ -42,6 +42,30 @@ TOKEN_FORM = re.compile(
     r"|xox[abposr]-[A-Za-z0-9-]{10}|(?:AKIA|ASIA)[0-9A-Z]{16}(?![0-9A-Z]))"
 )
 _TOKEN_RUN = re.compile(TOKEN_FORM.pattern + r"(?:[A-Za-z0-9_-]|\.(?=[A-Za-z0-9_-]))*")
+# A host's label shaped as a token that no prefix names (`<token>.mirror.example`): a run of TOKEN_WORD_LENGTH or more
+# letters and digits beside a '.', holding both cases and a digit, or HEX_TOKEN_LENGTH or more hex digits with a
+# letter and a digit. The rule and its thresholds are components/redaction.py `token_shaped_word`'s (why these, there),
+# kept in step by tests/policies/test_policy_quoting.py.
+TOKEN_WORD_LENGTH = 16
+HEX_TOKEN_LENGTH = 32
+LABEL_RUN = re.compile(rf"(?<![A-Za-z0-9])[A-Za-z0-9]{{{TOKEN_WORD_LENGTH},}}(?![A-Za-z0-9])")
+_HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
+
+
+def token_shaped_word(word: str) -> bool:
+    """True when `word` (letters and digits) has a random token's shape, not a word's (`nvidia2024mirror`)."""
+    if len(word) < TOKEN_WORD_LENGTH:
+        return False
+    digit = any(character.isdigit() for character in word)
+    if digit and any(character.isupper() for character in word) and any(character.islower() for character in word):
+        return True
+    return len(word) >= HEX_TOKEN_LENGTH and digit and not word.isdigit() and set(word) <= _HEX_DIGITS
+
+
+def _label(match: re.Match) -> str:
+    text, start, end = match.string, match.start(), match.end()
+    beside_a_dot = (start > 0 and text[start - 1] == ".") or text[end : end + 1] == "."
+    return REDACTED if beside_a_dot and token_shaped_word(match.group(0)) else match.group(0)
 
 
 def _parameter(match: re.Match) -> str:
@@ -54,6 +78,8 @@ def _parameter(match: re.Match) -> str:
 def redacted(text: str) -> str:
     """`text` with its credential-shaped parts replaced."""
     text = _TOKEN_RUN.sub(REDACTED, text)
+    if "." in text:
+        text = LABEL_RUN.sub(_label, text)
     text = _URL_USERINFO.sub(lambda m: f"{m.group(1)}{CREDENTIALS}@", text)
     text = _SCHEMELESS_USERINFO.sub(f"{CREDENTIALS}@", text)
     text = _AUTH_SCHEME.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)

@@ -310,7 +310,7 @@ def test_every_template_problem_is_reported_in_one_run():
         (
             "dev",
             {"nebius-dra:sampleGpuImage": "nvidia/cuda:Latest"},
-            'nebius-dra:sampleGpuImage: "nvidia/cuda:Latest" uses the tag latest',
+            'nebius-dra:sampleGpuImage: "nvidia/cuda:Latest" uses the tag Latest, which moves',
         ),
         (
             "dev",

@@ -72,7 +72,7 @@ def test_a_token_shaped_source_is_refused_with_what_a_source_may_be():
     with pytest.raises(PriceTableError) as refused:
         parse_price_table(json.dumps({"gpu": [gpu_entry(f"see {TOKEN}")]}), "hostile.yaml")
     assert f"which may hold a credential; {ALLOWED}" in str(refused.value)
-    assert "a word of 16 or more letters and digits mixed" in str(refused.value)
+    assert "a word shaped as a token, 16 or more letters and digits with both cases and a digit" in str(refused.value)
 
 
 @pytest.mark.parametrize(

@@ -92,7 +92,7 @@ def test_every_chart_values_override_refuses_an_image_tag_of_latest(key, tag):
     values = {"image": {"repository": "registry.example.com/dra", "tag": tag}}
     message = refusal(gpuMetrics="true", **{key: values})
     assert f"nebius-dra:{key}: image.tag: got {tag!r}".replace("'", '"') in message, message
-    assert "which is whatever was pushed last" in message
+    assert "a tag that moves (the tag a push without one gets" in message
 
 
 def test_a_pinned_dra_driver_image_tag_is_accepted():
