@@ -128,17 +128,17 @@ def holds_a_token_shaped_word(text: str) -> bool:
     return any(token_shaped_word(word) for word in _WORD_RUN.findall(text))
 
 
-# A label of a host name (RFC 1123 section 2.1: letters, digits and '-', joined by '.'): a run of letters and digits
-# beside a '.' (`<token>.example.com`, `mirror.<token>.example.com`), as a chart repository's, a registry's or a
-# kubeconfig server's host puts it. A service that hands out a host per customer may put the token in it, and the
-# URL is printed whole; such a label of `token_shaped_word`'s shape is redacted wherever it is.
+# A label of a URL's host (RFC 1123 section 2.1: letters, digits and '-', joined by '.'), in the authority after a
+# `scheme://` (`https://<token>.example.com`, `oci://mirror.<token>.example/charts`): a service that hands out a host
+# per customer may put the token there, and the URL is printed whole. A run of `token_shaped_word`'s shape in an
+# authority is redacted. Only there: outside a URL a dotted name is as often code (`Mk8sV1NodeGroupArgs.template`,
+# a source a plan cites), whose camel case with a digit has a token's shape.
 _LABEL_RUN = re.compile(rf"(?<![A-Za-z0-9])[A-Za-z0-9]{{{TOKEN_WORD_LENGTH},}}(?![A-Za-z0-9])")
 
 
-def _token_shaped_label(match: re.Match[str]) -> str:
-    text, start, end = match.string, match.start(), match.end()
-    beside_a_dot = (start > 0 and text[start - 1] == ".") or text[end : end + 1] == "."
-    return REDACTED if beside_a_dot and token_shaped_word(match[0]) else match[0]
+def _labels_redacted(authority: str) -> str:
+    """`authority` with each run of a token's shape in it (`_LABEL_RUN`) redacted."""
+    return _LABEL_RUN.sub(lambda match: REDACTED if token_shaped_word(match[0]) else match[0], authority)
 
 
 def holds_a_token(text: str) -> bool:
@@ -453,6 +453,7 @@ def _url(match: re.Match[str]) -> str:
         host = authority[: around.start()] if around else authority
         port_part = host.rpartition("]")[2] if host.startswith("[") else host
         shown_authority = CREDENTIALS + authority[len(host) :] if _NOT_A_PORT.search(port_part) else authority
+    shown_authority = _labels_redacted(shown_authority)
     before_fragment, hash_mark, fragment = tail.partition("#")
     path, question, query = before_fragment.partition("?")
     name, semicolon, path_parameters = path.partition(";")
@@ -502,14 +503,12 @@ _PEM_PRIVATE_KEY = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[A-Za-
 
 def redacted(text: str, secrets: Secrets = NO_SECRETS) -> str:
     """`text` with the given secrets, URL credentials and parameters, tokens of a known form (`_TOKEN_FORM`),
-    token-shaped host labels (`_LABEL_RUN`) and credential fields replaced."""
+    token-shaped labels of a URL's host (`_LABEL_RUN`) and credential fields replaced."""
     if secrets:
         text = _replaced(text, secrets)
         if "... (" in text:
             text = _cut_starts(text, secrets)
     text = _TOKEN_RUN.sub(REDACTED, text)
-    if "." in text:
-        text = _LABEL_RUN.sub(_token_shaped_label, text)
     if "PRIVATE KEY-----" in text:
         text = _PEM_PRIVATE_KEY.sub(f"-----BEGIN PRIVATE KEY-----{REDACTED}", text)
     if ":/" in text or ":\\" in text:

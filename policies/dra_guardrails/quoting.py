@@ -42,14 +42,16 @@ TOKEN_FORM = re.compile(
     r"|xox[abposr]-[A-Za-z0-9-]{10}|(?:AKIA|ASIA)[0-9A-Z]{16}(?![0-9A-Z]))"
 )
 _TOKEN_RUN = re.compile(TOKEN_FORM.pattern + r"(?:[A-Za-z0-9_-]|\.(?=[A-Za-z0-9_-]))*")
-# A host's label shaped as a token that no prefix names (`<token>.mirror.example`): a run of TOKEN_WORD_LENGTH or more
-# letters and digits beside a '.', holding both cases and a digit, or HEX_TOKEN_LENGTH or more hex digits with a
-# letter and a digit. The rule and its thresholds are components/redaction.py `token_shaped_word`'s (why these, there),
-# kept in step by tests/policies/test_policy_quoting.py.
+# A label of a URL's host shaped as a token that no prefix names (`https://<token>.mirror.example/`): a run of
+# TOKEN_WORD_LENGTH or more letters and digits in the authority after `scheme://`, holding both cases and a digit, or
+# HEX_TOKEN_LENGTH or more hex digits with a letter and a digit. The rule and its thresholds are components/redaction.py
+# `token_shaped_word`'s and `_LABEL_RUN`'s (why these, and why only in a URL, there), kept in step by
+# tests/policies/test_policy_quoting.py.
 TOKEN_WORD_LENGTH = 16
 HEX_TOKEN_LENGTH = 32
 LABEL_RUN = re.compile(rf"(?<![A-Za-z0-9])[A-Za-z0-9]{{{TOKEN_WORD_LENGTH},}}(?![A-Za-z0-9])")
 _HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
+_URL_AUTHORITY = re.compile(r"([A-Za-z][A-Za-z0-9+.-]{0,31}:/{1,3})([^/?#\s]+)")
 
 
 def token_shaped_word(word: str) -> bool:
@@ -62,10 +64,9 @@ def token_shaped_word(word: str) -> bool:
     return len(word) >= HEX_TOKEN_LENGTH and digit and not word.isdigit() and set(word) <= _HEX_DIGITS
 
 
-def _label(match: re.Match) -> str:
-    text, start, end = match.string, match.start(), match.end()
-    beside_a_dot = (start > 0 and text[start - 1] == ".") or text[end : end + 1] == "."
-    return REDACTED if beside_a_dot and token_shaped_word(match.group(0)) else match.group(0)
+def _labels_redacted(match: re.Match) -> str:
+    labels = LABEL_RUN.sub(lambda run: REDACTED if token_shaped_word(run.group(0)) else run.group(0), match.group(2))
+    return match.group(1) + labels
 
 
 def _parameter(match: re.Match) -> str:
@@ -78,10 +79,9 @@ def _parameter(match: re.Match) -> str:
 def redacted(text: str) -> str:
     """`text` with its credential-shaped parts replaced."""
     text = _TOKEN_RUN.sub(REDACTED, text)
-    if "." in text:
-        text = LABEL_RUN.sub(_label, text)
     text = _URL_USERINFO.sub(lambda m: f"{m.group(1)}{CREDENTIALS}@", text)
     text = _SCHEMELESS_USERINFO.sub(f"{CREDENTIALS}@", text)
+    text = _URL_AUTHORITY.sub(_labels_redacted, text)
     text = _AUTH_SCHEME.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)
     return _PARAMETER.sub(_parameter, text)
 

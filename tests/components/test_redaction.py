@@ -1118,9 +1118,9 @@ def test_a_team_label_in_the_costs_quota_table_is_shown_by_its_shape():
             "oci://mirror.CANARYx7Kq2mPz9Wv4Lb.registry.example/charts",
             "oci://mirror.[redacted].registry.example/charts",
         ),
-        ("pulls from a1B2c3D4e5F6g7H8i9J0.example.com", "pulls from [redacted].example.com"),
+        ("pulls from https://a1B2c3D4e5F6g7H8i9J0:8443/charts.", "pulls from https://[redacted]:8443/charts."),
         (f"https://{'0123456789abcdef' * 2}.example.com/x", "https://[redacted].example.com/x"),
-        ("registry ci-yC8ttsxgp4yYsGht.example.com:5000/cuda:1", "registry ci-[redacted].example.com:5000/cuda:1"),
+        ("oci://ci-yC8ttsxgp4yYsGht.example.com:5000/cuda", "oci://ci-[redacted].example.com:5000/cuda"),
     ],
 )
 def test_a_token_shaped_host_label_is_redacted(text, expected):
@@ -1139,6 +1139,8 @@ def test_a_token_shaped_host_label_is_redacted(text, expected):
         "see docs.nebius.com/signup-billing/billing-changes-oct-2025.",
         "https://charts.example/nvidia2024mirror/stable",
         "nvidia/cuda:13.1.1-runtime-ubuntu24.04",
+        # Outside a URL a dotted name is code as often: a plan's source cites the SDK's argument classes.
+        "pulumi-nebius 0.6.73, Mk8sV1NodeGroupArgs.template: ...",
     ],
 )
 def test_a_host_or_word_of_no_tokens_shape_is_shown(text):

@@ -123,10 +123,11 @@ def test_the_packs_token_shaped_labels_are_the_programs():
     ("text", "expected"),
     [
         ("https://yC8ttsxgp4yYsGht.charts.example/nvidia", "https://[redacted].charts.example/nvidia"),
-        ("mirror.CANARYx7Kq2mPz9Wv4Lb.registry.example", "mirror.[redacted].registry.example"),
-        ("nvidia2024mirror.example.com", "nvidia2024mirror.example.com"),
+        ("oci://mirror.CANARYx7Kq2mPz9Wv4Lb.registry.example/c", "oci://mirror.[redacted].registry.example/c"),
+        ("https://nvidia2024mirror.example.com/charts", "https://nvidia2024mirror.example.com/charts"),
+        ("Mk8sV1NodeGroupArgs.template", "Mk8sV1NodeGroupArgs.template"),
     ],
 )
 def test_a_token_shaped_host_label_is_hidden_by_the_pack(text, expected):
-    """Issue 37: the pack quotes a mirror's host (`check_charts_mirrored`); a token-shaped label of it was shown."""
+    """Issue 37: a repository URL in a violation (a release's `repositoryOpts.repo`) showed a token-shaped host label."""
     assert shown(text) == expected
