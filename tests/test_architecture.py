@@ -361,17 +361,23 @@ def test_the_pack_reads_each_node_group_range_the_program_gives_it(stack_runs, s
     fixed and autoscaled groups."""
     config = parsed(stack)
     planned_ranges = {
-        field_at(r.inputs, "template", "metadata", "labels", planned.GROUP_LABEL): planned.planned_node_range(r.inputs)
+        field_at(r.inputs, "template", "metadata", "labels", planned.GROUP_LABEL): planned.planned_node_range(
+            planned.PlannedResource(r.urn, r.type, r.name, r.inputs)
+        )
         for r in stack_runs[stack].of_type(planned.NODE_GROUP_TYPE)
     }
     assert {group.name: group.node_range for group in config.gpu_node_groups}.items() <= planned_ranges.items()
     assert any(group.autoscaling for stack in STACKS for group in parsed(stack).gpu_node_groups)
 
 
+def _group(props: dict) -> planned.PlannedResource:
+    return planned.PlannedResource("urn:group", planned.NODE_GROUP_TYPE, "group", props)
+
+
 def test_a_node_range_is_the_autoscaling_range_or_the_fixed_count_twice():
     assert NodeRange.of(3, None) == (3, 3)
     assert NodeRange.of(None, Autoscaling(min_nodes=1, max_nodes=4)) == (1, 4)
     assert NodeRange.of(None, None) == (0, 0)
-    assert planned.planned_node_range({"fixedNodeCount": 3}) == (3, 3)
-    assert planned.planned_node_range({"autoscaling": {"minNodeCount": 1, "maxNodeCount": 4}}) == (1, 4)
-    assert planned.planned_node_range({"fixedNodeCount": "04da6b54-80e4-46f7-96ec-b56ff0331ba9"}) is None
+    assert planned.planned_node_range(_group({"fixedNodeCount": 3})) == (3, 3)
+    assert planned.planned_node_range(_group({"autoscaling": {"minNodeCount": 1, "maxNodeCount": 4}})) == (1, 4)
+    assert planned.planned_node_range(_group({"fixedNodeCount": "04da6b54-80e4-46f7-96ec-b56ff0331ba9"})) is None

@@ -25,6 +25,7 @@ from .planned import (
     is_existing_infiniband_group,
     is_infiniband_dra_node_group,
     named,
+    planned_number,
     requested_device_classes,
 )
 from .quoting import listed, shown
@@ -144,13 +145,12 @@ def _takes_all(selection: Any) -> bool:
     return field_at(selection, "allocationMode") == "All"
 
 
-def _devices_taken(selection: Any) -> tuple[int, int]:
-    """(GPUs, NICs) one `exactly` or `firstAvailable` entry takes; devices of other classes are not counted."""
+def _devices_taken(resource: PlannedResource, selection: Any) -> tuple[int, int]:
+    """(GPUs, NICs) one `exactly` or `firstAvailable` entry takes; devices of other classes are not counted. A count
+    that is no number is the rule's violation (planned_number), never counted as 0 or 1 devices."""
     device_class = field_at(selection, "deviceClassName")
-    wanted = _EVERY_DEVICE if _takes_all(selection) else field_at(selection, "count") or 1
-    if isinstance(wanted, bool) or not isinstance(wanted, (int, float)):  # the engine sends numbers as floats
-        return 0, 0
-    wanted = int(wanted)
+    count = planned_number(resource, "count", within=selection) if isinstance(selection, Mapping) else None
+    wanted = _EVERY_DEVICE if _takes_all(selection) else int(count or 1)
     return (
         wanted if device_class in GPU_DEVICE_CLASSES else 0,
         wanted if device_class in NETWORK_DEVICE_CLASSES else 0,
@@ -180,7 +180,7 @@ def check_pcie_root_constraint_per_pair(resource: PlannedResource, config: Mappi
         gpus = nics = 0
         covered = _covered_selections(requests, as_list(field_at(constraint, "requests")))
         for alternatives in covered:
-            taken = [_devices_taken(selection) for selection in alternatives]
+            taken = [_devices_taken(resource, selection) for selection in alternatives]
             gpus += min(t[0] for t in taken)
             nics += min(t[1] for t in taken)
         every = any(_takes_all(selection) for alternatives in covered for selection in alternatives)

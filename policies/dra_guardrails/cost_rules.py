@@ -17,6 +17,7 @@ from .planned import (
     as_list,
     field_at,
     has_key,
+    is_finite_number,
     named,
     planned_node_range,
 )
@@ -59,7 +60,7 @@ def _max_hourly_usd(config: Mapping[str, Any]) -> float | None:
 
 
 def _largest_node_count(group: PlannedResource) -> float:
-    nodes = planned_node_range(group.props)
+    nodes = planned_node_range(group)
     return nodes[1] if nodes is not None else 0.0
 
 
@@ -93,7 +94,7 @@ def _unpriced_reason(group: PlannedResource, entry: Mapping[str, Any] | None) ->
     if preemptible != (capacity == "spot"):
         planned_capacity = "preemptible (template.preemptible)" if preemptible else "on-demand"
         return f"the cost estimate prices it {shown(capacity)}, but the node group is {planned_capacity}"
-    if not isinstance(field_at(entry, "usdPerNodeHour"), (int, float)):
+    if not is_finite_number(field_at(entry, "usdPerNodeHour")):
         return shown(field_at(entry, "unpriced") or "the estimate gives no price per node-hour", 400)
     return None
 

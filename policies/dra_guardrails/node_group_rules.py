@@ -22,6 +22,7 @@ from .planned import (
     is_infiniband_dra_node_group,
     listing,
     named,
+    planned_number,
 )
 from .quoting import shown
 
@@ -41,8 +42,8 @@ def check_gpu_node_group_dra(resource: PlannedResource, config: Mapping[str, Any
 def check_infiniband_autoscaling(resource: PlannedResource, config: Mapping[str, Any]) -> list[str]:
     if not is_infiniband_dra_node_group(resource) or not isinstance(field_at(resource.props, "autoscaling"), Mapping):
         return []
-    low = field_at(resource.props, "autoscaling", "minNodeCount") or 0
-    high = field_at(resource.props, "autoscaling", "maxNodeCount") or 0
+    low = planned_number(resource, "autoscaling", "minNodeCount") or 0
+    high = planned_number(resource, "autoscaling", "maxNodeCount") or 0
     return [
         f"{named(resource)} is an InfiniBand DRA group that autoscales ({low:g}..{high:g}): a Nebius measurement "
         "(solutions-library, 2026-10) saw the cluster autoscaler never add InfiniBand DRA nodes, so plan on "
@@ -165,7 +166,7 @@ def check_gpu_drivers_preset_known(resource: PlannedResource, config: Mapping[st
 def check_dra_autoscaling_minimum(resource: PlannedResource, config: Mapping[str, Any]) -> list[str]:
     if not is_dra_gpu_node_group(resource) or not isinstance(field_at(resource.props, "autoscaling"), Mapping):
         return []
-    minimum = field_at(resource.props, "autoscaling", "minNodeCount") or 0
+    minimum = planned_number(resource, "autoscaling", "minNodeCount") or 0
     if minimum >= 1:
         return []
     return [

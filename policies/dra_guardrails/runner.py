@@ -23,7 +23,7 @@ from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
 
 from .cost_rules import max_hourly_cost_pass
 from .framework import ALL_POLICIES, LEVEL_KEY, PolicyConfigError, did_you_mean, json_kind
-from .planned import PlannedResource, as_json
+from .planned import NotANumberError, PlannedResource, as_json
 from .quoting import shown
 from .registry import POLICIES, RULES
 
@@ -227,7 +227,10 @@ def pass_notes(resources: Sequence[PlannedResource], config: Mapping[str, Any] |
         level, properties = _level_and_properties(rule.name, rule.level, config or {})
         if note_of is None or level == EnforcementLevel.DISABLED:
             continue
-        note = note_of(planned, properties)
+        try:
+            note = note_of(planned, properties)
+        except NotANumberError:  # the rule reports it as its violation: it does not pass
+            note = None
         if note is not None:
             notes.append((rule.name, note))
     return notes
