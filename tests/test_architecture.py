@@ -301,12 +301,26 @@ IMAGES = [
     "nvidia/cuda@sha256:" + "a" * 64,
     "nvidia/cuda:1.0@sha256:" + "b" * 64,
     "nvidia/cuda:-bad",
+    # Issue 37: every tag that names no release, in any case, and tags that only start with one's name.
+    "nvidia/cuda:Latest",
+    "nvidia/cuda:main",
+    "nvidia/cuda:NIGHTLY",
+    "registry:5000/cuda:stable",
+    "nvidia/cuda:stable-13.1.1",
+    "nvidia/cuda:main-2024.06.01",
 ]
 
 
 @pytest.mark.parametrize("image", IMAGES)
 def test_policy_image_pinning_agrees_with_the_program(image):
     assert claim_rules.image_is_pinned(image) == (claims_config.image_problem(image) is None)
+
+
+def test_policy_floating_tags_are_the_programs():
+    """The pack cannot import components/: its list of tags that name no release is the program's, kept here."""
+    from components.input.fields import FLOATING_TAGS
+
+    assert set(FLOATING_TAGS) == claim_rules.FLOATING_TAGS
 
 
 def test_policy_copy_of_the_existing_group_type_matches_the_component():

@@ -32,6 +32,15 @@ from .quoting import listed, shown
 
 _IMAGE_DIGEST = re.compile(r"@sha256:[0-9a-f]{64}$")
 _IMAGE_TAG = re.compile(r":([A-Za-z0-9_][A-Za-z0-9_.-]{0,127})$")
+# The tags that name no release, in any case: the program's list (components/input/fields.py FLOATING_TAGS, where each
+# says why it moves), which the pack cannot import; tests/test_architecture.py keeps the two in step.
+FLOATING_TAGS = frozenset(
+    {
+        "latest", "main", "master", "trunk", "head", "dev", "develop", "devel", "edge", "nightly", "snapshot",
+        "canary", "alpha", "beta", "preview", "next", "testing", "unstable", "experimental", "stable", "current",
+        "release", "lts", "mainline", "rolling",
+    }
+)  # fmt: skip
 
 
 def check_dra_api_version(resource: PlannedResource, config: Mapping[str, Any]) -> list[str]:
@@ -82,11 +91,11 @@ def _more(items: Sequence[Any], limit: int = 10) -> str:
 
 
 def image_is_pinned(image: str) -> bool:
-    """A digest, or a tag other than `latest`: a reference without a tag means `latest`."""
+    """A digest, or a tag that names a release (none of FLOATING_TAGS): a reference without a tag means `latest`."""
     if _IMAGE_DIGEST.search(image):
         return True
     tag = _IMAGE_TAG.search(image.rsplit("/", 1)[-1])
-    return tag is not None and tag.group(1) != "latest"
+    return tag is not None and tag.group(1).lower() not in FLOATING_TAGS
 
 
 def check_workload_images_pinned(resource: PlannedResource, config: Mapping[str, Any]) -> list[str]:
@@ -101,7 +110,7 @@ def check_workload_images_pinned(resource: PlannedResource, config: Mapping[str,
     if not unpinned:
         return []
     return [
-        f"{named(resource)} runs unpinned images in container(s) {', '.join(unpinned[:10])}{_more(unpinned)}: `latest` or no tag means a "
+        f"{named(resource)} runs unpinned images in container(s) {', '.join(unpinned[:10])}{_more(unpinned)}: a tag that moves (`latest`, `main`, `nightly`, ...) or no tag means a "
         "different image on each pull, so a sample that passed yesterday can fail today. Pin a tag such as "
         "nvidia/cuda:13.1.1-runtime-ubuntu24.04, or a digest."
     ]
