@@ -13,6 +13,7 @@ from pathlib import Path
 
 from pydantic import TypeAdapter, ValidationError
 
+from components.config.claim_templates import image_problem
 from components.input.fields import Image, LocalFile
 from components.shown import shown
 
@@ -52,12 +53,17 @@ def name(text: str) -> str:
 
 
 def image(text: str) -> str:
-    """An image reference, as the stack file's images are checked (`components.input.fields.Image`)."""
+    """An image reference, as the stack file's sample images are checked: its shape (`components.input.fields.Image`)
+    and a pinned tag or digest (`image_problem`), so a smoke pod or burn-in runs the image the run names, not
+    whatever `latest` or `main` points at that day."""
     try:
-        return _IMAGE.validate_python(text)
+        reference = _IMAGE.validate_python(text)
     except ValidationError as error:
         # The type's own message: what it got, the part that failed, and what it allows (`IMAGE_RULE`).
         raise argparse.ArgumentTypeError(error.errors()[0]["msg"]) from None
+    if problem := image_problem(reference):
+        raise argparse.ArgumentTypeError(f"{shown(reference)} {problem}")
+    return reference
 
 
 def absolute_file(example: str) -> Callable[[str], str]:

@@ -40,6 +40,15 @@ def test_an_image_flag_that_is_no_image_reference_is_refused_by_flag(flag, value
     assert "\x1b" not in err
 
 
+@pytest.mark.parametrize("flag", ["--image", "--burn-in-image"])
+@pytest.mark.parametrize("tag", ["latest", "Latest", "main", "nightly"])
+def test_an_image_flag_with_a_tag_that_moves_is_refused_as_the_stack_files_sample_image_is(flag, tag, capsys):
+    """The newcomer's run: `--image nvidia/cuda:latest` was taken, though `sampleGpuImage` refuses it."""
+    err = refused_at_parsing(capsys, flag, f"nvidia/cuda:{tag}")
+    assert f'argument {flag}: "nvidia/cuda:{tag}" uses the tag {tag}, which moves' in err
+    assert "pin a release tag or a digest" in err
+
+
 def test_an_image_reference_is_taken():
     args = cli.parse_args(
         ["--image", "nvidia/cuda:13.1.1-base-ubuntu24.04", "--burn-in-image", "r.io/a/b@sha256:" + "0" * 64]
