@@ -86,6 +86,12 @@ def test_a_skipped_minor_is_refused_with_the_allowed_path(capsys, tmp_path):
         # Newcomer a39: as every other exit-2 refusal, it prints only the refusal and writes no file.
         assert captured.out == "" and captured.err.count("\n") == 1, captured
         assert not out.exists(), sorted(out.rglob("*"))
+    # Newcomer 4: the README and offline-plan.md quote this line's start, not a summary or a `REFUSED:` line.
+    quoted = captured.err.split(" skips a minor:", 1)[0] + " skips a minor: ..."
+    for page in ("README.md", "docs/offline-plan.md"):
+        text = " ".join((PROJECT_DIR / page).read_text().split())
+        assert f"`{quoted}`" in text, page
+        assert "REFUSED: kubernetesVersion" not in text and "`BLOCKED: ... is refused`" not in text, page
 
 
 @pytest.mark.parametrize(
