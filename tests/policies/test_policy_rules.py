@@ -160,7 +160,7 @@ def test_cluster_version_below_minimum_fails(version):
     [message] = resource_violations(
         "mk8s-cluster-version", CLUSTER_TYPE, {"controlPlane": {"version": version}}, name="dra-dev-mk8s-cluster"
     )
-    assert f"Kubernetes {version}, below the required 1.34" in message
+    assert f"Kubernetes {version}, below the required 1.34: resource.k8s.io/v1" in message
     assert 'Mk8sV1Cluster "dra-dev-mk8s-cluster"' in message and "nebius-dra:kubernetesVersion" in message
 
 
@@ -180,6 +180,9 @@ def test_cluster_minimum_version_comes_from_policy_config():
     props = {"controlPlane": {"version": "1.34"}}
     [message] = resource_violations("mk8s-cluster-version", CLUSTER_TYPE, props, config={"minimumVersion": "1.35"})
     assert "below the required 1.35" in message
+    # Newcomer 4: the reason is the config's minimum, not the DRA API, which 1.34 serves.
+    assert "the policy config's mk8s-cluster-version.minimumVersion asks for 1.35 or later" in message
+    assert "is served from 1.34 on" not in message
     assert resource_violations("mk8s-cluster-version", CLUSTER_TYPE, props, config={"minimumVersion": "1.34"}) == []
 
 
