@@ -22,7 +22,7 @@ from pulumi_policy.deserialize import deserialize_properties
 from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
 
 from .cost_rules import max_hourly_cost_pass
-from .framework import ALL_POLICIES, LEVEL_KEY, PolicyConfigError, did_you_mean, json_kind
+from .framework import ALL_POLICIES, LEVEL_KEY, PolicyConfigError, did_you_mean, json_kind, problems_text
 from .planned import PlannedResource, as_json
 from .quoting import shown
 from .registry import POLICIES, RULES
@@ -89,21 +89,30 @@ def validate_policy_config(config: Any) -> None:
     if not isinstance(config, Mapping):
         raise PolicyConfigError(f"expected an object of policy names, got a {type(config).__name__}")
     rules = {rule.name: rule for rule in RULES}
+    problems = []
     for name, entry in config.items():
         if name != ALL_POLICIES and name not in rules:
-            raise PolicyConfigError(
+            problems.append(
                 f'unknown policy "{shown(str(name))}" (given {json_kind(entry)}){did_you_mean(str(name), sorted(rules))}; '
                 f"the pack's policies are {', '.join(sorted(rules))}, or {ALL_POLICIES} for every policy"
             )
-        _, properties = _config_entry(name, entry)
+            continue
+        try:
+            _, properties = _config_entry(name, entry)
+        except PolicyConfigError as wrong:
+            # A wrong level beside settings: the settings are still judged, each mistake of the entry named at once.
+            problems.append(str(wrong))
+            properties = {k: v for k, v in entry.items() if k != LEVEL_KEY} if isinstance(entry, Mapping) else {}
         if name in rules:
-            rules[name].check_settings(properties)
-        elif properties:
-            key = next(iter(properties))
-            raise PolicyConfigError(
-                f'{ALL_POLICIES}: unknown setting "{key}" (given {json_kind(properties[key])}); "{ALL_POLICIES}" '
+            problems += rules[name].unknown_settings(properties)
+        else:
+            problems += [
+                f'{ALL_POLICIES}: unknown setting "{key}" (given {json_kind(value)}); "{ALL_POLICIES}" '
                 f"takes only {LEVEL_KEY}, settings go under the policy that reads them"
-            )
+                for key, value in properties.items()
+            ]
+    if problems:
+        raise PolicyConfigError(problems_text(problems))
 
 
 @dataclass(frozen=True)

@@ -172,3 +172,31 @@ def test_remediate_gates_as_mandatory_since_no_rule_remediates():
     remediate = build_plan("dev", out=None, policy_config={"gpu-drivers-preset-known": "remediate"})
     assert remediate.blocked
     assert [f.mandatory for f in remediate.findings if f.policy == "gpu-drivers-preset-known"] == [True]
+
+
+def test_every_independent_problem_of_a_config_is_named_in_one_run(capsys, tmp_path):
+    """Newcomer 4: a misspelt policy name hid the setting under `all` until the next run. As the stack config's
+    check does, one refusal names every problem: each entry, and each setting and the level of one entry."""
+    document = {
+        "max-hourly-cots": {"maxHourlyUsd": 3},
+        "all": {"maxHourlyUsd": 3},
+        "mk8s-cluster-version": {"enforcementLevel": "Mandatory", "minVersion": "1.35", "x": 1},
+    }
+    expected = [
+        'unknown policy "max-hourly-cots"',
+        'all: unknown setting "maxHourlyUsd"',
+        'mk8s-cluster-version: enforcement level "Mandatory" is not one of',
+        'mk8s-cluster-version: unknown setting "minVersion"',
+        'mk8s-cluster-version: unknown setting "x"',
+    ]
+    with pytest.raises(PolicyConfigError) as refused:
+        validate_policy_config(document)
+    lines = str(refused.value).splitlines()
+    assert lines[0] == f"{len(expected)} problems:", lines
+    assert [line.startswith(f"  - {start}") for line, start in zip(lines[1:], expected)] == [True] * len(expected)
+    config = tmp_path / "policy.json"
+    config.write_text(json.dumps(document))
+    assert plan.main(["--stack", "dev", "--out", "none", "--no-base", "--policy-config", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"python -m tools.plan: invalid policy config: {len(expected)} problems:\n"), err
+    assert all(start in err for start in expected), err
