@@ -35,7 +35,7 @@ export $(USER_VARIABLES)
 
 # Read before the override below makes every given variable's origin "override".
 STACK_ORIGIN := $(origin STACK)
-OPTIONAL_PATHS := POLICY_CONFIG BASELINE BASE OUT
+OPTIONAL_PATHS := STACK_FILE POLICY_CONFIG BASELINE BASE OUT
 $(foreach name,$(OPTIONAL_PATHS),$(eval $(name)_ORIGIN := $(origin $(name))))
 
 # A variable from make's command line or the environment is recursively expanded: make would expand `$(id)` in
@@ -56,8 +56,9 @@ given = $(if $(strip $($(1))),$(2)="$$$(1)",$(if $(filter command line,$($(1)_OR
 # STACK_FILE=path/to/Pulumi.<name>.yaml plans or prices a stack file outside the stack list; given with a
 # STACK on make's command line as well, both reach the tool, which refuses the pair (exit 2) rather than pick
 # one. A STACK from the environment is not a choice made for this run (`make test` exports its default to the
-# makes its tests start), so STACK_FILE wins over it.
-STACK_ARGS = $(if $(STACK_FILE),--stack-file="$$STACK_FILE" $(if $(filter command line,$(STACK_ORIGIN)),--stack="$$STACK"),--stack="$$STACK")
+# makes its tests start), so STACK_FILE wins over it. STACK_FILE= given empty stops make (`given`), rather than
+# planning dev's stack in its place.
+STACK_ARGS = $(call given,STACK_FILE,--stack-file,a stack file such as Pulumi.dev.yaml) $(if $(strip $(STACK_FILE)),$(if $(filter command line,$(STACK_ORIGIN)),--stack="$$STACK"),--stack="$$STACK")
 
 plan: setup  ## Offline plan of STACK (default dev) or STACK_FILE, FORMAT text|markdown|json, POLICY_CONFIG=<json>, BASELINE=<json plan> or BASE=<git revision> (default: the last commit; NO_BASE=1 compares with nothing, NO_BASE=0 with the base), GRAPH=1 (or 0), OUT=<dir>|none: no cloud account, no Pulumi CLI.
 	@$(PY) -m tools.plan $(STACK_ARGS) --format="$$FORMAT" $(call given,POLICY_CONFIG,--policy-config,a policy config file) $(call given,BASELINE,--baseline,a JSON plan) $(call given,BASE,--base,a git revision) $(call switch,NO_BASE,--no-base,,compare with nothing,compare with the base,compare with the base) $(call switch,GRAPH,--graph,,add the dependency graph to the text plan,leave it out,leave it out) $(call given,OUT,--out,a folder or none)

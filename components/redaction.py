@@ -98,6 +98,49 @@ _TOKEN_FORM = re.compile(
 _TOKEN_RUN = re.compile(_TOKEN_FORM.pattern + r"(?:[A-Za-z0-9_-]|\.(?=[A-Za-z0-9_-]))*")
 
 
+# A word shaped as a token that no prefix names (Cloudsmith's `https://dl.cloudsmith.io/<token>/...`, Gemfury's
+# `https://repo.fury.io/<token>/...`): a run of at least TOKEN_WORD_LENGTH ASCII letters and digits that holds what a
+# random token holds and a word does not. Either an uppercase letter, a lowercase letter and a digit together: the
+# base62 alphabet of GitHub's tokens (github.blog 2021-04-05, "Behind GitHub's new authentication token formats":
+# `[a-zA-Z0-9]`) and of most API keys; of random base62 words of 16 characters, 94% hold all three ((52/62)**16 = 6%
+# lack a digit, 2 * (36/62)**16 = 0.03% a case), of 20, 97%. Or HEX_TOKEN_LENGTH or more hex digits holding a letter
+# and a digit: a key of 128 bits or more written in hex. A page, a mirror or a product is named in one case with a
+# year or a version in it (`nvidia2024mirror`, `h100sxm80gb2024`), which neither takes for a token.
+TOKEN_WORD_LENGTH = 16
+HEX_TOKEN_LENGTH = 32
+_WORD_RUN = re.compile(r"[A-Za-z0-9]+")
+_HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
+
+
+def token_shaped_word(word: str) -> bool:
+    """True when `word` (letters and digits) has a random token's shape (`TOKEN_WORD_LENGTH`), not a word's."""
+    if len(word) < TOKEN_WORD_LENGTH:
+        return False
+    digit = any(character.isdigit() for character in word)
+    if digit and any(character.isupper() for character in word) and any(character.islower() for character in word):
+        return True
+    return len(word) >= HEX_TOKEN_LENGTH and digit and not word.isdigit() and set(word) <= _HEX_DIGITS
+
+
+def holds_a_token_shaped_word(text: str) -> bool:
+    """True when a run of ASCII letters and digits in `text` is `token_shaped_word` (a single character class:
+    linear)."""
+    return any(token_shaped_word(word) for word in _WORD_RUN.findall(text))
+
+
+# A label of a URL's host (RFC 1123 section 2.1: letters, digits and '-', joined by '.'), in the authority after a
+# `scheme://` (`https://<token>.example.com`, `oci://mirror.<token>.example/charts`): a service that hands out a host
+# per customer may put the token there, and the URL is printed whole. A run of `token_shaped_word`'s shape in an
+# authority is redacted. Only there: outside a URL a dotted name is as often code (`Mk8sV1NodeGroupArgs.template`,
+# a source a plan cites), whose camel case with a digit has a token's shape.
+_LABEL_RUN = re.compile(rf"(?<![A-Za-z0-9])[A-Za-z0-9]{{{TOKEN_WORD_LENGTH},}}(?![A-Za-z0-9])")
+
+
+def _labels_redacted(authority: str) -> str:
+    """`authority` with each run of a token's shape in it (`_LABEL_RUN`) redacted."""
+    return _LABEL_RUN.sub(lambda match: REDACTED if token_shaped_word(match[0]) else match[0], authority)
+
+
 def holds_a_token(text: str) -> bool:
     """True when `text` has a token's form (`_TOKEN_FORM`: `ghp_...`, a JWT, an AWS key ID) anywhere in it: the one
     credential shape that a text of several words (a script, a CEL expression) cannot hold for a reason of its own."""
@@ -132,8 +175,11 @@ _TRAILING_PUNCTUATION = frozenset("?!.,:")
 # among letters) may be a token: a link can carry one bare in its fragment (a share link's key), and of random
 # base64url tokens of 12 bytes or more none in 500,000 reads as such an anchor (of 8 bytes, 1 in 1,250). (Its word's
 # two alternatives differ in their first character, every quantifier ends where the next class starts: linear.)
+# The pattern is in the syntax Go's RE2 and ECMA-262 share, so that the stack-file schema states it too (a price's
+# source may point at a place in its page, components/input/fields.py PRICE_SOURCE_PATTERN).
 _WORD = r"(?:[A-Za-z][a-z]*[0-9]*|[0-9]+)"
-_ANCHOR = re.compile(rf"{_WORD}(?:[-_.]{_WORD})*")
+ANCHOR_PATTERN = rf"{_WORD}(?:[-_.]{_WORD})*"
+_ANCHOR = re.compile(ANCHOR_PATTERN)
 _AROUND = re.compile(r"\\?[\"'<>]")
 # White space between a name and its value: any Unicode space (a no-break space U+00A0, an em space U+2003, a tab)
 # but the line feed that ends an output's line, as it is or JSON- or repr-escaped (`\u00a0`, `\xa0`, `\t`, `\n`: any
@@ -407,6 +453,7 @@ def _url(match: re.Match[str]) -> str:
         host = authority[: around.start()] if around else authority
         port_part = host.rpartition("]")[2] if host.startswith("[") else host
         shown_authority = CREDENTIALS + authority[len(host) :] if _NOT_A_PORT.search(port_part) else authority
+    shown_authority = _labels_redacted(shown_authority)
     before_fragment, hash_mark, fragment = tail.partition("#")
     path, question, query = before_fragment.partition("?")
     name, semicolon, path_parameters = path.partition(";")
@@ -455,8 +502,8 @@ _PEM_PRIVATE_KEY = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[A-Za-
 
 
 def redacted(text: str, secrets: Secrets = NO_SECRETS) -> str:
-    """`text` with the given secrets, URL credentials and parameters, tokens of a known form (`_TOKEN_FORM`) and
-    credential fields replaced."""
+    """`text` with the given secrets, URL credentials and parameters, tokens of a known form (`_TOKEN_FORM`),
+    token-shaped labels of a URL's host (`_LABEL_RUN`) and credential fields replaced."""
     if secrets:
         text = _replaced(text, secrets)
         if "... (" in text:

@@ -37,7 +37,7 @@ def without_presets(stack: str) -> list[dict]:
 GB300_GROUP = {
     "name": "gb300",
     "platform": "gpu-gb300",
-    "preset": "4gpu-144vcpu-1600gb",
+    "preset": "4gpu-112vcpu-800gb",
     "driversPreset": "cuda13.0",
     "fixedNodeCount": 1,
 }

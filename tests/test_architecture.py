@@ -301,12 +301,26 @@ IMAGES = [
     "nvidia/cuda@sha256:" + "a" * 64,
     "nvidia/cuda:1.0@sha256:" + "b" * 64,
     "nvidia/cuda:-bad",
+    # Issue 37: every tag that names no release, in any case, and tags that only start with one's name.
+    "nvidia/cuda:Latest",
+    "nvidia/cuda:main",
+    "nvidia/cuda:NIGHTLY",
+    "registry:5000/cuda:stable",
+    "nvidia/cuda:stable-13.1.1",
+    "nvidia/cuda:main-2024.06.01",
 ]
 
 
 @pytest.mark.parametrize("image", IMAGES)
 def test_policy_image_pinning_agrees_with_the_program(image):
     assert claim_rules.image_is_pinned(image) == (claims_config.image_problem(image) is None)
+
+
+def test_policy_floating_tags_are_the_programs():
+    """The pack cannot import components/: its list of tags that name no release is the program's, kept here."""
+    from components.input.fields import FLOATING_TAGS
+
+    assert set(FLOATING_TAGS) == claim_rules.FLOATING_TAGS
 
 
 def test_policy_copy_of_the_existing_group_type_matches_the_component():
@@ -347,17 +361,23 @@ def test_the_pack_reads_each_node_group_range_the_program_gives_it(stack_runs, s
     fixed and autoscaled groups."""
     config = parsed(stack)
     planned_ranges = {
-        field_at(r.inputs, "template", "metadata", "labels", planned.GROUP_LABEL): planned.planned_node_range(r.inputs)
+        field_at(r.inputs, "template", "metadata", "labels", planned.GROUP_LABEL): planned.planned_node_range(
+            planned.PlannedResource(r.urn, r.type, r.name, r.inputs)
+        )
         for r in stack_runs[stack].of_type(planned.NODE_GROUP_TYPE)
     }
     assert {group.name: group.node_range for group in config.gpu_node_groups}.items() <= planned_ranges.items()
     assert any(group.autoscaling for stack in STACKS for group in parsed(stack).gpu_node_groups)
 
 
+def _group(props: dict) -> planned.PlannedResource:
+    return planned.PlannedResource("urn:group", planned.NODE_GROUP_TYPE, "group", props)
+
+
 def test_a_node_range_is_the_autoscaling_range_or_the_fixed_count_twice():
     assert NodeRange.of(3, None) == (3, 3)
     assert NodeRange.of(None, Autoscaling(min_nodes=1, max_nodes=4)) == (1, 4)
     assert NodeRange.of(None, None) == (0, 0)
-    assert planned.planned_node_range({"fixedNodeCount": 3}) == (3, 3)
-    assert planned.planned_node_range({"autoscaling": {"minNodeCount": 1, "maxNodeCount": 4}}) == (1, 4)
-    assert planned.planned_node_range({"fixedNodeCount": "04da6b54-80e4-46f7-96ec-b56ff0331ba9"}) is None
+    assert planned.planned_node_range(_group({"fixedNodeCount": 3})) == (3, 3)
+    assert planned.planned_node_range(_group({"autoscaling": {"minNodeCount": 1, "maxNodeCount": 4}})) == (1, 4)
+    assert planned.planned_node_range(_group({"fixedNodeCount": "04da6b54-80e4-46f7-96ec-b56ff0331ba9"})) is None

@@ -362,13 +362,15 @@ def test_a_make_switch_takes_1_or_0_and_refuses_any_other_value_naming_it(variab
         ("plan", "BASE", "a git revision"),
         ("plan", "OUT", "a folder or none"),
         ("cost", "BASE", "a git revision"),
+        ("plan", "STACK_FILE", "a stack file such as Pulumi.dev.yaml"),
+        ("cost", "STACK_FILE", "a stack file such as Pulumi.dev.yaml"),
     ],
 )
 def test_a_make_variable_given_empty_stops_make_naming_it_rather_than_dropping_its_option(
     target, variable, takes, tmp_path
 ):
     """Hostile review: `make plan POLICY_CONFIG=` (a script's unset `$PC`) planned with the pack's defaults, exit 0;
-    `BASELINE=` compared with the last commit, `OUT=` wrote build/plan."""
+    `BASELINE=` compared with the last commit, `OUT=` wrote build/plan, `STACK_FILE=` planned and priced dev."""
     printer = tmp_path / "argv"
     printer.write_text('#!/bin/sh\nprintf "%s\\n" "$@"\n')
     printer.chmod(0o755)

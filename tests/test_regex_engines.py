@@ -81,7 +81,7 @@ WHOLE_VALUE_EXAMPLES = {
     schema.REPOSITORY_PASSWORD_PATTERN: "s3cret:pa@ss",
     schema.DATE_PATTERN: "2026-11-30",
     schema.SOURCE_PATTERN: "https://nebius.com/prices",
-    schema.PRICE_SOURCE_PATTERN: "https://nebius.com/prices",
+    schema.PRICE_SOURCE_PATTERN: "https://nebius.com/prices#gpu-h200",
     schema.QUANTITY_PATTERN: "40Gi",
     schema.CAPACITY_NAME_PATTERN: "gpu.nvidia.com/memory",
     schema.KUBERNETES_VERSION_PATTERN: "1.34-nebius-node.2",

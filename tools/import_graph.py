@@ -24,6 +24,7 @@ LAYERS = (
         "components.nebius_sdk",
         "components.dra_minors",
         "components.gpu_platforms",
+        "components.resource_presets",
         "components.redaction",
         "components.shown",
     ),

@@ -34,7 +34,7 @@ from components.config.reading import load_json, parsed_arguments, printable
 from components.config.stack import default_cluster_name_problem
 from components.config.stack_file import PROJECT_DIR, StackFileError, committed_stacks, read_stack_file, stack_names
 from components.input.fields import NEBIUS_ID_PATTERN, Shape, nebius_id_rule
-from components.redaction import redacted
+from components.redaction import holds_a_token, redacted
 from tools.ci_identity.config import NAMESPACE as BOOTSTRAP_NAMESPACE
 from tools.ci_identity.config import OWNER, REPOSITORY_NAME, CiIdentitySettings
 from tools.plan.stack_source import STACK_NAME_RULE, StackNameError, check_stack_name
@@ -185,6 +185,14 @@ def bootstrap_repository(given: str, bootstrap_dir: Path, name: str, project_id:
                     f"{CiIdentitySettings.model_fields['repository'].description}; give OWNER/REPO alone, never a URL"
                 ) from None
             raise NewStackError(f"REPOSITORY={shown(given)}: {'; '.join(problems.lines)}") from None
+        if holds_a_token(given):
+            # OWNER/REPO's characters take a GitHub token (`own/ghp_...`): a token pasted for the name would be written
+            # into the bootstrap's stack file and trusted as a repository. Shown redacted, never as given.
+            raise NewStackError(
+                f"REPOSITORY={shown(given)}: its owner or name has the form of a token (ghp_, gho_, ghu_, ghs_, ghr_, "
+                "github_pat_ and the other forms the redactor hides), which no repository is named by; give OWNER/REPO "
+                "as the repository's page shows it, and keep the token out of every file"
+            )
         # The IDs belong to the repository: kept only when the other stacks name this one, and agree on them.
         return agreed.pop() if len(agreed) == 1 and next(iter(agreed))[0] == given else (given, 0, 0)
     if len(agreed) == 1 and next(iter(agreed))[0]:

@@ -52,6 +52,7 @@ from components.input.claim_templates import (
     SubRequestInput,
     UserClaimTemplateInput,
 )
+from components.input.fields import floating_tag
 from components.input.stack import StackInput
 from components.model import (
     ClaimsConfig,
@@ -82,8 +83,8 @@ def image_problem(image: str) -> str | None:
         return (
             "has no tag; pin one (for example nvidia/cuda:13.1.1-runtime-ubuntu24.04) so every run pulls the same image"
         )
-    if tag.group(1).lower() == "latest":
-        return "uses the tag latest, which moves; pin a release tag or a digest"
+    if why := floating_tag(tag.group(1)):
+        return f"uses the tag {tag.group(1)}, which moves ({why}); pin a release tag or a digest"
     return None
 
 

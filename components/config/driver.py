@@ -17,7 +17,7 @@ from typing import Any
 
 from components.config.chart_keys import chart_keys, credential_shaped_paths, unknown_key_problems
 from components.config.errors import ConfigProblems, config_key, refuse_repeats, shown
-from components.config.guards import latest_tag_problems, override_problems
+from components.config.guards import floating_tag_problems, override_problems
 from components.config.namespaces import fixed_release_namespaces, refuse_taken_namespace
 from components.config.repositories import chart_repository
 from components.dra_constants import (
@@ -260,7 +260,7 @@ def parse_driver_config(
             )
     for path, message in [
         *guarded_override_problems(driver, taints),
-        *latest_tag_problems(settings.draDriverValues, f"v{driver.version}"),
+        *floating_tag_problems(settings.draDriverValues, f"v{driver.version}"),
     ]:
         problems.add(config_key("draDriverValues"), f"{path}: {message}")
     return driver

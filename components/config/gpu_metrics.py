@@ -16,7 +16,7 @@ from typing import Any
 
 from components.config.chart_keys import chart_keys, credential_shaped_paths, unknown_key_problems
 from components.config.errors import ConfigProblems, config_key, shown
-from components.config.guards import latest_tag_problems, override_problems
+from components.config.guards import floating_tag_problems, override_problems
 from components.config.namespaces import refuse_taken_namespace, release_namespaces
 from components.config.repositories import chart_repository
 from components.dra_constants import (
@@ -100,7 +100,8 @@ def guarded_metrics_values(observability: ObservabilityConfig, gpu_taints: Itera
 #   DCGM_EXPORTER_LISTEN, ...), and of two entries of one name Kubernetes keeps the last: an entry of the chart's
 #   names, or any DCGM_EXPORTER_ setting the exporter reads from its environment, turns DRA mode off or replaces
 #   what the chart set;
-# - `image.tag` picks the exporter's image: `latest` is whatever was pushed last, not the release the chart pins.
+# - `image.tag` picks the exporter's image: a tag that moves (`latest`, `main`: FLOATING_TAGS) is not the release the
+#   chart pins.
 CHART_ARGUMENTS = ("-f", "/etc/dcgm-exporter/default-counters.csv")
 # Flags that name another field list (`-f`/`--collectors`, `-m`/`--configmap-data`), as values.yaml documents them.
 FIELD_LIST_FLAGS = ("-f", "--collectors", "-m", "--configmap-data")
@@ -146,7 +147,7 @@ def chart_side_door_problems(overrides: dict[str, Any]) -> list[tuple[str, str]]
         for key in FIELD_LIST_MOUNTS
         if key in overrides
     ]
-    return problems + latest_tag_problems(overrides, "4.5.3-4.8.2-distroless")
+    return problems + floating_tag_problems(overrides, "4.5.3-4.8.2-distroless")
 
 
 def guarded_override_problems(observability: ObservabilityConfig, gpu_taints: Iterable[Taint]) -> list[tuple[str, str]]:

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from components.config.errors import shown
+from components.input.fields import floating_tag
 from components.merge import deep_merge
 
 _MISSING = object()
@@ -33,12 +34,13 @@ def override_problems(
     return problems
 
 
-def latest_tag_problems(overrides: Mapping[str, Any], example: str) -> list[tuple[str, str]]:
-    """(path, complaint) when the overrides set a chart's `image.tag` to `latest`, which is whatever was pushed last,
-    not the release the chart pins: every chart values override of the stack (draDriverValues, gpuMetricsValues) is
-    held to it, as sampleGpuImage is. `example` is a version of the chart's image the complaint suggests."""
+def floating_tag_problems(overrides: Mapping[str, Any], example: str) -> list[tuple[str, str]]:
+    """(path, complaint) when the overrides set a chart's `image.tag` to a tag that names no release (`latest`,
+    `main`, `nightly`: components/input/fields.py FLOATING_TAGS), not the release the chart pins: every chart values
+    override of the stack (draDriverValues, gpuMetricsValues) is held to it, as the sample images are. `example` is a
+    version of the chart's image the complaint suggests."""
     image = overrides.get("image")
     tag = image.get("tag") if isinstance(image, Mapping) else None
-    if isinstance(tag, str) and tag.strip().lower() == "latest":
-        return [("image.tag", f"got {shown(tag)}, which is whatever was pushed last; give a version such as {example}")]
+    if isinstance(tag, str) and (why := floating_tag(tag)):
+        return [("image.tag", f"got {shown(tag)}, a tag that moves ({why}); give a version such as {example}")]
     return []

@@ -2,7 +2,8 @@
 
 The schema has checked every field's type, pattern and bound; here are the rules that need
 several fields or the whole stack: one of fixed size or autoscaling, InfiniBand only on
-8-GPU presets with a fabric, a platform Nebius lists (`components/gpu_platforms.py`), labels the stack owns or Nebius ignores, repeated taints, and
+8-GPU presets with a fabric, a platform Nebius lists (`components/gpu_platforms.py`) and a preset it offers there
+(`components/resource_presets.py`), labels the stack owns or Nebius ignores, repeated taints, and
 names that must stay unique and within Nebius's 63 characters once prefixed. Roll-out
 strategy, auto-repair and capacity have their rules in `rollout.py`, shared with the system group.
 """
@@ -19,6 +20,7 @@ from components.gpu_platforms import GPU_PLATFORMS, GPU_PLATFORMS_READ, TABLE_FI
 from components.input.node_groups import GpuNodeGroupInput, TaintInput
 from components.labels import gpu_node_labels, system_node_labels
 from components.model import GPU_ROLLOUT, Autoscaling, GpuNodeGroupConfig, NodeRange, Taint
+from components.resource_presets import unoffered_preset
 
 NAME_LIMIT = 63  # Nebius: names of clusters, node groups and GPU clusters are 1-63 characters.
 INFINIBAND_GPUS = 8  # Nebius GPU clusters (InfiniBand fabrics) take only 8-GPU presets.
@@ -113,6 +115,8 @@ def _group(entry: GpuNodeGroupInput, fabric: str, problems: ConfigProblems) -> G
             f"(known: {known}; {TABLE_FILE.relative_to(TABLE_FILE.parents[2])}, read {GPU_PLATFORMS_READ}: add a new "
             "platform there with its source)",
         )
+    elif (unoffered := unoffered_preset(entry.platform, entry.preset)) is not None:
+        problems.add(where, f"preset got {unoffered}")
     fixed, autoscaling = _scaling(entry, problems)
     smallest = NodeRange.of(fixed, autoscaling).smallest
     # Named in the problems that read it, so that they wait while the count is refused and a default stands in.

@@ -11,15 +11,23 @@ from __future__ import annotations
 import re
 import typing
 from collections.abc import Collection, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pulumi import get_stack
 from pulumi.runtime.config import CONFIG, get_config, get_config_env, is_config_secret
 
 from components.config.errors import ConfigProblems, config_key, shown, shown_name
 from components.config.reading import InputError, parse_json
-from components.config.stack_file import StackFileConfig, look_alike_problem, program_config, project_config_keys
+from components.config.stack_file import (
+    StackFileConfig,
+    look_alike_problem,
+    program_config,
+    project_config_keys,
+    read_stack_file,
+)
 from components.dra_constants import NAMESPACE
 from components.input.stack import StackInput, credentials_in
 from components.redaction import Secrets, secrets_of
@@ -39,8 +47,24 @@ class RawConfig:
     look_alikes: Mapping[str, str] = field(default_factory=dict)
 
 
+# Set by the offline engine (tools/plan/mock_engine.py), which reads and checks the stack file itself before it runs
+# the program, and hands it what it read or a test's config instead.
+OFFLINE_ENGINE: ContextVar[bool] = ContextVar("offline_engine", default=False)
+
+
 def read_raw_config(project_file: Path) -> RawConfig:
-    """Every declared key the engine set, read without Pulumi's "use get_secret" warning: secrecy is tracked here."""
+    """Every declared key the engine set, read without Pulumi's "use get_secret" warning: secrecy is tracked here.
+
+    Under the real engine (`pulumi preview`, `up`), the stack file `Pulumi.<stack>.yaml` beside `project_file` is
+    first checked by the offline plan's own reader (`read_stack_file`, its StackFileError raised), so a key given
+    twice, a key no one reads or a provider credential in plain text stops `pulumi up` as it stops the plan: the CLI
+    itself takes them (a key given under both spellings keeps one value in no fixed order). The engine's values are
+    what the program then reads. A stack whose config the CLI took from elsewhere (`--config-file`) and that has no
+    file there is checked by the engine alone.
+    """
+    stack_file = project_file.with_name(f"Pulumi.{get_stack()}.yaml")
+    if not OFFLINE_ENGINE.get() and stack_file.is_file():
+        read_stack_file(get_stack(), project_file.parent, engine=True)
     values: dict[str, str] = {}
     secret: set[str] = set()
     for key in project_config_keys(project_file):

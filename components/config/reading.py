@@ -40,6 +40,8 @@ from typing import Any
 
 import yaml
 
+from components.shown import shown
+
 MAX_INPUT_BYTES = 16 << 20
 MAX_DEPTH = 64
 MAX_ALIASES = 1_000
@@ -230,7 +232,7 @@ def check_file_flag(
     """Refuses a path given to a file flag that is there but is not a regular file (a directory, a FIFO, a device;
     with `directory`, anything but a directory), before anything is run: opening a FIFO blocks until its other end
     is opened. Checked with `os.stat`, never by opening; a missing path is refused only when it `must_exist`."""
-    shown_path = printable(str(path))
+    shown_path = shown(str(path))
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
@@ -266,7 +268,7 @@ def check_output_flag(path: Path, flag: str, error: ErrorFactory = InputError, d
             folder = path.absolute() if directory else path.absolute().parent
             tempfile.TemporaryFile(dir=next(above for above in (folder, *folder.parents) if above.exists())).close()
     except OSError as failure:
-        raise error(f"{flag} {printable(str(path))}: cannot be written: {failure.strerror or failure}") from None
+        raise error(f"{flag} {shown(str(path))}: cannot be written: {failure.strerror or failure}") from None
 
 
 def decode_text(data: bytes, label: str, error: ErrorFactory = InputError, limit: int = MAX_INPUT_BYTES) -> str:

@@ -45,6 +45,7 @@ from components.model import (
     StackConfig,
     SystemNodeGroupConfig,
 )
+from components.resource_presets import OFFERED_PRESETS, unoffered_preset
 
 MIN_KUBERNETES = (1, 34)
 VERSION_PATTERN = re.compile(r"^([0-9]{1,3})\.([0-9]{1,3})(?:-nebius-node\.([0-9]{1,6}))?\Z")
@@ -123,6 +124,22 @@ def _validated(raw: RawConfig, problems: ConfigProblems) -> Salvaged:
         for later, where, renamed in salvaged.read_as:
             add_validation_problems(problems, later, where, StackInput, within=renamed)
         return salvaged
+
+
+def _check_system_preset(system_nodes: SystemNodeGroupConfig, prices: PriceTable, problems: ConfigProblems) -> None:
+    """`systemNodePreset` must be one Nebius offers on `systemNodePlatform` (components/resource_presets.json).
+
+    A platform neither table knows is a slip the price check names with its closest platform (cpu-d9 for cpu-d3), so
+    the preset is not judged on it too; one priced here but without a row of presets takes no preset until it has one.
+    """
+    platform = system_nodes.platform
+    if platform.startswith("gpu-") or (
+        platform not in OFFERED_PRESETS and platform not in {price.platform for price in prices.cpu}
+    ):
+        return
+    unoffered = unoffered_preset(platform, system_nodes.preset, config_key("systemNodePlatform"))
+    if unoffered is not None:
+        problems.add(config_key("systemNodePreset"), f"got {unoffered}")
 
 
 def parse_stack_config(
@@ -216,6 +233,7 @@ def parse_stack_config(
         existing_kubeconfig=existing_kubeconfig(settings, given, problems),
     )
     mirror_access_problems(access, release_repositories(config), problems)
+    _check_system_preset(system_nodes, config.prices, problems)
     if config.creates_cluster:
         for key in ("parentId", "subnetId"):
             if not getattr(settings, key):

@@ -356,9 +356,9 @@ def _as_config_string(value: Any) -> str:
     return json.dumps(value)
 
 
-def _check_blocks(document: Mapping[Any, Any], label: str) -> None:
-    """Refuses a top-level key the Pulumi CLI's stack file has not, and an ESC `environment:`, whose values the
-    offline tools cannot read (they come from Pulumi Cloud at `pulumi preview`)."""
+def _check_blocks(document: Mapping[Any, Any], label: str, engine: bool) -> None:
+    """Refuses a top-level key the Pulumi CLI's stack file has not, and, unless the `engine` reads it, an ESC
+    `environment:`, whose values the offline tools cannot read (they come from Pulumi Cloud at `pulumi preview`)."""
     unknown = [str(key) for key in document if key not in STACK_FILE_BLOCKS]
     if unknown:
         raise StackFileError(
@@ -366,18 +366,22 @@ def _check_blocks(document: Mapping[Any, Any], label: str) -> None:
             f"{did_you_mean(unknown[0], list(STACK_FILE_BLOCKS))}; a stack file holds only "
             f"{', '.join(STACK_FILE_BLOCKS)} (the Pulumi CLI's ProjectStack), and settings go under config:"
         )
-    if "environment" in document:
+    if "environment" in document and not engine:
         raise StackFileError(
             f"{label}: environment: imports Pulumi ESC environments, whose values the offline tools cannot "
             "read; use pulumi preview"
         )
 
 
-def read_stack_file(stack: str, project_dir: Path = PROJECT_DIR, label: str | None = None) -> StackFileConfig:
+def read_stack_file(
+    stack: str, project_dir: Path = PROJECT_DIR, label: str | None = None, engine: bool = False
+) -> StackFileConfig:
     """Project defaults overlaid with the stack file, as the strings a program receives; `StackFileError` otherwise.
 
     `label` names the file in every message (a file given by path is named by that path, so that a scratch
-    `/tmp/t/Pulumi.dev.yaml` is not taken for the repository's); by default its name.
+    `/tmp/t/Pulumi.dev.yaml` is not taken for the repository's); by default its name. With `engine`, the Pulumi
+    engine runs the program and hands it the values (`components.config.raw.read_raw_config`): what only it can read
+    (an ESC `environment:`, a `secure:` value of a non-string key) is left to it; every other check is the same.
     """
     problem = stack_name_problem(stack)
     if problem:
@@ -393,7 +397,7 @@ def read_stack_file(stack: str, project_dir: Path = PROJECT_DIR, label: str | No
     config = document.get("config", {}) if isinstance(document, dict) else None
     if not isinstance(config, dict):
         raise StackFileError(f"{label}: expected a map with a config: map of keys, got {shown(document)}")
-    _check_blocks(document, label)
+    _check_blocks(document, label, engine)
     # A secret-only key given in plain text is refused later; until then no message quotes any leaf of it, a number
     # or a boolean included (the type check below quotes what it refuses).
     problems = ConfigProblems(
@@ -441,7 +445,7 @@ def read_stack_file(stack: str, project_dir: Path = PROJECT_DIR, label: str | No
             continue  # refused: left out of what could be read
         if scan.secret:
             secret_keys.add(key)
-            if value == SECRET_PLACEHOLDER and isinstance(spec, dict) and spec.get("type") != "string":
+            if value == SECRET_PLACEHOLDER and isinstance(spec, dict) and spec.get("type") != "string" and not engine:
                 problems.add(
                     key, "is encrypted as a whole (secure:); the offline plan cannot decrypt it: use pulumi preview"
                 )

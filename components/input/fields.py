@@ -14,6 +14,8 @@ import json
 import re
 import unicodedata
 import urllib.parse
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Annotated, Any
 
 from pydantic import (
@@ -31,7 +33,13 @@ from pydantic_core import PydanticCustomError
 
 from components.dra_minors import SUPPORTED_MINORS
 from components.dra_minors import TABLE_FILE as MINORS_TABLE
-from components.redaction import may_hold_a_credential
+from components.redaction import (
+    ANCHOR_PATTERN,
+    HEX_TOKEN_LENGTH,
+    TOKEN_WORD_LENGTH,
+    holds_a_token_shaped_word,
+    may_hold_a_credential,
+)
 from components.shown import quotable, shape, shown
 
 # Whole-string patterns over ASCII only, in the syntax RE2 (Go) and ECMA-262 share, because editors
@@ -71,8 +79,8 @@ CHART_VERSION_PATTERN = r"^v?[0-9]{1,6}\.[0-9]{1,6}\.[0-9]{1,6}$"
 # The project's own pattern, not distribution's regexps: each part is written so that a backtracking engine (ECMA-262)
 # has one way to split a text into it (a domain label is alphanumerics joined by runs of '-', not `x[x-]*x`), so every
 # engine matches in linear time, and `\w` is spelt out as ASCII (rust-regex's `\w` is Unicode). Two rules beside the
-# grammar: the port is 1 to 65535 (distribution takes any digits), and a tag or a digest is required (pinned; the tag
-# `latest` is refused by `image_problem`, components/config/claim_templates.py).
+# grammar: the port is 1 to 65535 (distribution takes any digits), and a tag or a digest is required (pinned; a tag of
+# FLOATING_TAGS is refused by `image_problem`, components/config/claim_templates.py).
 IMAGE_LIMIT = 255  # distribution's NameTotalLengthMax bounds the name; here the whole reference.
 _IMAGE_DOMAIN_LABEL = r"[A-Za-z0-9]+(?:-+[A-Za-z0-9]+)*"
 # The first component is a domain only when it reads as one to a container runtime (distribution's
@@ -85,6 +93,54 @@ IMAGE_DOMAIN = (
 IMAGE_PATH_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
 IMAGE_TAG = r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}"
 IMAGE_DIGEST = r"[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9A-Fa-f]{32,}"
+# Tags that name no release but a pointer its publisher moves: a registry re-points the tag at whatever is pushed
+# under it next, so one reference pulls another image from one day to the next (a sample that passed yesterday fails
+# today; a node a roll-out replaces runs other code than its neighbours). Refused in any case (a registry's tags are
+# case-sensitive, `Latest` is no `latest`, but no release is named either way) for the sample images and every chart
+# values override's `image.tag` (`floating_tag`); a release tag, `13.1.1-runtime-ubuntu24.04`, `v25.12.0`, or a
+# digest pins. Each, and why it moves (the official images on Docker Hub document these tags so: ubuntu's `rolling`
+# and `devel`, alpine's `edge`, nginx's `stable` and `mainline`, node's `current` and `lts`):
+_BRANCH = "a build of a git branch's newest commit, pushed again with each commit"
+_PRE_RELEASE = "the newest pre-release, moved to each next one"
+_NEWEST_OF_A_LINE = "the newest release of a line, moved to each next release"
+FLOATING_TAGS: Mapping[str, str] = MappingProxyType(
+    {
+        "latest": "the tag a push without one gets (docs.docker.com/reference/cli/docker/image/tag): whatever was "
+        "pushed last",
+        "main": _BRANCH,
+        "master": _BRANCH,
+        "trunk": _BRANCH,
+        "head": "git's HEAD, the newest commit, rebuilt with each one",
+        "dev": _BRANCH,
+        "develop": _BRANCH,
+        "devel": "the next release while it is developed (ubuntu:devel), rebuilt as it goes",
+        "edge": "the newest build ahead of any release (alpine:edge), rebuilt as it goes",
+        "nightly": "rebuilt every night from the newest commit",
+        "snapshot": "the newest build of the development line, rebuilt as it goes",
+        "canary": "the newest build, handed out before it is released",
+        "alpha": _PRE_RELEASE,
+        "beta": _PRE_RELEASE,
+        "preview": _PRE_RELEASE,
+        "next": _PRE_RELEASE,
+        "testing": _PRE_RELEASE,
+        "unstable": _PRE_RELEASE,
+        "experimental": _PRE_RELEASE,
+        "stable": _NEWEST_OF_A_LINE,
+        "current": _NEWEST_OF_A_LINE,
+        "release": _NEWEST_OF_A_LINE,
+        "lts": _NEWEST_OF_A_LINE,
+        "mainline": _NEWEST_OF_A_LINE,
+        "rolling": "the newest release of a distribution, moved to each next one (ubuntu:rolling)",
+    }
+)
+
+
+def floating_tag(tag: str) -> str | None:
+    """Why `tag` names no release (FLOATING_TAGS, in any case, blanks around it ignored), or None for a tag that may
+    name one."""
+    return FLOATING_TAGS.get(tag.strip().lower())
+
+
 ABSOLUTE_PATH_PATTERN = r"^/[A-Za-z0-9._/-]{0,254}$"
 # A file's absolute path: as ABSOLUTE_PATH_PATTERN, but its last part names a file: not empty (`/`, `/etc/ssl/`),
 # `.` or `..` (a directory, which the provider would fail to read only at `pulumi up`). Its bound of 255 characters is
@@ -151,10 +207,12 @@ PRICE_PATTERN = r"^(0|[1-9][0-9]{0,3})(\.[0-9]{1,3})?$"
 DATE_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
 SOURCE_PATTERN = r"^[\x21-\x7e]([\x20-\x7e]{0,298}[\x21-\x7e])?$"
 # A price's source, beside SOURCE_PATTERN: an http(s) URL by the repository URLs' rule (no user or password: a
-# credential would be printed in every plan and cost report), or a reference without ':' (a contract number). A
-# colon is what a scheme (`javascript:`, `ftp:`, RFC 3986 section 3.1) and a user's password (`u:pw@`) need, so a
-# text without one can hold neither, nor a URL inside it that the markdown report would show as a Nebius page.
-PRICE_SOURCE_PATTERN = rf"^(https?://{URL_AFTER_SCHEME}|[^:]*)$"
+# credential would be printed in every plan and cost report) with an optional fragment that only names a place in the
+# page (`#gpu`, `#section-4.2`: what the redactor shows, components/redaction.py ANCHOR_PATTERN), or a reference
+# without ':' (a contract number). A colon is what a scheme (`javascript:`, `ftp:`, RFC 3986 section 3.1) and a
+# user's password (`u:pw@`) need, so a text without one can hold neither, nor a URL inside it that the markdown
+# report would show as a Nebius page.
+PRICE_SOURCE_PATTERN = rf"^(https?://{URL_AFTER_SCHEME}(#{ANCHOR_PATTERN})?|[^:]*)$"
 
 
 # A kubernetesVersion: a minor `policies/dra_minors.json` has a row for (its DRA gates, the API fields each guards, the
@@ -259,7 +317,8 @@ IMAGE_RULE = (
     f"allowed: an image reference [registry/]path pinned by a tag (:tag), a digest (@algorithm:hex) or both, such as "
     f"nvidia/cuda:13.1.1-runtime-ubuntu24.04, at most {IMAGE_LIMIT} ASCII characters: path components of lowercase "
     "letters and digits joined by '.', '_', '__' or '-'; a registry with a '.' or a port (1 to 65535), localhost or "
-    "[IPv6]; a tag of 1 to 128 letters, digits, '_', '.' and '-', not starting with '.' or '-', other than latest; a "
+    "[IPv6]; a tag of 1 to 128 letters, digits, '_', '.' and '-', not starting with '.' or '-', naming a release "
+    f"(not one that moves: {', '.join(FLOATING_TAGS)}); a "
     "digest algorithm:hex (sha256:<64 hex digits>)"
 )
 _REGISTRY_LIKE = re.compile(r"[^/]*[.:][^/]*|localhost|\[[^/]*")
@@ -310,28 +369,37 @@ def image_reference_problem(image: str) -> str | None:
     return "it is not [registry/]path then :tag, @digest or both"
 
 
-def _image_refused_by_part(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-    """A refused image reference names the part that failed (`its registry's port is 99999`), then the rule."""
-    try:
-        image, refused = handler(value), False
-    except ValidationError:
-        if not isinstance(value, str):
-            raise  # the type's own refusal
-        image, refused = value, True
-    problem = image_reference_problem(image)
-    if problem is None and not refused:
-        return image
-    raise PydanticCustomError(
-        "value_error",
-        "{error}",
-        {"error": f"got {shown(value)}: {problem or 'it is not an image reference'}; {IMAGE_RULE}"},
-    )
+# What a part's problem says when the part may hold a credential: the whole value is then shown by its shape.
+_NOT_QUOTED = "may hold a credential (not quoted)"
+RefusedByPart = Callable[[Any, ValidatorFunctionWrapHandler], Any]
+
+
+def refused_by_part(problem_of: Callable[[str], str | None], otherwise: str, rule: str) -> RefusedByPart:
+    """A wrap validator for a text field whose refusal names the part that failed (`problem_of`'s words, such as `its
+    registry's port is 99999`; `otherwise` when the type's pattern refused what `problem_of` finds nothing in), then
+    `rule`: one rule of many parts does not say which one failed. A value whose problem is a part that may hold a
+    credential is shown by its shape (`shape`), never quoted."""
+
+    def validate(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        try:
+            checked, refused = handler(value), False
+        except ValidationError:
+            if not isinstance(value, str):
+                raise  # the type's own refusal
+            checked, refused = value, True
+        problem = problem_of(checked)
+        if problem is None and not refused:
+            return checked
+        quoted = json.dumps(shape(value)) if problem and _NOT_QUOTED in problem else shown(value)
+        raise PydanticCustomError("value_error", "{error}", {"error": f"got {quoted}: {problem or otherwise}; {rule}"})
+
+    return validate
 
 
 Image = Annotated[
     StrictStr,
     Field(pattern=IMAGE_PATTERN, max_length=IMAGE_LIMIT, description=IMAGE_RULE),
-    WrapValidator(_image_refused_by_part),
+    WrapValidator(refused_by_part(image_reference_problem, "it is not an image reference", IMAGE_RULE)),
 ]
 ChartVersion = Annotated[
     StrictStr,
@@ -345,9 +413,11 @@ ChartVersion = Annotated[
 
 CHART_REPOSITORY_RULE = (
     "allowed: https://, http:// or oci:// then host[:port][/path] (host: DNS labels or [IPv6]; port 1 to 65535; no "
-    "'.' or '..' path segment; no query or fragment; no path segment that may hold a credential, as decoded: a token's "
-    "form such as ghp_... or eyJ..., a '@', '=', '&' or ';', or a word of 16 or more letters and digits mixed, as "
-    "a Cloudsmith or Gemfury token, a git commit id being none), without user or password: a login goes in "
+    "'.' or '..' path segment; no query or fragment; no host label or path segment that may hold a credential, as "
+    "decoded: a token's form such as ghp_... or eyJ..., a '@', '=', '&' or ';', or a word shaped as a Cloudsmith or "
+    f"Gemfury token, {TOKEN_WORD_LENGTH} or more letters and digits with both cases and a digit, or "
+    f"{HEX_TOKEN_LENGTH} or more hex digits (a git commit id as a whole path segment being none), without user or "
+    "password: a login goes in "
     "nebius-dra:chartRepositoryUsername and nebius-dra:chartRepositoryPassword; or empty for the chart's upstream"
 )
 CHART_REPOSITORY_LIMIT = 255
@@ -357,23 +427,14 @@ _URL_CHARACTERS = re.compile(r"[A-Za-z0-9._~%+:/\[\]-]")
 _AT_SIGNS = ("@", "\uff20", "\ufe6b")
 _HOST_LABEL = re.compile(r"[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?")
 _PATH_SEGMENT = re.compile(r"[A-Za-z0-9._~%+-]+")
-# A path segment may carry a credential: some services put the token there (Cloudsmith's entitlement URLs
-# `https://dl.cloudsmith.io/<token>/org/repo/helm/charts/`, Gemfury's `https://repo.fury.io/<token>/user/`), and the
-# URL is printed by the plan, written to the values files and kept in the release's inputs in clear. A segment, as a
-# client decodes it, is refused when `may_hold_a_credential` says so (a token's form, '@', '=', ...) or when a word of
-# it is token-shaped as a price's source is (components/input/prices.py): TOKEN_WORD_LENGTH or more ASCII letters and
-# digits holding both; a git object id (40 or 64 lowercase hex digits) as a whole segment is none (a raw permalink).
-TOKEN_WORD_LENGTH = 16
-_WORD = re.compile(r"[A-Za-z0-9]+")
+# A host label or a path segment may carry a credential: some services put the token in the path (Cloudsmith's
+# entitlement URLs `https://dl.cloudsmith.io/<token>/org/repo/helm/charts/`, Gemfury's `https://repo.fury.io/<token>/user/`)
+# or hand out a host per customer, and the URL is printed by the plan, written to the values files and kept in the
+# release's inputs in clear. A label, or a segment as a client decodes it, is refused when `may_hold_a_credential`
+# says so (a token's form, '@', '=', ...) or when a word of it is token-shaped (components/redaction.py
+# `token_shaped_word`, as a price's source is judged); a git object id (40 or 64 lowercase hex digits) as a whole
+# segment is none (a raw permalink).
 _GIT_OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
-
-
-def holds_a_token_shaped_word(text: str) -> bool:
-    """A run of TOKEN_WORD_LENGTH or more ASCII letters and digits holding both: a token's shape, which no page name,
-    contract number or word of prose is (a single character class: linear)."""
-    return any(
-        len(word) >= TOKEN_WORD_LENGTH and not word.isalpha() and not word.isdigit() for word in _WORD.findall(text)
-    )
 
 
 def url_problem(url: str) -> str | None:
@@ -430,6 +491,8 @@ def _host_problem(authority: str) -> str | None:
         for number, label in enumerate(host.split("."), 1):
             if not _HOST_LABEL.fullmatch(label):
                 return f"its host's label {number} is {shown(label)}: 1 to 63 letters, digits and '-', '-' neither first nor last"
+            if _may_hold_a_credential(label):
+                return f"its host's label {number} {_NOT_QUOTED}"
     if port is None:
         return None
     if not port.isascii() or not port.isdigit():
@@ -453,15 +516,12 @@ def _path_problem(path: str) -> str | None:
             encoded = ", percent-encoded" if decoded != segment else ""
             return f"the path's segment {number} is {shown(decoded)}{encoded}, which a client removes before it fetches"
         if _may_hold_a_credential(decoded):
-            return f"its {_CREDENTIAL_SEGMENT} {number} may hold a credential (not quoted)"
+            return f"its path segment {number} {_NOT_QUOTED}"
     return None
 
 
-_CREDENTIAL_SEGMENT = "path segment"
-
-
 def _may_hold_a_credential(segment: str) -> bool:
-    """True when a decoded path segment may hold a credential (see `TOKEN_WORD_LENGTH`)."""
+    """True when a host label or a decoded path segment may hold a credential (see `_GIT_OBJECT_ID`)."""
     if may_hold_a_credential(segment):
         return True
     if _GIT_OBJECT_ID.fullmatch(segment):
@@ -469,31 +529,12 @@ def _may_hold_a_credential(segment: str) -> bool:
     return holds_a_token_shaped_word(segment)
 
 
-def _url_refused_by_part(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-    """A refused repository URL names the part that failed (`its scheme is "ftp"`), then the rule."""
-    try:
-        url, refused = handler(value), False
-    except ValidationError:
-        if not isinstance(value, str):
-            raise  # the type's own refusal
-        url, refused = value, True
-    problem = url_problem(url)
-    if problem is None and not refused:
-        return url
-    quoted = json.dumps(shape(value)) if problem and _CREDENTIAL_SEGMENT in problem else shown(value)
-    raise PydanticCustomError(
-        "value_error",
-        "{error}",
-        {"error": f"got {quoted}: {problem or 'it is not scheme://host[:port][/path]'}; {CHART_REPOSITORY_RULE}"},
-    )
-
-
 ChartRepository = Annotated[
     StrictStr,
     Field(
         pattern=optional(CHART_REPOSITORY_PATTERN), max_length=CHART_REPOSITORY_LIMIT, description=CHART_REPOSITORY_RULE
     ),
-    WrapValidator(_url_refused_by_part),
+    WrapValidator(refused_by_part(url_problem, "it is not scheme://host[:port][/path]", CHART_REPOSITORY_RULE)),
 ]
 
 # A file the Kubernetes provider reads on the machine that runs `pulumi` (a repository's TLS files), or empty.

@@ -43,6 +43,7 @@ from components.input.fields import (
     Shape,
 )
 from components.input.meaning import Doc
+from components.resource_presets import TABLE_NAME as RESOURCE_PRESETS_TABLE
 from components.shown import shown
 
 GPU_PLATFORMS_TABLE = PLATFORMS_TABLE.relative_to(PLATFORMS_TABLE.parents[2]).as_posix()
@@ -207,7 +208,10 @@ class GpuNodeGroupInput(Shape):
             "8gpu-128vcpu-1600gb or 1gpu-16vcpu-200gb",
         ),
         Doc(
-            "a GPU preset `<G>gpu-<C>vcpu-<M>gb` such as `8gpu-128vcpu-1600gb` or `1gpu-16vcpu-200gb`; `<G>` is the GPUs per node, 1 to 8"
+            "a GPU preset `<G>gpu-<C>vcpu-<M>gb` such as `8gpu-128vcpu-1600gb` or `1gpu-16vcpu-200gb`; `<G>` is the GPUs per node, 1 to 8. "
+            f"It must be one Nebius offers on the group's `platform`, as its row of [`{RESOURCE_PRESETS_TABLE}`]({RESOURCE_PRESETS_TABLE}) "
+            "lists them (each row with its source and the day it was read); another, or any on a platform without a row, is "
+            "refused with the presets offered, until the row adds it with its source"
         ),
     ]
     fixedNodeCount: Annotated[NodeCount | None, Doc("a fixed number of nodes, 1 to 100", required="one of the two")] = (

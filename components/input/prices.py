@@ -22,12 +22,17 @@ from components.input.fields import (
     PLATFORM_PATTERN,
     PRICE_SOURCE_PATTERN,
     SOURCE_PATTERN,
-    TOKEN_WORD_LENGTH,
     Shape,
-    holds_a_token_shaped_word,
 )
-from components.redaction import redacted
-from components.shown import quotable, shape
+from components.redaction import (
+    ANCHOR_PATTERN,
+    HEX_TOKEN_LENGTH,
+    TOKEN_WORD_LENGTH,
+    holds_a_token_shaped_word,
+    may_hold_a_credential,
+    redacted,
+)
+from components.shown import shape
 
 MAX_USD_PER_UNIT_HOUR = 1000  # Far above any published Nebius price per GPU, vCPU or GiB hour.
 # The least a rate may be: about a hundredth of the cheapest Nebius price of its kind (prices/nebius.yaml, dated
@@ -70,22 +75,29 @@ UsdPerGibHour = Annotated[
 
 # A price's source, note and doubtful are kept with it: the cost report and the plan print the source and the doubt
 # beside every use, and the note travels with them. A credential in one would be printed with it. So each is refused
-# when it has what a credential needs (components/shown.py's `quotable` would hide it: a '%'-encoding, which can spell
-# '?', '=' or '@'; a '=', '&', '?', '#', ';', '@' or '\\'; a ':' but a URL's `scheme://`, a port or a `key:name`), what
-# the redactor takes for one (components/redaction.py's `redacted`: `token abcd1234x`, `Bearer ...`), or a word shaped
-# as a token: a run of TOKEN_WORD_LENGTH or more ASCII letters and digits holding both (a GitHub token is `ghp_` and 36
-# of them; AWS's access key id 20), which no page name, contract number or word of prose is. (A single character
-# class: linear.) One such word is no token: a git object id (40 lowercase hex digits, SHA-1; 64, SHA-256) that is a
-# whole segment of a path, as a permalink's commit (`https://github.com/nebius/docs/blob/<commit>/prices.md`). Only
-# there: a bare 40 hex digits is also the shape of a GitHub token of before 2021, and tokens are mixed-case (`ghp_`,
-# `AKIA`). One function, `without_credential`, refuses all three.
+# when it has what a credential needs (components/redaction.py's `may_hold_a_credential`, which `quotable` hides by:
+# a '%'-encoding, which can spell '?', '=' or '@'; a '=', '?', ';' or '\\'; a ':' but a URL's `scheme://`, a port or a
+# `key:name`; an '@', '&' or '#' where it can carry one), what the redactor takes for one (`redacted`: `token
+# abcd1234x`, `Bearer ...`), or a token-shaped word (`holds_a_token_shaped_word`: both cases and a digit in 16 or
+# more letters and digits, or 32 or more hex digits; `nvidia2024mirror` is none). Two marks carry nothing where they
+# are allowed: a URL's fragment that only names a place in its page (`#gpu`, ANCHOR_PATTERN, which the redactor
+# shows), and in a reference without ':' (a contract number: no scheme, so no URL, and no password) an '@', '&' or
+# '#' (`see @nebius`, `H100 & H200`, `contract #17`): an '@' ends a user with no password, and a '&' or '#' starts
+# no `name=value` without a '='. One such word is no token: a git object id (40 lowercase hex digits, SHA-1; 64,
+# SHA-256) that is a whole segment of a path, as a permalink's commit
+# (`https://github.com/nebius/docs/blob/<commit>/prices.md`). Only there: a bare 40 hex digits is also the shape of a
+# GitHub token of before 2021. One function, `without_credential`, refuses all three.
 _GIT_OBJECT_ID_SEGMENT = re.compile(r"(?<=/)(?:[0-9a-f]{64}|[0-9a-f]{40})(?![^/\s])")
+_PAGE_ANCHOR = re.compile(rf"#{ANCHOR_PATTERN}\Z")
+_REFERENCE_MARKS = re.compile(r"[@&#]")
 PRINTED_RULE = (
     "a price's source, note and doubtful are printed with it, so none may hold what a credential needs: a "
-    "'%'-encoding; in a source, and in a URL in a note, '=', '&', '?', '#', ';', '@', '\\' or a ':' other than a "
-    f"URL's scheme:// and port; a word the redactor hides (Bearer ..., token ...); or a word of {TOKEN_WORD_LENGTH} "
-    "or more letters and digits mixed (a token such as ghp_...; a git commit id as a whole segment of a path, as in "
-    "a permalink, is no token)"
+    "'%'-encoding; in a source, and in a URL in a note, '=', '?', ';', '\\', a ':' other than a URL's scheme:// "
+    "and port, an '@' or '&' in a URL, or a '#' other than a URL's fragment naming a place in the page (#gpu; an "
+    "'@', '&' or '#' in a reference without ':' is taken); a word the redactor hides (Bearer ..., token ...); or a "
+    f"word shaped as a token, {TOKEN_WORD_LENGTH} or more letters and digits with both cases and a digit, or "
+    f"{HEX_TOKEN_LENGTH} or more hex digits (a token such as ghp_...; a git commit id as a whole segment of a path, as "
+    "in a permalink, is no token; a name with a year, nvidia2024mirror, is none)"
 )
 
 
@@ -93,10 +105,18 @@ def _token_shaped(text: str) -> bool:
     return holds_a_token_shaped_word(_GIT_OBJECT_ID_SEGMENT.sub("/", text))
 
 
+def _marks_judged(text: str) -> str:
+    """`text` without the marks that carry no credential where they are: a URL's page anchor, a reference's '@',
+    '&' and '#' (the comment above `_GIT_OBJECT_ID_SEGMENT` says why)."""
+    if "://" in text:
+        return _PAGE_ANCHOR.sub("", text)
+    return text if ":" in text else _REFERENCE_MARKS.sub(" ", text)
+
+
 def credential_shaped(text: str) -> bool:
-    """True when `text` may hold a credential: `shown` would hide it, `redacted` would change it, or a word in it
-    is shaped as a token."""
-    return quotable(text) != text or redacted(text) != text or _token_shaped(text)
+    """True when `text` may hold a credential: it has what one needs (`may_hold_a_credential`, `_marks_judged`),
+    `redacted` would change it, or a word in it is shaped as a token."""
+    return may_hold_a_credential(_marks_judged(text)) or redacted(text) != text or _token_shaped(text)
 
 
 # A '%'-encoding is refused whatever it spells, '%20' (a space) too: it could as well spell '?', '=' or '@', and

@@ -57,6 +57,7 @@ from components.input.meaning import Setting
 from components.input.node_groups import AutoRepairConditionInput, GpuNodeGroupInput, StrategyInput
 from components.input.prices import PriceTableInput
 from components.input.queues import QueuesInput
+from components.resource_presets import TABLE_NAME as RESOURCE_PRESETS_TABLE
 
 # An enum (not a pattern), so a misspelt name gets its "did you mean" and editors offer the names.
 BuiltinTemplateName = Annotated[
@@ -204,7 +205,12 @@ class StackInput(Shape):
             max_length=63,
             description="expected a CPU preset <C>vcpu-<M>gb, C and M from 1, such as 4vcpu-16gb",
         ),
-        Setting("Cluster and node keys", "CPU preset of the system nodes (`<N>vcpu-<M>gb`)", default="4vcpu-16gb"),
+        Setting(
+            "Cluster and node keys",
+            "CPU preset of the system nodes (`<N>vcpu-<M>gb`): one Nebius offers on `systemNodePlatform`, as its row of "
+            f"[`{RESOURCE_PRESETS_TABLE}`]({RESOURCE_PRESETS_TABLE}) lists them (another, or any on a platform without a row, is refused)",
+            default="4vcpu-16gb",
+        ),
     ]
     systemNodeCount: Annotated[
         NodeCount, Setting("Cluster and node keys", "number of system nodes, 1 to 100", default=2)
@@ -284,7 +290,7 @@ class StackInput(Shape):
         ChartRepository,
         Setting(
             "DRA driver keys",
-            "`oci://registry.k8s.io/dra-driver-nvidia/charts` (the default for `dra-driver-nvidia-gpu`) or `https://helm.ngc.nvidia.com/nvidia` (the default and only upstream for `nvidia-dra-driver-gpu`); or any mirror (`https://`, `http://` or `oci://`, no user or password in the URL nor a token in a path segment (`https://dl.cloudsmith.io/<token>/...`): it would be stored in clear; a login goes in [`chartRepositoryUsername` and `chartRepositoryPassword`](#charts-from-a-mirror-or-a-private-repository))",
+            "`oci://registry.k8s.io/dra-driver-nvidia/charts` (the default for `dra-driver-nvidia-gpu`) or `https://helm.ngc.nvidia.com/nvidia` (the default and only upstream for `nvidia-dra-driver-gpu`); or any mirror (`https://`, `http://` or `oci://`, no user or password in the URL nor a token in a host label or a path segment (`https://dl.cloudsmith.io/<token>/...`): it would be stored in clear; a login goes in [`chartRepositoryUsername` and `chartRepositoryPassword`](#charts-from-a-mirror-or-a-private-repository))",
             default="",
             shown_default="per chart line",
         ),
@@ -637,7 +643,7 @@ class StackInput(Shape):
         ),
         Setting(
             "Cost keys",
-            "prices for this stack's estimate that replace or add to [`prices/nebius.yaml`](prices/nebius.yaml), in the same shape (`gpu:` and `cpu:` lists). A GPU entry wins for its platform and listed presets, a CPU entry for its platform. Every price needs a `source` (a URL, or a reference such as a contract number) and a quoted `date` (`\"YYYY-MM-DD\"`); an entry may add a `note` (how the figure was read) and a `doubtful` (why it is not to be trusted). The cost report and the plan print each price's `source` and `date`, and an entry's `doubtful` beside every use of it; a `note` is printed nowhere, it stays in the file for its readers. Each of the three is refused, shown by its shape and never quoted, when it may hold a credential: in a `source`, a `%`-encoding, `=`, `&`, `?`, `#`, `;`, `@`, `\\` or a `:` other than a URL's `scheme://` and port (a reference holds no `:`: `contract NB-2026-17`, not `contract: NB-2026-17`); in a `note` or `doubtful`, which are prose and may hold `:`, `;` and the others, a `%`-encoding, and those marks only inside a URL in it; in each, a token-shaped word (16 or more letters and digits mixed) or a word the redactor hides (`Bearer ...`, `token ...`). Refused too: an entry that prices no node of the stack (a preset no GPU group runs, a CPU platform other than `systemNodePlatform`, a `spot` rate no spot group of the platform and preset uses: the system nodes are never spot). `currency` is `USD`, the only one. Nothing here reaches Nebius",
+            "prices for this stack's estimate that replace or add to [`prices/nebius.yaml`](prices/nebius.yaml), in the same shape (`gpu:` and `cpu:` lists). A GPU entry wins for its platform and listed presets, a CPU entry for its platform. Every price needs a `source` (a URL, or a reference such as a contract number) and a quoted `date` (`\"YYYY-MM-DD\"`); an entry may add a `note` (how the figure was read) and a `doubtful` (why it is not to be trusted). The cost report and the plan print each price's `source` and `date`, and an entry's `doubtful` beside every use of it; a `note` is printed nowhere, it stays in the file for its readers. Each of the three is refused, shown by its shape and never quoted, when it may hold a credential: in a `source`, a `%`-encoding, `=`, `?`, `;`, `\\`, a `:` other than a URL's `scheme://` and port, an `@` or `&` in a URL, or a `#` other than a URL's fragment naming a place in the page (such a fragment, `#gpu`, is taken; a reference holds no `:`: `contract NB-2026-17`, not `contract: NB-2026-17`, and may hold `@`, `&` and `#`: `H100 & H200, see @nebius`); in a `note` or `doubtful`, which are prose and may hold `:`, `;` and the others, a `%`-encoding, and those marks only inside a URL in it; in each, a token-shaped word (16 or more letters and digits with both cases and a digit, or 32 or more hex digits; `nvidia2024mirror` is none) or a word the redactor hides (`Bearer ...`, `token ...`). Refused too: an entry that prices no node of the stack (a preset no GPU group runs, a CPU platform other than `systemNodePlatform`, a `spot` rate no spot group of the platform and preset uses: the system nodes are never spot). `currency` is `USD`, the only one. Nothing here reaches Nebius",
             default={},
         ),
     ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -34,6 +35,7 @@ from components.values.kueue import kueue_values, queue_objects, team_claim_temp
 
 STACK = "kueue"
 GROUP = "h200"
+STAND_IN_PRESET = "2gpu-32vcpu-400gb"
 TEAMS = [
     {"name": "solo", "quotas": [{"group": GROUP, "gpus": 1}]},
     {"name": "lender", "cohort": "shared", "quotas": [{"group": GROUP, "gpus": 1}]},
@@ -44,11 +46,16 @@ TEAMS = [
 def queued_stack() -> StackConfig:
     raw = {key.split(":", 1)[1]: value for key, value in load_stack_config("dev").items()}
     groups = json.loads(raw["gpuNodeGroups"])
-    groups[0].update(name=GROUP, preset="2gpu-32vcpu-400gb", fixedNodeCount=2)
+    groups[0].update(name=GROUP, preset="8gpu-128vcpu-1600gb", fixedNodeCount=2)
     raw["gpuNodeGroups"] = json.dumps(groups)
     raw["multiGpuCount"] = "2"
     raw["queues"] = json.dumps({"teams": TEAMS})
-    return parse_stack_config(raw, STACK)
+    stack = parse_stack_config(raw, STACK)
+    # Nebius offers H200 nodes of 1 or 8 GPUs only (components/resource_presets.json), so the config check refuses a
+    # 2-GPU preset; the stand-in nodes are 2-GPU slices, to keep the quotas small, and take their preset after it.
+    (group,) = stack.gpu_node_groups
+    two_gpus = replace(group, settings=group.settings.model_copy(update={"preset": STAND_IN_PRESET}))
+    return replace(stack, gpu_node_groups=(two_gpus,))
 
 
 @pytest.fixture(scope="module")

@@ -25,12 +25,22 @@ from .planned import (
     is_existing_infiniband_group,
     is_infiniband_dra_node_group,
     named,
+    planned_number,
     requested_device_classes,
 )
 from .quoting import listed, shown
 
 _IMAGE_DIGEST = re.compile(r"@sha256:[0-9a-f]{64}$")
 _IMAGE_TAG = re.compile(r":([A-Za-z0-9_][A-Za-z0-9_.-]{0,127})$")
+# The tags that name no release, in any case: the program's list (components/input/fields.py FLOATING_TAGS, where each
+# says why it moves), which the pack cannot import; tests/test_architecture.py keeps the two in step.
+FLOATING_TAGS = frozenset(
+    {
+        "latest", "main", "master", "trunk", "head", "dev", "develop", "devel", "edge", "nightly", "snapshot",
+        "canary", "alpha", "beta", "preview", "next", "testing", "unstable", "experimental", "stable", "current",
+        "release", "lts", "mainline", "rolling",
+    }
+)  # fmt: skip
 
 
 def check_dra_api_version(resource: PlannedResource, config: Mapping[str, Any]) -> list[str]:
@@ -81,11 +91,11 @@ def _more(items: Sequence[Any], limit: int = 10) -> str:
 
 
 def image_is_pinned(image: str) -> bool:
-    """A digest, or a tag other than `latest`: a reference without a tag means `latest`."""
+    """A digest, or a tag that names a release (none of FLOATING_TAGS): a reference without a tag means `latest`."""
     if _IMAGE_DIGEST.search(image):
         return True
     tag = _IMAGE_TAG.search(image.rsplit("/", 1)[-1])
-    return tag is not None and tag.group(1) != "latest"
+    return tag is not None and tag.group(1).lower() not in FLOATING_TAGS
 
 
 def check_workload_images_pinned(resource: PlannedResource, config: Mapping[str, Any]) -> list[str]:
@@ -100,7 +110,7 @@ def check_workload_images_pinned(resource: PlannedResource, config: Mapping[str,
     if not unpinned:
         return []
     return [
-        f"{named(resource)} runs unpinned images in container(s) {', '.join(unpinned[:10])}{_more(unpinned)}: `latest` or no tag means a "
+        f"{named(resource)} runs unpinned images in container(s) {', '.join(unpinned[:10])}{_more(unpinned)}: a tag that moves (`latest`, `main`, `nightly`, ...) or no tag means a "
         "different image on each pull, so a sample that passed yesterday can fail today. Pin a tag such as "
         "nvidia/cuda:13.1.1-runtime-ubuntu24.04, or a digest."
     ]
@@ -135,13 +145,12 @@ def _takes_all(selection: Any) -> bool:
     return field_at(selection, "allocationMode") == "All"
 
 
-def _devices_taken(selection: Any) -> tuple[int, int]:
-    """(GPUs, NICs) one `exactly` or `firstAvailable` entry takes; devices of other classes are not counted."""
+def _devices_taken(resource: PlannedResource, selection: Any) -> tuple[int, int]:
+    """(GPUs, NICs) one `exactly` or `firstAvailable` entry takes; devices of other classes are not counted. A count
+    that is no number is the rule's violation (planned_number), never counted as 0 or 1 devices."""
     device_class = field_at(selection, "deviceClassName")
-    wanted = _EVERY_DEVICE if _takes_all(selection) else field_at(selection, "count") or 1
-    if isinstance(wanted, bool) or not isinstance(wanted, (int, float)):  # the engine sends numbers as floats
-        return 0, 0
-    wanted = int(wanted)
+    count = planned_number(resource, "count", within=selection) if isinstance(selection, Mapping) else None
+    wanted = _EVERY_DEVICE if _takes_all(selection) else int(count or 1)
     return (
         wanted if device_class in GPU_DEVICE_CLASSES else 0,
         wanted if device_class in NETWORK_DEVICE_CLASSES else 0,
@@ -171,7 +180,7 @@ def check_pcie_root_constraint_per_pair(resource: PlannedResource, config: Mappi
         gpus = nics = 0
         covered = _covered_selections(requests, as_list(field_at(constraint, "requests")))
         for alternatives in covered:
-            taken = [_devices_taken(selection) for selection in alternatives]
+            taken = [_devices_taken(resource, selection) for selection in alternatives]
             gpus += min(t[0] for t in taken)
             nics += min(t[1] for t in taken)
         every = any(_takes_all(selection) for alternatives in covered for selection in alternatives)

@@ -17,6 +17,7 @@ from .planned import (
     as_list,
     field_at,
     has_key,
+    is_finite_number,
     named,
     planned_node_range,
     written_group_name,
@@ -47,9 +48,10 @@ def _usd_against(total: float, limit: float) -> tuple[str, str]:
 
 
 def _max_hourly_usd(config: Mapping[str, Any]) -> float | None:
-    limit = config.get("maxHourlyUsd")
-    if limit is None:
+    if "maxHourlyUsd" not in config:
         return None
+    # Present is used: null is refused like any other non-amount, never read as "no budget".
+    limit = config["maxHourlyUsd"]
     amount = isinstance(limit, (int, float)) and not isinstance(limit, bool) and math.isfinite(limit)
     if not amount or limit < MIN_HOURLY_USD:
         raise PolicyConfigError(
@@ -60,7 +62,7 @@ def _max_hourly_usd(config: Mapping[str, Any]) -> float | None:
 
 
 def _largest_node_count(group: PlannedResource) -> float:
-    nodes = planned_node_range(group.props)
+    nodes = planned_node_range(group)
     return nodes[1] if nodes is not None else 0.0
 
 
@@ -94,7 +96,7 @@ def _unpriced_reason(group: PlannedResource, entry: Mapping[str, Any] | None) ->
     if preemptible != (capacity == "spot"):
         planned_capacity = "preemptible (template.preemptible)" if preemptible else "on-demand"
         return f"the cost estimate prices it {shown(capacity)}, but the node group is {planned_capacity}"
-    if not isinstance(field_at(entry, "usdPerNodeHour"), (int, float)):
+    if not is_finite_number(field_at(entry, "usdPerNodeHour")):
         return shown(field_at(entry, "unpriced") or "the estimate gives no price per node-hour", 400)
     return None
 

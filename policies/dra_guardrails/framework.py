@@ -1,7 +1,8 @@
 """The rule framework: a rule is a pure check function with a name, a level and the settings it reads.
 
 `ResourceRule` judges one resource at a time, `StackRule` the whole stack; both serve the
-policy SDK's validate entry points, so `pulumi preview --policy-pack policies` and the offline
+policy SDK's validate entry points (a number a rule reads that is none, `planned.NotANumberError`, is the rule's
+violation, never a traceback), so `pulumi preview --policy-pack policies` and the offline
 runner (`runner.check_resources`) call the same code. A setting a rule does not read is refused."""
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-from .planned import PlannedResource
+from .planned import NotANumberError, PlannedResource
 
 
 class PolicyConfigError(ValueError):
@@ -75,6 +76,9 @@ class _Rule:
     level: EnforcementLevel
     check: Callable[..., list]
     config_schema: PolicyConfigSchema | None = None
+    # The setting without which the rule checks nothing (max-hourly-cost's budget), or None: an entry that sets the
+    # rule's level without it would claim a check, or a gate, that never happens, so the runner refuses it.
+    needs: str | None = None
 
     def setting_names(self) -> list[str]:
         """The settings this rule reads: its config schema's properties."""
@@ -116,7 +120,11 @@ class ResourceRule(_Rule):
     def policy(self) -> ResourceValidationPolicy:
         def validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
             resource = PlannedResource(args.urn, args.resource_type, args.name, args.props)
-            for message in self.check(resource, self._settings(args.get_config())):
+            try:
+                messages = self.check(resource, self._settings(args.get_config()))
+            except NotANumberError as wrong:
+                messages = [str(wrong)]
+            for message in messages:
                 report_violation(message, None)
 
         return ResourceValidationPolicy(validate=validate, **self._policy_fields())
@@ -128,7 +136,11 @@ class StackRule(_Rule):
     def policy(self) -> StackValidationPolicy:
         def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
             resources = [PlannedResource(r.urn, r.resource_type, r.name, r.props) for r in args.resources]
-            for urn, message in self.check(resources, self._settings(args.get_config())):
+            try:
+                violations = self.check(resources, self._settings(args.get_config()))
+            except NotANumberError as wrong:
+                violations = [(wrong.urn, str(wrong))]
+            for urn, message in violations:
                 report_violation(message, urn)
 
         return StackValidationPolicy(validate=validate, **self._policy_fields())

@@ -22,6 +22,7 @@ from .planned import (
     is_infiniband_dra_node_group,
     listing,
     named,
+    planned_number,
 )
 from .quoting import shown
 
@@ -41,8 +42,8 @@ def check_gpu_node_group_dra(resource: PlannedResource, config: Mapping[str, Any
 def check_infiniband_autoscaling(resource: PlannedResource, config: Mapping[str, Any]) -> list[str]:
     if not is_infiniband_dra_node_group(resource) or not isinstance(field_at(resource.props, "autoscaling"), Mapping):
         return []
-    low = field_at(resource.props, "autoscaling", "minNodeCount") or 0
-    high = field_at(resource.props, "autoscaling", "maxNodeCount") or 0
+    low = planned_number(resource, "autoscaling", "minNodeCount") or 0
+    high = planned_number(resource, "autoscaling", "maxNodeCount") or 0
     return [
         f"{named(resource)} is an InfiniBand DRA group that autoscales ({low:g}..{high:g}): a Nebius measurement "
         "(solutions-library, 2026-10) saw the cluster autoscaler never add InfiniBand DRA nodes, so plan on "
@@ -99,7 +100,7 @@ def _checked_presets(config: Mapping[str, Any], today: datetime.date | None = No
     expected = f"expected a list of objects like {as_json(CHECKED_PRESET_EXAMPLE)}"
     if not isinstance(entries, Sequence) or isinstance(entries, str):
         raise PolicyConfigError(f"gpu-drivers-preset-known: checkedPresets {expected}, got {shown(as_json(entries))}")
-    checked = set()
+    first_of: dict[tuple[str, str, str], int] = {}
     for index, entry in enumerate(entries):
         where = f"gpu-drivers-preset-known: checkedPresets entry {index}"
         if not isinstance(entry, Mapping):
@@ -127,8 +128,17 @@ def _checked_presets(config: Mapping[str, Any], today: datetime.date | None = No
                 f'{where}: checkedOn "{entry["checkedOn"]}" is after today ({today.isoformat()}, UTC); a check is '
                 f"recorded on the day it was made: {CHECKED_PRESET_FORMS['checkedOn']}"
             )
-        checked.add((entry["kubernetesVersion"], entry["platform"], entry["driversPreset"]))
-    return checked
+        preset = (entry["kubernetesVersion"], entry["platform"], entry["driversPreset"])
+        if preset in first_of:
+            # A second record of one preset changes nothing the rule decides: it is a paste or a stale check left beside
+            # a new one, and which checkedOn stands would be the reader's guess.
+            raise PolicyConfigError(
+                f'{where} repeats entry {first_of[preset]}: both record kubernetesVersion "{shown(preset[0])}", platform '
+                f'"{shown(preset[1])}", driversPreset "{shown(preset[2])}"; keep one entry per preset, with the day of the '
+                "latest check"
+            )
+        first_of[preset] = index
+    return set(first_of)
 
 
 def check_gpu_drivers_preset_known(resource: PlannedResource, config: Mapping[str, Any]) -> list[str]:
@@ -165,7 +175,7 @@ def check_gpu_drivers_preset_known(resource: PlannedResource, config: Mapping[st
 def check_dra_autoscaling_minimum(resource: PlannedResource, config: Mapping[str, Any]) -> list[str]:
     if not is_dra_gpu_node_group(resource) or not isinstance(field_at(resource.props, "autoscaling"), Mapping):
         return []
-    minimum = field_at(resource.props, "autoscaling", "minNodeCount") or 0
+    minimum = planned_number(resource, "autoscaling", "minNodeCount") or 0
     if minimum >= 1:
         return []
     return [

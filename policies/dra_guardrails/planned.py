@@ -7,6 +7,7 @@ type tokens, chart names and DeviceClasses; tests/test_architecture.py ties each
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -92,17 +93,57 @@ def field_at(value: Any, *path: str) -> Any:
     return value
 
 
-def planned_node_range(props: Mapping[str, Any]) -> tuple[float, float] | None:
+# The policy SDK's stand-in for a value not known until the update (pulumi_policy/proxy.py, UNKNOWN_STRING_VALUE;
+# pulumi's rpc UNKNOWN), as it sits in properties read without the SDK's proxy (the offline plan's inputs).
+UNKNOWN_VALUE = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+
+
+class NotANumberError(ValueError):
+    """A resource input a rule compares or adds up that is no finite number (a string, null, a boolean, infinity).
+
+    The rule cannot judge it, and judging a stand-in (0 for a count of "3") passes what it never saw: the framework
+    reports the message as the rule's violation (framework.py), `urn` naming the resource."""
+
+    def __init__(self, resource: PlannedResource, path: Sequence[str], value: Any) -> None:
+        self.urn = resource.urn
+        super().__init__(
+            f"{named(resource)} has {'.'.join(path)} {shown(as_json(value))}, which is no finite number: this rule "
+            "compares it, so it cannot judge the resource; the stack registers a whole number there"
+        )
+
+
+def planned_number(resource: PlannedResource, *path: str, within: Any = None) -> float | None:
+    """The finite number at `path` of the resource's inputs (or of `within`, a part of them), as rules compare it;
+    None where it is absent or not yet known (UNKNOWN_VALUE), and NotANumberError where it is anything else."""
+    parent = field_at(resource.props if within is None else within, *path[:-1])
+    if not has_key(parent, path[-1]):
+        return None
+    value = parent[path[-1]]
+    if value == UNKNOWN_VALUE:
+        return None
+    if not is_finite_number(value):
+        raise NotANumberError(resource, path, value)
+    return float(value)
+
+
+def is_finite_number(value: Any) -> bool:
+    """A JSON number a rule may compare or add up: no boolean (Python's True is 1), no infinity or NaN (every
+    comparison with NaN is false, so a total of NaN passes any limit)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def planned_node_range(resource: PlannedResource) -> tuple[float, float] | None:
     """(fewest, most) nodes of a planned node group: its autoscaling min and max, or its fixedNodeCount as both;
-    None while a count is not a number (unknown during a preview). The program's is components.model.NodeRange."""
-    autoscaling = field_at(props, "autoscaling")
-    if isinstance(autoscaling, Mapping):
-        low, high = field_at(autoscaling, "minNodeCount"), field_at(autoscaling, "maxNodeCount")
+    None while a count is unknown (a preview) or absent, NotANumberError for one of another kind. The program's is
+    components.model.NodeRange."""
+    if isinstance(field_at(resource.props, "autoscaling"), Mapping):
+        low, high = (
+            planned_number(resource, "autoscaling", "minNodeCount"),
+            planned_number(resource, "autoscaling", "maxNodeCount"),
+        )
     else:
-        low = high = field_at(props, "fixedNodeCount")
-    if all(isinstance(count, (int, float)) and not isinstance(count, bool) for count in (low, high)):
-        return float(low), float(high)
-    return None
+        low = high = planned_number(resource, "fixedNodeCount")
+    return None if low is None or high is None else (low, high)
 
 
 def has_key(mapping: Any, key: str) -> bool:

@@ -21,7 +21,9 @@ from .planned import (
     as_list,
     chart_name,
     field_at,
+    has_key,
     planned_node_range,
+    planned_number,
 )
 from .quoting import listed, shown
 
@@ -69,15 +71,15 @@ def _mapped_resources(release: Any) -> set[str]:
     }
 
 
-def _quotas(queue: Any) -> list[tuple[str, str, float]]:
-    """(flavor, resource, nominal quota) of a ClusterQueue."""
+def _quotas(queue: Any) -> list[tuple[str, str, Any]]:
+    """(flavor, resource name, the resource's entry) of each quota of a ClusterQueue; a quota is a quantity, a string
+    ("6400Gi") as much as a number, so only a rule that adds it up reads it as a number (planned_number)."""
     found = []
     for group in as_list(field_at(queue.props, "spec", "resourceGroups")):
         for flavor in as_list(field_at(group, "flavors")):
             for resource in as_list(field_at(flavor, "resources")):
-                quota = field_at(resource, "nominalQuota")
-                if isinstance(quota, (int, float)) and not isinstance(quota, bool):
-                    found.append((str(field_at(flavor, "name")), str(field_at(resource, "name")), float(quota)))
+                if has_key(resource, "nominalQuota"):
+                    found.append((str(field_at(flavor, "name")), str(field_at(resource, "name")), resource))
     return found
 
 
@@ -136,7 +138,7 @@ def _group_gpus(resources: Sequence[Any]) -> dict[str, float]:
     for group in (r for r in resources if r.type == NODE_GROUP_TYPE):
         name = field_at(group.props, "template", "metadata", "labels", GROUP_LABEL)
         match = _GPU_PRESET.match(str(field_at(group.props, "template", "resources", "preset") or ""))
-        nodes = planned_node_range(group.props)
+        nodes = planned_node_range(group)
         if isinstance(name, str) and match and nodes is not None:
             found[name] = nodes[1] * int(match.group(1))
     return found
@@ -156,8 +158,10 @@ def check_quotas_within_capacity(resources: Sequence[Any], config: Mapping[str, 
     )
     sums: dict[str, list[tuple[str, float, Any]]] = {}
     for queue in (r for r in resources if r.type == CLUSTER_QUEUE_TYPE):
-        for flavor, resource, quota in _quotas(queue):
-            if resource in mapped:
+        for flavor, resource, entry in _quotas(queue):
+            # A device quota the stack registers as a number; another kind cannot be added up, so it is a violation.
+            quota = planned_number(queue, "nominalQuota", within=entry) if resource in mapped else None
+            if quota is not None:
                 sums.setdefault(flavor, []).append((_name(queue), quota, field_at(queue.props, "spec", "cohortName")))
     violations: list[Violation] = []
     for flavor, entries in sums.items():

@@ -3,7 +3,7 @@
 `pulumi preview --policy-pack policies` prints a message as the pack wrote it (the offline plan quotes it again, the
 CLI does not), so a value goes through `shown` before it is part of one: credential-shaped text hidden (a URL's
 userinfo, a parameter named like a token, key, password or secret, a bearer or basic token, a token of a known
-form such as `ghp_...`), every character a terminal would act on escaped (control characters, ESC among them, and
+form such as `ghp_...`, a host's label shaped as a token), every character a terminal would act on escaped (control characters, ESC among them, and
 Unicode format characters such as bidi overrides), and the result cut to a bounded length. The pack cannot import the program's own quoting
 (components/shown.py): the CLI runs it from inside `policies/`. Every pattern is linear: fixed or bounded text,
 single character classes, starts only at a boundary.
@@ -42,6 +42,31 @@ TOKEN_FORM = re.compile(
     r"|xox[abposr]-[A-Za-z0-9-]{10}|(?:AKIA|ASIA)[0-9A-Z]{16}(?![0-9A-Z]))"
 )
 _TOKEN_RUN = re.compile(TOKEN_FORM.pattern + r"(?:[A-Za-z0-9_-]|\.(?=[A-Za-z0-9_-]))*")
+# A label of a URL's host shaped as a token that no prefix names (`https://<token>.mirror.example/`): a run of
+# TOKEN_WORD_LENGTH or more letters and digits in the authority after `scheme://`, holding both cases and a digit, or
+# HEX_TOKEN_LENGTH or more hex digits with a letter and a digit. The rule and its thresholds are components/redaction.py
+# `token_shaped_word`'s and `_LABEL_RUN`'s (why these, and why only in a URL, there), kept in step by
+# tests/policies/test_policy_quoting.py.
+TOKEN_WORD_LENGTH = 16
+HEX_TOKEN_LENGTH = 32
+LABEL_RUN = re.compile(rf"(?<![A-Za-z0-9])[A-Za-z0-9]{{{TOKEN_WORD_LENGTH},}}(?![A-Za-z0-9])")
+_HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
+_URL_AUTHORITY = re.compile(r"([A-Za-z][A-Za-z0-9+.-]{0,31}:/{1,3})([^/?#\s]+)")
+
+
+def token_shaped_word(word: str) -> bool:
+    """True when `word` (letters and digits) has a random token's shape, not a word's (`nvidia2024mirror`)."""
+    if len(word) < TOKEN_WORD_LENGTH:
+        return False
+    digit = any(character.isdigit() for character in word)
+    if digit and any(character.isupper() for character in word) and any(character.islower() for character in word):
+        return True
+    return len(word) >= HEX_TOKEN_LENGTH and digit and not word.isdigit() and set(word) <= _HEX_DIGITS
+
+
+def _labels_redacted(match: re.Match) -> str:
+    labels = LABEL_RUN.sub(lambda run: REDACTED if token_shaped_word(run.group(0)) else run.group(0), match.group(2))
+    return match.group(1) + labels
 
 
 def _parameter(match: re.Match) -> str:
@@ -56,6 +81,7 @@ def redacted(text: str) -> str:
     text = _TOKEN_RUN.sub(REDACTED, text)
     text = _URL_USERINFO.sub(lambda m: f"{m.group(1)}{CREDENTIALS}@", text)
     text = _SCHEMELESS_USERINFO.sub(f"{CREDENTIALS}@", text)
+    text = _URL_AUTHORITY.sub(_labels_redacted, text)
     text = _AUTH_SCHEME.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)
     return _PARAMETER.sub(_parameter, text)
 

@@ -147,7 +147,7 @@ RULES: tuple[ResourceRule | StackRule, ...] = (
     ),
     ResourceRule(
         "workload-images-pinned",
-        "Sample workload images are pinned to a tag other than latest, or a digest.",
+        "Sample workload images are pinned to a release tag (not latest, main, nightly or another that moves), or a digest.",
         ADVISORY,
         check_workload_images_pinned,
     ),
@@ -205,6 +205,7 @@ RULES: tuple[ResourceRule | StackRule, ...] = (
                 },
             }
         ),
+        needs="maxHourlyUsd",
     ),
     StackRule(
         "spot-ceiling-below-spot-price",

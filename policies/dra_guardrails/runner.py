@@ -22,8 +22,17 @@ from pulumi_policy.deserialize import deserialize_properties
 from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
 
 from .cost_rules import max_hourly_cost_pass
-from .framework import ALL_POLICIES, LEVEL_KEY, PolicyConfigError, did_you_mean, json_kind, problems_text
-from .planned import PlannedResource, as_json
+from .framework import (
+    ALL_POLICIES,
+    LEVEL_KEY,
+    PolicyConfigError,
+    ResourceRule,
+    StackRule,
+    did_you_mean,
+    json_kind,
+    problems_text,
+)
+from .planned import NotANumberError, PlannedResource, as_json
 from .quoting import shown
 from .registry import POLICIES, RULES
 
@@ -82,7 +91,11 @@ def validate_policy_config(config: Any) -> None:
 
     Refused: a policy name the pack does not have (the Pulumi CLI keeps such an entry without a
     word), a setting the policy does not read, settings under `all` (which sets only a level),
-    and an entry that is neither a level nor an object. Settings' values are checked by the rules.
+    an entry that is neither a level nor an object, and a level other than `disabled` set on a
+    rule's own entry without the setting the rule checks nothing without (`needs`: `mandatory`
+    on max-hourly-cost without maxHourlyUsd gates nothing). `all` may still set such a rule's
+    level: it sets every rule's, and means something for the others. Settings' values are checked
+    by the rules.
     """
     if config is None:
         return
@@ -97,14 +110,16 @@ def validate_policy_config(config: Any) -> None:
                 f"the pack's policies are {', '.join(sorted(rules))}, or {ALL_POLICIES} for every policy"
             )
             continue
+        level = None
         try:
-            _, properties = _config_entry(name, entry)
+            level, properties = _config_entry(name, entry)
         except PolicyConfigError as wrong:
             # A wrong level beside settings: the settings are still judged, each mistake of the entry named at once.
             problems.append(str(wrong))
             properties = {k: v for k, v in entry.items() if k != LEVEL_KEY} if isinstance(entry, Mapping) else {}
         if name in rules:
             problems += rules[name].unknown_settings(properties)
+            problems += _needed_setting(rules[name], level, properties)
         else:
             problems += [
                 f'{ALL_POLICIES}: unknown setting "{key}" (given {json_kind(value)}); "{ALL_POLICIES}" '
@@ -113,6 +128,17 @@ def validate_policy_config(config: Any) -> None:
             ]
     if problems:
         raise PolicyConfigError(problems_text(problems))
+
+
+def _needed_setting(rule: ResourceRule | StackRule, level: EnforcementLevel | None, properties: Mapping) -> list[str]:
+    """The problem of a level set on `rule` without the setting it checks nothing without, if it is one."""
+    if rule.needs is None or level in (None, EnforcementLevel.DISABLED) or rule.needs in properties:
+        return []
+    return [
+        f'{rule.name}: enforcementLevel "{level.value}" is set without {rule.needs}, and without {rule.needs} the policy '
+        f"checks nothing, so it would {'gate' if level in _GATING else 'report'} nothing; set {rule.needs} in this "
+        f'entry, or leave the entry out (or set it to "{EnforcementLevel.DISABLED.value}")'
+    ]
 
 
 @dataclass(frozen=True)
@@ -236,7 +262,10 @@ def pass_notes(resources: Sequence[PlannedResource], config: Mapping[str, Any] |
         level, properties = _level_and_properties(rule.name, rule.level, config or {})
         if note_of is None or level == EnforcementLevel.DISABLED:
             continue
-        note = note_of(planned, properties)
+        try:
+            note = note_of(planned, properties)
+        except NotANumberError:  # the rule reports it as its violation: it does not pass
+            note = None
         if note is not None:
             notes.append((rule.name, note))
     return notes

@@ -171,9 +171,33 @@ def test_a_repository_with_a_credential_in_a_path_segment_is_refused_without_quo
     assert "path segment" in message and token not in message, message
 
 
+@pytest.mark.parametrize("key", sorted(set(CHART_KEYS.values())))
+@pytest.mark.parametrize(
+    ("given", "token", "label"),
+    [
+        ("https://yC8ttsxgp4yYsGht.charts.example/nvidia", "yC8ttsxgp4yYsGht", 1),
+        ("oci://mirror.CANARYx7Kq2mPz9Wv4Lb.registry.example/charts", "CANARYx7Kq2mPz9Wv4Lb", 2),
+        ("https://AKIACANARYQ7ZK012345.charts.example/nvidia", "AKIACANARY", 1),
+        (f"oci://{'0123456789abcdef' * 2}.registry.example/charts", "0123456789abcdef", 1),
+    ],
+)
+def test_a_repository_with_a_token_shaped_host_label_is_refused_without_quoting_it(key, given, token, label):
+    """Issue 37: a host label of a token's shape (a service handing out a host per customer) was taken, and the URL
+    printed with it; refused as a path segment of that shape is, never quoted."""
+    run = every_release_stack(**{key: given})
+    assert run.resources == []
+    message = str(run.error)
+    assert f'nebius-dra:{key}: got "<{len(given)} characters: ' in message, message
+    assert f"its host's label {label} may hold a credential (not quoted)" in message, message
+    assert token not in message, message
+
+
 @pytest.mark.parametrize(
     "taken",
     [
+        # Issue 37: a 16-character word with a year in it was taken for a token (one case, so none).
+        "https://charts.example/nvidia2024mirror/stable",
+        "https://nvidia2024mirror.example.com/charts",
         "https://raw.githubusercontent.com/org/charts/0123456789abcdef0123456789abcdef01234567/stable",
         "https://gitlab.example.com/api/v4/projects/12345/packages/helm/stable",
         "https://charts.example/my%20charts",

@@ -23,6 +23,7 @@ from components.dra_constants import (
 )
 from components.labels import system_node_labels
 from components.model import BASIC_PROFILE, FULL_PROFILE, StackConfig
+from components.resource_presets import OFFERED_PRESETS
 from components.values.gpu_metrics import (
     CLAIM_LABELS,
     DASHBOARD_FILE,
@@ -62,13 +63,14 @@ def refusal(stack: str = "dev", **overrides: Any) -> str:
     return str(raised.value)
 
 
-def with_platform(stack: str, *platforms: str) -> list[dict]:
-    """The stack's groups (all on the preset driver) with the first ones moved to `platforms`."""
+def with_platform(stack: str, platform: str, *names: str) -> list[dict]:
+    """The stack's groups (all on the preset driver) with the named ones (every one when none is named) moved to
+    `platform`, on the first preset Nebius offers there (components/resource_presets.json)."""
     groups = yaml.safe_load(json.dumps(without_presets(stack)))
     for group in groups:
         group["driversPreset"] = "cuda13.0"
-    for group, platform in zip(groups, platforms):
-        group["platform"] = platform
+        if not names or group["name"] in names:
+            group.update(platform=platform, preset=OFFERED_PRESETS[platform].presets[0])
     return groups
 
 
@@ -152,7 +154,10 @@ def test_l40s_platforms_get_no_profiling_fields_and_others_get_them():
 
 
 def test_one_l40s_group_turns_profiling_off_for_the_one_exporter():
-    assert parsed("prod", gpuNodeGroups=with_platform("prod", "gpu-l40s-a")).observability.profile == BASIC_PROFILE
+    assert (
+        parsed("prod", gpuNodeGroups=with_platform("prod", "gpu-l40s-a", "h200-burst")).observability.profile
+        == BASIC_PROFILE
+    )
     assert parsed("prod").observability.profile == FULL_PROFILE
     assert automatic_profile([]) == FULL_PROFILE
 
@@ -336,7 +341,7 @@ def test_gpu_metrics_off_installs_no_exporter_and_no_dashboard(stack_config):
 
 
 def test_an_l40s_stack_plans_the_basic_profile(stack_config):
-    run = mutated(stack_config, "prod", groups=with_platform("prod", "gpu-l40s-a", "gpu-l40s-a"))
+    run = mutated(stack_config, "prod", groups=with_platform("prod", "gpu-l40s-a", "h200-burst"))
     assert run.error is None, run.error
     values = exporter_release(run).inputs["values"]
     assert "DCGM_FI_PROF_" not in values["customMetrics"]

@@ -31,7 +31,13 @@ from components.config import ConfigError, parse_stack_config
 from components.config.errors import ConfigProblems, shown_name
 from components.config.raw import RawConfig
 from components.config.stack_file import StackFileConfig, read_stack_file
-from components.redaction import may_hold_a_credential, names_a_credential, redacted_command, secrets_of
+from components.redaction import (
+    may_hold_a_credential,
+    names_a_credential,
+    redacted_command,
+    secrets_of,
+    token_shaped_word,
+)
 from components.redaction import redacted as redact
 from components.shown import NOT_QUOTED, shown
 from policies.dra_guardrails.consequences import CONSEQUENCES
@@ -1102,3 +1108,61 @@ def test_a_team_label_in_the_costs_quota_table_is_shown_by_its_shape():
     (row,) = team_rows({"teams": [entry]}, lambda value: f"${value:.2f}")
     assert all(NOT_QUOTED in label for label in row[:3]), row
     assert_no_canary(*row)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("https://yC8ttsxgp4yYsGht.charts.example/nvidia", "https://[redacted].charts.example/nvidia"),
+        (
+            "oci://mirror.CANARYx7Kq2mPz9Wv4Lb.registry.example/charts",
+            "oci://mirror.[redacted].registry.example/charts",
+        ),
+        ("pulls from https://a1B2c3D4e5F6g7H8i9J0:8443/charts.", "pulls from https://[redacted]:8443/charts."),
+        (f"https://{'0123456789abcdef' * 2}.example.com/x", "https://[redacted].example.com/x"),
+        ("oci://ci-yC8ttsxgp4yYsGht.example.com:5000/cuda", "oci://ci-[redacted].example.com:5000/cuda"),
+    ],
+)
+def test_a_token_shaped_host_label_is_redacted(text, expected):
+    """Issue 37: a host label of a token's shape that no prefix names (a service handing out a host per customer) was
+    printed as it is."""
+    assert redact(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "https://nvidia2024mirror.example.com/charts",
+        "https://helm.ngc.nvidia.com/nvidia",
+        "oci://registry.k8s.io/dra-driver-nvidia/charts",
+        "d111111abcdef8.cloudfront.net",
+        "see docs.nebius.com/signup-billing/billing-changes-oct-2025.",
+        "https://charts.example/nvidia2024mirror/stable",
+        "nvidia/cuda:13.1.1-runtime-ubuntu24.04",
+        # Outside a URL a dotted name is code as often: a plan's source cites the SDK's argument classes.
+        "pulumi-nebius 0.6.73, Mk8sV1NodeGroupArgs.template: ...",
+    ],
+)
+def test_a_host_or_word_of_no_tokens_shape_is_shown(text):
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    ("word", "token"),
+    [
+        ("yC8ttsxgp4yYsGht", True),  # a Cloudsmith entitlement token's shape: 16 of base62
+        ("CANARYx7Kq2mPz9Wv4Lb", True),
+        ("Z9yX8wV7uT6sR5qP4oN3mL2kJ1iH0gF9eD8c", True),  # a GitHub token's 36 after its prefix
+        ("0123456789abcdef0123456789abcdef", True),  # 128 bits in hex
+        ("nvidia2024mirror", False),
+        ("h100sxm80gb2024", False),
+        ("aB3" * 5, False),  # 15: under 16
+        ("internationalization", False),
+        ("ABCDEFGHIJKLMNOP1234", False),  # one case: none of the base62 rule, no hex
+        ("12345678901234567890123456789012", False),  # digits only
+        ("deadbeefdeadbeefdeadbeefdeadbeef", False),  # no digit
+    ],
+)
+def test_a_token_shaped_word_needs_what_a_random_token_has(word, token):
+    """Issue 37: any 16 letters and digits holding both were a token, `nvidia2024mirror` among them."""
+    assert token_shaped_word(word) is token

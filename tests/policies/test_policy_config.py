@@ -71,6 +71,25 @@ REFUSED = [
         ['all: unknown setting "minimumVersion" (given a string of 4 characters)', '"all" takes only enforcementLevel'],
         id="setting-under-all",
     ),
+    # Issue 37: a level set on a rule that checks nothing without a setting, the setting left out.
+    pytest.param(
+        {"max-hourly-cost": "mandatory"},
+        [
+            'max-hourly-cost: enforcementLevel "mandatory" is set without maxHourlyUsd, and without maxHourlyUsd the '
+            "policy checks nothing, so it would gate nothing; set maxHourlyUsd in this entry"
+        ],
+        id="gate-without-its-budget",
+    ),
+    pytest.param(
+        {"max-hourly-cost": {"enforcementLevel": "mandatory"}, "all": "advisory"},
+        ['max-hourly-cost: enforcementLevel "mandatory" is set without maxHourlyUsd'],
+        id="gate-without-its-budget-as-an-object",
+    ),
+    pytest.param(
+        {"max-hourly-cost": {"enforcementLevel": "advisory"}},
+        ['max-hourly-cost: enforcementLevel "advisory" is set without maxHourlyUsd', "so it would report nothing"],
+        id="advisory-without-its-budget",
+    ),
 ]
 
 
@@ -117,7 +136,10 @@ def test_a_rule_refuses_an_unknown_setting_handed_to_it_as_the_cli_does():
         },
         {"all": "advisory"},
         {"all": {"enforcementLevel": "disabled"}},
-        {rule.name: {"enforcementLevel": "advisory"} for rule in RULES},
+        {rule.name: {"enforcementLevel": "advisory", **({rule.needs: 100} if rule.needs else {})} for rule in RULES},
+        # A rule that checks nothing without a setting may still be turned off, or take the level `all` sets.
+        {"max-hourly-cost": "disabled"},
+        {"all": "mandatory"},
         {},
         None,
     ],
@@ -200,3 +222,18 @@ def test_every_independent_problem_of_a_config_is_named_in_one_run(capsys, tmp_p
     err = capsys.readouterr().err
     assert err.startswith(f"python -m tools.plan: invalid policy config: {len(expected)} problems:\n"), err
     assert all(start in err for start in expected), err
+
+
+def test_a_rule_that_checks_nothing_without_a_setting_names_one_it_reads_without_a_default():
+    """`needs` is what the runner refuses a level without; a default would stand in for it, and then it is not needed."""
+    needing = {rule.name: rule.needs for rule in RULES if rule.needs is not None}
+    assert needing == {"max-hourly-cost": "maxHourlyUsd"}
+    for rule in RULES:
+        if rule.needs is not None:
+            assert rule.config_schema is not None and rule.needs in rule.setting_names()
+            assert "default" not in rule.config_schema.properties[rule.needs]
+
+
+def test_a_budget_given_as_null_is_refused_not_read_as_no_budget():
+    with pytest.raises(PolicyConfigError, match="maxHourlyUsd must be a number of US dollars per hour"):
+        check_resources([CLUSTER], {"max-hourly-cost": {"enforcementLevel": "mandatory", "maxHourlyUsd": None}})

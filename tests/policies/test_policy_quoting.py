@@ -99,3 +99,35 @@ def test_a_token_of_a_known_form_is_hidden(token):
     with pytest.raises(PolicyConfigError) as refused:
         check_resources([], {token: "advisory"})
     assert "CANARY" not in str(refused.value) and "unknown policy" in str(refused.value)
+
+
+TOKEN_SHAPED = ["yC8ttsxgp4yYsGht", "0123456789abcdef0123456789abcdef", "nvidia2024mirror", "ABCDEFGHIJKLMNOP1234"]
+
+
+def test_the_packs_token_shaped_labels_are_the_programs():
+    """The pack's copy of the host-label rule (its pattern, thresholds and verdicts) is the program's."""
+    from components import redaction
+    from policies.dra_guardrails import quoting
+
+    assert quoting.LABEL_RUN.pattern == redaction._LABEL_RUN.pattern
+    assert (quoting.TOKEN_WORD_LENGTH, quoting.HEX_TOKEN_LENGTH) == (
+        redaction.TOKEN_WORD_LENGTH,
+        redaction.HEX_TOKEN_LENGTH,
+    )
+    assert [quoting.token_shaped_word(word) for word in TOKEN_SHAPED] == [
+        redaction.token_shaped_word(word) for word in TOKEN_SHAPED
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("https://yC8ttsxgp4yYsGht.charts.example/nvidia", "https://[redacted].charts.example/nvidia"),
+        ("oci://mirror.CANARYx7Kq2mPz9Wv4Lb.registry.example/c", "oci://mirror.[redacted].registry.example/c"),
+        ("https://nvidia2024mirror.example.com/charts", "https://nvidia2024mirror.example.com/charts"),
+        ("Mk8sV1NodeGroupArgs.template", "Mk8sV1NodeGroupArgs.template"),
+    ],
+)
+def test_a_token_shaped_host_label_is_hidden_by_the_pack(text, expected):
+    """Issue 37: a repository URL in a violation (a release's `repositoryOpts.repo`) showed a token-shaped host label."""
+    assert shown(text) == expected

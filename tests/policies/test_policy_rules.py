@@ -746,6 +746,21 @@ def test_a_checked_preset_field_with_a_trailing_newline_is_refused(field):
         )
 
 
+@pytest.mark.parametrize("again", [CHECKED, {**CHECKED, "checkedOn": "2026-11-02"}])
+def test_a_preset_checked_twice_is_refused_naming_both_entries(again):
+    """Issue 37: the same entry twice was taken without a word; a second record of a preset decides nothing."""
+    props = with_preset("1.34", "gpu-h200-sxm", "cuda13.0")
+    other = {**CHECKED, "kubernetesVersion": "1.35"}
+    with pytest.raises(PolicyConfigError) as refused:
+        resource_violations(
+            "gpu-drivers-preset-known", NODE_GROUP_TYPE, props, config={"checkedPresets": [CHECKED, other, again]}
+        )
+    assert str(refused.value) == (
+        'gpu-drivers-preset-known: checkedPresets entry 2 repeats entry 0: both record kubernetesVersion "1.34", '
+        'platform "gpu-h200-sxm", driversPreset "cuda13.0"; keep one entry per preset, with the day of the latest check'
+    )
+
+
 def test_the_published_schema_takes_what_the_rule_takes():
     jsonschema.validate([CHECKED, {**CHECKED, "kubernetesVersion": "1.35", "driversPreset": "cuda12"}], CHECKED_SCHEMA)
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from components.config.stack_file import PROJECT_DIR
+from components.shown import shown
 from tools import stack_schema
 from tools.cost import __main__ as cost_cli
 from tools.plan import __main__ as plan_cli
@@ -60,7 +61,9 @@ def test_a_file_flag_refuses_what_is_not_a_file_of_its_kind(tool, main, flag, wa
     err = capsys.readouterr().err
     assert time.monotonic() - started < 30
     assert status == 2, err
-    assert f"{flag}" in err and f"{path}: it is {kind}, not {wants}" in err, err
+    # --burn-in-floors is read by tools/verify/floors.py, whose messages name the file as its label, not quoted.
+    said = f"cannot read {path}" if flag == "--burn-in-floors" else shown(str(path))
+    assert f"{flag}" in err and f"{said}: it is {kind}, not {wants}" in err, err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
 
 
@@ -115,7 +118,7 @@ def test_an_output_that_cannot_be_written_is_refused_before_anything_is_built(to
     new file even for root, whom no permission bit stops."""
     status = main([*others, flag, path])
     out, err = capsys.readouterr()
-    assert status == 2 and f"{flag} {path}: cannot be written: No such file or directory" in err, err
+    assert status == 2 and f"{flag} {shown(path)}: cannot be written: No such file or directory" in err, err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1 and not out, err
 
 
@@ -124,3 +127,17 @@ def test_the_write_probe_leaves_nothing_behind(tmp_path: Path, capsys):
     assert verify_cli.main(["--stack", "no-such-stack", "--json", str(report)]) == 2
     assert plan_cli.main(["--stack", "no-such-stack", "--out", str(out)]) == 2
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("name", ["new\nline", "escape\x1b[2J", "CANARY:hunter2@host"])
+def test_a_path_is_quoted_as_every_message_quotes_what_was_given(tmp_path: Path, name: str, capsys):
+    """Issue 37: the file flags' refusals printed the path raw, so a newline or a terminal escape in it reached the
+    terminal as it was; they quote it through `shown`, as the project's other messages do."""
+    os.mkfifo(tmp_path / name)
+    missing = tmp_path / f"{name}.json"
+    assert plan_cli.main(["--stack", "dev", "--out", "none", "--policy-config", str(tmp_path / name)]) == 2
+    assert plan_cli.main(["--stack", "dev", "--out", "none", "--baseline", str(missing)]) == 2
+    err = capsys.readouterr().err
+    assert f"--policy-config {shown(str(tmp_path / name))}: it is a FIFO" in err, err
+    assert f"--baseline {shown(str(missing))}: no such file" in err, err
+    assert "\x1b" not in err and "hunter2" not in err and len(err.strip().splitlines()) == 2, err

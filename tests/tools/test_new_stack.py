@@ -369,8 +369,14 @@ def test_the_bootstraps_github_ids_follow_the_repository_they_belong_to(project)
         ("https://CANARY4471R:x@github.com/o/r", "", 'REPOSITORY="<36 characters: letters, digits, ./:@; hidden'),
         ("CANARY4471R:pw@github.com/o/r", "", 'REPOSITORY="<29 characters'),
         ("git@github.com:o/r#CANARY4471F", "", 'REPOSITORY="<30 characters'),
+        # Issue 37: OWNER/REPO's characters take a GitHub token, which was written into the bootstrap's file.
+        ("own/ghp_CANARYabcdefghijklmnopqrstuvwxyz0123", "", 'REPOSITORY="<44 characters: letters, digits, /_; hidden: '
+         "may be a credential>\": its owner or name has the form of a token (ghp_, gho_, ghu_, ghs_, ghr_, github_pat_"),
+        ("gho_CANARYabcdefghijklmnopqrstuvwxyz0123/repo", "", 'REPOSITORY="<45 characters: letters, digits, /_; '
+         "hidden: may be a credential>\" is not OWNER/REPO"),
+        ("own/x-github_pat_CANARY_abcdefghijklmnopqrstuvwxyz", "", "its owner or name has the form of a token"),
     ],
-    ids=["stacks-disagree", "not-owner-repo", "owner-ends-in-hyphen", "owner-double-hyphen", "dot-dot-path", "dot-git", "bootstrap-file-exists", "url", "userinfo", "scp-like"],
+    ids=["stacks-disagree", "not-owner-repo", "owner-ends-in-hyphen", "owner-double-hyphen", "dot-dot-path", "dot-git", "bootstrap-file-exists", "url", "userinfo", "scp-like", "token-name", "token-owner", "token-in-name"],
 )  # fmt: skip
 def test_a_repository_the_bootstrap_cannot_take_is_refused_and_nothing_is_written(
     project, capsys, repository, prod_names, named
@@ -385,6 +391,15 @@ def test_a_repository_the_bootstrap_cannot_take_is_refused_and_nothing_is_writte
     err = capsys.readouterr().err
     assert named in err and "Traceback" not in err and "CANARY" not in err, err
     assert {path: path.read_text() for path in project.rglob("*") if path.is_file()} == before
+
+
+@pytest.mark.parametrize("repository", ["nvidia/ghp-tools", "own/ghp_short", "ghs-org/github_pat_notes"])
+def test_a_repository_named_like_a_token_prefix_but_shaped_as_none_is_taken(project, repository):
+    """A token's prefix alone (`ghp_short`: fewer than the 20 characters after it every GitHub token has) is a name."""
+    args = ["--name", "staging", "--parent-id", PROJECT_ID, "--subnet-id", SUBNET_ID, "--repository", repository]
+    assert new_stack.main([*args, "--project-dir", str(project)]) == new_stack.EXIT_OK
+    bootstrap = (project / "tools" / "ci_identity" / "Pulumi.staging.yaml").read_text()
+    assert f":repository: {repository}\n" in bootstrap
 
 
 @pytest.mark.parametrize(

@@ -5,13 +5,14 @@ A baseline decides what the plan calls unchanged, so a field read loosely is a c
 version `"1.x"` has no minor to compare. So every record the comparison reads is a model here, each field of it
 typed and required as `tools.plan` writes it (`tools/plan/changes.py`, `snapshot`), and a document that is not one
 is refused naming the JSON path, what was given and what is allowed (BaselineError; the CLI adds the file, exit 2).
-Records hold registered inputs (a template, a release's values): those parts are maps of any content, compared
-leaf by leaf.
 
-A node group's strategy and auto-repair are read with the bounds of the stack's own settings
-(components/input/node_groups.py's Duration, RepairTimeout; MAX_NODES), and a field tools.plan does not write,
-at the top level (READER_FIELDS and the records) or in a record, is refused: ignored, a misspelt key compares
-against nothing.
+A node group's strategy, auto-repair and template (boot disk, resources, labels, taints, GPU settings, capacity), the
+cluster's control plane (subnet, etcd size, endpoints) and a claim template's devices are read with the bounds of the
+stack's own settings (components/input/: Duration, RepairTimeout, BootDiskGib, LabelKey, the claim models;
+`as_the_stack_bounds` takes a setting's type from its model, so no number is copied), a boolean only where the
+program writes one (a `dra` of 1e308 was compared as a change that recreates nodes), and a field tools.plan does not
+write, at the top level (READER_FIELDS and the records) or in a record, is refused: ignored, a misspelt key compares
+against nothing. A release's values and a Kueue object's spec are the chart's and Kueue's: compared leaf by leaf.
 
 Fields added to planFormat 2 later stay optional, each with what its absence means: `objects` (the other
 Kubernetes objects, before attack2), a cluster's `parentId` (before issue 39), a release's `namespace` and
@@ -29,6 +30,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     ValidationError,
@@ -37,15 +39,38 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 
 from components.config.errors import allowed_rule, described_at, path_text
 from components.dra_constants import PROJECT
 from components.dra_minors import SUPPORTED_MINORS
-from components.input.fields import CONDITION_TYPE_PATTERN, MAX_AUTO_REPAIR_CONDITIONS, MAX_NODES, url_problem
-from components.input.node_groups import DURATION_RULE, Duration, RepairTimeout
+from components.input.claim_templates import ClaimConfigInput, ConstraintInput, DeviceRequestInput
+from components.input.fields import (
+    CONDITION_TYPE_PATTERN,
+    CPU_PRESET_PATTERN,
+    GPU_PRESET_PATTERN,
+    MAX_AUTO_REPAIR_CONDITIONS,
+    MAX_CONFIGS,
+    MAX_CONSTRAINTS,
+    MAX_NODES,
+    MAX_REQUESTS,
+    BootDiskGib,
+    LabelKey,
+    LabelValue,
+    url_problem,
+)
+from components.input.node_groups import (
+    DURATION_RULE,
+    CapacityInput,
+    Duration,
+    GpuNodeGroupInput,
+    RepairTimeout,
+    TaintInput,
+)
+from components.input.stack import StackInput
 from components.redaction import names_a_credential
 from components.shown import shape, shown
-from components.values.node_groups import NEBIUS_CONDITION_STATUSES
+from components.values.node_groups import BOOT_DISK_TYPE, NEBIUS_CONDITION_STATUSES, NEBIUS_TAINT_EFFECTS
 from policies.dra_guardrails.planned import chart_name
 
 PLAN_FORMAT = 2
@@ -73,6 +98,26 @@ NODE_GROUP_VERSION = rf"^{_NUMBER}\.{_NUMBER}(-nebius-node\.{_NUMBER})?$"
 _LONG_NUMBER = re.compile(rf"[0-9]{{{VERSION_DIGITS + 1},}}")
 # A chart version as the DRA driver's charts are published (25.12.0, 0.4.1; SemVer 2.0.0, an optional pre-release).
 CHART_VERSION = rf"^{_NUMBER}\.{_NUMBER}\.{_NUMBER}(-[0-9A-Za-z.-]+)?$"
+
+
+def as_the_stack_bounds(model: type[BaseModel], name: str) -> Any:
+    """The type of the stack's own setting `name` of `model` (components/input/), with its bounds and description but
+    not its default: a baseline holds what that setting registered, so it is read with the setting's one definition,
+    never a copy of its numbers (a baseline's etcdClusterSize 1e308 is no size the stack could have set)."""
+    info = model.model_fields[name]
+    return Annotated[(info.annotation, *info.metadata, Field(description=info.description), _NOT_A_BOOLEAN)]
+
+
+def _not_a_boolean(value: Any) -> Any:
+    """pydantic takes `true` for the literal 1 even in strict mode (True == 1): the stack's own reader refuses a
+    boolean where a number goes before its model runs (components/config/), so the baseline's reader does here."""
+    if isinstance(value, bool):
+        raise PydanticCustomError("boolean", "a boolean where no boolean goes")
+    return value
+
+
+_NOT_A_BOOLEAN = BeforeValidator(_not_a_boolean)
+
 
 Text = Annotated[str, Field(strict=True, description="a string")]
 Count = Annotated[int, Field(strict=True, ge=0, le=MAX_NODES, description=f"a whole number from 0 to {MAX_NODES}")]
@@ -160,6 +205,90 @@ class AutoRepairRecord(BaseModel):
     conditions: Annotated[list[RepairCondition], Field(max_length=MAX_AUTO_REPAIR_CONDITIONS)]
 
 
+class _Strict(BaseModel):
+    """A part of a record as the program registers it: every field typed, none it does not write, no NaN or infinity."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", allow_inf_nan=False, regex_engine="rust-regex")
+
+
+class Empty(_Strict):
+    """A field that is set by being there (`preemptible: {}`, `publicEndpoint: {}`): it holds nothing."""
+
+
+class BootDiskRecord(_Strict):
+    # components/values/node_groups.py, node_template: the one disk type, the group's size in GiB.
+    type: Literal[BOOT_DISK_TYPE]  # type: ignore[valid-type]
+    sizeGibibytes: BootDiskGib
+
+
+class ResourcesRecord(_Strict):
+    # A GPU group's platform and preset (gpuNodeGroups) or the system group's (systemNodePlatform/Preset): both take
+    # PLATFORM_PATTERN; a preset is either's.
+    platform: as_the_stack_bounds(StackInput, "systemNodePlatform")  # type: ignore[valid-type]
+    preset: Annotated[
+        str,
+        Field(
+            pattern=f"{CPU_PRESET_PATTERN}|{GPU_PRESET_PATTERN}",
+            max_length=63,
+            description="a preset <C>vcpu-<M>gb or <G>gpu-<C>vcpu-<M>gb",
+        ),
+    ]
+
+
+class MetadataRecord(_Strict):
+    labels: dict[LabelKey, LabelValue]
+
+
+class GpuSettingsRecord(_Strict):
+    # `gpu_settings`: dra, a JSON boolean (a 1e308 there was compared as a change that recreates the nodes), and the
+    # group's driversPreset when it has one.
+    dra: Annotated[bool, Field(description="true or false")]
+    driversPreset: as_the_stack_bounds(GpuNodeGroupInput, "driversPreset") = None  # type: ignore[valid-type]
+
+
+class TaintRecord(_Strict):
+    key: LabelKey
+    value: as_the_stack_bounds(TaintInput, "value")  # type: ignore[valid-type]
+    effect: Annotated[
+        Literal[tuple(NEBIUS_TAINT_EFFECTS.values())],  # type: ignore[valid-type]
+        Field(description=", ".join(NEBIUS_TAINT_EFFECTS.values())),
+    ]
+
+
+class IdRecord(_Strict):
+    # A GPU cluster or pricing policy the stack creates: its ID, or the reference to it a plan records.
+    id: Text
+
+
+class ReservationPolicyRecord(_Strict):
+    policy: as_the_stack_bounds(CapacityInput, "reservationPolicy")  # type: ignore[valid-type]
+    reservationIds: as_the_stack_bounds(CapacityInput, "capacityBlockGroupIds") = None  # type: ignore[valid-type]
+
+
+class TemplateRecord(_Strict):
+    """A node group's template as `node_template` and `gpu_node_template` register it (components/values/
+    node_groups.py): every field typed and bounded as the stack's own settings are."""
+
+    bootDisk: BootDiskRecord
+    resources: ResourcesRecord
+    metadata: MetadataRecord | None = None
+    serviceAccountId: as_the_stack_bounds(StackInput, "nodeServiceAccountId") = None  # type: ignore[valid-type]
+    gpuSettings: GpuSettingsRecord | None = None
+    gpuCluster: IdRecord | None = None
+    taints: list[TaintRecord] | None = None
+    preemptible: Empty | None = None
+    followsSpotPrice: Empty | None = None
+    spotPricingPolicy: IdRecord | None = None
+    reservationPolicy: ReservationPolicyRecord | None = None
+
+
+class LegacyTemplateRecord(TemplateRecord):
+    """A template as a plan before planFormat 2 recorded it: its rolled-out fields only (LEGACY_TEMPLATE_EXCLUDED)."""
+
+    metadata: None = None
+    taints: None = None
+
+
 _KNOWN_MINORS = ", ".join(SUPPORTED_MINORS)
 _VERSION_DIGITS_RULE = f"each number of at most {VERSION_DIGITS} digits"
 
@@ -181,7 +310,7 @@ class NodeGroupRecord(_Record):
     name: Text
     # Pulumi refuses to delete a protected resource: a group left out of the stack then stays.
     protect: Annotated[bool, Field(description="true or false")]
-    template: Inputs
+    template: TemplateRecord
     version: Annotated[
         str,
         Field(
@@ -198,9 +327,18 @@ class NodeGroupRecord(_Record):
     _version = field_validator("version")(_known_minor)
 
 
-class ControlPlane(BaseModel):
-    # The registered inputs (endpoints, etcdClusterSize, subnetId): compared leaf by leaf; the version is read.
-    model_config = ConfigDict(strict=True, extra="allow")
+class EndpointsRecord(_Strict):
+    # components/cluster.py: a public endpoint when publicEndpoint is true, else none.
+    publicEndpoint: Empty | None = None
+
+
+class ControlPlane(_Strict):
+    """The control plane's registered inputs (components/cluster.py), each as the stack's setting bounds it."""
+
+    # Recorded since issue 39, with the cluster's parentId: absent, not known.
+    subnetId: as_the_stack_bounds(StackInput, "subnetId") = None  # type: ignore[valid-type]
+    etcdClusterSize: as_the_stack_bounds(StackInput, "etcdClusterSize") = None  # type: ignore[valid-type]
+    endpoints: EndpointsRecord | None = None
 
     version: Annotated[
         str,
@@ -275,9 +413,27 @@ class ReleaseRecord(_Record):
         return version
 
 
+class ClaimDevicesRecord(_Strict):
+    """A claim's devices as `claim_template_spec` registers them (components/values/claim_templates.py): the
+    requests, constraints and config of the v1 shape, read with the models of the stack's own templates (a count of
+    10**30 is no count the stack takes)."""
+
+    requests: Annotated[list[DeviceRequestInput], Field(min_length=1, max_length=MAX_REQUESTS)]
+    constraints: Annotated[list[ConstraintInput], Field(max_length=MAX_CONSTRAINTS)] | None = None
+    config: Annotated[list[ClaimConfigInput], Field(max_length=MAX_CONFIGS)] | None = None
+
+
+class ClaimSpecRecord(_Strict):
+    devices: ClaimDevicesRecord
+
+
+class ClaimTemplateSpecRecord(_Strict):
+    spec: ClaimSpecRecord
+
+
 class ClaimTemplateRecord(_Record):
     name: Text
-    spec: Inputs
+    spec: ClaimTemplateSpecRecord
     namespace: Text | None = None
 
 
@@ -352,7 +508,7 @@ class LegacyGroupRecord(_Record):
     model_config = ConfigDict(strict=True, extra="allow")
 
     name: Text | None = None
-    template: Inputs
+    template: LegacyTemplateRecord
 
 
 class LegacyDocument(_Document):
@@ -437,7 +593,9 @@ def _problem(error: Mapping[str, Any], document: Any, model: type[BaseModel]) ->
     if kind == "value_error":
         message = str((error.get("ctx") or {}).get("error", error["msg"]))
         return f"{path_text(location)} {message}" if location else message
+    # The stack's own types say what a key takes ("expected ...", "allowed: ..."); here it is what tools.plan writes.
     rule = allowed_rule(kind, error.get("ctx") or {}, described_at(model, list(location)))
+    rule = rule.removeprefix("expected ").removeprefix("allowed: ")
     if kind == "missing":
         record = _record_name(document, location[:-1]) if len(location) > 1 else "the baseline"
         return f"{record} has no {location[-1]}; tools.plan writes {rule} there, so the comparison cannot do without it"

@@ -522,7 +522,11 @@ def _paired(
         changes = _diff(resource_type, old, record, unrecorded)
         if changes:
             rollout = (rollouts or {}).get(record["urn"])
-            counted = planned_node_range(old) if resource_type == NODE_GROUP_TYPE else None
+            counted = (
+                planned_node_range(PlannedResource(record["urn"], resource_type, str(record.get("name")), old))
+                if resource_type == NODE_GROUP_TYPE
+                else None
+            )
             nodes = (int(counted[0]), int(counted[1])) if counted is not None else None
             capacity = _capacity_move(resource_type, old, record, changes)
             found.append(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import os
 import re
 import stat
@@ -33,30 +34,77 @@ NOT_OBJECTS = ("kubernetes:helm.sh/", "kubernetes:yaml/", "kubernetes:kustomize/
 PATCH_SUFFIX = "Patch"
 MARKER = ".nebius-dra-plan"
 MARKER_TEXT = (
-    "Written by `python -m tools.plan`: each run replaces or deletes the files listed below, the ones it wrote, and\n"
-    "refuses to touch this directory while it holds any other file.\n"
+    "Written by `python -m tools.plan`: below, each file it wrote, after the SHA-256 of what it wrote. Each run\n"
+    "replaces them, deletes one it no longer plans only while it holds what the plan wrote, and refuses to touch\n"
+    "this directory while it holds any other file.\n"
 )
-# A marker of before the list (its text was one line) names no file: what it owned were the files of the shapes
-# the plan writes, `plan_files`'s paths.
-_UNLISTED_MARKER_FILES = re.compile(r"(?:kubernetes/[^/]+/[^/]+\.yaml|helm/[^/]+/[^/]+\.values\.yaml)")
+# One entry a line, as `sha256sum` prints one (coreutils: the digest in lowercase hex, two spaces, the name).
+_ENTRY = re.compile(r"(?P<digest>[0-9a-f]{64})  (?P<relative>[^\n]*)")
 
 
 class ForeignDirectoryError(FileExistsError):
     """The output directory holds files the plan did not write; cleaning it could delete someone's work."""
 
 
-def marker_text(files: Iterable[str]) -> str:
-    """The marker's text: MARKER_TEXT, then the relative path of each file the run wrote, one a line, sorted."""
-    return MARKER_TEXT + "".join(f"{relative}\n" for relative in sorted(files))
+class UntrustedManifestError(OSError):
+    """The marker is not a list the plan wrote; anyone who can write it could otherwise name a file to delete."""
 
 
-def recorded_files(marker: str, existing: Iterable[str]) -> set[str]:
-    """Of the `existing` files, the ones a marker's text says the plan wrote: those it lists, or, for a marker of
-    before the list, those of the shapes the plan writes."""
-    if marker.startswith(MARKER_TEXT):
-        listed = set(marker.removeprefix(MARKER_TEXT).splitlines())
-        return {relative for relative in existing if relative in listed}
-    return {relative for relative in existing if _UNLISTED_MARKER_FILES.fullmatch(relative)}
+def digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def is_plan_file_path(relative: str) -> bool:
+    """True for a path of the shape `plan_files` makes, `kubernetes/<namespace>/<file>.yaml` or
+    `helm/<namespace>/<release>.values.yaml`, each part a name `_safe` keeps as it is: no `..`, no `/` at either
+    end, no other folder. Only such a path is written, and only such a path may a marker name."""
+    parts = relative.split("/")
+    if len(parts) != 3 or any(_safe(part) != part for part in parts):
+        return False
+    return parts[2].endswith(".values.yaml" if parts[0] == HELM_DIR else ".yaml") and parts[0] in (
+        KUBERNETES_DIR,
+        HELM_DIR,
+    )
+
+
+def marker_text(digests: Mapping[str, str]) -> str:
+    """The marker's text: MARKER_TEXT, then `<sha256>  <relative path>` for each file, sorted by path."""
+    return MARKER_TEXT + "".join(f"{digests[relative]}  {relative}\n" for relative in sorted(digests))
+
+
+def recorded_digests(marker: str, shown: Path) -> dict[str, str]:
+    """Relative path -> the digest of what the plan wrote there, from a marker's text. Anything but what
+    `marker_text` writes (a marker of an earlier version, which lists no digest, included) raises
+    UntrustedManifestError naming the marker `shown` and its first line in doubt: such a list is trusted for nothing,
+    so a name added to it deletes nothing."""
+    if not marker.startswith(MARKER_TEXT):
+        raise _untrusted(
+            f"{shown} does not start with the plan's header (an earlier version's lists no digests)", shown
+        )
+    if not marker.endswith("\n"):
+        raise _untrusted(f"{shown} does not end with a newline (it was cut short)", shown)
+    digests: dict[str, str] = {}
+    first = MARKER_TEXT.count("\n") + 1
+    for number, line in enumerate(marker.removeprefix(MARKER_TEXT).split("\n")[:-1], start=first):
+        entry = _ENTRY.fullmatch(line)
+        if entry is None:
+            problem = "is not '<sha256 in lowercase hex>  <file>'"
+        elif not is_plan_file_path(entry["relative"]):
+            problem = f"names no file of the plan's shapes ({KUBERNETES_DIR}/<namespace>/<file>.yaml, {HELM_DIR}/<namespace>/<release>.values.yaml)"
+        elif entry["relative"] in digests:
+            problem = "names a file listed before"
+        else:
+            digests[entry["relative"]] = entry["digest"]
+            continue
+        raise _untrusted(f"{shown}, line {number}: {shown_text(line)} {problem}", shown)
+    return digests
+
+
+def _untrusted(problem: str, shown: Path) -> UntrustedManifestError:
+    return UntrustedManifestError(
+        f"{problem}; the plan trusts none of its list and changed nothing: move out of {shown.parent} what you keep, "
+        "delete the directory, and run the plan again"
+    )
 
 
 class UnsafePlanPathError(OSError):
@@ -160,6 +208,8 @@ class WriteResult:
     written: list[str]
     unchanged: list[str]
     removed: list[str]
+    kept: list[str]
+    """Files an earlier run wrote that this one no longer plans, left in place because they changed since."""
 
 
 _DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -203,10 +253,12 @@ def _open_directory(parent: int, name: str, shown: Path, create: bool) -> int:
 
 
 def _parts(relative: str) -> list[str]:
-    parts = relative.split("/")
-    if any(part in ("", ".", "..") for part in parts):
-        raise UnsafePlanPathError(f"refusing plan file path {shown_text(relative)}: every part must be a plain name")
-    return parts
+    if not is_plan_file_path(relative):
+        raise UnsafePlanPathError(
+            f"refusing plan file path {shown_text(relative)}: every part must be a plain name, in "
+            f"{KUBERNETES_DIR}/<namespace>/<file>.yaml or {HELM_DIR}/<namespace>/<release>.values.yaml"
+        )
+    return relative.split("/")
 
 
 def _read_file(parent: int, name: str, shown: Path) -> bytes | None:
@@ -278,6 +330,11 @@ class _Directories:
             self.opened[folder] = _open_directory(self.get(parent, create), name, self.shown / folder, create)
         return self.opened[folder]
 
+    def read(self, relative: str) -> bytes:
+        """The bytes of a file `_walk` found; a link swapped in since is refused, a file gone since reads as none."""
+        folder, _, name = relative.rpartition("/")
+        return _read_file(self.get(folder, create=False), name, self.shown / relative) or b""
+
     def close(self) -> None:
         for descriptor in self.opened.values():
             os.close(descriptor)
@@ -289,11 +346,15 @@ def write_plan_files(files: Mapping[str, str], directory: Path) -> WriteResult:
     Only in a directory the plan made (it carries MARKER) or an empty one, and only the files the
     marker lists, the ones an earlier run wrote: `--out .` must never delete a user's `./dev`, nor a
     run a note the user put beside the plan's files; any other file is refused, naming it, before
-    anything changes. Nothing is followed through a symbolic link: when `directory`, or
-    anything in it the plan would read, write or delete, is a link, SymlinkRefusedError is raised
-    before any file changes. Every file and folder is reached from an already-open parent folder
-    with O_NOFOLLOW, so a link swapped in while the plan runs is refused too. `directory`'s own
-    parents are the caller's choice and may be links.
+    anything changes. The marker records the SHA-256 of each file it lists, and a file no longer
+    planned is deleted only while it still holds those bytes: one edited since, or one whose name
+    someone added to the marker, is kept (and listed again, so each run says so). A marker that is
+    not exactly what the plan writes, or names anything but a path of the plan's shapes, is trusted
+    for nothing (UntrustedManifestError). Nothing is followed through a symbolic link: when
+    `directory`, or anything in it the plan would read, write or delete, is a link,
+    SymlinkRefusedError is raised before any file changes. Every file and folder is reached from an
+    already-open parent folder with O_NOFOLLOW, so a link swapped in while the plan runs is refused
+    too. `directory`'s own parents are the caller's choice and may be links.
     """
     if directory.name in ("", ".", ".."):
         raise UnsafePlanPathError(f"{directory}: the plan directory must end in a plain name such as the stack's")
@@ -311,29 +372,37 @@ def write_plan_files(files: Mapping[str, str], directory: Path) -> WriteResult:
                 f"{directory} has files the plan did not write (no {MARKER}); choose an empty or plan-made directory with --out"
             )
         existing, existing_folders = _walk(root, directory)
-        marker = (_read_file(root, MARKER, directory / MARKER) or b"").decode(errors="replace")
-        ours = recorded_files(marker, (relative for relative in existing if relative != MARKER))
-        foreign = [relative for relative in existing if relative not in ours and relative != MARKER]
+        marker = _read_file(root, MARKER, directory / MARKER)
+        recorded = {} if marker is None else recorded_digests(marker.decode(errors="replace"), directory / MARKER)
+        foreign = [relative for relative in existing if relative not in recorded and relative != MARKER]
         if foreign:
             more = f" and {len(foreign) - 1} more" if len(foreign) > 1 else ""
             raise ForeignDirectoryError(
                 f"{directory} holds {directory / foreign[0]}{more}, which the plan did not write (its {MARKER} does "
                 "not list it); nothing was changed: move it out of the directory, or choose another --out"
             )
-        removed = sorted(relative for relative in ours if relative not in files)
+        stale = sorted(relative for relative in existing if relative in recorded and relative not in files)
+        removed = [relative for relative in stale if digest(folders.read(relative)) == recorded[relative]]
+        kept = [relative for relative in stale if relative not in removed]
+        data = {relative: text.encode() for relative, text in files.items()}
+        listed = {relative: digest(content) for relative, content in data.items()}
+        _write_file(
+            root,
+            MARKER,
+            marker_text(listed | {relative: recorded[relative] for relative in kept}).encode(),
+            directory / MARKER,
+        )
         for relative in removed:
             folder, _, name = relative.rpartition("/")
             os.unlink(name, dir_fd=folders.get(folder, create=False))
-        _write_file(root, MARKER, marker_text(files).encode(), directory / MARKER)
         written, unchanged = [], []
-        for relative, text in files.items():
+        for relative, content in data.items():
             *path, name = planned[relative]
             parent = folders.get("/".join(path), create=True)
-            data = text.encode()
-            if _read_file(parent, name, directory / relative) == data:
+            if _read_file(parent, name, directory / relative) == content:
                 unchanged.append(relative)
                 continue
-            _write_file(parent, name, data, directory / relative)
+            _write_file(parent, name, content, directory / relative)
             written.append(relative)
         for relative in existing_folders:  # each after the folders inside it
             if not os.listdir(folders.get(relative, create=False)):
@@ -341,4 +410,4 @@ def write_plan_files(files: Mapping[str, str], directory: Path) -> WriteResult:
                 os.rmdir(name, dir_fd=folders.get(folder, create=False))
     finally:
         folders.close()
-    return WriteResult(directory, written, unchanged, removed)
+    return WriteResult(directory, written, unchanged, removed, kept)

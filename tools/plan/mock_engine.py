@@ -24,6 +24,7 @@ from pulumi.runtime.proto import resource_pb2
 from pulumi.runtime.stack import run_in_stack
 from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
+from components.config.raw import OFFLINE_ENGINE
 from components.config.stack_file import PROJECT_DIR, StackFileError
 from components.cyclic_gc import without_cyclic_gc
 from components.dra_constants import PROJECT
@@ -210,12 +211,14 @@ def run_program(
     added_path = str(project_dir) not in sys.path
     if added_path:
         sys.path.insert(0, str(project_dir))
+    offline = OFFLINE_ENGINE.set(True)  # the stack file was read above (or `config` replaces it)
     try:
         with without_cyclic_gc():
             _sync_await(run_in_stack(program))
     except Exception as exc:
         error = exc
     finally:
+        OFFLINE_ENGINE.reset(offline)
         if added_path:
             sys.path.remove(str(project_dir))
     return ProgramRun(

@@ -302,7 +302,10 @@ def _file_counts(plan: Plan) -> str:
     if files is None:
         return "not written (--out none)"
     total = len(files.written) + len(files.unchanged)
-    return f"{total} file(s) in {files.directory}: {len(files.written)} written, {len(files.unchanged)} unchanged, {len(files.removed)} stale removed"
+    counts = f"{total} file(s) in {files.directory}: {len(files.written)} written, {len(files.unchanged)} unchanged, {len(files.removed)} stale removed"
+    if files.kept:  # not deleted: each changed since the plan wrote it (`write_plan_files`)
+        counts += f", {len(files.kept)} stale kept, changed since the plan wrote them (delete by hand): {', '.join(files.kept)}"
+    return counts
 
 
 def _table(rows: Sequence[tuple[str, ...]], header: tuple[str, ...]) -> list[str]:
@@ -490,6 +493,7 @@ def plan_document(plan: Plan) -> dict[str, Any]:
             "written": plan.files.written,
             "unchanged": plan.files.unchanged,
             "removed": plan.files.removed,
+            "kept": plan.files.kept,
         },
     }
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from components.model import NodeAmount, RolloutStrategy, StackConfig, duration_seconds, gpus_in_preset
 from components.values.cost import SYSTEM_GROUP
-from policies.dra_guardrails.planned import NODE_GROUP_TYPE, field_at, planned_node_range
+from policies.dra_guardrails.planned import NODE_GROUP_TYPE, PlannedResource, field_at, planned_node_range
 from tools.cost.render import money
 from tools.plan.graph import DURATION_ESTIMATES
 from tools.plan.mock_engine import RegisteredResource
@@ -170,7 +170,10 @@ def rollout_of(resource: RegisteredResource, inputs: Mapping[str, Any]) -> Rollo
         return None
     platform = str(field_at(inputs, "template", "resources", "platform") or "")
     gpus = gpus_in_preset(str(field_at(inputs, "template", "resources", "preset") or ""))
-    smallest, nodes = (int(count) for count in planned_node_range(inputs) or (0, 0))
+    smallest, nodes = (
+        int(count)
+        for count in planned_node_range(PlannedResource(resource.urn, resource.type, resource.name, inputs)) or (0, 0)
+    )
     strategy = inputs.get("strategy")
     gpu = platform.startswith("gpu-")
     return Rollout(

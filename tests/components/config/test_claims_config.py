@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from components.config.claim_templates import image_problem
 from components.config.errors import ConfigError
 from components.config.stack import parse_stack_config
 from components.config.stack_file import load_stack_config
@@ -310,7 +311,25 @@ def test_every_template_problem_is_reported_in_one_run():
         (
             "dev",
             {"nebius-dra:sampleGpuImage": "nvidia/cuda:Latest"},
-            'nebius-dra:sampleGpuImage: "nvidia/cuda:Latest" uses the tag latest',
+            'nebius-dra:sampleGpuImage: "nvidia/cuda:Latest" uses the tag Latest, which moves',
+        ),
+        # Issue 37: only `latest` was refused; every tag that names no release moves as it does.
+        (
+            "dev",
+            {"nebius-dra:sampleGpuImage": "nvidia/cuda:main"},
+            'nebius-dra:sampleGpuImage: "nvidia/cuda:main" uses the tag main, which moves (a build of a git '
+            "branch's newest commit, pushed again with each commit); pin a release tag or a digest",
+        ),
+        (
+            "dev",
+            {"nebius-dra:sampleRdmaImage": "registry.example.com/rdma-tools:Nightly"},
+            'nebius-dra:sampleRdmaImage: "registry.example.com/rdma-tools:Nightly" uses the tag Nightly, which moves '
+            "(rebuilt every night",
+        ),
+        (
+            "dev",
+            {"nebius-dra:sampleGpuImage": "nvidia/cuda:stable"},
+            'nebius-dra:sampleGpuImage: "nvidia/cuda:stable" uses the tag stable, which moves (the newest release',
         ),
         (
             "dev",
@@ -373,6 +392,12 @@ def test_an_image_off_the_reference_grammar_is_refused_by_part(key, image, expec
         "allowed: an image reference [registry/]path pinned by a tag (:tag), a digest (@algorithm:hex) or both" in line
     )
     assert len(line) < 1200 and "\x00" not in line and "\x1b" not in line
+
+
+@pytest.mark.parametrize("image", ["nvidia/cuda:stable-13.1.1", "nvidia/cuda:main-2024.06.01", "nvidia/cuda:v1-dev1"])
+def test_a_tag_that_only_starts_with_the_name_of_one_that_moves_pins(image):
+    """Issue 37: a tag is refused only when it is one of FLOATING_TAGS whole; a release's tag may start with one."""
+    assert image_problem(image) is None
 
 
 def test_an_image_with_a_user_and_password_is_refused_without_quoting_them():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 import re
 from pathlib import Path
@@ -9,10 +10,13 @@ from pathlib import Path
 import pulumi_nebius
 import pytest
 
-from components.config.errors import ConfigError
+from components.config.errors import ConfigError, ConfigProblems
+from components.config.node_groups import parse_gpu_node_groups
 from components.dra_minors import SUPPORTED_MINORS
 from components.gpu_platforms import GPU_PLATFORMS
+from components.input.fields import CPU_PRESET_PATTERN, GPU_PRESET_PATTERN
 from components.input.node_groups import GpuNodeGroupInput
+from components.resource_presets import OFFERED_PRESETS
 from tools.plan.mock_engine import run_program
 from tools.stack_schema import SCHEMA_FILE
 
@@ -221,6 +225,77 @@ def test_a_platform_off_the_table_is_refused_with_the_closest_and_every_known_na
         'platform got "gpu-b200-sxm-b", which is no GPU platform Nebius lists; did you mean gpu-b200-sxm-a?' in message
     )
     assert f"(known: {', '.join(GPU_PLATFORMS)}; policies/dra_guardrails/driver_presets.json, read " in message
+
+
+@pytest.mark.parametrize(
+    ("platform", "preset", "offered"),
+    [
+        # Issue 37: a preset of the right shape that the platform does not have planned with exit status 0.
+        ("gpu-h200-sxm", "4gpu-64vcpu-800gb", "1gpu-16vcpu-200gb, 8gpu-128vcpu-1600gb"),
+        ("gpu-b200-sxm-a", "8gpu-128vcpu-1600gb", "1gpu-20vcpu-224gb, 8gpu-160vcpu-1792gb"),
+    ],
+)
+def test_a_preset_nebius_does_not_offer_on_the_platform_is_refused_with_the_offered_ones(
+    stack_config, platform, preset, offered
+):
+    message = refused(with_groups(stack_config("dev"), [dev_group(platform=platform, preset=preset)]))
+    row = OFFERED_PRESETS[platform]
+    assert (
+        f'{GROUPS_KEY} entry h200: preset got "{preset}", which Nebius does not offer on platform "{platform}" '
+        f"(offered: {offered}; components/resource_presets.json, read {row.read} from {row.source}); if Nebius offers "
+        "it now (`nebius compute platform list`), add it to that row with its source"
+    ) in message
+
+
+def test_a_gpu_platform_without_a_row_of_presets_takes_none(stack_config):
+    """gpu-rtx6000-a is a platform Nebius lists driver presets for (from 1.36), but no source read lists its presets."""
+    assert "gpu-rtx6000-a" in GPU_PLATFORMS and "gpu-rtx6000-a" not in OFFERED_PRESETS
+    stack = {**stack_config("dev"), "nebius-dra:kubernetesVersion": "1.36"}
+    message = refused(with_groups(stack, [dev_group(platform="gpu-rtx6000-a")]))
+    assert (
+        'preset got "1gpu-16vcpu-200gb", but the table of the presets Nebius offers (components/resource_presets.json) '
+        'has no row for platform "gpu-rtx6000-a" (its rows: cpu-d3, cpu-e2, gpu-h100-sxm,'
+    ) in message
+    assert "add the platform's presets there with their source and the day you read them" in message
+
+
+def test_a_system_preset_nebius_does_not_offer_on_its_platform_is_refused(stack_config):
+    message = refused({**stack_config("dev"), "nebius-dra:systemNodePreset": "3vcpu-12gb"})
+    assert (
+        'nebius-dra:systemNodePreset: got "3vcpu-12gb", which Nebius does not offer on nebius-dra:systemNodePlatform '
+        '"cpu-d3" (offered: 2vcpu-8gb, 4vcpu-16gb,'
+    ) in message
+
+
+def test_a_misspelt_system_platform_is_one_problem_not_a_preset_one_too(stack_config):
+    """cpu-d9 is a slip for cpu-d3: the price check names it with its closest platform, and the preset waits."""
+    message = refused({**stack_config("dev"), "nebius-dra:systemNodePlatform": "cpu-d9"})
+    assert "1 problem)" in message and "did you mean cpu-d3?" in message and "systemNodePreset" not in message
+
+
+@pytest.mark.parametrize(
+    ("platform", "preset"),
+    [
+        (platform, preset)
+        for platform, row in OFFERED_PRESETS.items()
+        for preset in row.presets
+        if platform.startswith("gpu-")
+    ],
+)
+def test_every_preset_the_table_offers_passes_the_preset_check(platform, preset):
+    problems = ConfigProblems()
+    parse_gpu_node_groups([GpuNodeGroupInput(**dev_group(platform=platform, preset=preset))], "", problems)
+    assert not [line for line in problems.lines if "preset got" in line], problems.lines
+
+
+def test_every_row_of_the_preset_table_names_a_known_platform_its_source_and_a_past_day():
+    today = datetime.datetime.now(datetime.UTC).date()
+    for platform, row in OFFERED_PRESETS.items():
+        assert platform in GPU_PLATFORMS or platform.startswith("cpu-"), platform
+        assert row.source.startswith("https://") and datetime.date.fromisoformat(row.read) <= today, (platform, row)
+        assert row.presets and len(set(row.presets)) == len(row.presets), (platform, row.presets)
+        pattern = GPU_PRESET_PATTERN if platform.startswith("gpu-") else CPU_PRESET_PATTERN
+        assert all(re.fullmatch(pattern.removesuffix("$"), preset) for preset in row.presets), (platform, row.presets)
 
 
 def test_every_gpu_platform_the_provider_documents_is_in_the_one_platform_table():

@@ -211,6 +211,8 @@ NOT_FROM_OUTSIDE = {
     # The same for the GPU platform table (policies/dra_guardrails/driver_presets.json, which the last test below
     # reads through the loader).
     ("components/gpu_platforms.py", "json.loads"),
+    # And for the table of the presets Nebius offers per platform (components/resource_presets.json).
+    ("components/resource_presets.py", "json.loads"),
     # `.ci/run` starts under the system Python before the virtualenv (and PyYAML) exists; it reads the repository's
     # own figures file and the timings it wrote itself, and the last test below reads the figures file through the loader.
     ("tools/ci_run.py", "json.loads"),
@@ -275,7 +277,12 @@ def test_every_yaml_and_json_file_of_the_repository_gives_each_key_once():
     for name in listed:
         if "node_modules" not in name:
             (load_json if name.endswith(".json") else load_yaml)(ROOT / name, name)
-    assert {"Pulumi.yaml", "prices/nebius.yaml", "policies/dra_guardrails/driver_presets.json"} <= set(listed)
+    assert {
+        "Pulumi.yaml",
+        "prices/nebius.yaml",
+        "policies/dra_guardrails/driver_presets.json",
+        "components/resource_presets.json",
+    } <= set(listed)
 
 
 KEYS = st.text(alphabet='ab"\\{}[],:\n\u00e9', max_size=3)

@@ -13,7 +13,7 @@ import pytest
 from components.config import ConfigError, parse_stack_config
 from components.config.prices import PriceTableError, load_price_table, parse_price_table
 from components.config.stack_file import load_stack_config, program_config
-from components.input.prices import credential_shaped
+from components.input.prices import credential_shaped, prose_credential_shaped
 
 OVERRIDES = "nebius-dra:priceOverrides"
 TOKEN = "ghp_Z9yX8wV7uT6sR5qP4oN3mL2kJ1iH0gF9eD8c"
@@ -72,7 +72,7 @@ def test_a_token_shaped_source_is_refused_with_what_a_source_may_be():
     with pytest.raises(PriceTableError) as refused:
         parse_price_table(json.dumps({"gpu": [gpu_entry(f"see {TOKEN}")]}), "hostile.yaml")
     assert f"which may hold a credential; {ALLOWED}" in str(refused.value)
-    assert "a word of 16 or more letters and digits mixed" in str(refused.value)
+    assert "a word shaped as a token, 16 or more letters and digits with both cases and a digit" in str(refused.value)
 
 
 @pytest.mark.parametrize(
@@ -84,6 +84,12 @@ def test_a_token_shaped_source_is_refused_with_what_a_source_may_be():
         "https://prices.example.com:8443/list/",
         "contract NB-2026-17",
         "internationalization of prices",
+        # Issue 37: a page's anchor, and an '@', '&' or '#' in a reference, carry no credential and were refused.
+        "https://nebius.com/prices#gpu",
+        "https://docs.nebius.com/compute/resources/pricing#section-4.2",
+        "H100 & H200, see @nebius",
+        "contract #17",
+        "https://nebius.com/prices/nvidia2024mirror",
     ],
 )
 def test_a_public_page_or_a_contract_number_is_a_source(source):
@@ -183,6 +189,26 @@ def test_only_a_whole_path_segment_of_lowercase_hex_git_id_length_is_taken_for_a
     assert credential_shaped(source)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"https://nebius.com/prices#{SECRET}",
+        f"https://nebius.com/prices#access_token={SECRET}",
+        f"https://nebius.com/prices#gpu&k={SECRET}",
+        f"https://ops@nebius.com/prices#{SECRET}",
+        f"contract 17 k={SECRET}&x",
+        f"contract 17 @{SECRET}Zq9xW2mN",
+    ],
+    ids=["a fragment of a token's case", "a fragment's parameter", "a parameter after an anchor", "a user", "a "
+         "parameter in a reference", "a token-shaped word after an '@'"],
+)  # fmt: skip
+def test_a_fragment_or_mark_that_may_carry_a_credential_is_still_refused(text):
+    """Issue 37's fix takes only what carries nothing: a page anchor, a reference's bare '@', '&' and '#'."""
+    assert credential_shaped(text)
+    if "://" in text:  # prose holds '=' and '&' as punctuation outside a URL
+        assert prose_credential_shaped(f"see {text}")
+
+
 def test_an_override_in_another_currency_is_refused_saying_why_only_usd_is_allowed():
     with pytest.raises(ConfigError) as refused:
         parse_stack_config(
@@ -201,6 +227,9 @@ def test_an_override_in_another_currency_is_refused_saying_why_only_usd_is_allow
         "Read on 2026-11-01: the page lists H200 at $3.50; spot below it.",
         "Contract NB-2026-17 (signed; see the account team): 8 GPUs a node.",
         "From https://nebius.com/prices, read 2026-11-01.",
+        # Issue 37: a URL's page anchor in a note was refused as a credential's mark.
+        "note: H100 & H200 read from https://nebius.com/prices#gpu, see @nebius.",
+        "Mirror nvidia2024mirror priced as on https://nebius.com/prices#gpu-h200.",
     ],
 )
 def test_a_note_in_prose_may_use_colons_and_semicolons(note):

@@ -85,14 +85,24 @@ def test_gpu_metrics_values_that_keep_the_guards_are_accepted(values):
 
 
 @pytest.mark.parametrize("key", ["draDriverValues", "gpuMetricsValues"])
-@pytest.mark.parametrize("tag", ["latest", "Latest "])
-def test_every_chart_values_override_refuses_an_image_tag_of_latest(key, tag):
+@pytest.mark.parametrize(
+    ("tag", "why"),
+    [
+        ("latest", "(the tag a push without one gets"),
+        ("Latest ", "(the tag a push without one gets"),
+        # Issue 37: only `latest` was refused.
+        ("main", "(a build of a git branch's newest commit"),
+        ("Nightly", "(rebuilt every night"),
+        ("edge", "(the newest build ahead of any release"),
+    ],
+)
+def test_every_chart_values_override_refuses_an_image_tag_that_moves(key, tag, why):
     """Hostile review: draDriverValues took `image.tag: latest` (the driver's controller and kubelet plugin on every
     GPU node would run whatever was pushed last), while gpuMetricsValues refused it."""
     values = {"image": {"repository": "registry.example.com/dra", "tag": tag}}
     message = refusal(gpuMetrics="true", **{key: values})
     assert f"nebius-dra:{key}: image.tag: got {tag!r}".replace("'", '"') in message, message
-    assert "which is whatever was pushed last" in message
+    assert f"a tag that moves {why}" in message
 
 
 def test_a_pinned_dra_driver_image_tag_is_accepted():

@@ -7,8 +7,11 @@ import shutil
 from pathlib import Path
 
 import pytest
+from pulumi.runtime import settings
+from pulumi.runtime.config import set_all_config
 
 from components.config import ConfigError, parse_stack_config
+from components.config.raw import read_raw_config
 from components.config.stack_file import (
     SECRET_PLACEHOLDER,
     StackFileError,
@@ -355,3 +358,65 @@ def test_a_key_of_another_namespace_that_no_one_reads_is_refused(project, line, 
 )
 def test_a_key_a_provider_the_program_uses_reads_is_taken(project, line):
     read_stack_file(stack_with(project, line), project)
+
+
+def engine_read(project: Path, stack: str, values: dict[str, str], secret_keys: tuple[str, ...] = ()):
+    """`read_raw_config` as the real engine (`pulumi preview`, `up`) runs it: the engine's config set, and no offline
+    reader before it."""
+    settings.reset_options(project="nebius-dra", stack=stack)
+    set_all_config(values, list(secret_keys))
+    return read_raw_config(project / "Pulumi.yaml")
+
+
+BASE = "config:\n  nebius-dra:parentId: project-e00test\n  nebius-dra:subnetId: vpcsubnet-e00test\n"
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        "  nebius-dra:samplePods: true\n  nebius-dra:config:samplePods: false\n",  # spelt twice: the CLI keeps one
+        "  nebius-dra:samplePods: true\n  nebius-dra:samplePods: false\n",  # a YAML key given twice
+        "  kubernets:context: x\n",  # a namespace no one reads
+        "  nebius:protect: true\n",  # a key the provider does not read
+        "  Nebius-DRA:samplePods: true\n",  # a look-alike of the project's namespace
+        "  nebius-dra:samplePod: true\n",  # undeclared
+        "  samplePods: true\n",  # a bare key
+        "  nebius-dra:etcdClusterSize: three\n",  # not the declared type
+    ],
+    ids=[
+        "spelt-twice",
+        "yaml-duplicate",
+        "foreign-namespace",
+        "provider-key",
+        "look-alike",
+        "undeclared",
+        "bare",
+        "type",
+    ],
+)
+def test_the_real_engine_checks_the_stack_file_as_the_offline_plan_does(project, extra):
+    """Issue 37: under `pulumi preview`/`up` the program read only the engine's values and checked only look-alike
+    namespaces among them; the stack file's own problems (a key the CLI keeps one value of, a key no one reads) went
+    through. Now the same reader refuses them with the same message."""
+    stack = write_stack(project, BASE + extra + DEV_GROUPS)
+    offline = refusal(project, stack)
+    with pytest.raises(StackFileError) as under_engine:
+        engine_read(project, stack, {"nebius-dra:parentId": "project-e00test"})
+    assert str(under_engine.value) == offline
+
+
+def test_the_real_engine_reads_what_only_it_can_and_takes_its_values(project):
+    """An ESC environment and a `secure:` value of a non-string key are the engine's to read: not refused there, and
+    the program takes the engine's values, not the file's."""
+    stack = write_stack(
+        project,
+        "environment:\n  - team/prod\n" + BASE + "  nebius-dra:etcdClusterSize:\n    secure: v1:abc\n" + DEV_GROUPS,
+    )
+    assert "environment: imports Pulumi ESC environments" in refusal(project, stack)
+    raw = engine_read(project, stack, {"nebius-dra:parentId": "project-e00engine", "nebius-dra:etcdClusterSize": "3"})
+    assert raw.values["parentId"] == "project-e00engine" and raw.values["etcdClusterSize"] == "3"
+
+
+def test_the_real_engine_without_a_stack_file_reads_the_engines_config(project):
+    raw = engine_read(project, "nofile", {"nebius-dra:parentId": "project-e00engine"})
+    assert raw.values["parentId"] == "project-e00engine"

@@ -16,8 +16,8 @@ import json
 import threading
 import time
 import urllib.parse
-from collections.abc import Iterator
-from contextlib import contextmanager, redirect_stderr, redirect_stdout
+from collections.abc import Callable, Iterator
+from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -78,48 +78,69 @@ class Seen:
     requests: list[dict[str, Any]] = field(default_factory=list)
 
 
-@contextmanager
-def serving(answers: dict[str, tuple[Any, ...]]) -> Iterator[tuple[str, Seen]]:
-    """A real HTTP server on 127.0.0.1: path to (status, JSON answer[, headers]); every request recorded."""
-    seen = Seen()
+Serve = Callable[[type[BaseHTTPRequestHandler]], str]
 
-    class Handler(BaseHTTPRequestHandler):
-        def _answer(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            parts = urllib.parse.urlsplit(self.path)
-            seen.requests.append(
-                {
-                    "method": self.command,
-                    "path": parts.path,
-                    "query": urllib.parse.parse_qs(parts.query),
-                    "headers": dict(self.headers),
-                    "body": self.rfile.read(length).decode() if length else "",
-                }
-            )
-            status, answer, *headers = answers[parts.path]
-            body = (answer if isinstance(answer, str) else json.dumps(answer)).encode()
-            self.send_response(status)
-            for name, value in (headers[0] if headers else {}).items():
-                self.send_header(name, value)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
 
-        do_GET = do_POST = _answer  # noqa: N815 (http.server's method names)
+@pytest.fixture
+def serve() -> Iterator[Serve]:
+    """Starts a real HTTP server on 127.0.0.1 for each handler class given and returns its base URL; every one is
+    stopped when the test ends, whatever it asserted. The one setup of every server here."""
+    started: list[tuple[ThreadingHTTPServer, threading.Thread]] = []
 
-        def log_message(self, *args: Any) -> None:
-            return None
+    def start(handler: type[BaseHTTPRequestHandler]) -> str:
+        server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        started.append((server, thread))
+        return f"http://127.0.0.1:{server.server_address[1]}"
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", seen
-    finally:
+    yield start
+    for server, thread in started:
         server.shutdown()
         server.server_close()
         thread.join(timeout=10)
+
+
+class _Quiet(BaseHTTPRequestHandler):
+    def log_message(self, *args: Any) -> None:
+        return None
+
+
+@pytest.fixture
+def answering(serve: Serve) -> Callable[[dict[str, tuple[Any, ...]]], tuple[str, Seen]]:
+    """A server answering path to (status, JSON answer[, headers]), every request recorded: its URL and record."""
+
+    def start(answers: dict[str, tuple[Any, ...]]) -> tuple[str, Seen]:
+        seen = Seen()
+
+        class Handler(_Quiet):
+            def _answer(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                parts = urllib.parse.urlsplit(self.path)
+                seen.requests.append(
+                    {
+                        "method": self.command,
+                        "path": parts.path,
+                        "query": urllib.parse.parse_qs(parts.query),
+                        "headers": dict(self.headers),
+                        "body": self.rfile.read(length).decode() if length else "",
+                    }
+                )
+                status, answer, *headers = answers[parts.path]
+                body = (answer if isinstance(answer, str) else json.dumps(answer)).encode()
+                self.send_response(status)
+                for name, value in (headers[0] if headers else {}).items():
+                    self.send_header(name, value)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            do_GET = do_POST = _answer  # noqa: N815 (http.server's method names)
+
+        return serve(Handler), seen
+
+    return start
 
 
 def run_login(base: str, *extra: str, environ: dict[str, str] | None = None) -> tuple[int, str, str]:
@@ -148,9 +169,9 @@ GOOD = {
 }
 
 
-def test_the_login_asks_github_then_posts_the_form_and_prints_the_token_alone():
-    with serving(GOOD) as (base, seen):
-        status, out, err = run_login(base, "--audience", "nebius")
+def test_the_login_asks_github_then_posts_the_form_and_prints_the_token_alone(answering):
+    base, seen = answering(GOOD)
+    status, out, err = run_login(base, "--audience", "nebius")
     assert (status, out) == (0, NEBIUS_TOKEN + "\n")
     github, nebius = seen.requests
     assert github["method"] == "GET" and github["headers"]["Authorization"] == "bearer runtime-request-token"
@@ -163,9 +184,9 @@ def test_the_login_asks_github_then_posts_the_form_and_prints_the_token_alone():
     assert "valid 43200 s" in err
 
 
-def test_without_an_audience_github_is_asked_for_its_default():
-    with serving(GOOD) as (base, seen):
-        assert run_login(base)[0] == 0
+def test_without_an_audience_github_is_asked_for_its_default(answering):
+    base, seen = answering(GOOD)
+    assert run_login(base)[0] == 0
     assert "audience" not in seen.requests[0]["query"]
 
 
@@ -175,10 +196,10 @@ def test_a_job_without_id_token_write_is_told_so():
     assert "id-token: write" in err and "fork" in err
 
 
-def test_a_refused_exchange_names_the_oauth_error_and_never_a_token():
+def test_a_refused_exchange_names_the_oauth_error_and_never_a_token(answering):
     refused = {**GOOD, "/exchange": (400, {"error": "invalid_grant", "error_description": "subject not trusted"})}
-    with serving(refused) as (base, _):
-        status, out, err = run_login(base)
+    base, _ = answering(refused)
+    status, out, err = run_login(base)
     assert (status, out) == (2, "")
     assert "HTTP 400: invalid_grant (subject not trusted)" in err
     assert GITHUB_JWT not in err and "runtime-request-token" not in err
@@ -196,9 +217,9 @@ def test_a_refused_exchange_names_the_oauth_error_and_never_a_token():
     ],
     ids=["token-type", "no-token", "header-breaking-token", "not-json", "no-github-token", "github-down"],
 )
-def test_every_unusable_answer_stops_the_login_with_one_line(answers, said):
-    with serving(answers) as (base, _):
-        status, out, err = run_login(base)
+def test_every_unusable_answer_stops_the_login_with_one_line(answers, said, answering):
+    base, _ = answering(answers)
+    status, out, err = run_login(base)
     assert (status, out) == (2, "")
     assert said in err and len(err.strip().splitlines()) == 1
     assert "X-Forged" not in err
@@ -224,26 +245,25 @@ def test_a_service_account_id_of_another_shape_is_refused_before_any_request(giv
     assert "CANARY1" not in err.getvalue() and "\x1b" not in err.getvalue()
 
 
-def test_a_request_token_a_header_cannot_carry_is_refused_by_name_and_never_shown():
+def test_a_request_token_a_header_cannot_carry_is_refused_by_name_and_never_shown(answering):
     """http.client would raise an error quoting the whole header, the token in it, as a traceback."""
-    with serving(GOOD) as (base, seen):
-        status, out, err = run_login(
-            base,
-            environ={
-                "ACTIONS_ID_TOKEN_REQUEST_URL": f"{base}/github-token?api-version=2.0",
-                "ACTIONS_ID_TOKEN_REQUEST_TOKEN": "CANARY\nX: y",
-            },
-        )
+    base, seen = answering(GOOD)
+    status, out, err = run_login(
+        base,
+        environ={
+            "ACTIONS_ID_TOKEN_REQUEST_URL": f"{base}/github-token?api-version=2.0",
+            "ACTIONS_ID_TOKEN_REQUEST_TOKEN": "CANARY\nX: y",
+        },
+    )
     assert (status, out) == (2, "") and seen.requests == []
     assert len(err.strip().splitlines()) == 1 and err.startswith("nebius login: ACTIONS_ID_TOKEN_REQUEST_TOKEN holds")
     assert "CANARY" not in err and "Traceback" not in err
 
 
-def test_a_redirect_is_refused_and_the_request_token_goes_to_no_other_host():
-    with serving(GOOD) as (elsewhere, caught):
-        moved = {"/github-token": (302, "", {"Location": f"{elsewhere}/github-token?api-version=2.0"})}
-        with serving(moved) as (base, seen):
-            status, out, err = run_login(base)
+def test_a_redirect_is_refused_and_the_request_token_goes_to_no_other_host(answering):
+    elsewhere, caught = answering(GOOD)
+    base, seen = answering({"/github-token": (302, "", {"Location": f"{elsewhere}/github-token?api-version=2.0"})})
+    status, out, err = run_login(base)
     assert (status, out) == (2, "")
     assert caught.requests == [], "the redirect's target got the request (and its token)"
     assert len(seen.requests) == 1
@@ -261,45 +281,29 @@ def test_a_request_url_other_than_https_or_loopback_http_is_refused_before_any_r
     assert status == 2 and "ACTIONS_ID_TOKEN_REQUEST_URL" in err and "CANARY" not in err
 
 
-@contextmanager
-def dripping() -> Iterator[str]:
-    """A server that promises 100000 bytes and sends one every 20 ms, until the test stops it (8 s at most)."""
-    stop = threading.Event()
+class _Dripping(_Quiet):
+    """Promises 100000 bytes and sends one every 20 ms, until the client hangs up (8 s at most)."""
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            self.send_response(200)
-            self.send_header("Content-Length", "100000")
-            self.end_headers()
-            until = time.monotonic() + 8
-            while not stop.wait(0.02) and time.monotonic() < until:
-                try:
-                    self.wfile.write(b" ")
-                    self.wfile.flush()
-                except OSError:
-                    return
-
-        def log_message(self, *args: Any) -> None:
-            return None
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        stop.set()
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Length", "100000")
+        self.end_headers()
+        until = time.monotonic() + 8
+        while time.monotonic() < until:
+            time.sleep(0.02)
+            try:
+                self.wfile.write(b" ")
+                self.wfile.flush()
+            except OSError:
+                return
 
 
-def test_a_server_that_drips_its_answer_is_given_up_at_the_deadline(monkeypatch):
+def test_a_server_that_drips_its_answer_is_given_up_at_the_deadline(monkeypatch, serve):
     monkeypatch.setattr(login, "REQUEST_DEADLINE_SECONDS", 0.5)
-    with dripping() as base:
-        started = time.monotonic()
-        status, out, err = run_login(base)
-        took = time.monotonic() - started
+    base = serve(_Dripping)
+    started = time.monotonic()
+    status, out, err = run_login(base)
+    took = time.monotonic() - started
     assert (status, out) == (2, "")
     assert took < 3, f"the login waited {took:.1f} s on a dripping server"
     host = base.removeprefix("http://")
@@ -329,13 +333,13 @@ def test_a_flag_out_of_its_bounds_is_refused_naming_it_before_any_request(flag, 
     assert "\x1b" not in err.getvalue() and len(err.getvalue().strip().splitlines()) == 1
 
 
-def test_an_unforeseen_failure_is_one_line_without_its_message(monkeypatch):
+def test_an_unforeseen_failure_is_one_line_without_its_message(monkeypatch, answering):
     def broken(*_: Any) -> None:
         raise RuntimeError("CANARY in a message")
 
     monkeypatch.setattr(login, "exchange_request", broken)
-    with serving(GOOD) as (base, _):
-        status, out, err = run_login(base)
+    base, _ = answering(GOOD)
+    status, out, err = run_login(base)
     assert (status, out) == (2, "")
     assert "RuntimeError" in err and "CANARY" not in err and len(err.strip().splitlines()) == 1
 

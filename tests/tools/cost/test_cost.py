@@ -20,6 +20,7 @@ from components.config.prices import PRICE_TABLE_FILE, PriceTableError, load_pri
 from components.config.stack_file import PROJECT_DIR, load_stack_config, program_config
 from components.cost import COST_ESTIMATE_TYPE
 from components.model import PriceTable
+from components.resource_presets import OFFERED_PRESETS, OfferedPresets
 from components.values.cost import HOURS_PER_30_DAYS, node_price, stack_cost
 from tests.git_repository import git
 from tests.helpers import STACKS
@@ -800,6 +801,10 @@ def test_a_system_node_platform_the_price_table_does_not_know_is_refused_naming_
     ) in str(refused.value)
 
 
-def test_a_system_node_platform_priced_by_the_stacks_overrides_is_taken():
-    config = parsed("dev", **{"nebius-dra:systemNodePlatform": "cpu-x9"}, **overrides(cpu=[CPU_X9]))
-    assert stack_cost(config).groups[-1].price is not None
+def test_a_system_node_platform_priced_by_the_stacks_overrides_is_taken(monkeypatch):
+    """Once the table of the presets Nebius offers has its row: a platform without one takes no preset (issue 37)."""
+    changes = {"nebius-dra:systemNodePlatform": "cpu-x9", **overrides(cpu=[CPU_X9])}
+    with pytest.raises(ConfigError, match='has no row for nebius-dra:systemNodePlatform "cpu-x9"'):
+        parsed("dev", **changes)
+    monkeypatch.setitem(OFFERED_PRESETS, "cpu-x9", OfferedPresets(("4vcpu-16gb",), "https://example.com", "2026-11-01"))
+    assert stack_cost(parsed("dev", **changes)).groups[-1].price is not None

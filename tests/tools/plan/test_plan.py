@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import random
@@ -79,10 +80,10 @@ def test_a_second_run_removes_files_of_objects_no_longer_planned(tmp_path):
     stale.parent.mkdir(parents=True)
     stale.write_text("kind: Pod\n")
     with (tmp_path / "dev" / MARKER).open("a") as marker:  # as a run that planned the Pod recorded it
-        marker.write("kubernetes/gone/pod-old.yaml\n")
+        marker.write(f"{hashlib.sha256(stale.read_bytes()).hexdigest()}  kubernetes/gone/pod-old.yaml\n")
     result = build_plan("dev", out=tmp_path).files
-    assert not stale.exists() and not stale.parent.exists()
-    assert result.removed == ["kubernetes/gone/pod-old.yaml"]
+    assert result is not None and not stale.exists() and not stale.parent.exists()
+    assert result.removed == ["kubernetes/gone/pod-old.yaml"] and result.kept == []
 
 
 def test_a_directory_the_plan_did_not_write_is_left_alone(tmp_path):
@@ -94,10 +95,13 @@ def test_a_directory_the_plan_did_not_write_is_left_alone(tmp_path):
     assert sorted(p.name for p in precious.parent.iterdir()) == ["notes.txt"]
 
 
-def test_the_marker_lists_the_files_the_run_wrote(tmp_path):
+def test_the_marker_lists_the_files_the_run_wrote_with_their_digests(tmp_path):
     files = build_plan("dev", out=tmp_path).files
+    assert files is not None
     listed = (tmp_path / "dev" / MARKER).read_text().removeprefix(MARKER_TEXT).splitlines()
-    assert listed == sorted([*files.written, *files.unchanged]) and listed
+    expected = sorted([*files.written, *files.unchanged])
+    assert listed == [f"{hashlib.sha256((tmp_path / 'dev' / f).read_bytes()).hexdigest()}  {f}" for f in expected]
+    assert listed
 
 
 @pytest.mark.parametrize("placed", ["my-notes.md", "kubernetes/mine.yaml", "helm/notes/ours.values.yaml"])
@@ -115,16 +119,29 @@ def test_a_file_the_plan_did_not_write_in_its_own_directory_is_refused_and_kept(
     assert {path: path.read_bytes() for path in (tmp_path / "dev").rglob("*") if path.is_file()} == before
 
 
-def test_a_marker_of_before_the_list_owns_the_files_of_the_plans_shapes(tmp_path):
-    """A directory an earlier version wrote (its marker lists no file) is still the plan's: its manifests and
-    values files are replaced; a file of another shape is refused."""
+@pytest.mark.parametrize(
+    "marker",
+    [
+        "Written by `python -m tools.plan`: every other file ... each run.\n",
+        "Written by ...\nkubernetes/gone/pod-old.yaml\n",
+    ],
+    ids=["one-line", "list-without-digests"],
+)
+def test_a_marker_of_an_earlier_version_is_trusted_for_nothing(tmp_path, capsys, marker):
+    """An earlier version's marker records no digest, so it cannot tell the plan's files from edited ones: the run
+    is refused, naming the marker, and no file is deleted."""
     build_plan("dev", out=tmp_path)
-    (tmp_path / "dev" / MARKER).write_text("Written by `python -m tools.plan`: every other file ... each run.\n")
+    (tmp_path / "dev" / MARKER).write_text(marker)
     stale = tmp_path / "dev" / "kubernetes" / "gone" / "pod-old.yaml"
     stale.parent.mkdir(parents=True)
     stale.write_text("kind: Pod\n")
-    assert build_plan("dev", out=tmp_path).files.removed == ["kubernetes/gone/pod-old.yaml"]
-    assert (tmp_path / "dev" / MARKER).read_text().startswith(MARKER_TEXT)
+    before = _files(tmp_path / "dev")
+    capsys.readouterr()
+    assert plan.main(["--stack", "dev", "--out", str(tmp_path)]) == plan.EXIT_PROGRAM
+    err = capsys.readouterr().err
+    assert f"{tmp_path / 'dev' / MARKER} does not start with the plan's header" in err, err
+    assert "the plan trusts none of its list and changed nothing" in err
+    assert _files(tmp_path / "dev") == before
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -347,7 +364,9 @@ def test_a_refused_policy_config_hides_a_credential_shaped_key_or_value(tmp_path
 
 @pytest.fixture(scope="module")
 def every_policy_disabled():
-    return build_plan("dev", out=None, policy_config={"all": "disabled", "max-hourly-cost": "advisory"})
+    # The one rule left on has its budget: a level on max-hourly-cost without one is refused (issue 37).
+    budget = {"enforcementLevel": "advisory", "maxHourlyUsd": 1000}
+    return build_plan("dev", out=None, policy_config={"all": "disabled", "max-hourly-cost": budget})
 
 
 def test_a_policy_config_that_disables_policies_says_so_in_every_format(every_policy_disabled):
@@ -389,14 +408,15 @@ def test_a_policy_config_that_demotes_every_mandatory_rule_does_not_pass_the_gat
 @pytest.mark.parametrize(
     "config",
     [
-        {"all": "disabled", "max-hourly-cost": "mandatory"},
+        {"all": "disabled", "max-hourly-cost": {"enforcementLevel": "mandatory", "maxHourlyUsd": 1000}},
         {"all": "disabled", "charts-mirrored": "remediate"},
-        {"all": "advisory", "max-hourly-cost": "mandatory"},
+        {"all": "advisory", "max-hourly-cost": {"enforcementLevel": "mandatory", "maxHourlyUsd": 1000}},
     ],
 )
 def test_a_rule_the_policy_config_promotes_does_not_stand_in_for_the_mandatory_gates(config):
     """Re-attack, 2026-12-03: every built-in gate off and one advisory rule (a budget without one) promoted read as
-    gated, `"ok": true` and exit 0."""
+    gated, `"ok": true` and exit 0. A budget without its maxHourlyUsd is now refused outright (issue 37,
+    tests/policies/test_policy_config.py); with one, it still gates only the cost."""
     from tools.plan.report import plan_document
 
     document = plan_document(build_plan("dev", out=None, policy_config=config))

@@ -210,6 +210,84 @@ def test_a_node_group_whose_minor_goes_down_is_refused_naming_it_both_versions_a
             lambda b: b["nodeGroups"][0]["strategy"].update(drain="1h"),
             "nodeGroups[0].strategy.drain is a field tools.plan does not write there; it writes drainTimeout, maxSurge,",
         ),
+        # Issue 37, hostile input: every field of the registered inputs typed and bounded as the stack's own setting
+        # (components/input/), its booleans JSON booleans, no key the program does not write. Each was accepted: a
+        # dra of 1e308 was compared as a change that RECREATES NODES.
+        *(
+            (
+                lambda b, v=value: b["cluster"]["controlPlane"].update(etcdClusterSize=v),
+                f"cluster.controlPlane.etcdClusterSize is {shown}; tools.plan writes 1 or 3",
+            )
+            for value, shown in ((1e308, "1e+308"), ("3", '"3"'), (True, "true"), (2, "2"))
+        ),
+        (
+            lambda b: b["cluster"]["controlPlane"].update(subnetId=7),
+            "cluster.controlPlane.subnetId is 7; tools.plan writes the ID of a VPC subnet",
+        ),
+        (
+            lambda b: b["cluster"]["controlPlane"].update(etcd=3),
+            "cluster.controlPlane.etcd is a field tools.plan does not write there; it writes endpoints, etcdClusterSize",
+        ),
+        *(
+            (
+                lambda b, v=value: b["nodeGroups"][0]["template"]["gpuSettings"].update(dra=v),
+                f"nodeGroups[0].template.gpuSettings.dra is {shown}; tools.plan writes true or false there",
+            )
+            for value, shown in ((1e308, "1e+308"), ("true", '"true"'), (1, "1"), (None, "null"))
+        ),
+        (
+            lambda b: b["nodeGroups"][0]["template"]["gpuSettings"].update(drivers="cuda13.0"),
+            "nodeGroups[0].template.gpuSettings.drivers is a field tools.plan does not write there; it writes dra,",
+        ),
+        *(
+            (
+                lambda b, v=value: b["nodeGroups"][0]["template"]["bootDisk"].update(sizeGibibytes=v),
+                f"nodeGroups[0].template.bootDisk.sizeGibibytes is {shown}; tools.plan writes a whole number from 64 "
+                "to 65536",
+            )
+            for value, shown in ((10**30, "1" + "0" * 30), ("200", '"200"'), (200.5, "200.5"), (8, "8"))
+        ),
+        (
+            lambda b: b["nodeGroups"][0]["template"]["bootDisk"].update(type="HDD"),
+            "nodeGroups[0].template.bootDisk.type is \"HDD\"; tools.plan writes 'NETWORK_SSD' there",
+        ),
+        (
+            lambda b: b["nodeGroups"][1]["template"]["resources"].update(preset="4vcpu-16gb "),
+            'nodeGroups[1].template.resources.preset is "4vcpu-16gb "; tools.plan writes a preset',
+        ),
+        (
+            lambda b: b["nodeGroups"][0]["template"].update(extra={}),
+            "nodeGroups[0].template.extra is a field tools.plan does not write there; it writes bootDisk,",
+        ),
+        (
+            lambda b: b["nodeGroups"][0]["template"].update(metadata={"labels": None}),
+            "nodeGroups[0].template.metadata.labels is null; tools.plan writes",
+        ),
+        # A label key the stack refuses, told by its shape (the refusal never quotes the canary).
+        (
+            lambda b: b["nodeGroups"][0]["template"]["metadata"]["labels"].update({"u:CANARY1@h": "v"}),
+            'nodeGroups[0].template.metadata.labels["<11 characters: letters, digits, :@; hidden: may be a credential>"]',
+        ),
+        (
+            lambda b: b["nodeGroups"][0]["template"].update(
+                taints=[{"key": "k", "value": "v", "effect": "NoSchedule"}]
+            ),
+            'nodeGroups[0].template.taints[0].effect is "NoSchedule"; tools.plan writes NO_SCHEDULE, PREFER_NO_SCHEDULE',
+        ),
+        *(
+            (
+                lambda b, v=value: b["claimTemplates"][0]["spec"]["spec"]["devices"]["requests"][0]["exactly"].update(
+                    count=v
+                ),
+                f"claimTemplates[0].spec.spec.devices.requests[0].exactly.count is {shown}; tools.plan writes a whole "
+                "number from 1 to 32",
+            )
+            for value, shown in ((10**30, "1" + "0" * 30), (True, "true"), (1.5, "1.5"), ("1", '"1"'))
+        ),
+        (
+            lambda b: b["claimTemplates"][0]["spec"]["spec"].update(device={}),
+            "claimTemplates[0].spec.spec.device is a field tools.plan does not write there; it writes devices",
+        ),
     ],
 )
 def test_a_baseline_record_of_another_shape_or_missing_a_field_is_refused_naming_the_file_and_the_path(
@@ -265,20 +343,23 @@ def test_an_unchanged_dev_plan_reads_its_own_baseline(dev_baseline):
 
 
 def test_values_that_look_alike_are_told_apart_and_a_null_is_nulls_word(dev_baseline, tmp_path, capsys):
-    """A blank at a value's end is shown (quoted), and JSON's null is `null`, never Python's `None` (a39 hostile F13)."""
+    """A blank at a value's end is shown (quoted), and JSON's null is `null`, never Python's `None` (a39 hostile F13).
+    A release's values are the chart's, any text and any null: a node group's template takes neither (issue 37)."""
+
+    def exporter(baseline: dict[str, Any]) -> dict[str, Any]:
+        return next(r["values"] for r in baseline["releases"] if "kubeletPath" in r["values"])
 
     def edit(baseline: dict[str, Any]) -> None:
-        resources = baseline["nodeGroups"][0]["template"]["resources"]
-        resources["preset"] += " "
-        baseline["nodeGroups"][0]["template"]["metadata"] = {"labels": None}
+        exporter(baseline)["kubeletPath"] += " "
+        exporter(baseline)["serviceMonitor"] = None
 
     path = tmp_path / "alike.json"
     path.write_text(json.dumps(_edited(dev_baseline, edit)))
     plan_cli.main(["--stack", "dev", "--out", "none", "--baseline", str(path)])
     out = capsys.readouterr().out
-    preset = dev_baseline["nodeGroups"][0]["template"]["resources"]["preset"]
-    assert f'template.resources.preset: "{preset} " -> {preset}' in out, out
-    assert "None" not in out and "labels: null ->" in out, out
+    kubelet_path = exporter(dev_baseline)["kubeletPath"]
+    assert f'values.kubeletPath: "{kubelet_path} " -> {kubelet_path}' in out, out
+    assert "None" not in out and "values.serviceMonitor: null ->" in out, out
 
 
 def test_a_deleted_group_carrying_a_staying_groups_label_is_named_by_its_own_name(dev_baseline, tmp_path, capsys):
@@ -328,8 +409,7 @@ TOKEN = "ghp_CANARYabcdefghijklmnopqrstuvwxyz0123"
 def _hostile(baseline: dict[str, Any]) -> None:
     """Every text of a baseline that reaches the change list, each a credential-shaped canary."""
     group = baseline["nodeGroups"][0]
-    group["template"]["metadata"]["labels"].update({"u:CANARY1@h": "v:CANARY2@h", "k=CANARY3": "x;CANARY4"})
-    group["template"]["taints"] = [{"key": "t:CANARY5@h", "value": "x:CANARY6@h", "effect": "NoSchedule"}]
+    # A label or taint the stack refuses (`u:CANARY1@h`) is refused in a baseline too (HOSTILE_TEMPLATES below).
     gone = copy.deepcopy(baseline["nodeGroups"][1])
     gone.update(urn=gone["urn"] + "-gone", name="dra-dev-u:CANARY7@h", protect=True)
     baseline["nodeGroups"].append(gone)
@@ -353,7 +433,7 @@ def _hostile(baseline: dict[str, Any]) -> None:
 
 
 def test_every_baseline_text_in_the_change_list_is_quoted_as_shown_quotes_it(dev_baseline, tmp_path, capsys):
-    """Issue 37: a baseline's label key `u:CANARY@h`, group name `dra-dev-u:CANARY@h`, object kind, release, claim
+    """Issue 37: a baseline's group name `dra-dev-u:CANARY@h`, object kind, release, claim
     template, image, chart repository and driver root reached the change list as they were (or redacted past
     recognition, `[credentials]@h` for a whole path): each is told by its shape, the path around it kept."""
     path = tmp_path / "hostile.json"
@@ -365,7 +445,5 @@ def test_every_baseline_text_in_the_change_list_is_quoted_as_shown_quotes_it(dev
         assert "hidden: may be a credential" in out, form
     plan = build_plan("dev", out=None, baseline=_edited(dev_baseline, _hostile))
     text = render_text(plan)
-    assert 'template.metadata.labels."<11 characters: letters, digits, :@; hidden: may be a credential>": ' in text
-    assert 'template.taints[0].key: "<11 characters: letters, digits, :@; hidden: may be a credential>"' in text
     assert '`pulumi up` FAILS deleting node group "<19 characters: letters, digits, -:@; hidden' in text
     assert 'DRA DRIVER ROOT "<13 characters: letters, digits, /:@; hidden: may be a credential>" -> /' in text

@@ -1,13 +1,17 @@
-"""Hostile input to `python -m tools.plan`: links in its output directory and stack names that are paths.
+"""Hostile input to `python -m tools.plan`: links in its output directory, names added to its marker and stack
+names that are paths.
 
 The plan writes and deletes files under `<out>/<stack>/`. It must never do so through a symbolic
-link (a link there could point at anything the user can write), and `--stack` must be a Pulumi
+link (a link there could point at anything the user can write), never delete a file because its
+marker names it (anyone who can write the marker could name any file), and `--stack` must be a Pulumi
 stack name before it is used as a file name or a folder. Each refusal exits with status 2 and a
 message on stderr, never a traceback, and leaves every file as it was.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import shutil
 import signal
@@ -17,7 +21,7 @@ import pytest
 
 from components.shown import shown
 from tools.plan import __main__ as plan
-from tools.plan.files import MARKER, SymlinkRefusedError, plan_files, write_plan_files
+from tools.plan.files import MARKER, MARKER_TEXT, SymlinkRefusedError, plan_files, write_plan_files
 from tools.plan.mock_engine import RegisteredResource
 from tools.plan.stack_source import check_stack_name
 
@@ -184,6 +188,100 @@ def test_a_namespace_or_release_named_dots_stays_a_name_not_a_folder():
     }
     paths = plan_files(resources, inputs)
     assert sorted(paths) == ["helm/_/__.values.yaml", "kubernetes/__/configmap-_.yaml"]
+
+
+# The marker
+
+
+def _entry(relative: str, data: bytes) -> str:
+    return f"{hashlib.sha256(data).hexdigest()}  {relative}\n"
+
+
+def test_a_name_added_to_the_marker_does_not_delete_the_file(planned, capsys):
+    """A file the plan did not write, named in its marker with any digest but the file's own, is kept and said."""
+    notes = planned / "kubernetes" / "mine" / "notes.yaml"
+    notes.parent.mkdir()
+    notes.write_text("mine\n")
+    with (planned / MARKER).open("a") as marker:
+        marker.write(_entry("kubernetes/mine/notes.yaml", b"what the plan wrote\n"))
+    assert plan.main(["--stack", "dev", "--out", str(planned.parent)]) == plan.EXIT_OK
+    out = capsys.readouterr().out
+    assert notes.read_text() == "mine\n"
+    assert "0 stale removed, 1 stale kept, changed since the plan wrote them (delete by hand): " in out, out
+    assert "kubernetes/mine/notes.yaml" in out
+    # Listed again, so the next run says so again rather than refusing the directory or forgetting the file.
+    assert _entry("kubernetes/mine/notes.yaml", b"what the plan wrote\n") in (planned / MARKER).read_text()
+    assert plan.main(["--stack", "dev", "--out", str(planned.parent), "--format", "json"]) == plan.EXIT_OK
+    files = json.loads(capsys.readouterr().out)["files"]
+    assert files["kept"] == ["kubernetes/mine/notes.yaml"] and files["removed"] == []
+    assert notes.read_text() == "mine\n"
+
+
+def test_a_stale_file_edited_since_the_plan_wrote_it_is_kept(planned, capsys):
+    """Of the files no longer planned, the one the user edited stays; the untouched ones go, as the counts say."""
+    gone = planned / "kubernetes" / "gone"
+    gone.mkdir()
+    with (planned / MARKER).open("a") as marker:
+        for name in ("edited", "untouched"):
+            (gone / f"pod-{name}.yaml").write_text("kind: Pod\n")
+            marker.write(_entry(f"kubernetes/gone/pod-{name}.yaml", b"kind: Pod\n"))
+    (gone / "pod-edited.yaml").write_text("kind: Pod\n# my note\n")
+    assert plan.main(["--stack", "dev", "--out", str(planned.parent)]) == plan.EXIT_OK
+    out = capsys.readouterr().out
+    assert "1 stale removed, 1 stale kept, changed since the plan wrote them (delete by hand): " in out, out
+    assert (gone / "pod-edited.yaml").read_text() == "kind: Pod\n# my note\n"
+    assert not (gone / "pod-untouched.yaml").exists()
+
+
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        (_entry("../../README.md", b""), "names no file of the plan's shapes"),
+        (_entry("Pulumi.yaml", b""), "names no file of the plan's shapes"),
+        (_entry("/etc/passwd", b""), "names no file of the plan's shapes"),
+        (_entry("kubernetes/../../x.yaml", b""), "names no file of the plan's shapes"),
+        (_entry("kubernetes/./x.yaml", b""), "names no file of the plan's shapes"),
+        (_entry("kubernetes/a/b/c.yaml", b""), "names no file of the plan's shapes"),
+        (_entry("helm/a/b.yaml", b""), "names no file of the plan's shapes"),
+        (_entry("kubernetes/a/\x1b[2Jx.yaml", b""), "names no file of the plan's shapes"),
+        ("kubernetes/_cluster/namespace-x.yaml\n", "is not '<sha256 in lowercase hex>  <file>'"),
+        (_entry("kubernetes/a/b.yaml", b"").upper(), "is not '<sha256 in lowercase hex>  <file>'"),
+        (_entry("kubernetes/a/b.yaml", b"") * 2, "names a file listed before"),
+    ],
+    ids=[
+        "climbs",
+        "project-file",
+        "absolute",
+        "climbs-inside",
+        "dot",
+        "deeper",
+        "helm-shape",
+        "escape",
+        "no-digest",
+        "upper",
+        "twice",
+    ],
+)
+def test_a_malformed_marker_is_trusted_for_nothing(planned, capsys, line, problem):
+    victim = planned.parent.parent / "README.md"
+    victim.write_text(VICTIM_TEXT)
+    with (planned / MARKER).open("a") as marker:
+        marker.write(line)
+    before = _tree(planned.parent.parent)
+    err = _refused(capsys, ["--stack", "dev", "--out", str(planned.parent)])
+    assert f"{planned / MARKER}, line " in err and problem in err, err
+    assert "the plan trusts none of its list and changed nothing" in err
+    assert "\x1b" not in err
+    assert _tree(planned.parent.parent) == before
+
+
+def test_a_marker_cut_short_or_not_the_plans_is_trusted_for_nothing(planned, capsys):
+    for text in (MARKER_TEXT + _entry("kubernetes/a/b.yaml", b"x").rstrip("\n"), "", "\xff\xfe junk\n"):
+        (planned / MARKER).write_text(text)
+        before = _tree(planned)
+        err = _refused(capsys, ["--stack", "dev", "--out", str(planned.parent)])
+        assert f"{planned / MARKER} does not" in err and "the plan trusts none of its list" in err, err
+        assert _tree(planned) == before
 
 
 # Stack names

@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from components.config.stack_file import PROJECT_DIR, read_stack_file
+from components.shown import shown
 from tests.helpers import STACKS, committed_stacks
 from tools.cost import __main__ as cost
 from tools.plan import __main__ as plan
@@ -164,7 +165,7 @@ def test_a_stack_file_path_is_quoted_as_shown_quotes_it_never_as_pythons_repr(tm
 @pytest.mark.parametrize("tool", [plan, cost])
 def test_a_missing_stack_file_is_refused(tmp_path, capsys, tool):
     assert tool.main(["--stack-file", str(tmp_path / "Pulumi.gone.yaml")]) == 2
-    assert f"--stack-file {tmp_path / 'Pulumi.gone.yaml'}: no such file" in capsys.readouterr().err
+    assert f"--stack-file {shown(str(tmp_path / 'Pulumi.gone.yaml'))}: no such file" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("tool", [plan, cost])

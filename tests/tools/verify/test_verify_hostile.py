@@ -32,6 +32,7 @@ import pytest
 import yaml
 from kubernetes import client
 
+from components.shown import shown
 from tests.kubeconfigs import EXEC_API, exec_user, kubeconfig_text, script
 from tools.verify import __main__ as cli
 from tools.verify.cluster import ClusterError, ClusterUnreachableError, KubeCluster, UnusableAnswerError
@@ -520,7 +521,8 @@ def test_a_kubeconfig_that_is_not_a_readable_file_is_one_line(tmp_path, capsys, 
     err = capsys.readouterr().err
     # A directory is refused as the flag's path, before the file is read; the rest by the kubeconfig's reader.
     named = "--kubeconfig" if "directory" in message else "kubeconfig"
-    assert err.startswith(f"error: {named} {path}: {message}")
+    # The flag's check quotes the path (`shown`); the kubeconfig's reader names it as its label.
+    assert err.startswith(f"error: {named} {shown(str(path)) if named == '--kubeconfig' else path}: {message}")
     assert err.count("\n") == 1
 
 
@@ -931,7 +933,9 @@ def test_a_json_report_that_cannot_be_written_is_refused_by_name(tmp_path, capsy
     kubeconfig = write_kubeconfig(tmp_path, "http://127.0.0.1:1", {"token": "t"})
     report = Path("/proc/verify-report.json")
     assert run_cli("--kubeconfig", str(kubeconfig), "--json", str(report), "--request-timeout", "2")[0] == 2
-    assert f"error: --json {report}: cannot be written: No such file or directory" in capsys.readouterr().err
+    assert (
+        f"error: --json {shown(str(report))}: cannot be written: No such file or directory" in capsys.readouterr().err
+    )
 
 
 @pytest.mark.parametrize(

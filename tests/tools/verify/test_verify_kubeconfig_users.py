@@ -17,6 +17,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
+from components.shown import shown
 from tests.kubeconfigs import EXEC_API, exec_user, kubeconfig_text, script
 from tools.verify import __main__ as cli
 from tools.verify.kubeconfig import ExecPluginError, load_kubeconfig
@@ -256,4 +257,4 @@ def test_a_certificate_path_that_is_no_regular_file_is_said_as_it_is(tmp_path, c
     assert cli.main(["--stack", "dev", "--skip-smoke", "--kubeconfig", str(path)]) == 2
     err = capsys.readouterr().err
     said = {"directory": "a directory", "fifo": "a FIFO", "device": "a device"}[kind]
-    assert f"{key} {target}: it is {said}, not a regular file" in err and "does not exist" not in err
+    assert f"{key} {shown(str(target))}: it is {said}, not a regular file" in err and "does not exist" not in err
