@@ -534,7 +534,7 @@ def test_a_budget_that_passes_on_a_doubtful_price_says_so_in_the_plan():
     for shown in (render_text(plan), render_markdown(plan)):
         verdicts = shown.split("olicy verdicts", 1)[1].split("Cost", 1)[0]
         assert "max-hourly-cost" in verdicts and "within maxHourlyUsd $400.00" in verdicts
-        assert "The pass rests on doubtful or stale prices: dra-prod-h200-burst: doubtful price" in verdicts
+        assert "The pass rests on doubtful or stale prices: h200-burst: doubtful price" in verdicts
     assert plan_document(plan)["passes"][0]["policy"] == "max-hourly-cost"
 
 
