@@ -29,6 +29,7 @@ from tools.cost.__main__ import main as cost_main
 from tools.markdown_links import HEADING, anchors, prose, relative_targets, slug
 from tools.plan.__main__ import main as plan_main
 from tools.plan.model import build_plan
+from tools.plan.report import render_text
 from tools.verify import checks
 from tools.verify.checks import ClusterState
 from tools.verify.expectations import load_expectations
@@ -161,6 +162,39 @@ def test_the_verify_page_lists_every_step_the_verifier_runs_in_its_order():
 def test_the_policy_page_lists_exactly_the_packs_rules():
     listed = table_column((DOCS / "policy-pack.md").read_text(), "| policy | level | fails when |")
     assert sorted(listed) == sorted(rule.name for rule in RULES)
+
+
+def _component_types() -> dict[str, str]:
+    """Every ComponentResource type the program defines, by its type token, with the module that defines it: the
+    token as the class passes it to `super().__init__` or names it in a `_TYPE` constant of its module."""
+    import importlib
+    import inspect
+
+    import pulumi
+
+    found = {}
+    for path in sorted((ROOT / "components").glob("*.py")):
+        module = importlib.import_module(f"components.{path.stem}")
+        for _, cls in inspect.getmembers(module, inspect.isclass):
+            if cls.__module__ != module.__name__ or not issubclass(cls, pulumi.ComponentResource):
+                continue
+            tokens = set(re.findall(rf'"(nebius-dra:[a-z]+:{cls.__name__})"', inspect.getsource(module)))
+            assert len(tokens) == 1, (cls, tokens)
+            found[tokens.pop()] = f"components/{path.name}"
+    return found
+
+
+def test_architecture_lists_every_component_type_of_the_resource_tree():
+    """Newcomer 4: six of the plan tree's nine component types appeared in no doc. architecture.md's table lists
+    each type the code defines, with its module, and nothing else; its summary-line example is dev's."""
+    page = (DOCS / "architecture.md").read_text()
+    section = page.split("## The components in the plan's resource tree\n", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| `(nebius-dra:[^`]+)` \| `([^`]+)` \|", section, re.MULTILINE)
+    assert dict(rows) == _component_types()
+    summary = build_plan("dev", out=None)
+    first = render_text(summary).splitlines()[0]
+    counted = re.search(r"\d+ resources \(\d+ created by providers, \d+ components\)", first)
+    assert counted is not None and f"`{counted.group(0)}" in " ".join(section.split()), first
 
 
 def test_architecture_names_the_product_of_every_top_level_path():

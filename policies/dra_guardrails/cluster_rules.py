@@ -64,10 +64,15 @@ def check_cluster_version(resource: PlannedResource, config: Mapping[str, Any]) 
             f'{named(resource)} has controlPlane.version "{shown(version)}", which is neither MAJOR.MINOR nor MAJOR.MINOR-nebius-node.N. {fix}'
         ]
     if minor_version(version) < minor_version(minimum):
-        return [
-            f"{named(resource)} runs Kubernetes {shown(version)}, below the required {minimum}: resource.k8s.io/v1, "
-            f"the DRA API the claim templates and the driver use, is served from {DRA_V1_MINOR} on. {fix}"
-        ]
+        # The reason is the one that holds for this version: the DRA API below 1.34, else only the config's minimum
+        # (newcomer4 F8: a 1.34 cluster under minimumVersion 1.35 read "... is served from 1.34 on").
+        reason = (
+            f"resource.k8s.io/v1, the DRA API the claim templates and the driver use, is served from {DRA_V1_MINOR} on"
+            if minor_version(version) < minor_version(DRA_V1_MINOR)
+            else f"the policy config's mk8s-cluster-version.minimumVersion asks for {minimum} or later, above "
+            f"{DRA_V1_MINOR}, the first minor that serves the DRA API (resource.k8s.io/v1)"
+        )
+        return [f"{named(resource)} runs Kubernetes {shown(version)}, below the required {minimum}: {reason}. {fix}"]
     return []
 
 

@@ -20,6 +20,7 @@ from .planned import (
     is_finite_number,
     named,
     planned_node_range,
+    written_group_name,
 )
 from .quoting import shown
 
@@ -100,6 +101,14 @@ def _unpriced_reason(group: PlannedResource, entry: Mapping[str, Any] | None) ->
     return None
 
 
+def _stack_file_name(group: PlannedResource, entry: Mapping[str, Any] | None) -> str:
+    """The group as the user wrote it (`h200`, not its Nebius name `dra-dev-h200`), as the plan's other sections and
+    the cost table name it: the estimate pairs the two names (its `name` beside `nodeGroup`); a group it does not
+    price is named by its nodes' label (`written_group_name`)."""
+    name = field_at(entry, "name")
+    return name if isinstance(name, str) and name else written_group_name(group)
+
+
 @dataclass
 class Budget:
     """The node groups priced at their largest size: the total, its parts, the prices' dates and caveats, and a
@@ -143,8 +152,8 @@ def _budget(resources: Sequence[PlannedResource], limit: float) -> Budget:
     budget = Budget(limit)
     groups = sorted((r for r in resources if r.type == NODE_GROUP_TYPE), key=lambda r: str(field_at(r.props, "name")))
     for group in groups:
-        written = str(field_at(group.props, "name") or group.name)
-        entry, name = estimated.get(written), shown(written)
+        entry = estimated.get(str(field_at(group.props, "name") or group.name))
+        name = shown(_stack_file_name(group, entry))
         reason = _unpriced_reason(group, entry)
         if reason is not None or entry is None:
             budget.unpriced.append(

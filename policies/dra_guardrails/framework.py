@@ -50,6 +50,14 @@ def json_kind(value: Any) -> str:
     return "null" if value is None else "a list" if isinstance(value, list) else "an object"
 
 
+def problems_text(problems: Sequence[str]) -> str:
+    """One problem as itself; several as a count and one line each, as the stack config's refusal lists them, so a
+    config with two mistakes needs one run, not two."""
+    if len(problems) == 1:
+        return problems[0]
+    return f"{len(problems)} problems:\n" + "\n".join(f"  - {problem}" for problem in problems)
+
+
 def _unknown_setting_message(policy: str, key: str, value: Any, known: Sequence[str]) -> str:
     allowed = (
         f"its settings are {', '.join([LEVEL_KEY, *known])}" if known else f"it takes no settings, only {LEVEL_KEY}"
@@ -82,9 +90,14 @@ class _Rule:
         The pack has to check this itself: a policy's config schema reaches the CLI as properties
         and required only, and the CLI validates against an object schema that allows any other key.
         """
-        for key in given:
-            if key not in self.setting_names():
-                raise PolicyConfigError(_unknown_setting_message(self.name, key, given[key], self.setting_names()))
+        unknown = self.unknown_settings(given)
+        if unknown:
+            raise PolicyConfigError(problems_text(unknown))
+
+    def unknown_settings(self, given: Mapping[str, Any]) -> list[str]:
+        """A message for each setting in `given` the rule does not read, all of them, so one run names every one."""
+        known = self.setting_names()
+        return [_unknown_setting_message(self.name, key, given[key], known) for key in given if key not in known]
 
     def _settings(self, given: Mapping[str, Any]) -> dict[str, Any]:
         """Schema defaults under the given config: the CLI may or may not have filled them in."""

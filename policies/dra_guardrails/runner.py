@@ -22,7 +22,16 @@ from pulumi_policy.deserialize import deserialize_properties
 from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
 
 from .cost_rules import max_hourly_cost_pass
-from .framework import ALL_POLICIES, LEVEL_KEY, PolicyConfigError, ResourceRule, StackRule, did_you_mean, json_kind
+from .framework import (
+    ALL_POLICIES,
+    LEVEL_KEY,
+    PolicyConfigError,
+    ResourceRule,
+    StackRule,
+    did_you_mean,
+    json_kind,
+    problems_text,
+)
 from .planned import NotANumberError, PlannedResource, as_json
 from .quoting import shown
 from .registry import POLICIES, RULES
@@ -93,33 +102,43 @@ def validate_policy_config(config: Any) -> None:
     if not isinstance(config, Mapping):
         raise PolicyConfigError(f"expected an object of policy names, got a {type(config).__name__}")
     rules = {rule.name: rule for rule in RULES}
+    problems = []
     for name, entry in config.items():
         if name != ALL_POLICIES and name not in rules:
-            raise PolicyConfigError(
+            problems.append(
                 f'unknown policy "{shown(str(name))}" (given {json_kind(entry)}){did_you_mean(str(name), sorted(rules))}; '
                 f"the pack's policies are {', '.join(sorted(rules))}, or {ALL_POLICIES} for every policy"
             )
-        level, properties = _config_entry(name, entry)
+            continue
+        level = None
+        try:
+            level, properties = _config_entry(name, entry)
+        except PolicyConfigError as wrong:
+            # A wrong level beside settings: the settings are still judged, each mistake of the entry named at once.
+            problems.append(str(wrong))
+            properties = {k: v for k, v in entry.items() if k != LEVEL_KEY} if isinstance(entry, Mapping) else {}
         if name in rules:
-            rules[name].check_settings(properties)
-            _check_needed_setting(rules[name], level, properties)
-        elif properties:
-            key = next(iter(properties))
-            raise PolicyConfigError(
-                f'{ALL_POLICIES}: unknown setting "{key}" (given {json_kind(properties[key])}); "{ALL_POLICIES}" '
+            problems += rules[name].unknown_settings(properties)
+            problems += _needed_setting(rules[name], level, properties)
+        else:
+            problems += [
+                f'{ALL_POLICIES}: unknown setting "{key}" (given {json_kind(value)}); "{ALL_POLICIES}" '
                 f"takes only {LEVEL_KEY}, settings go under the policy that reads them"
-            )
+                for key, value in properties.items()
+            ]
+    if problems:
+        raise PolicyConfigError(problems_text(problems))
 
 
-def _check_needed_setting(rule: ResourceRule | StackRule, level: EnforcementLevel | None, properties: Mapping) -> None:
-    """PolicyConfigError for a level set on `rule` without the setting it checks nothing without."""
+def _needed_setting(rule: ResourceRule | StackRule, level: EnforcementLevel | None, properties: Mapping) -> list[str]:
+    """The problem of a level set on `rule` without the setting it checks nothing without, if it is one."""
     if rule.needs is None or level in (None, EnforcementLevel.DISABLED) or rule.needs in properties:
-        return
-    raise PolicyConfigError(
+        return []
+    return [
         f'{rule.name}: enforcementLevel "{level.value}" is set without {rule.needs}, and without {rule.needs} the policy '
         f"checks nothing, so it would {'gate' if level in _GATING else 'report'} nothing; set {rule.needs} in this "
         f'entry, or leave the entry out (or set it to "{EnforcementLevel.DISABLED.value}")'
-    )
+    ]
 
 
 @dataclass(frozen=True)

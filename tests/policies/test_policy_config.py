@@ -162,6 +162,68 @@ def test_an_unknown_setting_named_like_a_credential_never_shows_its_value(key):
         assert "5582" not in str(refused.value), refused.value
 
 
+def _documented_config() -> dict:
+    """The sample config of policy-pack.md's "Configuring" paragraph, as a reader pastes it."""
+    from components.config.stack_file import PROJECT_DIR
+
+    page = (PROJECT_DIR / "docs" / "policy-pack.md").read_text().split("**Configuring.**", 1)[1]
+    return json.loads(page.split("```json\n", 1)[1].split("```", 1)[0])
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_the_documented_config_passes_the_shipped_stacks(stack):
+    """Newcomer 4: the sample blocked dev and prod (a minimumVersion of 1.35 on two 1.34 stacks). It is checked as the
+    plan checks a --policy-config, and plans the committed stacks without a mandatory finding."""
+    from tools.plan.model import build_plan
+
+    document = _documented_config()
+    validate_policy_config(document)
+    built = build_plan(stack, out=None, policy_config=document)
+    assert built.error is None and not built.refusals and not built.blocked, [f.message for f in built.findings]
+    assert any(policy == "max-hourly-cost" for policy, _ in built.passes), "the sample's budget checks something"
+
+
+def test_remediate_gates_as_mandatory_since_no_rule_remediates():
+    """policy-pack.md: the engine reports a violation still found at `remediate` as mandatory, and no rule of the
+    pack has a remediation, so the plan blocks on it as `pulumi up` would."""
+    from tools.plan.model import build_plan
+
+    assert not any(policy.has_remediation() for policy in POLICIES if hasattr(policy, "has_remediation"))
+    advisory = build_plan("dev", out=None)
+    assert any(f.policy == "gpu-drivers-preset-known" and not f.mandatory for f in advisory.findings)
+    remediate = build_plan("dev", out=None, policy_config={"gpu-drivers-preset-known": "remediate"})
+    assert remediate.blocked
+    assert [f.mandatory for f in remediate.findings if f.policy == "gpu-drivers-preset-known"] == [True]
+
+
+def test_every_independent_problem_of_a_config_is_named_in_one_run(capsys, tmp_path):
+    """Newcomer 4: a misspelt policy name hid the setting under `all` until the next run. As the stack config's
+    check does, one refusal names every problem: each entry, and each setting and the level of one entry."""
+    document = {
+        "max-hourly-cots": {"maxHourlyUsd": 3},
+        "all": {"maxHourlyUsd": 3},
+        "mk8s-cluster-version": {"enforcementLevel": "Mandatory", "minVersion": "1.35", "x": 1},
+    }
+    expected = [
+        'unknown policy "max-hourly-cots"',
+        'all: unknown setting "maxHourlyUsd"',
+        'mk8s-cluster-version: enforcement level "Mandatory" is not one of',
+        'mk8s-cluster-version: unknown setting "minVersion"',
+        'mk8s-cluster-version: unknown setting "x"',
+    ]
+    with pytest.raises(PolicyConfigError) as refused:
+        validate_policy_config(document)
+    lines = str(refused.value).splitlines()
+    assert lines[0] == f"{len(expected)} problems:", lines
+    assert [line.startswith(f"  - {start}") for line, start in zip(lines[1:], expected)] == [True] * len(expected)
+    config = tmp_path / "policy.json"
+    config.write_text(json.dumps(document))
+    assert plan.main(["--stack", "dev", "--out", "none", "--no-base", "--policy-config", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"python -m tools.plan: invalid policy config: {len(expected)} problems:\n"), err
+    assert all(start in err for start in expected), err
+
+
 def test_a_rule_that_checks_nothing_without_a_setting_names_one_it_reads_without_a_default():
     """`needs` is what the runner refuses a level without; a default would stand in for it, and then it is not needed."""
     needing = {rule.name: rule.needs for rule in RULES if rule.needs is not None}

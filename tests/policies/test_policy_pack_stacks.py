@@ -512,7 +512,10 @@ def test_the_budget_message_names_the_rates_the_stack_overrides():
     assert run.error is None, run.error
     [finding] = beyond_the_unlisted_minor(check_resources(planned(run), {"max-hourly-cost": {"maxHourlyUsd": 1}}))
     assert "but rates from nebius-dra:priceOverrides of 2026-11-01 for " in finding.message
-    assert "dra-prod-h200-train" in finding.message.split("but rates from")[1]
+    assert "h200-train" in finding.message.split("but rates from")[1]
+    # Newcomer 4: every group as the stack file names it (`h200-train`), never by its Nebius name (`dra-prod-...`).
+    assert "dra-prod-" not in finding.message, finding.message
+    assert "h200-train 4 x $16.00" in finding.message, finding.message
 
 
 @pytest.mark.parametrize("stack", [*STACKS, "dev-operator"])

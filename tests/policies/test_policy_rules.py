@@ -160,7 +160,7 @@ def test_cluster_version_below_minimum_fails(version):
     [message] = resource_violations(
         "mk8s-cluster-version", CLUSTER_TYPE, {"controlPlane": {"version": version}}, name="dra-dev-mk8s-cluster"
     )
-    assert f"Kubernetes {version}, below the required 1.34" in message
+    assert f"Kubernetes {version}, below the required 1.34: resource.k8s.io/v1" in message
     assert 'Mk8sV1Cluster "dra-dev-mk8s-cluster"' in message and "nebius-dra:kubernetesVersion" in message
 
 
@@ -180,6 +180,9 @@ def test_cluster_minimum_version_comes_from_policy_config():
     props = {"controlPlane": {"version": "1.34"}}
     [message] = resource_violations("mk8s-cluster-version", CLUSTER_TYPE, props, config={"minimumVersion": "1.35"})
     assert "below the required 1.35" in message
+    # Newcomer 4: the reason is the config's minimum, not the DRA API, which 1.34 serves.
+    assert "the policy config's mk8s-cluster-version.minimumVersion asks for 1.35 or later" in message
+    assert "is served from 1.34 on" not in message
     assert resource_violations("mk8s-cluster-version", CLUSTER_TYPE, props, config={"minimumVersion": "1.34"}) == []
 
 
@@ -969,7 +972,7 @@ def test_max_hourly_cost_counts_autoscaled_groups_at_their_maximum():
     assert urn is None
     assert "cost up to $336.00 per hour ($241,920.00 per 30 days) at their largest size" in message
     assert "over max-hourly-cost.maxHourlyUsd $335.99" in message
-    assert "dra-prod-burst 8 x $28.00, dra-prod-train 4 x $28.00" in message
+    assert "burst 8 x $28.00, train 4 x $28.00" in message
     assert "list prices of 2026-10-01" in message
 
 
@@ -987,8 +990,7 @@ def test_max_hourly_cost_names_the_groups_whose_rates_came_from_the_overrides():
     some = cost_estimate(listed, overridden("dra-prod-burst", 16.0))
     [(_, message)] = stack_violations("max-hourly-cost", TRAIN, BURST, some, config=budget(1))
     assert (
-        "(list prices of 2026-10-01, but rates from nebius-dra:priceOverrides of 2026-11-01 for dra-prod-burst; "
-        "boot disks"
+        "(list prices of 2026-10-01, but rates from nebius-dra:priceOverrides of 2026-11-01 for burst; boot disks"
     ) in message
     every = cost_estimate(overridden("dra-prod-train", 28.0), overridden("dra-prod-burst", 16.0))
     [(_, message)] = stack_violations("max-hourly-cost", TRAIN, BURST, every, config=budget(1))
@@ -1000,7 +1002,7 @@ def test_a_pass_of_max_hourly_cost_on_override_rates_says_so():
     some = _planned(TRAIN, BURST, cost_estimate(estimated("dra-prod-train", 28.0), overridden("dra-prod-burst", 16.0)))
     [(_, note)] = pass_notes(some, {"max-hourly-cost": budget(400)})
     assert note.endswith(
-        "(list prices of 2026-10-01, but rates from nebius-dra:priceOverrides of 2026-11-01 for dra-prod-burst)."
+        "(list prices of 2026-10-01, but rates from nebius-dra:priceOverrides of 2026-11-01 for burst)."
     )
 
 
@@ -1017,7 +1019,7 @@ def test_max_hourly_cost_carries_the_caveats_of_the_prices_it_used():
     [(_, message)] = stack_violations(
         "max-hourly-cost", TRAIN, BURST, cost_estimate(doubtful, estimated("dra-prod-burst", 28.0)), config=budget(1)
     )
-    assert message.endswith("Caveats on these prices: dra-prod-train: doubtful price (prices/nebius.yaml): likely low.")
+    assert message.endswith("Caveats on these prices: train: doubtful price (prices/nebius.yaml): likely low.")
 
 
 def _planned(*resources: tuple[str, str, dict]) -> list[PlannedResource]:
@@ -1032,7 +1034,7 @@ def test_a_pass_of_max_hourly_cost_says_what_it_rests_on_and_a_doubtful_price():
     [(policy, note)] = pass_notes(caveated, mandatory)
     assert policy == "max-hourly-cost" and "cost up to $336.00 per hour at their largest size, within" in note
     assert note.endswith(
-        "The pass rests on doubtful or stale prices: dra-prod-train: doubtful price (prices/nebius.yaml): likely low."
+        "The pass rests on doubtful or stale prices: train: doubtful price (prices/nebius.yaml): likely low."
     )
     [(_, plain)] = pass_notes(_planned(TRAIN, BURST, PRICED), mandatory)
     assert "rests on" not in plain
@@ -1044,7 +1046,7 @@ def test_a_pass_of_max_hourly_cost_says_what_it_rests_on_and_a_doubtful_price():
 def test_max_hourly_cost_takes_node_counts_from_the_node_groups_not_the_estimate():
     five = (NODE_GROUP_TYPE, "train", named_group("dra-prod-train", fixed=5.0))
     [(urn, message)] = stack_violations("max-hourly-cost", five, PRICED, config=budget(112))
-    assert urn is None and "cost up to $140.00 per hour" in message and "dra-prod-train 5 x $28.00" in message
+    assert urn is None and "cost up to $140.00 per hour" in message and "train 5 x $28.00" in message
 
 
 @pytest.mark.parametrize(
@@ -1066,7 +1068,7 @@ def test_max_hourly_cost_takes_node_counts_from_the_node_groups_not_the_estimate
 def test_a_node_group_the_estimate_cannot_price_fails_the_budget(estimate, reason):
     [(urn, message)] = stack_violations("max-hourly-cost", TRAIN, estimate, config=budget(1000))
     assert urn == urn_of(NODE_GROUP_TYPE, "train")
-    assert f'Mk8sV1NodeGroup "train" (node group dra-prod-train) cannot be priced: {reason}.' in message
+    assert f'Mk8sV1NodeGroup "train" (node group train) cannot be priced: {reason}.' in message
     assert "prices/nebius.yaml, or nebius-dra:priceOverrides" in message
 
 

@@ -251,6 +251,12 @@ _SETTINGS = {
 }
 
 
+def setting_move(setting: str, before: Any, after: Any) -> str:
+    """A stack setting's change as the user wrote the setting (`capacity on-demand -> spot`): `make cost` and the
+    plan's What changed say it in these words, beside the provider fields it moves."""
+    return f"{setting} {printable(str(before))} -> {printable(str(after))}"
+
+
 def _setting_value(group: Mapping[str, Any], field: str) -> Any:
     """A group's value of `field` as the stack file sets it: the node count as `fixedNodeCount` (one number) or
     `autoscaling` (min..max), never the document's maxNodes."""
@@ -295,8 +301,8 @@ def change_notes(
                 continue
             replaces = replaces or row.effect.replaces_nodes
             notes.append(
-                f"{name}: {_setting_name(group, old, field, setting)} {printable(str(before))} -> "
-                f"{printable(str(after))}: {row.effect.value}: {row.does}"
+                f"{name}: {setting_move(_setting_name(group, old, field, setting), before, after)}: "
+                f"{row.effect.value}: {row.does}"
             )
         if replaced_by is not None and not replaces:
             notes.append(f"{name}: {replaced_by}: every node replaced")

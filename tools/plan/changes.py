@@ -53,6 +53,7 @@ from policies.dra_guardrails.planned import (
 from tools.plan.baseline import LOGIN_NONE, LOGIN_SET, PLAN_FORMAT, Baseline
 from tools.plan.mock_engine import RegisteredResource
 from tools.plan.rollout import Rollout
+from tools.plan.settings import capacity_type
 
 KUBERNETES_PREFIX = "kubernetes:"
 # What a node group's snapshot records besides its URN and Nebius name (the registered inputs' keys).
@@ -353,6 +354,9 @@ class ResourceChange:
     rollout: Rollout | None = None
     # A node group's (fewest, most) nodes in the baseline: the nodes it has before the change.
     nodes_before: tuple[int, int] | None = None
+    # A node group's capacity (`capacity.type` of the stack file) before and after, when the change moves it: the
+    # provider fields alone (`template.preemptible: (unset) -> {}`) do not say "on-demand -> spot".
+    capacity: tuple[str, str] | None = None
 
     @property
     def fewest_before(self) -> int | None:
@@ -484,6 +488,20 @@ class Changes:
         }
 
 
+def _capacity_move(
+    resource_type: str, old: Mapping[str, Any], new: Mapping[str, Any], changes: tuple[FieldChange, ...]
+) -> tuple[str, str] | None:
+    """A node group's capacity before and after, when a field that decides it is among the recorded changes."""
+    if resource_type != NODE_GROUP_TYPE or not any(c.path.startswith(CAPACITY_FIELDS) for c in changes):
+        return None
+    moved = (capacity_type(old.get("template")), capacity_type(new.get("template")))
+    return moved if moved[0] != moved[1] else None
+
+
+# The template fields whose presence is the group's capacity (tools/plan/settings.py, capacity_type).
+CAPACITY_FIELDS = ("template.preemptible", "template.reservationPolicy")
+
+
 def _paired(
     resource_type: str,
     before: Mapping[str, Mapping[str, Any]],
@@ -510,7 +528,10 @@ def _paired(
                 else None
             )
             nodes = (int(counted[0]), int(counted[1])) if counted is not None else None
-            found.append(ResourceChange(record["urn"], str(record.get("name")), resource_type, changes, rollout, nodes))
+            capacity = _capacity_move(resource_type, old, record, changes)
+            found.append(
+                ResourceChange(record["urn"], str(record.get("name")), resource_type, changes, rollout, nodes, capacity)
+            )
     return found
 
 

@@ -10,7 +10,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from policies.dra_guardrails.planned import CLUSTER_TYPE, COST_ESTIMATE_TYPE, NODE_GROUP_TYPE, POD_TYPE, field_at
+from components.dra_constants import ON_DEMAND_CAPACITY, RESERVED_CAPACITY, SPOT_CAPACITY
+from policies.dra_guardrails.planned import (
+    CLUSTER_TYPE,
+    COST_ESTIMATE_TYPE,
+    NODE_GROUP_TYPE,
+    POD_TYPE,
+    field_at,
+    has_key,
+)
 from tools.cost.render import doubted_total, span
 from tools.plan.values import SECRET_PLACEHOLDER
 
@@ -70,9 +78,18 @@ def _strategy(strategy: Any) -> str | None:
     )
 
 
+def capacity_type(template: Any) -> str:
+    """A node group's capacity as the stack file's `capacity.type` names it, from the template fields the program
+    sends for it (components/values/node_groups.py, capacity_template_fields): spot sends `preemptible`, reserved
+    `reservationPolicy`, on-demand neither."""
+    if has_key(template, "preemptible"):
+        return SPOT_CAPACITY
+    return RESERVED_CAPACITY if has_key(template, "reservationPolicy") else ON_DEMAND_CAPACITY
+
+
 def _capacity(template: Mapping[str, Any]) -> str | None:
     """Spot or reserved; nothing for plain on-demand, which sends no capacity field."""
-    if "preemptible" in template:
+    if capacity_type(template) == SPOT_CAPACITY:
         policy = field_at(template, "spotPricingPolicy", "id")
         return f"spot (max price {policy})" if policy else "spot (follows the spot price)"
     reservation = template.get("reservationPolicy")

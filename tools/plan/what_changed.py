@@ -15,6 +15,7 @@ from components.dra_workloads import BUILTINS_LEFT_OUT, DRA_WORKLOADS_TYPE
 from policies.dra_guardrails.consequences import (
     CLAIM_TEMPLATE_PRESENCE,
     CLAIM_TEMPLATE_TYPE,
+    GROUP,
     HELM_RELEASE_TYPE,
     NAMESPACE_TYPE,
     SAMPLE_POD_EVICTION,
@@ -24,6 +25,7 @@ from policies.dra_guardrails.consequences import (
     presence_of,
 )
 from policies.dra_guardrails.planned import CLUSTER_TYPE, NODE_GROUP_TYPE, POD_TYPE
+from tools.cost.render import setting_move
 from tools.plan.changes import (
     LEGACY_UNKNOWN,
     Changes,
@@ -51,6 +53,8 @@ DRIVER_ROOT_SETTING = "draDriverRoot"
 LOGIN_ROW = consequences_of(HELM_RELEASE_TYPE, "repositoryOpts.login")[0]
 # What a group gone from the stack (or renamed: another URN) does: the group name's row.
 GROUP_DELETED = consequences_of(NODE_GROUP_TYPE, "urn")[0]
+# The stack setting a group's capacity comes from, as the table of consequences names it.
+CAPACITY_SETTING = f"nebius-dra:{GROUP}.capacity.type"
 NOTHING = "Nothing recorded differs from the baseline: no node is recreated, no release upgraded"
 
 
@@ -166,6 +170,9 @@ def _recreation_lines(changes: Changes, names: dict[str, str], apart: set[str], 
         for group, fields in rolled:
             lines.append(f"  {_group(group, names)}: {group.rollout.describe() if group.rollout else ''}".rstrip())
             others = tuple(change for change in group.changes if change not in fields and change.rows)
+            if group.capacity is not None:
+                # The stack file's words first, as `make cost` says it; the provider fields it moves below.
+                lines.append(f"    {setting_move('capacity', *group.capacity)} ({CAPACITY_SETTING}), sent as these template fields:")
             lines += _field_lines(fields)
             lines += [
                 f"    {change.text()} ({', '.join(sorted(effect.value for effect in change.effects))})"

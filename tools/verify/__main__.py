@@ -114,7 +114,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--image",
         type=image,
-        help="smoke pod image; the GPU smoke runs nvidia-smi in it (default: a pinned CUDA base image)",
+        # The default is the stack's own (tools/verify/expectations.py, smoke_image): the image its sample Pod runs.
+        help=(
+            "smoke pod image; the GPU smoke runs nvidia-smi in it (default: the stack's nebius-dra:sampleGpuImage, "
+            "a pinned CUDA image unless the stack file sets another)"
+        ),
     )
     add_burn_in_arguments(parser, seconds)
     return parsed_arguments(parser, argv)

@@ -86,6 +86,12 @@ def test_a_skipped_minor_is_refused_with_the_allowed_path(capsys, tmp_path):
         # Newcomer a39: as every other exit-2 refusal, it prints only the refusal and writes no file.
         assert captured.out == "" and captured.err.count("\n") == 1, captured
         assert not out.exists(), sorted(out.rglob("*"))
+    # Newcomer 4: the README and offline-plan.md quote this line's start, not a summary or a `REFUSED:` line.
+    quoted = captured.err.split(" skips a minor:", 1)[0] + " skips a minor: ..."
+    for page in ("README.md", "docs/offline-plan.md"):
+        text = " ".join((PROJECT_DIR / page).read_text().split())
+        assert f"`{quoted}`" in text, page
+        assert "REFUSED: kubernetesVersion" not in text and "`BLOCKED: ... is refused`" not in text, page
 
 
 @pytest.mark.parametrize(
@@ -528,7 +534,7 @@ def test_a_budget_that_passes_on_a_doubtful_price_says_so_in_the_plan():
     for shown in (render_text(plan), render_markdown(plan)):
         verdicts = shown.split("olicy verdicts", 1)[1].split("Cost", 1)[0]
         assert "max-hourly-cost" in verdicts and "within maxHourlyUsd $400.00" in verdicts
-        assert "The pass rests on doubtful or stale prices: dra-prod-h200-burst: doubtful price" in verdicts
+        assert "The pass rests on doubtful or stale prices: h200-burst: doubtful price" in verdicts
     assert plan_document(plan)["passes"][0]["policy"] == "max-hourly-cost"
 
 

@@ -103,11 +103,12 @@ def test_a_recorded_version_with_a_leading_zero_is_refused():
 
 
 def test_the_readme_gives_a_refused_change_the_status_the_tool_returns():
-    """a39 F14: a refused move back (summary `BLOCKED: ...`) exits 2, as the move-back test shows; the README said
+    """a39 F14: a refused move back exits 2, as the move-back test shows; the README said
     1 for every BLOCKED."""
     from components.config.stack_file import PROJECT_DIR
 
     readme = " ".join((PROJECT_DIR / "README.md").read_text().split())
     statuses = readme.split("**Exit statuses**", 1)[1].split("`make plan` cannot pass them on", 1)[0]
     assert "2 on bad input, which includes a change the baseline refuses" in statuses
-    assert "`BLOCKED: the DRA driver moves back`" in statuses
+    # Newcomer 4: the CLI prints no summary for a refusal, only its stderr line, which the README quotes.
+    assert "`python -m tools.plan: nebius-dra:draDriverChart: ... is refused: ...`" in statuses

@@ -140,3 +140,20 @@ def test_a_baseline_name_reaches_the_markdown_summary_escaped_never_as_html_or_a
     assert "deletes claim template(s)" in summary
     assert "<img" not in summary and "<b>" not in summary and not re.search(r"(?<!\\)\]\(", summary)
     assert "| a |" not in summary and shown in summary, summary
+
+
+def test_every_section_the_docs_name_is_one_the_plan_prints(plans):
+    """Newcomer 4: offline-plan.md sent readers to a section "Nodes recreated", which is a line under "What changed".
+    A section named in the docs (`under "X"`, `under **X**`) is a heading of the text plan: an unindented line."""
+    from components.config.stack_file import PROJECT_DIR
+
+    headings = [line for line in render_text(plans["dev"]).splitlines() if line and not line.startswith(" ")]
+    pages = [PROJECT_DIR / "README.md", *sorted((PROJECT_DIR / "docs").glob("*.md"))]
+    named = {
+        (page.name, " ".join(found))
+        for page in pages
+        for found in re.findall(r'under (?:"([^"]+)"|\*\*([^*]+)\*\*)', " ".join(page.read_text().split()))
+    }
+    assert named, "the docs name no section: the pattern no longer reads them"
+    unknown = {(page, name.strip()) for page, name in named if not any(h.startswith(name.strip()) for h in headings)}
+    assert not unknown, (unknown, headings)

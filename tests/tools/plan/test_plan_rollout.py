@@ -170,6 +170,12 @@ def test_capacity_preset_and_disk_changes_recreate_and_labels_taints_and_size_do
         ),
         "dra-prod-h200-burst": ("template.followsSpotPrice: (unset) -> {}", "template.preemptible: (unset) -> {}"),
     }
+    # Newcomer 4: the provider fields alone did not say what the user changed; the plan says it in the stack file's
+    # words, as `make cost` does ("h200-burst: capacity on-demand -> spot: ...").
+    text = render_text(plan).split("RECREATES NODES", 1)[1].split("\nPolicy verdicts", 1)[0]
+    for group, moved in (("h200-train", "on-demand -> reserved"), ("h200-burst", "on-demand -> spot")):
+        block = text.split(f"\n    {group}: ", 1)[1].split("\n    h200-", 1)[0]
+        assert f"\n      capacity {moved} (nebius-dra:gpuNodeGroups[].capacity.type)" in block, block
     config = prod_with(
         h200_burst={"labels": {"workload-class": "other"}, "taints": [], "autoscaling": None, "fixedNodeCount": 2}
     )

@@ -164,3 +164,24 @@ def test_a_report_path_in_a_symlink_loop_is_refused_by_flag_not_a_traceback(kube
     )
     assert status == 2
     assert f"error: --json {shown(str(tmp_path / 'a'))}: Too many levels of symbolic links" in capsys.readouterr().err
+
+
+def test_the_smoke_image_default_is_the_stacks_sample_gpu_image_as_help_and_verify_md_say(capsys):
+    """Newcomer 4: --help said "a pinned CUDA base image", verify.md the stack's sampleGpuImage; the code takes the
+    stack's, so both say that, and the stack's key reaches the smoke pods unless --image is given."""
+    import yaml
+
+    from components.config.stack_file import PROJECT_DIR
+    from tools.verify.expectations import load_expectations
+
+    with pytest.raises(SystemExit):
+        cli.parse_args(["--help"])
+    helped = " ".join(capsys.readouterr().out.split())
+    assert "(default: the stack's nebius-dra:sampleGpuImage," in helped, helped
+    declared = yaml.safe_load((PROJECT_DIR / "Pulumi.yaml").read_text())["config"]["nebius-dra:sampleGpuImage"]
+    assert load_expectations("dev").smoke_image == declared["default"]
+    assert load_expectations("dev", smoke_image="nvidia/cuda:12.8.0-base-ubuntu24.04").smoke_image.endswith(
+        "12.8.0-base-ubuntu24.04"
+    )
+    verify_md = " ".join((PROJECT_DIR / "docs" / "verify.md").read_text().split())
+    assert "with the stack's `sampleGpuImage` (`--image` to override)" in verify_md
