@@ -172,7 +172,9 @@ def _recreation_lines(changes: Changes, names: dict[str, str], apart: set[str], 
             others = tuple(change for change in group.changes if change not in fields and change.rows)
             if group.capacity is not None:
                 # The stack file's words first, as `make cost` says it; the provider fields it moves below.
-                lines.append(f"    {setting_move('capacity', *group.capacity)} ({CAPACITY_SETTING}), sent as these template fields:")
+                lines.append(
+                    f"    {setting_move('capacity', *group.capacity)} ({CAPACITY_SETTING}), sent as these template fields:"
+                )
             lines += _field_lines(fields)
             lines += [
                 f"    {change.text()} ({', '.join(sorted(effect.value for effect in change.effects))})"
