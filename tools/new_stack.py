@@ -36,7 +36,7 @@ from components.config.stack_file import PROJECT_DIR, StackFileError, committed_
 from components.input.fields import NEBIUS_ID_PATTERN, Shape, nebius_id_rule
 from components.redaction import holds_a_token, redacted
 from tools.ci_identity.config import NAMESPACE as BOOTSTRAP_NAMESPACE
-from tools.ci_identity.config import OWNER, REPOSITORY_NAME, CiIdentitySettings
+from tools.ci_identity.config import OWNER, PLACEHOLDER_OWNER, REPOSITORY_NAME, CiIdentitySettings
 from tools.plan.stack_source import STACK_NAME_RULE, StackNameError, check_stack_name
 
 STACKS_FILE = Path(".github") / "stacks.json"
@@ -196,7 +196,16 @@ def bootstrap_repository(given: str, bootstrap_dir: Path, name: str, project_id:
         # The IDs belong to the repository: kept only when the other stacks name this one, and agree on them.
         return agreed.pop() if len(agreed) == 1 and next(iter(agreed))[0] == given else (given, 0, 0)
     if len(agreed) == 1 and next(iter(agreed))[0]:
-        return agreed.pop()
+        taken = agreed.pop()
+        if taken[0].partition("/")[0] == PLACEHOLDER_OWNER:
+            # The shipped example's repository: copied, the new stack's identities would trust whoever owns that
+            # name on GitHub, and its deploys would fail to log in (newcomer round 4).
+            raise NewStackError(
+                f"REPOSITORY is empty, and the identity bootstrap's stacks in {BOOTSTRAP_DIR} name {shown(taken[0])}, "
+                "the project's example, not your repository: give REPOSITORY=OWNER/REPO, the GitHub repository whose "
+                "workflows the new stack's CI identities trust (and set it in the other stacks' files there too)"
+            )
+        return taken
     told = ", ".join(
         f"{stack}: {repo or 'none'}" + (f" (IDs {owner}/{repo_id})" if repo_id else "")
         for stack, (repo, owner, repo_id) in named.items()

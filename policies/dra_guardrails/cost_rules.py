@@ -27,6 +27,10 @@ from .quoting import shown
 HOURS_PER_30_DAYS = 24 * 30
 # A budget below a cent per hour is a typo; JSON Schema's `minimum` means the same in every draft the CLI may use.
 MIN_HOURLY_USD = 0.01
+# Above it a budget gates nothing any stack could cost, so it is a typo (an extra zero or three, `1e308`): 1,000 GPU
+# groups (ten times the fleet `make bench` plans) of 100 nodes (Nebius's most a group) of 8 GPUs at $12.50 a
+# GPU-hour, over three times the dearest published Nebius GPU price (prices/nebius.yaml).
+MAX_HOURLY_USD = 10_000_000
 
 
 # A budget is compared to the cent and beyond, but no price of the table has more than six decimals.
@@ -53,10 +57,10 @@ def _max_hourly_usd(config: Mapping[str, Any]) -> float | None:
     # Present is used: null is refused like any other non-amount, never read as "no budget".
     limit = config["maxHourlyUsd"]
     amount = isinstance(limit, (int, float)) and not isinstance(limit, bool) and math.isfinite(limit)
-    if not amount or limit < MIN_HOURLY_USD:
+    if not amount or not MIN_HOURLY_USD <= limit <= MAX_HOURLY_USD:
         raise PolicyConfigError(
-            f"max-hourly-cost: maxHourlyUsd must be a number of US dollars per hour, at least {MIN_HOURLY_USD}, "
-            f"got {as_json(limit)}"
+            f"max-hourly-cost: maxHourlyUsd must be a number of US dollars per hour, at least {MIN_HOURLY_USD} and "
+            f"at most {MAX_HOURLY_USD:,} (above it, no stack's cost could reach it), got {as_json(limit)}"
         )
     return float(limit)
 

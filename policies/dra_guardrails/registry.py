@@ -14,7 +14,7 @@ from .claim_rules import (
     check_workload_images_pinned,
 )
 from .cluster_rules import DEFAULT_MINIMUM_VERSION, MINIMUM_VERSION, check_cluster_version, check_dra_features_on_minor
-from .cost_rules import MIN_HOURLY_USD, check_max_hourly_cost, check_spot_ceiling_below_spot_price
+from .cost_rules import MAX_HOURLY_USD, MIN_HOURLY_USD, check_max_hourly_cost, check_spot_ceiling_below_spot_price
 from .framework import ADVISORY, MANDATORY, ResourceRule, StackRule
 from .identity_rules import IDENTITY_RULES
 from .node_group_rules import (
@@ -200,6 +200,7 @@ RULES: tuple[ResourceRule | StackRule, ...] = (
                 "maxHourlyUsd": {
                     "type": "number",
                     "minimum": MIN_HOURLY_USD,
+                    "maximum": MAX_HOURLY_USD,
                     "description": "Most the stack's nodes may cost per hour, in US dollars, at fixed counts and "
                     "autoscaling maxima, priced from the program's cost estimate.",
                 },

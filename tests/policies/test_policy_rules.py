@@ -1082,13 +1082,21 @@ def test_a_preemptible_node_group_needs_a_spot_price():
     assert stack_violations("max-hourly-cost", group, spot, config=budget(46.4)) == []
 
 
-@pytest.mark.parametrize("limit", [0, -1, 0.009, "100", True, float("nan"), float("inf")])
-def test_max_hourly_cost_refuses_a_threshold_that_is_not_an_amount_of_at_least_a_cent(limit):
+@pytest.mark.parametrize(
+    "limit", [0, -1, 0.009, "100", True, float("nan"), float("inf"), 1e308, 10**300, 10_000_000.01]
+)
+def test_max_hourly_cost_refuses_a_threshold_that_is_not_an_amount_from_a_cent_to_ten_million(limit):
+    """Attack round 4: 1e308 and 10**300 were taken, a mandatory gate no stack could fail."""
     resources = [planned(*TRAIN), planned(*PRICED)]
     with pytest.raises(
-        PolicyConfigError, match=r"maxHourlyUsd must be a number of US dollars per hour, at least 0\.01"
+        PolicyConfigError,
+        match=r"maxHourlyUsd must be a number of US dollars per hour, at least 0\.01 and at most 10,000,000 ",
     ):
         check_resources(resources, {"max-hourly-cost": budget(limit)})
+
+
+def test_max_hourly_cost_takes_a_budget_of_ten_million():
+    assert stack_violations("max-hourly-cost", TRAIN, PRICED, config=budget(10_000_000)) == []
 
 
 def test_max_hourly_cost_is_advisory_unless_the_config_makes_it_a_gate():

@@ -29,7 +29,14 @@ def project(tmp_path: Path) -> Path:
     shutil.copy(PROJECT_DIR / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
     shutil.copy(STACKS_FILE, tmp_path / new_stack.STACKS_FILE)
     shutil.copytree(PROJECT_DIR / new_stack.BOOTSTRAP_DIR, tmp_path / new_stack.BOOTSTRAP_DIR, ignore=IGNORED)
+    # As a team has them once it set its own repository in dev's and prod's files, as docs/ci.md says to.
+    for stack in ("dev", "prod"):
+        path = tmp_path / new_stack.BOOTSTRAP_DIR / f"Pulumi.{stack}.yaml"
+        path.write_text(path.read_text().replace(f"{SHIPPED_REPOSITORY}\n", f"{TEAM_REPOSITORY}\n"))
     return tmp_path
+
+
+SHIPPED_REPOSITORY, TEAM_REPOSITORY = "example-org/nebius-dra", "acme-ml/nebius-dra"
 
 
 IGNORED = shutil.ignore_patterns("__pycache__")
@@ -339,7 +346,7 @@ def test_the_new_stack_gets_the_bootstraps_stack_file_which_its_check_passes(pro
     assert f"wrote {new_stack.BOOTSTRAP_DIR}/Pulumi.staging.yaml\n" in capsys.readouterr().out
     bootstrap_dir = project / new_stack.BOOTSTRAP_DIR
     assert yaml.safe_load((bootstrap_dir / "Pulumi.staging.yaml").read_text()) == {
-        "config": {f"{BOOTSTRAP_KEY}:repository": "example-org/nebius-dra", f"{BOOTSTRAP_KEY}:projectId": PROJECT_ID}
+        "config": {f"{BOOTSTRAP_KEY}:repository": TEAM_REPOSITORY, f"{BOOTSTRAP_KEY}:projectId": PROJECT_ID}
     }
     # `python -m tools.ci_identity.check --stack staging`, on this copy of the project.
     monkeypatch.setattr(check, "BOOTSTRAP_DIR", bootstrap_dir)
@@ -347,6 +354,25 @@ def test_the_new_stack_gets_the_bootstraps_stack_file_which_its_check_passes(pro
     assert check.main(["--stack", "staging"]) == check.EXIT_OK
     out = capsys.readouterr().out
     assert f"deploy identity of staging: editor on {PROJECT_ID}" in out and "policy pack: pass" in out
+
+
+def test_the_shipped_example_repository_is_not_copied_into_a_new_stack(project, capsys):
+    """Newcomer round 4: dev's and prod's files as shipped name example-org/nebius-dra; new-stack copied it without a
+    word and the check passed, so the new stack's identities would trust whoever owns that name on GitHub."""
+    for stack in ("dev", "prod"):
+        shipped = PROJECT_DIR / new_stack.BOOTSTRAP_DIR / f"Pulumi.{stack}.yaml"
+        shutil.copy(shipped, project / new_stack.BOOTSTRAP_DIR / shipped.name)
+    before = {path: path.read_text() for path in project.rglob("*") if path.is_file()}
+    args = ["--name", "staging", "--parent-id", PROJECT_ID, "--subnet-id", SUBNET_ID, "--project-dir", str(project)]
+    assert new_stack.main(args) == new_stack.EXIT_REFUSED
+    assert (
+        'name "example-org/nebius-dra", the project\'s example, not your repository: give REPOSITORY=OWNER/REPO'
+    ) in capsys.readouterr().err
+    assert {path: path.read_text() for path in project.rglob("*") if path.is_file()} == before
+    # The check of a shipped stack, which still names it, says so beside each identity that trusts it.
+    assert check.main(["--stack", "dev"]) == check.EXIT_OK
+    out = capsys.readouterr().out
+    assert out.count("the repository is the project's example (example-org/...), not yours") == 2
 
 
 def _bootstrap_says(project: Path, stack: str, repository: str, ids: str = "") -> None:
@@ -370,7 +396,7 @@ def test_the_bootstraps_github_ids_follow_the_repository_they_belong_to(project)
     ("repository", "prod_names", "named"),
     [
         ("", "other/repo", "REPOSITORY is empty, and the identity bootstrap's stacks in tools/ci_identity name no one "
-         "repository to take (dev: example-org/nebius-dra, prod: other/repo): give REPOSITORY=OWNER/REPO"),
+         "repository to take (dev: acme-ml/nebius-dra, prod: other/repo): give REPOSITORY=OWNER/REPO"),
         ("no-slash", "", 'REPOSITORY="no-slash" is not OWNER/REPO'),
         # Hostile review: owners GitHub cannot have were written; harmless refused values were never shown.
         ("o-/r", "", 'REPOSITORY="o-/r": repository: "o-/r" names no GitHub repository: an owner\'s name is letters'),
@@ -441,7 +467,7 @@ def test_github_ids_given_are_written_into_the_bootstraps_file_which_its_check_p
     assert "2026-07-15" not in capsys.readouterr().out
     bootstrap_dir = project / new_stack.BOOTSTRAP_DIR
     assert yaml.safe_load((bootstrap_dir / "Pulumi.staging.yaml").read_text())["config"] == {
-        f"{BOOTSTRAP_KEY}:repository": "example-org/nebius-dra",
+        f"{BOOTSTRAP_KEY}:repository": TEAM_REPOSITORY,
         f"{BOOTSTRAP_KEY}:repositoryOwnerId": 12,
         f"{BOOTSTRAP_KEY}:repositoryId": 345,
         f"{BOOTSTRAP_KEY}:projectId": PROJECT_ID,
@@ -449,7 +475,7 @@ def test_github_ids_given_are_written_into_the_bootstraps_file_which_its_check_p
     monkeypatch.setattr(check, "BOOTSTRAP_DIR", bootstrap_dir)
     monkeypatch.setattr(ci_config, "read_stack_file", lambda stack: read_stack_file(stack, project))
     assert check.main(["--stack", "staging"]) == check.EXIT_OK
-    assert "repo:example-org@12/nebius-dra@345:environment:staging" in capsys.readouterr().out
+    assert "repo:acme-ml@12/nebius-dra@345:environment:staging" in capsys.readouterr().out
 
 
 def test_without_github_ids_the_next_steps_say_a_new_repository_needs_them(project, capsys):

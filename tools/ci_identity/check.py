@@ -14,6 +14,7 @@ bootstrap refuses its config (each problem names its key) or the stack file cann
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,7 +22,7 @@ from pathlib import Path
 from components.config.reading import printable
 from policies.dra_guardrails import RULES, Finding, PlannedResource, check_resources
 from policies.dra_guardrails.identity_rules import ACCESS_PERMIT_TYPE, FEDERATED_CREDENTIALS_TYPE, identity_of
-from tools.ci_identity.config import check_readable_config
+from tools.ci_identity.config import NAMESPACE, PLACEHOLDER_OWNER, check_readable_config
 from tools.plan.mock_engine import run_program
 
 BOOTSTRAP_DIR = Path(__file__).resolve().parent
@@ -49,6 +50,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             props = resource.props
             print(f"{kind} identity of {environment}: {roles.get((kind, environment))} on {props['parentId']}")
             print(f"  trusts {props['oidcProvider']['issuerUrl']} for sub {props['federatedSubjectId']}")
+            if re.match(rf"repo:{re.escape(PLACEHOLDER_OWNER)}[/@]", props["federatedSubjectId"]):
+                print(
+                    f"  the repository is the project's example ({PLACEHOLDER_OWNER}/...), not yours: set "
+                    f"{NAMESPACE}:repository in this stack's file before `pulumi up`, or these "
+                    "identities trust whoever owns that name on GitHub"
+                )
     findings = check_resources(planned)
     for finding in findings:
         print(f"{'mandatory' if finding.mandatory else 'advisory'} {finding.policy}: {finding.message}")

@@ -30,6 +30,12 @@ def ci_config_key(key: str) -> str:
     return f"{NAMESPACE}:{key}"
 
 
+# The owner of the repository the shipped stack files name (Pulumi.dev.yaml and Pulumi.prod.yaml here): an example
+# for a team to replace with its own, never one to trust. `make new-stack` does not copy it, and the offline check
+# says it is there.
+PLACEHOLDER_OWNER = "example-org"
+
+
 class CiIdentitySettings(BaseModel):
     """The stack config as typed: one repository, one environment, its project."""
 

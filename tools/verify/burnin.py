@@ -52,7 +52,8 @@ from tools.verify.cluster import ClusterError, Obj
 from tools.verify.expectations import Expectations, GroupExpectation
 from tools.verify.floors import Floor, floors_for_run
 from tools.verify.objects import condition_true, labels_of, name_of
-from tools.verify.smoke import STARTED_PHASES, SmokeInterrupted, random_suffix, signals_deferred
+from tools.verify.signals import signals_deferred
+from tools.verify.smoke import STARTED_PHASES, SmokeInterrupted, random_suffix
 
 DEFAULT_STATE_FILE = Path.home() / ".cache" / "nebius-dra" / "burn-in.json"
 DEFAULT_BURN_IN_TIMEOUT_S = 1200.0

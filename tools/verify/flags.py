@@ -8,6 +8,7 @@ line `--kubeconfig "$KC"` with KC unset must not verify whatever cluster the def
 from __future__ import annotations
 
 import argparse
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,16 +22,21 @@ from components.shown import shown
 # limit is a typo (`1e300` overflowed the thread's wait, blamed on the server).
 MAX_SECONDS = 86400.0
 
+_SECONDS = re.compile(r"[0-9]{1,6}(?:\.[0-9]{1,6})?")
 _IMAGE = TypeAdapter(Image)
 _FILE = TypeAdapter(LocalFile)
 
 
 def seconds(text: str) -> float:
     """A time limit: more than 0 and at most a day of seconds."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{shown(text)} is not a number of seconds") from None
+    # ASCII digits with an optional fraction, as the stack file's numbers: float() also takes `1_000`, ` 3`, `+3`,
+    # `1e3` and other scripts' digits, which no limit written by hand needs.
+    if not _SECONDS.fullmatch(text):
+        raise argparse.ArgumentTypeError(
+            f"{shown(text)} is not a number of seconds: give ASCII digits, with a fraction after '.' if needed (such as "
+            "30 or 2.5)"
+        )
+    value = float(text)
     if not 0 < value <= MAX_SECONDS:
         raise argparse.ArgumentTypeError(
             f"{shown(text)}: the limit must be a positive number of seconds, at most {MAX_SECONDS:.0f} (a day)"

@@ -39,6 +39,7 @@ from kubernetes.config.kube_config import ConfigNode
 from components.config.reading import InputError, check_file_flag, load_yaml, parse_json, printable, read_text
 from components.redaction import redacted_command
 from components.shown import shown
+from tools.verify.signals import signals_deferred
 
 DEFAULT_KUBECONFIG = "~/.kube/config"
 WRITE_IT = "write it with `pulumi stack output kubeconfig --show-secrets > kubeconfig` and pass --kubeconfig kubeconfig"
@@ -78,8 +79,10 @@ class _Drain(threading.Thread):
             self.start()
 
     def run(self) -> None:
+        # The pipe is this thread's to close, at its end: closed from another thread while a read waits, the close
+        # would wait for that read, as long as whatever holds the pipe's other end lives.
         assert self.pipe is not None
-        with contextlib.suppress(OSError, ValueError):  # the pipe closed under it once the plugin was stopped
+        with contextlib.suppress(OSError, ValueError), self.pipe:
             while chunk := self.pipe.read1(1 << 16):  # type: ignore[attr-defined]
                 self.data += chunk
                 if len(self.data) > self.limit:
@@ -617,32 +620,35 @@ class ExecPlugin:
         if self.cluster_info is not None:
             info["spec"]["cluster"] = dict(self.cluster_info)
         env = {**os.environ, **dict(self.env), "KUBERNETES_EXEC_INFO": json.dumps(info)}
+        # A Ctrl-C or SIGTERM while Popen runs (the child forked, its handle not yet returned) would leave the plugin
+        # running with nothing to stop it: on a loaded machine one came there (a flake of issue 37's round 4). Both are
+        # held until `process` exists, then acted on as if they came right after.
+        with signals_deferred() as arrived:
+            try:
+                process = subprocess.Popen(
+                    [self.command, *self.args],
+                    stdin=None if interactive else subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=None if interactive else subprocess.PIPE,
+                    cwd=self.directory,
+                    env=env,
+                    # Off a terminal the plugin gets its own process group, so a timeout kills its children too.
+                    start_new_session=not interactive,
+                )
+            except OSError as error:
+                raise ExecPluginError(
+                    f"{self._describe()} cannot start: {error.strerror or error}; install it or put it on PATH"
+                ) from None
+        # From here on, whatever ends the run (a Ctrl-C included, while the drains' threads start) stops the plugin.
         try:
-            process = subprocess.Popen(
-                [self.command, *self.args],
-                stdin=None if interactive else subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=None if interactive else subprocess.PIPE,
-                cwd=self.directory,
-                env=env,
-                # Off a terminal the plugin gets its own process group, so a timeout kills its children too.
-                start_new_session=not interactive,
-            )
-        except OSError as error:
-            raise ExecPluginError(
-                f"{self._describe()} cannot start: {error.strerror or error}; install it or put it on PATH"
-            ) from None
-        # From here on, whatever ends the run (a Ctrl-C included, while the drains' threads start) stops the plugin:
-        # on a loaded machine a Ctrl-C once came between the start and the waiting, and the plugin outlived the run.
-        try:
+            for number in arrived:
+                signal.raise_signal(number)
             stdout = _Drain(process.stdout, MAX_EXEC_STDOUT_BYTES, head=True)
             stderr = _Drain(process.stderr, KEPT_EXEC_STDERR_BYTES, head=False)
             deadline = time.monotonic() + timeout_s
             process.wait(timeout=timeout_s)
-            for drain in (stdout, stderr):  # a child the plugin left running may hold a pipe open: the deadline stands
+            for drain in (stdout, stderr):
                 drain.text(max(0.0, deadline - time.monotonic()))
-                if drain.is_alive():
-                    raise subprocess.TimeoutExpired(process.args, timeout_s)
         except subprocess.TimeoutExpired:
             stop(process, whole_group=not interactive)
             raise ExecPluginError(
@@ -654,6 +660,18 @@ class ExecPlugin:
         except BaseException:
             stop(process, whole_group=not interactive)
             raise
+        if stdout.is_alive() or stderr.is_alive():
+            # The plugin ended, but a process it started outside its group (`setsid cmd &`) holds its stdout or stderr
+            # open: client-go would wait for it as long as it lives (os/exec's Wait copies the pipes to their end);
+            # the deadline stands here instead, and the pipes are left to their reading threads, never closed under
+            # them (a close waits for the read in progress).
+            stop(process, whole_group=not interactive)
+            raise ExecPluginError(
+                f"{self._describe()} exited with status {process.returncode}, but a process it started still held "
+                f"its output open {timeout_s:g}s (--exec-plugin-timeout) after it began, so its answer may be cut "
+                f"short; make the command leave no background process attached to its stdout and stderr (run "
+                f"`{self.command_line}` by hand: it should return the prompt only once it is done)"
+            )
         if process.returncode != 0:
             unshown = self._unshown(stderr)
             raise ExecPluginError(
@@ -753,9 +771,6 @@ def stop(process: subprocess.Popen[bytes], whole_group: bool) -> None:
     except OSError:
         pass  # it ended by itself meanwhile
     process.wait()
-    for pipe in (process.stdout, process.stderr):
-        if pipe is not None:
-            pipe.close()
 
 
 class ExecCredentials:

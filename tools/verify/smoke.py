@@ -9,11 +9,9 @@ knows what to delete, and Ctrl-C cannot interrupt that deletion. The pod also ca
 from __future__ import annotations
 
 import secrets
-import signal
 import string
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -29,6 +27,7 @@ from tools.verify.allocation import (
 from tools.verify.checks import GPU_DRIVER, NETWORK_DRIVER, Discrepancy, Outcome, api_failure
 from tools.verify.cluster import Cluster, ClusterError
 from tools.verify.expectations import Expectations
+from tools.verify.signals import signals_deferred
 
 CONTAINER = "smoke"
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
@@ -135,21 +134,6 @@ def smoke_pod(
             ],
         },
     }
-
-
-@contextmanager
-def signals_deferred() -> Iterator[list[int]]:
-    """Holds Ctrl-C and SIGTERM until the block ends, so a second Ctrl-C cannot cut a cleanup short; yields what arrived."""
-    received: list[int] = []
-    previous = {
-        sig: signal.signal(sig, lambda number, _frame: received.append(number))
-        for sig in (signal.SIGINT, signal.SIGTERM)
-    }
-    try:
-        yield received
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 class SmokeInterrupted(KeyboardInterrupt):

@@ -73,11 +73,18 @@ def test_a_burn_in_binary_that_is_no_absolute_file_path_is_refused(value, capsys
         "--burn-in-timeout",
     ],
 )
-@pytest.mark.parametrize("value", ["1e300", "1e20", "86401"])
-def test_a_time_limit_past_a_day_is_refused_by_flag(flag, value, capsys):
+@pytest.mark.parametrize("value", ["86401", "999999", "86400.5", "0", "0.0"])
+def test_a_time_limit_past_a_day_or_of_nothing_is_refused_by_flag(flag, value, capsys):
     assert f'argument {flag}: "{value}": the limit must be a positive number of seconds, at most 86400' in (
         refused_at_parsing(capsys, flag, value)
     )
+
+
+@pytest.mark.parametrize("value", ["1e300", "1_000", " 3", "+3", "-1", "\u0663", "0x10", "nan", "inf", "3.", ""])
+def test_a_time_limit_spelt_other_than_in_ascii_digits_is_refused(value, capsys):
+    """Attack round 4: float() took `1_000` as 1000 s, and other scripts' digits, which the stack file refuses."""
+    err = refused_at_parsing(capsys, "--run-timeout", value)
+    assert f"argument --run-timeout: {shown(value)} is not a number of seconds: give ASCII digits" in err
 
 
 def test_a_time_limit_of_a_day_is_taken():

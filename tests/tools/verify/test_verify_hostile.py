@@ -242,6 +242,57 @@ def test_ctrl_c_while_the_exec_plugin_runs_kills_it_and_exits_130(tmp_path, caps
     assert wait_gone([int(pid) for pid in pids.read_text().split()]) == []
 
 
+def test_an_exec_plugin_whose_background_process_holds_its_output_is_given_up_at_its_timeout(tmp_path, capsys):
+    """Attack round 4: a plugin that answered and exited, leaving `setsid sleep 120 &` (outside its process group, so
+    not killed with it) on its stdout, kept the run for the sleep's 120 s, past --exec-plugin-timeout, --run-timeout
+    and SIGTERM (closing the pipe waited for the read in progress), then blamed a login."""
+    pids = tmp_path / "pids"
+    credential = json.dumps({"apiVersion": EXEC_API, "kind": "ExecCredential", "status": {"token": "t"}})
+    script(tmp_path, "login.sh", f"setsid sleep 120 &\necho $! > \"$PIDS\"\necho '{credential}'\n")
+    kubeconfig = write_kubeconfig(tmp_path, "http://127.0.0.1:9", exec_user("./login.sh", {"PIDS": str(pids)}))
+    try:
+        status, elapsed = run_cli("--kubeconfig", str(kubeconfig), "--exec-plugin-timeout", "1")
+        err = capsys.readouterr().err
+    finally:
+        with contextlib.suppress(OSError, ValueError):
+            os.kill(int(pids.read_text()), signal.SIGKILL)
+    assert status == 2
+    assert elapsed < BOUND_S
+    assert "exited with status 0, but a process it started still held its output open 1s (--exec-plugin-timeout)" in err
+    assert "waits for a login" not in err
+
+
+def test_ctrl_c_while_the_plugin_is_being_started_stops_it_once_it_has_started(tmp_path, monkeypatch):
+    """Ctrl-C between the fork and Popen's return (one came there on a loaded machine) raised out of Popen, leaving
+    the plugin with nothing to stop it; held until the handle exists, it stops the plugin."""
+    pids = tmp_path / "pids"
+    script(tmp_path, "get-token.sh", 'sleep 300 &\necho $$ $! > "$PIDS"\nwait\n')
+    real_popen = subprocess.Popen
+
+    def popen_interrupted_before_it_returns(*args: Any, **kwargs: Any) -> subprocess.Popen[bytes]:
+        process = real_popen(*args, **kwargs)
+        deadline = time.monotonic() + BOUND_S
+        while time.monotonic() < deadline and len(pids.read_text().split() if pids.exists() else []) < 2:
+            time.sleep(0.02)
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.05)  # the handler runs here, inside Popen as far as the caller knows
+        return process
+
+    monkeypatch.setattr(subprocess, "Popen", popen_interrupted_before_it_returns)
+    plugin = ExecPlugin(
+        command="./get-token.sh",
+        args=(),
+        env=(("PIDS", str(pids)),),
+        api_version=EXEC_API,
+        directory=tmp_path,
+        source=tmp_path / "kubeconfig",
+        user="u",
+    )
+    with pytest.raises(KeyboardInterrupt):
+        plugin.run(timeout_s=BOUND_S)
+    assert wait_gone([int(pid) for pid in pids.read_text().split()]) == []
+
+
 @pytest.mark.parametrize(
     ("body", "message"),
     [
