@@ -254,8 +254,8 @@ def plain_credential_problems(settings: StackInput, raw: RawConfig, problems: Me
 
     Such a key becomes a resource name, an ID or a setting that Nebius and Kubernetes show in plain text
     (docs/configuration.md, "Stack files, secrets and editor support"): `pulumi up` would deploy the token in clear
-    while the plan, redacted, shows `[redacted]` in its place (attack4 #4: `sampleGpuImage: registry/cuda:ghp_...`, a GPU group's label). The check
-    is the redactor's own, so what the plan would hide is what is refused, and nothing a plan quotes differs from what
+    while the plan, redacted, shows `[redacted]` in its place (attack4 #4: `sampleGpuImage: registry/cuda:ghp_...`,
+    a GPU group's label). The check is the redactor's own, so what the plan would hide is what is refused, and nothing a plan quotes differs from what
     `pulumi up` sends. A key some rule has refused already (draDriverValues' own credential rule among them) is not
     refused twice.
     """
