@@ -81,16 +81,31 @@ DIGEST = re.compile(r"(?:sha256:[0-9a-f]{64}|sha512:[0-9a-f]{128})(?![0-9A-Za-z]
 _MARKERS = re.compile("[@?#;=&\\\\\uff20\ufe6b\uff1a\ufe55\ua789\u2236\u02d0\uff1d]|%[0-9A-Fa-f]{2}")
 _SCHEME = re.compile(r"\A[A-Za-z][A-Za-z0-9+.-]{0,31}://")
 _NAME_OR_PORT_AFTER_COLON = re.compile(r":(?:[0-9]{1,5}|[A-Za-z0-9_][A-Za-z0-9_.-]*)(?=/|\Z)")
-# A token whose form says what it is, with no '@' or ':' to give it away: a JSON Web Token or any base64url of a JSON
-# object (RFC 7519 section 3: its header is the base64url of `{"...`, which starts `eyJ`), GitHub's tokens (`ghp_`,
-# `gho_`, `ghu_`, `ghs_`, `ghr_`, `github_pat_`: github.blog 2021-04-05, "Behind GitHub's new authentication token
-# formats"), GitLab's personal access tokens (`glpat-`), Slack's (`xoxb-`, `xoxp-`, ...) and AWS access key IDs
-# (`AKIA`/`ASIA` and 16 capitals or digits). None starts inside a longer run of its characters, and each alternative
-# reads a fixed number of characters: linear.
+# A token whose form says what it is, with no '@' or ':' to give it away. A token pasted glued to the text before it
+# (`3ghp_...` in a number's place, `vpcsubnet-e00ghp_...`, `dra<token>`) is as secret as one standing alone, so each
+# form counts wherever it starts inside a word, unless the form is one that words hold too:
+# - GitHub's tokens, `ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_` and 36 base62 characters, `github_pat_` and base62 with
+#   `_` (github.blog 2021-04-05, "Behind GitHub's new authentication token formats"): anywhere; a word holds an
+#   underscore right after `ghp` and then 20 letters and digits in a row only as such a token.
+# - GitLab's personal access tokens, `glpat-` and 20 characters of `[0-9A-Za-z_-]`
+#   (https://docs.gitlab.com/ee/security/tokens/#token-prefixes): anywhere, for the same reason.
+# - Slack's tokens, `xoxb-`, `xoxp-`, `xoxa-`, `xoxo-`, `xoxs-`, `xoxr-` and a dash-joined run
+#   (https://api.slack.com/authentication/token-types): anywhere.
+# - AWS access key IDs, `AKIA` (long-term) or `ASIA` (temporary) and 16 capitals or digits, 20 characters in all
+#   (https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_identifiers.html#identifiers-unique-ids): anywhere,
+#   glued to capitals or digits on either side too (`XAKIA...`, `AKIA...5`), since a key pasted into a longer
+#   capital run is still one; no name of this project has `AKIA` or `ASIA` then 16 capitals or digits.
+# - A JSON Web Token, or any base64url of a JSON object (RFC 7519 section 3; its header is the base64url of `{"...`,
+#   which starts `eyJ`): at a word start only, since `eyJ` and 8 letters sit inside camel-case words
+#   (`keyJobRunnerName`, `surveyJsonFields`). Glued inside a word, a JOSE header counts by the base64url of its
+#   first member's name, which RFC 7515 section 4.1 and RFC 7516 section 4.1 register (`{"alg"` is `eyJhbGci`,
+#   `{"typ"` `eyJ0eXAi`, `{"kid"` `eyJraWQi`, ... `{"zip"` `eyJ6aXAi`): fixed text no word holds.
+# Each alternative reads a fixed number of characters from where it starts (a search tries each position once):
+# linear.
 _TOKEN_FORM = re.compile(
-    r"(?<![A-Za-z0-9])"
-    r"(?:eyJ[A-Za-z0-9_-]{8}|gh[pousr]_[A-Za-z0-9]{20}|github_pat_[A-Za-z0-9_]{20}|glpat-[A-Za-z0-9_-]{20}"
-    r"|xox[abposr]-[A-Za-z0-9-]{10}|(?:AKIA|ASIA)[0-9A-Z]{16}(?![0-9A-Z]))"
+    r"(?:(?<![A-Za-z0-9])eyJ[A-Za-z0-9_-]{8}|eyJ(?:hbGci|0eXAi|raWQi|lbmMi|jdHki|qa3Ui|qd2si|4NXUi|4NWMi|4NXQi|jcml0|6aXAi)"
+    r"|gh[pousr]_[A-Za-z0-9]{20}|github_pat_[A-Za-z0-9_]{20}|glpat-[A-Za-z0-9_-]{20}"
+    r"|xox[abposr]-[A-Za-z0-9-]{10}|(?:AKIA|ASIA)[0-9A-Z]{16})"
 )
 
 # A whole token of such a form in free text, to its last token character (a JWT's '.'-joined parts among them, a sentence's closing '.' not): what

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import ValidationError
 
+from components.config.chart_keys import credential_shaped_paths
 from components.config.claim_templates import parse_claims_config
 from components.config.dependent import (
     unused_by_groups_problems,
@@ -242,8 +243,35 @@ def parse_stack_config(
                     f"is required to create the cluster: set it with `pulumi config set {config_key(key)} <id>` "
                     f"(or deploy onto an existing cluster with {config_key('existingClusterKubeconfig')})",
                 )
+    plain_credential_problems(settings, given, problems)
     problems.raise_if_any()
     return config
+
+
+def plain_credential_problems(settings: StackInput, raw: RawConfig, problems: MeaningProblems) -> None:
+    """Each text of a key set in plain text (a string value, or a string or map key inside a list or map) that the
+    redactor rewrites (`credential_shaped_paths`) is refused, the key named and the text never quoted.
+
+    Such a key becomes a resource name, an ID or a setting that Nebius and Kubernetes show in plain text
+    (docs/configuration.md, "Stack files, secrets and editor support"): `pulumi up` would deploy the token in clear
+    while the plan, redacted, shows `[redacted]` in its place (attack4 #4: `sampleGpuImage: registry/cuda:ghp_...`,
+    a GPU group's label). The check is the redactor's own, so what the plan would hide is what is refused, and nothing a plan quotes differs from what
+    `pulumi up` sends. A key some rule has refused already (draDriverValues' own credential rule among them) is not
+    refused twice.
+    """
+    given = settings.model_dump(mode="json")
+    for key in sorted(set(raw.values) - set(raw.secret_keys)):
+        name = config_key(key)
+        if key not in given or any(re.match(rf"{re.escape(name)}(?![\w.-])", line) for line in problems.lines):
+            continue
+        for path in credential_shaped_paths(given[key], (key,)):
+            inside = path.removeprefix(key)
+            problems.add(
+                name,
+                f"{'holds at ' + inside.lstrip('.') + ' ' if inside else 'holds '}a value of a credential's shape "
+                "(a token's form such as ghp_..., a URL's userinfo or query, a field named for a password; the plan would show it as [redacted], "
+                "`pulumi up` would send it in plain text); this key cannot be a secret, so remove the credential",
+            )
 
 
 def existing_kubeconfig(settings: StackInput, raw: RawConfig, problems: ConfigProblems) -> str | None:

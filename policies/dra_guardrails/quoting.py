@@ -6,7 +6,7 @@ userinfo, a parameter named like a token, key, password or secret, a bearer or b
 form such as `ghp_...`, a host's label shaped as a token), every character a terminal would act on escaped (control characters, ESC among them, and
 Unicode format characters such as bidi overrides), and the result cut to a bounded length. The pack cannot import the program's own quoting
 (components/shown.py): the CLI runs it from inside `policies/`. Every pattern is linear: fixed or bounded text,
-single character classes, starts only at a boundary.
+single character classes, starts only at a boundary or at a fixed text (a token's prefix).
 """
 
 from __future__ import annotations
@@ -34,12 +34,14 @@ _CREDENTIAL_NAME = re.compile(r"(?i)token|key|passw|pwd|secret|auth|credential|s
 _AUTH_SCHEME = re.compile(r"(?i)(bearer|basic)(\s+)\S+")
 
 # A token whose form says what it is (a JWT's `eyJ`, GitHub's `ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_`, `github_pat_`,
-# GitLab's `glpat-`, Slack's `xox?-`, AWS's `AKIA`/`ASIA` key IDs), hidden whole to its last token character: the
-# forms of components/redaction.py `_TOKEN_FORM`, kept in step by tests/policies/test_policy_quoting.py.
+# GitLab's `glpat-`, Slack's `xox?-`, AWS's `AKIA`/`ASIA` key IDs), hidden whole to its last token character, also
+# glued to the text before it (`5ghp_...`; a JWT inside a word only by its header's start): the forms of
+# components/redaction.py `_TOKEN_FORM` (each form's source and boundary there), kept in step by
+# tests/policies/test_policy_quoting.py.
 TOKEN_FORM = re.compile(
-    r"(?<![A-Za-z0-9])"
-    r"(?:eyJ[A-Za-z0-9_-]{8}|gh[pousr]_[A-Za-z0-9]{20}|github_pat_[A-Za-z0-9_]{20}|glpat-[A-Za-z0-9_-]{20}"
-    r"|xox[abposr]-[A-Za-z0-9-]{10}|(?:AKIA|ASIA)[0-9A-Z]{16}(?![0-9A-Z]))"
+    r"(?:(?<![A-Za-z0-9])eyJ[A-Za-z0-9_-]{8}|eyJ(?:hbGci|0eXAi|raWQi|lbmMi|jdHki|qa3Ui|qd2si|4NXUi|4NWMi|4NXQi|jcml0|6aXAi)"
+    r"|gh[pousr]_[A-Za-z0-9]{20}|github_pat_[A-Za-z0-9_]{20}|glpat-[A-Za-z0-9_-]{20}"
+    r"|xox[abposr]-[A-Za-z0-9-]{10}|(?:AKIA|ASIA)[0-9A-Z]{16})"
 )
 _TOKEN_RUN = re.compile(TOKEN_FORM.pattern + r"(?:[A-Za-z0-9_-]|\.(?=[A-Za-z0-9_-]))*")
 # A label of a URL's host shaped as a token that no prefix names (`https://<token>.mirror.example/`): a run of

@@ -1089,6 +1089,39 @@ def test_redacted_replaces_a_whole_token_of_a_known_form_in_free_text(token):
     assert redact(f"token {token}.") == "token [redacted]."
 
 
+KNOWN_FORM_TOKENS = [
+    JWT_CANARY,
+    GITHUB_CANARY,
+    f"gho_{CANARY}0123456789ab",
+    f"github_pat_{CANARY}_0123456789ab",
+    f"glpat-{CANARY}-0123456789",
+    f"xoxb-{CANARY}-0123",
+    f"AKIA{CANARY.upper()}012345",
+]
+
+
+@given(token=st.sampled_from(KNOWN_FORM_TOKENS), before=st.text("abXZ09", max_size=14), after=TOKEN_TEXT)
+@example(token=GITHUB_CANARY, before="3", after="")
+@example(token=GITHUB_CANARY, before="vpcsubnet-e00", after="")
+@example(token=JWT_CANARY, before="x", after="")
+@example(token=f"AKIA{CANARY.upper()}012345", before="X", after="9")
+def test_a_token_of_a_known_form_glued_to_the_text_before_it_is_refused_and_redacted_alike(token, before, after):
+    """Attack4 #1, #2: `3ghp_...`, `dra<token>`, `vpcsubnet-e00ghp_...` were quoted whole; a token's form counts
+    wherever it starts inside a word, for the refusal (`may_hold_a_credential`) and the redaction alike."""
+    text = before + token + after
+    assert may_hold_a_credential(text)
+    for quoted in every_form(text):
+        assert_no_canary(redact(quoted), canaries=(CANARY, CANARY.upper()))
+
+
+@pytest.mark.parametrize(
+    "text", ["keyJobRunnerName", "surveyJsonFieldsAll", "task-queue-production", "EURASIA-1", "laughs_a", "boxoxb"]
+)
+def test_a_word_that_holds_a_token_forms_letters_is_no_token(text):
+    """`eyJ` inside a camel-case word is no JWT (only a JOSE header's start is, glued), nor `sk-` inside a word."""
+    assert not may_hold_a_credential(text) and redact(text) == text
+
+
 @pytest.mark.parametrize("text", [JWT_CANARY, GITHUB_CANARY, f"AKIA{CANARY.upper()}012345"])
 def test_shown_describes_a_token_by_its_shape_where_it_has_no_marker(text):
     assert NOT_QUOTED in shown(text) and CANARY not in shown(text) and CANARY.upper() not in shown(text)

@@ -94,10 +94,12 @@ def test_the_packs_token_forms_are_the_programs():
         "eyJhbGciOiJIUzI1NiJ9.eyJCANARY.sig",
     ],
 )
-def test_a_token_of_a_known_form_is_hidden(token):
-    assert shown(f'productName == "{token}".') == 'productName == "[redacted]".'
+@pytest.mark.parametrize("before", ["", "5", "x", "vpcsubnet-e00"])
+def test_a_token_of_a_known_form_is_hidden(token, before):
+    """Attack4 #1: a token glued to the text before it (`5ghp_...`) is hidden as one standing alone."""
+    assert shown(f'productName == "{before}{token}".') == f'productName == "{before}[redacted]".'
     with pytest.raises(PolicyConfigError) as refused:
-        check_resources([], {token: "advisory"})
+        check_resources([], {f"{before}{token}": "advisory"})
     assert "CANARY" not in str(refused.value) and "unknown policy" in str(refused.value)
 
 

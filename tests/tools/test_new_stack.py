@@ -168,6 +168,19 @@ def test_the_committed_list_is_written_as_the_tool_writes_it():
         ("staging", "vpcsubnet-e00x", SUBNET_ID, 'PARENT_ID="vpcsubnet-e00x" is not the ID of a Nebius project'),
         ("staging", PROJECT_ID, "project-e00x\n", 'SUBNET_ID="project-e00x\\n" is not the ID of a Nebius vpcsubnet'),
         ("staging", PROJECT_ID, SUBNET_ID, 'AFTER="qa" is not a stack of .github/stacks.json: give one of dev, prod,'),
+        # Attack4 #2: a token glued to an ID's start was quoted whole.
+        (
+            "staging",
+            PROJECT_ID,
+            "vpcsubnet-e00ghp_CANARY0123456789abcdefghijklmnopqrst",
+            'SUBNET_ID="<53 characters: letters, digits, -_; hidden: may be a credential>" is not the ID',
+        ),
+        (
+            "staging",
+            "project-e00ghp_CANARY0123456789abcdefghijklmnopqrst",
+            SUBNET_ID,
+            'PARENT_ID="<51 characters: letters, digits, -_; hidden: may be a credential>" is not the ID',
+        ),
     ],
 )
 def test_a_bad_or_taken_name_or_id_is_refused_with_exit_2_naming_it_and_nothing_is_written(

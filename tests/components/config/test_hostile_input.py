@@ -16,9 +16,10 @@ from hypothesis import strategies as st
 from pulumi.runtime import rpc
 
 from components.config import ConfigError, parse_stack_config
+from components.config.raw import FIELD_KINDS
 from components.config.reading import InputError, parse_yaml
 from components.config.stack_file import load_stack_config, program_config
-from components.input.stack import StackInput
+from components.input.stack import SECRET_ONLY_KEYS, StackInput
 from tools.plan.mock_engine import run_program
 from tools.plan.values import presentable
 
@@ -298,3 +299,76 @@ def test_a_yaml_problem_names_its_kind_and_place_and_quotes_nothing_of_the_docum
     with pytest.raises(InputError) as refused:
         parse_yaml(text, "nebius-dra:chartRepositoryPassword")
     assert kind in str(refused.value) and "CANARY" not in str(refused.value), refused.value
+
+
+# A GitHub token (github.blog 2021-04-05: `ghp_` and 36 base62 characters) with a canary in it.
+GLUED_TOKEN = "ghp_CANARYq7Zk0123456789abcdefghijklmnop"
+# The plain keys of attack4 #4 that took a token and planned, each value otherwise one the key accepts.
+PLAIN_TOKEN_VALUES = [
+    ("sampleGpuImage", f"registry.example.com/cuda:{GLUED_TOKEN}"),
+    ("sampleGpuImage", f"registry.example.com/{GLUED_TOKEN.lower()}/cuda:12"),
+    ("draDriverRoot", f"/run/{GLUED_TOKEN}"),
+    ("nebiusProfile", GLUED_TOKEN),
+    ("nebiusProfile", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJDQU5BUlkifQ.CANARYq7Zk"),
+]
+
+
+@pytest.mark.parametrize(("key", "value"), PLAIN_TOKEN_VALUES)
+def test_a_credential_shaped_value_of_a_plain_key_is_refused_naming_the_key(key, value):
+    """Attack4 #4: these planned with exit 0, the plan showing `[redacted]` where `pulumi up` deploys the token."""
+    with pytest.raises(ConfigError) as refused:
+        parse_stack_config(program_config({**dev_config(), f"nebius-dra:{key}": value}), "dev")
+    assert f"nebius-dra:{key}: holds a value of a credential's shape" in str(refused.value)
+    assert "CANARY" not in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"labels": {"team": GLUED_TOKEN}},
+        {"labels": {GLUED_TOKEN: "x"}},
+        {"taints": [{"key": GLUED_TOKEN, "value": "a", "effect": "NoSchedule"}]},
+        {"taints": [{"key": "a", "value": f"x{GLUED_TOKEN}", "effect": "NoSchedule"}]},
+    ],
+    ids=["label-value", "label-key", "taint-key", "taint-value"],
+)
+def test_a_credential_shaped_label_or_taint_of_a_gpu_group_is_refused_naming_where(change):
+    config = dev_config()
+    groups = json.loads(config["nebius-dra:gpuNodeGroups"])
+    groups[0] |= change
+    with pytest.raises(ConfigError) as refused:
+        parse_stack_config(program_config({**config, "nebius-dra:gpuNodeGroups": json.dumps(groups)}), "dev")
+    assert "nebius-dra:gpuNodeGroups: holds at [0]." in str(refused.value) and "CANARY" not in str(refused.value)
+
+
+STRING_KEYS = [key for key, kind in FIELD_KINDS.items() if kind == "str" and key not in SECRET_ONLY_KEYS]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    key=st.sampled_from(STRING_KEYS), before=st.text(alphabet="abz09-./:", max_size=8), after=st.text("ab9", max_size=3)
+)
+def test_a_token_glued_into_any_plain_string_key_is_refused_by_key_and_never_quoted(key, before, after):
+    """Whatever a plain string key's own rule is, a token inside its value (glued to the text before it too) is
+    refused naming the key, and the token is never quoted (attack4 #1, #4)."""
+    config = {**dev_config(), "nebius-dra:draDriverRepository": "https://charts.example.com/nvidia"}
+    with pytest.raises(ConfigError) as refused:
+        parse_stack_config(program_config({**config, f"nebius-dra:{key}": before + GLUED_TOKEN + after}), "dev")
+    assert f"nebius-dra:{key}" in str(refused.value) and "CANARY" not in str(refused.value), refused.value
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("sampleGpuImage", "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04@sha256:" + "ab12" * 16),
+        ("sampleGpuImage", "registry.example.com:5000/ml/cuda:12.4-runtime"),
+        ("nebiusProfile", "task-queue-prod"),
+        ("draDriverRoot", "/run/nvidia/driver"),
+    ],
+)
+def test_a_plain_value_without_a_credential_is_not_refused_for_one(key, value):
+    """No false refusal: a digest, a registry's port, a word holding `sk-`."""
+    try:
+        parse_stack_config(program_config({**dev_config(), f"nebius-dra:{key}": value}), "dev")
+    except ConfigError as error:
+        assert "credential's shape" not in str(error), error
