@@ -60,7 +60,7 @@ def _max_hourly_usd(config: Mapping[str, Any]) -> float | None:
     if not amount or not MIN_HOURLY_USD <= limit <= MAX_HOURLY_USD:
         raise PolicyConfigError(
             f"max-hourly-cost: maxHourlyUsd must be a number of US dollars per hour, at least {MIN_HOURLY_USD} and "
-            f"at most {MAX_HOURLY_USD:,} (above it, no stack's cost could reach it), got {as_json(limit)}"
+            f"at most {MAX_HOURLY_USD:,} (above it, no stack's cost could reach it), got {shown(as_json(limit))}"
         )
     return float(limit)
 

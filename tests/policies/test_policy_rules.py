@@ -1095,6 +1095,15 @@ def test_max_hourly_cost_refuses_a_threshold_that_is_not_an_amount_from_a_cent_t
         check_resources(resources, {"max-hourly-cost": budget(limit)})
 
 
+@pytest.mark.parametrize("limit", ["ghp_" + "C4n4ry" * 6, "5ghp_" + "C4n4ry" * 6, {"x": "ghp_" + "C4n4ry" * 6}])
+def test_a_refused_budget_holding_a_token_is_not_quoted_in_the_packs_own_message(limit):
+    """Under `pulumi preview --policy-pack` the CLI prints the pack's message as written: no redactor of the plan's
+    stands between them."""
+    with pytest.raises(PolicyConfigError) as refused:
+        check_resources([planned(*TRAIN), planned(*PRICED)], {"max-hourly-cost": budget(limit)})
+    assert "C4n4ry" not in str(refused.value)
+
+
 def test_max_hourly_cost_takes_a_budget_of_ten_million():
     assert stack_violations("max-hourly-cost", TRAIN, PRICED, config=budget(10_000_000)) == []
 
