@@ -102,7 +102,7 @@ def run_plan(capsys, *args: str) -> tuple[int, str]:
         ("[" * 100_000 + "]" * 100_000, "nested more than 64 levels deep (MAX_DEPTH)"),
         ('{"max-hourly-cost": {"maxHourlyUsd": 1' + "0" * 5000 + "}}", "at most 300 (MAX_DIGITS)"),
         ('{"max-hourly-cost": {"maxHourlyUsd": 1e400}}', "beyond a float's range"),
-        ('{"max-hourly-cost": {"maxHourlyUsd": 1' + "0" * 299 + "}}", None),
+        ('{"max-hourly-cost": {"maxHourlyUsd": 1' + "0" * 6 + "." + "0" * 292 + "}}", None),
         ("null", "the document is null"),
     ],
     ids=["deep", "digits", "float-overflow", "huge-but-in-range", "null"],
@@ -116,6 +116,16 @@ def test_the_plan_refuses_a_policy_config_past_the_limits_with_exit_2(tmp_path, 
     else:
         assert status == plan_cli.EXIT_PROGRAM
         assert f'--policy-config "{path}"' in err and message in err
+
+
+def test_a_budget_read_whole_but_past_what_any_stack_costs_is_refused_by_its_rule(tmp_path, capsys):
+    """10**299 is within the reader's limits (300 digits), and no stack's cost could reach it: a gate that never fails."""
+    path = tmp_path / "policy.json"
+    path.write_text('{"max-hourly-cost": {"maxHourlyUsd": 1' + "0" * 299 + "}}")
+    status, err = run_plan(capsys, "--policy-config", str(path))
+    assert status == plan_cli.EXIT_PROGRAM
+    assert "invalid policy config: max-hourly-cost: maxHourlyUsd must be a number of US dollars per hour" in err
+    assert "at most 10,000,000" in err
 
 
 @pytest.mark.parametrize("option", ["--policy-config", "--baseline"])
