@@ -100,12 +100,17 @@ _NAME_OR_PORT_AFTER_COLON = re.compile(r":(?:[0-9]{1,5}|[A-Za-z0-9_][A-Za-z0-9_.
 #   (`keyJobRunnerName`, `surveyJsonFields`). Glued inside a word, a JOSE header counts by the base64url of its
 #   first member's name, which RFC 7515 section 4.1 and RFC 7516 section 4.1 register (`{"alg"` is `eyJhbGci`,
 #   `{"typ"` `eyJ0eXAi`, `{"kid"` `eyJraWQi`, ... `{"zip"` `eyJ6aXAi`): fixed text no word holds.
+# - API keys of OpenAI (`sk-`, `sk-proj-`, `sk-svcacct-`, `sk-admin-` then letters and digits: platform.openai.com
+#   docs, "API keys"; help.openai.com "project API keys") and Anthropic (`sk-ant-api03-`, `sk-ant-admin01-`:
+#   docs.anthropic.com, "API keys"), pasted into any setting as often as a cloud's: at a word start only (`task-`,
+#   `disk-` end in `sk-`), and then 20 letters and digits in a row, which no word after `sk-` holds.
 # Each alternative reads a fixed number of characters from where it starts (a search tries each position once):
 # linear.
 _TOKEN_FORM = re.compile(
     r"(?:(?<![A-Za-z0-9])eyJ[A-Za-z0-9_-]{8}|eyJ(?:hbGci|0eXAi|raWQi|lbmMi|jdHki|qa3Ui|qd2si|4NXUi|4NWMi|4NXQi|jcml0|6aXAi)"
     r"|gh[pousr]_[A-Za-z0-9]{20}|github_pat_[A-Za-z0-9_]{20}|glpat-[A-Za-z0-9_-]{20}"
-    r"|xox[abposr]-[A-Za-z0-9-]{10}|(?:AKIA|ASIA)[0-9A-Z]{16})"
+    r"|xox[abposr]-[A-Za-z0-9-]{10}|(?:AKIA|ASIA)[0-9A-Z]{16}"
+    r"|(?<![A-Za-z0-9])sk-(?:(?:proj|svcacct|admin|ant-api03|ant-admin01)-)?[A-Za-z0-9]{20})"
 )
 
 # A whole token of such a form in free text, to its last token character (a JWT's '.'-joined parts among them, a sentence's closing '.' not): what

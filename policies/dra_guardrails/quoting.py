@@ -41,7 +41,8 @@ _AUTH_SCHEME = re.compile(r"(?i)(bearer|basic)(\s+)\S+")
 TOKEN_FORM = re.compile(
     r"(?:(?<![A-Za-z0-9])eyJ[A-Za-z0-9_-]{8}|eyJ(?:hbGci|0eXAi|raWQi|lbmMi|jdHki|qa3Ui|qd2si|4NXUi|4NWMi|4NXQi|jcml0|6aXAi)"
     r"|gh[pousr]_[A-Za-z0-9]{20}|github_pat_[A-Za-z0-9_]{20}|glpat-[A-Za-z0-9_-]{20}"
-    r"|xox[abposr]-[A-Za-z0-9-]{10}|(?:AKIA|ASIA)[0-9A-Z]{16})"
+    r"|xox[abposr]-[A-Za-z0-9-]{10}|(?:AKIA|ASIA)[0-9A-Z]{16}"
+    r"|(?<![A-Za-z0-9])sk-(?:(?:proj|svcacct|admin|ant-api03|ant-admin01)-)?[A-Za-z0-9]{20})"
 )
 _TOKEN_RUN = re.compile(TOKEN_FORM.pattern + r"(?:[A-Za-z0-9_-]|\.(?=[A-Za-z0-9_-]))*")
 # A label of a URL's host shaped as a token that no prefix names (`https://<token>.mirror.example/`): a run of

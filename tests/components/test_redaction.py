@@ -1081,6 +1081,9 @@ def test_an_exec_command_line_without_a_credential_is_shown_whole():
         f"glpat-{CANARY}-0123456789",
         f"xoxb-{CANARY}-0123",
         f"AKIA{CANARY.upper()}012345",
+        f"sk-{CANARY}0123456789abcdef",
+        f"sk-proj-{CANARY}0123456789abcdef_x-y",
+        f"sk-ant-api03-{CANARY}0123456789abcdef",
     ],
 )
 def test_redacted_replaces_a_whole_token_of_a_known_form_in_free_text(token):
@@ -1115,7 +1118,17 @@ def test_a_token_of_a_known_form_glued_to_the_text_before_it_is_refused_and_reda
 
 
 @pytest.mark.parametrize(
-    "text", ["keyJobRunnerName", "surveyJsonFieldsAll", "task-queue-production", "EURASIA-1", "laughs_a", "boxoxb"]
+    "text",
+    [
+        "keyJobRunnerName",
+        "surveyJsonFieldsAll",
+        "task-queue-production",
+        "EURASIA-1",
+        "laughs_a",
+        "boxoxb",
+        "disk-AbCdEf0123456789AbCdEf01",
+        "sk-learn-compatibility-layer",
+    ],
 )
 def test_a_word_that_holds_a_token_forms_letters_is_no_token(text):
     """`eyJ` inside a camel-case word is no JWT (only a JOSE header's start is, glued), nor `sk-` inside a word."""

@@ -103,6 +103,13 @@ def test_a_token_of_a_known_form_is_hidden(token, before):
     assert "CANARY" not in str(refused.value) and "unknown policy" in str(refused.value)
 
 
+@pytest.mark.parametrize("token", ["sk-CANARYabcdefghijklmnop0123", "sk-proj-CANARYabcdefghijklmnop0123"])
+def test_an_api_key_starting_a_word_is_hidden_and_one_inside_a_word_is_none(token):
+    """Attack5 #2: an OpenAI or Anthropic key (`sk-...`) was no known form; `task-...` and `disk-...` end in `sk-`."""
+    assert shown(f'image "cuda:{token}"') == 'image "cuda:[redacted]"'
+    assert shown(f"disk-{token[3:]}") == f"disk-{token[3:]}"
+
+
 TOKEN_SHAPED = ["yC8ttsxgp4yYsGht", "0123456789abcdef0123456789abcdef", "nvidia2024mirror", "ABCDEFGHIJKLMNOP1234"]
 
 
