@@ -36,7 +36,7 @@ from components.config.stack_file import PROJECT_DIR, StackFileError, committed_
 from components.input.fields import NEBIUS_ID_PATTERN, Shape, nebius_id_rule
 from components.redaction import holds_a_token, redacted
 from tools.ci_identity.config import NAMESPACE as BOOTSTRAP_NAMESPACE
-from tools.ci_identity.config import OWNER, PLACEHOLDER_OWNER, REPOSITORY_NAME, CiIdentitySettings
+from tools.ci_identity.config import OWNER, PLACEHOLDER_OWNER, REPOSITORY_NAME, CiIdentitySettings, is_placeholder
 from tools.plan.stack_source import STACK_NAME_RULE, StackNameError, check_stack_name
 
 STACKS_FILE = Path(".github") / "stacks.json"
@@ -185,6 +185,11 @@ def bootstrap_repository(given: str, bootstrap_dir: Path, name: str, project_id:
                     f"{CiIdentitySettings.model_fields['repository'].description}; give OWNER/REPO alone, never a URL"
                 ) from None
             raise NewStackError(f"REPOSITORY={shown(given)}: {'; '.join(problems.lines)}") from None
+        if is_placeholder(given):
+            raise NewStackError(
+                f"REPOSITORY={shown(given)} is the project's example ({PLACEHOLDER_OWNER}/...), not your repository: "
+                "give the GitHub repository whose workflows the new stack's CI identities trust"
+            )
         if holds_a_token(given):
             # OWNER/REPO's characters take a GitHub token (`own/ghp_...`): a token pasted for the name would be written
             # into the bootstrap's stack file and trusted as a repository. Shown redacted, never as given.
@@ -197,7 +202,7 @@ def bootstrap_repository(given: str, bootstrap_dir: Path, name: str, project_id:
         return agreed.pop() if len(agreed) == 1 and next(iter(agreed))[0] == given else (given, 0, 0)
     if len(agreed) == 1 and next(iter(agreed))[0]:
         taken = agreed.pop()
-        if taken[0].partition("/")[0] == PLACEHOLDER_OWNER:
+        if is_placeholder(taken[0]):
             # The shipped example's repository: copied, the new stack's identities would trust whoever owns that
             # name on GitHub, and its deploys would fail to log in (newcomer round 4).
             raise NewStackError(

@@ -414,8 +414,11 @@ def test_the_bootstraps_github_ids_follow_the_repository_they_belong_to(project)
         ("gho_CANARYabcdefghijklmnopqrstuvwxyz0123/repo", "", 'REPOSITORY="<45 characters: letters, digits, /_; '
          "hidden: may be a credential>\" is not OWNER/REPO"),
         ("own/x-github_pat_CANARY_abcdefghijklmnopqrstuvwxyz", "", "its owner or name has the form of a token"),
+        # Attack round 5: the shipped example, given (in any case), was taken.
+        ("example-org/nebius-dra", "", "is the project's example (example-org/...), not your repository"),
+        ("EXAMPLE-ORG/nebius-dra", "", "is the project's example (example-org/...), not your repository"),
     ],
-    ids=["stacks-disagree", "not-owner-repo", "owner-ends-in-hyphen", "owner-double-hyphen", "dot-dot-path", "dot-git", "bootstrap-file-exists", "url", "userinfo", "scp-like", "token-name", "token-owner", "token-in-name"],
+    ids=["stacks-disagree", "not-owner-repo", "owner-ends-in-hyphen", "owner-double-hyphen", "dot-dot-path", "dot-git", "bootstrap-file-exists", "url", "userinfo", "scp-like", "token-name", "token-owner", "token-in-name", "example", "example-cased"],
 )  # fmt: skip
 def test_a_repository_the_bootstrap_cannot_take_is_refused_and_nothing_is_written(
     project, capsys, repository, prod_names, named

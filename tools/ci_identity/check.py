@@ -50,7 +50,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             props = resource.props
             print(f"{kind} identity of {environment}: {roles.get((kind, environment))} on {props['parentId']}")
             print(f"  trusts {props['oidcProvider']['issuerUrl']} for sub {props['federatedSubjectId']}")
-            if re.match(rf"repo:{re.escape(PLACEHOLDER_OWNER)}[/@]", props["federatedSubjectId"]):
+            if re.match(rf"(?i)repo:{re.escape(PLACEHOLDER_OWNER)}[/@]", props["federatedSubjectId"]):
                 print(
                     f"  the repository is the project's example ({PLACEHOLDER_OWNER}/...), not yours: set "
                     f"{NAMESPACE}:repository in this stack's file before `pulumi up`, or these "

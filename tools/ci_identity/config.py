@@ -36,6 +36,11 @@ def ci_config_key(key: str) -> str:
 PLACEHOLDER_OWNER = "example-org"
 
 
+def is_placeholder(repository: str) -> bool:
+    """Whether OWNER/REPO is the shipped example's: GitHub's owner names are case-insensitive (EXAMPLE-ORG is it)."""
+    return repository.partition("/")[0].lower() == PLACEHOLDER_OWNER
+
+
 class CiIdentitySettings(BaseModel):
     """The stack config as typed: one repository, one environment, its project."""
 
