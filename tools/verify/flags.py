@@ -22,7 +22,7 @@ from components.shown import shown
 # limit is a typo (`1e300` overflowed the thread's wait, blamed on the server).
 MAX_SECONDS = 86400.0
 
-_SECONDS = re.compile(r"[0-9]{1,6}(?:\.[0-9]{1,6})?")
+_SECONDS = re.compile(r"[0-9]+(?:\.[0-9]+)?")
 _IMAGE = TypeAdapter(Image)
 _FILE = TypeAdapter(LocalFile)
 
