@@ -53,7 +53,8 @@ def check_infiniband_autoscaling(resource: PlannedResource, config: Mapping[str,
 
 # A team's own record of `get-compatibility-matrix`: what the table does not list yet, with the day it was checked.
 CHECKED_PRESET_FIELDS = {
-    "kubernetesVersion": re.compile(r"^[0-9]{1,3}\.[0-9]{1,3}$"),
+    # No leading zero, as minimumVersion (cluster_rules.py): "1.034" names no minor, so its entry matched nothing.
+    "kubernetesVersion": re.compile(r"^(0|[1-9][0-9]{0,2})\.(0|[1-9][0-9]{0,2})$"),
     "platform": re.compile(r"^gpu-[a-z0-9][a-z0-9-]{0,61}$"),
     "driversPreset": re.compile(r"^cuda[0-9]{1,3}(\.[0-9]{1,3})?$"),
     "checkedOn": re.compile(r"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$"),

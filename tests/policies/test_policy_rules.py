@@ -715,6 +715,9 @@ def test_a_checked_preset_checked_after_today_is_refused_naming_the_entry():
         ("driversPreset", "latest", 'cuda<MAJOR> or cuda<MAJOR>.<MINOR>, such as "cuda13.0"'),
         ("platform", "h200", 'gpu-<name>, such as "gpu-h200-sxm"'),
         ("kubernetesVersion", "1.34.2", 'MAJOR.MINOR, such as "1.34"'),
+        # Attack round 5: a leading zero names no minor, and the entry matched nothing, silently.
+        ("kubernetesVersion", "1.034", 'MAJOR.MINOR, such as "1.34"'),
+        ("kubernetesVersion", "01.34", 'MAJOR.MINOR, such as "1.34"'),
     ],
 )
 def test_a_malformed_checked_preset_field_is_refused_saying_what_it_looks_like(field, value, form):
