@@ -1071,27 +1071,8 @@ def test_an_exec_command_line_without_a_credential_is_shown_whole():
     assert redacted_command(argv) == " ".join(argv)
 
 
-@pytest.mark.parametrize(
-    "token",
-    [
-        JWT_CANARY,
-        GITHUB_CANARY,
-        f"gho_{CANARY}0123456789ab",
-        f"github_pat_{CANARY}_0123456789ab",
-        f"glpat-{CANARY}-0123456789",
-        f"xoxb-{CANARY}-0123",
-        f"AKIA{CANARY.upper()}012345",
-        f"sk-{CANARY}0123456789abcdef",
-        f"sk-proj-{CANARY}0123456789abcdef_x-y",
-        f"sk-ant-api03-{CANARY}0123456789abcdef",
-    ],
-)
-def test_redacted_replaces_a_whole_token_of_a_known_form_in_free_text(token):
-    """Attack 2, A5: a CEL refusal quoted `productName == "ghp_..."` whole; free text hides a token by its form."""
-    assert redact(f'productName == "{token}" fails.') == 'productName == "[redacted]" fails.'
-    assert redact(f"token {token}.") == "token [redacted]."
-
-
+# A token of each known form: these count glued inside a word too; WORD_START_TOKENS only at a word's start (`task-`,
+# `disk-` end in `sk-`).
 KNOWN_FORM_TOKENS = [
     JWT_CANARY,
     GITHUB_CANARY,
@@ -1101,6 +1082,18 @@ KNOWN_FORM_TOKENS = [
     f"xoxb-{CANARY}-0123",
     f"AKIA{CANARY.upper()}012345",
 ]
+WORD_START_TOKENS = [
+    f"sk-{CANARY}0123456789abcdef",
+    f"sk-proj-{CANARY}0123456789abcdef_x-y",
+    f"sk-ant-api03-{CANARY}0123456789abcdef",
+]
+
+
+@pytest.mark.parametrize("token", [*KNOWN_FORM_TOKENS, *WORD_START_TOKENS])
+def test_redacted_replaces_a_whole_token_of_a_known_form_in_free_text(token):
+    """Attack 2, A5: a CEL refusal quoted `productName == "ghp_..."` whole; free text hides a token by its form."""
+    assert redact(f'productName == "{token}" fails.') == 'productName == "[redacted]" fails.'
+    assert redact(f"token {token}.") == "token [redacted]."
 
 
 @given(token=st.sampled_from(KNOWN_FORM_TOKENS), before=st.text("abXZ09", max_size=14), after=TOKEN_TEXT)
