@@ -6,9 +6,9 @@ import pulumi
 
 from components.cyclic_gc import without_cyclic_gc
 
-# The validation models and every registration stay live for the whole run: collecting cycles meanwhile only walks
-# them (components/cyclic_gc.py).
-with without_cyclic_gc():
+# The validation models and every registration stay live for the whole run: collecting cycles meanwhile, or after,
+# only walks them (components/cyclic_gc.py).
+with without_cyclic_gc(freeze_after=True):
     from components.config import parse_stack_config, read_raw_config
     from components.platform import DraPlatform, DraPlatformArgs
 

@@ -17,7 +17,9 @@ from tools.plan.mock_engine import run_program
 @pytest.fixture
 def collector_on() -> Iterator[None]:
     gc.enable()
+    gc.unfreeze()
     yield
+    gc.unfreeze()
     gc.enable()
 
 
@@ -35,9 +37,25 @@ def test_the_collector_comes_back_when_the_program_raises(collector_on):
 
 def test_a_collector_turned_off_before_stays_off(collector_on):
     gc.disable()
-    with without_cyclic_gc():
+    with without_cyclic_gc(freeze_after=True):
         pass
     assert not gc.isenabled()
+    assert gc.get_freeze_count() == 0
+
+
+def test_what_was_built_inside_is_out_of_the_collectors_reach_after_when_asked(collector_on):
+    with without_cyclic_gc(freeze_after=True):
+        built = [[index] for index in range(1000)]
+    assert gc.isenabled()
+    walked = {id(item) for item in gc.get_objects()}
+    assert not any(id(item) in walked for item in built)
+    assert gc.get_freeze_count() >= len(built)
+
+
+def test_without_being_asked_nothing_is_frozen(collector_on):
+    with without_cyclic_gc():
+        [[index] for index in range(1000)]
+    assert gc.get_freeze_count() == 0
 
 
 def test_the_program_imports_and_builds_its_stack_with_the_collector_off(collector_on, monkeypatch):
@@ -61,6 +79,8 @@ def test_the_program_imports_and_builds_its_stack_with_the_collector_off(collect
     assert run.error is None
     assert seen == [False]
     assert after == [True]
+    # The host's process runs this one program: the models and the SDK's modules are never walked again.
+    assert gc.get_freeze_count() > 0
 
 
 def test_the_plan_command_runs_with_the_collector_off_from_its_first_import(collector_on, monkeypatch, capsys):
