@@ -63,6 +63,7 @@ from dra_stack import release  # noqa: E402
 from kubelet_stand_in import KubeletStandIn  # noqa: E402
 
 from components.config.errors import config_key  # noqa: E402
+from tools.bench.arguments import positive  # noqa: E402
 from tools.bench.cli_floor import cli_shape, floor_program, floor_project, preview_rows, registration_differences  # noqa: E402
 from tools.bench.fleets import with_user_templates  # noqa: E402
 from tools.plan.mock_engine import run_program  # noqa: E402
@@ -282,11 +283,13 @@ def render(timings: list[StackTiming]) -> str:
     return "\n".join(lines)
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--templates", type=int, default=200, help="user claim templates of the larger stack")
-    parser.add_argument("--runs", type=int, default=3, help="lifecycles of the program and of the floor, alternating")
-    args = parser.parse_args()
+    parser.add_argument("--templates", type=positive, default=200, help="user claim templates of the larger stack")
+    parser.add_argument(
+        "--runs", type=positive, default=3, help="lifecycles of the program and of the floor, alternating"
+    )
+    args = parser.parse_args(argv)
     try:
         binaries = engine_build.ensure_binaries()
     except engine_build.BuildError as err:

@@ -67,6 +67,7 @@ from components.dra_constants import GPU_CLASS, GPU_DRIVER, NETWORK_DRIVER  # no
 from components.labels import gpu_node_labels, tolerations_for  # noqa: E402
 from components.model import GpuNodeGroupConfig  # noqa: E402
 from components.values.claim_templates import claim_template_specs  # noqa: E402
+from tools.bench.arguments import at_least, positive  # noqa: E402
 
 REPORT_DIR = PROJECT / "build" / "e2e"
 USER_TEMPLATES_KEY = "nebius-dra:userClaimTemplates"
@@ -524,8 +525,15 @@ def client_flags(qps: int) -> tuple[str, ...]:
 def main(argv: Sequence[str] | None = None) -> int:
     minors = control_plane_mod._build.kube_minors()
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--pods", type=int, default=200, help="pods per template, fewer where the nodes hold fewer")
-    parser.add_argument("--nodes", type=int, default=100, help="stand-in 8-GPU nodes, half with InfiniBand")
+    parser.add_argument(
+        "--pods", type=positive, default=200, help="pods per template, fewer where the nodes hold fewer"
+    )
+    parser.add_argument(
+        "--nodes",
+        type=at_least(2, "the node count"),
+        default=100,
+        help="stand-in 8-GPU nodes, half with InfiniBand (2 or more)",
+    )
     parser.add_argument(
         "--kube-minor",
         action="append",
@@ -534,14 +542,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument(
         "--controller-manager-qps",
-        type=int,
+        type=at_least(0, "a QPS"),
         default=CLIENT_QPS,
         help=f"kube-controller-manager's --kube-api-qps and --kube-api-burst (default {CLIENT_QPS}, scheduler_perf's; "
         "0: its own, 20 and 30, which its claim controller's two writes a pod hold to 10 pods a second)",
     )
     parser.add_argument(
         "--scheduler-qps",
-        type=int,
+        type=at_least(0, "a QPS"),
         default=CLIENT_QPS,
         help=f"kube-scheduler's --kube-api-qps and --kube-api-burst (default {CLIENT_QPS}, scheduler_perf's; "
         "0: its own, 50 and 100, which its two to three writes a pod hold to about 20 pods a second)",

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import tools.bench
 from tools.bench import PROJECT_DIR
+from tools.bench.arguments import positive
 from tools.bench.fleets import DECADES, FLEET, FLEET_10X, GENERATED, fleet_label
 
 IMPORT_FLOOR = (
@@ -308,7 +309,9 @@ def _pair(text: str) -> tuple[int, int]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.bench", description=tools.bench.__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=5, help="runs per measurement; the median is reported (default 5)")
+    parser.add_argument(
+        "--runs", type=positive, default=5, help="runs per measurement; the median is reported (default 5)"
+    )
     parser.add_argument("--no-profile", action="store_true", help="skip the profile summaries")
     parser.add_argument("--only", choices=PARTS, help="measure only dev's and prod's plans, or only the fleets")
     for hidden in ("--record", "--program", "--profile"):
