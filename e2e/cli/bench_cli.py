@@ -62,7 +62,7 @@ from dra_scenarios import SCENARIOS, Scenario  # noqa: E402
 from dra_stack import release  # noqa: E402
 from kubelet_stand_in import KubeletStandIn  # noqa: E402
 
-from components.config.errors import config_key  # noqa: E402
+from components.config.errors import ConfigError, config_key  # noqa: E402
 from tools.bench.arguments import positive  # noqa: E402
 from tools.bench.cli_floor import cli_shape, floor_program, floor_project, preview_rows, registration_differences  # noqa: E402
 from tools.bench.fleets import with_user_templates  # noqa: E402
@@ -285,17 +285,24 @@ def render(timings: list[StackTiming]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--templates", type=positive, default=200, help="user claim templates of the larger stack")
     parser.add_argument(
-        "--runs", type=positive, default=3, help="lifecycles of the program and of the floor, alternating"
+        "--templates", type=positive, default=200, help="user claim templates of the larger stack (default 200)"
+    )
+    parser.add_argument(
+        "--runs", type=positive, default=3, help="lifecycles of the program and of the floor, alternating (default 3)"
     )
     args = parser.parse_args(argv)
+    large = Scenario(f"dev-{args.templates}t", "dev", functools.partial(with_user_templates, count=args.templates))
+    try:
+        large.config()
+    except ConfigError as refused:
+        # Found here, not after minutes of engine build and control plane (userClaimTemplates is at most 1 MiB).
+        parser.error(f"--templates {args.templates}: dev with that many user templates is refused: {refused}")
     try:
         binaries = engine_build.ensure_binaries()
     except engine_build.BuildError as err:
         print(f"[bench-cli] building the Pulumi engine failed: {err}", file=sys.stderr)
         return 1
-    large = Scenario(f"dev-{args.templates}t", "dev", functools.partial(with_user_templates, count=args.templates))
     timings: list[StackTiming] = []
     load_before = os.getloadavg()
     started = time.perf_counter()

@@ -65,7 +65,7 @@ from components.config import parse_stack_config  # noqa: E402
 from components.config.stack_file import program_config  # noqa: E402
 from components.dra_constants import GPU_CLASS, GPU_DRIVER, NETWORK_DRIVER  # noqa: E402
 from components.labels import gpu_node_labels, tolerations_for  # noqa: E402
-from components.model import GpuNodeGroupConfig  # noqa: E402
+from components.model import GpuNodeGroupConfig, StackConfig  # noqa: E402
 from components.values.claim_templates import claim_template_specs  # noqa: E402
 from tools.bench.arguments import at_least, positive  # noqa: E402
 
@@ -567,6 +567,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help=f"the anchor's workload of {scheduler_perf.TEST_CASE} (default {scheduler_perf.DEFAULT_WORKLOAD})",
     )
     args = parser.parse_args(argv)
+    # The reference is always measured; naming it alone measures nothing else.
+    measurable = [REFERENCE, *sorted(claim_template_specs(bench_stack().claims))]
+    for name in args.template or ():
+        if name not in measurable:
+            # Unchecked, a misspelt name measured the reference alone and reported every target met.
+            parser.error(f"--template {name!r} is not a built-in template; one of: {', '.join(measurable)}")
     for minor in args.kube_minor or sorted({minors[0], minors[-1]}):
         measure_on(
             minor,
@@ -580,6 +586,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def bench_stack() -> StackConfig:
+    """prod with the one template of each selector kind: the templates every run measures come from it."""
+    raw = {**SCENARIOS["prod"].raw_config(), USER_TEMPLATES_KEY: json.dumps(SELECTOR_TEMPLATES)}
+    return parse_stack_config(program_config(raw), "prod")
+
+
 def measure_on(
     minor: str,
     pods_per_template: int,
@@ -590,8 +602,7 @@ def measure_on(
     only: Sequence[str] | None = None,
     anchor_workload: str | None = scheduler_perf.DEFAULT_WORKLOAD,
 ) -> None:
-    raw = {**SCENARIOS["prod"].raw_config(), USER_TEMPLATES_KEY: json.dumps(SELECTOR_TEMPLATES)}
-    config = parse_stack_config(program_config(raw), "prod")
+    config = bench_stack()
     groups = {group.name: group for group in config.gpu_node_groups}
     tolerations = tolerations_for(t for group in groups.values() for t in group.taints)
     builtins = claim_template_specs(config.claims)

@@ -1,4 +1,4 @@
-"""The benchmarks refuse a count they cannot measure (exit 2, from argparse) before they start anything."""
+"""The benchmarks refuse a count or a name they cannot measure (exit 2, from argparse) before they start anything."""
 
 from __future__ import annotations
 
@@ -33,13 +33,16 @@ def test_bench_refuses_runs_that_measure_nothing(runs, monkeypatch, capsys):
         ("e2e/cli/bench_cli.py", "--runs", "-1"),
         ("e2e/cli/bench_cli.py", "--templates", "-5"),
         ("e2e/cli/bench_cli.py", "--templates", "0"),
+        ("e2e/cli/bench_cli.py", "--templates", "20000"),  # past userClaimTemplates' 1 MiB
         ("e2e/dra/bench_allocation.py", "--pods", "0"),
         ("e2e/dra/bench_allocation.py", "--nodes", "1"),
         ("e2e/dra/bench_allocation.py", "--scheduler-qps", "-1"),
         ("e2e/dra/bench_allocation.py", "--controller-manager-qps", "-1"),
+        ("e2e/dra/bench_allocation.py", "--template", "bogus"),
+        ("e2e/dra/bench_allocation.py", "--template", "No-Selector"),
     ],
 )
-def test_the_e2e_benchmarks_refuse_a_count_before_they_start(script, flag, value, monkeypatch, capsys):
+def test_the_e2e_benchmarks_refuse_what_they_cannot_measure_before_they_start(script, flag, value, monkeypatch, capsys):
     monkeypatch.setattr(sys, "path", list(sys.path))
     main = runpy.run_path(script)["main"]
     # What each would start first: the CLI's build (bench-cli), a control plane (bench-e2e).
@@ -50,3 +53,13 @@ def test_the_e2e_benchmarks_refuse_a_count_before_they_start(script, flag, value
         main([flag, value])
     assert exited.value.code == 2
     assert flag in capsys.readouterr().err
+
+
+def test_bench_e2e_takes_the_reference_and_every_built_in_template_by_name(monkeypatch):
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    main = runpy.run_path("e2e/dra/bench_allocation.py")["main"]
+    measured = []
+    main.__globals__["measure_on"] = lambda minor, *args, only, **kwargs: measured.append(only)
+    names = ["no-selector", "gpu", "multi-gpu"]
+    assert main([arg for name in names for arg in ("--template", name)]) == 0
+    assert measured and all(only == names for only in measured)
