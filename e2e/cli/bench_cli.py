@@ -63,9 +63,10 @@ from dra_stack import release  # noqa: E402
 from kubelet_stand_in import KubeletStandIn  # noqa: E402
 
 from components.config.errors import ConfigError, config_key  # noqa: E402
+from components.config.raw import MAX_JSON_TEXT  # noqa: E402
 from tools.bench.arguments import positive  # noqa: E402
 from tools.bench.cli_floor import cli_shape, floor_program, floor_project, preview_rows, registration_differences  # noqa: E402
-from tools.bench.fleets import with_user_templates  # noqa: E402
+from tools.bench.fleets import CLAIM_TEMPLATES_KEY, with_user_templates  # noqa: E402
 from tools.plan.mock_engine import run_program  # noqa: E402
 
 REPORT_PATH = PROJECT / "build" / "e2e" / "cli-timing.json"
@@ -292,6 +293,14 @@ def main(argv: list[str] | None = None) -> int:
         "--runs", type=positive, default=3, help="lifecycles of the program and of the floor, alternating (default 3)"
     )
     args = parser.parse_args(argv)
+    # Each generated template is at least as long as the first, so past this count the JSON cannot fit: refused
+    # before it is built (unchecked, --templates 100000000 built a list for minutes; more ran out of memory).
+    most = MAX_JSON_TEXT // len(with_user_templates({}, 1)[f"nebius-dra:{CLAIM_TEMPLATES_KEY}"])
+    if args.templates > most:
+        parser.error(
+            f"--templates {args.templates}: dev's userClaimTemplates holds at most {MAX_JSON_TEXT} characters "
+            f"of JSON, fewer than {most + 1} of the generated templates"
+        )
     large = Scenario(f"dev-{args.templates}t", "dev", functools.partial(with_user_templates, count=args.templates))
     try:
         large.config()

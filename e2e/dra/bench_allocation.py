@@ -563,7 +563,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument(
         "--anchor-workload",
-        default=scheduler_perf.DEFAULT_WORKLOAD,
+        type=_workload_name,
+        default=None,
         help=f"the anchor's workload of {scheduler_perf.TEST_CASE} (default {scheduler_perf.DEFAULT_WORKLOAD})",
     )
     args = parser.parse_args(argv)
@@ -573,7 +574,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         if name not in measurable:
             # Unchecked, a misspelt name measured the reference alone and reported every target met.
             parser.error(f"--template {name!r} is not a built-in template; one of: {', '.join(measurable)}")
-    for minor in args.kube_minor or sorted({minors[0], minors[-1]}):
+    if args.anchor_workload is not None and not args.anchor:
+        # Unchecked, the workload was dropped without a word: no anchor ran.
+        parser.error(f"--anchor-workload {args.anchor_workload!r} names the anchor's workload; --no-anchor skips it")
+    workload = args.anchor_workload or scheduler_perf.DEFAULT_WORKLOAD
+    chosen = args.kube_minor or sorted({minors[0], minors[-1]})
+    if args.anchor:
+        for minor in chosen:
+            # Checked here, not after the control plane's minutes: a name scheduler_perf lacks matched nothing.
+            known = scheduler_perf.workloads(minor)
+            if known is not None and workload not in known:
+                parser.error(
+                    f"--anchor-workload {workload!r}: Kubernetes {minor}'s {scheduler_perf.TEST_CASE} has no such "
+                    f"workload; one of: {', '.join(known)}"
+                )
+    for minor in chosen:
         measure_on(
             minor,
             args.pods,
@@ -581,9 +596,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             controller_manager_qps=args.controller_manager_qps,
             scheduler_qps=args.scheduler_qps,
             only=args.template,
-            anchor_workload=args.anchor_workload if args.anchor else None,
+            anchor_workload=workload if args.anchor else None,
         )
     return 0
+
+
+def _workload_name(text: str) -> str:
+    """An argparse `type`: a scheduler_perf workload name (letters, digits, `_`, `-`). It goes into the test
+    binary's `-test.bench` pattern, where `.*` or `a|b` would run other workloads than the one measured."""
+    if not re.fullmatch(r"[A-Za-z0-9_-]+", text):
+        raise argparse.ArgumentTypeError(f"{text!r}: a workload name is ASCII letters, digits, '_' and '-'")
+    return text
 
 
 def bench_stack() -> StackConfig:

@@ -175,6 +175,19 @@ def package_source(minor: str) -> Path:
     return source
 
 
+def workloads(minor: str) -> list[str] | None:
+    """The workloads of TEST_CASE in `minor`'s performance-config.yaml; None when its source is not on this
+    machine yet (the anchor's build fetches it, and a name it lacks is then reported by the anchor)."""
+    try:
+        source = package_source(minor)
+    except Exception:  # no go, no module cache, a failed download: the anchor reports it later
+        return None
+    import yaml
+
+    cases = yaml.safe_load((source / "performance-config.yaml").read_text()) or []
+    return [str(w.get("name")) for case in cases if case.get("name") == TEST_CASE for w in case.get("workloads", [])]
+
+
 def run_anchor(
     minor: str, workload: str = DEFAULT_WORKLOAD, keep: Path | None = None, timeout: float = 1200.0
 ) -> tuple[Throughput, float]:

@@ -40,6 +40,10 @@ def test_bench_refuses_runs_that_measure_nothing(runs, monkeypatch, capsys):
         ("e2e/dra/bench_allocation.py", "--controller-manager-qps", "-1"),
         ("e2e/dra/bench_allocation.py", "--template", "bogus"),
         ("e2e/dra/bench_allocation.py", "--template", "No-Selector"),
+        ("e2e/cli/bench_cli.py", "--templates", "100000000"),  # built a list for minutes before it was refused
+        ("e2e/cli/bench_cli.py", "--templates", "9" * 30),  # MemoryError
+        ("e2e/dra/bench_allocation.py", "--anchor-workload", ".*"),  # into -test.bench: every workload
+        ("e2e/dra/bench_allocation.py", "--anchor-workload", "a|b"),
     ],
 )
 def test_the_e2e_benchmarks_refuse_what_they_cannot_measure_before_they_start(script, flag, value, monkeypatch, capsys):
@@ -63,3 +67,35 @@ def test_bench_e2e_takes_the_reference_and_every_built_in_template_by_name(monke
     names = ["no-selector", "gpu", "multi-gpu"]
     assert main([arg for name in names for arg in ("--template", name)]) == 0
     assert measured and all(only == names for only in measured)
+
+
+def _bench_e2e_main(monkeypatch, workloads):
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    main = runpy.run_path("e2e/dra/bench_allocation.py")["main"]
+    main.__globals__["measure_on"] = _started
+    monkeypatch.setattr(main.__globals__["scheduler_perf"], "workloads", lambda minor: workloads)
+    return main
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--no-anchor", "--anchor-workload", "fast"],  # the workload was dropped without a word
+        ["--anchor-workload", "bogus"],  # found only after the control plane's minutes
+    ],
+)
+def test_bench_e2e_refuses_an_anchor_workload_it_would_not_run(args, monkeypatch, capsys):
+    main = _bench_e2e_main(monkeypatch, ["fast", "2000pods_100nodes"])
+    with pytest.raises(SystemExit) as exited:
+        main(args)
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert "--anchor-workload" in err and "fast" in err
+
+
+def test_bench_e2e_takes_a_known_anchor_workload(monkeypatch):
+    main = _bench_e2e_main(monkeypatch, ["fast", "2000pods_100nodes"])
+    measured = []
+    main.__globals__["measure_on"] = lambda minor, *a, anchor_workload, **kw: measured.append(anchor_workload)
+    assert main(["--anchor-workload", "fast", "--kube-minor", "1.34"]) == 0
+    assert measured == ["fast"]
