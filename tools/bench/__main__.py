@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -332,8 +333,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         return profile_child(*args.profile)
     if args.profile_dev:
         return profile_dev(args.out)
-    print("\n".join(run_benchmark(args.runs, not args.no_profile, [args.only] if args.only else PARTS)))
+    # SIGTERM would otherwise end Python without unwinding: the scratch directory (8 MB of shapes with the
+    # fleets) stayed in /tmp. Ctrl-C printed a traceback. Both now unwind and exit 128 + the signal.
+    previous = signal.signal(signal.SIGTERM, _terminated)
+    try:
+        print("\n".join(run_benchmark(args.runs, not args.no_profile, [args.only] if args.only else PARTS)))
+    except KeyboardInterrupt:
+        print("python -m tools.bench: interrupted; nothing reported", file=sys.stderr)
+        return 128 + signal.SIGINT
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     return 0
+
+
+def _terminated(signum: int, frame: object) -> None:
+    print("python -m tools.bench: terminated; nothing reported", file=sys.stderr)
+    raise SystemExit(128 + signum)
 
 
 if __name__ == "__main__":

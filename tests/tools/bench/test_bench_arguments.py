@@ -99,3 +99,33 @@ def test_bench_e2e_takes_a_known_anchor_workload(monkeypatch):
     main.__globals__["measure_on"] = lambda minor, *a, anchor_workload, **kw: measured.append(anchor_workload)
     assert main(["--anchor-workload", "fast", "--kube-minor", "1.34"]) == 0
     assert measured == ["fast"]
+
+
+def _interrupted(*args, **kwargs):
+    raise KeyboardInterrupt
+
+
+def test_bench_ctrl_c_exits_130_without_a_traceback(monkeypatch, capsys):
+    monkeypatch.setattr(bench, "run_benchmark", _interrupted)
+    assert bench.main(["--runs", "1", "--no-profile"]) == 130
+    assert "interrupted" in capsys.readouterr().err
+
+
+def test_bench_sigterm_unwinds_so_its_scratch_directory_goes(monkeypatch, tmp_path, capsys):
+    import os
+    import signal
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+
+    def measure(*args, **kwargs):
+        with tempfile.TemporaryDirectory(prefix="bench-plan-"):
+            os.kill(os.getpid(), signal.SIGTERM)
+        raise AssertionError("SIGTERM did not stop the benchmark")
+
+    monkeypatch.setattr(bench, "run_benchmark", measure)
+    with pytest.raises(SystemExit) as exited:
+        bench.main(["--runs", "1", "--no-profile"])
+    assert exited.value.code == 143
+    assert list(tmp_path.iterdir()) == []
+    assert signal.getsignal(signal.SIGTERM) is not bench._terminated
