@@ -265,4 +265,10 @@ def _refused(message: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    status = main()
+    # CPython collects every generation at exit, enabled or not (finalize_modules' _PyGC_CollectNoFail), and with
+    # sys.modules cleared it walks and frees the whole heap: 0.23 s of dev's 1.18 s plan (median of 11 alternating
+    # processes each, 2026-12-04). Frozen, the heap is left to the process's end; files and stdout are closed or
+    # flushed before.
+    gc.freeze()
+    sys.exit(status)
