@@ -67,6 +67,7 @@ from components.config.raw import MAX_JSON_TEXT  # noqa: E402
 from tools.bench.arguments import positive  # noqa: E402
 from tools.bench.cli_floor import cli_shape, floor_program, floor_project, preview_rows, registration_differences  # noqa: E402
 from tools.bench.fleets import CLAIM_TEMPLATES_KEY, with_user_templates  # noqa: E402
+from tools.bench.interrupts import run_interruptible  # noqa: E402
 from tools.plan.mock_engine import run_program  # noqa: E402
 
 REPORT_PATH = PROJECT / "build" / "e2e" / "cli-timing.json"
@@ -307,6 +308,11 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as refused:
         # Found here, not after minutes of engine build and control plane (userClaimTemplates is at most 1 MiB).
         parser.error(f"--templates {args.templates}: dev with that many user templates is refused: {refused}")
+    return run_interruptible("e2e/cli/bench_cli.py", functools.partial(bench, large, args.templates, args.runs))
+
+
+def bench(large: Scenario, templates: int, runs: int) -> int:
+    """dev and `large`, each `runs` lifecycles of the program and of its floor, alternating; the report."""
     try:
         binaries = engine_build.ensure_binaries()
     except engine_build.BuildError as err:
@@ -324,12 +330,10 @@ def main(argv: list[str] | None = None) -> int:
                     ChartRepository(engine_build.vendor_dir() / "charts", work / "charts") as charts,
                     KubeletStandIn(str(plane.kubeconfig)),
                 ):
-                    for index, (scenario, templates) in enumerate(((SCENARIOS["dev"], 0), (large, args.templates))):
+                    for index, (scenario, count) in enumerate(((SCENARIOS["dev"], 0), (large, templates))):
                         try:
                             timings.append(
-                                measure(
-                                    scenario, templates, args.runs, index == 0, work, binaries, kube, plane, charts.url
-                                )
+                                measure(scenario, count, runs, index == 0, work, binaries, kube, plane, charts.url)
                             )
                         except AssertionError as failed:
                             print(f"[bench-cli] {scenario.name}: {failed}", file=sys.stderr)
@@ -340,10 +344,10 @@ def main(argv: list[str] | None = None) -> int:
     load = os.getloadavg()
     print(
         f"load average {load_before[0]:.1f} before, {load[0]:.1f} after; {os.cpu_count()} CPUs; "
-        f"{args.runs} lifecycles each; {time.perf_counter() - started:.0f} s in all"
+        f"{runs} lifecycles each; {time.perf_counter() - started:.0f} s in all"
     )
     REPORT_PATH.parent.mkdir(parents=True, exist_ok=True)
-    report = {"timings": [asdict(t) for t in timings], "load_average": [load_before[0], load[0]], "runs": args.runs}
+    report = {"timings": [asdict(t) for t in timings], "load_average": [load_before[0], load[0]], "runs": runs}
     REPORT_PATH.write_text(json.dumps(report, indent=2) + "\n")
     return 0
 

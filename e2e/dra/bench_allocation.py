@@ -68,6 +68,7 @@ from components.labels import gpu_node_labels, tolerations_for  # noqa: E402
 from components.model import GpuNodeGroupConfig, StackConfig  # noqa: E402
 from components.values.claim_templates import claim_template_specs  # noqa: E402
 from tools.bench.arguments import at_least, positive  # noqa: E402
+from tools.bench.interrupts import run_interruptible  # noqa: E402
 
 REPORT_DIR = PROJECT / "build" / "e2e"
 USER_TEMPLATES_KEY = "nebius-dra:userClaimTemplates"
@@ -579,6 +580,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--anchor-workload {args.anchor_workload!r} names the anchor's workload; --no-anchor skips it")
     workload = args.anchor_workload or scheduler_perf.DEFAULT_WORKLOAD
     chosen = args.kube_minor or sorted({minors[0], minors[-1]})
+    if len(set(chosen)) < len(chosen):
+        # Unchecked, a minor named twice was measured twice, its report file written over.
+        parser.error(f"--kube-minor: {', '.join(chosen)} names a minor twice")
     if args.anchor:
         for minor in chosen:
             # Checked here, not after the control plane's minutes: a name scheduler_perf lacks matched nothing.
@@ -588,17 +592,21 @@ def main(argv: Sequence[str] | None = None) -> int:
                     f"--anchor-workload {workload!r}: Kubernetes {minor}'s {scheduler_perf.TEST_CASE} has no such "
                     f"workload; one of: {', '.join(known)}"
                 )
-    for minor in chosen:
-        measure_on(
-            minor,
-            args.pods,
-            args.nodes,
-            controller_manager_qps=args.controller_manager_qps,
-            scheduler_qps=args.scheduler_qps,
-            only=args.template,
-            anchor_workload=workload if args.anchor else None,
-        )
-    return 0
+
+    def measure() -> int:
+        for minor in chosen:
+            measure_on(
+                minor,
+                args.pods,
+                args.nodes,
+                controller_manager_qps=args.controller_manager_qps,
+                scheduler_qps=args.scheduler_qps,
+                only=args.template,
+                anchor_workload=workload if args.anchor else None,
+            )
+        return 0
+
+    return run_interruptible("e2e/dra/bench_allocation.py", measure)
 
 
 def _workload_name(text: str) -> str:

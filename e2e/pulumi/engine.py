@@ -31,8 +31,10 @@ organisation or debug settings cannot leak into a test.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 from pathlib import Path
@@ -65,19 +67,63 @@ def offline_env(bin_dir: Path, root: Path, base: dict[str, str] | None = None) -
 def run_pulumi(
     args: list[str], cwd: Path, env: dict[str, str], bin_dir: Path, timeout: float = DEFAULT_TIMEOUT_S
 ) -> tuple[int, str, str]:
-    """Run `pulumi <args>`; returns (exit code, stdout, stderr). A timeout kills it and returns 124."""
+    """Run `pulumi <args>`; returns (exit code, stdout, stderr). A timeout kills it and returns 124.
+
+    The CLI runs in a session of its own, and a timeout or an interrupt (Ctrl-C, a test's failure) ends the whole
+    session: killing `pulumi` alone left its language host and provider plugins running under init.
+    """
     cmd = [str(bin_dir / "pulumi"), "--color=never", *args]
-    try:
-        proc = subprocess.run(
-            cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout
-        )
-    except subprocess.TimeoutExpired as exc:
+    with subprocess.Popen(
+        cmd,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    ) as proc:
+        try:
+            stdout, stderr = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _end_session(proc)
+            stdout, stderr = proc.communicate()
+            return 124, stdout, stderr + f"\n[engine] timed out after {timeout:.0f}s"
+        except BaseException:
+            _end_session(proc)
+            raise
+    return proc.returncode, stdout, stderr
 
-        def text(value: bytes | str | None) -> str:
-            return value.decode(errors="replace") if isinstance(value, bytes) else (value or "")
 
-        return 124, text(exc.stdout), text(exc.stderr) + f"\n[engine] timed out after {timeout:.0f}s"
-    return proc.returncode, proc.stdout, proc.stderr
+def _end_session(proc: subprocess.Popen[str]) -> None:
+    """SIGKILL to every process of the CLI's session (its id is the CLI's pid: `start_new_session`).
+
+    Not its process group: the CLI starts the language host and each plugin in a group of its own (seen with
+    the Pulumi CLI v3.274.0, e2e/pulumi/test_engine.py), but they keep its session. Linux's /proc, as the e2e tier is.
+    """
+    for _ in range(10):  # a process may start another while the first are killed
+        members = _session_members(proc.pid)
+        if not members:
+            break
+        for pid in members:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+    proc.wait()
+
+
+def _session_members(session: int) -> list[int]:
+    members = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue  # gone meanwhile
+            # pid (comm) state ppid pgrp session ...: comm may hold spaces and parentheses.
+            fields = stat[stat.rindex(")") + 2 :].split()
+            if int(fields[3]) == session and fields[0] != "Z":
+                members.append(int(entry.name))
+    return members
 
 
 class OfflineEngine:

@@ -13,12 +13,16 @@ through this engine: e2e/cli.
 
 from __future__ import annotations
 
+import _thread
 import importlib.util
 import json
+import os
 import re
 import socket
 import sys
 import textwrap
+import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -275,3 +279,64 @@ def test_python_policy_pack_fails_preview(engine, binaries: dict[str, Path], kub
     code, out, err = engine.run(["preview", "--policy-pack", str(pack)], project, timeout=TIMEOUT_S)
     assert code != 0, f"preview with a failing mandatory policy exited 0\n{out}\n{err}"
     assert POLICY_RULE in out + err and "mandatory" in out + err, out + err
+
+
+def _processes_of(pulumi_home: Path) -> dict[int, str]:
+    """{pid: executable name} of every live process whose environment holds this PULUMI_HOME (the CLI hands its
+    environment to the language host and the plugins)."""
+    mark = f"PULUMI_HOME={pulumi_home}".encode()
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if mark in (entry / "environ").read_bytes().split(b"\0"):
+                    found[int(entry.name)] = Path(os.readlink(entry / "exe")).name
+            except OSError:
+                continue  # gone meanwhile, or another user's
+    return found
+
+
+def test_an_interrupted_cli_takes_its_language_host_and_plugins_with_it(
+    engine, binaries: dict[str, Path], kubeconfig: str, tmp_path: Path
+) -> None:
+    """Hostile review: Ctrl-C in `make bench-cli` during `pulumi up` killed the CLI alone; its language host and the
+    Kubernetes provider stayed alive under init. The program waits, once its provider is registered (so the provider
+    plugin runs), until the test interrupts `run_pulumi` as Ctrl-C would; then nothing of that CLI may be left."""
+    project, started = tmp_path / "project", tmp_path / "started"
+    python_program(project, kubeconfig, with_configmap=False)
+    with (project / "__main__.py").open("a") as program:
+        program.write(
+            textwrap.dedent(f"""\
+            import pathlib, time
+
+            def _wait(urn):
+                pathlib.Path({str(started)!r}).write_text(urn)
+                time.sleep(TIMEOUT)
+
+            provider.urn.apply(_wait)
+            """).replace("TIMEOUT", repr(TIMEOUT_S))
+        )
+    _ok(engine.run(["stack", "init", STACK], project), "stack init")
+    _ok(engine.run(["config", "set", "greeting", GREETING], project), "config set")
+    _ok(engine.run(["config", "set", "--secret", "token", SECRET], project), "config set --secret")
+    home = Path(engine.env["PULUMI_HOME"])
+    seen: dict[int, str] = {}
+
+    def interrupt_once_running() -> None:
+        deadline = time.monotonic() + TIMEOUT_S
+        while not started.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        seen.update(_processes_of(home))
+        _thread.interrupt_main()
+
+    watcher = threading.Thread(target=interrupt_once_running, daemon=True)
+    watcher.start()
+    with pytest.raises(KeyboardInterrupt):
+        engine.run(["preview"], project, timeout=2 * TIMEOUT_S)
+    watcher.join()
+    assert started.exists(), "the program never got its provider registered"
+    assert {"pulumi", "pulumi-language-python", "pulumi-resource-kubernetes"} <= set(seen.values()), seen
+    deadline = time.monotonic() + 30
+    while _processes_of(home) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _processes_of(home) == {}, f"left running after the interrupt: {_processes_of(home)} (of {seen})"

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import os
-import signal
 import statistics
 import subprocess
 import sys
@@ -19,6 +18,7 @@ import tools.bench
 from tools.bench import PROJECT_DIR
 from tools.bench.arguments import positive
 from tools.bench.fleets import DECADES, FLEET, FLEET_10X, GENERATED, fleet_label
+from tools.bench.interrupts import run_interruptible
 
 IMPORT_FLOOR = (
     "import pulumi, pulumi_nebius, pulumi_kubernetes.core.v1, pulumi_kubernetes.helm.v3, pulumi_kubernetes.resource.v1"
@@ -333,22 +333,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return profile_child(*args.profile)
     if args.profile_dev:
         return profile_dev(args.out)
-    # SIGTERM would otherwise end Python without unwinding: the scratch directory (8 MB of shapes with the
-    # fleets) stayed in /tmp. Ctrl-C printed a traceback. Both now unwind and exit 128 + the signal.
-    previous = signal.signal(signal.SIGTERM, _terminated)
-    try:
+
+    def measure() -> int:
         print("\n".join(run_benchmark(args.runs, not args.no_profile, [args.only] if args.only else PARTS)))
-    except KeyboardInterrupt:
-        print("python -m tools.bench: interrupted; nothing reported", file=sys.stderr)
-        return 128 + signal.SIGINT
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-    return 0
+        return 0
 
-
-def _terminated(signum: int, frame: object) -> None:
-    print("python -m tools.bench: terminated; nothing reported", file=sys.stderr)
-    raise SystemExit(128 + signum)
+    return run_interruptible("python -m tools.bench", measure)
 
 
 if __name__ == "__main__":

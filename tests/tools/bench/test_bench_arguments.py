@@ -59,16 +59,6 @@ def test_the_e2e_benchmarks_refuse_what_they_cannot_measure_before_they_start(sc
     assert flag in capsys.readouterr().err
 
 
-def test_bench_e2e_takes_the_reference_and_every_built_in_template_by_name(monkeypatch):
-    monkeypatch.setattr(sys, "path", list(sys.path))
-    main = runpy.run_path("e2e/dra/bench_allocation.py")["main"]
-    measured = []
-    main.__globals__["measure_on"] = lambda minor, *args, only, **kwargs: measured.append(only)
-    names = ["no-selector", "gpu", "multi-gpu"]
-    assert main([arg for name in names for arg in ("--template", name)]) == 0
-    assert measured and all(only == names for only in measured)
-
-
 def _bench_e2e_main(monkeypatch, workloads):
     monkeypatch.setattr(sys, "path", list(sys.path))
     main = runpy.run_path("e2e/dra/bench_allocation.py")["main"]
@@ -101,31 +91,18 @@ def test_bench_e2e_takes_a_known_anchor_workload(monkeypatch):
     assert measured == ["fast"]
 
 
-def _interrupted(*args, **kwargs):
-    raise KeyboardInterrupt
+def test_bench_e2e_takes_the_reference_and_every_built_in_template_by_name(monkeypatch):
+    main = _bench_e2e_main(monkeypatch, ["2000pods_100nodes"])
+    measured = []
+    main.__globals__["measure_on"] = lambda minor, *args, only, **kwargs: measured.append(only)
+    names = ["no-selector", "gpu", "multi-gpu"]
+    assert main([arg for name in names for arg in ("--template", name)]) == 0
+    assert measured and all(only == names for only in measured)
 
 
-def test_bench_ctrl_c_exits_130_without_a_traceback(monkeypatch, capsys):
-    monkeypatch.setattr(bench, "run_benchmark", _interrupted)
-    assert bench.main(["--runs", "1", "--no-profile"]) == 130
-    assert "interrupted" in capsys.readouterr().err
-
-
-def test_bench_sigterm_unwinds_so_its_scratch_directory_goes(monkeypatch, tmp_path, capsys):
-    import os
-    import signal
-    import tempfile
-
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-
-    def measure(*args, **kwargs):
-        with tempfile.TemporaryDirectory(prefix="bench-plan-"):
-            os.kill(os.getpid(), signal.SIGTERM)
-        raise AssertionError("SIGTERM did not stop the benchmark")
-
-    monkeypatch.setattr(bench, "run_benchmark", measure)
+def test_bench_e2e_refuses_a_minor_named_twice(monkeypatch, capsys):
+    main = _bench_e2e_main(monkeypatch, ["2000pods_100nodes"])
     with pytest.raises(SystemExit) as exited:
-        bench.main(["--runs", "1", "--no-profile"])
-    assert exited.value.code == 143
-    assert list(tmp_path.iterdir()) == []
-    assert signal.getsignal(signal.SIGTERM) is not bench._terminated
+        main(["--kube-minor", "1.34", "--kube-minor", "1.34"])
+    assert exited.value.code == 2
+    assert "--kube-minor" in capsys.readouterr().err
