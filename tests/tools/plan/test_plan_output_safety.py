@@ -310,3 +310,26 @@ def test_an_empty_out_is_refused_and_writes_nothing_where_the_plan_runs(tmp_path
     err = _refused(capsys, ["--stack-file", str(Path(plan.__file__).parents[2] / "Pulumi.dev.yaml"), "--out", ""])
     assert "--out: empty; give a folder for the plan's files, or 'none' to write none" in err
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("output_format", ["json", "text"])
+def test_a_reader_that_closed_the_pipe_is_no_traceback_and_no_blocked_status(output_format):
+    """`make plan | head -c 100`: a reader gone before the plan is written raised BrokenPipeError out of main, a
+    traceback and exit 1, the status of a BLOCKED plan."""
+    import subprocess
+    import sys
+
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "tools.plan", "--no-base", "--out", "none", "--format", output_format],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            cwd=Path(__file__).resolve().parents[3],
+            timeout=120,
+            check=False,
+        )
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stderr.decode()) == (0, "")
