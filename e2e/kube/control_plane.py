@@ -344,8 +344,11 @@ class ControlPlane:
             print(f"[e2e/kube/control-plane] {msg}", flush=True)
 
     def _install_sigterm_handler(self) -> None:
-        # SIGTERM would otherwise kill Python without running __exit__.
+        # SIGTERM would otherwise kill Python without running __exit__. A handler already in place (a benchmark's:
+        # tools/bench/interrupts.py) unwinds as well and says so; replacing it ended `make bench-cli` silently.
         if threading.current_thread() is not threading.main_thread():
+            return
+        if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
             return
 
         def on_sigterm(signum, frame):

@@ -7,6 +7,7 @@ Builds the binaries on first use (see build.py; that takes many minutes cold).
 
 from __future__ import annotations
 
+import signal
 import time
 import uuid
 
@@ -290,3 +291,23 @@ def test_three_gpus_stay_unschedulable(cp, api, gpu_cluster):
     claim_name = pod["status"]["resourceClaimStatuses"][0]["resourceClaimName"]
     claim = as_dict(api, resource.read_namespaced_resource_claim(claim_name, NAMESPACE))
     assert not claim.get("status", {}).get("allocation"), claim.get("status")
+
+
+def test_a_sigterm_handler_in_place_is_kept():
+    """Hostile review: the control plane's own SIGTERM handler replaced bench-cli's, which ended with 143 and no word."""
+
+    def callers_handler(signum, frame):
+        raise AssertionError("not called here")
+
+    previous = signal.signal(signal.SIGTERM, callers_handler)
+    try:
+        plane = ControlPlane.__new__(ControlPlane)
+        plane._old_sigterm = None
+        plane._install_sigterm_handler()
+        assert signal.getsignal(signal.SIGTERM) is callers_handler
+        assert plane._old_sigterm is None  # nothing to restore when it stops
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        plane._install_sigterm_handler()
+        assert signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL  # its own, when there is none
+    finally:
+        signal.signal(signal.SIGTERM, previous)
