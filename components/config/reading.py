@@ -32,6 +32,7 @@ import math
 import os
 import re
 import stat
+import sys
 import tempfile
 import unicodedata
 from collections.abc import Callable, Iterator, Sequence
@@ -491,6 +492,21 @@ def load_json(
 # Unicode categories that draw nothing and can move the cursor, erase, or reorder text: controls (C0, C1, DEL,
 # and so every terminal escape), format characters (bidirectional overrides) and line or paragraph separators.
 _INVISIBLE = frozenset(("Cc", "Cf", "Zl", "Zp"))
+
+
+def write_stdout(text: str) -> None:
+    """Write a command's result to stdout, flushed; a reader that has gone (`| head -c 100`) is not its failure.
+
+    A closed pipe raised BrokenPipeError out of main: a traceback and exit 1 (a BLOCKED plan's status), and the lines
+    after it were never printed. The rest is dropped as the reader asked, stdout is pointed at /dev/null so the flush
+    at exit cannot fail again (exit 120), and the command's own status stands."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 def printable(text: str, lines: bool = False) -> str:

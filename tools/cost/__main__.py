@@ -43,6 +43,7 @@ from components.config.reading import (
     parse_yaml,
     parsed_arguments,
     printable,
+    write_stdout,
 )
 from components.config.stack_file import PROJECT_DIR, StackFileError, declared_config
 from components.model import PriceTable, StackConfig
@@ -290,7 +291,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"python -m tools.cost: {printable(redacted(str(unusable)), lines=True)}", file=sys.stderr)
         return EXIT_UNUSABLE
     rendered = render(stack, head, base, args.format, args.change_only)
-    sys.stdout.write(rendered if args.format == "json" else redacted(rendered))
+    write_stdout(rendered if args.format == "json" else redacted(rendered))
     return EXIT_OK
 
 

@@ -43,7 +43,6 @@ if __name__ == "__main__":
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Iterator, Sequence
@@ -59,6 +58,7 @@ from components.config.reading import (
     parse_json,
     parsed_arguments,
     printable,
+    write_stdout,
 )
 from components.redaction import redacted
 from components.shown import quotable, shape, shown
@@ -254,25 +254,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         # as it does for a program error.
         rendered = RENDERERS[args.format](plan, graph=args.graph)
         # JSON is redacted leaf by leaf before it is encoded (`render_json`); text and markdown as a whole.
-        _write_stdout(rendered if args.format == "json" else redacted(rendered))
+        write_stdout(rendered if args.format == "json" else redacted(rendered))
     for refusal in plan.refusals:
         print(f"python -m tools.plan: {printable(redacted(refusal), lines=True)}", file=sys.stderr)
     return exit_status(plan)
-
-
-def _write_stdout(text: str) -> None:
-    """Write the plan to stdout, flushed; a reader that has gone (`| head -c 100`) is not the plan's failure.
-
-    A closed pipe raised BrokenPipeError out of main: a traceback and exit 1, a BLOCKED plan's status, and the
-    refusals after it were never printed. The rest of the plan is dropped as the reader asked, stdout is pointed at
-    /dev/null so the flush at exit cannot fail again (exit 120), and the plan's own status stands."""
-    try:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    except BrokenPipeError:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
 
 
 def _refused(message: str) -> int:

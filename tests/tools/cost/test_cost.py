@@ -808,3 +808,26 @@ def test_a_system_node_platform_priced_by_the_stacks_overrides_is_taken(monkeypa
         parsed("dev", **changes)
     monkeypatch.setitem(OFFERED_PRESETS, "cpu-x9", OfferedPresets(("4vcpu-16gb",), "https://example.com", "2026-11-01"))
     assert stack_cost(parsed("dev", **changes)).groups[-1].price is not None
+
+
+def test_a_reader_that_closed_the_pipe_is_no_traceback_and_no_failure():
+    """`python -m tools.cost | head -c 100`, as the plan's twin: a reader gone before the estimate is written raised
+    BrokenPipeError out of main, a traceback and exit 1."""
+    import os
+    import subprocess
+    import sys
+
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "tools.cost", "--stack", "dev", "--format", "json"],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            cwd=Path(__file__).resolve().parents[3],
+            timeout=120,
+            check=False,
+        )
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stderr.decode()) == (0, "")
