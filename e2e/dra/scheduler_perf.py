@@ -30,8 +30,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 HERE = Path(__file__).resolve().parent
 PACKAGE = "test/integration/scheduler_perf/dra"
 TEST_CASE = "SchedulingWithResourceClaimTemplate"
@@ -184,6 +182,8 @@ def workloads(minor: str) -> list[str] | None:
         source = package_source(minor)
     except Exception:  # no go, no module cache, a failed download: the anchor reports it later
         return None
+    import yaml
+
     cases = yaml.safe_load((source / "performance-config.yaml").read_text()) or []
     return [str(w.get("name")) for case in cases if case.get("name") == TEST_CASE for w in case.get("workloads", [])]
 
